@@ -1,0 +1,30 @@
+// Builds the Koa application without listening, so tests can serve it on an ephemeral port.
+import Koa from 'koa'
+import type { AppContext, AppDeps, AppState } from './context.js'
+import { edgeBlock } from './middleware/edge.js'
+import { errors } from './middleware/errors.js'
+import { requestLog } from './middleware/request-log.js'
+import { createRegistry } from './openapi.js'
+import { Routes } from './route.js'
+import { apiKeyRoutes } from './routes/api-keys.js'
+import { authRoutes } from './routes/auth.js'
+import { healthRoutes } from './routes/health.js'
+
+export function createApp(deps: AppDeps): Koa<AppState, AppContext> {
+  const app = new Koa<AppState, AppContext>({ proxy: deps.config.trustProxy })
+  app.context.deps = deps
+  // Errors after the response started (client gone) are not ours to answer; keep them out of stderr noise.
+  app.on('error', (err, ctx) => deps.log.warn('response error', { request_id: ctx?.state?.requestId, error: err }))
+
+  const routes = new Routes(createRegistry())
+  healthRoutes(routes)
+  authRoutes(routes)
+  apiKeyRoutes(routes)
+
+  app.use(edgeBlock(deps.config.edgeBlockedUserAgents)) // before everything, as the edge would
+  app.use(requestLog())
+  app.use(errors())
+  app.use(routes.router.routes())
+  app.use(routes.router.allowedMethods())
+  return app
+}

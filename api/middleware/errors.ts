@@ -1,0 +1,43 @@
+// The one place where errors become HTTP responses: RFC 9457 problem details.
+// Unknown errors are logged with the request id and answered as a masked 500.
+import { AppError, invalid, tooLarge } from '../../shared/errors.js'
+import type { Ctx, Middleware } from '../context.js'
+
+/** Turns errors thrown by body parsers and the like into our typed errors. */
+export function toAppError(err: unknown): AppError | null {
+  if (err instanceof AppError) return err
+  const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean }
+  const status = e?.status ?? e?.statusCode
+  if (status === 413) return tooLarge()
+  if (status === 415) return invalid('unsupported_media_type', 'unsupported content type')
+  if (status === 400 && e.expose) return invalid('malformed_body', 'request body could not be parsed')
+  return null
+}
+
+/** Writes a problem-details body for an AppError. */
+export function sendProblem(ctx: Ctx, err: AppError): void {
+  ctx.status = err.status
+  if (err.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter))
+  ctx.type = 'application/problem+json'
+  ctx.body = { type: `/docs/problems#${err.code}`, title: err.title, status: err.status, detail: err.message, code: err.code, ...err.extra }
+}
+
+export function errors(): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next()
+      if (ctx.body == null && (ctx.status === 404 || ctx.status === 405)) {
+        sendProblem(ctx, ctx.status === 404
+          ? new AppError('not_found', 'route_not_found', `no route for ${ctx.method} ${ctx.path}`)
+          : new AppError('method_not_allowed', 'method_not_allowed', `method ${ctx.method} not allowed on ${ctx.path}`))
+      }
+    } catch (thrown) {
+      const err = toAppError(thrown)
+      if (err) return sendProblem(ctx, err)
+      ctx.deps.log.error('unhandled error', { request_id: ctx.state.requestId, method: ctx.method, url: ctx.originalUrl, error: thrown })
+      ctx.status = 500
+      ctx.type = 'application/problem+json'
+      ctx.body = { type: '/docs/problems#internal', title: 'Internal Server Error', status: 500, detail: `internal error (request id ${ctx.state.requestId})`, code: 'internal' }
+    }
+  }
+}

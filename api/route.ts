@@ -1,0 +1,103 @@
+// Declares a route once: the Koa handler, its validation and its OpenAPI entry
+// all come from the same zod schemas, so the document cannot drift from what
+// the route accepts.
+import Router from '@koa/router'
+import { koaBody } from 'koa-body'
+import type { OpenAPIRegistry, ResponseConfig } from '@asteasolutions/zod-to-openapi'
+import { z } from 'zod'
+import { invalid } from '../shared/errors.js'
+import { auth } from './middleware/auth.js'
+import type { AppContext, AppState, AuthKind, Ctx, Middleware } from './context.js'
+
+export const BODY_LIMIT = '256kb'
+
+const jsonBody = koaBody({ json: true, urlencoded: false, text: false, multipart: false, jsonLimit: BODY_LIMIT, parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never })
+
+/** The problem-details body every v1 error uses (decisions.md section 1). */
+export const Problem = z
+  .object({ type: z.string(), title: z.string(), status: z.number().int(), detail: z.string(), code: z.string() })
+  .meta({ id: 'Problem' })
+
+export interface RouteDef<B extends z.ZodType, Q extends z.ZodType> {
+  method: 'get' | 'post' | 'patch' | 'delete'
+  path: string
+  summary: string
+  tag: string
+  /** Credentials accepted; omitted means the route is public. */
+  auth?: AuthKind[]
+  body?: B
+  query?: Q
+  /** Successful responses by status; error responses are added from `errors`. */
+  responses: Record<number, { description: string; schema?: z.ZodType }>
+  errors?: number[]
+  /** Extra middleware that runs before validation (rate limits and the like). */
+  before?: Middleware[]
+}
+
+export interface Input<B, Q> {
+  body: B
+  query: Q
+  params: Record<string, string>
+}
+
+function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
+  const result = schema.safeParse(value)
+  if (result.success) return result.data
+  const errors = result.error.issues.map((i) => ({ path: [where, ...i.path].join('.'), message: i.message }))
+  throw invalid('validation_failed', `${errors[0].path}: ${errors[0].message}`, { errors })
+}
+
+const ERROR_TEXT: Record<number, string> = {
+  400: 'Invalid input', 401: 'Missing or invalid credentials', 403: 'Not allowed (wrong kind of credential, CSRF, plan limit)',
+  404: 'Not found', 409: 'Conflict', 413: 'Body too large', 429: 'Rate limited', 503: 'A dependency is down',
+}
+
+export class Routes {
+  readonly router = new Router<AppState, AppContext>()
+
+  constructor(readonly registry: OpenAPIRegistry) {}
+
+  add<B extends z.ZodType = z.ZodUndefined, Q extends z.ZodType = z.ZodUndefined>(
+    def: RouteDef<B, Q>,
+    handler: (ctx: Ctx, input: Input<z.infer<B>, z.infer<Q>>) => Promise<void> | void,
+  ): this {
+    const chain: Middleware[] = [...(def.before ?? [])]
+    if (def.auth) chain.push(auth(...def.auth))
+    if (def.body) chain.push(jsonBody as unknown as Middleware)
+    chain.push(async (ctx) => {
+      const input = {
+        body: def.body ? parseOrThrow(def.body, ctx.request.body ?? {}, 'body') : undefined,
+        query: def.query ? parseOrThrow(def.query, ctx.query, 'query') : undefined,
+        params: (ctx as unknown as { params: Record<string, string> }).params,
+      } as Input<z.infer<B>, z.infer<Q>>
+      ctx.state.input = input
+      await handler(ctx, input)
+    })
+    this.router[def.method](def.path, ...(chain as never[]))
+    this.register(def)
+    return this
+  }
+
+  private register(def: RouteDef<z.ZodType, z.ZodType>): void {
+    const params = [...def.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1])
+    const responses: Record<string, ResponseConfig> = {}
+    for (const [status, r] of Object.entries(def.responses)) {
+      responses[status] = r.schema ? { description: r.description, content: { 'application/json': { schema: r.schema } } } : { description: r.description }
+    }
+    const errorStatuses = new Set([...(def.errors ?? []), ...(def.auth ? [401] : []), ...(def.body || def.query ? [400] : [])])
+    for (const status of errorStatuses) responses[status] = { description: ERROR_TEXT[status] ?? 'Error', content: { 'application/problem+json': { schema: Problem } } }
+    this.registry.registerPath({
+      method: def.method,
+      path: def.path.replace(/:([A-Za-z_]+)/g, '{$1}'),
+      summary: def.summary,
+      tags: [def.tag],
+      security: def.auth?.map((k) => ({ [k === 'bearer' ? 'bearerAuth' : 'sessionCookie']: [] })),
+      request: {
+        ...(params.length ? { params: z.object(Object.fromEntries(params.map((p) => [p, z.string()]))) } : {}),
+        ...(def.query ? { query: def.query as never } : {}),
+        ...(def.body ? { body: { content: { 'application/json': { schema: def.body } } } } : {}),
+      },
+      responses,
+    })
+  }
+}

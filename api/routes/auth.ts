@@ -1,0 +1,44 @@
+// Sign-up, sign-in, sign-out and "who am I" (decisions.md section 2).
+import { accountJson } from '../../shared/accounts/repo.js'
+import { Credentials, LoginBody, SessionResponse } from '../../shared/accounts/schema.js'
+import { logIn, signUp } from '../../shared/accounts/service.js'
+import { createSession, revokeSession, SESSION_COOKIE } from '../../shared/auth/sessions.js'
+import type { Account } from '../../shared/accounts/repo.js'
+import { accountOf, type Ctx } from '../context.js'
+import type { Routes } from '../route.js'
+
+async function startSession(ctx: Ctx, account: Account): Promise<void> {
+  const { config, sql } = ctx.deps
+  const { token, session } = await createSession(sql, account.id, config.sessionTtlHours)
+  ctx.cookies.set(SESSION_COOKIE, token, {
+    httpOnly: true, sameSite: 'lax', path: '/', secure: config.env === 'production', expires: session.expiresAt, overwrite: true,
+  })
+  ctx.body = { account: accountJson(account), csrf_token: session.csrfToken }
+}
+
+export function authRoutes(routes: Routes): void {
+  routes
+    .add({ method: 'post', path: '/api/v1/auth/signup', tag: 'auth', summary: 'Create an account and start a dashboard session', body: Credentials,
+      responses: { 201: { description: 'Account created; the session cookie is set', schema: SessionResponse } }, errors: [409] },
+    async (ctx, { body }) => {
+      await startSession(ctx, await signUp(ctx.deps.sql, body.email, body.password))
+      ctx.status = 201
+    })
+    .add({ method: 'post', path: '/api/v1/auth/login', tag: 'auth', summary: 'Start a dashboard session', body: LoginBody,
+      responses: { 200: { description: 'Signed in; the session cookie is set', schema: SessionResponse } }, errors: [401] },
+    async (ctx, { body }) => {
+      await startSession(ctx, await logIn(ctx.deps.sql, body.email, body.password))
+    })
+    .add({ method: 'post', path: '/api/v1/auth/logout', tag: 'auth', summary: 'End the dashboard session (revoked server-side)', auth: ['session'],
+      responses: { 204: { description: 'Signed out' } }, errors: [403] },
+    async (ctx) => {
+      await revokeSession(ctx.deps.sql, ctx.state.session!.id)
+      ctx.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'lax', path: '/', expires: new Date(0) })
+      ctx.status = 204
+    })
+    .add({ method: 'get', path: '/api/v1/auth/me', tag: 'auth', summary: 'The calling account', auth: ['bearer', 'session'],
+      responses: { 200: { description: 'The account (and the CSRF token, for a session)', schema: SessionResponse } } },
+    (ctx) => {
+      ctx.body = { account: accountJson(accountOf(ctx)), ...(ctx.state.session ? { csrf_token: ctx.state.session.csrfToken } : {}) }
+    })
+}

@@ -1,0 +1,59 @@
+// The web process: builds the dependencies, listens, and shuts down gracefully on SIGTERM.
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { pathToFileURL } from 'node:url'
+import { loadConfigOrExit, type Config } from '../shared/config.js'
+import { createSql } from '../shared/db.js'
+import { createLogger, type Logger } from '../shared/log.js'
+import { createRedis } from '../shared/redis.js'
+import { Queues } from '../shared/queues.js'
+import { KeyResolver } from '../shared/auth/key-resolver.js'
+import { onShutdown } from '../shared/shutdown.js'
+import { createApp } from './app.js'
+import type { AppDeps } from './context.js'
+
+export interface RunningApi {
+  server: Server
+  url: string
+  deps: AppDeps
+  close(): Promise<void>
+}
+
+/** Opens the API's connections (nothing is shared with other components). */
+export function createDeps(config: Config, log: Logger): AppDeps {
+  const sql = createSql(config.databaseUrl, { applicationName: 'metrics-web' })
+  const redis = createRedis(config)
+  return { config, sql, redis, log, queues: new Queues(config, redis), keys: new KeyResolver(sql) }
+}
+
+/** Starts listening on config.port (0 picks a free port) and resolves once it is listening. */
+export async function startApi(config: Config, log: Logger, deps: AppDeps = createDeps(config, log)): Promise<RunningApi> {
+  const app = createApp(deps)
+  const server = app.listen(config.port)
+  server.keepAliveTimeout = 65_000 // longer than common load balancers' idle timeout
+  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject))
+  const { port } = server.address() as AddressInfo
+  const url = `http://127.0.0.1:${port}`
+  const close = async () => {
+    // Stop accepting, let in-flight requests finish, then cut idle keep-alive sockets.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+    server.closeIdleConnections()
+    const force = setTimeout(() => server.closeAllConnections(), Math.max(100, config.shutdownTimeoutMs - 1000))
+    await closed
+    clearTimeout(force)
+    await deps.queues.close()
+    deps.redis.disconnect()
+    await deps.sql.end({ timeout: 2 })
+  }
+  return { server, url, deps, close }
+}
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit()
+  const log = createLogger(config).child({ component: 'web' })
+  const api = await startApi(config, log)
+  log.info(`listening on ${api.url}`)
+  onShutdown(log, config.shutdownTimeoutMs, () => api.close())
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) void main()

@@ -1,0 +1,55 @@
+// Account rows. Every other table is scoped by account_id.
+import type { Db } from '../db.js'
+import type { PlanName } from '../plans.js'
+
+export interface Account {
+  id: string
+  email: string
+  plan: PlanName
+  createdAt: Date
+}
+
+interface AccountRow {
+  id: string
+  email: string
+  plan: PlanName
+  created_at: Date
+  password_hash: string | null
+}
+
+const toAccount = (r: AccountRow): Account => ({ id: r.id, email: r.email, plan: r.plan, createdAt: r.created_at })
+
+/** Inserts an account; returns null when the e-mail is taken (in any letter case). */
+export async function insertAccount(sql: Db, email: string, passwordHash: string | null, plan: PlanName = 'free'): Promise<Account | null> {
+  const rows = await sql<AccountRow[]>`
+    insert into accounts (email, password_hash, plan) values (${email}, ${passwordHash}, ${plan})
+    on conflict ((lower(email))) do nothing
+    returning id, email, plan, created_at, password_hash`
+  return rows.length ? toAccount(rows[0]) : null
+}
+
+/** Finds an account and its password hash by e-mail, whatever the case. */
+export async function findAccountByEmail(sql: Db, email: string): Promise<{ account: Account; passwordHash: string | null } | null> {
+  const [row] = await sql<AccountRow[]>`select id, email, plan, created_at, password_hash from accounts where lower(email) = lower(${email})`
+  return row ? { account: toAccount(row), passwordHash: row.password_hash } : null
+}
+
+export async function findAccountById(sql: Db, id: string): Promise<Account | null> {
+  const [row] = await sql<AccountRow[]>`select id, email, plan, created_at, password_hash from accounts where id = ${id}`
+  return row ? toAccount(row) : null
+}
+
+export async function setAccountPlan(sql: Db, id: string, plan: PlanName): Promise<Account | null> {
+  const [row] = await sql<AccountRow[]>`update accounts set plan = ${plan} where id = ${id} returning id, email, plan, created_at, password_hash`
+  return row ? toAccount(row) : null
+}
+
+export async function listAccounts(sql: Db): Promise<Account[]> {
+  const rows = await sql<AccountRow[]>`select id, email, plan, created_at, password_hash from accounts order by created_at`
+  return rows.map(toAccount)
+}
+
+/** The public JSON form of an account. */
+export function accountJson(a: Account) {
+  return { id: a.id, email: a.email, plan: a.plan, created_at: a.createdAt.toISOString() }
+}

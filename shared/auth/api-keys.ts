@@ -1,0 +1,76 @@
+// Account API keys: `mk_<prefix>_<secret>`, letters, digits and `_` only so
+// that old clients that do not URL-encode their form bodies keep them intact.
+// Only the prefix (for lookup and display) and a sha256 of the whole key are stored.
+import type { Db } from '../db.js'
+import { constantTimeEqual, randomBase62, sha256 } from './secrets.js'
+
+const PREFIX_LEN = 12 // ~71 bits: a unique lookup handle, not a secret
+const SECRET_LEN = 32 // ~190 bits of randomness
+const KEY_SHAPE = /^mk_([A-Za-z0-9]{12})_[A-Za-z0-9]{32}$/
+
+export interface ApiKey {
+  id: string
+  accountId: string
+  label: string
+  prefix: string
+  createdAt: Date
+  lastUsedAt: Date | null
+}
+
+interface KeyRow {
+  id: string
+  account_id: string
+  label: string
+  prefix: string
+  created_at: Date
+  last_used_at: Date | null
+}
+
+const toKey = (r: KeyRow): ApiKey => ({ id: r.id, accountId: r.account_id, label: r.label, prefix: r.prefix, createdAt: r.created_at, lastUsedAt: r.last_used_at })
+
+/** Creates a key; the secret is returned once and never stored. */
+export async function createApiKey(sql: Db, accountId: string, label: string): Promise<{ apiKey: ApiKey; secret: string }> {
+  const prefix = randomBase62(PREFIX_LEN)
+  const secret = `mk_${prefix}_${randomBase62(SECRET_LEN)}`
+  const [row] = await sql<KeyRow[]>`
+    insert into api_keys (account_id, label, prefix, secret_hash) values (${accountId}, ${label}, ${prefix}, ${sha256(secret)})
+    returning id, account_id, label, prefix, created_at, last_used_at`
+  return { apiKey: toKey(row), secret }
+}
+
+/** The account's live keys, newest first. */
+export async function listApiKeys(sql: Db, accountId: string): Promise<ApiKey[]> {
+  const rows = await sql<KeyRow[]>`
+    select id, account_id, label, prefix, created_at, last_used_at from api_keys
+    where account_id = ${accountId} and revoked_at is null order by created_at desc, id`
+  return rows.map(toKey)
+}
+
+/** Revokes one of the account's keys; false when there is no such live key. */
+export async function revokeApiKey(sql: Db, accountId: string, keyId: string): Promise<ApiKey | null> {
+  const [row] = await sql<KeyRow[]>`
+    update api_keys set revoked_at = now() where id = ${keyId} and account_id = ${accountId} and revoked_at is null
+    returning id, account_id, label, prefix, created_at, last_used_at`
+  return row ? toKey(row) : null
+}
+
+/** Looks a presented key up by its prefix and checks the whole key in constant time. */
+export async function findApiKey(sql: Db, presented: string): Promise<ApiKey | null> {
+  const m = KEY_SHAPE.exec(presented)
+  if (!m) return null
+  const [row] = await sql<(KeyRow & { secret_hash: Buffer })[]>`
+    select id, account_id, label, prefix, created_at, last_used_at, secret_hash from api_keys
+    where prefix = ${m[1]} and revoked_at is null`
+  if (!row || !constantTimeEqual(row.secret_hash, sha256(presented))) return null
+  return toKey(row)
+}
+
+/** Records use of a key, at most once a minute per key so that hot writers do not write a row per request. */
+export async function touchApiKey(sql: Db, keyId: string): Promise<void> {
+  await sql`update api_keys set last_used_at = now() where id = ${keyId} and (last_used_at is null or last_used_at < now() - interval '1 minute')`
+}
+
+/** The public JSON form of a key (never the secret). */
+export function apiKeyJson(k: ApiKey) {
+  return { id: k.id, label: k.label, prefix: `mk_${k.prefix}`, created_at: k.createdAt.toISOString(), last_used_at: k.lastUsedAt?.toISOString() ?? null }
+}

@@ -1,0 +1,42 @@
+// The one registry of queues and jobs, shared by producers (api/) and
+// consumers (workers/). Each job declares its queue, payload schema and
+// retry policy together. Payloads carry ids, never secrets: they sit in Redis in clear.
+import { z } from 'zod'
+import type { JobsOptions } from 'bullmq'
+
+/** Queue names carry a hash tag so that each queue's keys live in one Redis Cluster slot. */
+export const QUEUES = {
+  maintenance: '{maintenance}',
+} as const
+export type QueueKey = keyof typeof QUEUES
+
+export interface JobSpec {
+  queue: QueueKey
+  schema: z.ZodType
+  opts: JobsOptions
+  /** Set for jobs that run on a schedule, once per cluster (a BullMQ job scheduler). */
+  every?: (config: { alertEvalIntervalSeconds: number }) => number
+}
+
+export const PurgeSessions = z.object({})
+
+export const jobs = {
+  'purge-sessions': {
+    queue: 'maintenance',
+    schema: PurgeSessions,
+    opts: { attempts: 3, backoff: { type: 'exponential', delay: 10_000 }, removeOnComplete: 100, removeOnFail: 100 },
+    every: () => 60 * 60 * 1000,
+  },
+} as const satisfies Record<string, JobSpec>
+
+export type JobName = keyof typeof jobs
+export type JobData<N extends JobName> = z.infer<(typeof jobs)[N]['schema']>
+
+/** Parses a payload against its job's schema: producers before adding, workers again on receipt (a job may come from an older deploy). */
+export function parseJob<N extends JobName>(name: N, data: unknown): JobData<N> {
+  return jobs[name].schema.parse(data) as JobData<N>
+}
+
+export function isJobName(name: string): name is JobName {
+  return Object.hasOwn(jobs, name)
+}

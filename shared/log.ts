@@ -1,0 +1,57 @@
+// One winston logger writing JSON lines. Redaction of secrets lives here, in
+// the logger's format, so no caller has to remember it.
+import winston from 'winston'
+import type { Config } from './config.js'
+
+const SECRET_FIELDS = new Set([
+  'ezkey', 'ukey', 'email', 'password', 'authorization', 'cookie', 'set-cookie',
+  'token', 'key', 'api_key', 'csrf_token', 'x-service-csrf', 'secret', 'signing_secret',
+])
+const REDACTED = '[REDACTED]'
+
+// Secrets that travel inside free text: query strings, referrers, error messages.
+const TEXT_PATTERNS: Array<[RegExp, string]> = [
+  [/([?&;\s](?:ezkey|ukey|email|token|key)=)[^&\s"';]*/gi, `$1${REDACTED}`],
+  [/(Bearer\s+)[^\s"',]+/gi, `$1${REDACTED}`],
+  [/(service_session=)[^;\s"',]+/gi, `$1${REDACTED}`],
+]
+
+/** Removes secrets from a piece of text (a URL, a referrer, a message). */
+export function redactText(text: string): string {
+  let out = text
+  for (const [pattern, replacement] of TEXT_PATTERNS) out = out.replace(pattern, replacement)
+  return out
+}
+
+function redactValue(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return redactText(value)
+  if (depth > 6 || value === null || typeof value !== 'object') return value
+  if (Array.isArray(value)) return value.map((v) => redactValue(v, depth + 1))
+  if (value instanceof Error) return { name: value.name, message: redactText(value.message), stack: value.stack && redactText(value.stack) }
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(value)) out[k] = SECRET_FIELDS.has(k.toLowerCase()) ? REDACTED : redactValue(v, depth + 1)
+  return out
+}
+
+const redact = winston.format((info) => {
+  for (const key of Object.keys(info)) {
+    if (key === 'level') continue
+    info[key] = SECRET_FIELDS.has(key.toLowerCase()) ? REDACTED : redactValue(info[key], 0)
+  }
+  return info
+})
+
+export type Logger = winston.Logger
+
+/** Creates the process logger; tests pass their own stream to capture lines. */
+export function createLogger(config: Pick<Config, 'logLevel'>, stream?: NodeJS.WritableStream): Logger {
+  const transport = stream
+    ? new winston.transports.Stream({ stream })
+    : new winston.transports.Console({ stderrLevels: ['error'] })
+  return winston.createLogger({
+    level: config.logLevel === 'silent' ? 'error' : config.logLevel,
+    silent: config.logLevel === 'silent',
+    format: winston.format.combine(winston.format.errors({ stack: true }), redact(), winston.format.timestamp(), winston.format.json()),
+    transports: [transport],
+  })
+}

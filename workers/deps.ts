@@ -1,0 +1,12 @@
+// What job handlers can reach.
+import type { Config } from '../shared/config.js'
+import type { Sql } from '../shared/db.js'
+import type { Logger } from '../shared/log.js'
+import type { Queues } from '../shared/queues.js'
+
+export interface WorkerDeps {
+  config: Config
+  sql: Sql
+  log: Logger
+  queues: Queues
+}

@@ -1,0 +1,75 @@
+// The worker process: one BullMQ Worker per queue in the registry, the
+// schedules registered once per cluster, graceful shutdown on SIGTERM.
+import { Worker, type Job } from 'bullmq'
+import { pathToFileURL } from 'node:url'
+import { loadConfigOrExit, type Config } from '../shared/config.js'
+import { createSql } from '../shared/db.js'
+import { jobs, parseJob, QUEUES, isJobName, type JobData, type JobName, type JobSpec, type QueueKey } from '../shared/jobs.js'
+import { createLogger, type Logger } from '../shared/log.js'
+import { Queues } from '../shared/queues.js'
+import { createRedis, createWorkerRedis } from '../shared/redis.js'
+import { onShutdown } from '../shared/shutdown.js'
+import type { WorkerDeps } from './deps.js'
+import { purgeSessionsJob } from './purge-sessions.js'
+
+type Handler<N extends JobName> = (deps: WorkerDeps, data: JobData<N>, now: Date) => Promise<unknown>
+
+/** Every job of the registry has exactly one handler; the compiler checks it. */
+const handlers: { [N in JobName]: Handler<N> } = {
+  'purge-sessions': purgeSessionsJob,
+}
+
+const CONCURRENCY: Record<QueueKey, number> = { maintenance: 1 }
+
+export interface RunningWorkers {
+  close(): Promise<void>
+}
+
+/** Starts processing every queue and registers the schedules (idempotent across processes). */
+export async function startWorkers(config: Config, log: Logger): Promise<RunningWorkers> {
+  const sql = createSql(config.databaseUrl, { applicationName: 'metrics-worker' })
+  const producerRedis = createRedis(config)
+  const queues = new Queues(config, producerRedis)
+  const deps: WorkerDeps = { config, sql, log, queues }
+
+  for (const [name, spec] of Object.entries(jobs)) {
+    if (!('every' in spec)) continue
+    // A job scheduler is stored in Redis under a fixed id, so every worker process upserting it leaves exactly one.
+    await queues.get(spec.queue).upsertJobScheduler(name, { every: (spec.every as NonNullable<JobSpec['every']>)(config) }, { name, data: {}, opts: spec.opts })
+  }
+
+  const workers = (Object.keys(QUEUES) as QueueKey[]).map((key) => {
+    const worker = new Worker(
+      QUEUES[key],
+      async (job: Job) => {
+        if (!isJobName(job.name)) throw new Error(`no handler for job ${job.name}`)
+        const data = parseJob(job.name, job.data)
+        return (handlers[job.name] as Handler<JobName>)(deps, data, new Date())
+      },
+      { connection: createWorkerRedis(config), prefix: config.redisPrefix, concurrency: CONCURRENCY[key] },
+    )
+    worker.on('failed', (job, err) => log.warn('job failed', { queue: key, job: job?.name, job_id: job?.id, attempts: job?.attemptsMade, error: err.message }))
+    worker.on('error', (err) => log.error('worker error', { queue: key, error: err.message }))
+    return worker
+  })
+
+  return {
+    async close() {
+      // Worker.close() waits for the jobs in progress to finish.
+      await Promise.all(workers.map((w) => w.close()))
+      await queues.close()
+      producerRedis.disconnect()
+      await sql.end({ timeout: 2 })
+    },
+  }
+}
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit()
+  const log = createLogger(config).child({ component: 'worker' })
+  const running = await startWorkers(config, log)
+  log.info('workers started', { queues: Object.values(QUEUES) })
+  onShutdown(log, config.shutdownTimeoutMs, () => running.close())
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) void main()
