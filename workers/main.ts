@@ -2,6 +2,7 @@
 // schedules registered once per cluster, graceful shutdown on SIGTERM.
 import { Worker, type Job } from 'bullmq'
 import { pathToFileURL } from 'node:url'
+import type { Redis } from 'ioredis'
 import { loadConfigOrExit, type Config } from '../shared/config.js'
 import { createSql } from '../shared/db.js'
 import { jobs, parseJob, QUEUES, isJobName, type JobData, type JobName, type JobSpec, type QueueKey } from '../shared/jobs.js'
@@ -38,7 +39,10 @@ export async function startWorkers(config: Config, log: Logger): Promise<Running
     await queues.get(spec.queue).upsertJobScheduler(name, { every: (spec.every as NonNullable<JobSpec['every']>)(config) }, { name, data: {}, opts: spec.opts })
   }
 
+  const connections: Redis[] = []
   const workers = (Object.keys(QUEUES) as QueueKey[]).map((key) => {
+    const connection = createWorkerRedis(config)
+    connections.push(connection)
     const worker = new Worker(
       QUEUES[key],
       async (job: Job) => {
@@ -46,7 +50,7 @@ export async function startWorkers(config: Config, log: Logger): Promise<Running
         const data = parseJob(job.name, job.data)
         return (handlers[job.name] as Handler<JobName>)(deps, data, new Date())
       },
-      { connection: createWorkerRedis(config), prefix: config.redisPrefix, concurrency: CONCURRENCY[key] },
+      { connection, prefix: config.redisPrefix, concurrency: CONCURRENCY[key] },
     )
     worker.on('failed', (job, err) => log.warn('job failed', { queue: key, job: job?.name, job_id: job?.id, attempts: job?.attemptsMade, error: err.message }))
     worker.on('error', (err) => log.error('worker error', { queue: key, error: err.message }))
@@ -58,6 +62,8 @@ export async function startWorkers(config: Config, log: Logger): Promise<Running
       // Worker.close() waits for the jobs in progress to finish.
       await Promise.all(workers.map((w) => w.close()))
       await queues.close()
+      // BullMQ does not close connections it was handed.
+      for (const c of connections) c.disconnect()
       producerRedis.disconnect()
       await sql.end({ timeout: 2 })
     },

@@ -3,6 +3,8 @@
 import { AppError, invalid, tooLarge } from '../../shared/errors.js'
 import type { Ctx, Middleware } from '../context.js'
 
+const PROBLEM_TYPE = 'application/problem+json; charset=utf-8'
+
 /** Turns errors thrown by body parsers and the like into our typed errors. */
 export function toAppError(err: unknown): AppError | null {
   if (err instanceof AppError) return err
@@ -10,7 +12,8 @@ export function toAppError(err: unknown): AppError | null {
   const status = e?.status ?? e?.statusCode
   if (status === 413) return tooLarge()
   if (status === 415) return invalid('unsupported_media_type', 'unsupported content type')
-  if (status === 400 && e.expose) return invalid('malformed_body', 'request body could not be parsed')
+  // Body parsers: co-body marks its errors `expose`; JSON.parse's SyntaxError arrives with a status only.
+  if (status === 400 && (e.expose || err instanceof SyntaxError)) return invalid('malformed_body', 'request body could not be parsed')
   return null
 }
 
@@ -18,8 +21,8 @@ export function toAppError(err: unknown): AppError | null {
 export function sendProblem(ctx: Ctx, err: AppError): void {
   ctx.status = err.status
   if (err.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter))
-  ctx.type = 'application/problem+json'
   ctx.body = { type: `/docs/problems#${err.code}`, title: err.title, status: err.status, detail: err.message, code: err.code, ...err.extra }
+  ctx.type = PROBLEM_TYPE
 }
 
 export function errors(): Middleware {
@@ -36,8 +39,8 @@ export function errors(): Middleware {
       if (err) return sendProblem(ctx, err)
       ctx.deps.log.error('unhandled error', { request_id: ctx.state.requestId, method: ctx.method, url: ctx.originalUrl, error: thrown })
       ctx.status = 500
-      ctx.type = 'application/problem+json'
       ctx.body = { type: '/docs/problems#internal', title: 'Internal Server Error', status: 500, detail: `internal error (request id ${ctx.state.requestId})`, code: 'internal' }
+      ctx.type = PROBLEM_TYPE
     }
   }
 }
