@@ -1,5 +1,6 @@
 // `npm test`: make sure PostgreSQL and Redis answer (starting local ones when
-// they do not), build the migrated template database once, then run ava.
+// they do not), build the migrated template database once, then run ava and
+// close with one plain summary line ("tests: N passed, N failed").
 import { spawn } from 'node:child_process'
 import { loadConfig } from '../shared/config.js'
 import { ensureServices } from '../shared/services.js'
@@ -10,8 +11,18 @@ const services = await ensureServices(config, (line) => process.stdout.write(`${
 let code = 1
 try {
   await prepareTemplate()
-  const ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', ...process.argv.slice(2)], { stdio: 'inherit' })
-  code = await new Promise<number>((resolve) => ava.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0))))
+  const ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', ...process.argv.slice(2)], { stdio: ['inherit', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0' } })
+  let tail = ''
+  const keep = (chunk: Buffer) => { tail = (tail + chunk.toString('utf8')).slice(-4000) }
+  ava.stdout.on('data', (c: Buffer) => { process.stdout.write(c); keep(c) })
+  ava.stderr.on('data', (c: Buffer) => { process.stderr.write(c); keep(c) })
+  code = await new Promise<number>((resolve) => ava.on('close', (c, signal) => resolve(c ?? (signal ? 1 : 0))))
+  const count = (re: RegExp) => Number(re.exec(tail)?.[1] ?? 0)
+  const passed = count(/(\d+) tests? passed/)
+  const failed = count(/(\d+) tests? failed/) + count(/(\d+) uncaught exceptions?/) + count(/(\d+) hooks? failed/)
+  const skipped = count(/(\d+) tests? skipped/)
+  if (code !== 0 && failed === 0) process.stdout.write('\nava exited with an error before reporting failures\n')
+  process.stdout.write(`\ntests: ${passed} passed, ${code !== 0 && failed === 0 ? 1 : failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`)
 } finally {
   await services.stop()
 }
