@@ -9,6 +9,9 @@ import { Routes } from './route.js'
 import { apiKeyRoutes } from './routes/api-keys.js'
 import { authRoutes } from './routes/auth.js'
 import { healthRoutes } from './routes/health.js'
+import { legacyRoutes } from './routes/legacy.js'
+import { statRoutes } from './routes/stats.js'
+import { writeRoutes } from './routes/writes.js'
 
 export function createApp(deps: AppDeps): Koa<AppState, AppContext> {
   const app = new Koa<AppState, AppContext>({ proxy: deps.config.trustProxy })
@@ -20,6 +23,9 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContext> {
   healthRoutes(routes)
   authRoutes(routes)
   apiKeyRoutes(routes)
+  legacyRoutes(routes)
+  writeRoutes(routes)
+  statRoutes(routes)
 
   app.use(edgeBlock(deps.config.edgeBlockedUserAgents)) // before everything, as the edge would
   app.use(requestLog())

@@ -9,6 +9,10 @@ import type { Queues } from '../shared/queues.js'
 import type { Account } from '../shared/accounts/repo.js'
 import type { Session } from '../shared/auth/sessions.js'
 import type { KeyResolver } from '../shared/auth/key-resolver.js'
+import type { PointBatcher } from '../shared/ingest/batcher.js'
+import type { Ingest } from '../shared/ingest/ingest.js'
+import type { Limits } from '../shared/ingest/limits.js'
+import type { StatDirectory } from '../shared/stats/directory.js'
 
 export interface AppDeps {
   config: Config
@@ -17,6 +21,12 @@ export interface AppDeps {
   log: Logger
   queues: Queues
   keys: KeyResolver
+  limits: Limits
+  directory: StatDirectory
+  batcher: PointBatcher
+  ingest: Ingest
+  /** A connection in subscriber mode (stat deletes announced by other processes). */
+  subscriber: Redis
 }
 
 export type AuthKind = 'bearer' | 'session'
@@ -27,6 +37,8 @@ export interface AppState {
   authKind?: AuthKind
   session?: Session
   apiKeyId?: string
+  /** Set on /ez, /c and /v: errors are answered with the legacy envelope. */
+  legacy?: { strict: boolean }
   input: { body?: unknown; query?: unknown; params?: Record<string, string> }
 }
 

@@ -7,6 +7,7 @@ import type { OpenAPIRegistry, ResponseConfig } from '@asteasolutions/zod-to-ope
 import { z } from 'zod'
 import { invalid } from '../shared/errors.js'
 import { auth } from './middleware/auth.js'
+import { rateLimit } from './middleware/rate-limit.js'
 import type { AppContext, AppState, AuthKind, Ctx, Middleware } from './context.js'
 
 export const BODY_LIMIT = '256kb'
@@ -30,8 +31,8 @@ export interface RouteDef<B extends z.ZodType, Q extends z.ZodType> {
   /** Successful responses by status; error responses are added from `errors`. */
   responses: Record<number, { description: string; schema?: z.ZodType }>
   errors?: number[]
-  /** Extra middleware that runs before validation (rate limits and the like). */
-  before?: Middleware[]
+  /** Counts against the account's request rate (after auth). */
+  rateLimited?: boolean
 }
 
 export interface Input<B, Q> {
@@ -61,8 +62,9 @@ export class Routes {
     def: RouteDef<B, Q>,
     handler: (ctx: Ctx, input: Input<z.infer<B>, z.infer<Q>>) => Promise<void> | void,
   ): this {
-    const chain: Middleware[] = [...(def.before ?? [])]
+    const chain: Middleware[] = []
     if (def.auth) chain.push(auth(...def.auth))
+    if (def.rateLimited) chain.push(rateLimit())
     if (def.body) chain.push(jsonBody as unknown as Middleware)
     chain.push(async (ctx) => {
       const input = {

@@ -9,6 +9,11 @@ import { createRedis } from '../shared/redis.js'
 import { Queues } from '../shared/queues.js'
 import { KeyResolver } from '../shared/auth/key-resolver.js'
 import { onShutdown } from '../shared/shutdown.js'
+import { PointBatcher } from '../shared/ingest/batcher.js'
+import { Idempotency } from '../shared/ingest/idempotency.js'
+import { Ingest } from '../shared/ingest/ingest.js'
+import { Limits } from '../shared/ingest/limits.js'
+import { StatDirectory } from '../shared/stats/directory.js'
 import { createApp } from './app.js'
 import type { AppDeps } from './context.js'
 
@@ -23,11 +28,19 @@ export interface RunningApi {
 export function createDeps(config: Config, log: Logger): AppDeps {
   const sql = createSql(config.databaseUrl, { applicationName: 'metrics-web' })
   const redis = createRedis(config)
-  return { config, sql, redis, log, queues: new Queues(config, redis), keys: new KeyResolver(sql) }
+  const queues = new Queues(config, redis)
+  const limits = new Limits(redis, config)
+  const directory = new StatDirectory(sql)
+  const batcher = new PointBatcher(queues)
+  const ingest = new Ingest({ config, sql, directory, limits, idempotency: new Idempotency(redis, config), batcher })
+  const subscriber = createRedis(config, { maxRetriesPerRequest: null })
+  return { config, sql, redis, log, queues, keys: new KeyResolver(sql), limits, directory, batcher, ingest, subscriber }
 }
 
 /** Starts listening on config.port (0 picks a free port) and resolves once it is listening. */
 export async function startApi(config: Config, log: Logger, deps: AppDeps = createDeps(config, log)): Promise<RunningApi> {
+  // Not awaited: with Redis down the API must still start (and say so on /health); ioredis subscribes once it connects.
+  deps.directory.subscribe(config, deps.subscriber).catch((err) => log.warn('stat cache subscription failed', { error: err }))
   const app = createApp(deps)
   const server = app.listen(config.port)
   server.keepAliveTimeout = 65_000 // longer than common load balancers' idle timeout
@@ -41,7 +54,9 @@ export async function startApi(config: Config, log: Logger, deps: AppDeps = crea
     const force = setTimeout(() => server.closeAllConnections(), Math.max(100, config.shutdownTimeoutMs - 1000))
     await closed
     clearTimeout(force)
+    await deps.batcher.drain()
     await deps.queues.close()
+    deps.subscriber.disconnect()
     deps.redis.disconnect()
     await deps.sql.end({ timeout: 2 })
   }

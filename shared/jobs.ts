@@ -6,6 +6,8 @@ import type { JobsOptions } from 'bullmq'
 
 /** Queue names carry a hash tag so that each queue's keys live in one Redis Cluster slot. */
 export const QUEUES = {
+  ingest: '{ingest}',
+  rollups: '{rollups}',
   maintenance: '{maintenance}',
 } as const
 export type QueueKey = keyof typeof QUEUES
@@ -20,7 +22,26 @@ export interface JobSpec {
 
 export const PurgeSessions = z.object({})
 
+/** One accepted point on its way to PostgreSQL: [stat id, unix seconds, value, ikey or null]. */
+export const QueuedPoint = z.tuple([z.uuid(), z.number().int(), z.number(), z.string().nullable()])
+export type QueuedPoint = z.infer<typeof QueuedPoint>
+
+export const PersistPoints = z.object({ batch_id: z.string().min(1), points: z.array(QueuedPoint).min(1) })
+export const RefreshRollups = z.object({})
+
 export const jobs = {
+  'persist-points': {
+    queue: 'ingest',
+    schema: PersistPoints,
+    // Workers never reject a point the API accepted: 20 attempts, 0.2 s doubling, span about a day.
+    opts: { attempts: 20, backoff: { type: 'exponential', delay: 200 }, removeOnComplete: true, removeOnFail: false },
+  },
+  'refresh-rollups': {
+    queue: 'rollups',
+    schema: RefreshRollups,
+    opts: { attempts: 1, removeOnComplete: true, removeOnFail: 50 },
+    every: () => 2_000,
+  },
   'purge-sessions': {
     queue: 'maintenance',
     schema: PurgeSessions,

@@ -11,16 +11,21 @@ import { Queues } from '../shared/queues.js'
 import { createRedis, createWorkerRedis } from '../shared/redis.js'
 import { onShutdown } from '../shared/shutdown.js'
 import type { WorkerDeps } from './deps.js'
+import { persistPointsJob } from './persist-points.js'
 import { purgeSessionsJob } from './purge-sessions.js'
+import { refreshRollupsJob } from './refresh-rollups.js'
 
 type Handler<N extends JobName> = (deps: WorkerDeps, data: JobData<N>, now: Date) => Promise<unknown>
 
 /** Every job of the registry has exactly one handler; the compiler checks it. */
 const handlers: { [N in JobName]: Handler<N> } = {
+  'persist-points': persistPointsJob,
+  'refresh-rollups': refreshRollupsJob,
   'purge-sessions': purgeSessionsJob,
 }
 
-const CONCURRENCY: Record<QueueKey, number> = { maintenance: 1 }
+// Several persist jobs at once keep PostgreSQL busy while one waits on a commit; rollups run one at a time.
+const CONCURRENCY: Record<QueueKey, number> = { ingest: 4, rollups: 1, maintenance: 1 }
 
 export interface RunningWorkers {
   close(): Promise<void>

@@ -25,6 +25,19 @@ export function sendProblem(ctx: Ctx, err: AppError): void {
   ctx.type = PROBLEM_TYPE
 }
 
+/**
+ * The legacy envelope of interface 4.1.4: the body's `status` is the verdict.
+ * Malformed input is 400, oversize 413 and rate limits 429 in every mode; the
+ * other rejections are 200 unless strict mode asked for their real status.
+ */
+export function sendLegacyError(ctx: Ctx, err: AppError | null, strict: boolean): void {
+  const always = err && (err.kind === 'invalid' || err.kind === 'too_large' || err.kind === 'rate_limited')
+  const real = err ? (err.kind === 'quota' ? 429 : err.status) : 500
+  ctx.status = always || strict ? real : 200
+  if (err?.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter))
+  ctx.body = { status: 'error', msg: err ? err.message : `internal error (request id ${ctx.state.requestId})`, ...(err?.extra ?? {}) }
+}
+
 export function errors(): Middleware {
   return async (ctx, next) => {
     try {
@@ -36,8 +49,9 @@ export function errors(): Middleware {
       }
     } catch (thrown) {
       const err = toAppError(thrown)
+      if (!err) ctx.deps.log.error('unhandled error', { request_id: ctx.state.requestId, method: ctx.method, url: ctx.originalUrl, error: thrown })
+      if (ctx.state.legacy) return sendLegacyError(ctx, err, ctx.state.legacy.strict)
       if (err) return sendProblem(ctx, err)
-      ctx.deps.log.error('unhandled error', { request_id: ctx.state.requestId, method: ctx.method, url: ctx.originalUrl, error: thrown })
       ctx.status = 500
       ctx.body = { type: '/docs/problems#internal', title: 'Internal Server Error', status: 500, detail: `internal error (request id ${ctx.state.requestId})`, code: 'internal' }
       ctx.type = PROBLEM_TYPE

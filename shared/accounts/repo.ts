@@ -53,3 +53,20 @@ export async function listAccounts(sql: Db): Promise<Account[]> {
 export function accountJson(a: Account) {
   return { id: a.id, email: a.email, plan: a.plan, created_at: a.createdAt.toISOString() }
 }
+
+/**
+ * Gives a free account one of the limited free-tier slots, claimed by its
+ * first accepted point; true when it holds one (already or now). The
+ * free_tier row lock serialises claims, so the last slot goes to one account.
+ */
+export async function claimFreeSlot(sql: import('../db.js').Sql, accountId: string, slots: number): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    const [acc] = await tx<{ claimed: Date | null }[]>`select free_slot_claimed_at as claimed from accounts where id = ${accountId} for update`
+    if (!acc) return false
+    if (acc.claimed) return true
+    const [slot] = await tx`update free_tier set claimed = claimed + 1 where claimed < ${slots} returning claimed`
+    if (!slot) return false
+    await tx`update accounts set free_slot_claimed_at = now() where id = ${accountId}`
+    return true
+  }) as Promise<boolean>
+}

@@ -1,0 +1,25 @@
+// Per-account request rate (decisions.md section 5), shared by every API
+// process through Redis. Sets the RateLimit-* headers on every answer.
+import { rateLimited, unavailable } from '../../shared/errors.js'
+import type { Account } from '../../shared/accounts/repo.js'
+import { planOf } from '../../shared/plans.js'
+import type { Ctx, Middleware } from '../context.js'
+
+/** Takes one request from the account's budget, or throws 429. */
+export async function enforceRate(ctx: Ctx, account: Account): Promise<void> {
+  const decision = await ctx.deps.limits.takeRequest(account.id, planOf(account.plan)).catch((err: Error) => {
+    throw unavailable(`rate limiter unavailable: ${err.message}`)
+  })
+  ctx.set('RateLimit-Limit', String(decision.limit))
+  ctx.set('RateLimit-Remaining', String(decision.remaining))
+  ctx.set('RateLimit-Reset', String(decision.resetSeconds))
+  if (!decision.allowed) throw rateLimited(1) // a token comes back within a second at every plan's rate
+}
+
+/** The same, as middleware for v1 routes (after auth). */
+export function rateLimit(): Middleware {
+  return async (ctx, next) => {
+    if (ctx.state.account) await enforceRate(ctx, ctx.state.account)
+    await next()
+  }
+}

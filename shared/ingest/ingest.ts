@@ -1,0 +1,165 @@
+// Accepting writes (DESIGN.md decision 1): everything that can reject a point
+// (kind conflict, free slot, stat limit, daily allowance, idempotency) is
+// decided here, before the answer; accepted points are then durably queued
+// through the group-commit batcher. A rejection leaves nothing behind: quota
+// is refunded, ikeys released, and stats this write created are dropped.
+import type { Config } from '../config.js'
+import type { Sql } from '../db.js'
+import { AppError, invalid, unavailable } from '../errors.js'
+import type { QueuedPoint } from '../jobs.js'
+import { claimFreeSlot, type Account } from '../accounts/repo.js'
+import { planOf } from '../plans.js'
+import { dropUnusedStats, type Kind, type Stat } from '../stats/repo.js'
+import type { StatDirectory } from '../stats/directory.js'
+import type { PointBatcher } from './batcher.js'
+import type { Idempotency, IkeyClaim } from './idempotency.js'
+import type { Limits } from './limits.js'
+import type { ValidPoint } from './point.js'
+
+export type Replay = 'averages_with_existing' | 'sums_with_existing' | 'duplicate_ignored'
+
+export interface BatchOutcome {
+  accepted: number
+  duplicates: number
+  /** Set when a quota or insert failure stopped a sequential batch part-way. */
+  stoppedBy?: AppError
+}
+
+export interface IngestDeps {
+  config: Pick<Config, 'freeTierSlots'>
+  sql: Sql
+  directory: StatDirectory
+  limits: Limits
+  idempotency: Idempotency
+  batcher: PointBatcher
+}
+
+const quota = (code: string, message: string) => new AppError('quota', code, message)
+
+export class Ingest {
+  /** Free accounts known to hold a slot: a slot, once claimed, is never given back. */
+  private readonly slotHolders = new Set<string>()
+
+  constructor(private readonly deps: IngestDeps) {}
+
+  /** One point (legacy single writes and the v1 count/value routes). */
+  async writeOne(account: Account, point: ValidPoint, nowSeconds: number): Promise<{ replay?: Replay }> {
+    const [existing] = await this.checkKinds(account, [point], false)
+    // A deduplicated retry is answered before any allowance is taken: it is not billed.
+    let early: IkeyClaim | undefined
+    if (point.ikey && existing) {
+      early = { statId: existing.id, t: point.t ?? nowSeconds, ikey: point.ikey }
+      if (!(await this.deps.idempotency.claim([early]))[0]) return { replay: 'duplicate_ignored' }
+    }
+    const outcome = await this.accept(account, [point], 'all', nowSeconds, early)
+    if (outcome.duplicates) return { replay: 'duplicate_ignored' }
+    return outcome.replay ? { replay: outcome.replay } : {}
+  }
+
+  /**
+   * Several points. 'all': all-or-nothing quota (v1 /points). 'prefix': items
+   * commit in order and a quota failure stops there (the /ez JSON batch).
+   * Malformed input was already refused by validation; kind conflicts are refused here, before anything is stored.
+   */
+  async writeMany(account: Account, points: ValidPoint[], mode: 'all' | 'prefix', nowSeconds: number): Promise<BatchOutcome> {
+    await this.checkKinds(account, points, true)
+    const { accepted, duplicates, stoppedBy } = await this.accept(account, points, mode, nowSeconds, undefined)
+    return { accepted, duplicates, stoppedBy }
+  }
+
+  /** Refuses a point whose kind differs from its stat's (or from an earlier point of the same batch). Returns each point's existing stat. */
+  private async checkKinds(account: Account, points: ValidPoint[], indexed: boolean): Promise<Array<Stat | undefined>> {
+    const existing = await this.deps.directory.existing(account.id, [...new Set(points.map((p) => p.name))])
+    const kinds = new Map<string, Kind>([...existing.values()].map((s) => [s.name, s.kind]))
+    points.forEach((p, i) => {
+      const kind = kinds.get(p.name)
+      if (kind && kind !== p.kind) {
+        const sent = p.kind === 'counter' ? 'count' : 'value'
+        const want = kind === 'counter' ? 'count' : 'value'
+        throw invalid('kind_conflict', `${indexed ? `data[${i}]: ` : ''}type conflict: stat "${p.name}" is a ${kind}; send ${want}, not ${sent}`)
+      }
+      kinds.set(p.name, p.kind)
+    })
+    return points.map((p) => existing.get(p.name))
+  }
+
+  /**
+   * Takes allowance, creates stats, claims ikeys and queues the points, in
+   * that order; any failure undoes what was taken. `early` is an ikey the
+   * caller already claimed for the first point.
+   */
+  private async accept(account: Account, points: ValidPoint[], mode: 'all' | 'prefix', nowSeconds: number, early: IkeyClaim | undefined): Promise<BatchOutcome & { replay?: Replay }> {
+    const { limits, idempotency, directory, sql, config } = this.deps
+    const plan = planOf(account.plan)
+    const whole = mode === 'all'
+    let take = 0
+    const created: string[] = []
+    const claimed: IkeyClaim[] = early ? [early] : []
+    const undo = async () => {
+      await limits.refundPoints(account.id, take).catch(() => {})
+      await idempotency.release(claimed).catch(() => {})
+      await dropUnusedStats(sql, created).catch(() => {})
+    }
+    try {
+      if (account.plan === 'free' && !this.slotHolders.has(account.id)) {
+        if (!(await claimFreeSlot(sql, account.id, config.freeTierSlots))) {
+          throw quota('free_tier_full', 'free tier is full: every free slot is taken; upgrade to a paid plan to record data')
+        }
+        this.slotHolders.add(account.id)
+      }
+
+      // 1. Today's allowance, in order.
+      const dailyLimit = quota('daily_point_limit', `plan limit reached: the ${plan.name} plan records at most ${plan.pointsPerDay} points per day`)
+      take = await limits.reservePoints(account.id, plan, points.length, whole)
+      if (take === 0) throw dailyLimit
+      let stoppedBy = take < points.length ? dailyLimit : undefined
+
+      // 2. Stats, created in order of first appearance within the plan's stat limit.
+      const stats = await directory.existing(account.id, [...new Set(points.slice(0, take).map((p) => p.name))])
+      const missing: Array<{ name: string; kind: Kind }> = []
+      for (const p of points.slice(0, take)) if (!stats.has(p.name) && !missing.some((m) => m.name === p.name)) missing.push({ name: p.name, kind: p.kind })
+      const statLimit = quota('stat_limit', `plan limit reached: the ${plan.name} plan tracks at most ${plan.trackedStats} stats`)
+      for (const group of whole ? [missing] : missing.map((m) => [m])) {
+        if (!group.length) continue
+        const made = await directory.create(account.id, group, plan.trackedStats)
+        if (!made) {
+          const cut = points.findIndex((p) => p.name === group[0].name)
+          if (whole || cut === 0) throw statLimit
+          await limits.refundPoints(account.id, take - cut)
+          take = cut
+          stoppedBy = statLimit
+          break
+        }
+        for (const r of made.values()) {
+          stats.set(r.stat.name, r.stat)
+          if (r.created) created.push(r.stat.id)
+        }
+      }
+
+      // 3. Idempotency keys (stat + t + ikey, first write wins), the replay disclosure, then the queue.
+      const accepted = points.slice(0, take).map((p) => ({ p, stat: stats.get(p.name)!, t: p.t ?? nowSeconds }))
+      const toClaim = accepted.filter((a, i) => a.p.ikey && !(early && i === 0))
+      const won = await idempotency.claim(toClaim.map((a) => ({ statId: a.stat.id, t: a.t, ikey: a.p.ikey! })))
+      const dupes = new Set(toClaim.filter((_, i) => !won[i]))
+      toClaim.forEach((a, i) => won[i] && claimed.push({ statId: a.stat.id, t: a.t, ikey: a.p.ikey! }))
+      const queued: QueuedPoint[] = accepted.filter((a) => !dupes.has(a)).map((a) => [a.stat.id, a.t, a.p.value, a.p.ikey ?? null])
+      let replay: Replay | undefined
+      if (points.length === 1 && queued.length === 1 && points[0].t !== undefined && !created.length) {
+        if (await idempotency.seenBefore(sql, queued[0][0], queued[0][1]).catch(() => false)) {
+          replay = points[0].kind === 'counter' ? 'sums_with_existing' : 'averages_with_existing'
+        }
+      }
+      if (queued.length) {
+        await this.deps.batcher.add(queued).catch((err: Error) => {
+          throw unavailable(`could not queue the points: ${err.message}`)
+        })
+      }
+      return { accepted: take, duplicates: dupes.size, stoppedBy, replay }
+    } catch (err) {
+      await undo()
+      // A sequential batch stopped by a quota before its first item reports how far it got, like any other stop.
+      if (!whole && err instanceof AppError && err.kind === 'quota') return { accepted: 0, duplicates: 0, stoppedBy: err }
+      throw err
+    }
+  }
+}

@@ -1,0 +1,57 @@
+// Persisting accepted points, exactly once per batch (DESIGN.md decision 3).
+import type { Sql } from '../db.js'
+import type { QueuedPoint } from '../jobs.js'
+
+export interface ApplyResult {
+  applied: boolean
+  stored: number
+  duplicates: number
+}
+
+/**
+ * Stores one batch in one transaction together with the record that it was
+ * applied, so a job that runs twice stores nothing twice. Points whose ikey
+ * was already used at the same stat and second are skipped (first write
+ * wins), and points of stats deleted since they were queued die with the stat.
+ * The batch's per-minute aggregates go to rollup_pending in the same statement.
+ */
+export async function applyBatch(sql: Sql, batchId: string, points: QueuedPoint[]): Promise<ApplyResult> {
+  return sql.begin(async (tx) => {
+    const [first] = await tx`insert into applied_batches (id, points) values (${batchId}, ${points.length}) on conflict do nothing returning id`
+    if (!first) return { applied: false, stored: 0, duplicates: 0 }
+
+    let keep = points
+    const keyed = points.filter((p) => p[3] !== null)
+    if (keyed.length) {
+      const fresh = await tx<{ stat_id: string; t: number; ikey: string }[]>`
+        insert into point_ikeys (stat_id, ts, ikey)
+        select u.stat_id, to_timestamp(u.t), u.ikey
+        from unnest(${keyed.map((p) => p[0])}::uuid[], ${keyed.map((p) => p[1])}::bigint[], ${keyed.map((p) => p[3] as string)}::text[]) as u(stat_id, t, ikey)
+        where exists (select 1 from stats s where s.id = u.stat_id)
+        on conflict do nothing
+        returning stat_id, extract(epoch from ts)::bigint as t, ikey`
+      const won = new Set(fresh.map((r) => `${r.stat_id}|${r.t}|${r.ikey}`))
+      // Within one batch the same key may appear twice: only its first point wins.
+      keep = points.filter((p) => p[3] === null || won.delete(`${p[0]}|${p[1]}|${p[3]}`))
+    }
+    if (!keep.length) return { applied: true, stored: 0, duplicates: points.length }
+
+    const [{ stored }] = await tx<{ stored: number }[]>`
+      with incoming as (
+        select u.stat_id, to_timestamp(u.t) as ts, u.value
+        from unnest(${keep.map((p) => p[0])}::uuid[], ${keep.map((p) => p[1])}::bigint[], ${keep.map((p) => p[2])}::float8[]) as u(stat_id, t, value)
+        where exists (select 1 from stats s where s.id = u.stat_id)
+      ),
+      inserted as (
+        insert into points (stat_id, ts, value) select stat_id, ts, value from incoming returning stat_id, ts, value
+      ),
+      pending as (
+        insert into rollup_pending (stat_id, bucket, count, sum, min, max)
+        select stat_id, date_bin('1 minute', ts, timestamptz 'epoch'), count(*), sum(value), min(value), max(value)
+        from inserted group by 1, 2
+        returning 1
+      )
+      select (select count(*) from inserted)::int as stored, (select count(*) from pending)::int as buckets`
+    return { applied: true, stored, duplicates: points.length - keep.length }
+  }) as Promise<ApplyResult>
+}

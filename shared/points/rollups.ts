@@ -1,0 +1,46 @@
+// Rollups (DESIGN.md decision 7): per-stat 1 minute, 1 hour and 1 day
+// buckets of count, sum, min and max. Writers append per-minute aggregates to
+// rollup_pending; this refresh claims them with DELETE ... RETURNING (only
+// committed rows are seen, and SKIP LOCKED lets two refreshers split the work)
+// and folds them into the three rollup tables in one statement.
+import type { Sql } from '../db.js'
+
+export async function refreshRollups(sql: Sql, limit = 200_000): Promise<{ rows: number; stats: number }> {
+  const [r] = await sql<{ rows: number; stats: number }[]>`
+    with claimed as (
+      delete from rollup_pending where ctid in (select ctid from rollup_pending limit ${limit} for update skip locked)
+      returning stat_id, bucket, count, sum, min, max
+    ),
+    m as (
+      select stat_id, bucket, sum(count) as count, sum(sum) as sum, min(min) as min, max(max) as max from claimed group by 1, 2
+    ),
+    up_1m as (
+      insert into rollups_1m as r (stat_id, bucket, count, sum, min, max) select * from m order by 1, 2
+      on conflict (stat_id, bucket) do update set count = r.count + excluded.count, sum = r.sum + excluded.sum,
+        min = least(r.min, excluded.min), max = greatest(r.max, excluded.max)
+      returning 1
+    ),
+    up_1h as (
+      insert into rollups_1h as r (stat_id, bucket, count, sum, min, max)
+      select stat_id, date_trunc('hour', bucket, 'UTC'), sum(count), sum(sum), min(min), max(max) from m group by 1, 2 order by 1, 2
+      on conflict (stat_id, bucket) do update set count = r.count + excluded.count, sum = r.sum + excluded.sum,
+        min = least(r.min, excluded.min), max = greatest(r.max, excluded.max)
+      returning 1
+    ),
+    up_1d as (
+      insert into rollups_1d as r (stat_id, bucket, count, sum, min, max)
+      select stat_id, date_trunc('day', bucket, 'UTC'), sum(count), sum(sum), min(min), max(max) from m group by 1, 2 order by 1, 2
+      on conflict (stat_id, bucket) do update set count = r.count + excluded.count, sum = r.sum + excluded.sum,
+        min = least(r.min, excluded.min), max = greatest(r.max, excluded.max)
+      returning 1
+    ),
+    state as (
+      insert into rollup_state as s (stat_id, refreshed_at) select distinct stat_id, now() from m
+      on conflict (stat_id) do update set refreshed_at = excluded.refreshed_at
+      returning 1
+    )
+    select (select count(*) from claimed)::int as rows,
+           (select count(*) from state)::int as stats,
+           (select count(*) from up_1m) + (select count(*) from up_1h) + (select count(*) from up_1d) as upserts`
+  return { rows: r.rows, stats: r.stats }
+}

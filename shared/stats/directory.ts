@@ -1,0 +1,74 @@
+// An API process's cache of stat name -> (id, kind), so that a hot writer does
+// not cost a query per point. A delete publishes on Redis and every process
+// evicts at once; entries also expire, bounding staleness if a message is missed.
+import type { Redis } from 'ioredis'
+import type { Config } from '../config.js'
+import type { Sql } from '../db.js'
+import { redisKey } from '../redis.js'
+import { createStats, findStatsByName, type Kind, type Stat } from './repo.js'
+
+const TTL_MS = 5_000
+const MAX_ENTRIES = 100_000
+
+export type Resolved = { stat: Stat; created: boolean }
+
+export class StatDirectory {
+  private readonly cache = new Map<string, { stat: Stat; until: number }>()
+
+  constructor(private readonly sql: Sql, private readonly now: () => number = Date.now) {}
+
+  private static key(accountId: string, name: string) {
+    return `${accountId}\n${name}`
+  }
+
+  /** Existing stats among `names` (cached), by name. */
+  async existing(accountId: string, names: string[]): Promise<Map<string, Stat>> {
+    const out = new Map<string, Stat>()
+    const misses: string[] = []
+    const now = this.now()
+    for (const name of names) {
+      const hit = this.cache.get(StatDirectory.key(accountId, name))
+      if (hit && hit.until > now) out.set(name, hit.stat)
+      else misses.push(name)
+    }
+    if (misses.length) for (const s of await findStatsByName(this.sql, accountId, misses)) this.remember(s), out.set(s.name, s)
+    return out
+  }
+
+  /** Creates the missing stats within the limit (all or none); null when the limit would be passed. */
+  async create(accountId: string, wanted: Array<{ name: string; kind: Kind }>, limit: number): Promise<Map<string, Resolved> | null> {
+    const made = await createStats(this.sql, accountId, wanted, limit)
+    if (made) for (const r of made.values()) this.remember(r.stat)
+    return made
+  }
+
+  private remember(stat: Stat): void {
+    if (this.cache.size >= MAX_ENTRIES) this.cache.clear()
+    this.cache.set(StatDirectory.key(stat.accountId, stat.name), { stat, until: this.now() + TTL_MS })
+  }
+
+  /** Forgets one stat (after a delete, here or in another process). */
+  evict(accountId: string, name: string): void {
+    this.cache.delete(StatDirectory.key(accountId, name))
+  }
+
+  /** Listens for deletes announced by any process. */
+  async subscribe(config: Pick<Config, 'redisPrefix'>, subscriber: Redis): Promise<void> {
+    const channel = statsChangedChannel(config)
+    subscriber.on('message', (ch: string, message: string) => {
+      if (ch !== channel) return
+      const [accountId, name] = message.split('\n')
+      if (accountId && name !== undefined) this.evict(accountId, name)
+    })
+    await subscriber.subscribe(channel)
+  }
+}
+
+export function statsChangedChannel(config: Pick<Config, 'redisPrefix'>): string {
+  return redisKey(config, 'stats-changed')
+}
+
+/** Tells every API process that a stat is gone (issue: DELETE /api/v1/stats/:name publishes this). */
+export async function publishStatDeleted(redis: Redis, config: Pick<Config, 'redisPrefix'>, accountId: string, name: string): Promise<void> {
+  await redis.publish(statsChangedChannel(config), `${accountId}\n${name}`)
+}

@@ -1,0 +1,52 @@
+// Chart ranges and their bucket sizes (decisions.md section 6).
+import { invalid } from '../errors.js'
+
+export const RANGES = {
+  '1h': { seconds: 3_600, bucket: 60 },
+  '6h': { seconds: 21_600, bucket: 300 },
+  '24h': { seconds: 86_400, bucket: 900 },
+  '7d': { seconds: 604_800, bucket: 3_600 },
+  '30d': { seconds: 2_592_000, bucket: 21_600 },
+  '90d': { seconds: 7_776_000, bucket: 86_400 },
+  '180d': { seconds: 15_552_000, bucket: 86_400 },
+} as const
+export type RangeName = keyof typeof RANGES
+export const RANGE_NAMES = Object.keys(RANGES) as RangeName[]
+
+export interface Window {
+  requested: string
+  from: Date
+  to: Date
+  bucketSeconds: number
+}
+
+/** The bucket size for a custom window: the smallest range's bucket whose span covers it. */
+function bucketFor(spanSeconds: number): number {
+  for (const r of Object.values(RANGES)) if (spanSeconds <= r.seconds) return r.bucket
+  return 86_400
+}
+
+const alignDown = (seconds: number, bucket: number) => Math.floor(seconds / bucket) * bucket
+
+function parseIso(value: string, field: string): Date {
+  const d = new Date(value)
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(d.getTime())) throw invalid('invalid_date', `invalid ${field}: expected an ISO 8601 date or date-time`)
+  return d
+}
+
+/** Resolves `range` or `from`/`to` into a window aligned to its buckets (UTC). */
+export function resolveWindow(q: { range?: string; from?: string; to?: string }, now: Date, allowed: readonly string[] = RANGE_NAMES, fallback: RangeName = '24h'): Window {
+  const nowS = Math.floor(now.getTime() / 1000)
+  if (q.range !== undefined && (q.from !== undefined || q.to !== undefined)) throw invalid('range_with_from_to', 'range cannot be combined with from or to')
+  if (q.from !== undefined || q.to !== undefined) {
+    const to = q.to !== undefined ? parseIso(q.to, 'to') : now
+    const from = q.from !== undefined ? parseIso(q.from, 'from') : new Date(to.getTime() - 86_400_000)
+    if (from >= to) throw invalid('invalid_window', 'from must be before to')
+    const bucket = bucketFor((to.getTime() - from.getTime()) / 1000)
+    return { requested: 'custom', from: new Date(alignDown(from.getTime() / 1000, bucket) * 1000), to, bucketSeconds: bucket }
+  }
+  const name = q.range ?? fallback
+  if (!allowed.includes(name)) throw invalid('invalid_range', `invalid range: must be one of ${allowed.join(', ')}`)
+  const r = RANGES[name as RangeName]
+  return { requested: name, from: new Date(alignDown(nowS - r.seconds, r.bucket) * 1000), to: now, bucketSeconds: r.bucket }
+}

@@ -1,0 +1,91 @@
+// Stat rows. A stat is created by the first accepted write under its name;
+// its kind is fixed there, under the unique (account_id, name) constraint, so
+// two concurrent first writes of different kinds end with exactly one kind.
+import type { Db, Sql } from '../db.js'
+
+export type Kind = 'counter' | 'gauge'
+
+export interface Stat {
+  id: string
+  accountId: string
+  name: string
+  kind: Kind
+  description: string | null
+  createdAt: Date
+}
+
+interface StatRow {
+  id: string
+  account_id: string
+  name: string
+  kind: Kind
+  description: string | null
+  created_at: Date
+}
+
+const toStat = (r: StatRow): Stat => ({ id: r.id, accountId: r.account_id, name: r.name, kind: r.kind, description: r.description, createdAt: r.created_at })
+
+export async function findStat(sql: Db, accountId: string, name: string): Promise<Stat | null> {
+  const [row] = await sql<StatRow[]>`select id, account_id, name, kind, description, created_at from stats where account_id = ${accountId} and name = ${name}`
+  return row ? toStat(row) : null
+}
+
+export async function findStatsByName(sql: Db, accountId: string, names: string[]): Promise<Stat[]> {
+  if (!names.length) return []
+  const rows = await sql<StatRow[]>`
+    select id, account_id, name, kind, description, created_at from stats where account_id = ${accountId} and name = any(${names})`
+  return rows.map(toStat)
+}
+
+
+/**
+ * Creates the stats that do not exist yet, all or none within the account's
+ * stat limit. Per-account advisory lock: concurrent creations cannot both
+ * take the last free place. Existing stats (created concurrently) are returned as they are.
+ */
+export async function createStats(sql: Sql, accountId: string, wanted: Array<{ name: string; kind: Kind }>, limit: number): Promise<Map<string, { stat: Stat; created: boolean }> | null> {
+  return sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(hashtextextended(${accountId}, 7))`
+    const existing = new Map((await findStatsByName(tx, accountId, wanted.map((w) => w.name))).map((s) => [s.name, s]))
+    const missing = wanted.filter((w) => !existing.has(w.name))
+    const out = new Map<string, { stat: Stat; created: boolean }>()
+    for (const s of existing.values()) out.set(s.name, { stat: s, created: false })
+    if (!missing.length) return out
+    const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from stats where account_id = ${accountId}`
+    if (n + missing.length > limit) return null
+    const rows = await tx<StatRow[]>`
+      insert into stats (account_id, name, kind)
+      select ${accountId}, name, kind from unnest(${missing.map((m) => m.name)}::text[], ${missing.map((m) => m.kind)}::text[]) as u(name, kind)
+      returning id, account_id, name, kind, description, created_at`
+    for (const r of rows) out.set(r.name, { stat: toStat(r), created: true })
+    return out
+  }) as Promise<Map<string, { stat: Stat; created: boolean }> | null>
+}
+
+/** Removes stats this request created when their points could not be queued (nothing else can have points there yet). */
+export async function dropUnusedStats(sql: Db, ids: string[]): Promise<void> {
+  if (!ids.length) return
+  await sql`delete from stats s where id = any(${ids}::uuid[]) and not exists (select 1 from points p where p.stat_id = s.id)
+    and not exists (select 1 from rollup_pending r where r.stat_id = s.id)`
+}
+
+export interface StatListItem extends Stat {
+  lastPointAt: Date | null
+}
+
+/** The account's stats with the time of their newest point, by name. */
+export async function listStats(sql: Db, accountId: string): Promise<StatListItem[]> {
+  const rows = await sql<(StatRow & { last_point_at: Date | null })[]>`
+    select s.id, s.account_id, s.name, s.kind, s.description, s.created_at,
+           (select max(ts) from points p where p.stat_id = s.id) as last_point_at
+    from stats s where s.account_id = ${accountId} order by s.name`
+  return rows.map((r) => ({ ...toStat(r), lastPointAt: r.last_point_at }))
+}
+
+/** The public JSON form of a stat. */
+export function statJson(s: Stat & { lastPointAt?: Date | null }) {
+  return {
+    id: s.id, name: s.name, kind: s.kind, description: s.description, created_at: s.createdAt.toISOString(),
+    ...(s.lastPointAt !== undefined ? { last_point_at: s.lastPointAt?.toISOString() ?? null } : {}),
+  }
+}
