@@ -1,0 +1,43 @@
+// Assertions on what a write left behind: stats, points (persisted or still
+// queued) and daily allowance used. "Nothing stored" means all three stay put.
+import { Redis } from 'ioredis'
+import { redisKey } from '../../shared/redis.js'
+import type { TestApp } from './app.js'
+
+/** Waits until the ingest queue has nothing waiting, delayed or running (workers must be started). */
+export async function settle(app: TestApp, timeoutMs = 10_000): Promise<void> {
+  const queue = app.api.deps.queues.get('ingest')
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')
+    if (Object.values(counts).every((n) => n === 0)) return
+    if (Date.now() > deadline) throw new Error(`ingest queue did not drain: ${JSON.stringify(counts)}`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+export interface Stored {
+  stats: number
+  points: number
+  /** Points queued in Redis and not yet persisted. */
+  queued: number
+  /** Today's allowance used, as counted in Redis. */
+  quotaUsed: number
+}
+
+export async function stored(app: TestApp, accountId: string): Promise<Stored> {
+  const [{ stats }] = await app.sql<{ stats: number }[]>`select count(*)::int as stats from stats where account_id = ${accountId}`
+  const [{ points }] = await app.sql<{ points: number }[]>`
+    select count(*)::int as points from points p join stats s on s.id = p.stat_id where s.account_id = ${accountId}`
+  const queue = app.api.deps.queues.get('ingest')
+  const jobs = await queue.getJobs(['waiting', 'delayed', 'active', 'prioritized'])
+  const statIds = new Set((await app.sql<{ id: string }[]>`select id from stats where account_id = ${accountId}`).map((r) => r.id))
+  const queued = jobs.reduce((n, j) => n + ((j.data?.points ?? []) as Array<[string]>).filter((p) => statIds.has(p[0])).length, 0)
+  const redis = new Redis(app.config.redisUrl)
+  try {
+    const used = await redis.get(redisKey(app.config, 'points', accountId, new Date().toISOString().slice(0, 10)))
+    return { stats, points, queued, quotaUsed: Number(used ?? 0) }
+  } finally {
+    redis.disconnect()
+  }
+}
