@@ -8,18 +8,24 @@ import type { Config } from './config.js'
  * while Redis is down, so a write is refused rather than left hanging.
  */
 export function createRedis(config: Pick<Config, 'redisUrl'>, opts: RedisOptions = {}): Redis {
-  return new Redis(config.redisUrl, {
+  const redis = new Redis(config.redisUrl, {
     maxRetriesPerRequest: 1,
     connectTimeout: 2000,
     enableOfflineQueue: true,
     lazyConnect: false,
     ...opts,
   })
+  // Connection errors reach every command that needed Redis (and /health reports them);
+  // without a listener ioredis would also print each reconnect attempt to stderr.
+  redis.on('error', () => {})
+  return redis
 }
 
 /** A connection for BullMQ workers, which block on Redis and must retry forever. */
 export function createWorkerRedis(config: Pick<Config, 'redisUrl'>): Redis {
-  return new Redis(config.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: false })
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: false })
+  redis.on('error', () => {}) // the BullMQ worker reports its own connection errors
+  return redis
 }
 
 /** Prefixes a key with the deployment's namespace. */

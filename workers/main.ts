@@ -55,7 +55,9 @@ export async function startWorkers(config: Config, log: Logger): Promise<Running
         const data = parseJob(job.name, job.data)
         return (handlers[job.name] as Handler<JobName>)(deps, data, new Date())
       },
-      { connection, prefix: config.redisPrefix, concurrency: CONCURRENCY[key] },
+      // A worker that dies mid-job loses its lock after lockDuration; another worker then
+      // re-runs the job (stalled-job recovery), which applyBatch makes harmless.
+      { connection, prefix: config.redisPrefix, concurrency: CONCURRENCY[key], lockDuration: 15_000, stalledInterval: 5_000 },
     )
     worker.on('failed', (job, err) => log.warn('job failed', { queue: key, job: job?.name, job_id: job?.id, attempts: job?.attemptsMade, error: err.message }))
     worker.on('error', (err) => log.error('worker error', { queue: key, error: err.message }))

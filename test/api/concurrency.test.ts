@@ -1,0 +1,88 @@
+import test from 'ava'
+import { createServer } from 'node:net'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+import { createKey, signUp } from '../helpers/factories.js'
+import { request } from '../helpers/http.js'
+import { settle, stored } from '../helpers/storage.js'
+
+let app: TestApp
+test.before(async () => {
+  app = await startTestApp()
+  await app.startWorkers()
+})
+test.after.always(() => app?.close())
+
+async function proUser() {
+  const user = await signUp(app.url)
+  await app.sql`update accounts set plan = 'business' where id = ${user.accountId}`
+  return { user, key: (await createKey(app.url, user)).key }
+}
+
+const sumOf = async (accountId: string, name: string) =>
+  (await app.sql<{ n: number; s: number }[]>`
+    select count(*)::int as n, coalesce(sum(value), 0) as s from points p join stats s on s.id = p.stat_id where s.account_id = ${accountId} and s.name = ${name}`)[0]
+
+test('many parallel writers to one stat: every accepted point is stored exactly once', async (t) => {
+  const { user, key } = await proUser()
+  const other = await app.another()
+  const results = await Promise.all(Array.from({ length: 400 }, (_, i) =>
+    request(i % 2 ? app.url : other.url, '/ez', { form: `ezkey=${key}&stat=hot&count=1` })))
+  const ok = results.filter((r) => r.status === 200 && r.body.status === 200).length
+  t.is(ok, 400)
+  await settle(app)
+  t.deepEqual(await sumOf(user.accountId, 'hot'), { n: 400, s: 400 })
+})
+
+test('3.1 kind race: concurrent first writes of different kinds end with exactly one kind accepted', async (t) => {
+  const { user, key } = await proUser()
+  const results = await Promise.all(Array.from({ length: 30 }, (_, i) =>
+    request(app.url, '/ez', { form: `ezkey=${key}&stat=contested&${i % 2 ? 'count' : 'value'}=1` })))
+  const [stat] = await app.sql<{ kind: string }[]>`select kind from stats where account_id = ${user.accountId} and name = 'contested'`
+  const accepted = results.filter((r) => r.body.status === 200)
+  const refused = results.filter((r) => r.body.status === 'error')
+  t.is(accepted.length + refused.length, 30)
+  for (const r of refused) {
+    t.is(r.status, 400)
+    t.regex(r.body.msg, /type conflict/)
+  }
+  await settle(app)
+  const { n } = await sumOf(user.accountId, 'contested')
+  t.is(n, accepted.length)
+  t.true(['counter', 'gauge'].includes(stat.kind))
+})
+
+test('two worker processes on one queue store every point exactly once', async (t) => {
+  await app.startWorkers() // a second set of workers on the same queues
+  const { user, key } = await proUser()
+  const batches = Array.from({ length: 20 }, (_, b) => ({ ezkey: key, data: Array.from({ length: 100 }, (_, i) => ({ stat: `w${i % 5}`, count: 1, t: 1_700_000_000 + b })) }))
+  const res = await Promise.all(batches.map((json) => request(app.url, '/ez', { json })))
+  t.true(res.every((r) => r.body.accepted === 100))
+  await settle(app)
+  const s = await stored(app, user.accountId)
+  t.is(s.points, 2000)
+  t.is(s.quotaUsed, 2000)
+})
+
+async function closedPort(): Promise<number> {
+  const srv = createServer()
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r))
+  const port = (srv.address() as { port: number }).port
+  await new Promise((r) => srv.close(r))
+  return port
+}
+
+test('Redis down: legacy default 200 with status error, strict 503, v1 503, and nothing is stored', async (t) => {
+  const { user, key } = await proUser()
+  const broken = await app.another({ REDIS_URL: `redis://127.0.0.1:${await closedPort()}` })
+  const before = await stored(app, user.accountId)
+  const legacy = await request(broken.url, '/ez', { form: `ezkey=${key}&stat=down&count=1` })
+  t.is(legacy.status, 200)
+  t.is(legacy.body.status, 'error')
+  const strict = await request(broken.url, '/ez', { form: `ezkey=${key}&stat=down&count=1`, headers: { 'x-service-strict': '1' } })
+  t.is(strict.status, 503)
+  t.is(strict.body.status, 'error')
+  const v1 = await request(broken.url, '/api/v1/stats/down/count', { json: { count: 1 }, bearer: key })
+  t.is(v1.status, 503)
+  t.is(v1.body.code, 'unavailable')
+  t.deepEqual(await stored(app, user.accountId), before)
+})

@@ -1,0 +1,101 @@
+import test from 'ava'
+import { randomUUID } from 'node:crypto'
+import { applyBatch } from '../../shared/points/repo.js'
+import { refreshRollups } from '../../shared/points/rollups.js'
+import type { QueuedPoint } from '../../shared/jobs.js'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+import { signUp } from '../helpers/factories.js'
+
+let app: TestApp
+test.before(async () => { app = await startTestApp() })
+test.after.always(() => app?.close())
+
+async function newStat(kind: 'counter' | 'gauge' = 'counter'): Promise<string> {
+  const user = await signUp(app.url)
+  const [row] = await app.sql<{ id: string }[]>`insert into stats (account_id, name, kind) values (${user.accountId}, ${'s' + randomUUID().slice(0, 8)}, ${kind}) returning id`
+  return row.id
+}
+
+const count = async (statId: string) => (await app.sql<{ n: number }[]>`select count(*)::int as n from points where stat_id = ${statId}`)[0].n
+
+test('decision 3: a batch applied twice (a job run twice) stores its points once', async (t) => {
+  const stat = await newStat()
+  const batch = randomUUID()
+  const points: QueuedPoint[] = [[stat, 1_700_000_000, 1, null], [stat, 1_700_000_000, 2, null], [stat, 1_700_000_060, 3, null]]
+  const first = await applyBatch(app.sql, batch, points)
+  const again = await applyBatch(app.sql, batch, points)
+  t.deepEqual(first, { applied: true, stored: 3, duplicates: 0 })
+  t.deepEqual(again, { applied: false, stored: 0, duplicates: 0 })
+  t.is(await count(stat), 3)
+})
+
+test('decision 3: the same batch applied concurrently by two workers stores once', async (t) => {
+  const stat = await newStat()
+  const batch = randomUUID()
+  const points: QueuedPoint[] = Array.from({ length: 200 }, (_, i) => [stat, 1_700_000_000 + i, i, null])
+  const results = await Promise.allSettled([applyBatch(app.sql, batch, points), applyBatch(app.sql, batch, points)])
+  t.is(results.filter((r) => r.status === 'fulfilled' && r.value.applied).length, 1)
+  t.is(await count(stat), 200)
+})
+
+test('2.2 rule 5: points with the same stat and timestamp are all kept', async (t) => {
+  const stat = await newStat()
+  await applyBatch(app.sql, randomUUID(), [[stat, 1_700_000_000, 5, null], [stat, 1_700_000_000, 5, null]])
+  await applyBatch(app.sql, randomUUID(), [[stat, 1_700_000_000, 5, null]])
+  t.is(await count(stat), 3)
+})
+
+test('decision 4: the durable ikey record keeps a duplicate out even when the API did not catch it (first write wins)', async (t) => {
+  const stat = await newStat('gauge')
+  await applyBatch(app.sql, randomUUID(), [[stat, 1_700_000_000, 10, 'k1']])
+  const second = await applyBatch(app.sql, randomUUID(), [[stat, 1_700_000_000, 99, 'k1'], [stat, 1_700_000_001, 7, 'k1']])
+  t.is(second.duplicates, 1)
+  const rows = await app.sql<{ value: number }[]>`select value from points where stat_id = ${stat} order by ts`
+  t.deepEqual(rows.map((r) => r.value), [10, 7])
+  // Within one batch, too.
+  const third = await applyBatch(app.sql, randomUUID(), [[stat, 1_700_000_500, 1, 'k2'], [stat, 1_700_000_500, 2, 'k2']])
+  t.deepEqual(third, { applied: true, stored: 1, duplicates: 1 })
+})
+
+test('decision 5: points queued for a stat deleted since die with it', async (t) => {
+  const stat = await newStat()
+  await app.sql`delete from stats where id = ${stat}`
+  const r = await applyBatch(app.sql, randomUUID(), [[stat, 1_700_000_000, 1, null], [stat, 1_700_000_000, 1, 'k']])
+  t.is(r.stored, 0)
+  t.is(await count(stat), 0)
+})
+
+test('rollups: a refresh folds pending minutes into 1m, 1h and 1d buckets equal to the raw aggregation', async (t) => {
+  const stat = await newStat('gauge')
+  const base = 1_700_000_000 - (1_700_000_000 % 86_400) // a UTC midnight
+  const values: QueuedPoint[] = []
+  for (let i = 0; i < 300; i++) values.push([stat, base + i * 397, (i % 17) - 3.5, null])
+  // In several batches, refreshed in between, so buckets are merged across refreshes.
+  await applyBatch(app.sql, randomUUID(), values.slice(0, 120))
+  await refreshRollups(app.sql)
+  await applyBatch(app.sql, randomUUID(), values.slice(120))
+  await refreshRollups(app.sql)
+  for (const [table, step] of [['rollups_1m', 60], ['rollups_1h', 3600], ['rollups_1d', 86_400]] as const) {
+    const rolled = await app.sql`select extract(epoch from bucket)::bigint as b, count, sum, min, max from ${app.sql(table)} where stat_id = ${stat} order by 1`
+    const raw = await app.sql`
+      select (floor(extract(epoch from ts) / ${step}) * ${step})::bigint as b, count(*) as count, sum(value) as sum, min(value) as min, max(value) as max
+      from points where stat_id = ${stat} group by 1 order by 1`
+    t.deepEqual(rolled.map((r) => [r.b, Number(r.count), r.sum, r.min, r.max]), raw.map((r) => [r.b, Number(r.count), r.sum, r.min, r.max]), table)
+  }
+  const [pending] = await app.sql`select count(*)::int as n from rollup_pending where stat_id = ${stat}`
+  t.is(pending.n, 0)
+  const [state] = await app.sql`select refreshed_at from rollup_state where stat_id = ${stat}`
+  t.truthy(state.refreshed_at, 'refresh time recorded per stat')
+})
+
+test('rollups: two refreshers running at once fold every pending row exactly once', async (t) => {
+  const stat = await newStat()
+  for (let b = 0; b < 20; b++) {
+    await applyBatch(app.sql, randomUUID(), Array.from({ length: 50 }, (_, i): QueuedPoint => [stat, 1_700_000_000 + b * 3600 + i * 60, 1, null]))
+  }
+  await Promise.all([refreshRollups(app.sql, 300), refreshRollups(app.sql, 300), refreshRollups(app.sql, 300)])
+  while ((await refreshRollups(app.sql)).rows > 0) { /* drain what is left */ }
+  const [r] = await app.sql`select sum(count)::int as n, sum(sum) as s from rollups_1m where stat_id = ${stat}`
+  t.is(r.n, 1000)
+  t.is(r.s, 1000)
+})

@@ -1,0 +1,49 @@
+import test from 'ava'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+import { createKey, signUp } from '../helpers/factories.js'
+import { request } from '../helpers/http.js'
+import { settle, stored } from '../helpers/storage.js'
+
+// No in-process workers here: the only consumers are the child processes below.
+let app: TestApp
+test.before(async () => { app = await startTestApp() })
+test.after.always(() => app?.close())
+
+function spawnWorker(): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
+    env: { ...process.env, DATABASE_URL: app.config.databaseUrl, REDIS_URL: app.config.redisUrl, REDIS_PREFIX: app.config.redisPrefix, LOG_LEVEL: 'error' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+}
+
+test('a worker killed mid-batch and restarted: every accepted point is stored exactly once', async (t) => {
+  t.timeout(90_000)
+  const user = await signUp(app.url)
+  await app.sql`update accounts set plan = 'business' where id = ${user.accountId}`
+  const { key } = await createKey(app.url, user)
+  const batches = Array.from({ length: 80 }, (_, b) => ({ ezkey: key, data: Array.from({ length: 100 }, (_, i) => ({ stat: `k${i % 3}`, count: 1, t: 1_700_000_000 + b })) }))
+  const res = await Promise.all(batches.map((json) => request(app.url, '/ez', { json })))
+  t.true(res.every((r) => r.body.accepted === 100))
+
+  const doomed = spawnWorker()
+  let atKill = 0
+  for (let i = 0; i < 3000 && atKill === 0; i++) {
+    atKill = (await stored(app, user.accountId)).points
+    if (!atKill) await new Promise((r) => setTimeout(r, 5))
+  }
+  doomed.kill('SIGKILL')
+  await new Promise((r) => doomed.once('exit', r))
+  atKill = (await stored(app, user.accountId)).points
+  t.true(atKill > 0 && atKill < 8000, `killed with ${atKill} of 8000 points stored`)
+
+  // The replacement picks up the waiting jobs and, after the lock expires, the ones the dead worker held.
+  const replacement = spawnWorker()
+  t.teardown(() => { replacement.kill('SIGTERM') })
+  await settle(app, 60_000)
+  const s = await stored(app, user.accountId)
+  t.is(s.points, 8000)
+  // Every job was applied once: the batches recorded hold exactly the accepted points.
+  const [{ n }] = await app.sql<{ n: number }[]>`select sum(points)::int as n from applied_batches`
+  t.is(n, 8000)
+})
