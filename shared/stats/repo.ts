@@ -2,6 +2,7 @@
 // its kind is fixed there, under the unique (account_id, name) constraint, so
 // two concurrent first writes of different kinds end with exactly one kind.
 import type { Db, Sql } from '../db.js'
+import { parseStatName } from '../ingest/names.js'
 
 export type Kind = 'counter' | 'gauge'
 
@@ -88,4 +89,35 @@ export function statJson(s: Stat & { lastPointAt?: Date | null }) {
     id: s.id, name: s.name, kind: s.kind, description: s.description, created_at: s.createdAt.toISOString(),
     ...(s.lastPointAt !== undefined ? { last_point_at: s.lastPointAt?.toISOString() ?? null } : {}),
   }
+}
+
+export async function findStatById(sql: Db, id: string): Promise<Stat | null> {
+  const [row] = await sql<StatRow[]>`select id, account_id, name, kind, description, created_at from stats where id = ${id}`
+  return row ? toStat(row) : null
+}
+
+/** Sets or clears (null) a stat's description. */
+export async function setDescription(sql: Db, accountId: string, name: string, description: string | null): Promise<Stat | null> {
+  const [row] = await sql<StatRow[]>`
+    update stats set description = ${description} where account_id = ${accountId} and name = ${name}
+    returning id, account_id, name, kind, description, created_at`
+  return row ? toStat(row) : null
+}
+
+/**
+ * Deletes a stat with its points, rollups, share token and idempotency
+ * records (by cascade). Points still queued for it carry its id and are
+ * dropped by the persist worker; a later write creates a new stat.
+ */
+export async function deleteStat(sql: Db, accountId: string, name: string): Promise<Stat | null> {
+  const [row] = await sql<StatRow[]>`
+    delete from stats where account_id = ${accountId} and name = ${name}
+    returning id, account_id, name, kind, description, created_at`
+  return row ? toStat(row) : null
+}
+
+/** Finds a stat from a name as it arrives in a URL, normalised the way writes store it. */
+export async function findStatByRawName(sql: Db, accountId: string, raw: string): Promise<Stat | null> {
+  const name = parseStatName(raw)
+  return name.ok ? findStat(sql, accountId, name.value) : null
 }

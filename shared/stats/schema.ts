@@ -26,3 +26,34 @@ export const RangeJson = z
   .meta({ id: 'Range' })
 
 export const StatDetail = z.object({ stat: StatJson, range: RangeJson, points: z.array(BucketJson) }).meta({ id: 'StatDetail' })
+
+export const PatchStatBody = z
+  .object({ description: z.string().max(500, { error: 'must be at most 500 characters' }).nullable() })
+  .strict()
+  .meta({ id: 'PatchStatBody' })
+
+export const StatOne = z.object({ stat: StatJson }).meta({ id: 'StatOne' })
+
+export const ShareJson = z
+  .object({ share: z.object({ token: z.string(), stat_id: z.uuid(), embed_url: z.string(), created_at: z.iso.datetime() }) })
+  .meta({ id: 'Share' })
+
+export const EmbedQuery = z.object({
+  token: z.string().optional().describe('The stat\'s share token'),
+  range: z.string().optional().describe('One of 1h, 6h, 24h, 7d, 30d (default 24h)'),
+})
+
+export const EmbedJson = z
+  .object({ stat: z.object({ id: z.uuid(), name: z.string(), kind: z.enum(['counter', 'gauge']), description: z.string().nullable() }), range: RangeJson, points: z.array(BucketJson) })
+  .meta({ id: 'Embed' })
+
+const Repeatable = z.union([z.string(), z.array(z.string())])
+
+export const ExportQuery = z.object({
+  format: z.enum(['csv', 'json'], { error: 'must be csv or json' }).optional().describe('Default json'),
+  stat: z.string().optional().describe('Exact stat name (all-stats route); omitted means every stat'),
+  range: Repeatable.optional().describe(`One of ${RANGE_NAMES.join(', ')}. Given twice, empty or unknown: 400. Cannot be combined with from/to.`),
+  window: Repeatable.optional().describe('Alias of range'),
+  from: Repeatable.optional().describe('ISO 8601 start, clamped to the plan\'s retention'),
+  to: Repeatable.optional().describe('ISO 8601 end (default now)'),
+})

@@ -1,0 +1,45 @@
+// Export of raw observations as CSV or JSON (interface 4.5, decisions.md
+// section 7), streamed with the applied window in headers and body.
+import { Readable } from 'node:stream'
+import { notFound } from '../../shared/errors.js'
+import { exportCsv, exportJson, hasOlderPoints } from '../../shared/export/stream.js'
+import { resolveExportWindow } from '../../shared/export/window.js'
+import { planOf } from '../../shared/plans.js'
+import { findStatByRawName, listStats, type Stat } from '../../shared/stats/repo.js'
+import { ExportQuery } from '../../shared/stats/schema.js'
+import { accountOf, type AuthKind, type Ctx } from '../context.js'
+import type { Routes } from '../route.js'
+import type { z } from 'zod'
+
+async function sendExport(ctx: Ctx, query: z.infer<typeof ExportQuery>, statName: string | undefined) {
+  const account = accountOf(ctx)
+  const w = resolveExportWindow(query, planOf(account.plan), new Date())
+  let stats: Stat[]
+  if (statName !== undefined) {
+    const stat = await findStatByRawName(ctx.deps.sql, account.id, statName)
+    if (!stat) throw notFound('stat', 'stat_not_found')
+    stats = [stat]
+  } else {
+    stats = await listStats(ctx.deps.sql, account.id)
+  }
+  if (w.needsOlderCheck) w.clamped = await hasOlderPoints(ctx.deps.sql, stats, w.from)
+  ctx.set('X-Service-Export-Requested-Range', w.requested)
+  ctx.set('X-Service-Export-From', w.from.toISOString())
+  ctx.set('X-Service-Export-To', w.to.toISOString())
+  ctx.set('X-Service-Export-Retention-Days', String(w.retentionDays))
+  ctx.set('X-Service-Export-Range-Clamped', String(w.clamped))
+  const csv = query.format === 'csv'
+  ctx.type = csv ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8'
+  ctx.set('Content-Disposition', `attachment; filename="export.${csv ? 'csv' : 'json'}"`)
+  ctx.body = Readable.from((csv ? exportCsv : exportJson)(ctx.deps.sql, stats, w))
+}
+
+export function exportRoutes(routes: Routes): void {
+  const common = { tag: 'export', auth: ['bearer', 'session'] as AuthKind[], rateLimited: true, query: ExportQuery, errors: [404, 429],
+    responses: { 200: { description: 'Raw observations, ordered by stat name then time, streamed. CSV: header stat,kind,timestamp,iso_time,value, rows, then a final "# requested_range=… applied_from=… applied_to=…" line.' } } }
+  routes
+    .add({ ...common, method: 'get', path: '/api/v1/export', summary: 'Export every stat (or ?stat=) as CSV or JSON' },
+      (ctx, { query }) => sendExport(ctx, query, query.stat))
+    .add({ ...common, method: 'get', path: '/api/v1/stats/:name/export', summary: 'Export one stat as CSV or JSON' },
+      (ctx, { query, params }) => sendExport(ctx, query, params.name))
+}
