@@ -8,7 +8,10 @@ import { createRegistry } from './openapi.js'
 import { Routes } from './route.js'
 import { apiKeyRoutes } from './routes/api-keys.js'
 import { authRoutes } from './routes/auth.js'
+import { embedRoutes } from './routes/embed.js'
+import { exportRoutes } from './routes/export.js'
 import { healthRoutes } from './routes/health.js'
+import { statAdminRoutes } from './routes/stat-admin.js'
 import { legacyRoutes } from './routes/legacy.js'
 import { statRoutes } from './routes/stats.js'
 import { writeRoutes } from './routes/writes.js'
@@ -26,6 +29,9 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContext> {
   legacyRoutes(routes)
   writeRoutes(routes)
   statRoutes(routes)
+  statAdminRoutes(routes)
+  embedRoutes(routes)
+  exportRoutes(routes)
 
   app.use(edgeBlock(deps.config.edgeBlockedUserAgents)) // before everything, as the edge would
   app.use(requestLog())

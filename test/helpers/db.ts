@@ -3,8 +3,8 @@ import { createHash, randomBytes } from 'node:crypto'
 import { createSql, withDatabase, type Sql } from '../../shared/db.js'
 import { listMigrations, migrate } from '../../shared/migrate.js'
 
-export const TEMPLATE = 'metrics_test_template'
 const CLONE_PREFIX = 'metrics_test_'
+const TEMPLATE_PREFIX = 'metrics_tpl_'
 
 /** The server the tests use: DATABASE_URL's server, or the local default. */
 export function baseUrl(): string {
@@ -21,20 +21,23 @@ function migrationsHash(): string {
   return h.digest('hex').slice(0, 16)
 }
 
+/** The template is named after the migrations it holds, so runs of different commits never share one. */
+export const TEMPLATE = TEMPLATE_PREFIX + migrationsHash()
+
 /** Builds (or rebuilds, when a migration changed) the template, and drops clones left by crashed runs. */
 export async function prepareTemplate(): Promise<void> {
   const sql = admin()
   try {
-    const hash = migrationsHash()
     const stale = await sql<{ datname: string }[]>`select datname from pg_database where datname like ${CLONE_PREFIX + '%'} and datname <> ${TEMPLATE}`
     const cutoff = Date.now() - 2 * 3600_000 // a concurrent run's clones are younger than this
     for (const { datname } of stale) {
       const born = Number(datname.slice(CLONE_PREFIX.length).split('_')[0])
       if (born < cutoff) await sql.unsafe(`drop database if exists "${datname}" with (force)`)
     }
+    // A template is complete once it carries the 'ready' comment; a half-built one (crashed run) is rebuilt.
     const [current] = await sql<{ comment: string | null }[]>`
       select shobj_description(oid, 'pg_database') as comment from pg_database where datname = ${TEMPLATE}`
-    if (current?.comment === hash) return
+    if (current?.comment === 'ready') return
     await sql.unsafe(`drop database if exists "${TEMPLATE}" with (force)`)
     await sql.unsafe(`create database "${TEMPLATE}"`)
     const tpl = createSql(withDatabase(baseUrl(), TEMPLATE), { max: 1 })
@@ -43,7 +46,7 @@ export async function prepareTemplate(): Promise<void> {
     } finally {
       await tpl.end()
     }
-    await sql.unsafe(`comment on database "${TEMPLATE}" is '${hash}'`)
+    await sql.unsafe(`comment on database "${TEMPLATE}" is 'ready'`)
   } finally {
     await sql.end()
   }
