@@ -6,6 +6,7 @@ import { errors } from './middleware/errors.js'
 import { requestLog } from './middleware/request-log.js'
 import { createRegistry } from './openapi.js'
 import { Routes } from './route.js'
+import { alertRoutes } from './routes/alerts.js'
 import { apiKeyRoutes } from './routes/api-keys.js'
 import { authRoutes } from './routes/auth.js'
 import { embedRoutes } from './routes/embed.js'
@@ -32,6 +33,7 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContext> {
   statAdminRoutes(routes)
   embedRoutes(routes)
   exportRoutes(routes)
+  alertRoutes(routes)
 
   app.use(edgeBlock(deps.config.edgeBlockedUserAgents)) // before everything, as the edge would
   app.use(requestLog())

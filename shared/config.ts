@@ -24,6 +24,9 @@ const Env = z.object({
   // Trust X-Forwarded-* from the platform router (Heroku-style); off when exposed directly.
   TRUST_PROXY: flag.default(false),
   SHUTDOWN_TIMEOUT_MS: int(100).default(10_000),
+  // Alert e-mail (confirmation links and deliveries). Without it, e-mail alerts cannot be created.
+  SMTP_URL: z.string().regex(/^smtps?:\/\//, { error: 'must be an smtp:// or smtps:// URL' }).optional(),
+  MAIL_FROM: z.string().default('Metrics alerts <alerts@localhost>'),
 })
 
 export type Config = Readonly<{
@@ -41,6 +44,8 @@ export type Config = Readonly<{
   sessionTtlHours: number
   trustProxy: boolean
   shutdownTimeoutMs: number
+  smtpUrl: string | undefined
+  mailFrom: string
 }>
 
 /** Thrown when the environment holds a bad value; the message names every bad variable. */
@@ -69,6 +74,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sessionTtlHours: e.SESSION_TTL_HOURS,
     trustProxy: e.TRUST_PROXY,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
   })
 }
 

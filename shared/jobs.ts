@@ -8,6 +8,8 @@ import type { JobsOptions } from 'bullmq'
 export const QUEUES = {
   ingest: '{ingest}',
   rollups: '{rollups}',
+  alerts: '{alerts}',
+  deliver: '{deliver}',
   maintenance: '{maintenance}',
 } as const
 export type QueueKey = keyof typeof QUEUES
@@ -28,6 +30,8 @@ export type QueuedPoint = z.infer<typeof QueuedPoint>
 
 export const PersistPoints = z.object({ batch_id: z.string().min(1), points: z.array(QueuedPoint).min(1) })
 export const RefreshRollups = z.object({})
+export const EvaluateAlerts = z.object({})
+export const DeliverAlert = z.object({ delivery_id: z.string().min(1) })
 
 export const jobs = {
   'persist-points': {
@@ -41,6 +45,19 @@ export const jobs = {
     schema: RefreshRollups,
     opts: { attempts: 1, removeOnComplete: true, removeOnFail: 50 },
     every: () => 2_000,
+  },
+  'evaluate-alerts': {
+    queue: 'alerts',
+    schema: EvaluateAlerts,
+    opts: { attempts: 1, removeOnComplete: true, removeOnFail: 50 },
+    every: (config) => config.alertEvalIntervalSeconds * 1000,
+  },
+  'deliver-alert': {
+    queue: 'deliver',
+    schema: DeliverAlert,
+    // 12 attempts, 5 s doubling with jitter, capped at 1 h: about 3 hours in all (see workers/main.ts backoffStrategy).
+    // Finished jobs are kept a week so that re-adding the same delivery id is a no-op.
+    opts: { attempts: 12, backoff: { type: 'jitter', delay: 5_000 }, removeOnComplete: { age: 7 * 86_400 }, removeOnFail: { age: 7 * 86_400 } },
   },
   'purge-sessions': {
     queue: 'maintenance',

@@ -10,3 +10,9 @@ export interface WorkerDeps {
   log: Logger
   queues: Queues
 }
+
+/** Which try of a job this is; `final` when BullMQ will not retry after a failure. */
+export interface Attempt {
+  number: number
+  final: boolean
+}

@@ -1,6 +1,6 @@
 // The worker process: one BullMQ Worker per queue in the registry, the
 // schedules registered once per cluster, graceful shutdown on SIGTERM.
-import { Worker, type Job } from 'bullmq'
+import { Worker, type Job, type MinimalJob } from 'bullmq'
 import { pathToFileURL } from 'node:url'
 import type { Redis } from 'ioredis'
 import { loadConfigOrExit, type Config } from '../shared/config.js'
@@ -10,22 +10,32 @@ import { createLogger, type Logger } from '../shared/log.js'
 import { Queues } from '../shared/queues.js'
 import { createRedis, createWorkerRedis } from '../shared/redis.js'
 import { onShutdown } from '../shared/shutdown.js'
-import type { WorkerDeps } from './deps.js'
+import type { Attempt, WorkerDeps } from './deps.js'
+import { deliverAlertJob } from './deliver-alert.js'
+import { evaluateAlertsJob } from './evaluate-alerts.js'
 import { persistPointsJob } from './persist-points.js'
 import { purgeSessionsJob } from './purge-sessions.js'
 import { refreshRollupsJob } from './refresh-rollups.js'
 
-type Handler<N extends JobName> = (deps: WorkerDeps, data: JobData<N>, now: Date) => Promise<unknown>
+type Handler<N extends JobName> = (deps: WorkerDeps, data: JobData<N>, now: Date, attempt: Attempt) => Promise<unknown>
 
 /** Every job of the registry has exactly one handler; the compiler checks it. */
 const handlers: { [N in JobName]: Handler<N> } = {
   'persist-points': persistPointsJob,
   'refresh-rollups': refreshRollupsJob,
+  'evaluate-alerts': evaluateAlertsJob,
+  'deliver-alert': deliverAlertJob,
   'purge-sessions': purgeSessionsJob,
 }
 
 // Several persist jobs at once keep PostgreSQL busy while one waits on a commit; rollups run one at a time.
-const CONCURRENCY: Record<QueueKey, number> = { ingest: 4, rollups: 1, maintenance: 1 }
+const CONCURRENCY: Record<QueueKey, number> = { ingest: 4, rollups: 1, alerts: 1, deliver: 8, maintenance: 1 }
+
+/** Delivery retries: exponential from the job's delay, capped at an hour, with jitter so a receiver coming back is not hit by every retry at once. */
+function backoffStrategy(attemptsMade: number, _type?: string, _err?: Error, job?: MinimalJob): number {
+  const base = (job?.opts.backoff as { delay?: number } | undefined)?.delay ?? 5_000
+  return Math.round(Math.min(3_600_000, base * 2 ** Math.max(0, attemptsMade - 1)) * (0.5 + Math.random() * 0.5))
+}
 
 export interface RunningWorkers {
   close(): Promise<void>
@@ -53,11 +63,12 @@ export async function startWorkers(config: Config, log: Logger): Promise<Running
       async (job: Job) => {
         if (!isJobName(job.name)) throw new Error(`no handler for job ${job.name}`)
         const data = parseJob(job.name, job.data)
-        return (handlers[job.name] as Handler<JobName>)(deps, data, new Date())
+        const attempt = { number: job.attemptsMade + 1, final: job.attemptsMade + 1 >= (job.opts.attempts ?? 1) }
+        return (handlers[job.name] as Handler<JobName>)(deps, data, new Date(), attempt)
       },
       // A worker that dies mid-job loses its lock after lockDuration; another worker then
       // re-runs the job (stalled-job recovery), which applyBatch makes harmless.
-      { connection, prefix: config.redisPrefix, concurrency: CONCURRENCY[key], lockDuration: 15_000, stalledInterval: 5_000 },
+      { connection, prefix: config.redisPrefix, concurrency: CONCURRENCY[key], lockDuration: 15_000, stalledInterval: 5_000, settings: { backoffStrategy } },
     )
     worker.on('failed', (job, err) => log.warn('job failed', { queue: key, job: job?.name, job_id: job?.id, attempts: job?.attemptsMade, error: err.message }))
     worker.on('error', (err) => log.error('worker error', { queue: key, error: err.message }))

@@ -1,0 +1,40 @@
+// Alerts (interface 2.4, 3.2, 4.6; decisions.md section 8) and the e-mail opt-in link.
+import { z } from 'zod'
+import { invalid, notFound } from '../../shared/errors.js'
+import { confirmEmail } from '../../shared/alerts/mail.js'
+import { alertJson, listAlerts } from '../../shared/alerts/repo.js'
+import { AlertList, CreateAlertBody, CreatedAlert } from '../../shared/alerts/schema.js'
+import { createAlert, removeAlert } from '../../shared/alerts/service.js'
+import { accountOf, type AuthKind } from '../context.js'
+import type { Routes } from '../route.js'
+
+export function alertRoutes(routes: Routes): void {
+  const common = { tag: 'alerts', auth: ['bearer', 'session'] as AuthKind[], rateLimited: true, errors: [403, 404, 429] }
+  routes
+    .add({ ...common, method: 'post', path: '/api/v1/alerts', summary: 'Create an alert on a stat (by name)', body: CreateAlertBody,
+      responses: { 201: { description: 'The alert, and the secret that signs its webhook deliveries (shown once)', schema: CreatedAlert } } },
+    async (ctx, { body }) => {
+      const alert = await createAlert(ctx.deps, accountOf(ctx), body, ctx.deps.config.publicUrl ?? ctx.origin)
+      ctx.status = 201
+      ctx.body = { alert: alertJson(alert), signing_secret: alert.signing_secret }
+    })
+    .add({ ...common, method: 'get', path: '/api/v1/alerts', summary: 'The account\'s alerts, with their state and last delivery error',
+      responses: { 200: { description: 'Alerts', schema: AlertList } } },
+    async (ctx) => {
+      ctx.body = { alerts: (await listAlerts(ctx.deps.sql, accountOf(ctx).id)).map(alertJson) }
+    })
+    .add({ ...common, method: 'delete', path: '/api/v1/alerts/:id', summary: 'Delete an alert; its queued deliveries are dropped and no resolve is sent',
+      responses: { 204: { description: 'Deleted' } } },
+    async (ctx, { params }) => {
+      if (!z.uuid().safeParse(params.id).success) throw invalid('invalid_id', 'alert id must be a UUID')
+      if (!(await removeAlert(ctx.deps, accountOf(ctx).id, params.id))) throw notFound('alert', 'alert_not_found')
+      ctx.status = 204
+    })
+    .add({ method: 'get', path: '/api/v1/email/confirm', tag: 'alerts', summary: 'Confirm an address for alert e-mails (the link in the confirmation mail)',
+      query: z.object({ token: z.string().max(200) }), responses: { 200: { description: 'Confirmed; pending e-mail alerts for it are armed' } }, errors: [404] },
+    async (ctx, { query }) => {
+      if (!(await confirmEmail(ctx.deps.sql, query.token))) throw notFound('confirmation', 'confirmation_not_found')
+      ctx.type = 'text/plain'
+      ctx.body = 'Address confirmed: alert e-mails will now be delivered.\n'
+    })
+}

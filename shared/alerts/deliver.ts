@@ -1,0 +1,54 @@
+// Sending one delivery over its alert's channel. Webhooks get the payload of
+// interface 2.5 with the idempotency, incident and signature headers; Slack an
+// incoming-webhook message; e-mail a plain-text mail to a confirmed address.
+import { createHmac } from 'node:crypto'
+import type { Config } from '../config.js'
+import type { Db } from '../db.js'
+import { postJson } from './egress.js'
+import { isConfirmed, sendMail } from './mail.js'
+import type { AlertRow, Delivery } from './repo.js'
+import type { DeliveryPayload } from './schema.js'
+
+/** `t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">` (decisions.md section 8). */
+export function signature(secret: string, body: string, unixSeconds: number): string {
+  return `t=${unixSeconds},v1=${createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex')}`
+}
+
+function statLink(config: Pick<Config, 'publicUrl'>, name: string): string {
+  return `${config.publicUrl ?? 'http://localhost:3000'}/api/v1/stats/${encodeURIComponent(name)}?range=24h`
+}
+
+async function post(config: Config, url: string, body: string, headers: Record<string, string>): Promise<void> {
+  const res = await postJson(url, body, { 'content-type': 'application/json', 'user-agent': 'metrics-alerts/1', ...headers }, { allowPrivate: config.webhookAllowPrivate })
+  if (res.status < 200 || res.status >= 300) throw new Error(`receiver answered HTTP ${res.status}`)
+}
+
+/** Sends a delivery once; throws on any failure so the job is retried. */
+export async function send(config: Config, sql: Db, alert: AlertRow, delivery: Delivery, now: Date): Promise<void> {
+  const p = delivery.payload as DeliveryPayload
+  switch (alert.channel) {
+    case 'webhook': {
+      const body = JSON.stringify(p)
+      return post(config, alert.channel_config.webhook_url!, body, {
+        'X-Service-Idempotency-Key': p.idempotency_key,
+        'X-Service-Incident-Key': p.incident_key,
+        'X-Service-Signature': signature(alert.signing_secret, body, Math.floor(now.getTime() / 1000)),
+      })
+    }
+    case 'slack': {
+      const icon = p.event === 'fired' ? ':rotating_light:' : ':white_check_mark:'
+      const text = `${icon} *${p.event === 'fired' ? 'Alert firing' : 'Resolved'}*: ${p.message}\n<${statLink(config, p.stat_name)}|${p.stat_name}> · ${p.condition} ${p.threshold} · ${p.triggered_at}`
+      return post(config, alert.channel_config.slack_webhook_url!, JSON.stringify({ text }), {})
+    }
+    case 'email': {
+      const to = alert.channel_config.email!
+      // Double opt-in is checked again at send time: a confirmation can only ever be added, but be strict.
+      if (!(await isConfirmed(sql, alert.account_id, to))) throw new Error('address not confirmed')
+      return sendMail(config, {
+        to,
+        subject: `[${p.event === 'fired' ? 'FIRING' : 'RESOLVED'}] ${p.stat_name}`,
+        text: `${p.message}\n\nCondition: ${p.condition} ${p.threshold}\nObserved: ${p.observed_value ?? 'no data'}\nAt: ${p.triggered_at}\nIncident: ${p.incident_key}\n\n${statLink(config, p.stat_name)}\n`,
+      })
+    }
+  }
+}

@@ -1,0 +1,122 @@
+// One evaluation pass over every alert, set-based: one query reads each
+// alert's observation, the state machine runs in memory, one statement writes
+// the new states and one inserts the deliveries (the outbox), all in one
+// transaction. An advisory lock keeps two passes from overlapping anywhere.
+import type { Sql } from '../db.js'
+import { conditionHolds, step, type AlertState, type Rule } from './conditions.js'
+import type { Condition, DeliveryPayload } from './schema.js'
+
+const LOCK_ID = 72_410_002
+
+interface Row {
+  id: string
+  stat_name: string
+  condition_type: Condition
+  threshold: number
+  window_minutes: number
+  direction: 'above' | 'below'
+  cooldown_minutes: number
+  state: 'ok' | 'firing'
+  incident_id: string | null
+  incident_notified: boolean
+  last_notified_at: Date | null
+  condition_since: Date | null
+  value: number | null
+  previous: number | null
+}
+
+export interface PassResult {
+  evaluated: number
+  deliveries: string[]
+  skipped?: boolean
+}
+
+const describe: Record<Condition, string> = {
+  above: 'above', below: 'below', pct_change: 'changed by more than (%)', heartbeat: 'no data for more than (s)',
+  missing_data: 'no data for more than (s)', sustained: 'sustained beyond',
+}
+
+function payload(r: Row, event: 'fired' | 'resolved', incidentId: string, now: Date): DeliveryPayload {
+  const limit = r.condition_type === 'heartbeat' || r.condition_type === 'missing_data' ? r.window_minutes * 60 : r.threshold
+  const observed = r.value === null ? 'no data' : String(Math.round(r.value * 1000) / 1000)
+  return {
+    alert_id: r.id, event, status: event === 'fired' ? 'firing' : 'resolved', stat_name: r.stat_name,
+    observed_value: r.value, condition: r.condition_type, threshold: r.threshold, triggered_at: now.toISOString(),
+    message: event === 'fired'
+      ? `${r.stat_name}: ${describe[r.condition_type]} ${limit} (observed ${observed})`
+      : `${r.stat_name}: recovered, no longer ${describe[r.condition_type]} ${limit} (observed ${observed})`,
+    idempotency_key: `${r.id}:${incidentId}:${event}`,
+    incident_key: `${r.id}:${incidentId}`,
+  }
+}
+
+/** Evaluates every confirmed alert at `now`; returns the ids of the deliveries it queued in the outbox. */
+export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
+  return sql.begin(async (tx) => {
+    const [{ locked }] = await tx<{ locked: boolean }[]>`select pg_try_advisory_xact_lock(${LOCK_ID}) as locked`
+    if (!locked) return { evaluated: 0, deliveries: [], skipped: true }
+    // The value of the last minute, read from the points themselves (index on stat_id, ts) so that a
+    // breach is seen within one evaluation interval: counters summed, gauges averaged.
+    const rows = await tx<Row[]>`
+      select a.id, a.stat_name, a.condition_type, a.threshold, a.window_minutes, a.direction, a.cooldown_minutes,
+             a.state, a.incident_id, a.incident_notified, a.last_notified_at, a.condition_since,
+             case when a.condition_type in ('heartbeat', 'missing_data')
+                  then extract(epoch from ${now}::timestamptz - coalesce(last.ts, a.created_at))::float8
+                  else cur.v end as value,
+             prev.v as previous
+      from alerts a
+      left join stats s on s.account_id = a.account_id and s.name = a.stat_name
+      left join lateral (
+        select case when s.kind = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
+        from points p where p.stat_id = s.id and p.ts > ${now}::timestamptz - interval '60 seconds' and p.ts <= ${now}
+      ) cur on s.id is not null and a.condition_type not in ('heartbeat', 'missing_data')
+      left join lateral (
+        select case when s.kind = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
+        from points p where p.stat_id = s.id
+          and p.ts > ${now}::timestamptz - make_interval(mins => a.window_minutes) - interval '60 seconds'
+          and p.ts <= ${now}::timestamptz - make_interval(mins => a.window_minutes)
+      ) prev on s.id is not null and a.condition_type = 'pct_change'
+      left join lateral (select max(p.ts) as ts from points p where p.stat_id = s.id) last
+        on s.id is not null and a.condition_type in ('heartbeat', 'missing_data')
+      where a.state in ('ok', 'firing')
+      order by a.id
+      for update of a`
+    if (!rows.length) return { evaluated: 0, deliveries: [] }
+
+    const next: AlertState[] = []
+    const outbox: Array<{ id: string; alertId: string; incidentId: string; event: string; payload: DeliveryPayload }> = []
+    for (const r of rows) {
+      const rule: Rule = { condition: r.condition_type, threshold: r.threshold, windowMinutes: r.window_minutes, direction: r.direction, cooldownMinutes: r.cooldown_minutes }
+      const current: AlertState = { state: r.state, incidentId: r.incident_id, incidentNotified: r.incident_notified, lastNotifiedAt: r.last_notified_at, conditionSince: r.condition_since }
+      const s = step(rule, current, conditionHolds(rule, { value: r.value, previous: r.previous }), now)
+      next.push(s.next)
+      if (s.event) {
+        const incidentId = s.event === 'fired' ? s.next.incidentId! : r.incident_id!
+        const p = payload(r, s.event, incidentId, now)
+        outbox.push({ id: p.idempotency_key, alertId: r.id, incidentId, event: s.event, payload: p })
+      }
+    }
+    await tx`
+      update alerts a set state = u.state, incident_id = u.incident_id, incident_notified = u.notified,
+        last_notified_at = u.notified_at, condition_since = u.since, last_value = u.value, last_evaluated_at = ${now}
+      from unnest(${rows.map((r) => r.id)}::uuid[], ${next.map((n) => n.state)}::text[], ${next.map((n) => n.incidentId)}::uuid[],
+                  ${next.map((n) => n.incidentNotified)}::bool[], ${next.map((n) => n.lastNotifiedAt)}::timestamptz[],
+                  ${next.map((n) => n.conditionSince)}::timestamptz[], ${rows.map((r) => r.value)}::float8[])
+        as u(id, state, incident_id, notified, notified_at, since, value)
+      where a.id = u.id`
+    if (outbox.length) {
+      await tx`
+        insert into alert_deliveries (id, alert_id, incident_id, event, payload)
+        select * from unnest(${outbox.map((o) => o.id)}::text[], ${outbox.map((o) => o.alertId)}::uuid[], ${outbox.map((o) => o.incidentId)}::uuid[],
+                             ${outbox.map((o) => o.event)}::text[], ${outbox.map((o) => JSON.stringify(o.payload))}::jsonb[])
+        on conflict (id) do nothing`
+    }
+    return { evaluated: rows.length, deliveries: outbox.map((o) => o.id) }
+  }) as Promise<PassResult>
+}
+
+/** Deliveries still waiting to be sent (the outbox), for re-enqueueing after a crash between commit and enqueue. */
+export async function queuedDeliveries(sql: Sql, olderThan: Date): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`select id from alert_deliveries where status = 'queued' and created_at < ${olderThan} order by created_at limit 1000`
+  return rows.map((r) => r.id)
+}

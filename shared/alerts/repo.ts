@@ -1,0 +1,98 @@
+// Alert rows and their deliveries.
+import type { Db, Sql } from '../db.js'
+import { randomToken } from '../auth/secrets.js'
+import type { CreateAlertBody } from './schema.js'
+
+export interface AlertRow {
+  id: string
+  account_id: string
+  stat_name: string
+  condition_type: CreateAlertBody['condition_type']
+  threshold: number
+  window_minutes: number
+  direction: 'above' | 'below'
+  channel: CreateAlertBody['channel']
+  channel_config: CreateAlertBody['channel_config']
+  cooldown_minutes: number
+  signing_secret: string
+  state: 'ok' | 'firing' | 'pending_confirmation'
+  last_value: number | null
+  last_evaluated_at: Date | null
+  last_delivery_error: string | null
+  last_delivery_failed_at: Date | null
+  created_at: Date
+}
+
+/**
+ * Inserts an alert unless the account already holds `limit` of them; the
+ * per-account advisory lock keeps two concurrent creations from both taking the last place.
+ */
+export async function insertAlert(sql: Sql, accountId: string, body: CreateAlertBody, state: 'ok' | 'pending_confirmation', limit: number): Promise<AlertRow | null> {
+  return sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(hashtextextended(${accountId}, 11))`
+    const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from alerts where account_id = ${accountId}`
+    if (n >= limit) return null
+    const [row] = await tx<AlertRow[]>`
+      insert into alerts (account_id, stat_name, condition_type, threshold, window_minutes, direction, channel, channel_config, cooldown_minutes, signing_secret, state)
+      values (${accountId}, ${body.stat_name}, ${body.condition_type}, ${body.threshold}, ${body.window_minutes}, ${body.direction}, ${body.channel},
+              ${tx.json(body.channel_config)}, ${body.cooldown_minutes}, ${`whsec_${randomToken(24)}`}, ${state})
+      returning *`
+    return row
+  }) as Promise<AlertRow | null>
+}
+
+export async function listAlerts(sql: Db, accountId: string): Promise<AlertRow[]> {
+  return sql<AlertRow[]>`select * from alerts where account_id = ${accountId} order by created_at, id`
+}
+
+export async function findAlert(sql: Db, id: string): Promise<AlertRow | null> {
+  const [row] = await sql<AlertRow[]>`select * from alerts where id = ${id}`
+  return row ?? null
+}
+
+/** Deletes an alert with its deliveries; returns the ids of deliveries that were still queued (their jobs are to be dropped). */
+export async function deleteAlert(sql: Db, accountId: string, id: string): Promise<string[] | null> {
+  const rows = await sql<{ id: string; queued: string[] }[]>`
+    with gone as (delete from alerts where id = ${id} and account_id = ${accountId} returning id)
+    select g.id, coalesce((select array_agg(d.id) from alert_deliveries d where d.alert_id = g.id and d.status = 'queued'), '{}') as queued
+    from gone g`
+  return rows.length ? rows[0].queued : null
+}
+
+/** The public JSON form of an alert (never the signing secret). */
+export function alertJson(a: AlertRow) {
+  return {
+    id: a.id, stat_name: a.stat_name, condition_type: a.condition_type, threshold: a.threshold, window_minutes: a.window_minutes,
+    direction: a.direction, channel: a.channel, channel_config: a.channel_config, cooldown_minutes: a.cooldown_minutes, state: a.state,
+    last_value: a.last_value, last_evaluated_at: a.last_evaluated_at?.toISOString() ?? null,
+    last_delivery_error: a.last_delivery_error, last_delivery_failed_at: a.last_delivery_failed_at?.toISOString() ?? null,
+    created_at: a.created_at.toISOString(),
+  }
+}
+
+export interface Delivery {
+  id: string
+  alert_id: string
+  event: 'fired' | 'resolved'
+  payload: Record<string, unknown>
+  status: 'queued' | 'delivered' | 'failed'
+  attempts: number
+}
+
+export async function findDelivery(sql: Db, id: string): Promise<Delivery | null> {
+  const [row] = await sql<Delivery[]>`select id, alert_id, event, payload, status, attempts from alert_deliveries where id = ${id}`
+  return row ?? null
+}
+
+export async function markDelivered(sql: Db, id: string): Promise<void> {
+  await sql`update alert_deliveries set status = 'delivered', delivered_at = now(), attempts = attempts + 1, last_error = null where id = ${id}`
+}
+
+/** Records a failed attempt; `final` marks the delivery failed for good and shows the error on the alert. */
+export async function recordAttemptFailure(sql: Sql, id: string, error: string, final: boolean): Promise<void> {
+  await sql.begin(async (tx) => {
+    const [d] = await tx<{ alert_id: string }[]>`
+      update alert_deliveries set attempts = attempts + 1, last_error = ${error}, status = ${final ? 'failed' : 'queued'} where id = ${id} returning alert_id`
+    if (d && final) await tx`update alerts set last_delivery_error = ${error}, last_delivery_failed_at = now() where id = ${d.alert_id}`
+  })
+}

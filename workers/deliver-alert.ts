@@ -1,0 +1,23 @@
+// Sends one alert delivery. Retried with backoff by BullMQ; the last failed
+// attempt is recorded on the delivery and shown on the alert.
+import { findAlert, findDelivery, markDelivered, recordAttemptFailure } from '../shared/alerts/repo.js'
+import { send } from '../shared/alerts/deliver.js'
+import type { JobData } from '../shared/jobs.js'
+import type { Attempt, WorkerDeps } from './deps.js'
+
+export async function deliverAlertJob(deps: WorkerDeps, data: JobData<'deliver-alert'>, now: Date, attempt: Attempt): Promise<{ status: string }> {
+  const delivery = await findDelivery(deps.sql, data.delivery_id)
+  // Gone with its alert (deleted): dropped, never sent.
+  if (!delivery) return { status: 'dropped' }
+  if (delivery.status !== 'queued') return { status: delivery.status }
+  const alert = await findAlert(deps.sql, delivery.alert_id)
+  if (!alert) return { status: 'dropped' }
+  try {
+    await send(deps.config, deps.sql, alert, delivery, now)
+  } catch (err) {
+    await recordAttemptFailure(deps.sql, delivery.id, (err as Error).message, attempt.final)
+    throw err
+  }
+  await markDelivered(deps.sql, delivery.id)
+  return { status: 'delivered' }
+}
