@@ -96,19 +96,22 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
         outbox.push({ id: p.idempotency_key, alertId: r.id, incidentId, event: s.event, payload: p })
       }
     }
+    // Every array goes as text and is cast in SQL: postgres.js cannot infer array types from nulls or booleans.
+    const iso = (d: Date | null) => d?.toISOString() ?? null
     await tx`
-      update alerts a set state = u.state, incident_id = u.incident_id, incident_notified = u.notified,
-        last_notified_at = u.notified_at, condition_since = u.since, last_value = u.value, last_evaluated_at = ${now}
-      from unnest(${rows.map((r) => r.id)}::uuid[], ${next.map((n) => n.state)}::text[], ${next.map((n) => n.incidentId)}::uuid[],
-                  ${next.map((n) => n.incidentNotified)}::bool[], ${next.map((n) => n.lastNotifiedAt)}::timestamptz[],
-                  ${next.map((n) => n.conditionSince)}::timestamptz[], ${rows.map((r) => r.value)}::float8[])
+      update alerts a set state = u.state, incident_id = u.incident_id::uuid, incident_notified = u.notified::bool,
+        last_notified_at = u.notified_at::timestamptz, condition_since = u.since::timestamptz, last_value = u.value::float8, last_evaluated_at = ${now}
+      from unnest(${rows.map((r) => r.id)}::text[], ${next.map((n) => n.state)}::text[], ${next.map((n) => n.incidentId)}::text[],
+                  ${next.map((n) => String(n.incidentNotified))}::text[], ${next.map((n) => iso(n.lastNotifiedAt))}::text[],
+                  ${next.map((n) => iso(n.conditionSince))}::text[], ${rows.map((r) => (r.value === null ? null : String(r.value)))}::text[])
         as u(id, state, incident_id, notified, notified_at, since, value)
-      where a.id = u.id`
+      where a.id = u.id::uuid`
     if (outbox.length) {
       await tx`
         insert into alert_deliveries (id, alert_id, incident_id, event, payload)
-        select * from unnest(${outbox.map((o) => o.id)}::text[], ${outbox.map((o) => o.alertId)}::uuid[], ${outbox.map((o) => o.incidentId)}::uuid[],
-                             ${outbox.map((o) => o.event)}::text[], ${outbox.map((o) => JSON.stringify(o.payload))}::jsonb[])
+        select id, alert_id::uuid, incident_id::uuid, event, payload::jsonb
+        from unnest(${outbox.map((o) => o.id)}::text[], ${outbox.map((o) => o.alertId)}::text[], ${outbox.map((o) => o.incidentId)}::text[],
+                    ${outbox.map((o) => o.event)}::text[], ${outbox.map((o) => JSON.stringify(o.payload))}::text[]) as u(id, alert_id, incident_id, event, payload)
         on conflict (id) do nothing`
     }
     return { evaluated: rows.length, deliveries: outbox.map((o) => o.id) }
