@@ -14,6 +14,10 @@ export interface ApplyResult {
  * was already used at the same stat and second are skipped (first write
  * wins), and points of stats deleted since they were queued die with the stat.
  * The batch's per-minute aggregates go to rollup_pending in the same statement.
+ * The statement is the same on plain PostgreSQL and TimescaleDB: there the
+ * continuous aggregates take the points in by themselves and rollup_pending
+ * only tells the refresh job which stats took new points (rollup_state); an
+ * append, so concurrent batches of one stat never contend on a row.
  */
 export async function applyBatch(sql: Sql, batchId: string, points: QueuedPoint[]): Promise<ApplyResult> {
   return sql.begin(async (tx) => {

@@ -3,9 +3,20 @@
 // rollup_pending; this refresh claims them with DELETE ... RETURNING (only
 // committed rows are seen, and SKIP LOCKED lets two refreshers split the work)
 // and folds them into the three rollup tables in one statement.
+//
+// TimescaleDB (sql/0003_timescale.timescale.sql): rollups_* are real-time
+// continuous aggregates. The refresh materializes every range TimescaleDB
+// logged as changed (its invalidation log, deletes included; the open start
+// re-materializes only those ranges) up to now() (only complete buckets; the
+// newest come from real-time aggregation), finest first because 1h is built
+// on 1m and 1d on 1h. It then claims rollup_pending only to learn which stats
+// took new points and records their refresh time. Points committed while the
+// refresh ran may be claimed here and materialized by the next run.
 import type { Sql } from '../db.js'
+import { usesTimescale } from './storage.js'
 
 export async function refreshRollups(sql: Sql, limit = 200_000): Promise<{ rows: number; stats: number }> {
+  if (await usesTimescale(sql)) return refreshAggregates(sql, limit)
   const [r] = await sql<{ rows: number; stats: number }[]>`
     with claimed as (
       delete from rollup_pending where ctid in (select ctid from rollup_pending limit ${limit} for update skip locked)
@@ -42,5 +53,24 @@ export async function refreshRollups(sql: Sql, limit = 200_000): Promise<{ rows:
     select (select count(*) from claimed)::int as rows,
            (select count(*) from state)::int as stats,
            (select count(*) from up_1m) + (select count(*) from up_1h) + (select count(*) from up_1d) as upserts`
+  return { rows: r.rows, stats: r.stats }
+}
+
+async function refreshAggregates(sql: Sql, limit: number): Promise<{ rows: number; stats: number }> {
+  // CALL cannot run in a transaction block: three statements, each on its own.
+  await sql`call refresh_continuous_aggregate('rollups_1m', null, now())`
+  await sql`call refresh_continuous_aggregate('rollups_1h', null, now())`
+  await sql`call refresh_continuous_aggregate('rollups_1d', null, now())`
+  const [r] = await sql<{ rows: number; stats: number }[]>`
+    with claimed as (
+      delete from rollup_pending where ctid in (select ctid from rollup_pending limit ${limit} for update skip locked)
+      returning stat_id
+    ),
+    state as (
+      insert into rollup_state as s (stat_id, refreshed_at) select distinct stat_id, now() from claimed
+      on conflict (stat_id) do update set refreshed_at = excluded.refreshed_at
+      returning 1
+    )
+    select (select count(*) from claimed)::int as rows, (select count(*) from state)::int as stats`
   return { rows: r.rows, stats: r.stats }
 }

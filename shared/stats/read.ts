@@ -1,7 +1,10 @@
 // Chart reads: rollups at the coarsest resolution that fits the bucket size,
-// plus the per-minute aggregates not yet folded in (rollup_pending), so a
-// point is visible as soon as it is persisted.
+// plus the raw tail not yet rolled up, so a point is visible as soon as it is
+// persisted. Plain PostgreSQL: the tail is the per-minute aggregates not yet
+// folded in (rollup_pending). TimescaleDB: rollups_* are real-time continuous
+// aggregates that already include the tail, so the union is left out.
 import type { Db } from '../db.js'
+import { usesTimescale } from '../points/storage.js'
 import type { Kind } from './repo.js'
 import type { Window } from './ranges.js'
 
@@ -17,16 +20,24 @@ interface Row {
   max: number
 }
 
-/** Buckets of one stat over a window: counters summed, gauges averaged with min and max; empty buckets omitted. */
+/**
+ * Buckets of one stat over a window: counters summed, gauges averaged with min and max; empty buckets omitted.
+ * The coarse rollup serves only its buckets that end by `to`; the rest of the window comes from the 1 m
+ * rollup, so a window ending inside an hour (or a day) reads the same before and after a refresh folds it.
+ */
 export async function readBuckets(sql: Db, statId: string, kind: Kind, w: Window): Promise<Bucket[]> {
   const b = w.bucketSeconds
-  const table = b % 86_400 === 0 ? sql`rollups_1d` : b % 3_600 === 0 ? sql`rollups_1h` : sql`rollups_1m`
+  const [table, size] = b % 86_400 === 0 ? [sql`rollups_1d`, 86_400] : b % 3_600 === 0 ? [sql`rollups_1h`, 3_600] : [sql`rollups_1m`, 60]
+  const edge = new Date(Math.max(w.from.getTime(), Math.floor(w.to.getTime() / (size * 1000)) * size * 1000))
+  const tail = (await usesTimescale(sql)) ? sql`` : sql`
+      union all
+      select bucket, count, sum, min, max from rollup_pending where stat_id = ${statId} and bucket >= ${w.from} and bucket < ${w.to}`
   const rows = await sql<Row[]>`
     select (floor(extract(epoch from bucket) / ${b}) * ${b})::bigint as t, sum(count)::bigint as n, sum(sum) as sum, min(min) as min, max(max) as max
     from (
-      select bucket, count, sum, min, max from ${table} where stat_id = ${statId} and bucket >= ${w.from} and bucket < ${w.to}
+      select bucket, count, sum, min, max from ${table} where stat_id = ${statId} and bucket >= ${w.from} and bucket < ${edge}
       union all
-      select bucket, count, sum, min, max from rollup_pending where stat_id = ${statId} and bucket >= ${w.from} and bucket < ${w.to}
+      select bucket, count, sum, min, max from rollups_1m where stat_id = ${statId} and bucket >= ${edge} and bucket < ${w.to}${tail}
     ) x
     group by 1 order by 1`
   return rows.map((r) => {

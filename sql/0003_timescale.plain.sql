@@ -1,0 +1,4 @@
+-- Plain PostgreSQL: nothing to do. Version 0003 is the TimescaleDB storage
+-- (0003_timescale.timescale.sql); this file only records the same version
+-- where the extension is not available, so both paths share one numbering.
+-- The plain path keeps rollup_pending + the rollups_1m/1h/1d tables of 0002.
