@@ -9,6 +9,7 @@ import { Routes } from './route.js'
 import { alertRoutes } from './routes/alerts.js'
 import { apiKeyRoutes } from './routes/api-keys.js'
 import { authRoutes } from './routes/auth.js'
+import { dashboardRoutes } from './routes/dashboard.js'
 import { embedRoutes } from './routes/embed.js'
 import { exportRoutes } from './routes/export.js'
 import { healthRoutes } from './routes/health.js'
@@ -33,6 +34,7 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContext> {
   statAdminRoutes(routes)
   embedRoutes(routes)
   exportRoutes(routes)
+  dashboardRoutes(routes)
   alertRoutes(routes)
 
   app.use(edgeBlock(deps.config.edgeBlockedUserAgents)) // before everything, as the edge would
