@@ -54,3 +54,8 @@ export function accountOf(ctx: Ctx): Account {
   if (!ctx.state.account) throw new Error('accountOf() used on a route without auth')
   return ctx.state.account
 }
+
+/** The service's own base URL for links: PUBLIC_URL, else this request's host (never its Origin header). */
+export function baseUrl(ctx: Ctx): string {
+  return ctx.deps.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`
+}

@@ -35,7 +35,9 @@ export function sendLegacyError(ctx: Ctx, err: AppError | null, strict: boolean)
   const real = err ? (err.kind === 'quota' ? 429 : err.status) : 500
   ctx.status = always || strict ? real : 200
   if (err?.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter))
-  ctx.body = { status: 'error', msg: err ? err.message : `internal error (request id ${ctx.state.requestId})`, ...(err?.extra ?? {}) }
+  // The envelope is {status, msg}; a batch stopped part-way also says how far it got.
+  const accepted = err?.extra.accepted
+  ctx.body = { status: 'error', msg: err ? err.message : `internal error (request id ${ctx.state.requestId})`, ...(accepted !== undefined ? { accepted } : {}) }
 }
 
 export function errors(): Middleware {

@@ -22,10 +22,13 @@ async function readRaw(ctx: Ctx): Promise<string> {
   return Buffer.concat(chunks).toString('utf8')
 }
 
-/** Form fields: `+` is a space, malformed escapes are kept as typed, a repeated key keeps its first value. */
+/**
+ * Form fields: `+` is a space, malformed escapes are kept as typed, a repeated key keeps its first value.
+ * `data` is read only from a JSON body (the /ez batch): in a form or query string it is a stray key.
+ */
 function parseForm(text: string): LegacyFields {
   const out: LegacyFields = {}
-  for (const [k, v] of new URLSearchParams(text)) if (k && !(k in out)) out[k] = v
+  for (const [k, v] of new URLSearchParams(text)) if (k && k !== 'data' && !(k in out)) out[k] = v
   return out
 }
 

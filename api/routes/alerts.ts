@@ -5,7 +5,7 @@ import { confirmEmail } from '../../shared/alerts/mail.js'
 import { alertJson, listAlerts } from '../../shared/alerts/repo.js'
 import { AlertList, CreateAlertBody, CreatedAlert } from '../../shared/alerts/schema.js'
 import { createAlert, removeAlert } from '../../shared/alerts/service.js'
-import { accountOf, type AuthKind } from '../context.js'
+import { accountOf, baseUrl, type AuthKind } from '../context.js'
 import type { Routes } from '../route.js'
 
 export function alertRoutes(routes: Routes): void {
@@ -14,7 +14,7 @@ export function alertRoutes(routes: Routes): void {
     .add({ ...common, method: 'post', path: '/api/v1/alerts', summary: 'Create an alert on a stat (by name)', body: CreateAlertBody,
       responses: { 201: { description: 'The alert, and the secret that signs its webhook deliveries (shown once)', schema: CreatedAlert } } },
     async (ctx, { body }) => {
-      const alert = await createAlert(ctx.deps, accountOf(ctx), body, ctx.deps.config.publicUrl ?? ctx.origin)
+      const alert = await createAlert(ctx.deps, accountOf(ctx), body, baseUrl(ctx))
       ctx.status = 201
       ctx.body = { alert: alertJson(alert), signing_secret: alert.signing_secret }
     })

@@ -43,7 +43,7 @@ async function writeBatch(ctx: Ctx, account: Account, data: unknown) {
     if (it.stat === undefined) throw invalid('missing_parameter', `data[${i}]: ${MISSING}`)
     return validatePoint({ stat: it.stat, count: it.count, value: it.value, t: it.t, ikey: it.ikey }, { countDefaultsToOne: true }, now, `data[${i}]: `)
   })
-  const outcome = await ctx.deps.ingest.writeMany(account, points, 'prefix', now)
+  const outcome = await ctx.deps.ingest.writeMany(account, points, 'prefix', now, 'data')
   if (outcome.stoppedBy) {
     outcome.stoppedBy.extra.accepted = outcome.accepted
     throw outcome.stoppedBy

@@ -4,7 +4,7 @@ import { publishStatDeleted } from '../../shared/stats/directory.js'
 import { deleteStat, findStatByRawName, setDescription, statJson, type Stat } from '../../shared/stats/repo.js'
 import { PatchStatBody, ShareJson, StatOne } from '../../shared/stats/schema.js'
 import { createShare, revokeShare } from '../../shared/stats/shares.js'
-import { accountOf, type AuthKind, type Ctx } from '../context.js'
+import { accountOf, baseUrl, type AuthKind, type Ctx } from '../context.js'
 import type { Routes } from '../route.js'
 
 async function statOf(ctx: Ctx, raw: string): Promise<Stat> {
@@ -39,9 +39,8 @@ export function statAdminRoutes(routes: Routes): void {
     async (ctx, { params }) => {
       const stat = await statOf(ctx, params.name)
       const { token, createdAt } = await createShare(ctx.deps.sql, stat.id)
-      const base = ctx.deps.config.publicUrl ?? ctx.origin
       ctx.status = 201
-      ctx.body = { share: { token, stat_id: stat.id, embed_url: `${base}/embed/${stat.id}?token=${token}`, created_at: createdAt.toISOString() } }
+      ctx.body = { share: { token, stat_id: stat.id, embed_url: `${baseUrl(ctx)}/embed/${stat.id}?token=${token}`, created_at: createdAt.toISOString() } }
     })
     .add({ ...common, method: 'delete', path: '/api/v1/stats/:name/share', summary: 'Revoke the stat\'s share token (stops working at once)',
       responses: { 204: { description: 'Revoked' } } },

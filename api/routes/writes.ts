@@ -38,7 +38,7 @@ export function writeRoutes(routes: Routes): void {
         }
       })
       if (errors.length) throw invalid(errors[0].code, `points[${errors[0].index}]: ${errors[0].detail}`, { errors })
-      const outcome = await ctx.deps.ingest.writeMany(accountOf(ctx), points, 'all', now)
+      const outcome = await ctx.deps.ingest.writeMany(accountOf(ctx), points, 'all', now, 'points')
       ctx.body = { status: 'ok', accepted: outcome.accepted, duplicates: outcome.duplicates }
     })
 }

@@ -45,8 +45,9 @@ function payload(r: Row, event: 'fired' | 'resolved', incidentId: string, now: D
     message: event === 'fired'
       ? `${r.stat_name}: ${describe[r.condition_type]} ${limit} (observed ${observed})`
       : `${r.stat_name}: recovered, no longer ${describe[r.condition_type]} ${limit} (observed ${observed})`,
-    idempotency_key: `${r.id}:${incidentId}:${event}`,
-    incident_key: `${r.id}:${incidentId}`,
+    // Also the BullMQ job id, which may not contain ':'.
+    idempotency_key: `${r.id}.${incidentId}.${event}`,
+    incident_key: `${r.id}.${incidentId}`,
   }
 }
 

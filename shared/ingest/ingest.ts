@@ -44,7 +44,7 @@ export class Ingest {
 
   /** One point (legacy single writes and the v1 count/value routes). */
   async writeOne(account: Account, point: ValidPoint, nowSeconds: number): Promise<{ replay?: Replay }> {
-    const [existing] = await this.checkKinds(account, [point], false)
+    const [existing] = await this.checkKinds(account, [point])
     // A deduplicated retry is answered before any allowance is taken: it is not billed.
     let early: IkeyClaim | undefined
     if (point.ikey && existing) {
@@ -59,27 +59,34 @@ export class Ingest {
   /**
    * Several points. 'all': all-or-nothing quota (v1 /points). 'prefix': items
    * commit in order and a quota failure stops there (the /ez JSON batch).
-   * Malformed input was already refused by validation; kind conflicts are refused here, before anything is stored.
+   * Malformed input was already refused by validation; kind conflicts are refused here, before anything is
+   * stored, each listed by index under `label` (`data[3]: type conflict ...`).
    */
-  async writeMany(account: Account, points: ValidPoint[], mode: 'all' | 'prefix', nowSeconds: number): Promise<BatchOutcome> {
-    await this.checkKinds(account, points, true)
+  async writeMany(account: Account, points: ValidPoint[], mode: 'all' | 'prefix', nowSeconds: number, label: string): Promise<BatchOutcome> {
+    if (!points.length) return { accepted: 0, duplicates: 0 }
+    await this.checkKinds(account, points, label)
     const { accepted, duplicates, stoppedBy } = await this.accept(account, points, mode, nowSeconds, undefined)
     return { accepted, duplicates, stoppedBy }
   }
 
-  /** Refuses a point whose kind differs from its stat's (or from an earlier point of the same batch). Returns each point's existing stat. */
-  private async checkKinds(account: Account, points: ValidPoint[], indexed: boolean): Promise<Array<Stat | undefined>> {
+  /**
+   * Refuses points whose kind differs from their stat's, or from an earlier point of the same batch.
+   * Returns each point's existing stat.
+   */
+  private async checkKinds(account: Account, points: ValidPoint[], label?: string): Promise<Array<Stat | undefined>> {
     const existing = await this.deps.directory.existing(account.id, [...new Set(points.map((p) => p.name))])
     const kinds = new Map<string, Kind>([...existing.values()].map((s) => [s.name, s.kind]))
-    points.forEach((p, i) => {
+    const field = (k: Kind) => (k === 'counter' ? 'count' : 'value')
+    const errors: Array<{ index: number; detail: string; code: string }> = []
+    points.forEach((p, index) => {
       const kind = kinds.get(p.name)
-      if (kind && kind !== p.kind) {
-        const sent = p.kind === 'counter' ? 'count' : 'value'
-        const want = kind === 'counter' ? 'count' : 'value'
-        throw invalid('kind_conflict', `${indexed ? `data[${i}]: ` : ''}type conflict: stat "${p.name}" is a ${kind}; send ${want}, not ${sent}`)
-      }
-      kinds.set(p.name, p.kind)
+      if (kind && kind !== p.kind) errors.push({ index, code: 'kind_conflict', detail: `type conflict: stat "${p.name}" is a ${kind}; send ${field(kind)}, not ${field(p.kind)}` })
+      else kinds.set(p.name, p.kind)
     })
+    if (errors.length) {
+      const first = errors[0]
+      throw invalid('kind_conflict', label ? `${label}[${first.index}]: ${first.detail}` : first.detail, label ? { errors } : {})
+    }
     return points.map((p) => existing.get(p.name))
   }
 
@@ -144,10 +151,10 @@ export class Ingest {
       toClaim.forEach((a, i) => won[i] && claimed.push({ statId: a.stat.id, t: a.t, ikey: a.p.ikey! }))
       const queued: QueuedPoint[] = accepted.filter((a) => !dupes.has(a)).map((a) => [a.stat.id, a.t, a.p.value, a.p.ikey ?? null])
       let replay: Replay | undefined
-      if (points.length === 1 && queued.length === 1 && points[0].t !== undefined && !created.length) {
-        if (await idempotency.seenBefore(sql, queued[0][0], queued[0][1]).catch(() => false)) {
-          replay = points[0].kind === 'counter' ? 'sums_with_existing' : 'averages_with_existing'
-        }
+      if (points.length === 1 && queued.length === 1 && points[0].t !== undefined) {
+        // Asked even for a new stat, so that the marker is set for the next write at this second.
+        const seen = await idempotency.seenBefore(sql, queued[0][0], queued[0][1]).catch(() => false)
+        if (seen && !created.length) replay = points[0].kind === 'counter' ? 'sums_with_existing' : 'averages_with_existing'
       }
       if (queued.length) {
         await this.deps.batcher.add(queued).catch((err: Error) => {

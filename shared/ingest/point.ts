@@ -17,7 +17,7 @@ export interface ValidPoint {
 }
 
 export interface RawPoint {
-  stat: unknown
+  stat?: unknown
   count?: unknown
   value?: unknown
   t?: unknown
@@ -56,5 +56,7 @@ export function validatePoint(raw: RawPoint, rules: PointRules, nowSeconds: numb
   } else if (raw.ikey !== undefined && raw.ikey !== null && raw.ikey !== '') {
     throw invalid('invalid_ikey', `${prefix}invalid ikey: must be a string`)
   }
-  return { name, kind, value: value === 0 ? 0 : value, t, ikey }
+  // Dedup keys on stat + t + ikey with an explicit t only: without t every attempt gets its own arrival
+  // time, so a retry double-counts (interface 4.1.4), even within the same second.
+  return { name, kind, value: value === 0 ? 0 : value, t, ikey: t === undefined ? undefined : ikey }
 }

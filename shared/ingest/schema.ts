@@ -3,8 +3,10 @@
 // loosely here and validated exactly by validatePoint (one contract for every route).
 import { z } from 'zod'
 
+// Every field is optional here: zod 4 would refuse an absent key with its own message, and an absent
+// count or value must reach validatePoint for the interface's (`invalid value: missing`).
 const NumberInput = (field: string) =>
-  z.unknown().describe(`A decimal number, as a JSON number or a decimal string (optional sign, digits, fraction, exponent); magnitude at most 1e15. Empty, null, booleans, hex, NaN and Infinity are rejected with "invalid ${field}: ...".`)
+  z.unknown().optional().describe(`A decimal number, as a JSON number or a decimal string (optional sign, digits, fraction, exponent); magnitude at most 1e15. Empty, null, booleans, hex, NaN and Infinity are rejected with "invalid ${field}: ...".`)
 const T = z.unknown().optional().describe('Unix seconds (number or digit string); server receive time when omitted. From 2000-01-01 up to 5 minutes ahead; fractions truncated.')
 const Ikey = z.unknown().optional().describe('Idempotency key, at most 128 characters. A retry with the same t and ikey is stored once.')
 
@@ -23,7 +25,7 @@ export const MAX_V1_BATCH = 1_000
 
 export const PointsBody = z
   .object({
-    points: z.array(z.object({ stat: z.unknown(), count: z.unknown().optional(), value: z.unknown().optional(), t: T, ikey: Ikey }))
+    points: z.array(z.object({ stat: z.unknown().optional(), count: z.unknown().optional(), value: z.unknown().optional(), t: T, ikey: Ikey }))
       .max(MAX_V1_BATCH, { error: `at most ${MAX_V1_BATCH} points per request` }),
   })
   .meta({ id: 'PointsBody' })
