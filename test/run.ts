@@ -11,7 +11,9 @@ const services = await ensureServices(config, (line) => process.stdout.write(`${
 let code = 1
 try {
   await prepareTemplate()
-  const ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', ...process.argv.slice(2)], { stdio: ['inherit', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0' } })
+  // scrypt (sign-ups) and DNS share libuv's pool, 4 threads by default: many parallel sign-ups starve connects.
+  const ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', ...process.argv.slice(2)],
+    { stdio: ['inherit', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0', UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? '16' } })
   let tail = ''
   const keep = (chunk: Buffer) => { tail = (tail + chunk.toString('utf8')).slice(-4000) }
   ava.stdout.on('data', (c: Buffer) => { process.stdout.write(c); keep(c) })

@@ -1,7 +1,7 @@
 // The dashboard API (interface 4.4): session only.
 import { z } from 'zod'
 import { dashboard } from '../../shared/stats/dashboard.js'
-import { resolveWindow, RANGE_NAMES } from '../../shared/stats/ranges.js'
+import { resolveWindow, windowJson, RANGE_NAMES } from '../../shared/stats/ranges.js'
 import { BucketJson, RangeJson } from '../../shared/stats/schema.js'
 import { accountOf } from '../context.js'
 import type { Routes } from '../route.js'
@@ -26,7 +26,7 @@ export function dashboardRoutes(routes: Routes): void {
   async (ctx, { query }) => {
     const w = resolveWindow({ range: query.range }, new Date())
     ctx.body = {
-      range: { requested_range: w.requested, from: w.from.toISOString(), to: w.to.toISOString(), bucket_seconds: w.bucketSeconds },
+      range: windowJson(w),
       stats: await dashboard(ctx.deps.sql, accountOf(ctx).id, w),
     }
   })

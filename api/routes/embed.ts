@@ -3,7 +3,7 @@
 // all answer the same 404, so the answer does not tell which.
 import { z } from 'zod'
 import { invalid, notFound } from '../../shared/errors.js'
-import { resolveWindow } from '../../shared/stats/ranges.js'
+import { resolveWindow, windowJson } from '../../shared/stats/ranges.js'
 import { readBuckets } from '../../shared/stats/read.js'
 import { findStatById, type Stat } from '../../shared/stats/repo.js'
 import { EmbedJson, EmbedQuery } from '../../shared/stats/schema.js'
@@ -30,7 +30,7 @@ export function embedRoutes(routes: Routes): void {
   async (ctx, { params, query }) => {
     const { stat, w, points } = await sharedStat(ctx, params.statId, query)
     ctx.set('Cache-Control', 'no-store')
-    ctx.body = { stat: publicStat(stat), range: { requested_range: w.requested, from: w.from.toISOString(), to: w.to.toISOString(), bucket_seconds: w.bucketSeconds }, points }
+    ctx.body = { stat: publicStat(stat), range: windowJson(w), points }
   })
   routes.add({ method: 'get', path: '/embed/:statId', tag: 'embed', summary: 'A shared stat\'s chart as an HTML page for an iframe', query: EmbedQuery,
     responses: { 200: { description: 'text/html chart' } }, errors: [404] },

@@ -1,7 +1,7 @@
 // Reading stats back (interface 4.3, decisions.md section 6).
 import { notFound } from '../../shared/errors.js'
 import { parseStatName } from '../../shared/ingest/names.js'
-import { resolveWindow } from '../../shared/stats/ranges.js'
+import { resolveWindow, windowJson } from '../../shared/stats/ranges.js'
 import { readBuckets } from '../../shared/stats/read.js'
 import { findStat, listStats, statJson } from '../../shared/stats/repo.js'
 import { StatDetail, StatList, WindowQuery } from '../../shared/stats/schema.js'
@@ -25,7 +25,7 @@ export function statRoutes(routes: Routes): void {
       const w = resolveWindow(query, new Date())
       ctx.body = {
         stat: statJson(stat),
-        range: { requested_range: w.requested, from: w.from.toISOString(), to: w.to.toISOString(), bucket_seconds: w.bucketSeconds },
+        range: windowJson(w),
         points: await readBuckets(ctx.deps.sql, stat.id, stat.kind, w),
       }
     })

@@ -50,3 +50,8 @@ export function resolveWindow(q: { range?: string; from?: string; to?: string },
   const r = RANGES[name as RangeName]
   return { requested: name, from: new Date(alignDown(nowS - r.seconds, r.bucket) * 1000), to: now, bucketSeconds: r.bucket }
 }
+
+/** The `range` object of read responses. */
+export function windowJson(w: Window) {
+  return { requested_range: w.requested, from: w.from.toISOString(), to: w.to.toISOString(), bucket_seconds: w.bucketSeconds }
+}

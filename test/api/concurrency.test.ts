@@ -1,8 +1,7 @@
 import test from 'ava'
-import { createServer } from 'node:net'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp } from '../helpers/factories.js'
-import { request } from '../helpers/http.js'
+import { closedPort, request } from '../helpers/http.js'
 import { settle, stored } from '../helpers/storage.js'
 
 let app: TestApp
@@ -63,13 +62,6 @@ test('two worker processes on one queue store every point exactly once', async (
   t.is(s.quotaUsed, 2000)
 })
 
-async function closedPort(): Promise<number> {
-  const srv = createServer()
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r))
-  const port = (srv.address() as { port: number }).port
-  await new Promise((r) => srv.close(r))
-  return port
-}
 
 test('Redis down: legacy default 200 with status error, strict 503, v1 503, and nothing is stored', async (t) => {
   const { user, key } = await proUser()

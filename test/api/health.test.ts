@@ -1,19 +1,11 @@
 import test from 'ava'
 import { startTestApp, type TestApp } from '../helpers/app.js'
-import { request } from '../helpers/http.js'
-import { createServer } from 'node:net'
+import { closedPort, request } from '../helpers/http.js'
 
 let app: TestApp
 test.before(async () => { app = await startTestApp() })
 test.after.always(() => app?.close())
 
-async function closedPort(): Promise<number> {
-  const srv = createServer()
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r))
-  const port = (srv.address() as { port: number }).port
-  await new Promise((r) => srv.close(r))
-  return port
-}
 
 test('health reports PostgreSQL, Redis and the queue as ok without credentials', async (t) => {
   const res = await request(app.url, '/api/v1/health')

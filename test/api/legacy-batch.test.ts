@@ -6,7 +6,7 @@ import { redisKey } from '../../shared/redis.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request, type Reply } from '../helpers/http.js'
-import { settle, stored } from '../helpers/storage.js'
+import { pointsOf, settle, stored } from '../helpers/storage.js'
 
 let app: TestApp
 test.before(async () => {
@@ -43,15 +43,9 @@ async function keyedNow(plan: string): Promise<{ user: User; key: string }> {
 
 const batch = (key: string, data: unknown, headers: Record<string, string> = {}, path = '/ez') => request(app.url, path, { json: { ezkey: key, data }, headers })
 
-async function pointsOf(accountId: string, stat: string): Promise<Array<{ ts: number; value: number }>> {
-  await settle(app)
-  const rows = await app.sql<{ ts: number; value: number }[]>`
-    select extract(epoch from p.ts)::float8 as ts, p.value from points p join stats s on s.id = p.stat_id
-    where s.account_id = ${accountId} and s.name = ${stat} order by p.ts, p.value`
-  return rows.map((r) => ({ ts: r.ts, value: r.value }))
-}
+const pointsOfStat = (accountId: string, stat: string) => pointsOf(app, accountId, stat)
 
-const valuesOf = async (accountId: string, stat: string) => (await pointsOf(accountId, stat)).map((p) => p.value)
+const valuesOf = async (accountId: string, stat: string) => (await pointsOfStat(accountId, stat)).map((p) => p.value)
 
 async function statNames(accountId: string): Promise<string[]> {
   return (await app.sql<{ name: string }[]>`select name from stats where account_id = ${accountId} order by name`).map((r) => r.name)
@@ -107,7 +101,7 @@ test('4.1.3 the predecessor sample ez_batch_request.json (names fixed to valid o
   t.deepEqual(await valuesOf(user.accountId, 'page view'), [2])
   t.deepEqual(await valuesOf(user.accountId, 'messages sent total female europe'), [1])
   t.deepEqual(await valuesOf(user.accountId, 'request time total messages'), [23.094])
-  t.deepEqual(await pointsOf(user.accountId, 'ws0 load average'), [{ ts: 1363118126, value: 0.732 }])
+  t.deepEqual(await pointsOfStat(user.accountId, 'ws0 load average'), [{ ts: 1363118126, value: 0.732 }])
   t.is(await kindOf(user.accountId, 'page view'), 'counter')
   t.is(await kindOf(user.accountId, 'request time total messages'), 'gauge')
   t.is((await stored(app, user.accountId)).quotaUsed, 4)
@@ -131,7 +125,7 @@ test('4.1.3 t sent as a digit string (as the sample does), as a number, or with 
     { stat: 'ts', count: 5, t: ' 1363118127 ' },
   ])
   t.deepEqual(res.body, { status: 200, msg: 'ok', accepted: 5 })
-  t.deepEqual(await pointsOf(user.accountId, 'ts'), [
+  t.deepEqual(await pointsOfStat(user.accountId, 'ts'), [
     { ts: 1363118126, value: 1 }, { ts: 1363118127, value: 5 }, { ts: recent, value: 2 }, { ts: recent + 1, value: 3 }, { ts: recent + 2, value: 4 },
   ])
 })
@@ -148,7 +142,7 @@ test('4.1.3 a batch of 100 items is accepted and all are stored ("accepted": 100
   t.is(s.points, 100)
   t.is(s.quotaUsed, 100)
   t.is(s.stats, 10)
-  t.deepEqual(await pointsOf(user.accountId, 'counter 0'), Array.from({ length: 10 }, (_, j) => ({ ts: base + 10 * j, value: 10 * j })))
+  t.deepEqual(await pointsOfStat(user.accountId, 'counter 0'), Array.from({ length: 10 }, (_, j) => ({ ts: base + 10 * j, value: 10 * j })))
   t.deepEqual(await valuesOf(user.accountId, 'gauge 1'), [1, 11, 21, 31, 41, 51, 61, 71, 81, 91])
 })
 
@@ -234,7 +228,7 @@ test('4.1.3 resending a batch with t and ikey on every item does not double-coun
   const afterRetries = await snapshot(user.accountId)
   t.is(afterRetries.points, 6, 'no double count')
   t.is(afterRetries.stats, 2)
-  t.deepEqual(await pointsOf(user.accountId, 'orders'), [{ ts: base + 1, value: 1 }, { ts: base + 3, value: 3 }, { ts: base + 5, value: 5 }])
+  t.deepEqual(await pointsOfStat(user.accountId, 'orders'), [{ ts: base + 1, value: 1 }, { ts: base + 3, value: 3 }, { ts: base + 5, value: 5 }])
   // Interface 4.1.4: a retried JSON batch reserves its daily allowance per item again.
   t.is(afterRetries.quotaUsed, 18)
 })
@@ -248,7 +242,7 @@ test('4.1.3 batch responses carry no replay field, even when an item repeats an 
   // The same single write would be disclosed (sums_with_existing); a batch never is.
   t.deepEqual((await batch(key, [{ stat: 'dup', count: 2, t: ts }])).body, { status: 200, msg: 'ok', accepted: 1 })
   t.deepEqual((await batch(key, [{ stat: 'dup', count: 3, t: ts }, { stat: 'dup', count: 4, t: ts }])).body, { status: 200, msg: 'ok', accepted: 2 })
-  t.deepEqual((await pointsOf(user.accountId, 'dup')).filter((p) => p.ts === ts).map((p) => p.value), [1, 2, 3, 4], 'append-only: every observation kept')
+  t.deepEqual((await pointsOfStat(user.accountId, 'dup')).filter((p) => p.ts === ts).map((p) => p.value), [1, 2, 3, 4], 'append-only: every observation kept')
 })
 
 // ============================================================ quota stops part-way
@@ -282,7 +276,7 @@ test('decisions 4: a daily-quota stop part-way in strict mode -> 429 with the sa
   const res = await batch(key, data, STRICT)
   t.is(res.status, 429)
   t.deepEqual(res.body, { status: 'error', msg: DAILY_LIMIT_MSG, accepted: 2 })
-  t.deepEqual(await pointsOf(user.accountId, 'strict quota'), [{ ts: base, value: 0.5 }, { ts: base + 1, value: 1.5 }])
+  t.deepEqual(await pointsOfStat(user.accountId, 'strict quota'), [{ ts: base, value: 0.5 }, { ts: base + 1, value: 1.5 }])
   t.is((await stored(app, user.accountId)).quotaUsed, FREE_DAILY)
 })
 

@@ -8,7 +8,7 @@ import { redisKey } from '../../shared/redis.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request, type Reply } from '../helpers/http.js'
-import { settle, stored } from '../helpers/storage.js'
+import { pointsOf, settle, stored } from '../helpers/storage.js'
 
 let app: TestApp
 test.before(async () => {
@@ -50,16 +50,9 @@ async function keyedNow(plan: string): Promise<Keyed> {
 const post = (path: string, form: string, headers: Record<string, string> = {}) => request(app.url, path, { form, headers })
 const get = (path: string, headers: Record<string, string> = {}) => request(app.url, path, { headers })
 
-/** The persisted points of one stat, oldest first. */
-async function pointsOf(accountId: string, stat: string): Promise<Array<{ ts: number; value: number }>> {
-  await settle(app)
-  const rows = await app.sql<{ ts: number; value: number }[]>`
-    select extract(epoch from p.ts)::float8 as ts, p.value from points p join stats s on s.id = p.stat_id
-    where s.account_id = ${accountId} and s.name = ${stat} order by p.ts, p.value`
-  return rows.map((r) => ({ ts: r.ts, value: r.value }))
-}
+const pointsOfStat = (accountId: string, stat: string) => pointsOf(app, accountId, stat)
 
-const valuesOf = async (accountId: string, stat: string) => (await pointsOf(accountId, stat)).map((p) => p.value)
+const valuesOf = async (accountId: string, stat: string) => (await pointsOfStat(accountId, stat)).map((p) => p.value)
 
 async function kindOf(accountId: string, stat: string): Promise<string | undefined> {
   const [row] = await app.sql<{ kind: string }[]>`select kind from stats where account_id = ${accountId} and name = ${stat}`
@@ -373,7 +366,7 @@ test('8 malformed input -> 400 in both modes: invalid timestamp: too far in the 
   // Up to 5 minutes ahead is inside the window.
   const ahead = nowSeconds() + 240
   t.deepEqual((await post('/ez', `ezkey=${key}&stat=f&count=1&t=${ahead}`)).body, OK)
-  t.deepEqual(await pointsOf(user.accountId, 'f'), [{ ts: ahead, value: 1 }])
+  t.deepEqual(await pointsOfStat(user.accountId, 'f'), [{ ts: ahead, value: 1 }])
 })
 
 test('8 t unit: milliseconds are read as a far-future date and rejected', async (t) => {
@@ -401,7 +394,7 @@ test('8 malformed input -> 400 in both modes: invalid timestamp: before 2000-01-
   }
   // 2000-01-01T00:00:00Z itself, and any past distance inside the window, is accepted.
   t.deepEqual((await post('/ez', `ezkey=${key}&stat=old&count=1&t=946684800`)).body, OK)
-  t.deepEqual(await pointsOf(user.accountId, 'old'), [{ ts: 946684800, value: 1 }])
+  t.deepEqual(await pointsOfStat(user.accountId, 'old'), [{ ts: 946684800, value: 1 }])
 })
 
 test('8 fractional t is truncated to the whole second (check the stored ts)', async (t) => {
@@ -410,8 +403,8 @@ test('8 fractional t is truncated to the whole second (check the stored ts)', as
   t.deepEqual((await post('/ez', `ezkey=${key}&stat=frac&count=1&t=${base}.999`)).body, OK)
   t.deepEqual((await request(app.url, '/ez', { json: { ezkey: key, stat: 'frac', count: 2, t: base + 10.5 } })).body, OK)
   t.deepEqual((await post('/v', `ukey=${key}&key=frac+g&value=3&t=${base + 20}.01`)).body, OK)
-  t.deepEqual(await pointsOf(user.accountId, 'frac'), [{ ts: base, value: 1 }, { ts: base + 10, value: 2 }])
-  t.deepEqual(await pointsOf(user.accountId, 'frac g'), [{ ts: base + 20, value: 3 }])
+  t.deepEqual(await pointsOfStat(user.accountId, 'frac'), [{ ts: base, value: 1 }, { ts: base + 10, value: 2 }])
+  t.deepEqual(await pointsOfStat(user.accountId, 'frac g'), [{ ts: base + 20, value: 3 }])
 })
 
 test('2.1 malformed input -> 400 in both modes: the stat name contains invalid characters; nothing stored, no stat created', async (t) => {
@@ -570,7 +563,7 @@ test('4.1.4/7 plan quota reached (daily points) -> 200 with status "error" by de
   await refused(t, user.accountId, () => post('/ez', `ezkey=${key}&stat=quota&count=7&t=${ts}&ikey=retry-me`, STRICT), 429, msg, 'with ikey')
   await setPointsUsedToday(user.accountId, 1)
   t.deepEqual((await post('/ez', `ezkey=${key}&stat=quota&count=7&t=${ts}&ikey=retry-me`)).body, OK)
-  t.deepEqual((await pointsOf(user.accountId, 'quota')).filter((p) => p.ts === ts), [{ ts, value: 7 }])
+  t.deepEqual((await pointsOfStat(user.accountId, 'quota')).filter((p) => p.ts === ts), [{ ts, value: 7 }])
 })
 
 test('4.1.4/7 plan quota reached (free plan: 10 tracked stats) -> 200 with status "error" by default, 429 strict; no 11th stat', async (t) => {
@@ -732,7 +725,7 @@ test('4a replay capture_node_stathat-0.0.8.txt: unencoded bodies with raw spaces
   t.deepEqual((await replay(trackCount, [['UKEY', key], ['SKEY', 'node counter']])).body, OK)
   t.deepEqual((await replay(trackValue, [['UKEY', key], ['SKEY', 'node gauge']])).body, OK)
   t.deepEqual(await valuesOf(user.accountId, 'messages sent - female to male'), [3])
-  t.deepEqual(await pointsOf(user.accountId, 'ws0 load avg'), [{ ts: 1362772440, value: 0.372 }])
+  t.deepEqual(await pointsOfStat(user.accountId, 'ws0 load avg'), [{ ts: 1362772440, value: 0.372 }])
   t.deepEqual(await valuesOf(user.accountId, 'node counter'), [1])
   t.deepEqual(await valuesOf(user.accountId, 'node gauge'), [9.5])
   t.is((await stored(app, user.accountId)).stats, 4)
@@ -762,7 +755,7 @@ test('4a replay capture_python_pypi_stathat-0.3.0_requests.txt: email instead of
   const r2 = await replay(value, [['me%40example.com', key]])
   t.is(r2.status, 200)
   t.deepEqual(r2.body, OK)
-  t.deepEqual(await pointsOf(user.accountId, 'connections.active'), [{ ts: 1362772440, value: 85092 }])
+  t.deepEqual(await pointsOfStat(user.accountId, 'connections.active'), [{ ts: 1362772440, value: 85092 }])
   t.is(await kindOf(user.accountId, 'connections.active'), 'gauge')
 })
 
@@ -799,8 +792,8 @@ test('5.5 replay capture_python_shlibs_urllib.txt: blocked at the edge (403 erro
     t.deepEqual(res.body, OK)
   }
   t.deepEqual(await valuesOf(user.accountId, 'messages sent - female to male'), [1])
-  t.deepEqual(await pointsOf(user.accountId, 'SKEY'), [{ ts: 1362772440, value: 0.5 }])
-  t.deepEqual(await pointsOf(user.accountId, 'ws0 load average'), [{ ts: 1362772440, value: 0.372 }])
+  t.deepEqual(await pointsOfStat(user.accountId, 'SKEY'), [{ ts: 1362772440, value: 0.5 }])
+  t.deepEqual(await pointsOfStat(user.accountId, 'ws0 load average'), [{ ts: 1362772440, value: 0.372 }])
 })
 
 test('5.5 edge block still applies on the legacy routes: User-Agent Python-urllib/2.7 -> 403 error code 1010, nothing stored', async (t) => {
@@ -833,7 +826,7 @@ test('4.1.4 replay: a second single write with the same explicit t to a counter 
   t.deepEqual((await post('/c', `ukey=${key}&key=sales&count=3&t=${ts}`)).body, { ...OK, replay: 'sums_with_existing' })
   t.deepEqual((await post('/ez', `ezkey=${key}&stat=sales&count=4&t=${ts}`)).body, { ...OK, replay: 'sums_with_existing' }, '/ez')
   t.deepEqual((await request(app.url, '/ez', { json: { ezkey: key, stat: 'sales', t: ts } })).body, { ...OK, replay: 'sums_with_existing' }, 'JSON, default count')
-  const at = (await pointsOf(user.accountId, 'sales')).filter((p) => p.ts === ts)
+  const at = (await pointsOfStat(user.accountId, 'sales')).filter((p) => p.ts === ts)
   t.deepEqual(at.map((p) => p.value), [1, 2, 3, 4])
 })
 
@@ -844,7 +837,7 @@ test('4.1.4 replay: a second single write with the same explicit t to a gauge ->
   t.deepEqual((await post('/v', `ukey=${key}&key=cpu&value=0.25&t=${ts}`)).body, OK)
   t.deepEqual((await post('/v', `ukey=${key}&key=cpu&value=0.75&t=${ts}`)).body, { ...OK, replay: 'averages_with_existing' })
   t.deepEqual((await get(`/ez?ezkey=${key}&stat=cpu&value=1&t=${ts}`)).body, { ...OK, replay: 'averages_with_existing' }, 'GET /ez')
-  t.deepEqual((await pointsOf(user.accountId, 'cpu')).filter((p) => p.ts === ts).map((p) => p.value), [0.25, 0.75, 1])
+  t.deepEqual((await pointsOfStat(user.accountId, 'cpu')).filter((p) => p.ts === ts).map((p) => p.value), [0.25, 0.75, 1])
 })
 
 test('4.1.4 replay: on a stat whose first write had an explicit t, a later write with the same t is disclosed once that point is stored', async (t) => {
@@ -881,7 +874,7 @@ test('4.1.4 idempotency: an ikey retry with the same t -> replay "duplicate_igno
   const after = await snapshot(user.accountId)
   t.is(after.quotaUsed, billed.quotaUsed, 'not billed')
   t.deepEqual(after, billed)
-  t.deepEqual((await pointsOf(user.accountId, 'orders')).filter((p) => p.ts === ts), [{ ts, value: 5 }])
+  t.deepEqual((await pointsOfStat(user.accountId, 'orders')).filter((p) => p.ts === ts), [{ ts, value: 5 }])
 })
 
 test('4.1.4 idempotency: an ikey on the write that creates the stat is honoured too', async (t) => {
@@ -903,7 +896,7 @@ test('4.1.4 idempotency: the same ikey with a different t is a new point; a diff
   t.deepEqual((await post('/ez', `ezkey=${key}&stat=pay&count=3&t=${ts}&ikey=other`)).body, { ...OK, replay: 'sums_with_existing' })
   const s = await snapshot(user.accountId)
   t.is(s.quotaUsed, 4)
-  t.deepEqual((await pointsOf(user.accountId, 'pay')).filter((p) => p.ts <= ts + 1), [{ ts, value: 1 }, { ts, value: 3 }, { ts: ts + 1, value: 2 }])
+  t.deepEqual((await pointsOfStat(user.accountId, 'pay')).filter((p) => p.ts <= ts + 1), [{ ts, value: 1 }, { ts, value: 3 }, { ts: ts + 1, value: 2 }])
 })
 
 test('4.1.4 idempotency: without t each attempt gets its own arrival time and a retry with the same ikey double-counts (stored and billed again), with no replay', async (t) => {

@@ -1,4 +1,6 @@
 // Small HTTP client for tests: JSON in, parsed JSON (or text) out, cookies by hand.
+import { createServer } from 'node:net'
+
 export interface Reply {
   status: number
   headers: Headers
@@ -45,4 +47,13 @@ export async function request(base: string, path: string, opts: RequestOptions =
 export function cookieFrom(reply: Reply, name: string): string | undefined {
   for (const c of reply.headers.getSetCookie()) if (c.startsWith(`${name}=`)) return c.split(';')[0]
   return undefined
+}
+
+/** A loopback port with nothing listening on it (for "dependency down" tests). */
+export async function closedPort(): Promise<number> {
+  const srv = createServer()
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r))
+  const port = (srv.address() as { port: number }).port
+  await new Promise((r) => srv.close(r))
+  return port
 }
