@@ -96,7 +96,7 @@ export class Ingest {
    * caller already claimed for the first point.
    */
   private async accept(account: Account, points: ValidPoint[], mode: 'all' | 'prefix', nowSeconds: number, early: IkeyClaim | undefined): Promise<BatchOutcome & { replay?: Replay }> {
-    const { limits, idempotency, directory, sql, config } = this.deps
+    const { limits, idempotency, sql, config } = this.deps
     const plan = planOf(account.plan)
     const whole = mode === 'all'
     let take = 0
@@ -122,25 +122,12 @@ export class Ingest {
       let stoppedBy = take < points.length ? dailyLimit : undefined
 
       // 2. Stats, created in order of first appearance within the plan's stat limit.
-      const stats = await directory.existing(account.id, [...new Set(points.slice(0, take).map((p) => p.name))])
-      const missing: Array<{ name: string; kind: Kind }> = []
-      for (const p of points.slice(0, take)) if (!stats.has(p.name) && !missing.some((m) => m.name === p.name)) missing.push({ name: p.name, kind: p.kind })
-      const statLimit = quota('stat_limit', `plan limit reached: the ${plan.name} plan tracks at most ${plan.trackedStats} stats`)
-      for (const group of whole ? [missing] : missing.map((m) => [m])) {
-        if (!group.length) continue
-        const made = await directory.create(account.id, group, plan.trackedStats)
-        if (!made) {
-          const cut = points.findIndex((p) => p.name === group[0].name)
-          if (whole || cut === 0) throw statLimit
-          await limits.refundPoints(account.id, take - cut)
-          take = cut
-          stoppedBy = statLimit
-          break
-        }
-        for (const r of made.values()) {
-          stats.set(r.stat.name, r.stat)
-          if (r.created) created.push(r.stat.id)
-        }
+      const made = await this.ensureStats(account, points.slice(0, take), whole, created)
+      const stats = made.stats
+      if (made.stopAt !== undefined) {
+        await limits.refundPoints(account.id, take - made.stopAt)
+        take = made.stopAt
+        stoppedBy = made.stoppedBy
       }
 
       // 3. Idempotency keys (stat + t + ikey, first write wins), the replay disclosure, then the queue.
@@ -168,5 +155,32 @@ export class Ingest {
       if (!whole && err instanceof AppError && err.kind === 'quota') return { accepted: 0, duplicates: 0, stoppedBy: err }
       throw err
     }
+  }
+
+  /**
+   * The stats of `points`, creating the missing ones (ids pushed to `created`) within the plan's stat
+   * limit: all or none when `whole`, else one by one in order of first appearance, stopping at the
+   * first point whose stat does not fit (`stopAt`, its index).
+   */
+  private async ensureStats(account: Account, points: ValidPoint[], whole: boolean, created: string[]) {
+    const plan = planOf(account.plan)
+    const stats = await this.deps.directory.existing(account.id, [...new Set(points.map((p) => p.name))])
+    const missing: Array<{ name: string; kind: Kind }> = []
+    for (const p of points) if (!stats.has(p.name) && !missing.some((m) => m.name === p.name)) missing.push({ name: p.name, kind: p.kind })
+    const statLimit = quota('stat_limit', `plan limit reached: the ${plan.name} plan tracks at most ${plan.trackedStats} stats`)
+    for (const group of whole ? [missing] : missing.map((m) => [m])) {
+      if (!group.length) continue
+      const made = await this.deps.directory.create(account.id, group, plan.trackedStats)
+      if (!made) {
+        const stopAt = points.findIndex((p) => p.name === group[0].name)
+        if (whole || stopAt === 0) throw statLimit
+        return { stats, stopAt, stoppedBy: statLimit }
+      }
+      for (const r of made.values()) {
+        stats.set(r.stat.name, r.stat)
+        if (r.created) created.push(r.stat.id)
+      }
+    }
+    return { stats, stopAt: undefined, stoppedBy: undefined }
   }
 }

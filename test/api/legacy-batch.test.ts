@@ -84,8 +84,8 @@ async function setPointsUsedToday(accountId: string, used: number): Promise<void
   }
 }
 
-/** The predecessor's published sample (shared/predecessor/ez_batch_request.json). */
-const SAMPLE = JSON.parse(readFileSync(new URL('../../../shared/predecessor/ez_batch_request.json', import.meta.url), 'utf8')) as { ezkey: string; data: Item[] }
+/** The predecessor's published sample (copied into test/fixtures/predecessor/). */
+const SAMPLE = JSON.parse(readFileSync(new URL('../fixtures/predecessor/ez_batch_request.json', import.meta.url), 'utf8')) as { ezkey: string; data: Item[] }
 
 // ============================================================ accepted batches
 

@@ -109,9 +109,9 @@ function rawHttp(data: Buffer | string): Promise<RawReply> {
   })
 }
 
-/** The requests of a capture file in shared/predecessor: head (CRLF lines) and body bytes. */
+/** The requests of a capture file (copied from the predecessor samples into test/fixtures): head (CRLF lines) and body bytes. */
 function captured(file: string): Array<{ head: string; body: string }> {
-  const text = readFileSync(new URL(`../../../shared/predecessor/${file}`, import.meta.url), 'utf8')
+  const text = readFileSync(new URL(`../fixtures/predecessor/${file}`, import.meta.url), 'utf8')
   return text.split(/^----- request \d+ .*-----\n/m).slice(1).map((part) => {
     const sep = part.indexOf('\r\n\r\n')
     return { head: part.slice(0, sep), body: part.slice(sep + 4).split('\n')[0] }
