@@ -1,14 +1,14 @@
 // Export of raw observations as CSV or JSON (interface 4.5, decisions.md
 // section 7), streamed with the applied window in headers and body.
 import { Readable } from 'node:stream'
-import { notFound } from '../../shared/errors.js'
 import { exportCsv, exportJson, hasOlderPoints } from '../../shared/export/stream.js'
 import { resolveExportWindow } from '../../shared/export/window.js'
 import { planOf } from '../../shared/plans.js'
-import { findStatByRawName, listStats, type Stat } from '../../shared/stats/repo.js'
+import { listStats, type Stat } from '../../shared/stats/repo.js'
 import { ExportQuery } from '../../shared/stats/schema.js'
 import { accountOf, type AuthKind, type Ctx } from '../context.js'
 import type { Routes } from '../route.js'
+import { statFromParam } from '../stat-param.js'
 import type { z } from 'zod'
 
 async function sendExport(ctx: Ctx, query: z.infer<typeof ExportQuery>, statName: string | undefined) {
@@ -16,9 +16,7 @@ async function sendExport(ctx: Ctx, query: z.infer<typeof ExportQuery>, statName
   const w = resolveExportWindow(query, planOf(account.plan), new Date())
   let stats: Stat[]
   if (statName !== undefined) {
-    const stat = await findStatByRawName(ctx.deps.sql, account.id, statName)
-    if (!stat) throw notFound('stat', 'stat_not_found')
-    stats = [stat]
+    stats = [await statFromParam(ctx, statName)]
   } else {
     stats = await listStats(ctx.deps.sql, account.id)
   }

@@ -1,17 +1,12 @@
 // Describing, deleting and sharing a stat (interface 3.1, 4.3).
 import { notFound } from '../../shared/errors.js'
 import { publishStatDeleted } from '../../shared/stats/directory.js'
-import { deleteStat, findStatByRawName, setDescription, statJson, type Stat } from '../../shared/stats/repo.js'
+import { deleteStat, setDescription, statJson } from '../../shared/stats/repo.js'
 import { PatchStatBody, ShareJson, StatOne } from '../../shared/stats/schema.js'
 import { createShare, revokeShare } from '../../shared/stats/shares.js'
-import { accountOf, baseUrl, type AuthKind, type Ctx } from '../context.js'
+import { baseUrl, type AuthKind } from '../context.js'
+import { statFromParam } from '../stat-param.js'
 import type { Routes } from '../route.js'
-
-async function statOf(ctx: Ctx, raw: string): Promise<Stat> {
-  const stat = await findStatByRawName(ctx.deps.sql, accountOf(ctx).id, raw)
-  if (!stat) throw notFound('stat', 'stat_not_found')
-  return stat
-}
 
 export function statAdminRoutes(routes: Routes): void {
   const common = { tag: 'stats', auth: ['bearer', 'session'] as AuthKind[], rateLimited: true, errors: [403, 404, 429] }
@@ -19,7 +14,7 @@ export function statAdminRoutes(routes: Routes): void {
     .add({ ...common, method: 'patch', path: '/api/v1/stats/:name', summary: 'Set (or clear with null) the stat\'s description', body: PatchStatBody,
       responses: { 200: { description: 'The updated stat', schema: StatOne } } },
     async (ctx, { params, body }) => {
-      const stat = await statOf(ctx, params.name)
+      const stat = await statFromParam(ctx, params.name)
       const updated = await setDescription(ctx.deps.sql, stat.accountId, stat.name, body.description)
       if (!updated) throw notFound('stat', 'stat_not_found')
       ctx.body = { stat: statJson(updated) }
@@ -27,7 +22,7 @@ export function statAdminRoutes(routes: Routes): void {
     .add({ ...common, method: 'delete', path: '/api/v1/stats/:name', summary: 'Delete the stat and all its points, irreversibly (a later write re-creates it)',
       responses: { 204: { description: 'Deleted' } } },
     async (ctx, { params }) => {
-      const stat = await statOf(ctx, params.name)
+      const stat = await statFromParam(ctx, params.name)
       await deleteStat(ctx.deps.sql, stat.accountId, stat.name)
       ctx.deps.directory.evict(stat.accountId, stat.name)
       await publishStatDeleted(ctx.deps.redis, ctx.deps.config, stat.accountId, stat.name).catch((err) =>
@@ -37,7 +32,7 @@ export function statAdminRoutes(routes: Routes): void {
     .add({ ...common, method: 'post', path: '/api/v1/stats/:name/share', summary: 'Create (or rotate) the stat\'s public share token for the embed routes',
       responses: { 201: { description: 'The token, shown once, and the embed URL', schema: ShareJson } } },
     async (ctx, { params }) => {
-      const stat = await statOf(ctx, params.name)
+      const stat = await statFromParam(ctx, params.name)
       const { token, createdAt } = await createShare(ctx.deps.sql, stat.id)
       ctx.status = 201
       ctx.body = { share: { token, stat_id: stat.id, embed_url: `${baseUrl(ctx)}/embed/${stat.id}?token=${token}`, created_at: createdAt.toISOString() } }
@@ -45,7 +40,7 @@ export function statAdminRoutes(routes: Routes): void {
     .add({ ...common, method: 'delete', path: '/api/v1/stats/:name/share', summary: 'Revoke the stat\'s share token (stops working at once)',
       responses: { 204: { description: 'Revoked' } } },
     async (ctx, { params }) => {
-      const stat = await statOf(ctx, params.name)
+      const stat = await statFromParam(ctx, params.name)
       if (!(await revokeShare(ctx.deps.sql, stat.id))) throw notFound('share token', 'share_not_found')
       ctx.status = 204
     })

@@ -1,12 +1,11 @@
 // Reading stats back (interface 4.3, decisions.md section 6).
-import { notFound } from '../../shared/errors.js'
-import { parseStatName } from '../../shared/ingest/names.js'
 import { resolveWindow, windowJson } from '../../shared/stats/ranges.js'
 import { readBuckets } from '../../shared/stats/read.js'
-import { findStat, listStats, statJson } from '../../shared/stats/repo.js'
+import { listStats, statJson } from '../../shared/stats/repo.js'
 import { StatDetail, StatList, WindowQuery } from '../../shared/stats/schema.js'
 import { accountOf } from '../context.js'
 import type { Routes } from '../route.js'
+import { statFromParam } from '../stat-param.js'
 
 export function statRoutes(routes: Routes): void {
   routes
@@ -18,10 +17,7 @@ export function statRoutes(routes: Routes): void {
     .add({ method: 'get', path: '/api/v1/stats/:name', tag: 'stats', summary: 'One stat with its points bucketed for a range or a from/to window', auth: ['bearer', 'session'], rateLimited: true,
       query: WindowQuery, responses: { 200: { description: 'The stat and its buckets (empty buckets omitted)', schema: StatDetail } }, errors: [404, 429] },
     async (ctx, { params, query }) => {
-      // Names are looked up the way they were stored (same normalisation as writes).
-      const name = parseStatName(params.name)
-      const stat = name.ok ? await findStat(ctx.deps.sql, accountOf(ctx).id, name.value) : null
-      if (!stat) throw notFound('stat', 'stat_not_found')
+      const stat = await statFromParam(ctx, params.name)
       const w = resolveWindow(query, new Date())
       ctx.body = {
         stat: statJson(stat),
