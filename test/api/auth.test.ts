@@ -141,3 +141,13 @@ test('a Bearer key on a session-only route is 403', async (t) => {
   const [row] = await app.sql`select count(*)::int as n from api_keys where label = 'sneaky'`
   t.is(row.n, 0)
 })
+
+test('5.2 v1 routes do not read ukey or ezkey from the query string: adding them does not authenticate', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  for (const path of [`/api/v1/stats?ezkey=${key}`, `/api/v1/stats?ukey=${key}`, `/api/v1/auth/me?ezkey=${key}`, `/api/v1/export?ukey=${key}`]) {
+    const res = await request(app.url, path)
+    t.is(res.status, 401, path)
+  }
+  t.is((await request(app.url, '/api/v1/stats', { bearer: key })).status, 200)
+})
