@@ -1,0 +1,148 @@
+// The bench's results: one JSON document, and the table printed from it.
+import type { CopyResult } from './copy-ref.js'
+import type { CpuUsage } from './machine.js'
+import type { LoadResult } from './load.js'
+import type { ProbeResult } from './probe.js'
+import type { DbActivity, DrainResult } from './setup.js'
+
+export const TARGETS = {
+  singleVsKoa: 0.7,
+  batchVsCopy: 0.5,
+  visibleP99Ms: 1000,
+} as const
+
+export interface Failed {
+  error: string
+}
+
+export interface PhaseResult {
+  load: LoadResult
+  drain: DrainResult
+  pointsPerRequest: number
+  acceptedPointsPerSec: number
+  storedPointsPerSec: number
+  /** Accepted points missing from the table after the drain (negative: more rows than accepted answers). */
+  lost: number
+  /** PostgreSQL activity in the bench database from the start of the stage (warmup included) to the end of the drain. */
+  db: DbActivity
+}
+
+export interface Results {
+  startedAt: string
+  finishedAt?: string
+  machine: { cpus: number; node: string; loadavgAtStart: number[]; cpuByStage: Record<string, CpuUsage>; quietBeforeStage?: Record<string, { waitedMs: number; othersPct: number; quiet: boolean }> }
+  config: { benchSeconds: number; connections: number; loadAccounts: number; webProcesses: number; workerProcesses: number; statsPerPhase: number; batchSize: number; copyConnections: number }
+  rateLimit: { perAccountRequestsPerSec: number; burst: number; accounts: number; capRequestsPerSec: number; note?: string }
+  referenceA?: LoadResult | Failed
+  /** The bar of phase 2: one COPY statement per 100-row batch. */
+  referenceB?: CopyResult | Failed
+  /** Context only: one COPY per connection streaming for the whole duration. */
+  referenceBStreaming?: CopyResult | Failed
+  service?: { ready: boolean; error?: string; warnings?: number; logTail?: string[] }
+  phase1?: PhaseResult | Failed
+  phase2?: PhaseResult | Failed
+  phase3?: { load: LoadResult; probe: ProbeResult } | Failed
+  ratios: { singleAcceptedVsKoa?: number; singleStoredVsKoa?: number; batchAcceptedVsCopy?: number; batchStoredVsCopy?: number }
+  /** What looked wrong in the service's behaviour. */
+  problems: string[]
+  /** What disturbed the measurement (other work on the machine). */
+  disturbances: string[]
+}
+
+export const isFailed = (x: unknown): x is Failed => typeof x === 'object' && x !== null && 'error' in x
+
+const n = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? '-' : Math.round(x).toLocaleString('en-US'))
+const ms = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? '-' : x < 10 ? x.toFixed(1) : Math.round(x).toString())
+const ratio = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? '-' : `${x.toFixed(2)}x`)
+const verdict = (ok: boolean | undefined) => (ok === undefined ? '' : ok ? 'met' : 'NOT MET')
+
+export function renderTable(r: Results): string {
+  const rows: string[][] = [['figure', 'service', 'reference', 'ratio', 'target', '']]
+  const A = isFailed(r.referenceA) ? undefined : r.referenceA
+  const B = isFailed(r.referenceB) ? undefined : r.referenceB
+  const p1 = isFailed(r.phase1) ? undefined : r.phase1
+  const p2 = isFailed(r.phase2) ? undefined : r.phase2
+  const p3 = isFailed(r.phase3) ? undefined : r.phase3
+  const koa = A ? `Koa ${n(A.requestsPerSec)} req/s` : 'Koa: failed'
+  const copy = B ? `COPY ${n(B.rowsPerSec)} rows/s` : 'COPY: failed'
+  const S = isFailed(r.referenceBStreaming) ? undefined : r.referenceBStreaming
+  const { singleAcceptedVsKoa: sa, singleStoredVsKoa: ss, batchAcceptedVsCopy: ba, batchStoredVsCopy: bs } = r.ratios
+  const ge = (x: number | undefined, t: number) => (x === undefined ? undefined : x >= t)
+
+  rows.push(['single /ez accepted req/s', p1 ? n(p1.load.acceptedPerSec) : 'failed', koa, ratio(sa), `>= ${TARGETS.singleVsKoa}x Koa`, verdict(ge(sa, TARGETS.singleVsKoa))])
+  rows.push(['single /ez stored points/s', p1 ? n(p1.storedPointsPerSec) : 'failed', koa, ratio(ss), `>= ${TARGETS.singleVsKoa}x Koa`, verdict(ge(ss, TARGETS.singleVsKoa))])
+  rows.push(['single /ez latency p50 / p99 ms', p1 ? `${ms(p1.load.latencyMs.p50)} / ${ms(p1.load.latencyMs.p99)}` : 'failed', A ? `Koa ${ms(A.latencyMs.p50)} / ${ms(A.latencyMs.p99)}` : '-', '', '', ''])
+  rows.push(['batch (100) accepted points/s', p2 ? n(p2.acceptedPointsPerSec) : 'failed', copy, ratio(ba), `>= ${TARGETS.batchVsCopy}x COPY`, verdict(ge(ba, TARGETS.batchVsCopy))])
+  rows.push(['batch (100) stored points/s', p2 ? n(p2.storedPointsPerSec) : 'failed', copy, ratio(bs), `>= ${TARGETS.batchVsCopy}x COPY`, verdict(ge(bs, TARGETS.batchVsCopy))])
+  rows.push(['batch request latency p50 / p99 ms', p2 ? `${ms(p2.load.latencyMs.p50)} / ${ms(p2.load.latencyMs.p99)}` : 'failed', '', '', '', ''])
+  const vis = p3?.probe
+  rows.push([
+    'write -> visible p50 / p99 ms',
+    vis ? `${ms(vis.delaysMs.p50)} / ${ms(vis.delaysMs.p99)}` : 'failed',
+    vis ? `${vis.visible}/${vis.launched} probes seen` : '',
+    '',
+    `p99 <= ${TARGETS.visibleP99Ms} ms`,
+    vis ? verdict(vis.visible > 0 && vis.neverVisible === 0 && vis.writeFailed === 0 && vis.delaysMs.p99 <= TARGETS.visibleP99Ms) : '',
+  ])
+  if (p3) rows.push(['  load during probes, accepted req/s', n(p3.load.acceptedPerSec), '', '', '', ''])
+  if (S) rows.push(['context: streaming COPY rows/s', '', `COPY ${n(S.rowsPerSec)} rows/s`, p2 ? ratio(p2.storedPointsPerSec / S.rowsPerSec) : '-', '(no target)', ''])
+
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((row) => row[c].length)))
+  const line = (row: string[]) => row.map((cell, c) => (c === 0 || c === 2 || c === 4 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ').trimEnd()
+  const out = [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)]
+  return out.join('\n')
+}
+
+export function renderReport(r: Results): string {
+  const c = r.config
+  const lines: string[] = []
+  lines.push('')
+  lines.push(`metrics-service bench: ${r.machine.cpus} CPUs, node ${r.machine.node}, BENCH_SECONDS=${c.benchSeconds}, ${c.connections} connections,`)
+  lines.push(`  ${c.webProcesses} web + ${c.workerProcesses} worker process(es) (Koa reference: ${c.webProcesses} process(es), run while the service idles), ${c.loadAccounts} business accounts,`)
+  lines.push(`  COPY reference: one ${c.batchSize}-row COPY statement per batch over ${c.copyConnections} connections (the bar); streaming COPY shown for context`)
+  lines.push(`  load average at start ${r.machine.loadavgAtStart.join(' ')}${r.machine.loadavgAtStart[0] > 0.5 * r.machine.cpus ? ' (something else was busy on this machine: figures are less reliable)' : ''}`)
+  lines.push('')
+  lines.push(renderTable(r))
+  lines.push('')
+  lines.push('Note: absolute figures on this shared machine swing by about a quarter from run to run; the ratios to the references measured in the same run are what count.')
+  lines.push(`Rate limit: ${r.rateLimit.accounts} accounts x ${n(r.rateLimit.perAccountRequestsPerSec)} req/s (burst ${n(r.rateLimit.burst)}) = cap ${n(r.rateLimit.capRequestsPerSec)} req/s.${r.rateLimit.note ? ` ${r.rateLimit.note}` : ''}`)
+  const p1 = isFailed(r.phase1) ? undefined : r.phase1
+  const p2 = isFailed(r.phase2) ? undefined : r.phase2
+  for (const [name, p] of [['phase 1 (single)', p1], ['phase 2 (batch)', p2]] as const) {
+    if (!p) continue
+    const reqs = p.load.completed + p.load.warmupCompleted || 1
+    const busiest = Object.entries(p.db.tables)
+      .map(([t, a]) => [t, a.seqScan + a.idxScan + a.ins + a.upd + a.del] as const)
+      .sort((x, y) => y[1] - x[1])
+      .slice(0, 4)
+      .map(([t, ops]) => `${t} ${(ops / reqs).toFixed(2)}`)
+      .join(', ')
+    lines.push(`${name}: PostgreSQL ${(p.db.xactCommit / reqs).toFixed(2)} transactions per answered request (warmup included); table operations per request: ${busiest}`)
+    lines.push(`${name}: ${n(p.load.completed)} answers (${n(p.load.accepted)} accepted) in ${(p.load.windowMs / 1000).toFixed(1)} s; ${n(p.drain.rows)} of ${n(p.drain.expected)} accepted points stored, last seen ${((p.drain.lastStoredAt - p.load.lastResponseAt) / 1000).toFixed(2)} s after the last answer${p.drain.complete ? '' : ' (drain INCOMPLETE)'}`)
+  }
+  const stages = Object.entries(r.machine.cpuByStage)
+  if (stages.length) {
+    lines.push(`CPU during each stage (share of all cores, 100% = all busy; "others" = live processes that are neither this bench nor PostgreSQL/Redis;`)
+    lines.push(`  "unattributed" = busy time of processes that exited meanwhile (another session's tests, say) and of the kernel):`)
+    for (const [stage, u] of stages) {
+      const top = u.top.map((t) => `${t.comm}[${t.pid}] ${t.pct}%`).join(', ')
+      const mine = Object.entries(u.ours).sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k} ${v}%`).join(', ')
+      lines.push(`  ${stage.padEnd(12)} busy ${String(u.machineBusyPct).padStart(3)}%: ${mine}; others ${u.othersPct}%${top ? ` (${top})` : ''}; unattributed ${u.unattributedPct}%`)
+    }
+  }
+  if (r.service?.error) lines.push(`service: ${r.service.error}`)
+  for (const [name, x] of [['reference A', r.referenceA], ['reference B', r.referenceB], ['reference B streaming', r.referenceBStreaming], ['phase 1', r.phase1], ['phase 2', r.phase2], ['phase 3', r.phase3]] as const) {
+    if (isFailed(x)) lines.push(x.error.startsWith('skipped') ? `${name}: ${x.error}` : `${name} FAILED: ${x.error}`)
+  }
+  if (r.disturbances.length) {
+    lines.push('')
+    lines.push('Disturbed measurements:')
+    for (const p of r.disturbances) lines.push(`  - ${p}`)
+  }
+  lines.push('')
+  if (r.problems.length) {
+    lines.push('Looked wrong:')
+    for (const p of r.problems) lines.push(`  - ${p}`)
+  } else if (p1 || p2) lines.push('Nothing looked wrong: every answer accepted, every accepted point stored, no warnings logged.')
+  return lines.join('\n')
+}

@@ -1,0 +1,429 @@
+// `npm run bench`: the write-path benchmark of DESIGN.md "Targets" (issue 3
+// part 11). Not a test: it prints figures, ratios against references measured
+// in the same run, and the targets beside them. Bounded in time (BENCH_SECONDS
+// per phase, default 10; about 1.5 minutes in all on a quiet machine, at most
+// about 4 with the waits for a quiet machine) and local only: every request
+// goes to 127.0.0.1, PostgreSQL and Redis must be on this machine.
+//
+// Order: fresh database `metrics_bench` and Redis prefix -> the service starts
+// (web processes + 1 worker, idle meanwhile) -> reference A (bare Koa in as
+// many processes as the service's web tier, same load) -> phase 1 single /ez
+// writes -> reference B (COPY over 2 connections, one 100-row COPY per batch;
+// and, for context, one streaming COPY) -> phase 2 100-point batches ->
+// phase 3 write-to-visible probes under phase-1 load -> table and
+// test/bench/last-results.json -> cleanup (always, also on SIGINT/SIGTERM).
+// Each reference runs right before the phase it is the bar for, so that the
+// pair sees the same machine (another session's test run comes and goes).
+//
+// Two web processes on two ports (the load generator spreads connections over
+// both), like DESIGN.md's Koa reference "in 2 processes"; the Koa reference
+// gets the same two processes and the very same requests.
+//
+// Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), BENCH_ACCOUNTS (16),
+// BENCH_WEB_PROCESSES (2), BENCH_NODE_ARGS (extra node flags for the service's
+// processes, e.g. --cpu-prof), BENCH_PHASES (A,B,1,2,3: the parts to run),
+// BENCH_WAIT_QUIET (15: seconds to wait, before each stage, for the machine to
+// be mostly idle; 0 = don't), DATABASE_URL (server only; postgres://localhost),
+// REDIS_URL (redis://127.0.0.1:6379).
+import { writeFileSync } from 'node:fs'
+import os from 'node:os'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { PLANS } from '../../shared/plans.js'
+import { runCopyReference } from './copy-ref.js'
+import type { LoadResult, Target } from './load.js'
+import { addSelfReported, cpuSnapshot, cpuUsage, waitForQuiet, type CpuUsage } from './machine.js'
+import { runProbes } from './probe.js'
+import { Children, freePort, ROOT, waitForHttp200, type Child } from './procs.js'
+import { isFailed, renderReport, type PhaseResult, type Results } from './report.js'
+import { activityDelta, createAccounts, createBenchDatabase, dbActivity, deleteRedisPrefix, dropBenchDatabase, serverUrl, waitForDrain, type BenchAccount, type BenchEnv } from './setup.js'
+import { sleep } from './stats.js'
+import { batchGroups, runLoadProcess, singleGroups } from './workloads.js'
+
+const int = (name: string, dflt: number, min: number) => {
+  const raw = process.env[name]
+  const v = raw === undefined || raw === '' ? dflt : Number(raw)
+  if (!Number.isInteger(v) || v < min) throw new Error(`${name} must be an integer >= ${min}, got ${raw}`)
+  return v
+}
+
+const SECONDS = int('BENCH_SECONDS', 10, 1)
+const CONNECTIONS = int('BENCH_CONNECTIONS', 64, 1)
+const ACCOUNTS = int('BENCH_ACCOUNTS', 16, 1)
+const WEB = int('BENCH_WEB_PROCESSES', 2, 1)
+const STATS = 8
+const BATCH = 100
+const WARMUP_MS = Math.min(2000, SECONDS * 250)
+const HOST = '127.0.0.1'
+// Before each stage, wait up to this long for a second in which other processes use under 20% of the machine: 0 turns it off.
+const QUIET_WAIT_MS = int('BENCH_WAIT_QUIET', 15, 0) * 1000
+// Which parts to run (all by default): A, B, 1, 2, 3, comma-separated. Skipped parts print as "skipped".
+const PHASES = new Set((process.env.BENCH_PHASES || 'A,B,1,2,3').toUpperCase().split(',').map((x) => x.trim()))
+// Extra node flags for the service's processes, e.g. "--cpu-prof --cpu-prof-dir=test/bench/logs/prof".
+const SERVICE_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)
+const RESULTS_FILE = join(ROOT, 'test', 'bench', 'last-results.json')
+
+const children = new Children()
+let env: BenchEnv | undefined
+let cleaning: Promise<void> | undefined
+
+function say(line: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`)
+}
+
+const cpuByStage: Record<string, CpuUsage> = {}
+const quietness: Record<string, { waitedMs: number; othersPct: number; quiet: boolean }> = {}
+
+/** Runs one stage and records how busy the machine was meanwhile, and with what. */
+async function measured<T>(stage: string, run: () => Promise<T>, loadOf?: (r: T) => LoadResult): Promise<T> {
+  if (QUIET_WAIT_MS > 0) {
+    const q = await waitForQuiet(QUIET_WAIT_MS, children.pids)
+    quietness[stage] = q
+    if (!q.quiet) say(`${stage}: other processes kept the machine busy (${q.othersPct}% of all cores) for ${Math.round(q.waitedMs / 1000)} s; starting anyway`)
+    else if (q.waitedMs > 1500) say(`${stage}: waited ${Math.round(q.waitedMs / 1000)} s for the machine to be quiet`)
+  }
+  const before = cpuSnapshot()
+  let result: T | undefined
+  try {
+    result = await run()
+    return result
+  } finally {
+    const usage = cpuUsage(before, cpuSnapshot(), children.pids)
+    // The load generator has exited by now: it reports its own CPU time.
+    if (result !== undefined && loadOf) addSelfReported(usage, 'load generator', loadOf(result).cpuMs)
+    cpuByStage[stage] = usage
+  }
+}
+
+/** Stops every child, drops the database, deletes the Redis keys. Safe to call twice. */
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    await children.stopAll().catch((err) => say(`stopping children: ${(err as Error).message}`))
+    if (env) {
+      await env.sql.end({ timeout: 2 }).catch(() => {})
+      const deleted = await deleteRedisPrefix(env.redisUrl, env.redisPrefix).catch((err) => (say(`redis cleanup: ${(err as Error).message}`), 0))
+      say(`cleanup: stopped child processes, deleted ${deleted} Redis keys under ${env.redisPrefix}:`)
+    }
+    await dropBenchDatabase().then(
+      () => say('cleanup: dropped database metrics_bench'),
+      (err) => say(`dropping metrics_bench: ${(err as Error).message}`),
+    )
+  })()
+  return cleaning
+}
+
+// `on`, not `once`: Ctrl-C reaches this process twice (from the terminal and relayed by tsx),
+// and a second signal must not kill it half-way through the cleanup.
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(sig, () => {
+    if (cleaning) return
+    say(`${sig}: cleaning up`)
+    void cleanup().finally(() => process.exit(130))
+  })
+}
+process.on('exit', () => children.killAllNow())
+process.on('unhandledRejection', (err) => {
+  say(`unexpected failure: ${(err as Error)?.stack ?? err}`)
+  void cleanup().finally(() => process.exit(1))
+})
+
+async function startWeb(script: string, name: string, extraEnv: (port: number) => Record<string, string>, nodeArgs: string[] = []): Promise<{ procs: Child[]; targets: Target[] }> {
+  const procs: Child[] = []
+  const targets: Target[] = []
+  for (let i = 0; i < WEB; i++) {
+    const port = await freePort()
+    procs.push(children.start(`${name}-${i}`, script, { PORT: String(port), ...extraEnv(port) }, undefined, nodeArgs))
+    targets.push({ host: HOST, port })
+  }
+  await Promise.all(procs.map((p, i) => waitForHttp200(`http://${HOST}:${targets[i].port}/api/v1/health`, p)))
+  return { procs, targets }
+}
+
+function serviceEnv(e: BenchEnv): Record<string, string> {
+  return { DATABASE_URL: e.databaseUrl, REDIS_URL: e.redisUrl, REDIS_PREFIX: e.redisPrefix, LOG_LEVEL: 'warn', NODE_ENV: 'production' }
+}
+
+/** One write and one read through the service, so a missing route fails with a clear message instead of a table of errors. */
+async function checkWriteRoutes(target: Target, account: BenchAccount, runId: string): Promise<{ write?: string; read?: string }> {
+  const base = `http://${target.host}:${target.port}`
+  const stat = `bench.check.${runId}`
+  const res = await fetch(`${base}/ez`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: `ezkey=${account.key}&stat=${stat}&count=1`,
+  })
+  const text = await res.text()
+  let status: unknown
+  try {
+    status = (JSON.parse(text) as { status?: unknown }).status
+  } catch {
+    status = undefined
+  }
+  if (status !== 200) {
+    const hint = res.status === 404 || res.status === 405 ? ' (the /ez route does not exist yet: api/routes/legacy.ts)' : ''
+    return { write: `POST /ez answered HTTP ${res.status} ${text.slice(0, 200)}${hint}`, read: 'not checked' }
+  }
+  const until = Date.now() + 15_000
+  let last = ''
+  while (Date.now() < until) {
+    const r = await fetch(`${base}/api/v1/stats/${stat}?range=1h`, { headers: { authorization: `Bearer ${account.key}` } })
+    const body = await r.text()
+    last = `HTTP ${r.status} ${body.slice(0, 200)}`
+    if (r.status === 200) {
+      try {
+        if (Array.isArray((JSON.parse(body) as { points?: unknown }).points)) return {}
+      } catch {
+        /* keep polling */
+      }
+    }
+    await sleep(200)
+  }
+  return { read: `GET /api/v1/stats/${stat}?range=1h never showed the checked point within 15 s (last: ${last})` }
+}
+
+function describeRejections(label: string, l: LoadResult, problems: string[]): void {
+  const notAccepted = l.completed - l.accepted
+  if (notAccepted > 0) {
+    const top = l.rejections.slice(0, 4).map((r) => `${r.count} x HTTP ${r.http} "${r.msg}"`).join('; ')
+    problems.push(`${label}: ${notAccepted.toLocaleString('en-US')} of ${l.completed.toLocaleString('en-US')} answers not accepted (${top})`)
+  }
+  const errs = Object.entries(l.socketErrors)
+  if (errs.length) problems.push(`${label}: socket errors ${errs.map(([k, v]) => `${k} x${v}`).join(', ')}`)
+  if (l.timeouts) problems.push(`${label}: ${l.timeouts} requests timed out (no answer in 10 s)`)
+  if (l.unanswered > 0) problems.push(`${label}: ${l.unanswered} requests sent without an answer (outcome unknown)`)
+}
+
+async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys: string[], statPrefix: string, kind: 'single' | 'batch', problems: string[]): Promise<PhaseResult> {
+  const groups = kind === 'single' ? singleGroups(keys, statPrefix, STATS) : batchGroups(keys, statPrefix, STATS, BATCH)
+  const warm = kind === 'single' ? singleGroups(keys, 'bench.warm.', STATS) : batchGroups(keys, 'bench.warmb.', STATS, BATCH)
+  say(`${label}: ${CONNECTIONS} connections for ${SECONDS} s (+${WARMUP_MS} ms warmup)`)
+  const before = await dbActivity(e.sql)
+  const load = await runLoadProcess(children, `load-${label.replace(/\s+/g, '-')}`, {
+    targets,
+    connections: CONNECTIONS,
+    warmup: { durationMs: WARMUP_MS, groups: warm },
+    measure: { durationMs: SECONDS * 1000, groups },
+  })
+  const pointsPerRequest = kind === 'single' ? 1 : BATCH
+  // A batch answer may say how many of its points it took; a single write takes one.
+  const expected = kind === 'batch' && load.acceptedItems !== null ? load.acceptedItems : load.accepted * pointsPerRequest
+  if (kind === 'batch' && load.acceptedItems !== null && load.acceptedItems !== load.accepted * BATCH) {
+    problems.push(`${label}: accepted batch answers took ${load.acceptedItems} points, not ${load.accepted} x ${BATCH}`)
+  }
+  say(`${label}: ${load.accepted} accepted of ${load.completed}; waiting for ${expected} points to be stored`)
+  const drain = await waitForDrain(e.sql, statPrefix, expected)
+  await sleep(1100) // PostgreSQL publishes its statistics at most once a second
+  const db = activityDelta(before, await dbActivity(e.sql))
+  const storedPointsPerSec = Math.round((drain.rows / Math.max(1, drain.lastStoredAt - load.firstSendAt)) * 1000)
+  const result: PhaseResult = {
+    load,
+    drain,
+    pointsPerRequest,
+    acceptedPointsPerSec: Math.round((expected / load.windowMs) * 1000),
+    storedPointsPerSec,
+    lost: expected - drain.rows,
+    db,
+  }
+  describeRejections(label, load, problems)
+  if (result.lost > 0) problems.push(`${label}: ${result.lost.toLocaleString('en-US')} accepted points never reached the points table (${drain.rows} of ${expected}; drain waited ${drain.waitedMs} ms)`)
+  if (result.lost < 0) {
+    const unknown = load.unanswered * pointsPerRequest
+    problems.push(`${label}: ${-result.lost} more rows stored than accepted answers${unknown ? ` (${unknown} points had no answer, which may explain up to that many)` : ''}`)
+  }
+  if (drain.sum !== drain.rows) problems.push(`${label}: stored rows ${drain.rows} but sum(value) ${drain.sum} (every point was count=1)`)
+  return result
+}
+
+async function main(): Promise<Results> {
+  const results: Results = {
+    startedAt: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, node: process.version, loadavgAtStart: os.loadavg().map((x) => Math.round(x * 100) / 100), cpuByStage: {} },
+    config: { benchSeconds: SECONDS, connections: CONNECTIONS, loadAccounts: ACCOUNTS, webProcesses: WEB, workerProcesses: 1, statsPerPhase: STATS, batchSize: BATCH, copyConnections: 2 },
+    rateLimit: { perAccountRequestsPerSec: PLANS.business.requestsPerSecond, burst: PLANS.business.burst, accounts: ACCOUNTS, capRequestsPerSec: ACCOUNTS * PLANS.business.requestsPerSecond },
+    ratios: {},
+    problems: [],
+    disturbances: [],
+  }
+  const problems = results.problems
+  const runId = randomBytes(3).toString('hex')
+
+  say('creating database metrics_bench, migrating, creating accounts')
+  env = await createBenchDatabase().catch((err: Error) => {
+    throw new Error(`could not prepare the bench database and Redis (are PostgreSQL at ${serverUrl()} and Redis at ${process.env.REDIS_URL || 'redis://127.0.0.1:6379'} running?): ${err.message}`)
+  })
+  const e = env
+  const load = await createAccounts(e.sql, ACCOUNTS, `load-${runId}`)
+  const [probe] = await createAccounts(e.sql, 1, `probe-${runId}`)
+  const keys = load.map((a) => a.key)
+
+  const skipped = { error: 'skipped (BENCH_PHASES)' }
+
+  // Each reference runs right before the phase it is the bar for, so that both see the same machine.
+  const referenceA = async () => {
+    if (!PHASES.has('A')) return void (results.referenceA = skipped)
+    try {
+      say(`reference A: ${WEB} bare Koa process(es)`)
+      const koa = await startWeb('test/bench/koa-ref.ts', 'koa', () => ({ NODE_ENV: 'production' }))
+      try {
+        results.referenceA = await measured('reference A', () => runLoadProcess(children, 'load-koa', {
+          targets: koa.targets,
+          connections: CONNECTIONS,
+          warmup: { durationMs: WARMUP_MS, groups: singleGroups(keys, 'bench.warm.', STATS) },
+          measure: { durationMs: SECONDS * 1000, groups: singleGroups(keys, 'bench.single.', STATS) },
+        }), (r) => r)
+        describeRejections('reference A', results.referenceA, problems)
+      } finally {
+        await children.stop(koa.procs)
+      }
+    } catch (err) {
+      results.referenceA = { error: (err as Error).message }
+    }
+  }
+
+  const referenceB = async () => {
+    if (!PHASES.has('B')) return void (results.referenceB = results.referenceBStreaming = skipped)
+    try {
+      say(`reference B: one ${BATCH}-row COPY per batch over 2 connections`)
+      results.referenceB = await measured('reference B', () => runCopyReference(e.databaseUrl, SECONDS * 1000, { connections: 2, rowsPerCopy: BATCH }))
+    } catch (err) {
+      results.referenceB = { error: (err as Error).message }
+    }
+    try {
+      say('reference B (context): one streaming COPY per connection over 2 connections')
+      results.referenceBStreaming = await runCopyReference(e.databaseUrl, Math.ceil(SECONDS / 2) * 1000, { connections: 2, rowsPerCopy: 0 })
+    } catch (err) {
+      results.referenceBStreaming = { error: (err as Error).message }
+    }
+  }
+
+  // The service starts first and idles while reference A runs.
+  const svc: Child[] = []
+  let targets: Target[] = []
+  try {
+    say(`service: ${WEB} web process(es) + 1 worker`)
+    svc.push(children.start('worker', 'workers/main.ts', serviceEnv(e), undefined, SERVICE_NODE_ARGS))
+    const web = await startWeb('api/server.ts', 'web', () => serviceEnv(e), SERVICE_NODE_ARGS)
+    svc.push(...web.procs)
+    targets = web.targets
+    await sleep(500)
+    if (svc[0].exited) throw new Error(`the worker exited (code ${svc[0].exited.code}):\n${svc[0].tail()}`)
+    const check = await checkWriteRoutes(targets[0], probe, runId)
+    if (check.write) throw new Error(check.write)
+    results.service = { ready: true, ...(check.read ? { error: check.read } : {}) }
+  } catch (err) {
+    results.service = { ready: false, error: (err as Error).message }
+  }
+  const service = results.service
+  const notReady = { error: `service not ready: ${service.error}` }
+
+  await referenceA()
+  if (!service.ready) results.phase1 = notReady
+  else if (!PHASES.has('1')) results.phase1 = skipped
+  else {
+    try {
+      results.phase1 = await measured('phase 1', () => servicePhase('phase 1', e, targets, keys, 'bench.single.', 'single', problems), (r) => r.load)
+    } catch (err) {
+      results.phase1 = { error: (err as Error).message }
+    }
+  }
+
+  await referenceB()
+  if (!service.ready) results.phase2 = notReady
+  else if (!PHASES.has('2')) results.phase2 = skipped
+  else {
+    try {
+      results.phase2 = await measured('phase 2', () => servicePhase('phase 2', e, targets, keys, 'bench.batch.', 'batch', problems), (r) => r.load)
+    } catch (err) {
+      results.phase2 = { error: (err as Error).message }
+    }
+  }
+
+  if (!service.ready) results.phase3 = notReady
+  else if (!PHASES.has('3')) results.phase3 = skipped
+  else if (service.error) results.phase3 = { error: `not run: ${service.error}` }
+  else {
+    try {
+      const durationMs = Math.max(SECONDS, 8) * 1000
+      say(`phase 3: probes under single-point load (${CONNECTIONS} connections, ${durationMs / 1000} s)`)
+      const [l3, p3] = await measured('phase 3', async () => {
+        const startedAt = Date.now()
+        const loadRun = runLoadProcess(children, 'load-phase-3', {
+          targets,
+          connections: CONNECTIONS,
+          measure: { durationMs, groups: singleGroups(keys, 'bench.load3.', STATS) },
+        })
+        loadRun.catch(() => {}) // awaited below; this only keeps an early failure from being "unhandled"
+        await sleep(1500) // let the load reach its pace
+        const probeRun = runProbes({ targets, key: probe.key, runId, count: 50, intervalMs: 100, pollMs: 20, timeoutMs: 10_000, launchUntil: startedAt + durationMs - 1000 })
+        return Promise.all([loadRun, probeRun])
+      }, ([l]) => l)
+      results.phase3 = { load: l3, probe: p3 }
+      describeRejections('phase 3 load', l3, problems)
+      if (p3.writeFailed) problems.push(`phase 3: ${p3.writeFailed} probe writes not accepted`)
+      if (p3.neverVisible) problems.push(`phase 3: ${p3.neverVisible} accepted probe points never visible within 10 s`)
+      for (const f of p3.failures.slice(0, 5)) problems.push(`phase 3: ${f}`)
+    } catch (err) {
+      results.phase3 = { error: (err as Error).message }
+    }
+  }
+
+  for (const c of svc) {
+    if (c.exited) problems.push(`${c.name} exited during the run (code ${c.exited.code}, signal ${c.exited.signal})`)
+    if (c.warnings) problems.push(`${c.name} wrote ${c.warnings} warning/error log line(s), e.g. ${c.lines.slice(0, 2).map((l) => l.slice(0, 300)).join(' | ')}`)
+  }
+  service.warnings = svc.reduce((s, c) => s + c.warnings, 0)
+  service.logTail = svc.flatMap((c) => c.lines.slice(-5).map((l) => `${c.name}| ${l.slice(0, 400)}`))
+
+  results.machine.cpuByStage = cpuByStage
+  results.machine.quietBeforeStage = quietness
+  for (const [stage, u] of Object.entries(cpuByStage)) {
+    if (u.othersPct >= 10) results.disturbances.push(`${stage}: other processes used ${u.othersPct}% of the machine meanwhile (${u.top.map((t) => `${t.comm}[${t.pid}]`).join(', ')}); this stage's figures are depressed`)
+  }
+
+  // Ratios.
+  const A = isFailed(results.referenceA) ? undefined : results.referenceA
+  const B = isFailed(results.referenceB) ? undefined : results.referenceB
+  const p1 = isFailed(results.phase1) ? undefined : results.phase1
+  const p2 = isFailed(results.phase2) ? undefined : results.phase2
+  const r2 = (x: number) => Math.round(x * 100) / 100
+  if (A && p1 && A.requestsPerSec > 0) {
+    results.ratios.singleAcceptedVsKoa = r2(p1.load.acceptedPerSec / A.requestsPerSec)
+    results.ratios.singleStoredVsKoa = r2(p1.storedPointsPerSec / A.requestsPerSec)
+  }
+  if (B && p2 && B.rowsPerSec > 0) {
+    results.ratios.batchAcceptedVsCopy = r2(p2.acceptedPointsPerSec / B.rowsPerSec)
+    results.ratios.batchStoredVsCopy = r2(p2.storedPointsPerSec / B.rowsPerSec)
+  }
+
+  // Did the per-account rate limit shape the figures?
+  const rl = results.rateLimit
+  const got429 = [results.phase1, results.phase2, results.phase3].some((p) => !isFailed(p) && p && (p.load.httpStatus['429'] ?? 0) > 0)
+  const notes: string[] = []
+  if (p1 && p1.load.requestsPerSec > 0.8 * rl.capRequestsPerSec) notes.push(`phase 1 ran at ${Math.round((p1.load.requestsPerSec / rl.capRequestsPerSec) * 100)}% of the cap: the rate limit may be what capped it; raise BENCH_ACCOUNTS.`)
+  if (got429) notes.push('Some requests were answered 429: the rate limit capped the load.')
+  if (!notes.length) notes.push('The load stayed below the cap (no 429).')
+  rl.note = notes.join(' ')
+  return results
+}
+
+let exitCode = 0
+let results: Results | undefined
+try {
+  results = await main()
+} catch (err) {
+  exitCode = 1
+  say(`bench failed: ${(err as Error).stack ?? err}`)
+} finally {
+  await cleanup()
+}
+if (results) {
+  results.finishedAt = new Date().toISOString()
+  writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`)
+  process.stdout.write(`${renderReport(results)}\n\nResults written to test/bench/last-results.json\n`)
+  const serviceFailed = [results.phase1, results.phase2, results.phase3].some((p) => isFailed(p) && !p.error.startsWith('skipped'))
+  if (serviceFailed) {
+    process.stdout.write('\nThe service phases did not all run: see the FAILED lines above.\n')
+    exitCode = 1
+  }
+}
+process.exit(exitCode)

@@ -1,0 +1,35 @@
+// The requests each phase sends, and the load generator run as a child process.
+import type { Children } from './procs.js'
+import type { LoadConfig, LoadResult, RequestSpec } from './load.js'
+
+const FORM = 'application/x-www-form-urlencoded'
+
+/** Single-point /ez form posts: one request group per key, each cycling through `stats` stat names. */
+export function singleGroups(keys: string[], statPrefix: string, stats: number): RequestSpec[][] {
+  return keys.map((key) =>
+    Array.from({ length: stats }, (_, k) => ({
+      method: 'POST' as const,
+      path: '/ez',
+      headers: { 'Content-Type': FORM },
+      body: `ezkey=${key}&stat=${statPrefix}${k}&count=1`,
+    })),
+  )
+}
+
+/** 100-point JSON batches on /ez: item i goes to stat `${statPrefix}${i % stats}`. */
+export function batchGroups(keys: string[], statPrefix: string, stats: number, size = 100): RequestSpec[][] {
+  return keys.map((key) => {
+    const data = Array.from({ length: size }, (_, i) => ({ stat: `${statPrefix}${i % stats}`, count: 1 }))
+    return [{ method: 'POST' as const, path: '/ez', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ ezkey: key, data }) }]
+  })
+}
+
+/** Runs test/bench/load.ts in its own process and returns its result. */
+export async function runLoadProcess(children: Children, name: string, cfg: LoadConfig): Promise<LoadResult> {
+  // The config goes through stdin: batch bodies make it too large for an environment variable.
+  const child = children.start(name, 'test/bench/load.ts', { NODE_ENV: 'production' }, JSON.stringify(cfg))
+  await child.exit
+  const line = child.lines.find((l) => l.startsWith('{"connections"'))
+  if (child.exited?.code !== 0 || !line) throw new Error(`load generator ${name} failed (code ${child.exited?.code}):\n${child.tail()}`)
+  return JSON.parse(line) as LoadResult
+}
