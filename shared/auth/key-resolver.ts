@@ -17,6 +17,9 @@ export interface ResolvedKey {
 
 export class KeyResolver {
   private readonly cache = new Map<string, { value: ResolvedKey | null; until: number }>()
+  /** Look-ups in flight, shared by every request presenting the same key meanwhile (no stampede on expiry). */
+  private readonly loading = new Map<string, Promise<ResolvedKey | null>>()
+  private readonly touched = new Map<string, number>()
 
   constructor(private readonly sql: Db, private readonly now: () => number = Date.now) {}
 
@@ -25,12 +28,26 @@ export class KeyResolver {
     const id = sha256(presented).toString('base64')
     const hit = this.cache.get(id)
     if (hit && hit.until > this.now()) return hit.value
+    let pending = this.loading.get(id)
+    if (!pending) {
+      pending = this.load(id, presented).finally(() => this.loading.delete(id))
+      this.loading.set(id, pending)
+    }
+    return pending
+  }
+
+  private async load(id: string, presented: string): Promise<ResolvedKey | null> {
     const key = await findApiKey(this.sql, presented)
     const account = key ? await findAccountById(this.sql, key.accountId) : null
     const value = key && account ? { keyId: key.id, account } : null
     if (this.cache.size >= MAX_ENTRIES) this.cache.clear()
     this.cache.set(id, { value, until: this.now() + CACHE_MS })
-    if (key) void touchApiKey(this.sql, key.id).catch(() => {})
+    // last_used_at is informational: written at most once a minute per key from each process.
+    if (key && (this.touched.get(key.id) ?? 0) < this.now() - 60_000) {
+      if (this.touched.size >= MAX_ENTRIES) this.touched.clear()
+      this.touched.set(key.id, this.now())
+      void touchApiKey(this.sql, key.id).catch(() => {})
+    }
     return value
   }
 

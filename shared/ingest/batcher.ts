@@ -21,6 +21,8 @@ export class PointBatcher {
   private waiters: Waiter[] = []
   private timer: NodeJS.Timeout | undefined
   private readonly inFlight = new Set<Promise<void>>()
+  /** A group job being added right now; the next group waits for it, so groups grow with load (at most one add in flight). */
+  private adding: Promise<void> | undefined
 
   constructor(private readonly queues: Queues, private readonly opts: BatcherOptions = { maxDelayMs: 2, maxPoints: 500 }) {}
 
@@ -38,12 +40,20 @@ export class PointBatcher {
   private flush(): void {
     clearTimeout(this.timer)
     this.timer = undefined
+    // Under load, adding a job takes longer than the collection window: keep collecting while an add is in
+    // flight; its completion sends everything collected meanwhile as one job (fewer, larger batches).
+    if (this.adding && this.points.length < this.opts.maxPoints) return
     const points = this.points
     const waiters = this.waiters
     this.points = []
     this.waiters = []
     if (!points.length) return
-    void this.track(this.enqueue(points)).then(
+    const added = this.track(this.enqueue(points))
+    this.adding = added.catch(() => {}).finally(() => {
+      this.adding = undefined
+      if (this.points.length) this.flush()
+    })
+    added.then(
       () => waiters.forEach((w) => w.resolve()),
       (err) => waiters.forEach((w) => w.reject(err)),
     )
@@ -64,7 +74,9 @@ export class PointBatcher {
 
   /** Sends what is collected and waits for every job in flight (graceful shutdown). */
   async drain(): Promise<void> {
-    this.flush()
-    await Promise.allSettled([...this.inFlight])
+    while (this.points.length || this.inFlight.size) {
+      this.flush()
+      await Promise.allSettled([...this.inFlight, this.adding])
+    }
   }
 }

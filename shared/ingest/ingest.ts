@@ -116,10 +116,11 @@ export class Ingest {
       }
 
       // 1. Today's allowance, in order.
-      const dailyLimit = quota('daily_point_limit', `plan limit reached: the ${plan.name} plan records at most ${plan.pointsPerDay} points per day`)
+      // Errors are built only when needed: capturing a stack on every accepted write is measurable.
+      const dailyLimit = () => quota('daily_point_limit', `plan limit reached: the ${plan.name} plan records at most ${plan.pointsPerDay} points per day`)
       take = await limits.reservePoints(account.id, plan, points.length, whole)
-      if (take === 0) throw dailyLimit
-      let stoppedBy = take < points.length ? dailyLimit : undefined
+      if (take === 0) throw dailyLimit()
+      let stoppedBy = take < points.length ? dailyLimit() : undefined
 
       // 2. Stats, created in order of first appearance within the plan's stat limit.
       const made = await this.ensureStats(account, points.slice(0, take), whole, created)
@@ -167,14 +168,14 @@ export class Ingest {
     const stats = await this.deps.directory.existing(account.id, [...new Set(points.map((p) => p.name))])
     const missing: Array<{ name: string; kind: Kind }> = []
     for (const p of points) if (!stats.has(p.name) && !missing.some((m) => m.name === p.name)) missing.push({ name: p.name, kind: p.kind })
-    const statLimit = quota('stat_limit', `plan limit reached: the ${plan.name} plan tracks at most ${plan.trackedStats} stats`)
+    const statLimit = () => quota('stat_limit', `plan limit reached: the ${plan.name} plan tracks at most ${plan.trackedStats} stats`)
     for (const group of whole ? [missing] : missing.map((m) => [m])) {
       if (!group.length) continue
       const made = await this.deps.directory.create(account.id, group, plan.trackedStats)
       if (!made) {
         const stopAt = points.findIndex((p) => p.name === group[0].name)
-        if (whole || stopAt === 0) throw statLimit
-        return { stats, stopAt, stoppedBy: statLimit }
+        if (whole || stopAt === 0) throw statLimit()
+        return { stats, stopAt, stoppedBy: statLimit() }
       }
       for (const r of made.values()) {
         stats.set(r.stat.name, r.stat)
