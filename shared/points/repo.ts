@@ -24,27 +24,30 @@ export async function applyBatch(sql: Sql, batchId: string, points: QueuedPoint[
     const [first] = await tx`insert into applied_batches (id, points) values (${batchId}, ${points.length}) on conflict do nothing returning id`
     if (!first) return { applied: false, stored: 0, duplicates: 0 }
 
-    let keep = points
-    const keyed = points.filter((p) => p[3] !== null)
+    // Lock the batch's stats against a concurrent delete (which waits for this commit, then removes what
+    // is stored here) and keep only points of stats that still exist: queued points die with their stat.
+    const ids = [...new Set(points.map((p) => p[0]))]
+    const live = new Set((await tx<{ id: string }[]>`select id from stats where id = any(${ids}::uuid[]) for key share`).map((r) => r.id))
+    const alive = points.filter((p) => live.has(p[0]))
+    let keep = alive
+    const keyed = alive.filter((p) => p[3] !== null)
     if (keyed.length) {
       const fresh = await tx<{ stat_id: string; t: number; ikey: string }[]>`
         insert into point_ikeys (stat_id, ts, ikey)
         select u.stat_id, to_timestamp(u.t), u.ikey
         from unnest(${keyed.map((p) => p[0])}::uuid[], ${keyed.map((p) => p[1])}::bigint[], ${keyed.map((p) => p[3] as string)}::text[]) as u(stat_id, t, ikey)
-        where exists (select 1 from stats s where s.id = u.stat_id)
         on conflict do nothing
         returning stat_id, extract(epoch from ts)::bigint as t, ikey`
       const won = new Set(fresh.map((r) => `${r.stat_id}|${r.t}|${r.ikey}`))
       // Within one batch the same key may appear twice: only its first point wins.
-      keep = points.filter((p) => p[3] === null || won.delete(`${p[0]}|${p[1]}|${p[3]}`))
+      keep = alive.filter((p) => p[3] === null || won.delete(`${p[0]}|${p[1]}|${p[3]}`))
     }
-    if (!keep.length) return { applied: true, stored: 0, duplicates: points.length }
+    if (!keep.length) return { applied: true, stored: 0, duplicates: alive.length }
 
     const [{ stored }] = await tx<{ stored: number }[]>`
       with incoming as (
         select u.stat_id, to_timestamp(u.t) as ts, u.value
         from unnest(${keep.map((p) => p[0])}::uuid[], ${keep.map((p) => p[1])}::bigint[], ${keep.map((p) => p[2])}::float8[]) as u(stat_id, t, value)
-        where exists (select 1 from stats s where s.id = u.stat_id)
       ),
       inserted as (
         insert into points (stat_id, ts, value) select stat_id, ts, value from incoming returning stat_id, ts, value
@@ -56,6 +59,6 @@ export async function applyBatch(sql: Sql, batchId: string, points: QueuedPoint[
         returning 1
       )
       select (select count(*) from inserted)::int as stored, (select count(*) from pending)::int as buckets`
-    return { applied: true, stored, duplicates: points.length - keep.length }
+    return { applied: true, stored, duplicates: alive.length - keep.length }
   }) as Promise<ApplyResult>
 }

@@ -105,15 +105,21 @@ export async function setDescription(sql: Db, accountId: string, name: string, d
 }
 
 /**
- * Deletes a stat with its points, rollups, share token and idempotency
- * records (by cascade). Points still queued for it carry its id and are
- * dropped by the persist worker; a later write creates a new stat.
+ * Deletes a stat with its points, pending and folded rollups, share token and
+ * idempotency records. A persist transaction holding the stat FOR KEY SHARE
+ * finishes first and its points go too; points still queued carry the old id
+ * and are dropped by the persist worker. A later write creates a new stat.
  */
-export async function deleteStat(sql: Db, accountId: string, name: string): Promise<Stat | null> {
-  const [row] = await sql<StatRow[]>`
-    delete from stats where account_id = ${accountId} and name = ${name}
-    returning id, account_id, name, kind, description, created_at`
-  return row ? toStat(row) : null
+export async function deleteStat(sql: Sql, accountId: string, name: string): Promise<Stat | null> {
+  return sql.begin(async (tx) => {
+    const [row] = await tx<StatRow[]>`
+      delete from stats where account_id = ${accountId} and name = ${name}
+      returning id, account_id, name, kind, description, created_at`
+    if (!row) return null
+    await tx`delete from points where stat_id = ${row.id}`
+    await tx`delete from rollup_pending where stat_id = ${row.id}`
+    return toStat(row)
+  }) as Promise<Stat | null>
 }
 
 /** Finds a stat from a name as it arrives in a URL, normalised the way writes store it. */

@@ -19,6 +19,7 @@ import { createSql, type Sql } from '../../shared/db.js'
 import type { QueuedPoint } from '../../shared/jobs.js'
 import { listMigrations } from '../../shared/migrate.js'
 import { applyBatch } from '../../shared/points/repo.js'
+import { deleteStat } from '../../shared/stats/repo.js'
 import { refreshRollups } from '../../shared/points/rollups.js'
 import { usesTimescale } from '../../shared/points/storage.js'
 import { readBuckets } from '../../shared/stats/read.js'
@@ -237,7 +238,10 @@ test.serial('the newest points are visible before any refresh on both paths (rea
 })
 
 test.serial('a deleted stat leaves no buckets on either path after a refresh', async (t) => {
-  for (const sql of both()) await sql`delete from stats where id = ${gauge}`
+  for (const sql of both()) {
+    const [stat] = await sql<{ account_id: string; name: string }[]>`select account_id, name from stats where id = ${gauge}`
+    await deleteStat(sql as never, stat.account_id, stat.name)
+  }
   await refreshBoth()
   for (const w of windows(nowS() + 300)) {
     const [onTs, onPlain] = await Promise.all(both().map((sql) => readBuckets(sql, gauge, 'gauge', w)))
