@@ -6,7 +6,7 @@ import { redisKey } from '../../shared/redis.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request, type Reply } from '../helpers/http.js'
-import { pointsOf, settle, stored } from '../helpers/storage.js'
+import { kindOf, pointsOf, settle, settledState, stored } from '../helpers/storage.js'
 
 let app: TestApp
 test.before(async () => {
@@ -51,15 +51,9 @@ async function statNames(accountId: string): Promise<string[]> {
   return (await app.sql<{ name: string }[]>`select name from stats where account_id = ${accountId} order by name`).map((r) => r.name)
 }
 
-async function kindOf(accountId: string, stat: string): Promise<string | undefined> {
-  const [row] = await app.sql<{ kind: string }[]>`select kind from stats where account_id = ${accountId} and name = ${stat}`
-  return row?.kind
-}
+const kindOfStat = (accountId: string, stat: string) => kindOf(app, accountId, stat)
 
-async function snapshot(accountId: string) {
-  await settle(app)
-  return stored(app, accountId)
-}
+const snapshot = (accountId: string) => settledState(app, accountId)
 
 /** Sends a batch that must be refused as a whole: status, exact envelope, nothing stored. */
 async function refused(t: ExecutionContext, accountId: string, send: () => Promise<Reply>, status: number, msg: string | RegExp, label = ''): Promise<Reply> {
@@ -102,8 +96,8 @@ test('4.1.3 the predecessor sample ez_batch_request.json (names fixed to valid o
   t.deepEqual(await valuesOf(user.accountId, 'messages sent total female europe'), [1])
   t.deepEqual(await valuesOf(user.accountId, 'request time total messages'), [23.094])
   t.deepEqual(await pointsOfStat(user.accountId, 'ws0 load average'), [{ ts: 1363118126, value: 0.732 }])
-  t.is(await kindOf(user.accountId, 'page view'), 'counter')
-  t.is(await kindOf(user.accountId, 'request time total messages'), 'gauge')
+  t.is(await kindOfStat(user.accountId, 'page view'), 'counter')
+  t.is(await kindOfStat(user.accountId, 'request time total messages'), 'gauge')
   t.is((await stored(app, user.accountId)).quotaUsed, 4)
 })
 
@@ -291,7 +285,7 @@ test('decisions 4: a stat-limit stop part-way (free plan: 10 stats) -> accepted 
   t.deepEqual(await valuesOf(user.accountId, 'tenth'), [6])
   t.deepEqual(await valuesOf(user.accountId, 's2'), [1, 7])
   t.deepEqual(await valuesOf(user.accountId, 's3'), [1], 'items after the stop are not stored')
-  t.is(await kindOf(user.accountId, 'eleventh'), undefined)
+  t.is(await kindOfStat(user.accountId, 'eleventh'), undefined)
   const s = await stored(app, user.accountId)
   t.is(s.stats, 10)
   t.is(s.points, 12)

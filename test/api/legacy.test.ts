@@ -8,7 +8,7 @@ import { redisKey } from '../../shared/redis.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request, type Reply } from '../helpers/http.js'
-import { pointsOf, settle, stored } from '../helpers/storage.js'
+import { kindOf, pointsOf, settle, settledState, stored } from '../helpers/storage.js'
 
 let app: TestApp
 test.before(async () => {
@@ -54,15 +54,9 @@ const pointsOfStat = (accountId: string, stat: string) => pointsOf(app, accountI
 
 const valuesOf = async (accountId: string, stat: string) => (await pointsOfStat(accountId, stat)).map((p) => p.value)
 
-async function kindOf(accountId: string, stat: string): Promise<string | undefined> {
-  const [row] = await app.sql<{ kind: string }[]>`select kind from stats where account_id = ${accountId} and name = ${stat}`
-  return row?.kind
-}
+const kindOfStat = (accountId: string, stat: string) => kindOf(app, accountId, stat)
 
-async function snapshot(accountId: string) {
-  await settle(app)
-  return stored(app, accountId)
-}
+const snapshot = (accountId: string) => settledState(app, accountId)
 
 /** Sends a request that must be refused: checks the status, the exact envelope and that nothing was stored. */
 async function refused(t: ExecutionContext, accountId: string, send: () => Promise<Reply>, status: number, msg: string, label = ''): Promise<Reply> {
@@ -141,7 +135,7 @@ test('4.1.1 /ez form POST records one counter point; 4.1.4 success is HTTP 200 {
   t.is(typeof res.body.status, 'number', 'status is the integer 200')
   t.regex(res.headers.get('content-type') ?? '', /^application\/json/)
   t.deepEqual(await valuesOf(user.accountId, 'signups'), [3])
-  t.is(await kindOf(user.accountId, 'signups'), 'counter')
+  t.is(await kindOfStat(user.accountId, 'signups'), 'counter')
 })
 
 test('4.1 /ez GET with the query string records one point', async (t) => {
@@ -161,8 +155,8 @@ test('4.1 /ez JSON single body records one point (count and value, numbers and d
   }
   t.deepEqual(await valuesOf(user.accountId, 'jobs'), [4, 5])
   t.deepEqual(await valuesOf(user.accountId, 'load'), [0.75, 1.25])
-  t.is(await kindOf(user.accountId, 'jobs'), 'counter')
-  t.is(await kindOf(user.accountId, 'load'), 'gauge')
+  t.is(await kindOfStat(user.accountId, 'jobs'), 'counter')
+  t.is(await kindOfStat(user.accountId, 'load'), 'gauge')
 })
 
 test('1/4.1.1 a value written to /ez creates a gauge, a count a counter', async (t) => {
@@ -170,9 +164,9 @@ test('1/4.1.1 a value written to /ez creates a gauge, a count a counter', async 
   t.deepEqual((await post('/ez', `ezkey=${key}&stat=temperature&value=21.5`)).body, OK)
   t.deepEqual((await get(`/ez?ezkey=${key}&stat=humidity&value=40`)).body, OK)
   t.deepEqual((await post('/ez', `ezkey=${key}&stat=clicks&count=1`)).body, OK)
-  t.is(await kindOf(user.accountId, 'temperature'), 'gauge')
-  t.is(await kindOf(user.accountId, 'humidity'), 'gauge')
-  t.is(await kindOf(user.accountId, 'clicks'), 'counter')
+  t.is(await kindOfStat(user.accountId, 'temperature'), 'gauge')
+  t.is(await kindOfStat(user.accountId, 'humidity'), 'gauge')
+  t.is(await kindOfStat(user.accountId, 'clicks'), 'counter')
   t.deepEqual(await valuesOf(user.accountId, 'temperature'), [21.5])
 })
 
@@ -184,8 +178,8 @@ test('4.1.1/4.1.2 when both count and value are omitted, 1 is recorded as a coun
   t.deepEqual((await post('/c', `ukey=${key}&key=visits`)).body, OK)
   t.deepEqual(await valuesOf(user.accountId, 'hits'), [1, 1, 1])
   t.deepEqual(await valuesOf(user.accountId, 'visits'), [1])
-  t.is(await kindOf(user.accountId, 'hits'), 'counter')
-  t.is(await kindOf(user.accountId, 'visits'), 'counter')
+  t.is(await kindOfStat(user.accountId, 'hits'), 'counter')
+  t.is(await kindOfStat(user.accountId, 'visits'), 'counter')
 })
 
 test('4.1.1 count or value present but empty (empty string, whitespace only, JSON "" or null) -> 400, nothing stored', async (t) => {
@@ -239,8 +233,8 @@ test('4.1.2 /c records a counter and /v a gauge, with ukey and key (the stat nam
   t.deepEqual((await post('/v', `ukey=${key}&key=queue+depth&value=12.5`)).body, OK)
   t.deepEqual(await valuesOf(user.accountId, 'orders'), [7])
   t.deepEqual(await valuesOf(user.accountId, 'queue depth'), [12.5])
-  t.is(await kindOf(user.accountId, 'orders'), 'counter')
-  t.is(await kindOf(user.accountId, 'queue depth'), 'gauge')
+  t.is(await kindOfStat(user.accountId, 'orders'), 'counter')
+  t.is(await kindOfStat(user.accountId, 'queue depth'), 'gauge')
 })
 
 test('4.1.2 /v without value -> 400 invalid value: missing (no default for a gauge), nothing stored', async (t) => {
@@ -289,7 +283,7 @@ test('4.1.2 mixed parameter names (/c or /v with ezkey+stat, /ez with ukey+key) 
     await refused(t, user.accountId, () => post(path, form), 400, MISSING, `${path} stat field`)
     await refused(t, user.accountId, () => post(path, form, STRICT), 400, MISSING, `${path} stat field strict`)
   }
-  t.is(await kindOf(user.accountId, 'mixed'), undefined)
+  t.is(await kindOfStat(user.accountId, 'mixed'), undefined)
 })
 
 // ============================================================ 4.1.4 envelope, 5 auth
@@ -442,7 +436,7 @@ test('2.1 & is silently removed from a stat name (sent encoded as %26): stored u
   t.deepEqual((await request(app.url, '/ez', { json: { ezkey: key, stat: 'R&D spend', count: 7 } })).body, OK)
   t.deepEqual(await valuesOf(user.accountId, 'RD spend'), [5, 6, 7])
   t.deepEqual(await valuesOf(user.accountId, 'ab'), [1])
-  t.is(await kindOf(user.accountId, 'R&D spend'), undefined)
+  t.is(await kindOfStat(user.accountId, 'R&D spend'), undefined)
 })
 
 test('2.1 type conflict: count to a gauge or value to a counter -> 400 in both modes, nothing stored', async (t) => {
@@ -642,7 +636,7 @@ test('decisions 4a: on POST the query string is read too and the body wins on a 
   t.deepEqual((await request(app.url, '/ez?stat=loser&count=99', { json: { ezkey: key, stat: 'winner', count: 5 } })).body, OK)
   t.deepEqual(await valuesOf(user.accountId, 'from query'), [2])
   t.deepEqual(await valuesOf(user.accountId, 'winner'), [3, 4, 5])
-  t.is(await kindOf(user.accountId, 'loser'), undefined)
+  t.is(await kindOfStat(user.accountId, 'loser'), undefined)
 })
 
 test('decisions 4a: raw spaces, raw @ and /, UTF-8 bytes, + for space, empty pairs, a trailing & and keys in any order', async (t) => {
@@ -709,9 +703,9 @@ test('4a replay capture_java_shlibs.txt: absolute-form request line, count=1.0 o
   const r2 = await replay(postValue, [['UKEY', key]])
   t.deepEqual(r2.body, OK)
   t.deepEqual(await valuesOf(user.accountId, 'messages sent - female to male'), [1])
-  t.is(await kindOf(user.accountId, 'messages sent - female to male'), 'counter')
+  t.is(await kindOfStat(user.accountId, 'messages sent - female to male'), 'counter')
   t.deepEqual(await valuesOf(user.accountId, 'SKEY'), [0.372])
-  t.is(await kindOf(user.accountId, 'SKEY'), 'gauge')
+  t.is(await kindOfStat(user.accountId, 'SKEY'), 'gauge')
 })
 
 test('4a replay capture_node_stathat-0.0.8.txt: unencoded bodies with raw spaces, @, + and a raw & in the stat name', async (t) => {
@@ -756,7 +750,7 @@ test('4a replay capture_python_pypi_stathat-0.3.0_requests.txt: email instead of
   t.is(r2.status, 200)
   t.deepEqual(r2.body, OK)
   t.deepEqual(await pointsOfStat(user.accountId, 'connections.active'), [{ ts: 1362772440, value: 85092 }])
-  t.is(await kindOf(user.accountId, 'connections.active'), 'gauge')
+  t.is(await kindOfStat(user.accountId, 'connections.active'), 'gauge')
 })
 
 test('5.5 replay capture_python_shlibs_urllib.txt: blocked at the edge (403 error code 1010) by default; accepted once the block is cleared', async (t) => {

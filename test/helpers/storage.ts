@@ -50,3 +50,15 @@ export async function pointsOf(app: TestApp, accountId: string, stat: string): P
     where s.account_id = ${accountId} and s.name = ${stat} order by p.ts, p.value`
   return rows.map((r) => ({ ts: r.ts, value: r.value }))
 }
+
+/** The kind a stat was created with, if it exists. */
+export async function kindOf(app: TestApp, accountId: string, stat: string): Promise<string | undefined> {
+  const [row] = await app.sql<{ kind: string }[]>`select kind from stats where account_id = ${accountId} and name = ${stat}`
+  return row?.kind
+}
+
+/** What the account holds once the queue has drained. */
+export async function settledState(app: TestApp, accountId: string): Promise<Stored> {
+  await settle(app)
+  return stored(app, accountId)
+}
