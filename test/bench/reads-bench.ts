@@ -1,0 +1,613 @@
+// Read-path benchmark (issue 4 part 5; DESIGN.md "Targets": reads). Not a
+// test: it prints figures and the targets beside them.
+//
+//   1. Chart read: one stat holding BENCH_CHART_POINTS points (10,000,000)
+//      spread evenly over the last 180 days, rollups built with SQL the way
+//      refreshRollups builds them (no rollup_pending rows), then
+//      GET /api/v1/stats/<name>?range=180d (and 1h, 7d) through a real API
+//      process with a business-plan Bearer key. Target: 180d under 50 ms.
+//   2. Dashboard read: an account with BENCH_DASHBOARD_STATS stats (1,000),
+//      BENCH_DASHBOARD_POINTS points each (300) over the last day, rollups
+//      built; GET /api/v1/dashboard?range=24h with a session cookie.
+//   3. Export: one account per size in BENCH_EXPORT_SIZES (1000000,5000000),
+//      each holding one stat of that many points over the last 30 days;
+//      GET /api/v1/export?format=csv|json read to the end by the client, rows
+//      counted, rows/s and the API process's peak RSS (VmHWM) reported. The
+//      API process is restarted before each export so each peak is its own.
+//      Target: at least 200,000 rows/s with memory flat in the row count.
+//
+// Own database (metrics_bench_reads, dropped at the end) and Redis prefix
+// (deleted at the end) on the local PostgreSQL and Redis; every request goes
+// to 127.0.0.1; children stopped and everything cleaned up also on error and
+// on SIGINT/SIGTERM when run standalone (`npx tsx test/bench/reads-bench.ts`).
+//
+// Env: BENCH_CHART_POINTS (10000000), BENCH_CHART_REQUESTS (50),
+// BENCH_DASHBOARD_STATS (1000), BENCH_DASHBOARD_POINTS (300),
+// BENCH_DASHBOARD_REQUESTS (20), BENCH_EXPORT_SIZES (1000000,5000000; empty
+// or 0 skips the export part), BENCH_EXPORT_FORMATS (csv,json),
+// DATABASE_URL (server only; postgres://localhost), REDIS_URL
+// (redis://127.0.0.1:6379).
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import http from 'node:http'
+import os from 'node:os'
+import { pathToFileURL } from 'node:url'
+import { signUp } from '../../shared/accounts/service.js'
+import { createApiKey } from '../../shared/auth/api-keys.js'
+import { createSession, SESSION_COOKIE } from '../../shared/auth/sessions.js'
+import { createSql, withDatabase, type Sql } from '../../shared/db.js'
+import { migrate } from '../../shared/migrate.js'
+import { cpuSnapshot, cpuUsage, type CpuSnapshot } from './machine.js'
+import { Children, freePort, waitForHttp200, type Child } from './procs.js'
+import { deleteRedisPrefix, serverUrl } from './setup.js'
+import { percentile, round } from './stats.js'
+
+export const READS_DB_NAME = 'metrics_bench_reads'
+const HOST = '127.0.0.1'
+const DAY = 86_400
+
+export const READS_TARGETS = { chart180dP50Ms: 50, exportRowsPerSec: 200_000 } as const
+
+export interface ReadsBenchOptions {
+  chartPoints?: number
+  chartRequests?: number
+  dashboardStats?: number
+  dashboardPointsPerStat?: number
+  dashboardRequests?: number
+  /** Rows per export size; an empty list skips the export part. */
+  exportSizes?: number[]
+  exportFormats?: Array<'csv' | 'json'>
+  /** Progress lines (stderr by default). */
+  log?: (line: string) => void
+}
+
+export interface Latency {
+  n: number
+  p50: number
+  p99: number
+  max: number
+  mean: number
+}
+
+export interface ChartRead {
+  range: string
+  latencyMs: Latency
+  buckets: number
+  /** Sum of the buckets' n: how many points the answer accounts for. */
+  points: number
+  bytes: number
+}
+
+export interface ExportRun {
+  format: 'csv' | 'json'
+  rowsStored: number
+  rowsReceived: number
+  complete: boolean
+  status: number
+  seconds: number
+  rowsPerSec: number
+  megabytes: number
+  timeToFirstByteMs: number
+  /** The API process: RSS right before the request, and its peak (VmHWM) over its whole life, read after the export. */
+  rssBeforeMb: number
+  peakRssMb: number
+  error?: string
+}
+
+export interface Failed {
+  error: string
+}
+
+export interface ReadsBenchResults {
+  startedAt: string
+  finishedAt?: string
+  machine: { cpus: number; node: string; loadavgAtStart: number[] }
+  config: Required<Omit<ReadsBenchOptions, 'log'>>
+  setup?: { seconds: number; pointsInserted: number; loadSeconds: number; indexSeconds: number; rollupSeconds: number; vacuumSeconds: number; triggersSkipped: boolean }
+  chart?: { reads: ChartRead[]; targetMs: number; met: boolean } | Failed
+  dashboard?: { stats: number; latencyMs: Latency; bytes: number; points: number; expectedPoints: number } | Failed
+  export?: { runs: ExportRun[]; targetRowsPerSec: number; memoryNote: string } | Failed
+  /** Share of the machine used by processes other than this bench, PostgreSQL and Redis, per stage (figures are depressed when high). */
+  othersCpuPct: Record<string, number>
+  problems: string[]
+}
+
+const isFailed = (x: unknown): x is Failed => typeof x === 'object' && x !== null && 'error' in x
+
+// ---------------------------------------------------------------- helpers
+
+function envInt(name: string, dflt: number, min: number): number {
+  const raw = process.env[name]
+  const v = raw === undefined || raw === '' ? dflt : Number(raw)
+  if (!Number.isInteger(v) || v < min) throw new Error(`${name} must be an integer >= ${min}, got ${raw}`)
+  return v
+}
+
+/** Options from the environment (the defaults of the header comment). */
+export function readsOptionsFromEnv(): Required<Omit<ReadsBenchOptions, 'log'>> {
+  const sizes = (process.env.BENCH_EXPORT_SIZES ?? '1000000,5000000').split(',').map((s) => s.trim()).filter(Boolean).map(Number)
+  if (sizes.some((s) => !Number.isInteger(s) || s < 0)) throw new Error(`BENCH_EXPORT_SIZES must be comma-separated integers, got ${process.env.BENCH_EXPORT_SIZES}`)
+  const formats = (process.env.BENCH_EXPORT_FORMATS ?? 'csv,json').split(',').map((s) => s.trim()).filter(Boolean)
+  if (formats.some((f) => f !== 'csv' && f !== 'json')) throw new Error(`BENCH_EXPORT_FORMATS must list csv and/or json, got ${process.env.BENCH_EXPORT_FORMATS}`)
+  return {
+    chartPoints: envInt('BENCH_CHART_POINTS', 10_000_000, 1),
+    chartRequests: envInt('BENCH_CHART_REQUESTS', 50, 1),
+    dashboardStats: envInt('BENCH_DASHBOARD_STATS', 1_000, 1),
+    dashboardPointsPerStat: envInt('BENCH_DASHBOARD_POINTS', 300, 1),
+    dashboardRequests: envInt('BENCH_DASHBOARD_REQUESTS', 20, 1),
+    exportSizes: sizes.filter((s) => s > 0),
+    exportFormats: formats as Array<'csv' | 'json'>,
+  }
+}
+
+function assertLocal(url: string, what: string): void {
+  const host = new URL(url).hostname
+  if (!['localhost', '127.0.0.1', '[::1]', '::1', ''].includes(host)) throw new Error(`${what} must point at this machine, got ${host}`)
+}
+
+async function adminQuery(query: string): Promise<void> {
+  const admin = createSql(withDatabase(serverUrl(), 'postgres'), { max: 1, applicationName: 'metrics-bench-admin' })
+  try {
+    await admin.unsafe(query)
+  } finally {
+    await admin.end({ timeout: 2 })
+  }
+}
+
+function latency(samples: number[]): Latency {
+  const s = [...samples].sort((a, b) => a - b)
+  return { n: s.length, p50: round(percentile(s, 0.5), 1), p99: round(percentile(s, 0.99), 1), max: round(s[s.length - 1] ?? NaN, 1), mean: round(s.reduce((a, b) => a + b, 0) / (s.length || 1), 1) }
+}
+
+/** VmRSS and VmHWM of a process, in MB. */
+function memoryOf(pid: number): { rssMb: number; hwmMb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN)
+  return { rssMb: round(kb('VmRSS') / 1024, 1), hwmMb: round(kb('VmHWM') / 1024, 1) }
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 4 })
+
+/** One GET, body read to the end; the time runs from the request to the last byte. */
+function get(port: number, path: string, headers: Record<string, string>, timeoutMs = 30_000): Promise<{ status: number; body: Buffer; ms: number }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now()
+    const req = http.get({ host: HOST, port, path, headers, agent, timeout: timeoutMs }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), ms: performance.now() - started }))
+      res.on('error', reject)
+    })
+    req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer within ${timeoutMs} ms`)))
+    req.on('error', reject)
+  })
+}
+
+/** Streams a GET to the end without keeping it, counting bytes, newlines and `{` (JSON objects). */
+function streamGet(port: number, path: string, headers: Record<string, string>, timeoutMs: number): Promise<{ status: number; bytes: number; newlines: number; braces: number; tail: string; ms: number; ttfbMs: number; head: string }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now()
+    const req = http.get({ host: HOST, port, path, headers, agent: false }, (res) => {
+      const ttfbMs = performance.now() - started
+      let bytes = 0
+      let newlines = 0
+      let braces = 0
+      let tail = ''
+      let head = ''
+      res.on('data', (c: Buffer) => {
+        bytes += c.length
+        for (let i = c.indexOf(10); i !== -1; i = c.indexOf(10, i + 1)) newlines++
+        for (let i = c.indexOf(123); i !== -1; i = c.indexOf(123, i + 1)) braces++
+        if (head.length < 300) head += c.subarray(0, 300).toString('utf8')
+        tail = (tail + c.subarray(Math.max(0, c.length - 300)).toString('utf8')).slice(-300)
+      })
+      res.on('end', () => {
+        clearTimeout(timer)
+        resolve({ status: res.statusCode ?? 0, bytes, newlines, braces, tail, head, ms: performance.now() - started, ttfbMs })
+      })
+      res.on('error', reject)
+    })
+    const timer = setTimeout(() => req.destroy(new Error(`GET ${path}: not finished within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs)
+    req.on('error', (err) => {
+      clearTimeout(timer)
+      reject(err)
+    })
+  })
+}
+
+// ---------------------------------------------------------------- data
+
+interface PointJob {
+  statId: string
+  n: number
+  fromS: number
+  toS: number
+  kind: 'counter' | 'gauge'
+}
+
+/**
+ * Inserts points with generate_series over two connections, with the points
+ * indexes dropped and rebuilt afterwards (their definitions read back from the
+ * catalog, so they come back exactly as the migrations made them) and, where
+ * the role may, foreign-key triggers skipped for the loading sessions only.
+ */
+async function loadPoints(databaseUrl: string, sql: Sql, jobs: PointJob[], say: (l: string) => void): Promise<{ rows: number; loadSeconds: number; indexSeconds: number; triggersSkipped: boolean }> {
+  const CHUNK = 500_000
+  const chunks: Array<{ job: PointJob; a: number; b: number }> = []
+  for (const job of jobs) for (let a = 0; a < job.n; a += CHUNK) chunks.push({ job, a, b: Math.min(job.n, a + CHUNK) - 1 })
+  const rows = jobs.reduce((s, j) => s + j.n, 0)
+  const indexes = await sql<{ indexname: string; indexdef: string }[]>`select indexname, indexdef from pg_indexes where schemaname = current_schema() and tablename = 'points'`
+  for (const ix of indexes) await sql.unsafe(`drop index "${ix.indexname}"`)
+  const t0 = performance.now()
+  let triggersSkipped = true
+  let done = 0
+  let lastSaid = Date.now()
+  const loaders = [0, 1].map(async (w) => {
+    const c = createSql(databaseUrl, { max: 1, applicationName: `metrics-bench-load-${w}` })
+    try {
+      await c`set synchronous_commit = off`
+      // Superuser only: skips the per-row foreign-key check on points.stat_id (the stats exist; this only saves time).
+      await c`set session_replication_role = replica`.catch(() => {
+        triggersSkipped = false
+      })
+      for (let next = chunks.shift(); next; next = chunks.shift()) {
+        const { job, a, b } = next
+        const step = (job.toS - job.fromS) / job.n
+        const value = job.kind === 'counter' ? c`1 + floor(random() * 5)` : c`floor(random() * 100000) / 100`
+        await c`
+          insert into points (stat_id, ts, value)
+          select ${job.statId}::uuid, to_timestamp(${job.fromS}::float8 + floor(i * ${step}::float8)), ${value}
+          from generate_series(${a}::int, ${b}::int) i`
+        done += b - a + 1
+        if (Date.now() - lastSaid > 10_000) {
+          lastSaid = Date.now()
+          say(`  ${done.toLocaleString('en-US')} of ${rows.toLocaleString('en-US')} points inserted`)
+        }
+      }
+    } finally {
+      await c.end({ timeout: 2 })
+    }
+  })
+  await Promise.all(loaders)
+  const loadSeconds = (performance.now() - t0) / 1000
+  const t1 = performance.now()
+  await sql.begin(async (tx) => {
+    await tx`set local maintenance_work_mem = '256MB'`
+    for (const ix of indexes) await tx.unsafe(ix.indexdef)
+  })
+  return { rows, loadSeconds, indexSeconds: (performance.now() - t1) / 1000, triggersSkipped }
+}
+
+/** The rollups refreshRollups would have produced for these stats' points (1 m from points, 1 h and 1 d from 1 m). */
+async function buildRollups(sql: Sql, ids: string[]): Promise<void> {
+  await sql`
+    insert into rollups_1m (stat_id, bucket, count, sum, min, max)
+    select stat_id, date_bin('1 minute', ts, timestamptz 'epoch'), count(*), sum(value), min(value), max(value)
+    from points where stat_id = any(${ids}::uuid[]) group by 1, 2`
+  await sql`
+    insert into rollups_1h (stat_id, bucket, count, sum, min, max)
+    select stat_id, date_trunc('hour', bucket, 'UTC'), sum(count), sum(sum), min(min), max(max)
+    from rollups_1m where stat_id = any(${ids}::uuid[]) group by 1, 2`
+  await sql`
+    insert into rollups_1d (stat_id, bucket, count, sum, min, max)
+    select stat_id, date_trunc('day', bucket, 'UTC'), sum(count), sum(sum), min(min), max(max)
+    from rollups_1m where stat_id = any(${ids}::uuid[]) group by 1, 2`
+  await sql`
+    insert into rollup_state (stat_id, refreshed_at) select unnest(${ids}::uuid[]), now()
+    on conflict (stat_id) do update set refreshed_at = excluded.refreshed_at`
+}
+
+async function account(sql: Sql, label: string): Promise<{ id: string; key: string }> {
+  const a = await signUp(sql, `${label}@bench.invalid`, null, 'business')
+  const { secret } = await createApiKey(sql, a.id, 'bench')
+  return { id: a.id, key: secret }
+}
+
+async function insertStats(sql: Sql, accountId: string, stats: Array<{ name: string; kind: 'counter' | 'gauge' }>): Promise<string[]> {
+  const rows = await sql<{ id: string; name: string }[]>`
+    insert into stats (account_id, name, kind)
+    select ${accountId}::uuid, n, k from unnest(${stats.map((s) => s.name)}::text[], ${stats.map((s) => s.kind)}::text[]) as u(n, k)
+    returning id, name`
+  const byName = new Map(rows.map((r) => [r.name, r.id]))
+  return stats.map((s) => byName.get(s.name)!)
+}
+
+// ---------------------------------------------------------------- the bench
+
+let activeCleanup: (() => Promise<void>) | undefined
+
+/** Runs the whole read bench and cleans up after itself whatever happens. */
+export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<ReadsBenchResults> {
+  const cfg = { ...readsOptionsFromEnv(), ...Object.fromEntries(Object.entries(options).filter(([k, v]) => k !== 'log' && v !== undefined)) } as Required<Omit<ReadsBenchOptions, 'log'>>
+  const say = options.log ?? ((line: string) => process.stderr.write(`[reads-bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`))
+  const results: ReadsBenchResults = {
+    startedAt: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, node: process.version, loadavgAtStart: os.loadavg().map((x) => round(x, 2)) },
+    config: cfg,
+    othersCpuPct: {},
+    problems: [],
+  }
+  const problems = results.problems
+  const base = serverUrl()
+  assertLocal(base, 'DATABASE_URL')
+  const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379'
+  assertLocal(redisUrl, 'REDIS_URL')
+  const redisPrefix = `benchreads${randomBytes(4).toString('hex')}`
+  const databaseUrl = withDatabase(base, READS_DB_NAME)
+  const children = new Children()
+  let sql: Sql | undefined
+  const seen: Child[] = []
+
+  let cleaning: Promise<void> | undefined
+  const cleanup = () =>
+    (cleaning ??= (async () => {
+      await children.stopAll().catch((err) => say(`stopping children: ${(err as Error).message}`))
+      await sql?.end({ timeout: 2 }).catch(() => {})
+      const deleted = await deleteRedisPrefix(redisUrl, redisPrefix).catch((err) => (say(`redis cleanup: ${(err as Error).message}`), 0))
+      await adminQuery(`drop database if exists "${READS_DB_NAME}" with (force)`).then(
+        () => say(`cleanup: children stopped, ${deleted} Redis keys under ${redisPrefix}: deleted, database ${READS_DB_NAME} dropped`),
+        (err) => say(`dropping ${READS_DB_NAME}: ${(err as Error).message}`),
+      )
+    })())
+  activeCleanup = cleanup
+  const onExit = () => children.killAllNow()
+  process.on('exit', onExit)
+
+  const stage = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
+    const before: CpuSnapshot = cpuSnapshot()
+    try {
+      return await run()
+    } finally {
+      const u = cpuUsage(before, cpuSnapshot(), children.pids)
+      results.othersCpuPct[name] = u.othersPct
+    }
+  }
+
+  const startApi = async (name: string): Promise<{ child: Child; port: number }> => {
+    const port = await freePort()
+    const child = children.start(name, 'api/server.ts', {
+      DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix, PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'production',
+    })
+    seen.push(child)
+    await waitForHttp200(`http://${HOST}:${port}/api/v1/health`, child)
+    return { child, port }
+  }
+
+  try {
+    // ---- database, accounts, data
+    const tSetup = performance.now()
+    say(`creating database ${READS_DB_NAME} and migrating`)
+    await adminQuery(`drop database if exists "${READS_DB_NAME}" with (force)`)
+    await adminQuery(`create database "${READS_DB_NAME}"`)
+    sql = createSql(databaseUrl, { max: 4, applicationName: 'metrics-bench-reads' })
+    await migrate(sql)
+
+    const nowS = Math.floor(Date.now() / 1000)
+    const chartAcct = await account(sql, 'chart')
+    const [chartId] = await insertStats(sql, chartAcct.id, [{ name: 'bench.chart', kind: 'gauge' }])
+    const dashAcct = await account(sql, 'dashboard')
+    const dashStats = Array.from({ length: cfg.dashboardStats }, (_, i) => ({ name: `dash.s${String(i).padStart(4, '0')}`, kind: (i % 2 ? 'gauge' : 'counter') as 'counter' | 'gauge' }))
+    const dashIds = await insertStats(sql, dashAcct.id, dashStats)
+    const exportAccts: Array<{ size: number; key: string }> = []
+    const jobs: PointJob[] = [
+      // The chart: 180 days up to now, leaving the first hour out so that a window resolved a minute later still holds every point.
+      { statId: chartId, n: cfg.chartPoints, fromS: nowS - 180 * DAY + 3600, toS: nowS, kind: 'gauge' },
+      // The dashboard: the last day, less a quarter hour for the same reason.
+      ...dashIds.map((id, i) => ({ statId: id, n: cfg.dashboardPointsPerStat, fromS: nowS - DAY + 900, toS: nowS, kind: dashStats[i].kind })),
+    ]
+    for (const size of cfg.exportSizes) {
+      const acct = await account(sql, `export-${size}`)
+      const [id] = await insertStats(sql, acct.id, [{ name: `bench.export.${size}`, kind: 'gauge' }])
+      exportAccts.push({ size, key: acct.key })
+      jobs.push({ statId: id, n: size, fromS: nowS - 30 * DAY, toS: nowS, kind: 'gauge' })
+    }
+    const total = jobs.reduce((s, j) => s + j.n, 0)
+    say(`inserting ${total.toLocaleString('en-US')} points (chart ${cfg.chartPoints.toLocaleString('en-US')}, dashboard ${(cfg.dashboardStats * cfg.dashboardPointsPerStat).toLocaleString('en-US')}, export ${cfg.exportSizes.map((s) => s.toLocaleString('en-US')).join(' + ') || 'none'})`)
+    const loaded = await loadPoints(databaseUrl, sql, jobs, say)
+    say(`  inserted in ${loaded.loadSeconds.toFixed(1)} s, indexes rebuilt in ${loaded.indexSeconds.toFixed(1)} s${loaded.triggersSkipped ? '' : ' (foreign-key triggers could not be skipped: not a superuser)'}`)
+    const t2 = performance.now()
+    await buildRollups(sql, [chartId, ...dashIds])
+    const rollupSeconds = (performance.now() - t2) / 1000
+    const t3 = performance.now()
+    // What autovacuum would have done to a table this size long before anyone read it: statistics, visibility map, hint bits.
+    await sql.unsafe('vacuum (analyze) points, rollups_1m, rollups_1h, rollups_1d, rollup_pending, stats')
+    // Flush the load's dirty pages now rather than in a checkpoint that lands in the middle of a measurement (superuser or pg_checkpoint only).
+    await sql`checkpoint`.catch(() => {})
+    const vacuumSeconds = (performance.now() - t3) / 1000
+    say(`  rollups built in ${rollupSeconds.toFixed(1)} s, vacuum analyze and checkpoint ${vacuumSeconds.toFixed(1)} s`)
+    results.setup = {
+      seconds: round((performance.now() - tSetup) / 1000, 1), pointsInserted: loaded.rows, loadSeconds: round(loaded.loadSeconds, 1),
+      indexSeconds: round(loaded.indexSeconds, 1), rollupSeconds: round(rollupSeconds, 1), vacuumSeconds: round(vacuumSeconds, 1), triggersSkipped: loaded.triggersSkipped,
+    }
+
+    // ---- chart and dashboard, one API process
+    const api = await startApi('reads-api')
+    try {
+      results.chart = await stage('chart', async () => {
+        const auth = { authorization: `Bearer ${chartAcct.key}` }
+        const reads: ChartRead[] = []
+        for (const range of ['180d', '7d', '1h']) {
+          const path = `/api/v1/stats/bench.chart?range=${range}`
+          const first = await get(api.port, path, auth)
+          if (first.status !== 200) throw new Error(`GET ${path} answered HTTP ${first.status}: ${first.body.toString('utf8').slice(0, 300)}`)
+          for (let i = 0; i < 4; i++) await get(api.port, path, auth) // warm-up
+          const samples: number[] = []
+          let last = first
+          for (let i = 0; i < cfg.chartRequests; i++) {
+            last = await get(api.port, path, auth)
+            if (last.status !== 200) throw new Error(`GET ${path} answered HTTP ${last.status} on request ${i + 1}`)
+            samples.push(last.ms)
+          }
+          const body = JSON.parse(last.body.toString('utf8')) as { points: Array<{ n: number }> }
+          const points = body.points.reduce((s, p) => s + p.n, 0)
+          reads.push({ range, latencyMs: latency(samples), buckets: body.points.length, points, bytes: last.body.length })
+          say(`chart ${range}: p50 ${latency(samples).p50} ms, p99 ${latency(samples).p99} ms (${body.points.length} buckets, ${points.toLocaleString('en-US')} points)`)
+        }
+        const r180 = reads.find((r) => r.range === '180d')!
+        if (r180.points !== cfg.chartPoints) problems.push(`chart 180d: the buckets account for ${r180.points} points, ${cfg.chartPoints} are stored`)
+        return { reads, targetMs: READS_TARGETS.chart180dP50Ms, met: r180.latencyMs.p50 < READS_TARGETS.chart180dP50Ms }
+      }).catch((err: Error) => ({ error: err.message }))
+
+      results.dashboard = await stage('dashboard', async () => {
+        const { token } = await createSession(sql!, dashAcct.id, 24)
+        const headers = { cookie: `${SESSION_COOKIE}=${token}` }
+        const path = '/api/v1/dashboard?range=24h'
+        const first = await get(api.port, path, headers, 60_000)
+        if (first.status !== 200) throw new Error(`GET ${path} answered HTTP ${first.status}: ${first.body.toString('utf8').slice(0, 300)}`)
+        for (let i = 0; i < 2; i++) await get(api.port, path, headers, 60_000)
+        const samples: number[] = []
+        let last = first
+        for (let i = 0; i < cfg.dashboardRequests; i++) {
+          last = await get(api.port, path, headers, 60_000)
+          if (last.status !== 200) throw new Error(`GET ${path} answered HTTP ${last.status} on request ${i + 1}`)
+          samples.push(last.ms)
+        }
+        const body = JSON.parse(last.body.toString('utf8')) as { stats: Array<{ summary: { n: number } }> }
+        const points = body.stats.reduce((s, x) => s + x.summary.n, 0)
+        const expectedPoints = cfg.dashboardStats * cfg.dashboardPointsPerStat
+        if (body.stats.length !== cfg.dashboardStats) problems.push(`dashboard: ${body.stats.length} stats in the answer, the account has ${cfg.dashboardStats}`)
+        if (points !== expectedPoints) problems.push(`dashboard: summaries count ${points} points, ${expectedPoints} are stored in the range`)
+        const lat = latency(samples)
+        say(`dashboard of ${body.stats.length} stats: p50 ${lat.p50} ms, p99 ${lat.p99} ms, ${(last.body.length / 1e6).toFixed(2)} MB`)
+        return { stats: body.stats.length, latencyMs: lat, bytes: last.body.length, points, expectedPoints }
+      }).catch((err: Error) => ({ error: err.message }))
+    } finally {
+      await api.child.stop()
+    }
+
+    // ---- export, a fresh API process per run
+    if (cfg.exportSizes.length) {
+      results.export = await stage('export', async () => {
+        const runs: ExportRun[] = []
+        for (const { size, key } of exportAccts) {
+          for (const format of cfg.exportFormats) {
+            const a = await startApi(`reads-api-export-${size}-${format}`)
+            const rssBefore = memoryOf(a.child.proc.pid!)
+            const path = `/api/v1/export?format=${format}`
+            // Generous: a fifth of the target rate, at least a minute.
+            const timeoutMs = Math.max(60_000, (size / (READS_TARGETS.exportRowsPerSec / 5)) * 1000)
+            const run: ExportRun = { format, rowsStored: size, rowsReceived: 0, complete: false, status: 0, seconds: 0, rowsPerSec: 0, megabytes: 0, timeToFirstByteMs: 0, rssBeforeMb: rssBefore.rssMb, peakRssMb: NaN }
+            try {
+              const r = await streamGet(a.port, path, { authorization: `Bearer ${key}` }, timeoutMs)
+              run.status = r.status
+              run.seconds = round(r.ms / 1000, 2)
+              run.megabytes = round(r.bytes / 1e6, 1)
+              run.timeToFirstByteMs = round(r.ttfbMs, 1)
+              if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${r.head.slice(0, 200)}`)
+              if (format === 'csv') {
+                // Header row, one line per row, then the "# requested_range=..." line.
+                run.rowsReceived = r.newlines - 2
+                const lastLine = r.tail.trimEnd().split('\n').pop() ?? ''
+                run.complete = run.rowsReceived === size && lastLine.startsWith('# requested_range=') && r.head.startsWith('stat,kind,timestamp,iso_time,value\n')
+                if (!lastLine.startsWith('# ')) problems.push(`export ${size} csv: the body does not end with the "# requested_range=" line (ends "${lastLine.slice(-80)}")`)
+              } else {
+                // One object for the head, one per stat (one here), one per point.
+                run.rowsReceived = r.braces - 2
+                run.complete = run.rowsReceived === size && r.tail.trimEnd().endsWith(']}]}')
+                if (!r.tail.trimEnd().endsWith(']}]}')) problems.push(`export ${size} json: the body does not end as a complete document (ends "${r.tail.slice(-80)}")`)
+              }
+              run.rowsPerSec = Math.round(run.rowsReceived / (r.ms / 1000))
+              if (run.rowsReceived !== size) problems.push(`export ${size} ${format}: ${run.rowsReceived} rows received, ${size} stored`)
+            } catch (err) {
+              run.error = (err as Error).message
+              problems.push(`export ${size} ${format}: ${run.error}`)
+            }
+            run.peakRssMb = a.child.exited ? NaN : memoryOf(a.child.proc.pid!).hwmMb
+            if (a.child.exited) problems.push(`export ${size} ${format}: the API process exited during the export (code ${a.child.exited.code}, signal ${a.child.exited.signal})`)
+            await a.child.stop()
+            runs.push(run)
+            say(`export ${size.toLocaleString('en-US')} ${format}: ${run.rowsReceived.toLocaleString('en-US')} rows in ${run.seconds} s = ${run.rowsPerSec.toLocaleString('en-US')} rows/s (first byte after ${run.timeToFirstByteMs} ms), ${run.megabytes} MB; API RSS ${run.rssBeforeMb} MB before, peak ${run.peakRssMb} MB`)
+          }
+        }
+        // Memory flat in rows: the largest export's peak against the smallest's, format by format.
+        const notes: string[] = []
+        for (const format of cfg.exportFormats) {
+          const byFormat = runs.filter((r) => r.format === format && !r.error).sort((x, y) => x.rowsStored - y.rowsStored)
+          if (byFormat.length < 2) continue
+          const lo = byFormat[0]
+          const hi = byFormat[byFormat.length - 1]
+          const growth = round(hi.peakRssMb - lo.peakRssMb, 1)
+          notes.push(`${format}: peak ${lo.peakRssMb} MB at ${lo.rowsStored.toLocaleString('en-US')} rows, ${hi.peakRssMb} MB at ${hi.rowsStored.toLocaleString('en-US')} (${growth >= 0 ? '+' : ''}${growth} MB)`)
+          // Flat: the bigger export may not take more than a quarter more peak memory (or 40 MB, whichever is more) for several times the rows.
+          if (growth > Math.max(40, lo.peakRssMb * 0.25)) problems.push(`export ${format}: the API's peak RSS grew with the row count (${lo.peakRssMb} MB at ${lo.rowsStored} rows, ${hi.peakRssMb} MB at ${hi.rowsStored})`)
+        }
+        return { runs, targetRowsPerSec: READS_TARGETS.exportRowsPerSec, memoryNote: notes.join('; ') }
+      }).catch((err: Error) => ({ error: err.message }))
+    }
+
+    for (const c of seen) {
+      if (c.warnings) problems.push(`${c.name} wrote ${c.warnings} warning/error log line(s), e.g. ${c.lines.slice(0, 2).map((l) => l.slice(0, 300)).join(' | ')}`)
+    }
+    for (const [name, x] of [['chart', results.chart], ['dashboard', results.dashboard], ['export', results.export]] as const) {
+      if (isFailed(x)) problems.push(`${name} FAILED: ${x.error}`)
+    }
+    return results
+  } finally {
+    results.finishedAt = new Date().toISOString()
+    agent.destroy() // idle keep-alive sockets would otherwise hold an importing process open
+    await cleanup()
+    process.removeListener('exit', onExit)
+    activeCleanup = undefined
+  }
+}
+
+// ---------------------------------------------------------------- report
+
+export function renderReadsReport(r: ReadsBenchResults): string {
+  const rows: string[][] = [['figure', 'measured', 'target', '']]
+  const ms = (x: number) => (Number.isFinite(x) ? (x < 10 ? x.toFixed(1) : String(Math.round(x))) : '-')
+  const n = (x: number) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '-')
+  const c = r.config
+  if (r.chart && !isFailed(r.chart)) {
+    for (const read of r.chart.reads) {
+      const is180 = read.range === '180d'
+      rows.push([`chart ${read.range} (${n(c.chartPoints)} pts) p50 / p99 ms`, `${ms(read.latencyMs.p50)} / ${ms(read.latencyMs.p99)}`, is180 ? `< ${r.chart.targetMs} ms` : '', is180 ? (r.chart.met ? 'met' : 'NOT MET') : ''])
+    }
+  } else rows.push(['chart', r.chart ? `FAILED: ${r.chart.error.slice(0, 100)}` : 'not run', '', ''])
+  if (r.dashboard && !isFailed(r.dashboard)) {
+    rows.push([`dashboard 24h (${n(r.dashboard.stats)} stats) p50 / p99 ms`, `${ms(r.dashboard.latencyMs.p50)} / ${ms(r.dashboard.latencyMs.p99)}`, '(no figure)', ''])
+  } else rows.push(['dashboard', r.dashboard ? `FAILED: ${r.dashboard.error.slice(0, 100)}` : 'not run', '', ''])
+  if (r.export && !isFailed(r.export)) {
+    for (const e of r.export.runs) {
+      const ok = !e.error && e.complete && e.rowsPerSec >= r.export.targetRowsPerSec
+      rows.push([`export ${n(e.rowsStored)} ${e.format} rows/s`, e.error ? `FAILED` : n(e.rowsPerSec), `>= ${n(r.export.targetRowsPerSec)}`, e.error ? '' : ok ? 'met' : 'NOT MET'])
+      rows.push([`  rows received, MB, seconds`, `${n(e.rowsReceived)}${e.complete ? '' : ' (INCOMPLETE)'}, ${e.megabytes}, ${e.seconds}`, '', ''])
+      rows.push([`  API RSS before / peak MB`, `${e.rssBeforeMb} / ${e.peakRssMb}`, 'flat in rows', ''])
+    }
+  } else if (r.export) rows.push(['export', `FAILED: ${r.export.error.slice(0, 100)}`, '', ''])
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)))
+  const line = (row: string[]) => row.map((cell, i) => (i === 1 ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join('  ').trimEnd()
+  const out = ['', `reads bench: ${r.machine.cpus} CPUs, node ${r.machine.node}, load average at start ${r.machine.loadavgAtStart.join(' ')}`]
+  if (r.setup) out.push(`setup: ${n(r.setup.pointsInserted)} points in ${r.setup.loadSeconds} s, indexes ${r.setup.indexSeconds} s, rollups ${r.setup.rollupSeconds} s, vacuum analyze + checkpoint ${r.setup.vacuumSeconds} s (${r.setup.seconds} s in all)`)
+  out.push('', line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line))
+  if (r.export && !isFailed(r.export) && r.export.memoryNote) out.push('', `export memory: ${r.export.memoryNote}`)
+  const busy = Object.entries(r.othersCpuPct).filter(([, p]) => p >= 10)
+  if (busy.length) out.push(`other processes were busy meanwhile (share of all cores): ${busy.map(([s, p]) => `${s} ${p}%`).join(', ')}: those figures are depressed`)
+  out.push('')
+  if (r.problems.length) {
+    out.push('Looked wrong:')
+    for (const p of r.problems) out.push(`  - ${p}`)
+  } else out.push('Nothing looked wrong: every answer complete, no warnings logged.')
+  return out.join('\n')
+}
+
+// ---------------------------------------------------------------- standalone
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(sig, () => {
+      process.stderr.write(`[reads-bench] ${sig}: cleaning up\n`)
+      void (activeCleanup?.() ?? Promise.resolve()).finally(() => process.exit(130))
+    })
+  }
+  let code = 0
+  try {
+    const results = await runReadsBench()
+    process.stdout.write(`${renderReadsReport(results)}\n`)
+    if (results.problems.length) code = 1
+  } catch (err) {
+    process.stderr.write(`reads bench failed: ${(err as Error).stack ?? err}\n`)
+    code = 1
+  }
+  process.exit(code)
+}
