@@ -56,8 +56,11 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
   return sql.begin(async (tx) => {
     const [{ locked }] = await tx<{ locked: boolean }[]>`select pg_try_advisory_xact_lock(${LOCK_ID}) as locked`
     if (!locked) return { evaluated: 0, deliveries: [], skipped: true }
+    // JIT compilation of this query costs more than it saves (measured: about half of a 10,000-alert pass).
+    await tx`set local jit = off`
     // The value of the last minute, read from the points themselves (index on stat_id, ts) so that a
-    // breach is seen within one evaluation interval: counters summed, gauges averaged.
+    // breach is seen within one evaluation interval: counters summed, gauges averaged. Each lateral
+    // tests the condition type first, so it only scans for the alerts that need it.
     const rows = await tx<Row[]>`
       select a.id, a.stat_name, a.condition_type, a.threshold, a.window_minutes, a.direction, a.cooldown_minutes,
              a.state, a.incident_id, a.incident_notified, a.last_notified_at, a.condition_since,
@@ -69,16 +72,18 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
       left join stats s on s.account_id = a.account_id and s.name = a.stat_name
       left join lateral (
         select case when s.kind = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
-        from points p where p.stat_id = s.id and p.ts > ${now}::timestamptz - interval '60 seconds' and p.ts <= ${now}
-      ) cur on s.id is not null and a.condition_type not in ('heartbeat', 'missing_data')
+        from points p where a.condition_type not in ('heartbeat', 'missing_data')
+          and p.stat_id = s.id and p.ts > ${now}::timestamptz - interval '60 seconds' and p.ts <= ${now}
+      ) cur on s.id is not null
       left join lateral (
         select case when s.kind = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
-        from points p where p.stat_id = s.id
+        from points p where a.condition_type = 'pct_change' and p.stat_id = s.id
           and p.ts > ${now}::timestamptz - make_interval(mins => a.window_minutes) - interval '60 seconds'
           and p.ts <= ${now}::timestamptz - make_interval(mins => a.window_minutes)
-      ) prev on s.id is not null and a.condition_type = 'pct_change'
-      left join lateral (select max(p.ts) as ts from points p where p.stat_id = s.id) last
-        on s.id is not null and a.condition_type in ('heartbeat', 'missing_data')
+      ) prev on s.id is not null
+      left join lateral (
+        select max(p.ts) as ts from points p where a.condition_type in ('heartbeat', 'missing_data') and p.stat_id = s.id
+      ) last on s.id is not null
       where a.state in ('ok', 'firing')
       order by a.id
       for update of a`
