@@ -1,6 +1,6 @@
 // The dashboard API (interface 4.4): session only.
 import { z } from 'zod'
-import { dashboard } from '../../shared/stats/dashboard.js'
+import { dashboard, dashboardWindow } from '../../shared/stats/dashboard.js'
 import { resolveWindow, windowJson, RANGE_NAMES } from '../../shared/stats/ranges.js'
 import { BucketJson, RangeJson } from '../../shared/stats/schema.js'
 import { accountOf } from '../context.js'
@@ -24,7 +24,7 @@ export function dashboardRoutes(routes: Routes): void {
   routes.add({ method: 'get', path: '/api/v1/dashboard', tag: 'stats', summary: 'Every stat of the account summarised for a range (dashboard session only)',
     auth: ['session'], rateLimited: true, query: DashboardQuery, responses: { 200: { description: 'Stats by name', schema: DashboardJson } }, errors: [403, 429] },
   async (ctx, { query }) => {
-    const w = resolveWindow({ range: query.range }, new Date())
+    const w = dashboardWindow(resolveWindow({ range: query.range }, new Date()))
     ctx.body = {
       range: windowJson(w),
       stats: await dashboard(ctx.deps.sql, accountOf(ctx).id, w),
