@@ -20,9 +20,30 @@ export interface ApplyResult {
  * append, so concurrent batches of one stat never contend on a row.
  */
 export async function applyBatch(sql: Sql, batchId: string, points: QueuedPoint[]): Promise<ApplyResult> {
+  const r = await applyBatches(sql, [{ id: batchId, points }])
+  return { applied: r.applied.length > 0, stored: r.stored, duplicates: r.duplicates }
+}
+
+export interface Batch {
+  id: string
+  points: QueuedPoint[]
+}
+
+/**
+ * Several batches in one transaction (the persist worker's group commit): the
+ * ones already recorded as applied are skipped, the others are stored and
+ * recorded together, all or none.
+ */
+export async function applyBatches(sql: Sql, batches: Batch[]): Promise<{ applied: string[]; stored: number; duplicates: number }> {
   return sql.begin(async (tx) => {
-    const [first] = await tx`insert into applied_batches (id, points) values (${batchId}, ${points.length}) on conflict do nothing returning id`
-    if (!first) return { applied: false, stored: 0, duplicates: 0 }
+    const fresh = await tx<{ id: string }[]>`
+      insert into applied_batches (id, points)
+      select * from unnest(${batches.map((b) => b.id)}::text[], ${batches.map((b) => b.points.length)}::int[])
+      on conflict do nothing returning id`
+    const applied = new Set(fresh.map((r) => r.id))
+    const points = batches.filter((b) => applied.has(b.id)).flatMap((b) => b.points)
+    const done = (stored: number, duplicates: number) => ({ applied: [...applied], stored, duplicates })
+    if (!points.length) return done(0, 0)
 
     // Lock the batch's stats against a concurrent delete (which waits for this commit, then removes what
     // is stored here) and keep only points of stats that still exist: queued points die with their stat.
@@ -42,7 +63,7 @@ export async function applyBatch(sql: Sql, batchId: string, points: QueuedPoint[
       // Within one batch the same key may appear twice: only its first point wins.
       keep = alive.filter((p) => p[3] === null || won.delete(`${p[0]}|${p[1]}|${p[3]}`))
     }
-    if (!keep.length) return { applied: true, stored: 0, duplicates: alive.length }
+    if (!keep.length) return done(0, alive.length)
 
     const [{ stored }] = await tx<{ stored: number }[]>`
       with incoming as (
@@ -59,6 +80,6 @@ export async function applyBatch(sql: Sql, batchId: string, points: QueuedPoint[
         returning 1
       )
       select (select count(*) from inserted)::int as stored, (select count(*) from pending)::int as buckets`
-    return { applied: true, stored, duplicates: alive.length - keep.length }
-  }) as Promise<ApplyResult>
+    return done(stored, alive.length - keep.length)
+  }) as Promise<{ applied: string[]; stored: number; duplicates: number }>
 }
