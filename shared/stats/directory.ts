@@ -68,7 +68,7 @@ export function statsChangedChannel(config: Pick<Config, 'redisPrefix'>): string
   return redisKey(config, 'stats-changed')
 }
 
-/** Tells every API process that a stat is gone (issue: DELETE /api/v1/stats/:name publishes this). */
+/** Tells every API process that a stat is gone (DELETE /api/v1/stats/:name publishes this). */
 export async function publishStatDeleted(redis: Redis, config: Pick<Config, 'redisPrefix'>, accountId: string, name: string): Promise<void> {
   await redis.publish(statsChangedChannel(config), `${accountId}\n${name}`)
 }
