@@ -32,16 +32,14 @@ function noDelaySocket(timeoutMs: number) {
 /** Opens a connection pool; connections are made lazily on first query. */
 export function createSql(url: string, opts: DbOptions = {}): Sql {
   const connectTimeout = opts.connectTimeoutSeconds ?? 5
-  const parsed = new URL(url)
-  // A host given as a socket directory (?host=/var/run/postgresql) keeps postgres.js' own socket handling.
-  const viaUnixSocket = (parsed.searchParams.get('host') ?? '').startsWith('/')
   return postgres(url, {
     max: opts.max ?? 10,
     connect_timeout: connectTimeout,
     idle_timeout: 60,
     onnotice: () => {},
     connection: { application_name: opts.applicationName ?? 'metrics' },
-    ...(viaUnixSocket ? {} : { socket: noDelaySocket(connectTimeout * 1000) as never }),
+    // `socket` is supported by postgres.js but missing from its types.
+    ...({ socket: noDelaySocket(connectTimeout * 1000) } as object),
   }) as Sql
 }
 
