@@ -28,22 +28,18 @@
 // (3), BENCH_LATENCY_ALERTS (20; 0 skips part 2), BENCH_LATENCY_SPREAD_SECONDS
 // (55), DATABASE_URL (server only; postgres://localhost), REDIS_URL
 // (redis://127.0.0.1:6379).
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHmac, timingSafeEqual } from 'node:crypto'
 import http from 'node:http'
-import os from 'node:os'
-import { pathToFileURL } from 'node:url'
-import { signUp } from '../../shared/accounts/service.js'
 import { evaluateAlerts } from '../../shared/alerts/evaluate.js'
-import { createApiKey } from '../../shared/auth/api-keys.js'
-import { createSql, withDatabase, type Sql } from '../../shared/db.js'
-import { migrate } from '../../shared/migrate.js'
-import { cpuSnapshot, cpuUsage } from './machine.js'
-import { Children, freePort, waitForHttp200, type Child } from './procs.js'
-import { deleteRedisPrefix, serverUrl } from './setup.js'
+import { createSql, type Sql } from '../../shared/db.js'
+import { beginBench, busyLines, closingLines, envInt, isFailed, isMain, machineLine, runStandalone, tableLines, type BenchResultsBase, type Failed } from './common.js'
+import { freePort, HOST, waitForHttp200, type Child, type Children } from './procs.js'
+import { createAccount } from './setup.js'
 import { percentile, round, sleep } from './stats.js'
 
+export type { Failed } from './common.js'
+
 export const ALERTS_DB_NAME = 'metrics_bench_alerts'
-const HOST = '127.0.0.1'
 export const ALERTS_TARGETS = { breachToWebhookP95Ms: 60_000 } as const
 
 export interface AlertsBenchOptions {
@@ -77,15 +73,7 @@ export interface LatencyRow {
   attempts: number | null
 }
 
-export interface Failed {
-  error: string
-}
-
-export interface AlertsBenchResults {
-  startedAt: string
-  finishedAt?: string
-  machine: { cpus: number; node: string; loadavgAtStart: number[] }
-  config: Required<Omit<AlertsBenchOptions, 'log'>>
+export interface AlertsBenchResults extends BenchResultsBase<Required<Omit<AlertsBenchOptions, 'log'>>> {
   evaluation?: {
     stats: number
     alerts: number
@@ -120,20 +108,9 @@ export interface AlertsBenchResults {
     unexpected: string[]
     rows: LatencyRow[]
   } | Failed
-  othersCpuPct: Record<string, number>
-  problems: string[]
 }
-
-const isFailed = (x: unknown): x is Failed => typeof x === 'object' && x !== null && 'error' in x
 
 // ---------------------------------------------------------------- helpers
-
-function envInt(name: string, dflt: number, min: number): number {
-  const raw = process.env[name]
-  const v = raw === undefined || raw === '' ? dflt : Number(raw)
-  if (!Number.isInteger(v) || v < min) throw new Error(`${name} must be an integer >= ${min}, got ${raw}`)
-  return v
-}
 
 export function alertsOptionsFromEnv(): Required<Omit<AlertsBenchOptions, 'log'>> {
   return {
@@ -145,28 +122,8 @@ export function alertsOptionsFromEnv(): Required<Omit<AlertsBenchOptions, 'log'>
   }
 }
 
-function assertLocal(url: string, what: string): void {
-  const host = new URL(url).hostname
-  if (!['localhost', '127.0.0.1', '[::1]', '::1', ''].includes(host)) throw new Error(`${what} must point at this machine, got ${host}`)
-}
-
-async function adminQuery(query: string): Promise<void> {
-  const admin = createSql(withDatabase(serverUrl(), 'postgres'), { max: 1, applicationName: 'metrics-bench-admin' })
-  try {
-    await admin.unsafe(query)
-  } finally {
-    await admin.end({ timeout: 2 })
-  }
-}
-
 const p = (sorted: number[], q: number) => round(percentile(sorted, q), 0)
 const asc = (xs: number[]) => [...xs].sort((a, b) => a - b)
-
-async function account(sql: Sql, label: string): Promise<{ id: string; key: string }> {
-  const a = await signUp(sql, `${label}@bench.invalid`, null, 'business')
-  const { secret } = await createApiKey(sql, a.id, 'bench')
-  return { id: a.id, key: secret }
-}
 
 /** A JSON request to the API; resolves with the status, parsed body and the time the answer was complete. */
 function request(port: number, method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: unknown; at: number }> {
@@ -200,7 +157,7 @@ async function evaluationPart(sql: Sql, databaseUrl: string, cfg: Required<Omit<
   const accounts = 10
   const statsPerAccount = Math.ceil(cfg.evalStats / accounts)
   const ids: string[] = []
-  for (let i = 0; i < accounts; i++) ids.push((await account(sql, `eval-${i}`)).id)
+  for (let i = 0; i < accounts; i++) ids.push((await createAccount(sql, `eval-${i}`)).id)
   // Stats: even index counter, odd gauge; every tenth silent for the last 20 minutes.
   await sql`
     insert into stats (account_id, name, kind)
@@ -336,7 +293,7 @@ async function latencyPart(
     const worker = children.start('alerts-worker', 'workers/main.ts', env)
     seen.push(api, worker)
     await waitForHttp200(`http://${HOST}:${apiPort}/api/v1/health`, api)
-    const acct = await account(sql, 'latency')
+    const acct = await createAccount(sql, 'latency')
     const auth = { authorization: `Bearer ${acct.key}` }
     const names = Array.from({ length: n }, (_, i) => `lat.g${String(i).padStart(2, '0')}`)
 
@@ -493,61 +450,15 @@ async function latencyPart(
 
 // ---------------------------------------------------------------- the bench
 
-let activeCleanup: (() => Promise<void>) | undefined
-
 /** Runs both parts and cleans up after itself whatever happens. */
 export async function runAlertsBench(options: AlertsBenchOptions = {}): Promise<AlertsBenchResults> {
-  const cfg = { ...alertsOptionsFromEnv(), ...Object.fromEntries(Object.entries(options).filter(([k, v]) => k !== 'log' && v !== undefined)) } as Required<Omit<AlertsBenchOptions, 'log'>>
-  const say = options.log ?? ((line: string) => process.stderr.write(`[alerts-bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`))
-  const results: AlertsBenchResults = {
-    startedAt: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, node: process.version, loadavgAtStart: os.loadavg().map((x) => round(x, 2)) },
-    config: cfg,
-    othersCpuPct: {},
-    problems: [],
-  }
+  const { cfg, say, results, bench } = beginBench<Required<Omit<AlertsBenchOptions, 'log'>>, AlertsBenchResults>({ tag: 'alerts-bench', dbName: ALERTS_DB_NAME, prefixLabel: 'benchalerts', fromEnv: alertsOptionsFromEnv(), options })
   const problems = results.problems
-  const base = serverUrl()
-  assertLocal(base, 'DATABASE_URL')
-  const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379'
-  assertLocal(redisUrl, 'REDIS_URL')
-  const redisPrefix = `benchalerts${randomBytes(4).toString('hex')}`
-  const databaseUrl = withDatabase(base, ALERTS_DB_NAME)
-  const children = new Children()
-  const seen: Child[] = []
-  let sql: Sql | undefined
-
-  let cleaning: Promise<void> | undefined
-  const cleanup = () =>
-    (cleaning ??= (async () => {
-      await children.stopAll().catch((err) => say(`stopping children: ${(err as Error).message}`))
-      await sql?.end({ timeout: 2 }).catch(() => {})
-      const deleted = await deleteRedisPrefix(redisUrl, redisPrefix).catch((err) => (say(`redis cleanup: ${(err as Error).message}`), 0))
-      await adminQuery(`drop database if exists "${ALERTS_DB_NAME}" with (force)`).then(
-        () => say(`cleanup: children stopped, ${deleted} Redis keys under ${redisPrefix}: deleted, database ${ALERTS_DB_NAME} dropped`),
-        (err) => say(`dropping ${ALERTS_DB_NAME}: ${(err as Error).message}`),
-      )
-    })())
-  activeCleanup = cleanup
-  const onExit = () => children.killAllNow()
-  process.on('exit', onExit)
-
-  const stage = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
-    const before = cpuSnapshot()
-    try {
-      return await run()
-    } finally {
-      results.othersCpuPct[name] = cpuUsage(before, cpuSnapshot(), children.pids).othersPct
-    }
-  }
+  const { databaseUrl, redisUrl, redisPrefix, children, seen, stage } = bench
 
   try {
     say(`creating database ${ALERTS_DB_NAME} and migrating`)
-    await adminQuery(`drop database if exists "${ALERTS_DB_NAME}" with (force)`)
-    await adminQuery(`create database "${ALERTS_DB_NAME}"`)
-    sql = createSql(databaseUrl, { max: 4, applicationName: 'metrics-bench-alerts' })
-    await migrate(sql)
-    const db = sql
+    const db = await bench.createDatabase('metrics-bench-alerts')
 
     results.evaluation = await stage('evaluation', () => evaluationPart(db, databaseUrl, cfg, say, problems)).catch((err: Error) => ({ error: err.stack ?? err.message }))
     // Part 2 starts from a clean slate: the evaluation's alerts would otherwise fire at a dead address every pass.
@@ -569,9 +480,7 @@ export async function runAlertsBench(options: AlertsBenchOptions = {}): Promise<
     return results
   } finally {
     results.finishedAt = new Date().toISOString()
-    await cleanup()
-    process.removeListener('exit', onExit)
-    activeCleanup = undefined
+    await bench.close()
   }
 }
 
@@ -597,46 +506,21 @@ export function renderAlertsReport(r: AlertsBenchResults): string {
     rows.push([`  write -> queued by a pass, p50 / max`, `${s(l.stages.toQueued.p50)} / ${s(l.stages.toQueued.max)}`, '', ''])
     rows.push([`  queued -> webhook arrived, p50 / max`, `${s(l.stages.queuedToWebhook.p50)} / ${s(l.stages.queuedToWebhook.max)}`, '', ''])
   } else if (l) rows.push(['breach -> webhook', `FAILED: ${l.error.slice(0, 100)}`, '', ''])
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)))
-  const line = (row: string[]) => row.map((cell, i) => (i === 1 ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join('  ').trimEnd()
-  const out = ['', `alerts bench: ${r.machine.cpus} CPUs, node ${r.machine.node}, load average at start ${r.machine.loadavgAtStart.join(' ')}`]
+  const out = ['', machineLine('alerts', r.machine)]
   if (e && !isFailed(e)) {
     out.push(`evaluation data: ${n(e.stats)} stats, ${n(e.points)} points, alerts by condition: ${Object.entries(e.byCondition).map(([c, k]) => `${c} ${k}`).join(', ')}`)
     out.push(`alerts table after the passes (every pass rewrites every alert row): ${n(e.alertsTable.deadTuples)} dead row versions (pg_stat), the planner expects ${n(e.alertsTable.plannerRowEstimate)} alerts for ${n(e.alerts)}`)
     out.push(`first pass fired: ${Object.entries(e.firstPassFired).map(([c, k]) => `${c} ${k}`).join(', ') || 'nothing'}`)
   }
-  out.push('', line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line))
+  out.push('', ...tableLines(rows))
   if (l && !isFailed(l)) {
     out.push('', `evaluation passes seen ${l.passIntervalsMs.length + 1}, intervals (s): ${l.passIntervalsMs.map((g) => (g / 1000).toFixed(1)).join(', ')}`)
     out.push('breach -> webhook per gauge (s): ' + l.rows.map((x) => `${x.stat.replace('lat.', '')} ${x.toWebhookMs === null ? 'never' : (x.toWebhookMs / 1000).toFixed(1)}`).join(', '))
   }
-  const busy = Object.entries(r.othersCpuPct).filter(([, pct]) => pct >= 10)
-  if (busy.length) out.push(`other processes were busy meanwhile (share of all cores): ${busy.map(([st, pct]) => `${st} ${pct}%`).join(', ')}: those figures are depressed`)
-  out.push('')
-  if (r.problems.length) {
-    out.push('Looked wrong:')
-    for (const pr of r.problems) out.push(`  - ${pr}`)
-  } else out.push('Nothing looked wrong: every breach delivered once, signed, no warnings logged.')
+  out.push(...busyLines(r.othersCpuPct), ...closingLines(r.problems, 'Nothing looked wrong: every breach delivered once, signed, no warnings logged.'))
   return out.join('\n')
 }
 
 // ---------------------------------------------------------------- standalone
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(sig, () => {
-      process.stderr.write(`[alerts-bench] ${sig}: cleaning up\n`)
-      void (activeCleanup?.() ?? Promise.resolve()).finally(() => process.exit(130))
-    })
-  }
-  let code = 0
-  try {
-    const results = await runAlertsBench()
-    process.stdout.write(`${renderAlertsReport(results)}\n`)
-    if (results.problems.length) code = 1
-  } catch (err) {
-    process.stderr.write(`alerts bench failed: ${(err as Error).stack ?? err}\n`)
-    code = 1
-  }
-  process.exit(code)
-}
+if (isMain(import.meta.url)) await runStandalone('alerts-bench', 'alerts bench', () => runAlertsBench(), renderAlertsReport)

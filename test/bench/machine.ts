@@ -111,3 +111,15 @@ export async function waitForQuiet(maxMs: number, names: Map<number, string>, ot
     if (Date.now() - started >= maxMs) return { waitedMs: Date.now() - started, othersPct, quiet: false }
   }
 }
+
+/** Runs `run` and hands `record` the CPU use meanwhile (whatever the outcome) and the result (undefined when it threw). */
+export async function cpuDuring<T>(names: Map<number, string>, run: () => Promise<T>, record: (usage: CpuUsage, result: T | undefined) => void): Promise<T> {
+  const before = cpuSnapshot()
+  let result: T | undefined
+  try {
+    result = await run()
+    return result
+  } finally {
+    record(cpuUsage(before, cpuSnapshot(), names), result)
+  }
+}

@@ -11,6 +11,8 @@ import { sleep } from './stats.js'
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 export const LOG_DIR = join(ROOT, 'test', 'bench', 'logs')
+/** Every request of the benches goes here. */
+export const HOST = '127.0.0.1'
 
 export class Child {
   readonly lines: string[] = []
@@ -113,7 +115,7 @@ export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer()
     srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
+    srv.listen(0, HOST, () => {
       const { port } = srv.address() as net.AddressInfo
       srv.close(() => resolve(port))
     })

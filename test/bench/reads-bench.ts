@@ -27,23 +27,18 @@
 // or 0 skips the export part), BENCH_EXPORT_FORMATS (csv,json),
 // DATABASE_URL (server only; postgres://localhost), REDIS_URL
 // (redis://127.0.0.1:6379).
-import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import http from 'node:http'
-import os from 'node:os'
-import { pathToFileURL } from 'node:url'
-import { signUp } from '../../shared/accounts/service.js'
-import { createApiKey } from '../../shared/auth/api-keys.js'
 import { createSession, SESSION_COOKIE } from '../../shared/auth/sessions.js'
-import { createSql, withDatabase, type Sql } from '../../shared/db.js'
-import { migrate } from '../../shared/migrate.js'
-import { cpuSnapshot, cpuUsage, type CpuSnapshot } from './machine.js'
-import { Children, freePort, waitForHttp200, type Child } from './procs.js'
-import { deleteRedisPrefix, serverUrl } from './setup.js'
+import { createSql, type Sql } from '../../shared/db.js'
+import { beginBench, busyLines, closingLines, envInt, isFailed, isMain, machineLine, runStandalone, tableLines, type BenchResultsBase, type Failed } from './common.js'
+import { freePort, HOST, waitForHttp200, type Child } from './procs.js'
+import { createAccount } from './setup.js'
 import { percentile, round } from './stats.js'
 
+export type { Failed } from './common.js'
+
 export const READS_DB_NAME = 'metrics_bench_reads'
-const HOST = '127.0.0.1'
 const DAY = 86_400
 
 export const READS_TARGETS = { chart180dP50Ms: 50, exportRowsPerSec: 200_000 } as const
@@ -94,34 +89,14 @@ export interface ExportRun {
   error?: string
 }
 
-export interface Failed {
-  error: string
-}
-
-export interface ReadsBenchResults {
-  startedAt: string
-  finishedAt?: string
-  machine: { cpus: number; node: string; loadavgAtStart: number[] }
-  config: Required<Omit<ReadsBenchOptions, 'log'>>
+export interface ReadsBenchResults extends BenchResultsBase<Required<Omit<ReadsBenchOptions, 'log'>>> {
   setup?: { seconds: number; pointsInserted: number; loadSeconds: number; indexSeconds: number; rollupSeconds: number; vacuumSeconds: number; triggersSkipped: boolean }
   chart?: { reads: ChartRead[]; targetMs: number; met: boolean } | Failed
   dashboard?: { stats: number; latencyMs: Latency; bytes: number; points: number; expectedPoints: number } | Failed
   export?: { runs: ExportRun[]; targetRowsPerSec: number; memoryNote: string } | Failed
-  /** Share of the machine used by processes other than this bench, PostgreSQL and Redis, per stage (figures are depressed when high). */
-  othersCpuPct: Record<string, number>
-  problems: string[]
 }
-
-const isFailed = (x: unknown): x is Failed => typeof x === 'object' && x !== null && 'error' in x
 
 // ---------------------------------------------------------------- helpers
-
-function envInt(name: string, dflt: number, min: number): number {
-  const raw = process.env[name]
-  const v = raw === undefined || raw === '' ? dflt : Number(raw)
-  if (!Number.isInteger(v) || v < min) throw new Error(`${name} must be an integer >= ${min}, got ${raw}`)
-  return v
-}
 
 /** Options from the environment (the defaults of the header comment). */
 export function readsOptionsFromEnv(): Required<Omit<ReadsBenchOptions, 'log'>> {
@@ -137,20 +112,6 @@ export function readsOptionsFromEnv(): Required<Omit<ReadsBenchOptions, 'log'>> 
     dashboardRequests: envInt('BENCH_DASHBOARD_REQUESTS', 20, 1),
     exportSizes: sizes.filter((s) => s > 0),
     exportFormats: formats as Array<'csv' | 'json'>,
-  }
-}
-
-function assertLocal(url: string, what: string): void {
-  const host = new URL(url).hostname
-  if (!['localhost', '127.0.0.1', '[::1]', '::1', ''].includes(host)) throw new Error(`${what} must point at this machine, got ${host}`)
-}
-
-async function adminQuery(query: string): Promise<void> {
-  const admin = createSql(withDatabase(serverUrl(), 'postgres'), { max: 1, applicationName: 'metrics-bench-admin' })
-  try {
-    await admin.unsafe(query)
-  } finally {
-    await admin.end({ timeout: 2 })
   }
 }
 
@@ -297,12 +258,6 @@ async function buildRollups(sql: Sql, ids: string[]): Promise<void> {
     on conflict (stat_id) do update set refreshed_at = excluded.refreshed_at`
 }
 
-async function account(sql: Sql, label: string): Promise<{ id: string; key: string }> {
-  const a = await signUp(sql, `${label}@bench.invalid`, null, 'business')
-  const { secret } = await createApiKey(sql, a.id, 'bench')
-  return { id: a.id, key: secret }
-}
-
 async function insertStats(sql: Sql, accountId: string, stats: Array<{ name: string; kind: 'counter' | 'gauge' }>): Promise<string[]> {
   const rows = await sql<{ id: string; name: string }[]>`
     insert into stats (account_id, name, kind)
@@ -314,54 +269,12 @@ async function insertStats(sql: Sql, accountId: string, stats: Array<{ name: str
 
 // ---------------------------------------------------------------- the bench
 
-let activeCleanup: (() => Promise<void>) | undefined
-
 /** Runs the whole read bench and cleans up after itself whatever happens. */
 export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<ReadsBenchResults> {
-  const cfg = { ...readsOptionsFromEnv(), ...Object.fromEntries(Object.entries(options).filter(([k, v]) => k !== 'log' && v !== undefined)) } as Required<Omit<ReadsBenchOptions, 'log'>>
-  const say = options.log ?? ((line: string) => process.stderr.write(`[reads-bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`))
-  const results: ReadsBenchResults = {
-    startedAt: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, node: process.version, loadavgAtStart: os.loadavg().map((x) => round(x, 2)) },
-    config: cfg,
-    othersCpuPct: {},
-    problems: [],
-  }
+  const { cfg, say, results, bench } = beginBench<Required<Omit<ReadsBenchOptions, 'log'>>, ReadsBenchResults>({ tag: 'reads-bench', dbName: READS_DB_NAME, prefixLabel: 'benchreads', fromEnv: readsOptionsFromEnv(), options })
   const problems = results.problems
-  const base = serverUrl()
-  assertLocal(base, 'DATABASE_URL')
-  const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379'
-  assertLocal(redisUrl, 'REDIS_URL')
-  const redisPrefix = `benchreads${randomBytes(4).toString('hex')}`
-  const databaseUrl = withDatabase(base, READS_DB_NAME)
-  const children = new Children()
+  const { databaseUrl, redisUrl, redisPrefix, children, seen, stage } = bench
   let sql: Sql | undefined
-  const seen: Child[] = []
-
-  let cleaning: Promise<void> | undefined
-  const cleanup = () =>
-    (cleaning ??= (async () => {
-      await children.stopAll().catch((err) => say(`stopping children: ${(err as Error).message}`))
-      await sql?.end({ timeout: 2 }).catch(() => {})
-      const deleted = await deleteRedisPrefix(redisUrl, redisPrefix).catch((err) => (say(`redis cleanup: ${(err as Error).message}`), 0))
-      await adminQuery(`drop database if exists "${READS_DB_NAME}" with (force)`).then(
-        () => say(`cleanup: children stopped, ${deleted} Redis keys under ${redisPrefix}: deleted, database ${READS_DB_NAME} dropped`),
-        (err) => say(`dropping ${READS_DB_NAME}: ${(err as Error).message}`),
-      )
-    })())
-  activeCleanup = cleanup
-  const onExit = () => children.killAllNow()
-  process.on('exit', onExit)
-
-  const stage = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
-    const before: CpuSnapshot = cpuSnapshot()
-    try {
-      return await run()
-    } finally {
-      const u = cpuUsage(before, cpuSnapshot(), children.pids)
-      results.othersCpuPct[name] = u.othersPct
-    }
-  }
 
   const startApi = async (name: string): Promise<{ child: Child; port: number }> => {
     const port = await freePort()
@@ -377,15 +290,12 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
     // ---- database, accounts, data
     const tSetup = performance.now()
     say(`creating database ${READS_DB_NAME} and migrating`)
-    await adminQuery(`drop database if exists "${READS_DB_NAME}" with (force)`)
-    await adminQuery(`create database "${READS_DB_NAME}"`)
-    sql = createSql(databaseUrl, { max: 4, applicationName: 'metrics-bench-reads' })
-    await migrate(sql)
+    sql = await bench.createDatabase('metrics-bench-reads')
 
     const nowS = Math.floor(Date.now() / 1000)
-    const chartAcct = await account(sql, 'chart')
+    const chartAcct = await createAccount(sql, 'chart')
     const [chartId] = await insertStats(sql, chartAcct.id, [{ name: 'bench.chart', kind: 'gauge' }])
-    const dashAcct = await account(sql, 'dashboard')
+    const dashAcct = await createAccount(sql, 'dashboard')
     const dashStats = Array.from({ length: cfg.dashboardStats }, (_, i) => ({ name: `dash.s${String(i).padStart(4, '0')}`, kind: (i % 2 ? 'gauge' : 'counter') as 'counter' | 'gauge' }))
     const dashIds = await insertStats(sql, dashAcct.id, dashStats)
     const exportAccts: Array<{ size: number; key: string }> = []
@@ -396,7 +306,7 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
       ...dashIds.map((id, i) => ({ statId: id, n: cfg.dashboardPointsPerStat, fromS: nowS - DAY + 900, toS: nowS, kind: dashStats[i].kind })),
     ]
     for (const size of cfg.exportSizes) {
-      const acct = await account(sql, `export-${size}`)
+      const acct = await createAccount(sql, `export-${size}`)
       const [id] = await insertStats(sql, acct.id, [{ name: `bench.export.${size}`, kind: 'gauge' }])
       exportAccts.push({ size, key: acct.key })
       jobs.push({ statId: id, n: size, fromS: nowS - 30 * DAY, toS: nowS, kind: 'gauge' })
@@ -545,9 +455,7 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
   } finally {
     results.finishedAt = new Date().toISOString()
     agent.destroy() // idle keep-alive sockets would otherwise hold an importing process open
-    await cleanup()
-    process.removeListener('exit', onExit)
-    activeCleanup = undefined
+    await bench.close()
   }
 }
 
@@ -575,39 +483,14 @@ export function renderReadsReport(r: ReadsBenchResults): string {
       rows.push([`  API RSS before / peak MB`, `${e.rssBeforeMb} / ${e.peakRssMb}`, 'flat in rows', ''])
     }
   } else if (r.export) rows.push(['export', `FAILED: ${r.export.error.slice(0, 100)}`, '', ''])
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)))
-  const line = (row: string[]) => row.map((cell, i) => (i === 1 ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join('  ').trimEnd()
-  const out = ['', `reads bench: ${r.machine.cpus} CPUs, node ${r.machine.node}, load average at start ${r.machine.loadavgAtStart.join(' ')}`]
+  const out = ['', machineLine('reads', r.machine)]
   if (r.setup) out.push(`setup: ${n(r.setup.pointsInserted)} points in ${r.setup.loadSeconds} s, indexes ${r.setup.indexSeconds} s, rollups ${r.setup.rollupSeconds} s, vacuum analyze + checkpoint ${r.setup.vacuumSeconds} s (${r.setup.seconds} s in all)`)
-  out.push('', line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line))
+  out.push('', ...tableLines(rows))
   if (r.export && !isFailed(r.export) && r.export.memoryNote) out.push('', `export memory: ${r.export.memoryNote}`)
-  const busy = Object.entries(r.othersCpuPct).filter(([, p]) => p >= 10)
-  if (busy.length) out.push(`other processes were busy meanwhile (share of all cores): ${busy.map(([s, p]) => `${s} ${p}%`).join(', ')}: those figures are depressed`)
-  out.push('')
-  if (r.problems.length) {
-    out.push('Looked wrong:')
-    for (const p of r.problems) out.push(`  - ${p}`)
-  } else out.push('Nothing looked wrong: every answer complete, no warnings logged.')
+  out.push(...busyLines(r.othersCpuPct), ...closingLines(r.problems, 'Nothing looked wrong: every answer complete, no warnings logged.'))
   return out.join('\n')
 }
 
 // ---------------------------------------------------------------- standalone
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(sig, () => {
-      process.stderr.write(`[reads-bench] ${sig}: cleaning up\n`)
-      void (activeCleanup?.() ?? Promise.resolve()).finally(() => process.exit(130))
-    })
-  }
-  let code = 0
-  try {
-    const results = await runReadsBench()
-    process.stdout.write(`${renderReadsReport(results)}\n`)
-    if (results.problems.length) code = 1
-  } catch (err) {
-    process.stderr.write(`reads bench failed: ${(err as Error).stack ?? err}\n`)
-    code = 1
-  }
-  process.exit(code)
-}
+if (isMain(import.meta.url)) await runStandalone('reads-bench', 'reads bench', () => runReadsBench(), renderReadsReport)

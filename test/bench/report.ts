@@ -1,4 +1,5 @@
 // The bench's results: one JSON document, and the table printed from it.
+import { closingLines, isFailed, tableLines, type Failed } from './common.js'
 import type { CopyResult } from './copy-ref.js'
 import type { CpuUsage } from './machine.js'
 import type { LoadResult } from './load.js'
@@ -11,9 +12,7 @@ export const TARGETS = {
   visibleP99Ms: 1000,
 } as const
 
-export interface Failed {
-  error: string
-}
+export { isFailed, type Failed } from './common.js'
 
 export interface PhaseResult {
   load: LoadResult
@@ -48,8 +47,6 @@ export interface Results {
   /** What disturbed the measurement (other work on the machine). */
   disturbances: string[]
 }
-
-export const isFailed = (x: unknown): x is Failed => typeof x === 'object' && x !== null && 'error' in x
 
 const n = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? '-' : Math.round(x).toLocaleString('en-US'))
 const ms = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? '-' : x < 10 ? x.toFixed(1) : Math.round(x).toString())
@@ -87,10 +84,7 @@ export function renderTable(r: Results): string {
   if (p3) rows.push(['  load during probes, accepted req/s', n(p3.load.acceptedPerSec), '', '', '', ''])
   if (S) rows.push(['context: streaming COPY rows/s', '', `COPY ${n(S.rowsPerSec)} rows/s`, p2 ? ratio(p2.storedPointsPerSec / S.rowsPerSec) : '-', '(no target)', ''])
 
-  const widths = rows[0].map((_, c) => Math.max(...rows.map((row) => row[c].length)))
-  const line = (row: string[]) => row.map((cell, c) => (c === 0 || c === 2 || c === 4 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ').trimEnd()
-  const out = [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)]
-  return out.join('\n')
+  return tableLines(rows, (c) => !(c === 0 || c === 2 || c === 4)).join('\n')
 }
 
 export function renderReport(r: Results): string {
@@ -139,10 +133,6 @@ export function renderReport(r: Results): string {
     lines.push('Disturbed measurements:')
     for (const p of r.disturbances) lines.push(`  - ${p}`)
   }
-  lines.push('')
-  if (r.problems.length) {
-    lines.push('Looked wrong:')
-    for (const p of r.problems) lines.push(`  - ${p}`)
-  } else if (p1 || p2) lines.push('Nothing looked wrong: every answer accepted, every accepted point stored, no warnings logged.')
+  lines.push(...closingLines(r.problems, p1 || p2 ? 'Nothing looked wrong: every answer accepted, every accepted point stored, no warnings logged.' : undefined))
   return lines.join('\n')
 }

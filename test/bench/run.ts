@@ -26,26 +26,19 @@
 // be mostly idle; 0 = don't), DATABASE_URL (server only; postgres://localhost),
 // REDIS_URL (redis://127.0.0.1:6379).
 import { writeFileSync } from 'node:fs'
-import os from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { PLANS } from '../../shared/plans.js'
+import { envInt as int, isFailed, logger, machineInfo, onStopSignals, teardown } from './common.js'
 import { runCopyReference } from './copy-ref.js'
 import type { LoadResult, Target } from './load.js'
-import { addSelfReported, cpuSnapshot, cpuUsage, waitForQuiet, type CpuUsage } from './machine.js'
+import { addSelfReported, cpuDuring, waitForQuiet, type CpuUsage } from './machine.js'
 import { runProbes } from './probe.js'
-import { Children, freePort, ROOT, waitForHttp200, type Child } from './procs.js'
-import { isFailed, renderReport, type PhaseResult, type Results } from './report.js'
-import { activityDelta, createAccounts, createBenchDatabase, dbActivity, deleteRedisPrefix, dropBenchDatabase, serverUrl, waitForDrain, type BenchAccount, type BenchEnv } from './setup.js'
+import { Children, freePort, HOST, ROOT, waitForHttp200, type Child } from './procs.js'
+import { renderReport, type PhaseResult, type Results } from './report.js'
+import { activityDelta, createAccounts, createBenchDatabase, dbActivity, DB_NAME, serverUrl, waitForDrain, type BenchAccount, type BenchEnv } from './setup.js'
 import { sleep } from './stats.js'
 import { batchGroups, runLoadProcess, singleGroups } from './workloads.js'
-
-const int = (name: string, dflt: number, min: number) => {
-  const raw = process.env[name]
-  const v = raw === undefined || raw === '' ? dflt : Number(raw)
-  if (!Number.isInteger(v) || v < min) throw new Error(`${name} must be an integer >= ${min}, got ${raw}`)
-  return v
-}
 
 const SECONDS = int('BENCH_SECONDS', 10, 1)
 const CONNECTIONS = int('BENCH_CONNECTIONS', 64, 1)
@@ -54,7 +47,6 @@ const WEB = int('BENCH_WEB_PROCESSES', 2, 1)
 const STATS = 8
 const BATCH = 100
 const WARMUP_MS = Math.min(2000, SECONDS * 250)
-const HOST = '127.0.0.1'
 // Before each stage, wait up to this long for a second in which other processes use under 20% of the machine: 0 turns it off.
 const QUIET_WAIT_MS = int('BENCH_WAIT_QUIET', 15, 0) * 1000
 // Which parts to run (all by default): A, B, 1, 2, 3, comma-separated. Skipped parts print as "skipped".
@@ -67,9 +59,7 @@ const children = new Children()
 let env: BenchEnv | undefined
 let cleaning: Promise<void> | undefined
 
-function say(line: string): void {
-  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`)
-}
+const say = logger('bench')
 
 const cpuByStage: Record<string, CpuUsage> = {}
 const quietness: Record<string, { waitedMs: number; othersPct: number; quiet: boolean }> = {}
@@ -82,45 +72,32 @@ async function measured<T>(stage: string, run: () => Promise<T>, loadOf?: (r: T)
     if (!q.quiet) say(`${stage}: other processes kept the machine busy (${q.othersPct}% of all cores) for ${Math.round(q.waitedMs / 1000)} s; starting anyway`)
     else if (q.waitedMs > 1500) say(`${stage}: waited ${Math.round(q.waitedMs / 1000)} s for the machine to be quiet`)
   }
-  const before = cpuSnapshot()
-  let result: T | undefined
-  try {
-    result = await run()
-    return result
-  } finally {
-    const usage = cpuUsage(before, cpuSnapshot(), children.pids)
+  return cpuDuring(children.pids, run, (usage, result) => {
     // The load generator has exited by now: it reports its own CPU time.
     if (result !== undefined && loadOf) addSelfReported(usage, 'load generator', loadOf(result).cpuMs)
     cpuByStage[stage] = usage
-  }
+  })
 }
 
 /** Stops every child, drops the database, deletes the Redis keys. Safe to call twice. */
 function cleanup(): Promise<void> {
-  cleaning ??= (async () => {
-    await children.stopAll().catch((err) => say(`stopping children: ${(err as Error).message}`))
-    if (env) {
-      await env.sql.end({ timeout: 2 }).catch(() => {})
-      const deleted = await deleteRedisPrefix(env.redisUrl, env.redisPrefix).catch((err) => (say(`redis cleanup: ${(err as Error).message}`), 0))
-      say(`cleanup: stopped child processes, deleted ${deleted} Redis keys under ${env.redisPrefix}:`)
-    }
-    await dropBenchDatabase().then(
-      () => say('cleanup: dropped database metrics_bench'),
-      (err) => say(`dropping metrics_bench: ${(err as Error).message}`),
-    )
-  })()
+  cleaning ??= teardown({
+    children,
+    sql: env?.sql,
+    redis: env && { url: env.redisUrl, prefix: env.redisPrefix },
+    dbName: DB_NAME,
+    say,
+    redisDone: (deleted) => `cleanup: stopped child processes, deleted ${deleted} Redis keys under ${env?.redisPrefix}:`,
+    dropped: () => `cleanup: dropped database ${DB_NAME}`,
+  })
   return cleaning
 }
 
-// `on`, not `once`: Ctrl-C reaches this process twice (from the terminal and relayed by tsx),
-// and a second signal must not kill it half-way through the cleanup.
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(sig, () => {
-    if (cleaning) return
-    say(`${sig}: cleaning up`)
-    void cleanup().finally(() => process.exit(130))
-  })
-}
+onStopSignals((sig) => {
+  if (cleaning) return
+  say(`${sig}: cleaning up`)
+  void cleanup().finally(() => process.exit(130))
+})
 process.on('exit', () => children.killAllNow())
 process.on('unhandledRejection', (err) => {
   say(`unexpected failure: ${(err as Error)?.stack ?? err}`)
@@ -237,7 +214,7 @@ async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys:
 async function main(): Promise<Results> {
   const results: Results = {
     startedAt: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, node: process.version, loadavgAtStart: os.loadavg().map((x) => Math.round(x * 100) / 100), cpuByStage: {} },
+    machine: { ...machineInfo(), cpuByStage: {} },
     config: { benchSeconds: SECONDS, connections: CONNECTIONS, loadAccounts: ACCOUNTS, webProcesses: WEB, workerProcesses: 1, statsPerPhase: STATS, batchSize: BATCH, copyConnections: 2 },
     rateLimit: { perAccountRequestsPerSec: PLANS.business.requestsPerSecond, burst: PLANS.business.burst, accounts: ACCOUNTS, capRequestsPerSec: ACCOUNTS * PLANS.business.requestsPerSecond },
     ratios: {},

@@ -20,36 +20,52 @@ export function serverUrl(): string {
   return process.env.DATABASE_URL || 'postgres://localhost/postgres'
 }
 
-function assertLocal(url: string, what: string): void {
+/** Throws unless the URL names this machine: the benches only ever touch a local PostgreSQL and Redis. */
+export function assertLocal(url: string, what: string): void {
   const host = new URL(url).hostname
   if (!['localhost', '127.0.0.1', '[::1]', '::1', ''].includes(host)) throw new Error(`${what} must point at this machine, got ${host}`)
 }
 
-export async function createBenchDatabase(): Promise<BenchEnv> {
+/** Where a bench's database and Redis keys go: both on this machine (checked), the Redis prefix fresh. */
+export function localTarget(dbName: string, prefixLabel: string, prefixBytes = 4): Omit<BenchEnv, 'sql'> {
   const base = serverUrl()
   assertLocal(base, 'DATABASE_URL')
   const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379'
   assertLocal(redisUrl, 'REDIS_URL')
-  const admin = createSql(withDatabase(base, 'postgres'), { max: 1, applicationName: 'metrics-bench-admin' })
-  try {
-    await admin.unsafe(`drop database if exists "${DB_NAME}" with (force)`)
-    await admin.unsafe(`create database "${DB_NAME}"`)
-  } finally {
-    await admin.end({ timeout: 2 })
-  }
-  const databaseUrl = withDatabase(base, DB_NAME)
-  const sql = createSql(databaseUrl, { max: 4, applicationName: 'metrics-bench' })
-  await migrate(sql)
-  return { databaseUrl, redisUrl, redisPrefix: `bench${randomBytes(5).toString('hex')}`, sql }
+  return { databaseUrl: withDatabase(base, dbName), redisUrl, redisPrefix: `${prefixLabel}${randomBytes(prefixBytes).toString('hex')}` }
 }
 
-export async function dropBenchDatabase(): Promise<void> {
+/** Runs the queries in turn on one connection to the server's `postgres` database (create, drop). */
+export async function adminQuery(...queries: string[]): Promise<void> {
   const admin = createSql(withDatabase(serverUrl(), 'postgres'), { max: 1, applicationName: 'metrics-bench-admin' })
   try {
-    await admin.unsafe(`drop database if exists "${DB_NAME}" with (force)`)
+    for (const q of queries) await admin.unsafe(q)
   } finally {
     await admin.end({ timeout: 2 })
   }
+}
+
+export function dropDatabase(dbName: string): Promise<void> {
+  return adminQuery(`drop database if exists "${dbName}" with (force)`)
+}
+
+/** Drops and recreates the database, connects to it and migrates it. */
+export async function createMigratedDatabase(databaseUrl: string, dbName: string, applicationName: string): Promise<Sql> {
+  await adminQuery(`drop database if exists "${dbName}" with (force)`, `create database "${dbName}"`)
+  const sql = createSql(databaseUrl, { max: 4, applicationName })
+  try {
+    await migrate(sql)
+  } catch (err) {
+    await sql.end({ timeout: 2 }).catch(() => {})
+    throw err
+  }
+  return sql
+}
+
+export async function createBenchDatabase(): Promise<BenchEnv> {
+  const target = localTarget(DB_NAME, 'bench', 5)
+  const sql = await createMigratedDatabase(target.databaseUrl, DB_NAME, 'metrics-bench')
+  return { ...target, sql }
 }
 
 /** Deletes every Redis key under the prefix; returns how many. */
@@ -75,15 +91,18 @@ export interface BenchAccount {
   key: string
 }
 
-/** Business-plan accounts (100M points/day, 2,000 req/s, burst 10,000 each), one API key each. */
+/** A business-plan account (100M points/day, 2,000 req/s, burst 10,000) with one API key; its email is <label>@bench.invalid. */
+export async function createAccount(sql: Sql, label: string): Promise<BenchAccount> {
+  const email = `${label}@bench.invalid`
+  const account = await signUp(sql, email, null, 'business')
+  const { secret } = await createApiKey(sql, account.id, 'bench')
+  return { id: account.id, email, key: secret }
+}
+
+/** Business-plan accounts, one API key each. */
 export async function createAccounts(sql: Sql, n: number, label: string): Promise<BenchAccount[]> {
   const out: BenchAccount[] = []
-  for (let i = 0; i < n; i++) {
-    const email = `${label}-${i}@bench.invalid`
-    const account = await signUp(sql, email, null, 'business')
-    const { secret } = await createApiKey(sql, account.id, 'bench')
-    out.push({ id: account.id, email, key: secret })
-  }
+  for (let i = 0; i < n; i++) out.push(await createAccount(sql, `${label}-${i}`))
   return out
 }
 
