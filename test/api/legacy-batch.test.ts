@@ -45,7 +45,8 @@ const batch = (key: string, data: unknown, headers: Record<string, string> = {},
 
 const pointsOfStat = (accountId: string, stat: string) => pointsOf(app, accountId, stat)
 
-const valuesOf = async (accountId: string, stat: string) => (await pointsOfStat(accountId, stat)).map((p) => p.value)
+// As a sorted multiset: points written without t in different seconds come back in time order.
+const valuesOf = async (accountId: string, stat: string) => (await pointsOfStat(accountId, stat)).map((p) => p.value).sort((a, b) => a - b)
 
 async function statNames(accountId: string): Promise<string[]> {
   return (await app.sql<{ name: string }[]>`select name from stats where account_id = ${accountId} order by name`).map((r) => r.name)

@@ -52,7 +52,8 @@ const get = (path: string, headers: Record<string, string> = {}) => request(app.
 
 const pointsOfStat = (accountId: string, stat: string) => pointsOf(app, accountId, stat)
 
-const valuesOf = async (accountId: string, stat: string) => (await pointsOfStat(accountId, stat)).map((p) => p.value)
+// As a sorted multiset: points written without t in different seconds come back in time order.
+const valuesOf = async (accountId: string, stat: string) => (await pointsOfStat(accountId, stat)).map((p) => p.value).sort((a, b) => a - b)
 
 const kindOfStat = (accountId: string, stat: string) => kindOf(app, accountId, stat)
 
