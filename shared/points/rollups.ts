@@ -17,6 +17,9 @@ import { usesTimescale } from './storage.js'
 
 export async function refreshRollups(sql: Sql, limit = 200_000): Promise<{ rows: number; stats: number }> {
   if (await usesTimescale(sql)) return refreshAggregates(sql, limit)
+  // Folding an aggregate into a bucket that already holds one: the same for every resolution.
+  const merge = sql`on conflict (stat_id, bucket) do update set count = r.count + excluded.count, sum = r.sum + excluded.sum,
+    min = least(r.min, excluded.min), max = greatest(r.max, excluded.max)`
   const [r] = await sql<{ rows: number; stats: number }[]>`
     with claimed as (
       delete from rollup_pending where ctid in (select ctid from rollup_pending limit ${limit} for update skip locked)
@@ -27,22 +30,19 @@ export async function refreshRollups(sql: Sql, limit = 200_000): Promise<{ rows:
     ),
     up_1m as (
       insert into rollups_1m as r (stat_id, bucket, count, sum, min, max) select * from m order by 1, 2
-      on conflict (stat_id, bucket) do update set count = r.count + excluded.count, sum = r.sum + excluded.sum,
-        min = least(r.min, excluded.min), max = greatest(r.max, excluded.max)
+      ${merge}
       returning 1
     ),
     up_1h as (
       insert into rollups_1h as r (stat_id, bucket, count, sum, min, max)
       select stat_id, date_trunc('hour', bucket, 'UTC'), sum(count), sum(sum), min(min), max(max) from m group by 1, 2 order by 1, 2
-      on conflict (stat_id, bucket) do update set count = r.count + excluded.count, sum = r.sum + excluded.sum,
-        min = least(r.min, excluded.min), max = greatest(r.max, excluded.max)
+      ${merge}
       returning 1
     ),
     up_1d as (
       insert into rollups_1d as r (stat_id, bucket, count, sum, min, max)
       select stat_id, date_trunc('day', bucket, 'UTC'), sum(count), sum(sum), min(min), max(max) from m group by 1, 2 order by 1, 2
-      on conflict (stat_id, bucket) do update set count = r.count + excluded.count, sum = r.sum + excluded.sum,
-        min = least(r.min, excluded.min), max = greatest(r.max, excluded.max)
+      ${merge}
       returning 1
     ),
     state as (

@@ -1,12 +1,10 @@
 // The /ez JSON batch (interface 4.1.3, decisions.md 4 and 5).
 import { readFileSync } from 'node:fs'
 import test, { type ExecutionContext } from 'ava'
-import { Redis } from 'ioredis'
-import { redisKey } from '../../shared/redis.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request, type Reply } from '../helpers/http.js'
-import { kindOf, pointsOf, settle, settledState, stored } from '../helpers/storage.js'
+import { kindOf, pointsOf, setPointsUsedToday, settle, settledState, stored } from '../helpers/storage.js'
 
 let app: TestApp
 test.before(async () => {
@@ -69,15 +67,7 @@ async function refused(t: ExecutionContext, accountId: string, send: () => Promi
   return res
 }
 
-/** Sets today's point counter of an account (the daily allowance used), as the server keys it. */
-async function setPointsUsedToday(accountId: string, used: number): Promise<void> {
-  const redis = new Redis(app.config.redisUrl)
-  try {
-    await redis.set(redisKey(app.config, 'points', accountId, new Date().toISOString().slice(0, 10)), String(used), 'EX', 2 * 86_400)
-  } finally {
-    redis.disconnect()
-  }
-}
+const setPointsUsed = (accountId: string, used: number) => setPointsUsedToday(app, accountId, used)
 
 /** The predecessor's published sample (copied into test/fixtures/predecessor/). */
 const SAMPLE = JSON.parse(readFileSync(new URL('../fixtures/predecessor/ez_batch_request.json', import.meta.url), 'utf8')) as { ezkey: string; data: Item[] }
@@ -244,7 +234,7 @@ test('4.1.3 batch responses carry no replay field, even when an item repeats an 
 
 test('decisions 4: a daily-quota stop part-way -> {"status":"error","msg":...,"accepted":k} with HTTP 200 by default; exactly the first k items stored', async (t) => {
   const { user, key } = await keyed()
-  await setPointsUsedToday(user.accountId, FREE_DAILY - 3)
+  await setPointsUsed(user.accountId, FREE_DAILY - 3)
   const data = Array.from({ length: 6 }, (_, i) => ({ stat: `q${i}`, count: 10 + i }))
   const res = await batch(key, data)
   t.is(res.status, 200)
@@ -265,7 +255,7 @@ test('decisions 4: a daily-quota stop part-way -> {"status":"error","msg":...,"a
 
 test('decisions 4: a daily-quota stop part-way in strict mode -> 429 with the same body; exactly the first k items stored', async (t) => {
   const { user, key } = await keyed()
-  await setPointsUsedToday(user.accountId, FREE_DAILY - 2)
+  await setPointsUsed(user.accountId, FREE_DAILY - 2)
   const base = nowSeconds() - 50
   const data = Array.from({ length: 5 }, (_, i) => ({ stat: 'strict quota', value: i + 0.5, t: base + i }))
   const res = await batch(key, data, STRICT)

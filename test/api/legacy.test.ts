@@ -3,12 +3,10 @@
 import { readFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import test, { type ExecutionContext } from 'ava'
-import { Redis } from 'ioredis'
-import { redisKey } from '../../shared/redis.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request, type Reply } from '../helpers/http.js'
-import { kindOf, pointsOf, settle, settledState, stored } from '../helpers/storage.js'
+import { kindOf, pointsOf, setPointsUsedToday, settle, settledState, stored } from '../helpers/storage.js'
 
 let app: TestApp
 test.before(async () => {
@@ -535,20 +533,12 @@ test('4.1.4 rate limited -> 429 in default mode too, with the envelope; nothing 
   t.deepEqual(await snapshot(user.accountId), before)
 })
 
-/** Sets today's point counter of an account (the daily allowance used), as the server keys it. */
-async function setPointsUsedToday(accountId: string, used: number): Promise<void> {
-  const redis = new Redis(app.config.redisUrl)
-  try {
-    await redis.set(redisKey(app.config, 'points', accountId, new Date().toISOString().slice(0, 10)), String(used), 'EX', 2 * 86_400)
-  } finally {
-    redis.disconnect()
-  }
-}
+const setPointsUsed = (accountId: string, used: number) => setPointsUsedToday(app, accountId, used)
 
 test('4.1.4/7 plan quota reached (daily points) -> 200 with status "error" by default, 429 in strict mode; nothing stored', async (t) => {
   const { user, key } = await keyed()
   t.deepEqual((await post('/ez', `ezkey=${key}&stat=quota&count=1`)).body, OK)
-  await setPointsUsedToday(user.accountId, 100_000) // the free plan's daily limit
+  await setPointsUsed(user.accountId, 100_000) // the free plan's daily limit
   const msg = 'plan limit reached: the free plan records at most 100000 points per day'
   await refused(t, user.accountId, () => post('/ez', `ezkey=${key}&stat=quota&count=1`), 200, msg)
   await refused(t, user.accountId, () => post('/c', `ukey=${key}&key=quota`, STRICT), 429, msg, 'strict')
@@ -556,7 +546,7 @@ test('4.1.4/7 plan quota reached (daily points) -> 200 with status "error" by de
   // A refused write with an ikey did not land: once allowance is back, the same retry is stored, not deduplicated.
   const ts = nowSeconds() - 10
   await refused(t, user.accountId, () => post('/ez', `ezkey=${key}&stat=quota&count=7&t=${ts}&ikey=retry-me`, STRICT), 429, msg, 'with ikey')
-  await setPointsUsedToday(user.accountId, 1)
+  await setPointsUsed(user.accountId, 1)
   t.deepEqual((await post('/ez', `ezkey=${key}&stat=quota&count=7&t=${ts}&ikey=retry-me`)).body, OK)
   t.deepEqual((await pointsOfStat(user.accountId, 'quota')).filter((p) => p.ts === ts), [{ ts, value: 7 }])
 })

@@ -62,3 +62,13 @@ export async function settledState(app: TestApp, accountId: string): Promise<Sto
   await settle(app)
   return stored(app, accountId)
 }
+
+/** Sets today's point counter of an account (the daily allowance used), as the server keys it. */
+export async function setPointsUsedToday(app: TestApp, accountId: string, used: number): Promise<void> {
+  const redis = new Redis(app.config.redisUrl)
+  try {
+    await redis.set(redisKey(app.config, 'points', accountId, new Date().toISOString().slice(0, 10)), String(used), 'EX', 2 * 86_400)
+  } finally {
+    redis.disconnect()
+  }
+}
