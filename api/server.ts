@@ -33,7 +33,7 @@ export function createDeps(config: Config, log: Logger): AppDeps {
   const directory = new StatDirectory(sql)
   const batcher = new PointBatcher(queues)
   const ingest = new Ingest({ config, sql, directory, limits, idempotency: new Idempotency(redis, config), batcher })
-  const subscriber = createRedis(config, { maxRetriesPerRequest: null })
+  const subscriber = createRedis(config, { maxRetriesPerRequest: null, enableAutoPipelining: false })
   return { config, sql, redis, log, queues, keys: new KeyResolver(sql), limits, directory, batcher, ingest, subscriber }
 }
 

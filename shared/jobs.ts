@@ -25,10 +25,22 @@ export interface JobSpec {
 export const PurgeSessions = z.object({})
 
 /** One accepted point on its way to PostgreSQL: [stat id, unix seconds, value, ikey or null]. */
-export const QueuedPoint = z.tuple([z.uuid(), z.number().int(), z.number(), z.string().nullable()])
-export type QueuedPoint = z.infer<typeof QueuedPoint>
+export type QueuedPoint = [statId: string, t: number, value: number, ikey: string | null]
 
-export const PersistPoints = z.object({ batch_id: z.string().min(1), points: z.array(QueuedPoint).min(1) })
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+function isQueuedPoint(p: unknown): p is QueuedPoint {
+  return Array.isArray(p) && p.length === 4 && typeof p[0] === 'string' && UUID.test(p[0]) && Number.isSafeInteger(p[1]) &&
+    typeof p[2] === 'number' && Number.isFinite(p[2]) && (p[3] === null || typeof p[3] === 'string')
+}
+
+// Checked by hand rather than as a zod tuple per point: a job holds hundreds of points and is checked
+// on both sides of the queue, where a schema per element cost more than the rest of the hop.
+const QueuedPoints = z.custom<QueuedPoint[]>(
+  (v) => Array.isArray(v) && v.length > 0 && v.every(isQueuedPoint),
+  'points must be a non-empty array of [stat id (uuid), unix seconds (integer), value (finite number), ikey (string or null)]',
+)
+
+export const PersistPoints = z.object({ batch_id: z.string().min(1), points: QueuedPoints })
 export const RefreshRollups = z.object({})
 export const EvaluateAlerts = z.object({})
 export const DeliverAlert = z.object({ delivery_id: z.string().min(1) })

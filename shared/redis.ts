@@ -12,6 +12,8 @@ export function createRedis(config: Pick<Config, 'redisUrl'>, opts: RedisOptions
     maxRetriesPerRequest: 1,
     connectTimeout: 2000,
     enableOfflineQueue: true,
+    // Commands issued in the same tick (many requests' rate and allowance checks) go out in one write.
+    enableAutoPipelining: true,
     lazyConnect: false,
     ...opts,
   })

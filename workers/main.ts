@@ -29,7 +29,7 @@ const handlers: { [N in JobName]: Handler<N> } = {
 }
 
 // Persist jobs running at once are committed together (workers/persist-points.ts); rollups run one at a time.
-const CONCURRENCY: Record<QueueKey, number> = { ingest: 8, rollups: 1, alerts: 1, deliver: 8, maintenance: 1 }
+const CONCURRENCY: Record<QueueKey, number> = { ingest: 32, rollups: 1, alerts: 1, deliver: 8, maintenance: 1 }
 
 /** Delivery retries: exponential from the job's delay, capped at an hour, with jitter so a receiver coming back is not hit by every retry at once. */
 function backoffStrategy(attemptsMade: number, _type?: string, _err?: Error, job?: MinimalJob): number {

@@ -7,7 +7,8 @@ import type { JobData } from '../shared/jobs.js'
 import { applyBatches, type Batch } from '../shared/points/repo.js'
 import type { WorkerDeps } from './deps.js'
 
-const MAX_GROUP = 8
+// With the ingest worker's concurrency of 32, two groups can be committing while the next jobs are fetched.
+const MAX_GROUP = 16
 const MAX_WAIT_MS = 2
 
 interface Waiting {

@@ -14,6 +14,7 @@ export type Resolved = { stat: Stat; created: boolean }
 
 export class StatDirectory {
   private readonly cache = new Map<string, { stat: Stat; until: number }>()
+  private readonly loading = new Map<string, Promise<Stat | undefined>>()
 
   constructor(private readonly sql: Sql, private readonly now: () => number = Date.now) {}
 
@@ -24,15 +25,40 @@ export class StatDirectory {
   /** Existing stats among `names` (cached), by name. */
   async existing(accountId: string, names: string[]): Promise<Map<string, Stat>> {
     const out = new Map<string, Stat>()
-    const misses: string[] = []
     const now = this.now()
+    const waits: Array<Promise<void>> = []
+    const misses: string[] = []
     for (const name of names) {
-      const hit = this.cache.get(StatDirectory.key(accountId, name))
+      const key = StatDirectory.key(accountId, name)
+      const hit = this.cache.get(key)
       if (hit && hit.until > now) out.set(name, hit.stat)
-      else misses.push(name)
+      else {
+        const pending = this.loading.get(key)
+        if (pending) waits.push(pending.then((s) => void (s && out.set(name, s))))
+        else misses.push(name)
+      }
     }
-    if (misses.length) for (const s of await findStatsByName(this.sql, accountId, misses)) this.remember(s), out.set(s.name, s)
+    if (misses.length) waits.push(this.load(accountId, misses).then((found) => found.forEach((s) => out.set(s.name, s))))
+    if (waits.length) await Promise.all(waits)
     return out
+  }
+
+  /**
+   * One query for names nobody is looking up yet; requests that miss the same names meanwhile (many
+   * writers of one stat when its entry expires) wait for it instead of each sending their own.
+   */
+  private load(accountId: string, names: string[]): Promise<Stat[]> {
+    const query = findStatsByName(this.sql, accountId, names).then((found) => {
+      found.forEach((s) => this.remember(s))
+      return found
+    })
+    for (const name of names) {
+      const key = StatDirectory.key(accountId, name)
+      const one = query.then((found) => found.find((s) => s.name === name))
+      this.loading.set(key, one)
+      void one.catch(() => {}).finally(() => this.loading.get(key) === one && this.loading.delete(key))
+    }
+    return query
   }
 
   /** Creates the missing stats within the limit (all or none); null when the limit would be passed. */
