@@ -55,6 +55,7 @@ export async function startApi(config: Config, log: Logger, deps: AppDeps = crea
     await closed
     clearTimeout(force)
     await deps.batcher.drain()
+    await deps.limits.close()
     await deps.queues.close()
     deps.subscriber.disconnect()
     deps.redis.disconnect()

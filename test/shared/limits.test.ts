@@ -1,0 +1,106 @@
+// The per-account limits against a real Redis, with two Limits objects
+// standing for two API processes sharing one budget.
+import test from 'ava'
+import { randomBytes, randomUUID } from 'node:crypto'
+import type { Redis } from 'ioredis'
+import { Limits } from '../../shared/ingest/limits.js'
+import { PLANS } from '../../shared/plans.js'
+import { createRedis, redisKey } from '../../shared/redis.js'
+
+const config = { redisPrefix: `limits-test-${randomBytes(4).toString('hex')}` }
+const redis = createRedis({ redisUrl: process.env.REDIS_URL || 'redis://127.0.0.1:6379' })
+const processes: Array<{ limits: Limits; connection: Redis }> = []
+/** Two Limits, each with its own connection, as two API processes would have. */
+const twoProcesses = () =>
+  [0, 1].map(() => {
+    const connection = createRedis({ redisUrl: process.env.REDIS_URL || 'redis://127.0.0.1:6379' })
+    const limits = new Limits(connection, config)
+    processes.push({ limits, connection })
+    return limits
+  })
+const dayKey = (accountId: string) => redisKey(config, 'points', accountId, new Date().toISOString().slice(0, 10))
+const used = async (accountId: string) => Number((await redis.get(dayKey(accountId))) ?? 0)
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+test.after.always(async () => {
+  await Promise.all(processes.map((p) => p.limits.close()))
+  for (const p of processes) p.connection.disconnect()
+  const keys = await redis.keys(`${config.redisPrefix}:*`)
+  if (keys.length) await redis.del(...keys)
+  redis.disconnect()
+})
+
+test('a light user is decided in Redis request by request: no lease, nothing taken ahead', async (t) => {
+  const [a] = twoProcesses()
+  const account = randomUUID()
+  for (let i = 0; i < 5; i++) {
+    t.is(await a.reservePoints(account, PLANS.free, 1, true), 1)
+    t.is(await used(account), i + 1, 'the day counter holds exactly the points granted')
+    await sleep(300)
+  }
+})
+
+test('a busy account is served from leases: far fewer Redis round trips than requests, within one shared budget', async (t) => {
+  const [a, b] = twoProcesses()
+  const account = randomUUID()
+  const plan = PLANS.business
+  let granted = 0
+  let requests = 0
+  const before = a.redisCalls + b.redisCalls
+  // 4,000 requests: within the business plan's burst of 10,000.
+  for (let w = 0; w < 40; w++) {
+    // Waves of 50 concurrent writes per process, like a web process under load.
+    const wave = await Promise.all([a, b].flatMap((l) => Array.from({ length: 50 }, async () => {
+      const rate = await l.takeRequest(account, plan)
+      return rate.allowed ? l.reservePoints(account, plan, 1, true) : 0
+    })))
+    requests += wave.length
+    granted += wave.reduce((s, n) => s + n, 0)
+  }
+  const calls = a.redisCalls + b.redisCalls - before
+  t.is(granted, requests, 'every request fit in the business budget')
+  t.true(calls < requests / 4, `${calls} Redis round trips for ${requests} requests`)
+  // Unused leased points go back to the day once their lease ends.
+  await sleep(400)
+  t.is(await used(account), granted)
+})
+
+test('near the daily limit nothing is leased: two processes grant exactly the points that are left', async (t) => {
+  const [a, b] = twoProcesses()
+  const account = randomUUID()
+  const plan = PLANS.free
+  // Warm both processes up with enough demand that they would lease if they could.
+  for (let i = 0; i < 3; i++) await Promise.all([a, b].flatMap((l) => Array.from({ length: 40 }, () => l.reservePoints(account, plan, 1, true))))
+  await sleep(400) // leases end, their leftovers go back
+  await redis.set(dayKey(account), String(plan.pointsPerDay - 50))
+  const results = await Promise.all([a, b].flatMap((l) => Array.from({ length: 60 }, () => l.reservePoints(account, plan, 1, true))))
+  t.is(results.reduce((s, n) => s + n, 0), 50)
+  t.is(await used(account), plan.pointsPerDay)
+  t.is(await a.reservePoints(account, plan, 1, true), 0)
+})
+
+test('the request rate is one budget across processes: a burst, then refusals, never more than the bucket refills', async (t) => {
+  const [a, b] = twoProcesses()
+  const account = randomUUID()
+  const plan = PLANS.free
+  const started = Date.now()
+  const decisions = await Promise.all(Array.from({ length: 300 }, (_, i) => (i % 2 ? a : b).takeRequest(account, plan)))
+  const elapsed = (Date.now() - started) / 1000
+  const allowed = decisions.filter((d) => d.allowed).length
+  t.true(allowed >= plan.burst, `${allowed} allowed`)
+  t.true(allowed <= plan.burst + Math.ceil(plan.requestsPerSecond * elapsed) + 1, `${allowed} allowed in ${elapsed}s`)
+  const refused = decisions.find((d) => !d.allowed)
+  t.truthy(refused)
+  t.is(refused?.remaining, 0)
+  t.true((refused?.resetSeconds ?? 0) >= 1)
+})
+
+test('an emptied bucket refuses at once, even in a process that was just busy', async (t) => {
+  const [a] = twoProcesses()
+  const account = randomUUID()
+  const plan = PLANS.business
+  for (let i = 0; i < 5; i++) await Promise.all(Array.from({ length: 100 }, () => a.takeRequest(account, plan)))
+  await sleep(150) // any lease the process held has ended
+  await redis.hset(redisKey(config, 'rate', account), 't', '0', 'ts', String(Date.now() + 5_000))
+  t.false((await a.takeRequest(account, plan)).allowed)
+})
