@@ -13,6 +13,8 @@ export const MAX_STAT_NAME_LENGTH = 128;
 // newlines, NBSP, zero-width characters and controls are rejected inside a
 // name, so two names that look identical are identical.
 const ALLOWED = /^[\p{L}\p{M}\p{N} ._-]+$/u;
+// A subset of ALLOWED that is already trimmed, NFC and one code point per character.
+const ASCII_NAME = /^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]*[A-Za-z0-9._-])?$/;
 
 /**
  * Validates a stat name and returns the name to store.
@@ -37,6 +39,8 @@ const ALLOWED = /^[\p{L}\p{M}\p{N} ._-]+$/u;
  */
 export function parseStatName(input: unknown): Parsed<string> {
   if (typeof input !== 'string') return missing();
+  // Most names are plain ASCII with nothing to remove, trim or normalise: checked once, in one pass.
+  if (input.length <= MAX_STAT_NAME_LENGTH && ASCII_NAME.test(input)) return accept(input);
   const name = input.replaceAll('&', '').trim().normalize('NFC');
   if (name === '') return missing();
   if (!ALLOWED.test(name)) {

@@ -146,3 +146,19 @@ test('2.1 stat name: no input ever throws, and an accepted name is always valid 
   );
   t.pass();
 });
+
+test('2.1 stat name: ASCII input (the fast path) gives exactly what the documented steps give', (t) => {
+  const steps = (s: string) => {
+    const name = s.replaceAll('&', '').trim().normalize('NFC');
+    if (name === '') return 'missing';
+    if (!/^[\p{L}\p{M}\p{N} ._-]+$/u.test(name)) return 'invalid';
+    return [...name].length > 128 ? 'too long' : name;
+  };
+  const outcome = (s: string) => {
+    const p = parseStatName(s);
+    return p.ok ? p.value : p.code === 'missing_stat' ? 'missing' : p.code === 'invalid_stat_name' ? 'invalid' : 'too long';
+  };
+  fc.assert(fc.property(fc.string({ unit: fc.constantFrom(...'aZ09 ._-&\t\n~+'.split('')), maxLength: 140 }), (s) => {
+    t.is(outcome(s), steps(s), JSON.stringify(s));
+  }), { numRuns: 2000 });
+});
