@@ -27,20 +27,50 @@ export const PurgeSessions = z.object({})
 /** One accepted point on its way to PostgreSQL: [stat id, unix seconds, value, ikey or null]. */
 export type QueuedPoint = [statId: string, t: number, value: number, ikey: string | null]
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-function isQueuedPoint(p: unknown): p is QueuedPoint {
-  return Array.isArray(p) && p.length === 4 && typeof p[0] === 'string' && UUID.test(p[0]) && Number.isSafeInteger(p[1]) &&
-    typeof p[2] === 'number' && Number.isFinite(p[2]) && (p[3] === null || typeof p[3] === 'string')
+/**
+ * The points of a persist-points job as they sit in Redis: grouped by stat,
+ * each stat id written once, `[stat id, [t, value], [t, value, ikey], ...]`,
+ * in the order they were accepted. About a quarter of the bytes of one tuple
+ * per point, which is what a backlog costs in Redis memory while workers catch up.
+ */
+export type PackedStat = [statId: string, ...points: PackedPoint[]]
+type PackedPoint = [t: number, value: number] | [t: number, value: number, ikey: string]
+
+export function packPoints(points: QueuedPoint[]): PackedStat[] {
+  const byStat = new Map<string, PackedStat>()
+  for (const [statId, t, value, ikey] of points) {
+    let stat = byStat.get(statId)
+    if (!stat) byStat.set(statId, (stat = [statId]))
+    stat.push(ikey === null ? [t, value] : [t, value, ikey])
+  }
+  return [...byStat.values()]
 }
 
-// Checked by hand rather than as a zod tuple per point: a job holds hundreds of points and is checked
-// on both sides of the queue, where a schema per element cost more than the rest of the hop.
-const QueuedPoints = z.custom<QueuedPoint[]>(
-  (v) => Array.isArray(v) && v.length > 0 && v.every(isQueuedPoint),
-  'points must be a non-empty array of [stat id (uuid), unix seconds (integer), value (finite number), ikey (string or null)]',
+export function unpackPoints(stats: PackedStat[]): QueuedPoint[] {
+  const out: QueuedPoint[] = []
+  for (const [statId, ...points] of stats) for (const [t, value, ikey] of points) out.push([statId, t, value, ikey ?? null])
+  return out
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+function isPackedPoint(p: unknown): p is PackedPoint {
+  return Array.isArray(p) && (p.length === 2 || (p.length === 3 && typeof p[2] === 'string')) && Number.isSafeInteger(p[0]) &&
+    typeof p[1] === 'number' && Number.isFinite(p[1])
+}
+function isPackedStat(s: unknown): s is PackedStat {
+  if (!Array.isArray(s) || s.length < 2 || typeof s[0] !== 'string' || !UUID.test(s[0])) return false
+  for (let i = 1; i < s.length; i++) if (!isPackedPoint(s[i])) return false
+  return true
+}
+
+// Checked by hand rather than as zod tuples: a job holds hundreds of points and is checked on both
+// sides of the queue, where a schema per element cost more than the rest of the hop.
+const PackedStats = z.custom<PackedStat[]>(
+  (v) => Array.isArray(v) && v.length > 0 && v.every(isPackedStat),
+  'stats must be a non-empty array of [stat id (uuid), [unix seconds (integer), value (finite number), ikey (string, optional)], ...]',
 )
 
-export const PersistPoints = z.object({ batch_id: z.string().min(1), points: QueuedPoints })
+export const PersistPoints = z.object({ batch_id: z.string().min(1), stats: PackedStats })
 export const RefreshRollups = z.object({})
 export const EvaluateAlerts = z.object({})
 export const DeliverAlert = z.object({ delivery_id: z.string().min(1) })

@@ -3,7 +3,7 @@
 // transaction (a group commit on the consumer side, as the API does on the
 // producer side): under load, PostgreSQL pays one commit per group, not per job.
 import type { Sql } from '../shared/db.js'
-import type { JobData } from '../shared/jobs.js'
+import { unpackPoints, type JobData } from '../shared/jobs.js'
 import { applyBatches, type Batch } from '../shared/points/repo.js'
 import type { WorkerDeps } from './deps.js'
 
@@ -49,6 +49,7 @@ const groups = new WeakMap<Sql, CommitGroups>()
 export async function persistPointsJob(deps: WorkerDeps, data: JobData<'persist-points'>): Promise<{ points: number }> {
   let group = groups.get(deps.sql)
   if (!group) groups.set(deps.sql, (group = new CommitGroups(deps.sql)))
-  await group.apply({ id: data.batch_id, points: data.points })
-  return { points: data.points.length }
+  const points = unpackPoints(data.stats)
+  await group.apply({ id: data.batch_id, points })
+  return { points: points.length }
 }

@@ -3,7 +3,7 @@
 // persist-points job; every request in the group is answered once Redis has
 // acknowledged that job. Durable before the answer, batched for throughput.
 import { randomUUID } from 'node:crypto'
-import type { QueuedPoint } from '../jobs.js'
+import { packPoints, type QueuedPoint } from '../jobs.js'
 import type { Queues } from '../queues.js'
 
 export interface BatcherOptions {
@@ -63,7 +63,7 @@ export class PointBatcher {
   // stored behind an error answer. A lost connection fails the command (maxRetriesPerRequest: 1).
   private async enqueue(points: QueuedPoint[]): Promise<void> {
     const batchId = randomUUID()
-    await this.queues.enqueue('persist-points', { batch_id: batchId, points }, { jobId: batchId })
+    await this.queues.enqueue('persist-points', { batch_id: batchId, stats: packPoints(points) }, { jobId: batchId })
   }
 
   private track(p: Promise<void>): Promise<void> {
