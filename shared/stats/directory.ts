@@ -15,6 +15,7 @@ export type Resolved = { stat: Stat; created: boolean }
 export class StatDirectory {
   private readonly cache = new Map<string, { stat: Stat; until: number }>()
   private readonly loading = new Map<string, Promise<Stat | undefined>>()
+  private readonly creating = new Map<string, Promise<Map<string, Resolved> | null>>()
 
   constructor(private readonly sql: Sql, private readonly now: () => number = Date.now) {}
 
@@ -61,11 +62,25 @@ export class StatDirectory {
     return query
   }
 
-  /** Creates the missing stats within the limit (all or none); null when the limit would be passed. */
+  /**
+   * Creates the missing stats within the limit (all or none); null when the limit would be passed.
+   * Requests asking for the same new stats meanwhile (many writers of a stat that does not exist yet)
+   * share one creation; only the first is told it created them, so only it may undo them.
+   */
   async create(accountId: string, wanted: Array<{ name: string; kind: Kind }>, limit: number): Promise<Map<string, Resolved> | null> {
-    const made = await createStats(this.sql, accountId, wanted, limit)
-    if (made) for (const r of made.values()) this.remember(r.stat)
-    return made
+    const key = [accountId, ...wanted.map((w) => `${w.kind}:${w.name}`)].join('\n')
+    const pending = this.creating.get(key)
+    if (pending) {
+      const made = await pending
+      return made && new Map([...made].map(([name, r]) => [name, { stat: r.stat, created: false }]))
+    }
+    const creation = createStats(this.sql, accountId, wanted, limit).then((made) => {
+      if (made) for (const r of made.values()) this.remember(r.stat)
+      return made
+    })
+    this.creating.set(key, creation)
+    void creation.catch(() => {}).finally(() => this.creating.delete(key))
+    return creation
   }
 
   private remember(stat: Stat): void {

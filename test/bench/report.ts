@@ -124,6 +124,11 @@ export function renderReport(r: Results): string {
       lines.push(`  ${stage.padEnd(12)} busy ${String(u.machineBusyPct).padStart(3)}%: ${mine}; others ${u.othersPct}%${top ? ` (${top})` : ''}; unattributed ${u.unattributedPct}%`)
     }
   }
+  const perUnit = perUnitCpu(r)
+  if (perUnit.length) {
+    lines.push('CPU time per unit of work, by process (stage CPU, warmup and drain included, divided by the requests or points of the stage):')
+    lines.push(...perUnit.map((l) => `  ${l}`))
+  }
   if (r.service?.error) lines.push(`service: ${r.service.error}`)
   for (const [name, x] of [['reference A', r.referenceA], ['reference B', r.referenceB], ['reference B streaming', r.referenceBStreaming], ['phase 1', r.phase1], ['phase 2', r.phase2], ['phase 3', r.phase3]] as const) {
     if (isFailed(x)) lines.push(x.error.startsWith('skipped') ? `${name}: ${x.error}` : `${name} FAILED: ${x.error}`)
@@ -135,4 +140,22 @@ export function renderReport(r: Results): string {
   }
   lines.push(...closingLines(r.problems, p1 || p2 ? 'Nothing looked wrong: every answer accepted, every accepted point stored, no warnings logged.' : undefined))
   return lines.join('\n')
+}
+
+/** Where the machine's time went for each request (reference A) or point (phases 1 and 2): the figure to compare across runs on a noisy machine. */
+function perUnitCpu(r: Results): string[] {
+  const out: string[] = []
+  const line = (label: string, stage: string, units: number, unit: string) => {
+    const u = r.machine.cpuByStage[stage]
+    if (!u || units <= 0) return
+    const us = (pct: number) => Math.round((pct / 100) * r.machine.cpus * u.elapsedMs * 1000 / units)
+    const parts = Object.entries(u.ours).filter(([, v]) => v > 0).sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k} ${us(v)}`)
+    const total = Object.values(u.ours).reduce((s, v) => s + v, 0)
+    out.push(`${label.padEnd(12)} ${String(us(total)).padStart(5)} µs per ${unit} (${parts.join(', ')})`)
+  }
+  const units = (l: { accepted: number; warmupCompleted: number }, per: number) => (l.accepted + l.warmupCompleted) * per
+  if (!isFailed(r.referenceA) && r.referenceA) line('reference A', 'reference A', units({ accepted: r.referenceA.completed, warmupCompleted: r.referenceA.warmupCompleted }, 1), 'request')
+  if (!isFailed(r.phase1) && r.phase1) line('phase 1', 'phase 1', units(r.phase1.load, 1), 'point')
+  if (!isFailed(r.phase2) && r.phase2) line('phase 2', 'phase 2', units(r.phase2.load, r.phase2.pointsPerRequest), 'point')
+  return out
 }
