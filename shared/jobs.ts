@@ -52,7 +52,11 @@ export function unpackPoints(stats: PackedStat[]): QueuedPoint[] {
   return out
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const UUID = z.regexes.uuid()
+function isQueuedPoint(p: unknown): p is QueuedPoint {
+  return Array.isArray(p) && p.length === 4 && typeof p[0] === 'string' && UUID.test(p[0]) && Number.isSafeInteger(p[1]) &&
+    typeof p[2] === 'number' && Number.isFinite(p[2]) && (p[3] === null || typeof p[3] === 'string')
+}
 function isPackedPoint(p: unknown): p is PackedPoint {
   return Array.isArray(p) && (p.length === 2 || (p.length === 3 && typeof p[2] === 'string')) && Number.isSafeInteger(p[0]) &&
     typeof p[1] === 'number' && Number.isFinite(p[1])
@@ -70,7 +74,22 @@ const PackedStats = z.custom<PackedStat[]>(
   'stats must be a non-empty array of [stat id (uuid), [unix seconds (integer), value (finite number), ikey (string, optional)], ...]',
 )
 
-export const PersistPoints = z.object({ batch_id: z.string().min(1), stats: PackedStats })
+// The form of deploys before points were packed: one tuple per point. Still read, so that jobs queued
+// by an older API process during a rolling deploy are stored like any other.
+const QueuedPoints = z.custom<QueuedPoint[]>(
+  (v) => Array.isArray(v) && v.length > 0 && v.every(isQueuedPoint),
+  'points must be a non-empty array of [stat id (uuid), unix seconds (integer), value (finite number), ikey (string or null)]',
+)
+
+export const PersistPoints = z.union([
+  z.object({ batch_id: z.string().min(1), stats: PackedStats }),
+  z.object({ batch_id: z.string().min(1), points: QueuedPoints }),
+])
+
+/** The points of a persist-points job, whichever form it was queued in. */
+export function pointsOf(data: z.infer<typeof PersistPoints>): QueuedPoint[] {
+  return 'stats' in data ? unpackPoints(data.stats) : data.points
+}
 export const RefreshRollups = z.object({})
 export const EvaluateAlerts = z.object({})
 export const DeliverAlert = z.object({ delivery_id: z.string().min(1) })

@@ -3,7 +3,7 @@
 // transaction (a group commit on the consumer side, as the API does on the
 // producer side): under load, PostgreSQL pays one commit per group, not per job.
 import type { Sql } from '../shared/db.js'
-import { unpackPoints, type JobData } from '../shared/jobs.js'
+import { pointsOf, type JobData } from '../shared/jobs.js'
 import { applyBatches, type Batch } from '../shared/points/repo.js'
 import type { WorkerDeps } from './deps.js'
 
@@ -49,7 +49,7 @@ const groups = new WeakMap<Sql, CommitGroups>()
 export async function persistPointsJob(deps: WorkerDeps, data: JobData<'persist-points'>): Promise<{ points: number }> {
   let group = groups.get(deps.sql)
   if (!group) groups.set(deps.sql, (group = new CommitGroups(deps.sql)))
-  const points = unpackPoints(data.stats)
+  const points = pointsOf(data)
   await group.apply({ id: data.batch_id, points })
   return { points: points.length }
 }

@@ -4,6 +4,7 @@
 // channel that could be missed; the process that revokes evicts at once.
 import type { Db } from '../db.js'
 import { findAccountById, type Account } from '../accounts/repo.js'
+import { InFlight } from '../in-flight.js'
 import { findApiKey, touchApiKey } from './api-keys.js'
 import { sha256 } from './secrets.js'
 
@@ -17,8 +18,7 @@ export interface ResolvedKey {
 
 export class KeyResolver {
   private readonly cache = new Map<string, { value: ResolvedKey | null; until: number }>()
-  /** Look-ups in flight, shared by every request presenting the same key meanwhile (no stampede on expiry). */
-  private readonly loading = new Map<string, Promise<ResolvedKey | null>>()
+  private readonly loading = new InFlight<string, ResolvedKey | null>()
   private readonly touched = new Map<string, number>()
 
   constructor(private readonly sql: Db, private readonly now: () => number = Date.now) {}
@@ -28,12 +28,7 @@ export class KeyResolver {
     const id = sha256(presented).toString('base64')
     const hit = this.cache.get(id)
     if (hit && hit.until > this.now()) return hit.value
-    let pending = this.loading.get(id)
-    if (!pending) {
-      pending = this.load(id, presented).finally(() => this.loading.delete(id))
-      this.loading.set(id, pending)
-    }
-    return pending
+    return this.loading.run(id, () => this.load(id, presented))
   }
 
   private async load(id: string, presented: string): Promise<ResolvedKey | null> {

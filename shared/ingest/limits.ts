@@ -92,22 +92,28 @@ class Demand {
 interface AccountState {
   requests: Demand
   points: Demand
+  /** Leased request tokens, spendable until tokensUntil. */
   tokens: number
   tokensUntil: number
   /** What Redis reported with the last grant, for the RateLimit-* headers. */
   bucketRemaining: number
   msToFull: number
-  refill?: Promise<boolean>
+  tokenRefill?: Promise<boolean>
+  /** Leased points of the day counter `pointsKey`, spendable until pointsUntil. */
   leasedPoints: number
   pointsUntil: number
   pointsKey: string
+  pointRefill?: Promise<void>
   lastSeen: number
 }
 
 export class Limits {
   private readonly redis: LimitsRedis
   private readonly accounts = new Map<string, AccountState>()
+  /** Leased points to give back, by day counter, that Redis could not take yet. */
+  private readonly owed = new Map<string, number>()
   private readonly sweeper: NodeJS.Timeout
+  private sweeping: Promise<void> = Promise.resolve()
   /** Round trips to Redis so far (the benchmark and the tests read it). */
   redisCalls = 0
 
@@ -115,7 +121,9 @@ export class Limits {
     redis.defineCommand('tokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET })
     redis.defineCommand('reservePoints', { numberOfKeys: 1, lua: RESERVE })
     this.redis = redis as LimitsRedis
-    this.sweeper = setInterval(() => void this.sweep(), LEASE_MS).unref()
+    this.sweeper = setInterval(() => {
+      this.sweeping = this.sweeping.then(() => this.sweep()).catch(() => {})
+    }, LEASE_MS).unref()
   }
 
   private state(accountId: string): AccountState {
@@ -132,15 +140,26 @@ export class Limits {
   async takeRequest(accountId: string, plan: Plan): Promise<RateDecision> {
     const s = this.state(accountId)
     s.requests.note(1, this.now())
+    const allowed = (): RateDecision => ({ allowed: true, limit: plan.burst, remaining: s.bucketRemaining + s.tokens, resetSeconds: Math.ceil(s.msToFull / 1000) })
     for (;;) {
       if (s.tokens > 0 && s.tokensUntil > this.now()) {
         s.tokens--
-        return { allowed: true, limit: plan.burst, remaining: s.bucketRemaining + s.tokens, resetSeconds: Math.ceil(s.msToFull / 1000) }
+        return allowed()
       }
-      // One refill per account in flight: requests arriving meanwhile wait for it rather than each asking Redis.
-      s.refill ??= this.refillTokens(accountId, plan, s).finally(() => (s.refill = undefined))
-      if (!(await s.refill)) return { allowed: false, limit: plan.burst, remaining: 0, resetSeconds: Math.max(1, Math.ceil(s.msToFull / 1000)) }
+      // One refill per account in flight: requests arriving meanwhile wait for it rather than each asking
+      // Redis, then take what it leased (or start the next refill). The request that asked keeps its own token.
+      const waiting = s.tokenRefill
+      if (!waiting) {
+        const refill = this.refillTokens(accountId, plan, s)
+        s.tokenRefill = refill.finally(() => (s.tokenRefill = undefined))
+        return (await s.tokenRefill) ? allowed() : this.refused(plan, s)
+      }
+      if (!(await waiting)) return this.refused(plan, s)
     }
+  }
+
+  private refused(plan: Plan, s: AccountState): RateDecision {
+    return { allowed: false, limit: plan.burst, remaining: 0, resetSeconds: Math.max(1, Math.ceil(s.msToFull / 1000)) }
   }
 
   /** Asks Redis for one token plus the account's lease; false when the bucket is empty. */
@@ -149,8 +168,9 @@ export class Limits {
     const want = 1 + s.requests.lease(now, plan.burst / 10)
     this.redisCalls++
     const [granted, remaining, msToFull] = await this.redis.tokenBucket(redisKey(this.config, 'rate', accountId), plan.requestsPerSecond, plan.burst, now, want)
-    s.tokens = granted
-    s.tokensUntil = now + LEASE_MS
+    // The lease runs from the answer, however long Redis took to give it.
+    s.tokens = Math.max(0, granted - 1)
+    s.tokensUntil = this.now() + LEASE_MS
     s.bucketRemaining = remaining
     s.msToFull = msToFull
     return granted > 0
@@ -166,20 +186,37 @@ export class Limits {
    */
   async reservePoints(accountId: string, plan: Plan, wanted: number, whole: boolean): Promise<number> {
     const s = this.state(accountId)
-    const now = this.now()
-    const key = this.dayKey(accountId)
     // Only single points are leased: a batch already pays one round trip for many points.
-    const single = wanted === 1
-    if (single) s.points.note(1, now)
-    if (single && s.pointsKey === key && s.pointsUntil > now && s.leasedPoints > 0) {
-      s.leasedPoints--
-      return 1
+    if (wanted !== 1) return this.reserve(this.dayKey(accountId), plan, wanted, whole, 0)
+    s.points.note(1, this.now())
+    for (;;) {
+      const key = this.dayKey(accountId)
+      if (s.pointsKey === key && s.pointsUntil > this.now() && s.leasedPoints > 0) {
+        s.leasedPoints--
+        return 1
+      }
+      if (s.pointRefill) {
+        await s.pointRefill.catch(() => {})
+        continue
+      }
+      const extra = s.points.lease(this.now(), plan.pointsPerDay / 1000)
+      // No demand worth a lease: decided in Redis, concurrently with the account's other writes.
+      if (extra === 0) return this.reserve(key, plan, 1, true, 0)
+      // One lease request per account in flight, taken only when the last lease is spent or over.
+      let granted = 0
+      const refill = this.reserve(key, plan, 1, true, extra, s).then((g) => void (granted = g))
+      s.pointRefill = refill.finally(() => (s.pointRefill = undefined))
+      await s.pointRefill
+      return granted
     }
-    const extra = single ? s.points.lease(now, plan.pointsPerDay / 1000) : 0
+  }
+
+  /** One trip to the day counter; a lease, when granted, goes to `s`. */
+  private async reserve(key: string, plan: Plan, wanted: number, whole: boolean, extra: number, s?: AccountState): Promise<number> {
     this.redisCalls++
     const [granted, leased] = await this.redis.reservePoints(key, wanted, plan.pointsPerDay, whole ? '1' : '0', DAY_TTL_SECONDS, extra)
-    if (leased > 0) {
-      if (s.pointsKey !== key) await this.giveBack(s)
+    if (s && leased > 0) {
+      if (s.pointsKey !== key) this.endLease(s)
       s.pointsKey = key
       s.leasedPoints += leased
       s.pointsUntil = this.now() + LEASE_MS
@@ -190,33 +227,44 @@ export class Limits {
   /** Gives back points reserved for writes that were not accepted after all. */
   async refundPoints(accountId: string, n: number): Promise<void> {
     if (n <= 0) return
+    const s = this.accounts.get(accountId)
+    const key = this.dayKey(accountId)
+    // While a lease of today is live, a refund joins it: it is used or given back with the lease, and
+    // needs no round trip that could fail now.
+    if (s && s.pointsKey === key && s.pointsUntil > this.now()) {
+      s.leasedPoints += n
+      return
+    }
     this.redisCalls++
-    await this.redis.decrby(this.dayKey(accountId), n)
+    await this.redis.decrby(key, n)
   }
 
-  /** Returns an account's unused leased points to the day they were taken from. */
-  private async giveBack(s: AccountState): Promise<void> {
-    const n = s.leasedPoints
-    if (n <= 0) return
+  /** Moves an account's unused leased points to what is owed to their day; the sweep gives them back. */
+  private endLease(s: AccountState): void {
+    if (s.leasedPoints > 0) this.owed.set(s.pointsKey, (this.owed.get(s.pointsKey) ?? 0) + s.leasedPoints)
     s.leasedPoints = 0
-    this.redisCalls++
-    await this.redis.decrby(s.pointsKey, n).catch(() => {
-      s.leasedPoints += n // Redis is away: try again at the next sweep
-    })
   }
 
-  /** Ends expired leases (points go back to their day) and forgets accounts idle for a minute. */
+  /** Ends expired leases, gives owed points back to their days, forgets accounts idle for a minute. */
   private async sweep(): Promise<void> {
     const now = this.now()
     for (const [id, s] of this.accounts) {
-      if (s.leasedPoints > 0 && s.pointsUntil <= now) await this.giveBack(s)
-      if (s.lastSeen < now - 60_000 && s.leasedPoints === 0 && !s.refill) this.accounts.delete(id)
+      if (s.pointsUntil <= now) this.endLease(s)
+      if (s.lastSeen < now - 60_000 && !s.tokenRefill && !s.pointRefill) this.accounts.delete(id)
+    }
+    for (const [key, n] of [...this.owed]) {
+      this.owed.delete(key)
+      this.redisCalls++
+      // Redis is away: owed again, given back at a later sweep.
+      await this.redis.decrby(key, n).catch(() => this.owed.set(key, (this.owed.get(key) ?? 0) + n))
     }
   }
 
   /** Gives back every unused lease (graceful shutdown, before the Redis connection closes). */
   async close(): Promise<void> {
     clearInterval(this.sweeper)
-    await Promise.all([...this.accounts.values()].map((s) => this.giveBack(s)))
+    for (const s of this.accounts.values()) s.pointsUntil = 0
+    this.sweeping = this.sweeping.then(() => this.sweep()).catch(() => {})
+    await this.sweeping
   }
 }

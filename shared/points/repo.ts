@@ -1,5 +1,5 @@
 // Persisting accepted points, exactly once per batch (DESIGN.md decision 3).
-import type { Sql } from '../db.js'
+import type { Db, Sql } from '../db.js'
 import type { QueuedPoint } from '../jobs.js'
 
 export interface ApplyResult {
@@ -30,6 +30,14 @@ export interface Batch {
 }
 
 type BatchesResult = { applied: string[]; stored: number; duplicates: number }
+
+/** The CTE that appends the minute aggregates of a statement's `inserted` rows to rollup_pending. */
+const pendingOf = (sql: Db) => sql`pending as (
+  insert into rollup_pending (stat_id, bucket, count, sum, min, max)
+  select stat_id, date_bin('1 minute', ts, timestamptz 'epoch'), count(*), sum(value), min(value), max(value)
+  from inserted group by 1, 2
+  returning 1
+)`
 
 /**
  * Several batches at once (the persist worker's group commit): the ones
@@ -68,12 +76,7 @@ async function applyPlain(sql: Sql, batches: Batch[]): Promise<BatchesResult> {
       where u.batch_id in (select id from fresh) and u.stat_id in (select id from live)
       returning stat_id, ts, value
     ),
-    pending as (
-      insert into rollup_pending (stat_id, bucket, count, sum, min, max)
-      select stat_id, date_bin('1 minute', ts, timestamptz 'epoch'), count(*), sum(value), min(value), max(value)
-      from inserted group by 1, 2
-      returning 1
-    )
+    ${pendingOf(sql)}
     select (select array_agg(id) from fresh) as applied, (select count(*) from inserted)::int as stored, (select count(*) from pending)::int as buckets`
   return { applied: row.applied ?? [], stored: row.stored, duplicates: 0 }
 }
@@ -118,12 +121,7 @@ async function applyWithIkeys(sql: Sql, batches: Batch[]): Promise<BatchesResult
       inserted as (
         insert into points (stat_id, ts, value) select stat_id, ts, value from incoming returning stat_id, ts, value
       ),
-      pending as (
-        insert into rollup_pending (stat_id, bucket, count, sum, min, max)
-        select stat_id, date_bin('1 minute', ts, timestamptz 'epoch'), count(*), sum(value), min(value), max(value)
-        from inserted group by 1, 2
-        returning 1
-      )
+      ${pendingOf(tx)}
       select (select count(*) from inserted)::int as stored, (select count(*) from pending)::int as buckets`
     return done(stored, alive.length - keep.length)
   }) as Promise<BatchesResult>

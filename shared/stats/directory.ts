@@ -4,6 +4,7 @@
 import type { Redis } from 'ioredis'
 import type { Config } from '../config.js'
 import type { Sql } from '../db.js'
+import { InFlight } from '../in-flight.js'
 import { redisKey } from '../redis.js'
 import { createStats, findStatsByName, type Kind, type Stat } from './repo.js'
 
@@ -14,8 +15,10 @@ export type Resolved = { stat: Stat; created: boolean }
 
 export class StatDirectory {
   private readonly cache = new Map<string, { stat: Stat; until: number }>()
-  private readonly loading = new Map<string, Promise<Stat | undefined>>()
-  private readonly creating = new Map<string, Promise<Map<string, Resolved> | null>>()
+  private readonly loading = new InFlight<string, Stat | undefined>()
+  private readonly creating = new InFlight<string, Map<string, Resolved> | null>()
+  /** Bumped by every eviction: a look-up that started before one does not cache what it found. */
+  private evictions = 0
 
   constructor(private readonly sql: Sql, private readonly now: () => number = Date.now) {}
 
@@ -49,16 +52,12 @@ export class StatDirectory {
    * writers of one stat when its entry expires) wait for it instead of each sending their own.
    */
   private load(accountId: string, names: string[]): Promise<Stat[]> {
+    const evictions = this.evictions
     const query = findStatsByName(this.sql, accountId, names).then((found) => {
-      found.forEach((s) => this.remember(s))
+      if (evictions === this.evictions) found.forEach((s) => this.remember(s))
       return found
     })
-    for (const name of names) {
-      const key = StatDirectory.key(accountId, name)
-      const one = query.then((found) => found.find((s) => s.name === name))
-      this.loading.set(key, one)
-      void one.catch(() => {}).finally(() => this.loading.get(key) === one && this.loading.delete(key))
-    }
+    for (const name of names) this.loading.track(StatDirectory.key(accountId, name), query.then((found) => found.find((s) => s.name === name)))
     return query
   }
 
@@ -74,13 +73,10 @@ export class StatDirectory {
       const made = await pending
       return made && new Map([...made].map(([name, r]) => [name, { stat: r.stat, created: false }]))
     }
-    const creation = createStats(this.sql, accountId, wanted, limit).then((made) => {
+    return this.creating.track(key, createStats(this.sql, accountId, wanted, limit).then((made) => {
       if (made) for (const r of made.values()) this.remember(r.stat)
       return made
-    })
-    this.creating.set(key, creation)
-    void creation.catch(() => {}).finally(() => this.creating.delete(key))
-    return creation
+    }))
   }
 
   private remember(stat: Stat): void {
@@ -90,7 +86,10 @@ export class StatDirectory {
 
   /** Forgets one stat (after a delete, here or in another process). */
   evict(accountId: string, name: string): void {
-    this.cache.delete(StatDirectory.key(accountId, name))
+    const key = StatDirectory.key(accountId, name)
+    this.evictions++
+    this.cache.delete(key)
+    this.loading.forget(key)
   }
 
   /** Listens for deletes announced by any process. */

@@ -11,10 +11,10 @@ const config = { redisPrefix: `limits-test-${randomBytes(4).toString('hex')}` }
 const redis = createRedis({ redisUrl: process.env.REDIS_URL || 'redis://127.0.0.1:6379' })
 const processes: Array<{ limits: Limits; connection: Redis }> = []
 /** Two Limits, each with its own connection, as two API processes would have. */
-const twoProcesses = () =>
+const twoProcesses = (now?: () => number) =>
   [0, 1].map(() => {
     const connection = createRedis({ redisUrl: process.env.REDIS_URL || 'redis://127.0.0.1:6379' })
-    const limits = new Limits(connection, config)
+    const limits = new Limits(connection, config, now)
     processes.push({ limits, connection })
     return limits
   })
@@ -103,4 +103,30 @@ test('an emptied bucket refuses at once, even in a process that was just busy', 
   await sleep(150) // any lease the process held has ended
   await redis.hset(redisKey(config, 'rate', account), 't', '0', 'ts', String(Date.now() + 5_000))
   t.false((await a.takeRequest(account, plan)).allowed)
+})
+
+test('however slow Redis is, a request that asked for tokens gets its own: one round trip, no retry loop', async (t) => {
+  let clock = Date.now()
+  const [a] = twoProcesses(() => (clock += 150)) // every reading of the clock is 150 ms later: each lease is over at once
+  const account = randomUUID()
+  const before = a.redisCalls
+  const decisions = await Promise.all(Array.from({ length: 20 }, () => a.takeRequest(account, PLANS.business)))
+  t.true(decisions.every((d) => d.allowed))
+  t.true(a.redisCalls - before <= 20, `${a.redisCalls - before} round trips for 20 requests`)
+})
+
+test('many concurrent single points in one process lease at most 1% of what is left of the day', async (t) => {
+  const [a, b] = twoProcesses()
+  const account = randomUUID()
+  const plan = PLANS.pro
+  for (let i = 0; i < 3; i++) await Promise.all(Array.from({ length: 100 }, () => a.reservePoints(account, plan, 1, true)))
+  await sleep(400)
+  const left = 3_000
+  await redis.set(dayKey(account), String(plan.pointsPerDay - left))
+  const granted = (await Promise.all(Array.from({ length: 300 }, () => a.reservePoints(account, plan, 1, true)))).reduce((s, n) => s + n, 0)
+  t.is(granted, 300)
+  const heldAhead = (await used(account)) - (plan.pointsPerDay - left) - granted
+  t.true(heldAhead <= left / 100, `${heldAhead} points leased ahead with ${left} left`)
+  // The other process can still take what is not leased.
+  t.is(await b.reservePoints(account, plan, 50, true), 50)
 })
