@@ -58,22 +58,46 @@ export async function applyBatches(sql: Sql, batches: Batch[]): Promise<BatchesR
  * stats, append the minute aggregates.
  */
 async function applyPlain(sql: Sql, batches: Batch[]): Promise<BatchesResult> {
-  const points = batches.flatMap((b) => b.points.map((p) => [b.id, p] as const))
+  // Each point names its batch and stat by position in the two short lists, so that PostgreSQL parses a
+  // few small numbers per point rather than two 36-character ids.
+  const statIds: string[] = []
+  const statIx = new Map<string, number>()
+  const bix: number[] = []
+  const six: number[] = []
+  const ts: number[] = []
+  const values: number[] = []
+  batches.forEach((b, i) => {
+    for (const [statId, t, value] of b.points) {
+      let ix = statIx.get(statId)
+      if (ix === undefined) statIx.set(statId, (ix = statIds.push(statId)))
+      bix.push(i + 1)
+      six.push(ix)
+      ts.push(t)
+      values.push(value)
+    }
+  })
+  const ids = batches.map((b) => b.id)
   const [row] = await sql<{ applied: string[] | null; stored: number }[]>`
     with fresh as (
       insert into applied_batches (id, points)
-      select * from unnest(${batches.map((b) => b.id)}::text[], ${batches.map((b) => b.points.length)}::int[])
+      select * from unnest(${ids}::text[], ${batches.map((b) => b.points.length)}::int[])
       on conflict do nothing returning id
     ),
+    fresh_ix as (
+      select b.ix from unnest(${ids}::text[]) with ordinality as b(id, ix) join fresh using (id)
+    ),
+    locked as (
+      select id from stats where id = any(${statIds}::uuid[]) for key share
+    ),
     live as (
-      select id from stats where id = any(${[...new Set(points.map(([, p]) => p[0]))]}::uuid[]) for key share
+      select s.id, s.ix from unnest(${statIds}::uuid[]) with ordinality as s(id, ix) join locked using (id)
     ),
     inserted as (
       insert into points (stat_id, ts, value)
-      select u.stat_id, to_timestamp(u.t), u.value
-      from unnest(${points.map(([id]) => id)}::text[], ${points.map(([, p]) => p[0])}::uuid[], ${points.map(([, p]) => p[1])}::bigint[], ${points.map(([, p]) => p[2])}::float8[])
-        as u(batch_id, stat_id, t, value)
-      where u.batch_id in (select id from fresh) and u.stat_id in (select id from live)
+      select live.id, to_timestamp(u.t), u.value
+      from unnest(${bix}::int[], ${six}::int[], ${ts}::bigint[], ${values}::float8[]) as u(bix, six, t, value)
+      join live on live.ix = u.six
+      where u.bix in (select ix from fresh_ix)
       returning stat_id, ts, value
     ),
     ${pendingOf(sql)}
