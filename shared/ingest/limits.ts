@@ -81,10 +81,14 @@ class Demand {
     this.current += n
   }
 
+  /** Requests that found the last lease request in flight and waited for it: the next lease covers as many. */
+  waited = 0
+
   /** The extra to take on top of what is needed now: about LEASE_COVERS_MS of demand, none for a light user. */
   lease(now: number, cap: number): number {
     const perSecond = ((this.previous + this.current) * 1000) / (250 + (now % 250))
-    const n = Math.floor((perSecond * LEASE_COVERS_MS) / 1000)
+    const n = Math.max(Math.floor((perSecond * LEASE_COVERS_MS) / 1000), this.waited)
+    this.waited = 0
     return n >= 2 ? Math.min(n, Math.max(0, Math.floor(cap))) : 0
   }
 }
@@ -141,36 +145,43 @@ export class Limits {
     const s = this.state(accountId)
     s.requests.note(1, this.now())
     const allowed = (): RateDecision => ({ allowed: true, limit: plan.burst, remaining: s.bucketRemaining + s.tokens, resetSeconds: Math.ceil(s.msToFull / 1000) })
-    for (;;) {
-      if (s.tokens > 0 && s.tokensUntil > this.now()) {
+    const leased = () => s.tokens > 0 && s.tokensUntil > this.now()
+    if (leased()) {
+      s.tokens--
+      return allowed()
+    }
+    // One lease request per account in flight; requests arriving meanwhile wait for it and take from what
+    // it leased. Whoever finds nothing left asks Redis for its own token, without a lease, so that a
+    // short lease never makes requests queue one behind another.
+    if (s.tokenRefill) {
+      s.requests.waited++
+      if (!(await s.tokenRefill)) return this.refused(plan, s)
+      if (leased()) {
         s.tokens--
         return allowed()
       }
-      // One refill per account in flight: requests arriving meanwhile wait for it rather than each asking
-      // Redis, then take what it leased (or start the next refill). The request that asked keeps its own token.
-      const waiting = s.tokenRefill
-      if (!waiting) {
-        const refill = this.refillTokens(accountId, plan, s)
-        s.tokenRefill = refill.finally(() => (s.tokenRefill = undefined))
-        return (await s.tokenRefill) ? allowed() : this.refused(plan, s)
-      }
-      if (!(await waiting)) return this.refused(plan, s)
+      return (await this.askTokens(accountId, plan, s, 1)) ? allowed() : this.refused(plan, s)
     }
+    const refill = this.askTokens(accountId, plan, s, 1 + s.requests.lease(this.now(), plan.burst / 10))
+    s.tokenRefill = refill.finally(() => (s.tokenRefill = undefined))
+    return (await s.tokenRefill) ? allowed() : this.refused(plan, s)
   }
 
   private refused(plan: Plan, s: AccountState): RateDecision {
     return { allowed: false, limit: plan.burst, remaining: 0, resetSeconds: Math.max(1, Math.ceil(s.msToFull / 1000)) }
   }
 
-  /** Asks Redis for one token plus the account's lease; false when the bucket is empty. */
-  private async refillTokens(accountId: string, plan: Plan, s: AccountState): Promise<boolean> {
-    const now = this.now()
-    const want = 1 + s.requests.lease(now, plan.burst / 10)
+  /**
+   * Asks Redis for `want` tokens: the caller keeps one, the rest (if any) become the account's lease,
+   * which runs from the answer, however long Redis took to give it. False when the bucket is empty.
+   */
+  private async askTokens(accountId: string, plan: Plan, s: AccountState, want: number): Promise<boolean> {
     this.redisCalls++
-    const [granted, remaining, msToFull] = await this.redis.tokenBucket(redisKey(this.config, 'rate', accountId), plan.requestsPerSecond, plan.burst, now, want)
-    // The lease runs from the answer, however long Redis took to give it.
-    s.tokens = Math.max(0, granted - 1)
-    s.tokensUntil = this.now() + LEASE_MS
+    const [granted, remaining, msToFull] = await this.redis.tokenBucket(redisKey(this.config, 'rate', accountId), plan.requestsPerSecond, plan.burst, this.now(), want)
+    if (want > 1) {
+      s.tokens = Math.max(0, granted - 1)
+      s.tokensUntil = this.now() + LEASE_MS
+    }
     s.bucketRemaining = remaining
     s.msToFull = msToFull
     return granted > 0
@@ -186,29 +197,33 @@ export class Limits {
    */
   async reservePoints(accountId: string, plan: Plan, wanted: number, whole: boolean): Promise<number> {
     const s = this.state(accountId)
+    const key = this.dayKey(accountId)
     // Only single points are leased: a batch already pays one round trip for many points.
-    if (wanted !== 1) return this.reserve(this.dayKey(accountId), plan, wanted, whole, 0)
+    if (wanted !== 1) return this.reserve(key, plan, wanted, whole, 0)
     s.points.note(1, this.now())
-    for (;;) {
-      const key = this.dayKey(accountId)
-      if (s.pointsKey === key && s.pointsUntil > this.now() && s.leasedPoints > 0) {
+    const leased = () => s.pointsKey === key && s.pointsUntil > this.now() && s.leasedPoints > 0
+    if (leased()) {
+      s.leasedPoints--
+      return 1
+    }
+    // As for request tokens: one lease request per account in flight, taken only when the last lease is
+    // spent or over (so a process never holds more than one, at most 1% of what is left of the day);
+    // requests that find nothing left after it, or that show no demand worth a lease, ask for their own point.
+    if (s.pointRefill) {
+      s.points.waited++
+      await s.pointRefill
+      if (leased()) {
         s.leasedPoints--
         return 1
       }
-      if (s.pointRefill) {
-        await s.pointRefill.catch(() => {})
-        continue
-      }
-      const extra = s.points.lease(this.now(), plan.pointsPerDay / 1000)
-      // No demand worth a lease: decided in Redis, concurrently with the account's other writes.
-      if (extra === 0) return this.reserve(key, plan, 1, true, 0)
-      // One lease request per account in flight, taken only when the last lease is spent or over.
-      let granted = 0
-      const refill = this.reserve(key, plan, 1, true, extra, s).then((g) => void (granted = g))
-      s.pointRefill = refill.finally(() => (s.pointRefill = undefined))
-      await s.pointRefill
-      return granted
+      return this.reserve(key, plan, 1, true, 0)
     }
+    const extra = s.points.lease(this.now(), plan.pointsPerDay / 1000)
+    if (extra === 0) return this.reserve(key, plan, 1, true, 0)
+    const refill = this.reserve(key, plan, 1, true, extra, s)
+    // Waiters only need to know it is over; the request that asked sees its own outcome, failure included.
+    s.pointRefill = refill.then(() => {}, () => {}).finally(() => (s.pointRefill = undefined))
+    return refill
   }
 
   /** One trip to the day counter; a lease, when granted, goes to `s`. */

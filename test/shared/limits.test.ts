@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis'
 import { Limits } from '../../shared/ingest/limits.js'
 import { PLANS } from '../../shared/plans.js'
 import { createRedis, redisKey } from '../../shared/redis.js'
+import { closedPort } from '../helpers/http.js'
 
 const config = { redisPrefix: `limits-test-${randomBytes(4).toString('hex')}` }
 const redis = createRedis({ redisUrl: process.env.REDIS_URL || 'redis://127.0.0.1:6379' })
@@ -129,4 +130,25 @@ test('many concurrent single points in one process lease at most 1% of what is l
   t.true(heldAhead <= left / 100, `${heldAhead} points leased ahead with ${left} left`)
   // The other process can still take what is not leased.
   t.is(await b.reservePoints(account, plan, 50, true), 50)
+})
+
+test('Redis away: every request and point is refused with the error, leases or not, and nothing is left unhandled', async (t) => {
+  const connection = createRedis({ redisUrl: `redis://127.0.0.1:${await closedPort()}` })
+  const limits = new Limits(connection, config)
+  t.teardown(async () => {
+    await limits.close()
+    connection.disconnect()
+  })
+  const account = randomUUID()
+  for (let wave = 0; wave < 2; wave++) {
+    const outcomes = await Promise.allSettled([
+      ...Array.from({ length: 100 }, () => limits.takeRequest(account, PLANS.business)),
+      ...Array.from({ length: 100 }, () => limits.reservePoints(account, PLANS.business, 1, true)),
+    ])
+    t.true(outcomes.every((o) => o.status === 'rejected'), `wave ${wave}`)
+    // Alone, right after a busy wave: a lease request with nobody waiting on it.
+    await t.throwsAsync(limits.reservePoints(account, PLANS.business, 1, true))
+    await t.throwsAsync(limits.takeRequest(account, PLANS.business))
+  }
+  await new Promise((r) => setTimeout(r, 50))
 })
