@@ -118,7 +118,7 @@ export class Limits {
   private readonly owed = new Map<string, number>()
   private readonly sweeper: NodeJS.Timeout
   private sweeping: Promise<void> = Promise.resolve()
-  /** Round trips to Redis so far (the benchmark and the tests read it). */
+  /** Round trips to Redis so far (the tests read it). */
   redisCalls = 0
 
   constructor(redis: Redis, private readonly config: Pick<Config, 'redisPrefix'>, private readonly now: () => number = Date.now) {
