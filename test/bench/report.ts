@@ -32,9 +32,12 @@ export interface Results {
   machine: { cpus: number; node: string; loadavgAtStart: number[]; cpuByStage: Record<string, CpuUsage>; quietBeforeStage?: Record<string, { waitedMs: number; othersPct: number; quiet: boolean }> }
   config: { benchSeconds: number; connections: number; loadAccounts: number; webProcesses: number; workerProcesses: number; statsPerPhase: number; batchSize: number; copyConnections: number }
   rateLimit: { perAccountRequestsPerSec: number; burst: number; accounts: number; capRequestsPerSec: number; note?: string }
+  /** The bar of phase 1, measured before it and again after it (the ratio uses the mean). */
   referenceA?: LoadResult | Failed
-  /** The bar of phase 2: one COPY statement per 100-row batch. */
+  referenceAAfter?: LoadResult | Failed
+  /** The bar of phase 2: one COPY statement per 100-row batch, before phase 2 and again after it. */
   referenceB?: CopyResult | Failed
+  referenceBAfter?: CopyResult | Failed
   /** Context only: one COPY per connection streaming for the whole duration. */
   referenceBStreaming?: CopyResult | Failed
   service?: { ready: boolean; error?: string; warnings?: number; logTail?: string[] }
@@ -53,6 +56,12 @@ const ms = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? 
 const ratio = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? '-' : `${x.toFixed(2)}x`)
 const verdict = (ok: boolean | undefined) => (ok === undefined ? '' : ok ? 'met' : 'NOT MET')
 
+/** The mean of a reference measured before and after its phase (either alone when the other failed). */
+export function meanOf<T>(before: T | Failed | undefined, after: T | Failed | undefined, f: (x: T) => number): number | undefined {
+  const xs = [before, after].filter((x): x is T => !!x && !isFailed(x)).map(f).filter((x) => x > 0)
+  return xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : undefined
+}
+
 export function renderTable(r: Results): string {
   const rows: string[][] = [['figure', 'service', 'reference', 'ratio', 'target', '']]
   const A = isFailed(r.referenceA) ? undefined : r.referenceA
@@ -60,8 +69,15 @@ export function renderTable(r: Results): string {
   const p1 = isFailed(r.phase1) ? undefined : r.phase1
   const p2 = isFailed(r.phase2) ? undefined : r.phase2
   const p3 = isFailed(r.phase3) ? undefined : r.phase3
-  const koa = A ? `Koa ${n(A.requestsPerSec)} req/s` : 'Koa: failed'
-  const copy = B ? `COPY ${n(B.rowsPerSec)} rows/s` : 'COPY: failed'
+  const both = <T>(before: T | Failed | undefined, after: T | Failed | undefined, f: (x: T) => number, unit: string, per: string) => {
+    const mean = meanOf(before, after, f)
+    if (mean === undefined) return `${unit}: failed`
+    const a = isFailed(before) || !before ? undefined : f(before)
+    const b = isFailed(after) || !after ? undefined : f(after)
+    return `${unit} ${n(mean)} ${per}${a !== undefined && b !== undefined ? ` (${n(a)} / ${n(b)})` : ''}`
+  }
+  const koa = both(r.referenceA, r.referenceAAfter, (x) => x.requestsPerSec, 'Koa', 'req/s')
+  const copy = both(r.referenceB, r.referenceBAfter, (x) => x.rowsPerSec, 'COPY', 'rows/s')
   const S = isFailed(r.referenceBStreaming) ? undefined : r.referenceBStreaming
   const { singleAcceptedVsKoa: sa, singleStoredVsKoa: ss, batchAcceptedVsCopy: ba, batchStoredVsCopy: bs } = r.ratios
   const ge = (x: number | undefined, t: number) => (x === undefined ? undefined : x >= t)
@@ -94,6 +110,7 @@ export function renderReport(r: Results): string {
   lines.push(`metrics-service bench: ${r.machine.cpus} CPUs, node ${r.machine.node}, BENCH_SECONDS=${c.benchSeconds}, ${c.connections} connections,`)
   lines.push(`  ${c.webProcesses} web + ${c.workerProcesses} worker process(es) (Koa reference: ${c.webProcesses} process(es), run while the service idles), ${c.loadAccounts} business accounts,`)
   lines.push(`  COPY reference: one ${c.batchSize}-row COPY statement per batch over ${c.copyConnections} connections (the bar); streaming COPY shown for context`)
+  lines.push('  each reference is measured before its phase and again after it, "mean (before / after)"; ratios use the mean')
   lines.push(`  load average at start ${r.machine.loadavgAtStart.join(' ')}${r.machine.loadavgAtStart[0] > 0.5 * r.machine.cpus ? ' (something else was busy on this machine: figures are less reliable)' : ''}`)
   lines.push('')
   lines.push(renderTable(r))

@@ -1,19 +1,21 @@
 // `npm run bench`: the write-path benchmark of DESIGN.md "Targets" (issue 3
 // part 11). Not a test: it prints figures, ratios against references measured
 // in the same run, and the targets beside them. Bounded in time (BENCH_SECONDS
-// per phase, default 10; about 1.5 minutes in all on a quiet machine, at most
+// per phase, default 10; about 2 minutes in all on a quiet machine, at most
 // about 4 with the waits for a quiet machine) and local only: every request
 // goes to 127.0.0.1, PostgreSQL and Redis must be on this machine.
 //
 // Order: fresh database `metrics_bench` and Redis prefix -> the service starts
 // (web processes + 1 worker, idle meanwhile) -> reference A (bare Koa in as
 // many processes as the service's web tier, same load) -> phase 1 single /ez
-// writes -> reference B (COPY over 2 connections, one 100-row COPY per batch;
-// and, for context, one streaming COPY) -> phase 2 100-point batches ->
+// writes -> reference A again -> reference B (COPY over 2 connections, one
+// 100-row COPY per batch; and, for context, one streaming COPY) -> phase 2
+// 100-point batches -> reference B again ->
 // phase 3 write-to-visible probes under phase-1 load -> table and
 // test/bench/last-results.json -> cleanup (always, also on SIGINT/SIGTERM).
-// Each reference runs right before the phase it is the bar for, so that the
-// pair sees the same machine (another session's test run comes and goes).
+// Each reference runs right before the phase it is the bar for and again right
+// after it, so that the pair sees the same machine (another session's test run
+// comes and goes); ratios use the mean of the two.
 //
 // Two web processes on two ports (the load generator spreads connections over
 // both), like DESIGN.md's Koa reference "in 2 processes"; the Koa reference
@@ -29,13 +31,14 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { PLANS } from '../../shared/plans.js'
-import { envInt as int, isFailed, logger, machineInfo, onStopSignals, teardown } from './common.js'
+import { envInt as int, isFailed, logger, type Failed, machineInfo, onStopSignals, teardown } from './common.js'
 import { runCopyReference } from './copy-ref.js'
+import type { CopyResult } from './copy-ref.js'
 import type { LoadResult, Target } from './load.js'
 import { addSelfReported, cpuDuring, waitForQuiet, type CpuUsage } from './machine.js'
 import { runProbes } from './probe.js'
 import { Children, freePort, HOST, ROOT, waitForHttp200, type Child } from './procs.js'
-import { renderReport, type PhaseResult, type Results } from './report.js'
+import { meanOf, renderReport, type PhaseResult, type Results } from './report.js'
 import { activityDelta, createAccounts, createBenchDatabase, dbActivity, DB_NAME, serverUrl, waitForDrain, type BenchAccount, type BenchEnv } from './setup.js'
 import { sleep } from './stats.js'
 import { batchGroups, runLoadProcess, singleGroups } from './workloads.js'
@@ -236,35 +239,42 @@ async function main(): Promise<Results> {
   const skipped = { error: 'skipped (BENCH_PHASES)' }
 
   // Each reference runs right before the phase it is the bar for, so that both see the same machine.
-  const referenceA = async () => {
-    if (!PHASES.has('A')) return void (results.referenceA = skipped)
+  // Each reference runs before its phase and again after it: the ratio uses the mean of the two, so that a
+  // machine that speeds up or slows down during the pair does not favour either side.
+  const referenceA = async (after = false) => {
+    const stage = after ? 'reference A (after)' : 'reference A'
+    const store = (x: LoadResult | Failed) => (after ? (results.referenceAAfter = x) : (results.referenceA = x))
+    if (!PHASES.has('A')) return void store(skipped)
     try {
-      say(`reference A: ${WEB} bare Koa process(es)`)
+      say(`${stage}: ${WEB} bare Koa process(es)`)
       const koa = await startWeb('test/bench/koa-ref.ts', 'koa', () => ({ NODE_ENV: 'production' }))
       try {
-        results.referenceA = await measured('reference A', () => runLoadProcess(children, 'load-koa', {
+        const r = store(await measured(stage, () => runLoadProcess(children, 'load-koa', {
           targets: koa.targets,
           connections: CONNECTIONS,
           warmup: { durationMs: WARMUP_MS, groups: singleGroups(keys, 'bench.warm.', STATS) },
           measure: { durationMs: SECONDS * 1000, groups: singleGroups(keys, 'bench.single.', STATS) },
-        }), (r) => r)
-        describeRejections('reference A', results.referenceA, problems)
+        }), (r) => r))
+        if (!isFailed(r)) describeRejections(stage, r, problems)
       } finally {
         await children.stop(koa.procs)
       }
     } catch (err) {
-      results.referenceA = { error: (err as Error).message }
+      store({ error: (err as Error).message })
     }
   }
 
-  const referenceB = async () => {
-    if (!PHASES.has('B')) return void (results.referenceB = results.referenceBStreaming = skipped)
+  const referenceB = async (after = false) => {
+    const stage = after ? 'reference B (after)' : 'reference B'
+    const store = (x: CopyResult | Failed) => (after ? (results.referenceBAfter = x) : (results.referenceB = x))
+    if (!PHASES.has('B')) return void store(skipped), after || void (results.referenceBStreaming = skipped)
     try {
-      say(`reference B: one ${BATCH}-row COPY per batch over 2 connections`)
-      results.referenceB = await measured('reference B', () => runCopyReference(e.databaseUrl, SECONDS * 1000, { connections: 2, rowsPerCopy: BATCH }))
+      say(`${stage}: one ${BATCH}-row COPY per batch over 2 connections`)
+      store(await measured(stage, () => runCopyReference(e.databaseUrl, SECONDS * 1000, { connections: 2, rowsPerCopy: BATCH })))
     } catch (err) {
-      results.referenceB = { error: (err as Error).message }
+      store({ error: (err as Error).message })
     }
+    if (after) return
     try {
       say('reference B (context): one streaming COPY per connection over 2 connections')
       results.referenceBStreaming = await runCopyReference(e.databaseUrl, Math.ceil(SECONDS / 2) * 1000, { connections: 2, rowsPerCopy: 0 })
@@ -303,6 +313,7 @@ async function main(): Promise<Results> {
       results.phase1 = { error: (err as Error).message }
     }
   }
+  await referenceA(true)
 
   await referenceB()
   if (!service.ready) results.phase2 = notReady
@@ -314,6 +325,7 @@ async function main(): Promise<Results> {
       results.phase2 = { error: (err as Error).message }
     }
   }
+  await referenceB(true)
 
   if (!service.ready) results.phase3 = notReady
   else if (!PHASES.has('3')) results.phase3 = skipped
@@ -358,18 +370,18 @@ async function main(): Promise<Results> {
   }
 
   // Ratios.
-  const A = isFailed(results.referenceA) ? undefined : results.referenceA
-  const B = isFailed(results.referenceB) ? undefined : results.referenceB
+  const koaPerSec = meanOf(results.referenceA, results.referenceAAfter, (x) => x.requestsPerSec)
+  const copyPerSec = meanOf(results.referenceB, results.referenceBAfter, (x) => x.rowsPerSec)
   const p1 = isFailed(results.phase1) ? undefined : results.phase1
   const p2 = isFailed(results.phase2) ? undefined : results.phase2
   const r2 = (x: number) => Math.round(x * 100) / 100
-  if (A && p1 && A.requestsPerSec > 0) {
-    results.ratios.singleAcceptedVsKoa = r2(p1.load.acceptedPerSec / A.requestsPerSec)
-    results.ratios.singleStoredVsKoa = r2(p1.storedPointsPerSec / A.requestsPerSec)
+  if (koaPerSec && p1) {
+    results.ratios.singleAcceptedVsKoa = r2(p1.load.acceptedPerSec / koaPerSec)
+    results.ratios.singleStoredVsKoa = r2(p1.storedPointsPerSec / koaPerSec)
   }
-  if (B && p2 && B.rowsPerSec > 0) {
-    results.ratios.batchAcceptedVsCopy = r2(p2.acceptedPointsPerSec / B.rowsPerSec)
-    results.ratios.batchStoredVsCopy = r2(p2.storedPointsPerSec / B.rowsPerSec)
+  if (copyPerSec && p2) {
+    results.ratios.batchAcceptedVsCopy = r2(p2.acceptedPointsPerSec / copyPerSec)
+    results.ratios.batchStoredVsCopy = r2(p2.storedPointsPerSec / copyPerSec)
   }
 
   // Did the per-account rate limit shape the figures?
