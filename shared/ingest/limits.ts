@@ -3,16 +3,16 @@
 // (reset at 00:00 UTC). Each trip to Redis is one atomic Lua script.
 //
 // A busy account would cost two Redis round trips per request, so a process
-// that sees steady demand from an account (requests, and single-point writes)
-// takes a little more than it needs, about 50 ms of that demand, and spends it
-// locally for at most 100 ms (a lease). An account writing a few times a
-// second never gets a lease: every one of its requests is decided in Redis,
-// exactly. Leased request tokens that go unused are dropped; leased points
-// that go unused are given back to the day's counter when the lease ends (a
-// process killed outright loses at most one lease's worth). A lease never
-// holds more than 1% of what is left of the day, so close to the daily limit
-// there are none and the last points of the allowance are decided one by one
-// across all processes.
+// that sees steady demand from an account (40 requests or single points a
+// second or more) takes a little more than it needs, about a quarter second
+// of that demand, and spends it locally for at most half a second (a lease).
+// An account below that rate never gets a lease: every one of its requests is
+// decided in Redis, exactly. Leased request tokens that go unused are
+// dropped; leased points that go unused are given back to the day's counter
+// when the lease ends (a process killed outright loses at most one lease's
+// worth). A lease never holds more than 1% of what is left of the day, so
+// close to the daily limit there are none and the last points of the
+// allowance are decided one by one across all processes.
 import type { Redis } from 'ioredis'
 import type { Config } from '../config.js'
 import type { Plan } from '../plans.js'
@@ -59,10 +59,14 @@ export interface RateDecision {
   resetSeconds: number
 }
 
+// Measured on the write bench: leases covering 50 ms of demand still left every third request waiting
+// on Redis, and those waits, not the CPU, were what held single writes back under a closed-loop load.
 /** How long a lease may be spent. */
-const LEASE_MS = 100
-/** A lease covers about this much of the account's recent demand on this process. */
-const LEASE_COVERS_MS = 50
+export const LEASE_MS = 500
+/** A lease covers about this much of the account's recent demand on this process... */
+const LEASE_COVERS_MS = 250
+/** ...once that demand reaches this rate (requests, or single points, a second). */
+const LEASE_FROM_PER_SECOND = 40
 const DAY_TTL_SECONDS = 2 * 86_400
 
 /** Units (requests or points) per second an account has asked this process for, over the last quarter to half second. */
@@ -87,7 +91,7 @@ class Demand {
   /** The extra to take on top of what is needed now: about LEASE_COVERS_MS of demand, none for a light user. */
   lease(now: number, cap: number): number {
     const perSecond = ((this.previous + this.current) * 1000) / (250 + (now % 250))
-    const n = Math.max(Math.floor((perSecond * LEASE_COVERS_MS) / 1000), this.waited)
+    const n = Math.max(perSecond >= LEASE_FROM_PER_SECOND ? Math.floor((perSecond * LEASE_COVERS_MS) / 1000) : 0, this.waited)
     this.waited = 0
     return n >= 2 ? Math.min(n, Math.max(0, Math.floor(cap))) : 0
   }

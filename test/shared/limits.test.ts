@@ -3,7 +3,7 @@
 import test from 'ava'
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { Redis } from 'ioredis'
-import { Limits } from '../../shared/ingest/limits.js'
+import { LEASE_MS, Limits } from '../../shared/ingest/limits.js'
 import { PLANS } from '../../shared/plans.js'
 import { createRedis, redisKey } from '../../shared/redis.js'
 import { closedPort } from '../helpers/http.js'
@@ -62,7 +62,7 @@ test('a busy account is served from leases: far fewer Redis round trips than req
   t.is(granted, requests, 'every request fit in the business budget')
   t.true(calls < requests / 4, `${calls} Redis round trips for ${requests} requests`)
   // Unused leased points go back to the day once their lease ends.
-  await sleep(400)
+  await sleep(2 * LEASE_MS + 100) // the lease ends, the next sweep gives its leftovers back
   t.is(await used(account), granted)
 })
 
@@ -72,7 +72,7 @@ test('near the daily limit nothing is leased: two processes grant exactly the po
   const plan = PLANS.free
   // Warm both processes up with enough demand that they would lease if they could.
   for (let i = 0; i < 3; i++) await Promise.all([a, b].flatMap((l) => Array.from({ length: 40 }, () => l.reservePoints(account, plan, 1, true))))
-  await sleep(400) // leases end, their leftovers go back
+  await sleep(2 * LEASE_MS + 100) // leases end, their leftovers go back
   await redis.set(dayKey(account), String(plan.pointsPerDay - 50))
   const results = await Promise.all([a, b].flatMap((l) => Array.from({ length: 60 }, () => l.reservePoints(account, plan, 1, true))))
   t.is(results.reduce((s, n) => s + n, 0), 50)
@@ -101,7 +101,7 @@ test('an emptied bucket refuses at once, even in a process that was just busy', 
   const account = randomUUID()
   const plan = PLANS.business
   for (let i = 0; i < 5; i++) await Promise.all(Array.from({ length: 100 }, () => a.takeRequest(account, plan)))
-  await sleep(150) // any lease the process held has ended
+  await sleep(LEASE_MS + 50) // any lease the process held has ended
   await redis.hset(redisKey(config, 'rate', account), 't', '0', 'ts', String(Date.now() + 5_000))
   t.false((await a.takeRequest(account, plan)).allowed)
 })
@@ -121,7 +121,7 @@ test('many concurrent single points in one process lease at most 1% of what is l
   const account = randomUUID()
   const plan = PLANS.pro
   for (let i = 0; i < 3; i++) await Promise.all(Array.from({ length: 100 }, () => a.reservePoints(account, plan, 1, true)))
-  await sleep(400)
+  await sleep(2 * LEASE_MS + 100)
   const left = 3_000
   await redis.set(dayKey(account), String(plan.pointsPerDay - left))
   const granted = (await Promise.all(Array.from({ length: 300 }, () => a.reservePoints(account, plan, 1, true)))).reduce((s, n) => s + n, 0)
