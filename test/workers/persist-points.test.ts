@@ -65,7 +65,9 @@ test('decision 5: points queued for a stat deleted since die with it', async (t)
   t.is(await count(stat), 0)
 })
 
-test('rollups: a refresh folds pending minutes into 1m, 1h and 1d buckets equal to the raw aggregation', async (t) => {
+// Serial: a refresh claims every stat's pending rows, so one running in another test of this file could
+// hold this test's rows (SKIP LOCKED) and commit them only after this test has read the rollups.
+test.serial('rollups: a refresh folds pending minutes into 1m, 1h and 1d buckets equal to the raw aggregation', async (t) => {
   const stat = await newStat('gauge')
   const base = 1_700_000_000 - (1_700_000_000 % 86_400) // a UTC midnight
   const values: QueuedPoint[] = []
@@ -88,7 +90,7 @@ test('rollups: a refresh folds pending minutes into 1m, 1h and 1d buckets equal 
   t.truthy(state.refreshed_at, 'refresh time recorded per stat')
 })
 
-test('rollups: two refreshers running at once fold every pending row exactly once', async (t) => {
+test.serial('rollups: two refreshers running at once fold every pending row exactly once', async (t) => {
   const stat = await newStat()
   for (let b = 0; b < 20; b++) {
     await applyBatch(app.sql, randomUUID(), Array.from({ length: 50 }, (_, i): QueuedPoint => [stat, 1_700_000_000 + b * 3600 + i * 60, 1, null]))
