@@ -149,22 +149,16 @@ export class Limits {
     const s = this.state(accountId)
     s.requests.note(1, this.now())
     const allowed = (): RateDecision => ({ allowed: true, limit: plan.burst, remaining: s.bucketRemaining + s.tokens, resetSeconds: Math.ceil(s.msToFull / 1000) })
-    const leased = () => s.tokens > 0 && s.tokensUntil > this.now()
-    if (leased()) {
-      s.tokens--
-      return allowed()
-    }
+    const fromLease = () => (s.tokens > 0 && s.tokensUntil > this.now() ? (s.tokens--, allowed()) : undefined)
+    const leased = fromLease()
+    if (leased) return leased
     // One lease request per account in flight; requests arriving meanwhile wait for it and take from what
     // it leased. Whoever finds nothing left asks Redis for its own token, without a lease, so that a
     // short lease never makes requests queue one behind another.
     if (s.tokenRefill) {
       s.requests.waited++
       if (!(await s.tokenRefill)) return this.refused(plan, s)
-      if (leased()) {
-        s.tokens--
-        return allowed()
-      }
-      return (await this.askTokens(accountId, plan, s, 1)) ? allowed() : this.refused(plan, s)
+      return fromLease() ?? ((await this.askTokens(accountId, plan, s, 1)) ? allowed() : this.refused(plan, s))
     }
     const refill = this.askTokens(accountId, plan, s, 1 + s.requests.lease(this.now(), plan.burst / 10))
     s.tokenRefill = refill.finally(() => (s.tokenRefill = undefined))
@@ -205,22 +199,15 @@ export class Limits {
     // Only single points are leased: a batch already pays one round trip for many points.
     if (wanted !== 1) return this.reserve(key, plan, wanted, whole, 0)
     s.points.note(1, this.now())
-    const leased = () => s.pointsKey === key && s.pointsUntil > this.now() && s.leasedPoints > 0
-    if (leased()) {
-      s.leasedPoints--
-      return 1
-    }
+    const fromLease = () => (s.pointsKey === key && s.pointsUntil > this.now() && s.leasedPoints > 0 ? (s.leasedPoints--, true) : false)
+    if (fromLease()) return 1
     // As for request tokens: one lease request per account in flight, taken only when the last lease is
     // spent or over (so a process never holds more than one, at most 1% of what is left of the day);
     // requests that find nothing left after it, or that show no demand worth a lease, ask for their own point.
     if (s.pointRefill) {
       s.points.waited++
       await s.pointRefill
-      if (leased()) {
-        s.leasedPoints--
-        return 1
-      }
-      return this.reserve(key, plan, 1, true, 0)
+      return fromLease() ? 1 : this.reserve(key, plan, 1, true, 0)
     }
     const extra = s.points.lease(this.now(), plan.pointsPerDay / 1000)
     if (extra === 0) return this.reserve(key, plan, 1, true, 0)

@@ -170,9 +170,8 @@ function perUnitCpu(r: Results): string[] {
     const total = Object.values(u.ours).reduce((s, v) => s + v, 0)
     out.push(`${label.padEnd(12)} ${String(us(total)).padStart(5)} µs per ${unit} (${parts.join(', ')})`)
   }
-  const units = (l: { accepted: number; warmupCompleted: number }, per: number) => (l.accepted + l.warmupCompleted) * per
-  if (!isFailed(r.referenceA) && r.referenceA) line('reference A', 'reference A', units({ accepted: r.referenceA.completed, warmupCompleted: r.referenceA.warmupCompleted }, 1), 'request')
-  if (!isFailed(r.phase1) && r.phase1) line('phase 1', 'phase 1', units(r.phase1.load, 1), 'point')
-  if (!isFailed(r.phase2) && r.phase2) line('phase 2', 'phase 2', units(r.phase2.load, r.phase2.pointsPerRequest), 'point')
+  if (!isFailed(r.referenceA) && r.referenceA) line('reference A', 'reference A', r.referenceA.completed + r.referenceA.warmupCompleted, 'request')
+  if (!isFailed(r.phase1) && r.phase1) line('phase 1', 'phase 1', r.phase1.load.accepted + r.phase1.load.warmupCompleted, 'point')
+  if (!isFailed(r.phase2) && r.phase2) line('phase 2', 'phase 2', (r.phase2.load.accepted + r.phase2.load.warmupCompleted) * r.phase2.pointsPerRequest, 'point')
   return out
 }
