@@ -1,5 +1,6 @@
 // Configuration is read from the environment once, validated, and frozen.
 // Nothing else in the project reads process.env: pass a Config around instead.
+import { existsSync } from 'node:fs'
 import { z } from 'zod'
 
 const flag = z.enum(['0', '1', 'true', 'false', '']).transform((v) => v === '1' || v === 'true')
@@ -15,6 +16,8 @@ const Env = z.object({
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.:-]+$/).default('metrics'),
   PUBLIC_URL: z.string().url().optional(),
   LOG_LEVEL: z.enum(['error', 'warn', 'info', 'debug', 'silent']).default('info'),
+  // JSON lines for log collectors; short readable lines for a person at a terminal. Default: pretty in development.
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   WEBHOOK_ALLOW_PRIVATE: flag.default(false),
   ALERT_EVAL_INTERVAL_SECONDS: int(1).default(15),
   FREE_TIER_SLOTS: int(0).default(250),
@@ -37,6 +40,7 @@ export type Config = Readonly<{
   redisPrefix: string
   publicUrl: string | undefined
   logLevel: 'error' | 'warn' | 'info' | 'debug' | 'silent'
+  logFormat: 'json' | 'pretty'
   webhookAllowPrivate: boolean
   alertEvalIntervalSeconds: number
   freeTierSlots: number
@@ -67,6 +71,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redisPrefix: e.REDIS_PREFIX,
     publicUrl: e.PUBLIC_URL,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT ?? (e.NODE_ENV === 'development' ? 'pretty' : 'json'),
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     alertEvalIntervalSeconds: e.ALERT_EVAL_INTERVAL_SECONDS,
     freeTierSlots: e.FREE_TIER_SLOTS,
@@ -79,8 +84,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   })
 }
 
-/** Loads the config for a process entry point, exiting with a readable message when it is bad. */
+/** Every setting the service reads (`.env.example` lists each with its default; a test keeps the two in step). */
+export const SETTINGS = Object.keys(Env.shape)
+
+/**
+ * Reads `.env` from the working directory into process.env when the file exists. Variables already
+ * set in the environment win, so a one-off `PORT=4000 npm run dev` still works.
+ */
+export function readEnvFile(path = '.env'): boolean {
+  if (!existsSync(path)) return false
+  process.loadEnvFile(path)
+  return true
+}
+
+/** Loads the config for a process entry point (after `.env`), exiting with a readable message when it is bad. */
 export function loadConfigOrExit(): Config {
+  readEnvFile()
   try {
     return loadConfig()
   } catch (err) {
