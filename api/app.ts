@@ -15,6 +15,7 @@ import { exportRoutes } from './routes/export.js'
 import { healthRoutes } from './routes/health.js'
 import { statAdminRoutes } from './routes/stat-admin.js'
 import { legacyRoutes } from './routes/legacy.js'
+import { queryRoutes } from './routes/query.js'
 import { statRoutes } from './routes/stats.js'
 import { writeRoutes } from './routes/writes.js'
 
@@ -36,6 +37,7 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContext> {
   exportRoutes(routes)
   dashboardRoutes(routes)
   alertRoutes(routes)
+  queryRoutes(routes)
 
   app.use(edgeBlock(deps.config.edgeBlockedUserAgents)) // before everything, as the edge would
   app.use(requestLog())
