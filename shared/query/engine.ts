@@ -48,8 +48,9 @@ function declineDraft(i: ParsedIntent, stats: StatRef[]): Draft {
   const list = names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}` : names[0]
   if (i.unsupported) d.text = `I can't answer that: ${i.reason}.`
   else if (!stats.length) d.text = 'This account has no stats yet, so there is nothing to answer from.'
-  else if (names.length) d.text = `I'm not sure which stat you mean (${i.reason}). Did you mean ${list}?`
-  else d.text = `I couldn't match this question to any of your stats (${i.reason}), so I won't guess an answer.`
+  // The question's own words are not repeated: they could carry digits that no data grounds.
+  else if (names.length) d.text = `I'm not sure which stat you mean, so I won't guess. Did you mean ${list}?`
+  else d.text = 'I couldn\'t match this question to any of your stats, so I won\'t guess an answer.'
   return d
 }
 

@@ -98,7 +98,9 @@ export function parseIntent(question: string, stats: StatRef[], now: Date): Pars
     if (named.length > 1) return none('a comparison is of one stat across two periods', { candidates: named.map((s) => s.name) })
     let agg = aggOf(rest)
     if (agg === 'last' || agg === 'count') agg = null
-    return { op: 'compare', agg, window, compareTo: periods[1] ?? window.previous(), ...base }
+    // "the last 6 hours vs the previous 6 hours": a second phrase that reads as the same span means the one before it.
+    const second = periods[1] && !(periods[1].from.getTime() === window.from.getTime() && periods[1].to.getTime() === window.to.getTime()) ? periods[1] : undefined
+    return { op: 'compare', agg, window, compareTo: second ?? window.previous(), ...base }
   }
 
   let agg = aggOf(rest)

@@ -54,9 +54,13 @@ const days = (from: Date, to: Date) => (to.getTime() - from.getTime() <= DAY ? i
 /** A calendar span; its natural previous period is the one of equal length just before it. */
 function span(from: Date, to: Date, label: string, previous?: () => Span): Omit<FoundPeriod, 'start' | 'end'> {
   const prev = previous ?? (() => {
-    const len = to.getTime() - from.getTime()
+    // Whole minutes: a window running to now ends mid-minute, and windows start on a minute.
+    const len = Math.floor(to.getTime() / MINUTE) * MINUTE - from.getTime()
     const f = new Date(from.getTime() - len)
-    return { from: f, to: from, label: len % DAY === 0 && from.getTime() % DAY === 0 ? `the period before (${days(f, from)} UTC)` : `the ${describeLength(len)} before` }
+    const label = len % DAY === 0 && from.getTime() % DAY === 0 ? `the period before (${days(f, from)} UTC)`
+      : len % HOUR === 0 ? `the ${describeLength(len)} before`
+      : `the same length of time before (${isoDate(f)} ${hhmm(f)} to ${isoDate(from)} ${hhmm(from)} UTC)`
+    return { from: f, to: from, label }
   })
   return { from, to, label, previous: prev }
 }
@@ -113,12 +117,14 @@ type Rule = { re: RegExp; read: (m: RegExpExecArray, now: Date) => Omit<FoundPer
 
 const CLOCK = '(\\d{1,2}|noon|midnight)(?::(\\d{2}))?(?:\\s*(am|pm))?'
 const DAYWORD = `(today|yesterday|on ${DATE_RE}|on ${WEEKDAY_RE})`
+/** A pattern with its groups made non-capturing, to embed without shifting group numbers. */
+const nc = (re: string) => re.replace(/\((?!\?)/g, '(?:')
 
 /** Rules in priority order: a longer, more specific phrase is tried before the phrases inside it. */
 const RULES: Rule[] = [
   {
     // between 9 and 5 (yesterday) / from 14:00 to 15:30 today: hours of one day; "9 and 5" reads 09:00-17:00
-    re: new RegExp(`\\b(?:between|from)\\s+${CLOCK}\\s+(?:and|to|until|-)\\s+${CLOCK}(?:\\s+${DAYWORD})?`, 'g'),
+    re: new RegExp(`\\b(?:${nc(DAYWORD)}\\s+)?(?:between|from)\\s+${CLOCK}\\s+(?:and|to|until|-)\\s+${CLOCK}(?:\\s+${nc(DAYWORD)})?`, 'g'),
     read: (m, now) => {
       const a = clock(m[1], m[2], m[3])
       const b = clock(m[4], m[5], m[6])
@@ -126,7 +132,8 @@ const RULES: Rule[] = [
       let end = b.minutes
       if (end <= a.minutes && !b.said && end < 12 * 60) end += 12 * 60
       if (end <= a.minutes) return null
-      const dayText = m[7]
+      // The day may come before or after the hours: "yesterday between 9 and 5", "from 2pm to 3pm on monday".
+      const dayText = new RegExp(`^${DAYWORD}\\s`).exec(m[0])?.[1] ?? new RegExp(`\\s${DAYWORD}$`).exec(m[0])?.[1]
       let day = dayStart(now)
       let dayLabel = 'today'
       if (dayText === 'yesterday') {
@@ -187,6 +194,15 @@ const RULES: Rule[] = [
     },
   },
   {
+    re: new RegExp(`\\bsince\\s+(yesterday|${WEEKDAY_RE}|${DATE_RE})`, 'g'),
+    read: (m, now) => {
+      const w = m[1]
+      const from = w === 'yesterday' ? addDays(dayStart(now), -1) : new RegExp(`^${WEEKDAY_RE}$`).test(w) ? lastWeekday(w, now) : parseDate(w, now)
+      if (!from) return null
+      return { ...span(from, now, `since ${isoDate(from)} (UTC)`), future: from > now }
+    },
+  },
+  {
     re: /\b(?:the )?day before yesterday\b/g,
     read: (_m, now) => {
       const from = addDays(dayStart(now), -2)
@@ -234,15 +250,6 @@ const RULES: Rule[] = [
       return span(from, to, label, () => current
         ? { from: pf, to: prevTo, label: `last ${unit} up to the same point (${isoDate(pf)} until ${isoDate(prevTo)} ${hhmm(prevTo)} UTC)` }
         : { from: pf, to: pt, label: `the ${unit} before (${days(pf, pt)} UTC)` })
-    },
-  },
-  {
-    re: new RegExp(`\\bsince\\s+(yesterday|${WEEKDAY_RE}|${DATE_RE})`, 'g'),
-    read: (m, now) => {
-      const w = m[1]
-      const from = w === 'yesterday' ? addDays(dayStart(now), -1) : new RegExp(`^${WEEKDAY_RE}$`).test(w) ? lastWeekday(w, now) : parseDate(w, now)
-      if (!from) return null
-      return { ...span(from, now, `since ${isoDate(from)} (UTC)`), future: from > now }
     },
   },
   {

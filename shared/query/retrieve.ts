@@ -111,11 +111,10 @@ export async function slots(sql: Db, stat: StatRef, span: Span, slot: number): P
 
 /** A stat's newest observation (within the window when one is given); several at one second are merged as reads merge them. */
 export async function latest(sql: Db, stat: StatRef, span: Span | null): Promise<{ t: number; value: number; n: number } | null> {
-  const from = span?.from ?? new Date(0)
-  const to = span?.to ?? new Date(8.64e15)
+  const within = span ? sql`and ts >= ${span.from} and ts < ${span.to}` : sql``
   const [row] = await sql<{ t: number; sum: number; avg: number; n: number }[]>`
     select extract(epoch from ts)::bigint::float8 as t, sum(value) as sum, avg(value) as avg, count(*)::int as n from points
-    where stat_id = ${stat.id} and ts = (select max(ts) from points where stat_id = ${stat.id} and ts >= ${from} and ts < ${to})
+    where stat_id = ${stat.id} and ts = (select max(ts) from points where stat_id = ${stat.id} ${within})
     group by ts`
   return row ? { t: row.t, value: stat.kind === 'counter' ? row.sum : row.avg, n: row.n } : null
 }
