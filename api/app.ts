@@ -16,6 +16,7 @@ import { exportRoutes } from './routes/export.js'
 import { healthRoutes } from './routes/health.js'
 import { statAdminRoutes } from './routes/stat-admin.js'
 import { legacyRoutes } from './routes/legacy.js'
+import { queryRoutes } from './routes/query.js'
 import { statRoutes } from './routes/stats.js'
 import { writeRoutes } from './routes/writes.js'
 
@@ -34,6 +35,7 @@ export function createRoutes(): Routes {
   exportRoutes(routes)
   dashboardRoutes(routes)
   alertRoutes(routes)
+  queryRoutes(routes)
   return routes
 }
 

@@ -30,6 +30,11 @@ const Env = z.object({
   // Alert e-mail (confirmation links and deliveries). Without it, e-mail alerts cannot be created.
   SMTP_URL: z.string().regex(/^smtps?:\/\//, { error: 'must be an smtp:// or smtps:// URL' }).optional(),
   MAIL_FROM: z.string().default('Metrics alerts <alerts@localhost>'),
+  // Plain-language query: an optional OpenAI-compatible chat-completions server that narrates verified facts.
+  QUERY_LLM_BASE_URL: z.string().url().optional(),
+  QUERY_LLM_API_KEY: z.string().optional(),
+  QUERY_LLM_MODEL: z.string().optional(),
+  QUERY_LLM_TIMEOUT_MS: int(50).default(4_000),
 })
 
 export type Config = Readonly<{
@@ -50,6 +55,7 @@ export type Config = Readonly<{
   shutdownTimeoutMs: number
   smtpUrl: string | undefined
   mailFrom: string
+  queryLlm: Readonly<{ baseUrl: string; apiKey: string | undefined; model: string; timeoutMs: number }> | undefined
 }>
 
 /** Thrown when the environment holds a bad value; the message names every bad variable. */
@@ -63,6 +69,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`)
   }
   const e = parsed.data
+  if (e.QUERY_LLM_BASE_URL && !e.QUERY_LLM_MODEL) throw new ConfigError('invalid configuration:\n  QUERY_LLM_MODEL: required when QUERY_LLM_BASE_URL is set')
   return Object.freeze({
     env: e.NODE_ENV,
     port: e.PORT,
@@ -81,6 +88,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
+    queryLlm: e.QUERY_LLM_BASE_URL
+      ? Object.freeze({ baseUrl: e.QUERY_LLM_BASE_URL.replace(/\/+$/, ''), apiKey: e.QUERY_LLM_API_KEY || undefined, model: e.QUERY_LLM_MODEL!, timeoutMs: e.QUERY_LLM_TIMEOUT_MS })
+      : undefined,
   })
 }
 
