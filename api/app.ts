@@ -8,6 +8,7 @@ import { docsRoutes } from './docs.js'
 import { createRegistry } from './openapi.js'
 import { Routes } from './route.js'
 import { alertRoutes } from './routes/alerts.js'
+import { analyticsRoutes } from './routes/analytics.js'
 import { apiKeyRoutes } from './routes/api-keys.js'
 import { authRoutes } from './routes/auth.js'
 import { dashboardRoutes } from './routes/dashboard.js'
@@ -36,6 +37,7 @@ export function createRoutes(): Routes {
   dashboardRoutes(routes)
   alertRoutes(routes)
   queryRoutes(routes)
+  analyticsRoutes(routes)
   return routes
 }
 
