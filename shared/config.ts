@@ -27,6 +27,10 @@ const Env = z.object({
   // Alert e-mail (confirmation links and deliveries). Without it, e-mail alerts cannot be created.
   SMTP_URL: z.string().regex(/^smtps?:\/\//, { error: 'must be an smtp:// or smtps:// URL' }).optional(),
   MAIL_FROM: z.string().default('Metrics alerts <alerts@localhost>'),
+  // Sign-in attempts per e-mail address, and sign-in or sign-up attempts per client address, before each
+  // further attempt waits a delay growing from 1 s to 1 min (shared/auth/throttle.ts).
+  AUTH_ATTEMPTS_PER_ADDRESS: int(1).default(5),
+  AUTH_ATTEMPTS_PER_CLIENT: int(1).default(30),
 })
 
 export type Config = Readonly<{
@@ -46,6 +50,8 @@ export type Config = Readonly<{
   shutdownTimeoutMs: number
   smtpUrl: string | undefined
   mailFrom: string
+  authAttemptsPerAddress: number
+  authAttemptsPerClient: number
 }>
 
 /** Thrown when the environment holds a bad value; the message names every bad variable. */
@@ -76,6 +82,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
+    authAttemptsPerAddress: e.AUTH_ATTEMPTS_PER_ADDRESS,
+    authAttemptsPerClient: e.AUTH_ATTEMPTS_PER_CLIENT,
   })
 }
 
