@@ -27,6 +27,16 @@ const Env = z.object({
   // Alert e-mail (confirmation links and deliveries). Without it, e-mail alerts cannot be created.
   SMTP_URL: z.string().regex(/^smtps?:\/\//, { error: 'must be an smtp:// or smtps:// URL' }).optional(),
   MAIL_FROM: z.string().default('Metrics alerts <alerts@localhost>'),
+  // Without SMTP_URL outside production, mail is written here as .eml files (decisions.md 15). Development defaults to .data/outbox.
+  MAIL_OUTBOX_DIR: z.string().min(1).optional(),
+  // Billing (decisions.md 14). Without the secret key, checkout and portal answer 503 naming it.
+  STRIPE_SECRET_KEY: z.string().min(1).optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
+  STRIPE_PRICE_STARTER: z.string().min(1).optional(),
+  STRIPE_PRICE_PRO: z.string().min(1).optional(),
+  STRIPE_PRICE_BUSINESS: z.string().min(1).optional(),
+  // Only to point the SDK at another server (the local stand-in): http(s)://host[:port].
+  STRIPE_API_BASE: z.string().url().optional(),
 })
 
 export type Config = Readonly<{
@@ -46,6 +56,13 @@ export type Config = Readonly<{
   shutdownTimeoutMs: number
   smtpUrl: string | undefined
   mailFrom: string
+  mailOutboxDir: string | undefined
+  stripe: Readonly<{
+    secretKey: string | undefined
+    webhookSecret: string | undefined
+    prices: Readonly<{ starter: string | undefined; pro: string | undefined; business: string | undefined }>
+    apiBase: string | undefined
+  }>
 }>
 
 /** Thrown when the environment holds a bad value; the message names every bad variable. */
@@ -76,6 +93,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
+    // Production never writes mail to a folder: without SMTP_URL it refuses e-mail alerts instead.
+    mailOutboxDir: e.NODE_ENV === 'production' ? undefined : (e.MAIL_OUTBOX_DIR ?? (e.NODE_ENV === 'development' ? '.data/outbox' : undefined)),
+    stripe: Object.freeze({
+      secretKey: e.STRIPE_SECRET_KEY,
+      webhookSecret: e.STRIPE_WEBHOOK_SECRET,
+      prices: Object.freeze({ starter: e.STRIPE_PRICE_STARTER, pro: e.STRIPE_PRICE_PRO, business: e.STRIPE_PRICE_BUSINESS }),
+      apiBase: e.STRIPE_API_BASE,
+    }),
   })
 }
 
