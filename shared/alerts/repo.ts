@@ -36,7 +36,8 @@ export function pausedAlertIds(sql: Db) {
     select r.id from (
       select a.id, acc.plan, row_number() over (partition by a.account_id order by a.created_at, a.id) as n
       from alerts a join accounts acc on acc.id = a.account_id) r
-    where r.n > (${ALERT_ALLOWANCES_JSON}::jsonb ->> r.plan)::int`
+    -- ::text first: a parameter cast straight to jsonb would be sent as a JSON string.
+    where r.n > (${ALERT_ALLOWANCES_JSON}::text::jsonb ->> r.plan)::int`
 }
 
 /**
@@ -59,7 +60,7 @@ export async function insertAlert(sql: Sql, accountId: string, body: CreateAlert
 
 export async function listAlerts(sql: Db, accountId: string): Promise<AlertRow[]> {
   return sql<AlertRow[]>`
-    select a.*, row_number() over (order by a.created_at, a.id) > (${ALERT_ALLOWANCES_JSON}::jsonb ->> acc.plan)::int as paused
+    select a.*, row_number() over (order by a.created_at, a.id) > (${ALERT_ALLOWANCES_JSON}::text::jsonb ->> acc.plan)::int as paused
     from alerts a join accounts acc on acc.id = a.account_id
     where a.account_id = ${accountId} order by a.created_at, a.id`
 }

@@ -70,6 +70,7 @@ export class PaymentStandin {
   readonly requests: Array<{ method: string; path: string; form: Obj }> = []
   url = ''
   private readonly idempotent = new Map<string, { status: number; body: string }>()
+  private readonly held = new Set<string>()
   private server?: http.Server
   private sending: Promise<void> = Promise.resolve()
 
@@ -90,6 +91,11 @@ export class PaymentStandin {
 
   setWebhookUrl(url: string): void {
     this.opts.webhookUrl = url
+  }
+
+  /** Records this customer's events without sending them, so that a test delivers them itself (late, twice, out of order). */
+  hold(customerId: string): void {
+    this.held.add(customerId)
   }
 
   // ---------------------------------------------------------------- HTTP
@@ -320,7 +326,7 @@ export class PaymentStandin {
       request: { id: null, idempotency_key: null }, data: { object: structuredClone(object) } }
     const e = { id: event.id, type, created, body: JSON.stringify(event) }
     this.events.push(e)
-    if ((this.opts.deliver ?? 'auto') === 'auto') this.sending = this.sending.then(() => this.deliverWithRetries(e))
+    if ((this.opts.deliver ?? 'auto') === 'auto' && !this.held.has(object.customer)) this.sending = this.sending.then(() => this.deliverWithRetries(e))
     return e
   }
 
@@ -348,9 +354,9 @@ export class PaymentStandin {
     return d
   }
 
-  /** The events of one type, oldest first. */
-  eventsOf(type: string): StandinEvent[] {
-    return this.events.filter((e) => e.type === type)
+  /** A customer's events, oldest first (of one type when given). */
+  eventsOf(customerId: string, type?: string): StandinEvent[] {
+    return this.events.filter((e) => (JSON.parse(e.body).data.object.customer === customerId) && (!type || e.type === type))
   }
 }
 
