@@ -8,6 +8,7 @@ import { AppError, conflict, unavailable } from '../errors.js'
 import type { Account } from '../accounts/repo.js'
 import { priceOf, provider, type PaidPlan } from './provider.js'
 import { findBillingByAccount, rememberCustomer } from './repo.js'
+import { LIVE } from './sync.js'
 
 export interface BillingDeps {
   config: Config
@@ -42,11 +43,13 @@ export async function ensureCustomer(deps: BillingDeps, account: Account): Promi
 export async function startCheckout(deps: BillingDeps, account: Account, plan: PaidPlan, baseUrl: string): Promise<{ url: string; id: string }> {
   const stripe = provider(deps.config)
   const price = priceOf(deps.config, plan)
-  const billing = await findBillingByAccount(deps.sql, account.id)
-  if (billing?.subscription_status && ['active', 'trialing', 'past_due'].includes(billing.subscription_status)) {
-    throw conflict('already_subscribed', `the account already has a ${billing.subscription_status} subscription; change or cancel it in the billing portal (GET /api/billing/portal)`)
-  }
   const customer = await ensureCustomer(deps, account)
+  // Asked of the provider, not of the last sync: a payment whose events are still on their way counts too.
+  const subs = await callProvider('reading the subscriptions', () => stripe.subscriptions.list({ customer, status: 'all', limit: 10 }))
+  const live = subs.data.find((s) => LIVE.has(s.status))
+  if (live) {
+    throw conflict('already_subscribed', `the account already has a ${live.status} subscription; change or cancel it in the billing portal (GET /api/billing/portal)`)
+  }
   const metadata = { account_id: account.id, plan }
   const session = await callProvider('creating the checkout session', () => stripe.checkout.sessions.create({
     mode: 'subscription',

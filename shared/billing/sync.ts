@@ -10,7 +10,7 @@ import type { Queues } from '../queues.js'
 import { applySync, findBillingByAccount, findBillingByCustomer, type SyncedState } from './repo.js'
 
 /** Statuses in which the subscription's plan applies (past_due: kept while the provider retries the payment). */
-const LIVE = new Set(['active', 'trialing', 'past_due'])
+export const LIVE = new Set(['active', 'trialing', 'past_due'])
 
 /**
  * The plan the customer's subscriptions entitle it to: the newest live one's
