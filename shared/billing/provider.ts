@@ -3,7 +3,7 @@
 import Stripe from 'stripe'
 import type { Config } from '../config.js'
 import { AppError } from '../errors.js'
-import { PAID_PLANS, type PlanName } from '../plans.js'
+import { PAID_PLANS } from '../plans.js'
 
 export type PaidPlan = (typeof PAID_PLANS)[number]
 type BillingConfig = Pick<Config, 'env' | 'stripe'>
@@ -44,8 +44,4 @@ export function priceOf(config: BillingConfig, plan: PaidPlan): string {
 /** The plan a price id stands for, or undefined for a price this deployment does not sell. */
 export function planOfPrice(config: BillingConfig, priceId: string): PaidPlan | undefined {
   return PAID_PLANS.find((p) => config.stripe.prices[p] === priceId)
-}
-
-export function isPaidPlan(plan: string): plan is PaidPlan {
-  return (PAID_PLANS as readonly string[]).includes(plan) && (plan as PlanName) !== 'free'
 }

@@ -62,6 +62,11 @@ test('checkout: hosted page, payment, signed events, and the plan in force in ev
   // The customer was created first and kept on the account, with the account id in the provider's metadata.
   t.is(standin.customers.get(c.customer)?.metadata.account_id, u.accountId)
   t.is((await app.sql`select customer_id from billing_customers where account_id = ${u.accountId}`)[0].customer_id, c.customer)
+  // What the SDK sent: a subscription for the configured price, the account in the session's and the subscription's metadata.
+  const sent = standin.requests.find((r) => r.path === '/v1/checkout/sessions' && r.form.customer === c.customer)!.form
+  t.like(sent, { mode: 'subscription', client_reference_id: u.accountId, line_items: [{ price: PRICES[1].id, quantity: '1' }],
+    metadata: { account_id: u.accountId, plan: 'pro' }, subscription_data: { metadata: { account_id: u.accountId, plan: 'pro' } } })
+  t.is(sent.success_url, `${app.url}/api/billing/return?session_id={CHECKOUT_SESSION_ID}`)
 
   const paid = await fetch(c.url, { method: 'POST', redirect: 'manual' })
   t.is(paid.status, 303)
