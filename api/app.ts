@@ -20,6 +20,7 @@ import { legacyRoutes } from './routes/legacy.js'
 import { queryRoutes } from './routes/query.js'
 import { statRoutes } from './routes/stats.js'
 import { writeRoutes } from './routes/writes.js'
+import { billingRoutes } from './routes/billing.js'
 
 /** Every route with its OpenAPI entry; the app serves them and the reference documents them. */
 export function createRoutes(): Routes {
@@ -38,6 +39,7 @@ export function createRoutes(): Routes {
   alertRoutes(routes)
   queryRoutes(routes)
   analyticsRoutes(routes)
+  billingRoutes(routes)
   return routes
 }
 

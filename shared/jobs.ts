@@ -11,6 +11,7 @@ export const QUEUES = {
   alerts: '{alerts}',
   deliver: '{deliver}',
   maintenance: '{maintenance}',
+  billing: '{billing}',
 } as const
 export type QueueKey = keyof typeof QUEUES
 
@@ -94,6 +95,7 @@ export function pointsOf(data: z.infer<typeof PersistPoints>): QueuedPoint[] {
 export const RefreshRollups = z.object({})
 export const EvaluateAlerts = z.object({})
 export const DeliverAlert = z.object({ delivery_id: z.string().min(1) })
+export const SyncBilling = z.object({ customer_id: z.string().min(1).max(255) })
 
 export const jobs = {
   'persist-points': {
@@ -132,6 +134,12 @@ export const jobs = {
     schema: EnforceRetention,
     opts: { attempts: 3, backoff: { type: 'exponential', delay: 60_000 }, removeOnComplete: 100, removeOnFail: 100 },
     every: () => 60 * 60 * 1000,
+  },
+  'sync-billing': {
+    queue: 'billing',
+    schema: SyncBilling,
+    // Re-fetches the customer's subscription, so running it again is harmless: retried through a provider outage (about an hour).
+    opts: { attempts: 12, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: true, removeOnFail: { age: 7 * 86_400 } },
   },
 } as const satisfies Record<string, JobSpec>
 

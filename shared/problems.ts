@@ -49,6 +49,8 @@ export const PROBLEMS: Record<string, ProblemDoc> = {
   invalid_stat_id: p('invalid', 'The stat id in the path is not a UUID.', 'Use the id from the share or embed URL as given.'),
   email_unavailable: p('invalid', 'E-mail alerts are not available on this deployment (no SMTP configured).', 'Use a webhook or Slack channel, or ask the operator to set `SMTP_URL`.'),
   webhook_refused: p('invalid', 'The webhook or Slack URL is not allowed: not http(s), or it points at a private, loopback or otherwise non-public address.', 'Use a public URL; an operator can allow private targets with `WEBHOOK_ALLOW_PRIVATE=1`.'),
+  signature_missing: p('invalid', 'A payment-provider webhook arrived without its `Stripe-Signature` header.', 'Only the payment provider calls this route; check the endpoint registered with it.'),
+  signature_invalid: p('invalid', 'A payment-provider webhook\'s signature does not match its body, or its timestamp is too old.', 'Check that `STRIPE_WEBHOOK_SECRET` is the signing secret of the registered endpoint; nothing was changed.'),
   // Credentials
   unauthorized: p('unauthorized', 'No credentials, or an API key that does not exist or was revoked.', 'Send `Authorization: Bearer <API key>` with a live key (v1), or sign in.'),
   invalid_key: p('unauthorized', 'The legacy `ezkey`/`ukey` is neither a known e-mail address nor a live API key.', 'Check the key; create a new one under Keys if it was revoked.'),
@@ -69,10 +71,12 @@ export const PROBLEMS: Record<string, ProblemDoc> = {
   share_not_found: p('not_found', 'The stat is not shared, or the share token is wrong or was rotated.', 'Ask the stat\'s owner for the current embed URL.'),
   confirmation_not_found: p('not_found', 'The e-mail confirmation link is unknown or was already used.', 'Use the newest confirmation e-mail, or recreate the alert.'),
   method_not_allowed: p('method_not_allowed', 'The path exists but not with this method.', 'Check the method against the API reference (/docs).'),
+  already_subscribed: p('conflict', 'The account already has a live subscription.', 'Change or cancel the plan in the billing portal (`GET /api/billing/portal`).'),
   email_taken: p('conflict', 'An account with this e-mail address exists.', 'Sign in instead.'),
   body_too_large: p('too_large', 'The request body is larger than the route takes.', 'Send less per request (split batches).'),
   too_many_attempts: p('rate_limited', 'Too many sign-in or sign-up attempts for this e-mail address or client address; each further attempt waits a little longer (up to a minute).', 'Wait the seconds given in `Retry-After`; check the e-mail address and password.'),
   rate_limited: p('rate_limited', 'Too many requests for the account (or client address) in a short time.', 'Wait the seconds given in `Retry-After`, then retry; spread requests out.'),
+  billing_unavailable: p('unavailable', 'Billing is not configured on this deployment (the missing setting is named), or the payment provider refused the configured key.', 'Operators: set the setting named in `detail`. Users: try again later.'),
   unavailable: p('unavailable', 'A dependency (database or queue) is down for a moment; nothing was stored.', 'Retry with backoff; retries with the same `t` and `ikey` are stored once.'),
   internal: p('internal', 'An unexpected error; it was logged with the request id given in `detail`.', 'Retry; if it persists, report the request id.'),
 }

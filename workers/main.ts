@@ -17,6 +17,7 @@ import { persistPointsJob } from './persist-points.js'
 import { purgeSessionsJob } from './purge-sessions.js'
 import { enforceRetentionJob } from './enforce-retention.js'
 import { refreshRollupsJob } from './refresh-rollups.js'
+import { syncBillingJob } from './sync-billing.js'
 
 type Handler<N extends JobName> = (deps: WorkerDeps, data: JobData<N>, now: Date, attempt: Attempt) => Promise<unknown>
 
@@ -28,10 +29,11 @@ const handlers: { [N in JobName]: Handler<N> } = {
   'deliver-alert': deliverAlertJob,
   'purge-sessions': purgeSessionsJob,
   'enforce-retention': enforceRetentionJob,
+  'sync-billing': syncBillingJob,
 }
 
 // Persist jobs running at once are committed together (workers/persist-points.ts); rollups run one at a time.
-const CONCURRENCY: Record<QueueKey, number> = { ingest: 32, rollups: 1, alerts: 1, deliver: 8, maintenance: 1 }
+const CONCURRENCY: Record<QueueKey, number> = { ingest: 32, rollups: 1, alerts: 1, deliver: 8, maintenance: 1, billing: 4 }
 
 /** Delivery retries: exponential from the job's delay, capped at an hour, with jitter so a receiver coming back is not hit by every retry at once. */
 function backoffStrategy(attemptsMade: number, _type?: string, _err?: Error, job?: MinimalJob): number {
