@@ -203,6 +203,20 @@ const RULES: Rule[] = [
     },
   },
   {
+    // N days ago: that whole day; N weeks ago: that calendar week
+    re: new RegExp(`\\b${NUM_RE}\\s+(days?|weeks?)\\s+ago\\b`, 'g'),
+    read: (m, now) => {
+      const n = num(m[1])
+      if (!n) return null
+      if (m[2].startsWith('day')) {
+        const from = addDays(dayStart(now), -n)
+        return span(from, addDays(from, 1), `on ${isoDate(from)} (UTC)`)
+      }
+      const from = addDays(weekStart(now), -7 * n)
+      return span(from, addDays(from, 7), `the week of ${isoDate(from)} (${days(from, addDays(from, 7))} UTC)`)
+    },
+  },
+  {
     re: /\b(?:the )?day before yesterday\b/g,
     read: (_m, now) => {
       const from = addDays(dayStart(now), -2)

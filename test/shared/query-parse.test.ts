@@ -46,6 +46,8 @@ test('13 periods: calendar periods in UTC, weeks from Monday, rolling windows on
     ['yesterday between 2pm and 3pm', '2026-11-24T14:00:00.000Z', '2026-11-24T15:00:00.000Z'],
     ['from 10am to noon', '2026-11-25T10:00:00.000Z', '2026-11-25T12:00:00.000Z'],
     ['on monday from 9:30 to 11', '2026-11-23T09:30:00.000Z', '2026-11-23T11:00:00.000Z'],
+    ['3 days ago', '2026-11-22T00:00:00.000Z', '2026-11-23T00:00:00.000Z'],
+    ['two weeks ago', '2026-11-09T00:00:00.000Z', '2026-11-16T00:00:00.000Z'],
   ]
   for (const [q, from, to] of table) t.deepEqual(period(q)?.slice(0, 2), [from, to], q)
   t.is(period('between 9 and 5 yesterday')?.[2], 'yesterday between 09:00 and 17:00 UTC')
@@ -88,6 +90,10 @@ test('13 intents: default aggregation by kind, operations, declines', (t) => {
   t.like(i('signups tomorrow'), { op: 'unknown', unsupported: true })
   t.like(i('how many widgets yesterday'), { op: 'unknown' })
   t.like(i('how many people signed up yesterday'), { op: 'unknown' }, '"signed up" is not read as "up"')
+  for (const q of ['total signups in 2025', 'errors this weekend', 'signups last night', 'page views per day this week', 'orders on 11/20']) {
+    t.like(i(q), { op: 'unknown', unreadPeriod: true }, `${q}: a period it cannot read is declined, not replaced by the default`)
+  }
+  t.like(i('which day had the most orders last month'), { op: 'peak' })
 })
 
 test('the one number formatter: grouping, two decimals, significant digits below 1, percentages', (t) => {
