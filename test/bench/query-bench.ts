@@ -77,7 +77,7 @@ function shownNumbers(text: string): Array<{ x: number; decimals: number }> {
 const close = (a: number, b: number) => Math.abs(Math.abs(a) - Math.abs(b)) <= 1e-6 * Math.max(1, Math.abs(b))
 const iso = (t: number) => new Date(t * 1000).toISOString()
 
-function judge(c: Case, r: QueryResponse): Omit<Judged, 'q' | 'holdout' | 'answer' | 'tags'> {
+function judge(c: Case, r: QueryResponse): Omit<Judged, 'q' | 'holdout' | 'answer' | 'tags' | 'ms'> {
   const mustDecline = c.op === 'decline'
   const base = { mustDecline }
   if (r.intent.op === 'unknown') {
@@ -151,7 +151,7 @@ export async function runQueryBench(options: { rounds?: number; holdout?: boolea
       const r = await answerQuestion({ sql, config: { queryLlm: undefined } }, accountId, { query: c.q }, new Date(now * 1000))
       const took = performance.now() - t0
       engineTimes.push(took)
-      results.judged.push({ q: c.q, holdout: Boolean(c.holdout), answer: r.answer, tags: c.tags, ms: round(took, 1), ...judge(c, r) })
+      results.judged.push({ q: c.q, holdout: Boolean(c.holdout), answer: r.answer, tags: c.tags, ...judge(c, r), ms: round(took, 1) })
     }
     results.engineMs = ms(engineTimes)
 
