@@ -91,6 +91,12 @@ export function parseIntent(question: string, stats: StatRef[], now: Date): Pars
     found = [fuzzy.match]
     candidates = fuzzy.candidates
   }
+  // "signups from germany": a stat is answered as a whole, so a breakdown asked for is declined, not ignored.
+  if (found[0].how !== 'fuzzy' && leftover.length) {
+    const words = leftover.filter((w) => /^[a-z]+$/.test(w)).join('|')
+    const filter = words && new RegExp(`\\b(?:from|by|via|where|for|in|on|with|without|excluding|except|only|among) (?:the |a |an |our |my )?(?:${words})\\b`).exec(rest)
+    if (filter) return none(`stats have no breakdown to filter by ("${filter[0]}"); answers are for a stat as a whole`, { candidates: found.map((m) => m.stat.name), unsupported: true })
+  }
   const named = found.map((m) => m.stat)
   // Op words are read without the stat names, so that a stat called "uptime.drops" asks nothing.
   for (const m of found) rest = rest.replace(m.phrase.toLowerCase(), ' ')

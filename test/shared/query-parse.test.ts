@@ -94,6 +94,7 @@ test('13 intents: default aggregation by kind, operations, declines', (t) => {
     t.like(i(q), { op: 'unknown', unreadPeriod: true }, `${q}: a period it cannot read is declined, not replaced by the default`)
   }
   t.like(i('which day had the most orders last month'), { op: 'peak' })
+  t.like(i('how many signups from germany yesterday'), { op: 'unknown', unsupported: true }, 'a breakdown asked for is declined, not ignored')
 })
 
 test('the one number formatter: grouping, two decimals, significant digits below 1, percentages', (t) => {
