@@ -36,7 +36,7 @@ const WORD_NUMBERS: Record<string, number> = {
 }
 const NUM_RE = `(\\d{1,4}|${Object.keys(WORD_NUMBERS).sort((a, b) => b.length - a.length).join('|')})`
 
-export const isoDate = (d: Date) => d.toISOString().slice(0, 10)
+const isoDate = (d: Date) => d.toISOString().slice(0, 10)
 const hhmm = (d: Date) => d.toISOString().slice(11, 16)
 const dayStart = (d: Date) => new Date(Math.floor(d.getTime() / DAY) * DAY)
 const addDays = (d: Date, n: number) => new Date(d.getTime() + n * DAY)
@@ -320,11 +320,3 @@ export function defaultPeriod(now: Date): Span & { previous: () => Span } {
   const from = new Date(end - DAY)
   return { from, to: now, label: 'in the last 24 hours', previous: () => ({ from: new Date(from.getTime() - DAY), to: from, label: 'the 24 hours before' }) }
 }
-
-/** The same span shifted back by its own length ("today so far" -> the same hours yesterday). */
-export function sameSpanBefore(p: Span): Span {
-  const len = p.to.getTime() - p.from.getTime()
-  return { from: new Date(p.from.getTime() - len), to: p.from, label: `the ${describeLength(Math.round(len / MINUTE) * MINUTE)} before` }
-}
-
-export { hhmm, dayStart }
