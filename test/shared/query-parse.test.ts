@@ -1,4 +1,5 @@
 import test from 'ava'
+import { ConfigError, loadConfig } from '../../shared/config.js'
 import { Draft } from '../../shared/query/draft.js'
 import { formatNumber } from '../../shared/query/format.js'
 import { parseIntent } from '../../shared/query/intent.js'
@@ -132,4 +133,11 @@ test('model wording rules: placeholders only, no digit or number word, every val
   t.is(checkSentence('{{S1}} came to {{V1}}, twice the usual.', d), 'number word outside the placeholders (twice)')
   t.is(checkSentence('{{S1}} came to {{V2}}.', d), 'unknown placeholder V2')
   t.is(checkSentence('{{S1}} did well {{P1}}.', d), 'value placeholder V1 left out')
+})
+
+test('10 settings: no model unless QUERY_LLM_BASE_URL is set; a base URL needs a model name', (t) => {
+  t.is(loadConfig({}).queryLlm, undefined)
+  t.deepEqual(loadConfig({ QUERY_LLM_BASE_URL: 'http://127.0.0.1:8000/v1/', QUERY_LLM_MODEL: 'm' }).queryLlm, { baseUrl: 'http://127.0.0.1:8000/v1', apiKey: undefined, model: 'm', timeoutMs: 4000 })
+  const err = t.throws(() => loadConfig({ QUERY_LLM_BASE_URL: 'http://127.0.0.1:8000/v1' }), { instanceOf: ConfigError })
+  t.regex(err!.message, /QUERY_LLM_MODEL: required when QUERY_LLM_BASE_URL is set/)
 })
