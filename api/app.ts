@@ -13,6 +13,7 @@ import { dashboardRoutes } from './routes/dashboard.js'
 import { embedRoutes } from './routes/embed.js'
 import { exportRoutes } from './routes/export.js'
 import { healthRoutes } from './routes/health.js'
+import { importRoutes } from './routes/import.js'
 import { statAdminRoutes } from './routes/stat-admin.js'
 import { legacyRoutes } from './routes/legacy.js'
 import { statRoutes } from './routes/stats.js'
@@ -36,6 +37,7 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContext> {
   exportRoutes(routes)
   dashboardRoutes(routes)
   alertRoutes(routes)
+  importRoutes(routes)
 
   app.use(edgeBlock(deps.config.edgeBlockedUserAgents)) // before everything, as the edge would
   app.use(requestLog())

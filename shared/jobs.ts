@@ -11,6 +11,7 @@ export const QUEUES = {
   alerts: '{alerts}',
   deliver: '{deliver}',
   maintenance: '{maintenance}',
+  imports: '{imports}',
 } as const
 export type QueueKey = keyof typeof QUEUES
 
@@ -93,6 +94,7 @@ export function pointsOf(data: z.infer<typeof PersistPoints>): QueuedPoint[] {
 export const RefreshRollups = z.object({})
 export const EvaluateAlerts = z.object({})
 export const DeliverAlert = z.object({ delivery_id: z.string().min(1) })
+export const ImportPoints = z.object({ import_id: z.uuid() })
 
 export const jobs = {
   'persist-points': {
@@ -125,6 +127,12 @@ export const jobs = {
     schema: PurgeSessions,
     opts: { attempts: 3, backoff: { type: 'exponential', delay: 10_000 }, removeOnComplete: 100, removeOnFail: 100 },
     every: () => 60 * 60 * 1000,
+  },
+  'import-points': {
+    queue: 'imports',
+    schema: ImportPoints,
+    // Batches already stored are skipped on a retry, so retrying is safe; the last failure is recorded on the import.
+    opts: { attempts: 5, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: true, removeOnFail: { age: 7 * 86_400 } },
   },
 } as const satisfies Record<string, JobSpec>
 
