@@ -19,6 +19,8 @@ const unrecognised = (what: string) => invalid('import_unrecognised', `unrecogni
 export interface ReadFile {
   format: ImportFormat
   rows: Rows
+  /** The lines of places in the file (JSON paths are found by scanning the text once per call). */
+  place(wheres: Where[]): number[]
 }
 
 /** Reads a whole upload into rows. Throws a 400 for an empty, unreadable or unrecognised file, or one over the point limit. */
@@ -28,19 +30,17 @@ export function readImportFile(buf: Buffer, nowSeconds: number): ReadFile {
   const first = /\S/.exec(text)
   if (!first) throw invalid('import_empty', `the file is empty; ${EXPECTED}`)
   const rows = new Rows(nowSeconds)
-  let format: ImportFormat
-  if (first[0] === '[' || first[0] === '{') {
-    format = readJson(text, rows)
-    const paths = rows.errors.filter((e) => typeof e.where !== 'number')
-    const bad = rows.badValues.filter((b) => typeof b.where !== 'number')
-    if (paths.length || bad.length) {
-      const lines = linesOfPaths(text, [...paths, ...bad].map((e) => e.where as Array<string | number>))
-      for (const e of [...paths, ...bad]) e.where = lines.get((e.where as Array<string | number>).join('\u0000')) ?? 0
-    }
-  } else {
-    format = readCsv(text, rows)
+  if (first[0] !== '[' && first[0] !== '{') return { format: readCsv(text, rows), rows, place: (wheres) => wheres as number[] }
+  const format = readJson(text, rows)
+  const place = (wheres: Where[]) => {
+    if (!wheres.length) return []
+    const lines = linesOfPaths(text, wheres as Array<Array<string | number>>)
+    return wheres.map((w) => lines.get((w as Array<string | number>).join('\u0000')) ?? 0)
   }
-  return { format, rows }
+  // Bad points get the line their value starts on.
+  const bad = [...rows.errors, ...rows.badValues]
+  place(bad.map((e) => e.where)).forEach((line, i) => (bad[i].where = line))
+  return { format, rows, place }
 }
 
 /** A field by its name in any of the spellings the formats use (`name`, `Name`). */

@@ -7,7 +7,7 @@
 // stat costs no stat quota (backfill), and points beyond what is left of the
 // day's allowance are trimmed, in file order.
 import type { Kind, Stat } from '../stats/repo.js'
-import type { ImportFormat } from './formats.js'
+import type { ImportFormat, ReadFile } from './formats.js'
 import { Rows, type LineError } from './rows.js'
 
 /** At most this many line errors are listed; errors_count has them all. */
@@ -67,7 +67,8 @@ export function duplicateKey(statId: string, t: number, ikey: string): string {
   return `${statId}|${t}|${ikey}`
 }
 
-export function planImport(format: ImportFormat, rows: Rows, facts: ImportFacts): ImportPlan {
+export function planImport(read: ReadFile, facts: ImportFacts): ImportPlan {
+  const { format, rows } = read
   const errors: Array<LineError & { order: number }> = rows.errors.map((e, order) => ({ line: e.where as number, message: e.message, ...(e.stat ? { stat: e.stat } : {}), order }))
   let pointsInvalid = rows.pointsInvalid
 
@@ -75,13 +76,16 @@ export function planImport(format: ImportFormat, rows: Rows, facts: ImportFacts)
   const refused = new Set<number>()
   const kinds = rows.stats.map((s, ix) => {
     const existing = facts.existing.get(s.name)
-    if (existing && s.fileKind && s.fileKind !== existing.kind) {
-      refused.add(ix)
-      const field = (k: Kind) => (k === 'counter' ? 'count' : 'value')
-      errors.push({ line: s.where as number, stat: s.name, order: -1,
-        message: `type conflict: stat "${s.name}" is a ${existing.kind}; this file has it as a ${s.fileKind} (${field(existing.kind)}, not ${field(s.fileKind)}); its points are skipped` })
-    }
+    if (existing && s.fileKind && s.fileKind !== existing.kind) refused.add(ix)
     return existing?.kind ?? s.fileKind ?? facts.defaultKind
+  })
+  const conflicts = [...refused]
+  const field = (k: Kind) => (k === 'counter' ? 'count' : 'value')
+  read.place(conflicts.map((ix) => rows.stats[ix].where)).forEach((line, i) => {
+    const s = rows.stats[conflicts[i]]
+    const kind = kinds[conflicts[i]]
+    errors.push({ line, stat: s.name, order: -1,
+      message: `type conflict: stat "${s.name}" is a ${kind}; this file has it as a ${s.fileKind} (${field(kind)}, not ${field(s.fileKind!)}); its points are skipped` })
   })
   for (const b of rows.badValues) errors.push({ line: b.where as number, message: Rows.valueMessage(b.raw, kinds[b.stat]), stat: rows.stats[b.stat].name, order: 0 })
 

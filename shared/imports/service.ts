@@ -37,7 +37,7 @@ export const PACKED_POINT_BYTES = 24
 export async function previewImport(deps: ImportDeps, account: Account, file: Buffer, opts: ImportOptions, nowSeconds: number) {
   const read = readImportFile(file, nowSeconds)
   const facts = await gatherFacts(deps, account, read, opts)
-  const plan = planImport(read.format, read.rows, {
+  const plan = planImport(read, {
     ...facts,
     allowance: Math.max(0, planOf(account.plan).pointsPerDay - (await deps.limits.pointsUsedToday(account.id))),
     freeSlot: await holdsOrCanClaimSlot(deps, account),
@@ -52,7 +52,7 @@ export async function startImport(deps: ImportDeps, account: Account, file: Buff
   const read = readImportFile(file, nowSeconds)
   const facts = await gatherFacts(deps, account, read, opts)
   // What the plan would take with the whole day's allowance: its new stats and its point count.
-  const wanted = planImport(read.format, read.rows, { ...facts, allowance: Infinity, freeSlot: true })
+  const wanted = planImport(read, { ...facts, allowance: Infinity, freeSlot: true })
   let granted = 0
   const created: string[] = []
   let importId: string | undefined
@@ -70,7 +70,7 @@ export async function startImport(deps: ImportDeps, account: Account, file: Buff
       }
     }
     if (freeSlot && wanted.points_accepted > 0) granted = await limits.reservePoints(account.id, plan0, wanted.points_accepted, false)
-    const plan = planImport(read.format, read.rows, { ...facts, allowance: granted, freeSlot })
+    const plan = planImport(read, { ...facts, allowance: granted, freeSlot })
 
     const { statIds, payload } = pack(read, plan, ids)
     // Stats created for points the allowance then trimmed hold nothing: they go again.
