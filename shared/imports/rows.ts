@@ -5,7 +5,7 @@
 import { invalid } from '../errors.js'
 import { parseStatName } from '../ingest/names.js'
 import { parseNumber } from '../ingest/numbers.js'
-import { parseTimestamp } from '../ingest/timestamps.js'
+import { MIN_TIMESTAMP, parseTimestamp } from '../ingest/timestamps.js'
 import type { Kind } from '../stats/repo.js'
 
 /** Interface section 8: at most 8 MB and 500,000 points per file. */
@@ -58,7 +58,11 @@ export class Rows {
   readonly value: number[] = []
   /** How many earlier valid points of the file have the same stat, second and value (the import's idempotency key). */
   readonly occ: number[] = []
-  private readonly seen = new Map<string, number>()
+  // For the occurrence count: each stat's newest second and rows so far, and, once a stat's points stop
+  // coming in time order (or repeat a second), an index of its rows by second.
+  private readonly newest: number[] = []
+  private readonly rowsOf: number[][] = []
+  private readonly bySecond = new Map<number, Map<number, number[]>>()
   readonly errors: Array<LineError & { where: Where }> = []
   readonly badValues: BadValue[] = []
   pointsTotal = 0
@@ -143,13 +147,33 @@ export class Rows {
   }
 
   private add(ix: number, t: number, value: number): void {
-    const key = `${ix}|${t}|${value}`
-    const n = this.seen.get(key) ?? 0
-    this.seen.set(key, n + 1)
+    // Exports list each stat's points in time order: then a point newer than the stat's newest cannot repeat
+    // an earlier one and needs no look-up. A hash of every point (500,000 keys) would cost seconds.
+    const row = this.stat.length
+    let n = 0
+    let index = this.bySecond.get(ix)
+    if (!index && !(t > (this.newest[ix] ?? -Infinity))) {
+      this.bySecond.set(ix, (index = new Map()))
+      for (const r of this.rowsOf[ix] ?? []) this.occurrence(index, this.t[r], this.value[r], r)
+    }
+    if (index) n = this.occurrence(index, t, value, row)
+    if (!(t <= this.newest[ix])) this.newest[ix] = t
+    ;(this.rowsOf[ix] ??= []).push(row)
     this.stat.push(ix)
     this.t.push(t)
     this.value.push(value)
     this.occ.push(n)
+  }
+
+  /** Earlier rows of the index with this second and value; notes the row. Keys offset from 2000-01-01 stay small integers (fast). */
+  private occurrence(index: Map<number, number[]>, t: number, value: number, row: number): number {
+    const key = t - MIN_TIMESTAMP
+    let rows = index.get(key)
+    if (!rows) index.set(key, (rows = []))
+    let n = 0
+    for (const r of rows) if (this.value[r] === value) n++
+    rows.push(row)
+    return n
   }
 
   /** The number-rule message of a bad value, naming the field of the stat's kind (`invalid count: ...`). */

@@ -13,7 +13,9 @@ import { loadImportWork, markCompleted, markRunning, recordProgress } from './re
 import { PACKED_POINT_BYTES } from './service.js'
 
 /** Points per batch: one transaction each; large enough that the per-batch cost is small, small enough for steady progress. */
-export const IMPORT_BATCH = 20_000
+export const IMPORT_BATCH = 10_000
+/** Batches in flight at once: while PostgreSQL stores one, the next is prepared and sent (batches are independent). */
+const IN_FLIGHT = 3
 
 export async function runImport(sql: Sql, importId: string): Promise<{ stored: number; skipped: number }> {
   const work = await loadImportWork(sql, importId)
@@ -22,9 +24,14 @@ export async function runImport(sql: Sql, importId: string): Promise<{ stored: n
   await markRunning(sql, importId)
   const { payload, stat_ids: statIds } = work
   const total = payload.length / PACKED_POINT_BYTES
+  const batches = Math.ceil(total / IMPORT_BATCH)
+  let next = 0
+  let done = 0
   let stored = 0
   let skipped = 0
-  for (let start = 0, n = 0; start < total; start += IMPORT_BATCH, n++) {
+  let stop = false
+  const batch = async (n: number) => {
+    const start = n * IMPORT_BATCH
     const end = Math.min(total, start + IMPORT_BATCH)
     const points: QueuedPoint[] = []
     for (let i = start; i < end; i++) {
@@ -33,11 +40,26 @@ export async function runImport(sql: Sql, importId: string): Promise<{ stored: n
       points.push([statIds[payload.readUInt32LE(at)], payload.readDoubleLE(at + 4), value, importIkey(value, payload.readUInt32LE(at + 20))])
     }
     const r = await applyBatches(sql, [{ id: `import:${importId}:${n}`, points }])
-    const fresh = r.applied.length > 0
+    // A batch applied by an earlier run reports nothing: its skipped points were counted then.
+    const fresh = r.applied.length > 0 ? r.duplicates : 0
     stored += r.stored
-    if (fresh) skipped += r.duplicates
-    await recordProgress(sql, importId, end, fresh ? r.duplicates : 0)
+    skipped += fresh
+    done += end - start
+    await recordProgress(sql, importId, done, fresh)
   }
+  const worker = async () => {
+    // A failed batch stops its worker, and the others stop taking new batches.
+    for (let n = next++; n < batches && !stop; n = next++) {
+      await batch(n).catch((err) => {
+        stop = true
+        throw err
+      })
+    }
+  }
+  // On a failure, the batches in flight finish first: a retry must not run beside this run's leftovers.
+  const outcomes = await Promise.allSettled(Array.from({ length: Math.min(IN_FLIGHT, batches) }, worker))
+  const failed = outcomes.find((o) => o.status === 'rejected')
+  if (failed) throw failed.reason
   await markCompleted(sql, importId)
   return { stored, skipped }
 }
