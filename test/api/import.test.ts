@@ -473,3 +473,14 @@ test('4.6.2 an import holding the same observation twice stores it twice (observ
   t.is(res.body.points_duplicate, 3)
   t.is(res.body.points_accepted, 1, 'only the third copy of (c, n, 1) is new')
 })
+
+test('the OpenAPI document describes both import routes: the upload\'s media types, the preview, the 202, 413 and the progress record', async (t) => {
+  const res = await request(app.url, '/api/v1/openapi.json')
+  const post = res.body.paths['/api/v1/import/legacy'].post
+  t.deepEqual(Object.keys(post.requestBody.content).sort(), ['application/json', 'multipart/form-data', 'text/csv'])
+  t.regex(post.requestBody.content['text/csv'].schema.description, /8,000,000 bytes/)
+  for (const status of ['200', '202', '400', '401', '403', '413', '429']) t.truthy(post.responses[status], status)
+  t.deepEqual(post.parameters.map((p: any) => p.name).sort(), ['dryRun', 'kind'])
+  const get = res.body.paths['/api/v1/import/legacy/{id}'].get
+  t.truthy(get.responses['200'] && get.responses['404'])
+})
