@@ -97,7 +97,11 @@ function readDatasets(items: unknown[], base: Array<string | number>, statlist: 
     const where = [...base, i]
     if (!isObject(d)) throw unrecognised(`item ${i} of "${base.join('.') || 'the array'}" is not an object`)
     const [pkey, points] = field(d, 'points')
-    const list = Array.isArray(points) ? points : []
+    if (!Array.isArray(points)) {
+      rows.error(where, 'not a dataset: expected {"name", "points": [...]}')
+      return
+    }
+    const list = points
     rows.count(list.length)
     const [, name] = field(d, 'name')
     let kind = kindFromText(field(d, 'kind')[1])

@@ -161,7 +161,7 @@ export async function runImportBench(options: Partial<Options> & { log?: (line: 
             const status = ((await got.json()) as { import: { status: string; error: string | null } }).import
             if (status.status === 'completed') return
             if (status.status === 'failed') throw new Error(`import failed: ${status.error}`)
-            if (performance.now() - t0 > 120_000) throw new Error('import did not complete within 120 s')
+            if (performance.now() - t0 > 600_000) throw new Error('import did not complete within 600 s')
             await new Promise((resolve) => setTimeout(resolve, 50))
           }
         })
