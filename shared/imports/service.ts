@@ -6,7 +6,7 @@
 // gives back what was taken, so a refused import leaves nothing behind.
 import type { Config } from '../config.js'
 import type { Sql } from '../db.js'
-import { AppError, unavailable } from '../errors.js'
+import { AppError, conflict, unavailable } from '../errors.js'
 import { claimFreeSlot, type Account } from '../accounts/repo.js'
 import type { Limits } from '../ingest/limits.js'
 import { planOf } from '../plans.js'
@@ -65,6 +65,9 @@ export async function startImport(deps: ImportDeps, account: Account, file: Buff
       const made = await directory.create(account.id, newStats, plan0.trackedStats)
       if (!made) throw new AppError('quota', 'stat_limit', `plan limit reached: the ${plan0.name} plan tracks at most ${plan0.trackedStats} stats (stats were created while the import started; preview again)`)
       for (const r of made.values()) {
+        // A writer created the stat meanwhile, with the other kind: the plan's kinds no longer hold.
+        const planned = newStats.find((n) => n.name === r.stat.name)
+        if (!r.created && planned && planned.kind !== r.stat.kind) throw conflict('kind_conflict', `stat "${r.stat.name}" was just created as a ${r.stat.kind} by a write; preview the import again`)
         ids.set(r.stat.name, r.stat.id)
         if (r.created) created.push(r.stat.id)
       }
