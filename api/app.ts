@@ -15,6 +15,7 @@ import { dashboardRoutes } from './routes/dashboard.js'
 import { embedRoutes } from './routes/embed.js'
 import { exportRoutes } from './routes/export.js'
 import { healthRoutes } from './routes/health.js'
+import { importRoutes } from './routes/import.js'
 import { statAdminRoutes } from './routes/stat-admin.js'
 import { legacyRoutes } from './routes/legacy.js'
 import { queryRoutes } from './routes/query.js'
@@ -40,6 +41,7 @@ export function createRoutes(): Routes {
   queryRoutes(routes)
   analyticsRoutes(routes)
   billingRoutes(routes)
+  importRoutes(routes)
   return routes
 }
 

@@ -12,6 +12,7 @@ export const QUEUES = {
   deliver: '{deliver}',
   maintenance: '{maintenance}',
   billing: '{billing}',
+  imports: '{imports}',
 } as const
 export type QueueKey = keyof typeof QUEUES
 
@@ -96,6 +97,7 @@ export const RefreshRollups = z.object({})
 export const EvaluateAlerts = z.object({})
 export const DeliverAlert = z.object({ delivery_id: z.string().min(1) })
 export const SyncBilling = z.object({ customer_id: z.string().min(1).max(255) })
+export const ImportPoints = z.object({ import_id: z.uuid() })
 
 export const jobs = {
   'persist-points': {
@@ -140,6 +142,12 @@ export const jobs = {
     schema: SyncBilling,
     // Re-fetches the customer's subscription, so running it again is harmless: retried through a provider outage (about an hour).
     opts: { attempts: 12, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: true, removeOnFail: { age: 7 * 86_400 } },
+  },
+  'import-points': {
+    queue: 'imports',
+    schema: ImportPoints,
+    // Batches already stored are skipped on a retry, so retrying is safe; the last failure is recorded on the import.
+    opts: { attempts: 5, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: true, removeOnFail: { age: 7 * 86_400 } },
   },
 } as const satisfies Record<string, JobSpec>
 

@@ -51,6 +51,14 @@ export const PROBLEMS: Record<string, ProblemDoc> = {
   webhook_refused: p('invalid', 'The webhook or Slack URL is not allowed: not http(s), or it points at a private, loopback or otherwise non-public address.', 'Use a public URL; an operator can allow private targets with `WEBHOOK_ALLOW_PRIVATE=1`.'),
   signature_missing: p('invalid', 'A payment-provider webhook arrived without its `Stripe-Signature` header.', 'Only the payment provider calls this route; check the endpoint registered with it.'),
   signature_invalid: p('invalid', 'A payment-provider webhook\'s signature does not match its body, or its timestamp is too old.', 'Check that `STRIPE_WEBHOOK_SECRET` is the signing secret of the registered endpoint; nothing was changed.'),
+  // Import
+  import_empty: p('invalid', 'The uploaded file is empty.', 'Upload the file saved from the predecessor service or from this service\'s export.'),
+  import_unrecognised: p('invalid', 'The file is none of the formats import reads; `detail` says what was expected.', 'Upload an export JSON (the predecessor\'s or ours), a long CSV (stat,value,timestamp) or a wide CSV (Time,<stat>,...).'),
+  import_invalid_json: p('invalid', 'The file looks like JSON but does not parse; `detail` gives the line.', 'Fix the file at that line, or export it again.'),
+  import_invalid_csv: p('invalid', 'The CSV could not be read (an unclosed quote, for example); `detail` gives the line.', 'Fix the file at that line, or export it again.'),
+  import_too_many_points: p('invalid', 'The file holds more points than one import takes.', 'Split the file into several and import each.'),
+  malformed_multipart: p('invalid', 'The multipart/form-data body could not be read.', 'Send the file as the field `file` of a well-formed multipart body, or as the raw body.'),
+  missing_file: p('invalid', 'The multipart/form-data body has no field named `file`.', 'Name the upload field `file`.'),
   // Credentials
   unauthorized: p('unauthorized', 'No credentials, or an API key that does not exist or was revoked.', 'Send `Authorization: Bearer <API key>` with a live key (v1), or sign in.'),
   invalid_key: p('unauthorized', 'The legacy `ezkey`/`ukey` is neither a known e-mail address nor a live API key.', 'Check the key; create a new one under Keys if it was revoked.'),
@@ -70,6 +78,7 @@ export const PROBLEMS: Record<string, ProblemDoc> = {
   alert_not_found: p('not_found', 'No alert with that id in your account.', 'List alerts to find the id.'),
   share_not_found: p('not_found', 'The stat is not shared, or the share token is wrong or was rotated.', 'Ask the stat\'s owner for the current embed URL.'),
   confirmation_not_found: p('not_found', 'The e-mail confirmation link is unknown or was already used.', 'Use the newest confirmation e-mail, or recreate the alert.'),
+  import_not_found: p('not_found', 'No import with that id in your account.', 'Use the id the upload answered with.'),
   method_not_allowed: p('method_not_allowed', 'The path exists but not with this method.', 'Check the method against the API reference (/docs).'),
   already_subscribed: p('conflict', 'The account already has a live subscription.', 'Change or cancel the plan in the billing portal (`GET /api/billing/portal`).'),
   email_taken: p('conflict', 'An account with this e-mail address exists.', 'Sign in instead.'),

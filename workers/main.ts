@@ -13,6 +13,7 @@ import { onShutdown } from '../shared/shutdown.js'
 import type { Attempt, WorkerDeps } from './deps.js'
 import { deliverAlertJob } from './deliver-alert.js'
 import { evaluateAlertsJob } from './evaluate-alerts.js'
+import { importPointsJob } from './import-points.js'
 import { persistPointsJob } from './persist-points.js'
 import { purgeSessionsJob } from './purge-sessions.js'
 import { enforceRetentionJob } from './enforce-retention.js'
@@ -30,10 +31,11 @@ const handlers: { [N in JobName]: Handler<N> } = {
   'purge-sessions': purgeSessionsJob,
   'enforce-retention': enforceRetentionJob,
   'sync-billing': syncBillingJob,
+  'import-points': importPointsJob,
 }
 
 // Persist jobs running at once are committed together (workers/persist-points.ts); rollups run one at a time.
-const CONCURRENCY: Record<QueueKey, number> = { ingest: 32, rollups: 1, alerts: 1, deliver: 8, maintenance: 1, billing: 4 }
+const CONCURRENCY: Record<QueueKey, number> = { ingest: 32, rollups: 1, alerts: 1, deliver: 8, maintenance: 1, billing: 4, imports: 2 }
 
 /** Delivery retries: exponential from the job's delay, capped at an hour, with jitter so a receiver coming back is not hit by every retry at once. */
 function backoffStrategy(attemptsMade: number, _type?: string, _err?: Error, job?: MinimalJob): number {

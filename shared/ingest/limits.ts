@@ -230,6 +230,12 @@ export class Limits {
     return granted
   }
 
+  /** Today's allowance used so far, leases included (the import preview reads it without taking any). */
+  async pointsUsedToday(accountId: string): Promise<number> {
+    this.redisCalls++
+    return Number((await this.redis.get(this.dayKey(accountId))) ?? 0)
+  }
+
   /** Gives back points reserved for writes that were not accepted after all. */
   async refundPoints(accountId: string, n: number): Promise<void> {
     if (n <= 0) return
