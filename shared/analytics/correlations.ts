@@ -179,7 +179,9 @@ export async function correlations(sql: Db, accountId: string, plan: Pick<Plan, 
     omitted.push(`with ${targetN} hourly values, unrelated stats reach |coefficient| > ${chance} in about 1 comparison of 20; ${tried} comparison${tried === 1 ? '' : 's'} were made${q.max_lag ? ' (every lag counts)' : ''}, so roughly ${Math.round(tried / 20)} would pass it by chance alone even if no stat were related`)
   }
   return {
-    target: { stat_name: target.name, kind: target.kind, n: targetN },
+    target: target.name,
+    target_kind: target.kind,
+    target_n: targetN,
     window: { from: new Date(w.from * 1000).toISOString(), to: new Date(w.to * 1000).toISOString(), bucket_seconds: HOUR as 3600 },
     method: q.method,
     transform: q.transform,

@@ -187,7 +187,7 @@ export async function runAnalyticsBench(options: Partial<Options> & { log?: (l: 
         const body = await call(path)
         const compared = body.results.length + body.excluded.length
         if (compared !== cfg.corrStats) problems.push(`correlations ${name}: ${compared} stats compared, ${cfg.corrStats} expected`)
-        if (body.target.n < 700) problems.push(`correlations ${name}: the target rests on ${body.target.n} hours (about 719 expected)`)
+        if (body.target_n < 700) problems.push(`correlations ${name}: the target rests on ${body.target_n} hours (about 719 expected)`)
         const ms = await measure(n, () => call(path), 1)
         say(`correlations ${name}: p50 ${ms.p50} ms for ${compared} stats (reference: ${refRows} hourly rows read in ${bare.p50} ms; readHourly ${shared.p50} ms)`)
         out.push({ name: `correlations 1 vs ${cfg.corrStats}, 30 d, ${name}`, ms, reference: `read of the ${refRows.toLocaleString('en-US')} rollups_1h rows`, referenceMs: bare, targetMs: target,
