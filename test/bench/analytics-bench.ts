@@ -137,7 +137,7 @@ export async function runAnalyticsBench(options: Partial<Options> & { log?: (l: 
       DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix, PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'production',
     })
     seen.push(api)
-    await waitForHttp200(`http://${HOST}:${port}/api/v1/health`, api)
+    await waitForHttp200(`http://${HOST}:${port}/api/v1/health`, api, 120_000) // a loaded machine starts it slowly
     const call = async (path: string) => {
       const r = await get(port, path, acct.key)
       if (r.status !== 200) throw new Error(`GET ${path} answered HTTP ${r.status}: ${r.body.slice(0, 300)}`)
