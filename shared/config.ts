@@ -27,6 +27,9 @@ const Env = z.object({
   // Alert e-mail (confirmation links and deliveries). Without it, e-mail alerts cannot be created.
   SMTP_URL: z.string().regex(/^smtps?:\/\//, { error: 'must be an smtp:// or smtps:// URL' }).optional(),
   MAIL_FROM: z.string().default('Metrics alerts <alerts@localhost>'),
+  // Anomaly detection (decisions.md section 11): the sweep's schedule, and when a stat's rollup counts as stale.
+  ANOMALY_SWEEP_INTERVAL_SECONDS: int(1).default(300),
+  ANOMALY_STALE_AFTER_SECONDS: int(1).default(900),
 })
 
 export type Config = Readonly<{
@@ -46,6 +49,8 @@ export type Config = Readonly<{
   shutdownTimeoutMs: number
   smtpUrl: string | undefined
   mailFrom: string
+  anomalySweepIntervalSeconds: number
+  anomalyStaleAfterSeconds: number
 }>
 
 /** Thrown when the environment holds a bad value; the message names every bad variable. */
@@ -76,6 +81,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
+    anomalySweepIntervalSeconds: e.ANOMALY_SWEEP_INTERVAL_SECONDS,
+    anomalyStaleAfterSeconds: e.ANOMALY_STALE_AFTER_SECONDS,
   })
 }
 

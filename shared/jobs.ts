@@ -11,6 +11,7 @@ export const QUEUES = {
   alerts: '{alerts}',
   deliver: '{deliver}',
   maintenance: '{maintenance}',
+  anomalies: '{anomalies}',
 } as const
 export type QueueKey = keyof typeof QUEUES
 
@@ -19,7 +20,7 @@ export interface JobSpec {
   schema: z.ZodType
   opts: JobsOptions
   /** Set for jobs that run on a schedule, once per cluster (a BullMQ job scheduler). */
-  every?: (config: { alertEvalIntervalSeconds: number }) => number
+  every?: (config: { alertEvalIntervalSeconds: number; anomalySweepIntervalSeconds: number }) => number
 }
 
 export const PurgeSessions = z.object({})
@@ -93,6 +94,7 @@ export function pointsOf(data: z.infer<typeof PersistPoints>): QueuedPoint[] {
 export const RefreshRollups = z.object({})
 export const EvaluateAlerts = z.object({})
 export const DeliverAlert = z.object({ delivery_id: z.string().min(1) })
+export const AnomalySweep = z.object({})
 
 export const jobs = {
   'persist-points': {
@@ -125,6 +127,12 @@ export const jobs = {
     schema: PurgeSessions,
     opts: { attempts: 3, backoff: { type: 'exponential', delay: 10_000 }, removeOnComplete: 100, removeOnFail: 100 },
     every: () => 60 * 60 * 1000,
+  },
+  'anomaly-sweep': {
+    queue: 'anomalies',
+    schema: AnomalySweep,
+    opts: { attempts: 1, removeOnComplete: true, removeOnFail: 50 },
+    every: (config) => config.anomalySweepIntervalSeconds * 1000,
   },
 } as const satisfies Record<string, JobSpec>
 

@@ -9,7 +9,8 @@
 //                       outliers it contains; arms at 8 usable hours.
 //   streaming baseline  exponentially weighted mean and variance, persisted per stat,
 //                       updated once per hour after scoring, the update clamped to
-//                       mean +- 3 scales so that one spike does not poison it; arms at 8.
+//                       mean +- 3 scales and skipped for hours outside the normal range,
+//                       so that a spike does not poison it; arms at 8.
 //
 // Scale floors (the guard against flagging noise): the scale a deviation is
 // measured in is at least a share of the expected level (a constant non-zero gauge
@@ -86,10 +87,16 @@ export interface DetectorState {
   pending: { direction: Direction; hour: Hour } | null
   incident: OpenIncident | null
   lastDetectedAt: number | null
+  /**
+   * Hours flagged anomalous within the window: left out of the window baseline, so that a
+   * baseline does not learn the anomaly it is measuring (a level shift stays outside until
+   * it is recognised, and a burst does not widen the range for the week after it).
+   */
+  flagged: number[]
 }
 
 export const initialState = (): DetectorState => ({
-  lastHour: null, since: null, streaming: { n: 0, mean: 0, var: 0, nonzero: 0 }, pending: null, incident: null, lastDetectedAt: null,
+  lastHour: null, since: null, streaming: { n: 0, mean: 0, var: 0, nonzero: 0 }, pending: null, incident: null, lastDetectedAt: null, flagged: [],
 })
 
 /** What one detector says about one hour. */
@@ -247,7 +254,10 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, usable: re
   // Both armed: both must agree, and the milder of the two speaks (fewer false flags on noisy history).
   const pick = w && s ? (Math.abs(w.score) <= Math.abs(s.score) ? w : s) : w ?? s
   const detector: DetectorName | null = w && s ? 'both' : w ? 'window' : s ? 'streaming' : null
-  const next: DetectorState = { ...state, lastHour: t, streaming: updateStreaming(kind, state.streaming, x) }
+  const next: DetectorState = {
+    ...state, lastHour: t, streaming: updateStreaming(kind, state.streaming, x),
+    flagged: (state.flagged ?? []).filter((f) => f > t - WINDOW_HOURS * HOUR),
+  }
   if (!pick || !detector) {
     const why = wv.verdict === 'no_signal' ? `every one of the ${wv.samples} hours in the window is 0 (no_signal)` : `the window has ${wv.samples} of ${MIN_SAMPLES} usable hourly buckets (short)`
     return {
@@ -265,6 +275,9 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, usable: re
   const direction: Direction = score >= 0 ? 'spike' : 'dip'
   const outside = agree && Math.abs(score) >= MODERATE
   const strong = outside && Math.abs(score) >= STRONG
+  // An hour outside the range does not teach the streaming baseline (its variance would grow with every clamped
+  // outlier until a level shift looked normal within hours); a lasting change is learned by the level-shift re-seed.
+  if (outside) next.streaming = state.streaming
   const position = outside ? `${fmt(Math.abs(score))} deviations ${score > 0 ? 'above' : 'below'}` : `inside (${fmt(score)} deviations)`
   const explanation = `${hourLabel(t)}: ${fmt(x)} (${unit}) vs expected ${fmt(pick.expected)} (${describeBaseline(detector, wv.samples, state.streaming.n)}); ` +
     `normal range ${fmt(lower)} to ${fmt(upper)} (${MODERATE} x scale ${fmt(pick.scale)}); ${position}`
@@ -281,17 +294,20 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, usable: re
       const updated: OpenIncident = { ...inc, inside: 0, sameSide, ...(better ? { peak, explanation } : {}) }
       hour.anomalous = true
       next.lastDetectedAt = t
+      next.flagged = [...next.flagged, t]
       if (sameSide >= LEVEL_SHIFT_HOURS) {
         // A level shift: reported once, closed, and both baselines start again from the new level.
         closed = { startedAt: inc.startedAt, endedAt: t + HOUR, direction: inc.direction, detector: inc.detector, levelShift: true, peak: updated.peak, explanation: `${updated.explanation}; level shift: ${sameSide} hours in a row ${inc.direction === 'spike' ? 'above' : 'below'}, baselines re-seeded from the new level` }
         next.incident = null
         next.since = t - (sameSide - 1) * HOUR
         next.streaming = seedStreaming(kind, [])
+        next.flagged = []
       } else next.incident = updated
     } else {
       const inside = inc.inside + 1
       if (inside >= CLOSE_AFTER) {
-        closed = { startedAt: inc.startedAt, endedAt: t + HOUR, direction: inc.direction, detector: inc.detector, levelShift: false, peak: inc.peak, explanation: inc.explanation }
+        // It ended where the first of the inside hours began.
+        closed = { startedAt: inc.startedAt, endedAt: t - (inside - 1) * HOUR, direction: inc.direction, detector: inc.detector, levelShift: false, peak: inc.peak, explanation: inc.explanation }
         next.incident = null
       } else next.incident = { ...inc, inside, sameSide: 0 }
     }
@@ -306,6 +322,7 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, usable: re
     next.incident = opened
     next.pending = null
     next.lastDetectedAt = t
+    next.flagged = first ? [...next.flagged, first.t, t] : [...next.flagged, t]
     hour.anomalous = true
   } else {
     next.pending = outside ? { direction, hour } : null
@@ -313,13 +330,17 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, usable: re
   return { state: next, hour, opened, closed }
 }
 
-/** The usable baseline values for hour index i of a dense series starting at `from`. */
-export function usableBefore(values: ReadonlyArray<number | null>, from: number, i: number, since: number | null): number[] {
+/**
+ * The window baseline's input for hour index i of a dense series starting at `from`: the
+ * known values of the hours before it inside the window, after `since`, not `flagged`.
+ */
+export function usableBefore(values: ReadonlyArray<number | null>, from: number, i: number, since: number | null, flagged: readonly number[] = []): number[] {
   const lo = Math.max(0, i - (WINDOW_HOURS - 1), since === null ? 0 : Math.ceil((since - from) / HOUR))
+  const skip = flagged.length ? new Set(flagged.map((t) => (t - from) / HOUR)) : null
   const out: number[] = []
   for (let j = lo; j < i; j++) {
     const v = values[j]
-    if (v !== null && v !== undefined) out.push(v)
+    if (v !== null && v !== undefined && !skip?.has(j)) out.push(v)
   }
   return out
 }
@@ -362,7 +383,7 @@ export function replay(kind: Kind, state: DetectorState, values: ReadonlyArray<n
   for (let i = Math.max(0, lo); i < values.length; i++) {
     const t = from + i * HOUR
     const wasPending = st.pending
-    const r = stepHour(kind, st, t, usableBefore(values, from, i, st.since), values[i])
+    const r = stepHour(kind, st, t, usableBefore(values, from, i, st.since, st.flagged), values[i])
     st = r.state
     if (r.closed?.levelShift) st = reseedAfterShift(kind, st, values, from, i)
     // The first of two moderate hours becomes part of the incident it opened.
