@@ -7,6 +7,7 @@ import { requestLog } from './middleware/request-log.js'
 import { createRegistry } from './openapi.js'
 import { Routes } from './route.js'
 import { alertRoutes } from './routes/alerts.js'
+import { anomalyRoutes } from './routes/anomalies.js'
 import { apiKeyRoutes } from './routes/api-keys.js'
 import { authRoutes } from './routes/auth.js'
 import { dashboardRoutes } from './routes/dashboard.js'
@@ -36,6 +37,7 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContext> {
   exportRoutes(routes)
   dashboardRoutes(routes)
   alertRoutes(routes)
+  anomalyRoutes(routes)
 
   app.use(edgeBlock(deps.config.edgeBlockedUserAgents)) // before everything, as the edge would
   app.use(requestLog())

@@ -16,6 +16,8 @@ create table anomaly_state (
   window_verdict   text check (window_verdict in ('used', 'short', 'no_signal')),
   window_samples   integer,
   last_detected_at timestamptz,
+  -- What the detector said about the last hour it scored, in numbers.
+  last_explanation text,
   -- The whole detector state (shared/anomalies/detector.ts DetectorState): streaming baseline, open incident, re-seed point.
   detector         jsonb
 );

@@ -158,13 +158,14 @@ async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, o
     await tx`
       update anomaly_state st set last_hour = u.last_hour::timestamptz, reached_at = ${now}, evaluated_at = ${now},
         state = u.state, reason = u.reason, window_verdict = u.verdict, window_samples = u.samples::int,
-        last_detected_at = u.detected::timestamptz, detector = u.detector::jsonb
+        last_detected_at = u.detected::timestamptz, detector = u.detector::jsonb, last_explanation = u.explanation
       from unnest(${updates.map((u) => u.id)}::uuid[], ${updates.map((u) => iso(u.state.lastHour))}::text[],
                   ${updates.map((u) => (armed(u.last) ? 'evaluated' : 'skipped'))}::text[],
                   ${updates.map((u) => (armed(u.last) ? null : u.last.window.verdict))}::text[],
                   ${updates.map((u) => u.last.window.verdict)}::text[], ${updates.map((u) => String(u.last.window.samples))}::text[],
-                  ${updates.map((u) => iso(u.state.lastDetectedAt))}::text[], ${updates.map((u) => JSON.stringify(u.state))}::text[])
-        as u(id, last_hour, state, reason, verdict, samples, detected, detector)
+                  ${updates.map((u) => iso(u.state.lastDetectedAt))}::text[], ${updates.map((u) => JSON.stringify(u.state))}::text[],
+                  ${updates.map((u) => u.last.explanation)}::text[])
+        as u(id, last_hour, state, reason, verdict, samples, detected, detector, explanation)
       where st.stat_id = u.id`
   }
   const accounts = [...new Set(rows.map((r) => r.account_id))]
