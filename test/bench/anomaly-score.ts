@@ -1,7 +1,6 @@
 // Scoring a detector's flagged hours against labelled windows, and the plain
 // 3-sigma z-score reference measured beside it.
-import { standardDeviation } from 'simple-statistics'
-import { MIN_SAMPLES, usableBefore } from '../../shared/anomalies/detector.js'
+import { MIN_SAMPLES, WINDOW_HOURS } from '../../shared/anomalies/detector.js'
 import { replaySeries } from '../../shared/anomalies/backtest.js'
 import type { Kind } from '../../shared/stats/repo.js'
 
@@ -33,17 +32,27 @@ export function detectorFlags(kind: Kind, values: Array<number | null>, lo: numb
   return flags
 }
 
-/** Plain z-score: |x - mean| > 3 sample standard deviations of the same trailing window. */
+/** Plain z-score: |x - mean| > 3 sample standard deviations of the same trailing window (sliding sums, so the reference is cheap). */
 export function zscoreFlags(values: Array<number | null>, lo: number): boolean[] {
   const flags = new Array<boolean>(values.length).fill(false)
-  for (let i = lo; i < values.length; i++) {
+  let n = 0
+  let sum = 0
+  let sq = 0
+  const add = (v: number | null, sign: 1 | -1) => {
+    if (v === null) return
+    n += sign
+    sum += sign * v
+    sq += sign * v * v
+  }
+  for (let i = 0; i < values.length; i++) {
+    // The window of hour i: the WINDOW_HOURS - 1 hours before it, as the detector's.
+    if (i > 0) add(values[i - 1], 1)
+    if (i - WINDOW_HOURS >= 0) add(values[i - WINDOW_HOURS], -1)
     const x = values[i]
-    if (x === null) continue
-    const w = usableBefore(values, 0, i, null)
-    if (w.length < MIN_SAMPLES) continue
-    const mean = w.reduce((a, b) => a + b, 0) / w.length
-    const sd = standardDeviation(w) * Math.sqrt(w.length / (w.length - 1))
-    flags[i] = Math.abs(x - mean) > 3 * sd
+    if (i < lo || x === null || n < MIN_SAMPLES) continue
+    const mean = sum / n
+    const sd = Math.sqrt(Math.max(0, (sq - n * mean * mean) / (n - 1)))
+    flags[i] = Math.abs(x - mean) > 3 * sd + 1e-9 * Math.abs(mean)
   }
   return flags
 }
