@@ -21,7 +21,8 @@
 //      (readHourly), so the ratio shows what scoring adds to the read.
 //
 // Own database (metrics_bench_anomalies, dropped at the end) on the local PostgreSQL.
-// Env: BENCH_ANOMALY_SEED (20261123), BENCH_ANOMALY_PER_GROUP (40), BENCH_SWEEP_STATS (10000; 0 skips part 2), DATABASE_URL.
+// Env: BENCH_ANOMALY_SEED (20261123), BENCH_ANOMALY_PER_GROUP (40), BENCH_SWEEP_STATS (10000; 0 skips part 2),
+// BENCH_NAB_DIR (default ../shared/data/nab beside the project), DATABASE_URL.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -60,7 +61,8 @@ interface Results extends BenchResultsBase<Options> {
 }
 
 const here = dirname(fileURLToPath(import.meta.url))
-const NAB_DIR = resolve(here, '../../../shared/data/nab')
+/** `../shared/data/nab` beside the project (the team's shared folder), or BENCH_NAB_DIR. */
+const NAB_DIR = process.env.BENCH_NAB_DIR || resolve(here, '../../../shared/data/nab')
 
 function fromEnv(): Options {
   return { seed: envInt('BENCH_ANOMALY_SEED', 20261123, 0), perGroup: envInt('BENCH_ANOMALY_PER_GROUP', 40, 1), sweepStats: envInt('BENCH_SWEEP_STATS', 10_000, 0) }
