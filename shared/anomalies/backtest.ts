@@ -3,7 +3,7 @@
 // lead-in before the first scored hour only warms the streaming baseline, as
 // a stat's first sweep does, so the replay and the live sweep agree.
 import type { Kind } from '../stats/repo.js'
-import { HOUR, initialState, replay, warm, WINDOW_HOURS, type ClosedIncident, type DetectorState, type Hour, type OpenIncident } from './detector.js'
+import { initialState, replay, warm, WINDOW_HOURS, type ClosedIncident, type DetectorState, type Hour, type OpenIncident } from './detector.js'
 
 export interface ReplayedIncident {
   startedAt: number
@@ -57,4 +57,3 @@ export function replaySeries(kind: Kind, values: ReadonlyArray<number | null>, f
   return { state: r.state, hours: r.hours, incidents }
 }
 
-export { HOUR }

@@ -19,9 +19,10 @@
 // counters at least a Poisson standard deviation and 4 counts, so that a
 // counter with small expected counts needs a large absolute burst to be flagged.
 import { medianSorted, quantileSorted } from 'simple-statistics'
+import { HOUR } from '../stats/hourly.js'
 import type { Kind } from '../stats/repo.js'
 
-export const HOUR = 3_600
+export { HOUR }
 /** The trailing window in hours; the detector's baseline is this minus the hour scored. */
 export const WINDOW_HOURS = 168
 export const MIN_SAMPLES = 8
