@@ -22,6 +22,7 @@ import { queryRoutes } from './routes/query.js'
 import { statRoutes } from './routes/stats.js'
 import { writeRoutes } from './routes/writes.js'
 import { billingRoutes } from './routes/billing.js'
+import { anomalyRoutes } from './routes/anomalies.js'
 
 /** Every route with its OpenAPI entry; the app serves them and the reference documents them. */
 export function createRoutes(): Routes {
@@ -42,6 +43,7 @@ export function createRoutes(): Routes {
   analyticsRoutes(routes)
   billingRoutes(routes)
   importRoutes(routes)
+  anomalyRoutes(routes)
   return routes
 }
 

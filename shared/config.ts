@@ -49,6 +49,9 @@ const Env = z.object({
   STRIPE_PRICE_BUSINESS: z.string().min(1).optional(),
   // Only to point the SDK at another server (the local stand-in): http(s)://host[:port].
   STRIPE_API_BASE: z.string().url().optional(),
+  // Anomaly detection (decisions.md section 11): the sweep's schedule, and when a stat's rollup counts as stale.
+  ANOMALY_SWEEP_INTERVAL_SECONDS: int(1).default(300),
+  ANOMALY_STALE_AFTER_SECONDS: int(1).default(900),
 })
 
 export type Config = Readonly<{
@@ -79,6 +82,8 @@ export type Config = Readonly<{
     prices: Readonly<{ starter: string | undefined; pro: string | undefined; business: string | undefined }>
     apiBase: string | undefined
   }>
+  anomalySweepIntervalSeconds: number
+  anomalyStaleAfterSeconds: number
 }>
 
 /** Thrown when the environment holds a bad value; the message names every bad variable. */
@@ -124,6 +129,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       prices: Object.freeze({ starter: e.STRIPE_PRICE_STARTER, pro: e.STRIPE_PRICE_PRO, business: e.STRIPE_PRICE_BUSINESS }),
       apiBase: e.STRIPE_API_BASE,
     }),
+    anomalySweepIntervalSeconds: e.ANOMALY_SWEEP_INTERVAL_SECONDS,
+    anomalyStaleAfterSeconds: e.ANOMALY_STALE_AFTER_SECONDS,
   })
 }
 

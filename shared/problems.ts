@@ -70,6 +70,7 @@ export const PROBLEMS: Record<string, ProblemDoc> = {
   daily_point_limit: p('quota', 'The plan\'s points per day are used up (UTC day).', 'Wait for the next UTC day or upgrade the plan; nothing of this request was stored.'),
   stat_limit: p('quota', 'The plan\'s number of tracked stats is reached; writes to new stats are refused.', 'Delete stats you no longer need or upgrade; existing stats keep taking points.'),
   free_tier_full: p('quota', 'Every free-plan slot on this deployment is taken.', 'Upgrade to a paid plan to record data.'),
+  plan_lacks_anomaly_detection: p('forbidden', 'The plan does not include anomaly detection.', 'Upgrade to starter, pro or business; diagnostics still say why each stat is not scored.'),
   alert_limit: p('quota', 'The plan\'s number of alerts is reached.', 'Delete an alert or upgrade the plan.'),
   // Missing things
   not_found: p('not_found', 'The thing named in `detail` does not exist in your account.', 'Check the name or id; other accounts\' data is never visible.'),
