@@ -11,7 +11,8 @@ let app: TestApp
 test.before(async () => { app = await startTestApp() })
 test.after.always(() => app?.close())
 
-test('purge-sessions deletes sessions expired or revoked over a day ago, and keeps live ones', async (t) => {
+// Serial: the other test starts real workers, whose scheduled purge would otherwise race the direct call here.
+test.serial('purge-sessions deletes sessions expired or revoked over a day ago, and keeps live ones', async (t) => {
   const live = await signUp(app.url)
   const old = await signUp(app.url)
   await app.sql`update sessions set expires_at = now() - interval '2 days' where account_id = ${old.accountId}`
@@ -21,7 +22,7 @@ test('purge-sessions deletes sessions expired or revoked over a day ago, and kee
   t.deepEqual(rows.map((r) => r.account_id), [live.accountId])
 })
 
-test('two worker processes register the hourly schedule once, and a queued job runs through a real worker', async (t) => {
+test.serial('two worker processes register the hourly schedule once, and a queued job runs through a real worker', async (t) => {
   const w1 = await app.startWorkers()
   const w2 = await app.startWorkers()
   const redis = new Redis(app.config.redisUrl, { maxRetriesPerRequest: null })
