@@ -45,6 +45,9 @@ export async function startApi(config: Config, log: Logger, deps: AppDeps = crea
   const server = app.listen(config.port)
   server.keepAliveTimeout = 65_000 // longer than common load balancers' idle timeout
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject))
+  if (config.webhookAllowLoopback && !config.webhookAllowPrivate) {
+    log.info('development: webhook targets on loopback (127.0.0.1, ::1) are allowed; other private targets are refused (WEBHOOK_ALLOW_PRIVATE=0 refuses loopback too, =1 allows every private target)')
+  }
   const { port } = server.address() as AddressInfo
   const url = `http://127.0.0.1:${port}`
   const close = async () => {

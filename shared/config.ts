@@ -15,7 +15,8 @@ const Env = z.object({
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.:-]+$/).default('metrics'),
   PUBLIC_URL: z.string().url().optional(),
   LOG_LEVEL: z.enum(['error', 'warn', 'info', 'debug', 'silent']).default('info'),
-  WEBHOOK_ALLOW_PRIVATE: flag.default(false),
+  // Unset in development: loopback targets are allowed (local receivers), nothing else private.
+  WEBHOOK_ALLOW_PRIVATE: flag.optional(),
   ALERT_EVAL_INTERVAL_SECONDS: int(1).default(15),
   FREE_TIER_SLOTS: int(0).default(250),
   // An empty string means "block nothing", so it must stay distinguishable from unset.
@@ -42,6 +43,8 @@ export type Config = Readonly<{
   publicUrl: string | undefined
   logLevel: 'error' | 'warn' | 'info' | 'debug' | 'silent'
   webhookAllowPrivate: boolean
+  /** Loopback webhook targets allowed: with WEBHOOK_ALLOW_PRIVATE=1, and in development unless it is set to 0. */
+  webhookAllowLoopback: boolean
   alertEvalIntervalSeconds: number
   freeTierSlots: number
   edgeBlockedUserAgents: readonly string[]
@@ -73,7 +76,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redisPrefix: e.REDIS_PREFIX,
     publicUrl: e.PUBLIC_URL,
     logLevel: e.LOG_LEVEL,
-    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE ?? false,
+    webhookAllowLoopback: e.WEBHOOK_ALLOW_PRIVATE ?? e.NODE_ENV === 'development',
     alertEvalIntervalSeconds: e.ALERT_EVAL_INTERVAL_SECONDS,
     freeTierSlots: e.FREE_TIER_SLOTS,
     edgeBlockedUserAgents: Object.freeze(e.EDGE_BLOCKED_USER_AGENTS.split(',').map((s) => s.trim()).filter(Boolean)),

@@ -46,3 +46,19 @@ test('item 4: a Content-Encoding header on a body that is not compressed that wa
   t.is(res.status, 200)
   t.false(app.logs.some((l) => l.includes('unhandled error')), 'no 500 was logged')
 })
+
+test('item 5: alerts to IPv6 forms that embed loopback are refused at create, naming WEBHOOK_ALLOW_PRIVATE; nothing stored', async (t) => {
+  const strict = await app.another({ WEBHOOK_ALLOW_PRIVATE: '0' })
+  const user = await signUp(strict.url)
+  const { key } = await createKey(strict.url, user)
+  for (const url of ['http://[::ffff:0:7f00:1]/', 'http://[::ffff:0:127.0.0.1]/', 'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/', 'http://127.0.0.1:9/']) {
+    const res = await request(strict.url, '/api/v1/alerts', {
+      json: { stat_name: 's', condition_type: 'above', threshold: 1, channel: 'webhook', channel_config: { webhook_url: url } }, bearer: key,
+    })
+    t.is(res.status, 400, url)
+    t.is(res.body.code, 'webhook_refused')
+    t.regex(res.body.detail, /not a public one; only public targets are allowed \(WEBHOOK_ALLOW_PRIVATE=1 lifts this/, url)
+  }
+  const [{ n }] = await app.sql`select count(*)::int as n from alerts where account_id = ${user.accountId}`
+  t.is(n, 0)
+})
