@@ -3,6 +3,7 @@ import Koa from 'koa'
 import type { AppContext, AppDeps, AppState } from './context.js'
 import { edgeBlock } from './middleware/edge.js'
 import { errors } from './middleware/errors.js'
+import { securityHeaders } from './middleware/headers.js'
 import { requestLog } from './middleware/request-log.js'
 import { createRegistry } from './openapi.js'
 import { Routes } from './route.js'
@@ -37,7 +38,8 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContext> {
   dashboardRoutes(routes)
   alertRoutes(routes)
 
-  app.use(edgeBlock(deps.config.edgeBlockedUserAgents)) // before everything, as the edge would
+  app.use(securityHeaders())
+  app.use(edgeBlock(deps.config.edgeBlockedUserAgents)) // before everything else, as the edge would
   app.use(requestLog())
   app.use(errors())
   app.use(routes.router.routes())

@@ -68,6 +68,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`)
   }
   const e = parsed.data
+  // Links (embed URLs, e-mail confirmations) are built from PUBLIC_URL in production, never from a request's Host.
+  if (e.NODE_ENV === 'production' && !e.PUBLIC_URL) {
+    throw new ConfigError('invalid configuration:\n  PUBLIC_URL: required in production (the base of links the service hands out, e.g. https://metrics.example.com)')
+  }
   return Object.freeze({
     env: e.NODE_ENV,
     port: e.PORT,

@@ -2,6 +2,7 @@
 import { z } from 'zod'
 import { checkHealth } from '../../shared/health.js'
 import { parkedSummary } from '../../shared/points/parked.js'
+import { inlinePageCsp } from '../middleware/headers.js'
 import { docsPage, generateDocument } from '../openapi.js'
 import type { Routes } from '../route.js'
 
@@ -22,7 +23,6 @@ export function healthRoutes(routes: Routes): void {
       const health = await checkHealth(ctx.deps)
       const parked = health.checks.postgres.status === 'ok' ? await parkedSummary(ctx.deps.sql).catch(() => null) : null
       ctx.status = health.status === 'ok' ? 200 : 503
-      ctx.set('Cache-Control', 'no-store')
       ctx.body = { ...health, parked_points: parked }
     })
     .add({ method: 'get', path: '/api/v1/openapi.json', tag: 'reference', summary: 'This OpenAPI 3.1 document',
@@ -31,7 +31,9 @@ export function healthRoutes(routes: Routes): void {
       ctx.body = generateDocument(routes.registry, ctx.deps.config.publicUrl)
     })
   routes.router.get('/docs', (ctx) => {
+    const page = docsPage('/api/v1/openapi.json')
+    ctx.set('Content-Security-Policy', inlinePageCsp(page))
     ctx.type = 'html'
-    ctx.body = docsPage('/api/v1/openapi.json')
+    ctx.body = page
   })
 }
