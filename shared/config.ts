@@ -32,6 +32,9 @@ const Env = z.object({
   // further attempt waits a delay growing from 1 s to 1 min (shared/auth/throttle.ts).
   AUTH_ATTEMPTS_PER_ADDRESS: int(1).default(5),
   AUTH_ATTEMPTS_PER_CLIENT: int(1).default(30),
+  // How long a client may take to send a whole request (headers and body): API bodies are small, so a
+  // body still arriving after this is a slow client holding a connection, and is cut (408).
+  HTTP_REQUEST_TIMEOUT_MS: int(500).default(20_000),
 })
 
 export type Config = Readonly<{
@@ -55,6 +58,7 @@ export type Config = Readonly<{
   mailFrom: string
   authAttemptsPerAddress: number
   authAttemptsPerClient: number
+  httpRequestTimeoutMs: number
 }>
 
 /** Thrown when the environment holds a bad value; the message names every bad variable. */
@@ -92,6 +96,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mailFrom: e.MAIL_FROM,
     authAttemptsPerAddress: e.AUTH_ATTEMPTS_PER_ADDRESS,
     authAttemptsPerClient: e.AUTH_ATTEMPTS_PER_CLIENT,
+    httpRequestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
   })
 }
 

@@ -119,3 +119,54 @@ test('item 6: with PUBLIC_URL unset, a forged Host does not steer links; with it
   const { loadConfig } = await import('../../shared/config.js')
   t.throws(() => loadConfig({ NODE_ENV: 'production' }), { message: /PUBLIC_URL: required in production/ })
 })
+
+test('item 7: a body dripped slowly is cut after HTTP_REQUEST_TIMEOUT_MS, and health answers meanwhile', async (t) => {
+  const slow = await app.another({ HTTP_REQUEST_TIMEOUT_MS: '1000' })
+  const user = await signUp(slow.url)
+  const { key } = await createKey(slow.url, user)
+  const { connect } = await import('node:net')
+  const u = new URL(slow.url)
+  const socket = connect(Number(u.port), u.hostname)
+  const started = Date.now()
+  let received = ''
+  socket.on('data', (c) => (received += c.toString()))
+  const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now() - started)))
+  socket.write(`POST /api/v1/stats/s/count HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{`)
+  const drip = setInterval(() => socket.writable && socket.write(' '), 100)
+  const health = await request(slow.url, '/api/v1/health')
+  t.is(health.status, 200, 'health stays fine while the slow body is open')
+  const after = await closed
+  clearInterval(drip)
+  t.true(after < 4_000, `cut after ${after} ms`)
+  t.regex(received, /^HTTP\/1\.1 408/)
+  const [{ n }] = await app.sql`select count(*)::int as n from stats where account_id = ${user.accountId}`
+  t.is(n, 0, 'nothing stored')
+})
+
+test('item 7 (and issue 19 item 7): v1 writes, sign-up and login with a form, text or XML body get 415 saying the body must be JSON', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const cases: Array<[string, string, string]> = [
+    ['/api/v1/stats/s/count', 'text/plain', '{"count":1}'],
+    ['/api/v1/stats/s/value', 'application/x-www-form-urlencoded', 'value=1'],
+    ['/api/v1/points', 'application/xml', '<points/>'],
+    ['/api/v1/auth/signup', 'application/x-www-form-urlencoded', 'email=a%40b.co&password=correct+horse+battery'],
+    ['/api/v1/auth/login', 'text/plain', '{"email":"a@b.co","password":"x"}'],
+  ]
+  for (const [path, type, body] of cases) {
+    const res = await request(app.url, path, { body, headers: { 'content-type': type }, bearer: path.includes('/auth/') ? undefined : key })
+    t.is(res.status, 415, `${path} ${type}`)
+    t.is(res.body.code, 'unsupported_media_type')
+    t.is(res.body.detail, `request body must be JSON: send it with Content-Type: application/json (got ${type})`)
+  }
+  // curl -d without -H sends a form type; a body with no type at all is refused the same way.
+  const untyped = await fetch(`${app.url}/api/v1/stats/s/count`, { method: 'POST', body: new Blob(['{"count":1}']), headers: { authorization: `Bearer ${key}` } })
+  t.is(untyped.status, 415)
+  t.regex((await untyped.json()).detail, /got no Content-Type/)
+  const [{ n }] = await app.sql`select count(*)::int as n from stats where account_id = ${user.accountId}`
+  t.is(n, 0, 'nothing stored')
+  const [{ a }] = await app.sql`select count(*)::int as a from accounts where email = 'a@b.co'`
+  t.is(a, 0, 'no account')
+  t.is((await request(app.url, '/api/v1/stats/s/count', { json: { count: 1 }, bearer: key })).status, 200, 'JSON still works')
+  t.is((await request(app.url, '/api/v1/stats/s/share', { method: 'POST', bearer: key })).status, 201, 'a route without a body needs no type')
+})
