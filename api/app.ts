@@ -3,6 +3,7 @@ import Koa from 'koa'
 import type { AppContext, AppDeps, AppState } from './context.js'
 import { edgeBlock } from './middleware/edge.js'
 import { errors } from './middleware/errors.js'
+import { securityHeaders } from './middleware/headers.js'
 import { requestLog } from './middleware/request-log.js'
 import { docsRoutes } from './docs.js'
 import { createRegistry } from './openapi.js'
@@ -55,7 +56,8 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContext> {
 
   const routes = createRoutes()
 
-  app.use(edgeBlock(deps.config.edgeBlockedUserAgents)) // before everything, as the edge would
+  app.use(securityHeaders())
+  app.use(edgeBlock(deps.config.edgeBlockedUserAgents)) // before everything else, as the edge would
   app.use(requestLog())
   app.use(errors())
   app.use(routes.router.routes())

@@ -1,5 +1,6 @@
 // What every request handler can reach: the process's dependencies and the
 // per-request state set by middleware.
+import net from 'node:net'
 import type Koa from 'koa'
 import type { Redis } from 'ioredis'
 import type { Config } from '../shared/config.js'
@@ -55,7 +56,14 @@ export function accountOf(ctx: Ctx): Account {
   return ctx.state.account
 }
 
-/** The service's own base URL for links: PUBLIC_URL, else this request's host (never its Origin header). */
+/**
+ * The service's own base URL for links (embed URLs, e-mail links): PUBLIC_URL, which production
+ * requires; else (development, tests) the address this connection reached. Never the Host header:
+ * a client may name any host there, and the link would point at it.
+ */
 export function baseUrl(ctx: Ctx): string {
-  return ctx.deps.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`
+  if (ctx.deps.config.publicUrl) return ctx.deps.config.publicUrl.replace(/\/+$/, '')
+  const { localAddress = '127.0.0.1', localPort } = ctx.req.socket
+  const host = localAddress.replace(/^::ffff:/, '')
+  return `http://${net.isIPv6(host) ? `[${host}]` : host}:${localPort}`
 }

@@ -5,13 +5,26 @@ import Router from '@koa/router'
 import { koaBody } from 'koa-body'
 import type { OpenAPIRegistry, ResponseConfig } from '@asteasolutions/zod-to-openapi'
 import { z } from 'zod'
-import { invalid } from '../shared/errors.js'
+import { AppError, invalid } from '../shared/errors.js'
 import { assertStorableText } from '../shared/ingest/text.js'
 import { auth } from './middleware/auth.js'
 import { rateLimit } from './middleware/rate-limit.js'
 import type { AppContext, AppState, AuthKind, Ctx, Middleware } from './context.js'
 
 export const BODY_LIMIT = '256kb'
+
+/**
+ * The v1 routes read JSON only: a body of another type (a form, text, XML, or none declared, as
+ * `curl -d` sends) is a 415 saying so, rather than a validation error about missing fields.
+ */
+const requireJson: Middleware = async (ctx, next) => {
+  // ctx.is() is null when the request has no body at all (an empty POST is read as {}).
+  if (ctx.is('json') === false) {
+    const got = ctx.get('content-type') || 'no Content-Type'
+    throw new AppError('unsupported_media_type', 'unsupported_media_type', `request body must be JSON: send it with Content-Type: application/json (got ${got})`)
+  }
+  await next()
+}
 
 const jsonBody = koaBody({ json: true, urlencoded: false, text: false, multipart: false, jsonLimit: BODY_LIMIT, parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never })
 
@@ -56,7 +69,8 @@ function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: string): T
 
 const ERROR_TEXT: Record<number, string> = {
   400: 'Invalid input', 401: 'Missing or invalid credentials', 403: 'Not allowed (wrong kind of credential, CSRF, plan limit)',
-  404: 'Not found', 409: 'Conflict', 413: 'Body too large', 429: 'Rate limited', 503: 'A dependency is down',
+  404: 'Not found', 409: 'Conflict', 413: 'Body too large', 415: 'The body is not JSON (Content-Type: application/json)', 429: 'Rate limited',
+  503: 'A dependency is down',
 }
 
 /**
@@ -83,7 +97,7 @@ export class Routes {
     const chain: Middleware[] = []
     if (def.auth) chain.push(auth(...def.auth))
     if (def.rateLimited) chain.push(rateLimit())
-    if (def.body) chain.push(jsonBody as unknown as Middleware)
+    if (def.body) chain.push(requireJson, jsonBody as unknown as Middleware)
     chain.push(async (ctx) => {
       const params = (ctx as unknown as { params: Record<string, string> }).params
       assertStorableText(params, 'path')
@@ -110,7 +124,7 @@ export class Routes {
     for (const [status, r] of Object.entries(def.responses)) {
       responses[status] = r.schema ? { description: r.description, content: { 'application/json': { schema: r.schema } } } : { description: r.description }
     }
-    const errorStatuses = new Set([...(def.errors ?? []), ...(def.auth ? [401] : []), ...(def.body || def.query || def.upload ? [400] : [])])
+    const errorStatuses = new Set([...(def.errors ?? []), ...(def.auth ? [401] : []), ...(def.body || def.query || def.upload ? [400] : []), ...(def.body ? [415] : [])])
     for (const status of errorStatuses) responses[status] = { description: ERROR_TEXT[status] ?? 'Error', content: { 'application/problem+json': { schema: Problem } } }
     this.registry.registerPath({
       method: def.method,

@@ -1,5 +1,5 @@
 // The web process: builds the dependencies, listens, and shuts down gracefully on SIGTERM.
-import type { Server } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { pathToFileURL } from 'node:url'
 import { loadConfigOrExit, type Config } from '../shared/config.js'
@@ -42,9 +42,19 @@ export async function startApi(config: Config, log: Logger, deps: AppDeps = crea
   // Not awaited: with Redis down the API must still start (and say so on /health); ioredis subscribes once it connects.
   deps.directory.subscribe(config, deps.subscriber).catch((err) => log.warn('stat cache subscription failed', { error: err }))
   const app = createApp(deps)
-  const server = app.listen(config.port)
+  // Slow clients: Node's default lets a request take 300 s to arrive, so a client dripping a body holds a
+  // connection (and its buffers) that long. Headers must arrive within 10 s and the whole request within
+  // HTTP_REQUEST_TIMEOUT_MS, checked every second (Node's default check runs every 30 s); then 408 and close.
+  const requestTimeout = config.httpRequestTimeoutMs
+  const server = createServer({
+    requestTimeout, headersTimeout: Math.min(10_000, requestTimeout), connectionsCheckingInterval: Math.min(1_000, requestTimeout / 2),
+  }, app.callback())
+  server.listen(config.port)
   server.keepAliveTimeout = 65_000 // longer than common load balancers' idle timeout
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject))
+  if (config.webhookAllowLoopback && !config.webhookAllowPrivate) {
+    log.info('development: webhook targets on loopback (127.0.0.1, ::1) are allowed; other private targets are refused (WEBHOOK_ALLOW_PRIVATE=0 refuses loopback too, =1 allows every private target)')
+  }
   const { port } = server.address() as AddressInfo
   const url = `http://127.0.0.1:${port}`
   const close = async () => {

@@ -18,7 +18,8 @@ const Env = z.object({
   LOG_LEVEL: z.enum(['error', 'warn', 'info', 'debug', 'silent']).default('info'),
   // JSON lines for log collectors; short readable lines for a person at a terminal. Default: pretty in development.
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
-  WEBHOOK_ALLOW_PRIVATE: flag.default(false),
+  // Unset in development: loopback targets are allowed (local receivers), nothing else private.
+  WEBHOOK_ALLOW_PRIVATE: flag.optional(),
   ALERT_EVAL_INTERVAL_SECONDS: int(1).default(15),
   FREE_TIER_SLOTS: int(0).default(250),
   // An empty string means "block nothing", so it must stay distinguishable from unset.
@@ -52,6 +53,9 @@ const Env = z.object({
   // Anomaly detection (decisions.md section 11): the sweep's schedule, and when a stat's rollup counts as stale.
   ANOMALY_SWEEP_INTERVAL_SECONDS: int(1).default(300),
   ANOMALY_STALE_AFTER_SECONDS: int(1).default(900),
+  // How long a client may take to send a whole request (headers and body): API bodies are small, so a
+  // body still arriving after this is a slow client holding a connection, and is cut (408).
+  HTTP_REQUEST_TIMEOUT_MS: int(500).default(20_000),
 })
 
 export type Config = Readonly<{
@@ -64,6 +68,8 @@ export type Config = Readonly<{
   logLevel: 'error' | 'warn' | 'info' | 'debug' | 'silent'
   logFormat: 'json' | 'pretty'
   webhookAllowPrivate: boolean
+  /** Loopback webhook targets allowed: with WEBHOOK_ALLOW_PRIVATE=1, and in development unless it is set to 0. */
+  webhookAllowLoopback: boolean
   alertEvalIntervalSeconds: number
   freeTierSlots: number
   edgeBlockedUserAgents: readonly string[]
@@ -84,6 +90,7 @@ export type Config = Readonly<{
   }>
   anomalySweepIntervalSeconds: number
   anomalyStaleAfterSeconds: number
+  httpRequestTimeoutMs: number
 }>
 
 /** Thrown when the environment holds a bad value; the message names every bad variable. */
@@ -98,6 +105,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const e = parsed.data
   if (e.QUERY_LLM_BASE_URL && !e.QUERY_LLM_MODEL) throw new ConfigError('invalid configuration:\n  QUERY_LLM_MODEL: required when QUERY_LLM_BASE_URL is set')
+  // Links (embed URLs, e-mail confirmations) are built from PUBLIC_URL in production, never from a request's Host.
+  if (e.NODE_ENV === 'production' && !e.PUBLIC_URL) {
+    throw new ConfigError('invalid configuration:\n  PUBLIC_URL: required in production (the base of links the service hands out, e.g. https://metrics.example.com)')
+  }
   return Object.freeze({
     env: e.NODE_ENV,
     port: e.PORT,
@@ -107,7 +118,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: e.PUBLIC_URL,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT ?? (e.NODE_ENV === 'development' ? 'pretty' : 'json'),
-    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE ?? false,
+    webhookAllowLoopback: e.WEBHOOK_ALLOW_PRIVATE ?? e.NODE_ENV === 'development',
     alertEvalIntervalSeconds: e.ALERT_EVAL_INTERVAL_SECONDS,
     freeTierSlots: e.FREE_TIER_SLOTS,
     edgeBlockedUserAgents: Object.freeze(e.EDGE_BLOCKED_USER_AGENTS.split(',').map((s) => s.trim()).filter(Boolean)),
@@ -131,6 +143,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }),
     anomalySweepIntervalSeconds: e.ANOMALY_SWEEP_INTERVAL_SECONDS,
     anomalyStaleAfterSeconds: e.ANOMALY_STALE_AFTER_SECONDS,
+    httpRequestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
   })
 }
 

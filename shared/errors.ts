@@ -11,17 +11,19 @@ export type ErrorKind =
   | 'method_not_allowed'
   | 'conflict'
   | 'too_large'
+  | 'unsupported_media_type' // a body that is not the type the route reads (JSON on v1)
   | 'rate_limited'
   | 'unavailable'    // a dependency is down; the request may be retried
 
 export const ERROR_STATUS: Record<ErrorKind, number> = {
   invalid: 400, unauthorized: 401, forbidden: 403, quota: 403, not_found: 404, method_not_allowed: 405,
-  conflict: 409, too_large: 413, rate_limited: 429, unavailable: 503,
+  conflict: 409, too_large: 413, unsupported_media_type: 415, rate_limited: 429, unavailable: 503,
 }
 
 const TITLE: Record<ErrorKind, string> = {
   invalid: 'Bad Request', unauthorized: 'Unauthorized', forbidden: 'Forbidden', quota: 'Plan limit reached',
-  not_found: 'Not Found', method_not_allowed: 'Method Not Allowed', conflict: 'Conflict', too_large: 'Payload Too Large', rate_limited: 'Too Many Requests',
+  not_found: 'Not Found', method_not_allowed: 'Method Not Allowed', conflict: 'Conflict', too_large: 'Payload Too Large',
+  unsupported_media_type: 'Unsupported Media Type', rate_limited: 'Too Many Requests',
   unavailable: 'Service Unavailable',
 }
 

@@ -18,7 +18,8 @@ export const PROBLEMS: Record<string, ProblemDoc> = {
   // Input
   validation_failed: p('invalid', 'A field of the body or query string does not match the route\'s schema; `errors` lists every field at fault.', FIX_FIELD),
   malformed_body: p('invalid', 'The body could not be parsed, or is not a JSON object.', 'Send a JSON object with `Content-Type: application/json`.'),
-  unsupported_media_type: p('invalid', 'The body\'s content type is not one this route reads.', 'Send JSON with `Content-Type: application/json` (the legacy routes also read forms).'),
+  unsupported_media_type: p('unsupported_media_type', 'The body\'s content type is not one this route reads (v1 routes read JSON only).', 'Send JSON with `Content-Type: application/json` (the legacy routes also read forms).'),
+  unsupported_content_encoding: p('unsupported_media_type', 'The body\'s `Content-Encoding` is not one the service reads, or the body is not compressed the way the header says.', 'Send the body uncompressed, or as gzip, deflate or br with a matching header.'),
   missing_parameter: p('invalid', 'A required parameter is missing (on the legacy routes, a missing key answers 401 with this code).', 'Add the parameter named in `detail`.'),
   invalid_data: p('invalid', 'The `/ez` JSON batch\'s `data` is not an array of point objects.', 'Send `{"ezkey": ..., "data": [{"stat": ..., "count": ...}, ...]}`.'),
   batch_too_large: p('invalid', 'The batch holds more points than the route takes in one request.', 'Split the batch; the limit is in `detail`.'),

@@ -15,7 +15,8 @@ export function toAppError(err: unknown): AppError | null {
     return invalid('malformed_body', `request body could not be decompressed as its Content-Encoding says (${(err as Error).message}); send it compressed that way, or without the header`)
   }
   if (status === 413) return tooLarge()
-  if (status === 415) return invalid('unsupported_media_type', 'unsupported content type')
+  // The body parser's 415 is an encoding it cannot undo (Content-Encoding: compress).
+  if (status === 415) return new AppError('unsupported_media_type', 'unsupported_content_encoding', 'unsupported Content-Encoding: send the body uncompressed, or as gzip, deflate or br')
   // Body parsers: co-body marks its errors `expose`; JSON.parse's SyntaxError arrives with a status only.
   if (status === 400 && (e.expose || err instanceof SyntaxError)) return invalid('malformed_body', 'request body could not be parsed')
   return null

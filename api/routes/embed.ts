@@ -29,7 +29,6 @@ export function embedRoutes(routes: Routes): void {
     responses: { 200: { description: 'The stat and its buckets', schema: EmbedJson } }, errors: [404] },
   async (ctx, { params, query }) => {
     const { stat, w, points } = await sharedStat(ctx, params.statId, query)
-    ctx.set('Cache-Control', 'no-store')
     ctx.body = { stat: publicStat(stat), range: windowJson(w), points }
   })
   routes.add({ method: 'get', path: '/embed/:statId', operationId: 'getEmbedPageByStatId', tag: 'embed', summary: 'A shared stat\'s chart as an HTML page for an iframe', query: EmbedQuery,
@@ -37,7 +36,6 @@ export function embedRoutes(routes: Routes): void {
   async (ctx, { params, query }) => {
     const { stat, w, points } = await sharedStat(ctx, params.statId, query)
     ctx.set('Content-Security-Policy', EMBED_CSP)
-    ctx.set('Cache-Control', 'no-store')
     ctx.set('Referrer-Policy', 'no-referrer') // the token is in this page's URL
     ctx.type = 'html'
     ctx.body = embedPage(stat, w, points)

@@ -23,7 +23,6 @@ export function healthRoutes(routes: Routes): void {
       const health = await checkHealth(ctx.deps)
       const parked = health.checks.postgres.status === 'ok' ? await parkedSummary(ctx.deps.sql).catch(() => null) : null
       ctx.status = health.status === 'ok' ? 200 : 503
-      ctx.set('Cache-Control', 'no-store')
       ctx.body = { ...health, parked_points: parked }
     })
     .add({ method: 'get', path: '/api/v1/openapi.json', tag: 'reference', summary: 'This OpenAPI 3.1 document',

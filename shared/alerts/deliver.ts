@@ -19,7 +19,7 @@ function statLink(config: Pick<Config, 'publicUrl'>, name: string): string {
 }
 
 async function post(config: Config, url: string, body: string, headers: Record<string, string>): Promise<void> {
-  const res = await postJson(url, body, { 'content-type': 'application/json', 'user-agent': 'metrics-alerts/1', ...headers }, { allowPrivate: config.webhookAllowPrivate })
+  const res = await postJson(url, body, { 'content-type': 'application/json', 'user-agent': 'metrics-alerts/1', ...headers }, { allowPrivate: config.webhookAllowPrivate, allowLoopback: config.webhookAllowLoopback })
   if (res.status < 200 || res.status >= 300) throw new Error(`receiver answered HTTP ${res.status}`)
 }
 

@@ -5,9 +5,11 @@
 // (169.254.169.254), at Redis on 127.0.0.1 or at anything on the private
 // network. decisions.md section 8 / issue 5 part 5 set the rules:
 //   - http/https only, no credentials in the URL;
-//   - refuse loopback, private, link-local, CGNAT, multicast, unspecified,
-//     documentation/benchmark and metadata addresses, at create time
-//     (checkTarget) and again at every delivery (postJson);
+//   - refuse every address that is not global unicast (loopback, private,
+//     link-local, CGNAT, multicast, unspecified, documentation, benchmark,
+//     metadata, and the IPv6 forms that embed an IPv4 address), classified
+//     by ipaddr.js, at create time (checkTarget) and again at every delivery
+//     (postJson);
 //   - DNS rebinding: a name can resolve to a public address when checked and
 //     to 127.0.0.1 a second later. So postJson resolves the name ONCE, checks
 //     that answer, and makes the socket connect to exactly that address
@@ -17,12 +19,14 @@
 //     it would reach a target that was never checked);
 //   - bounded cost: connect timeout, total timeout, response body capped.
 // Only WEBHOOK_ALLOW_PRIVATE=1 (callers pass allowPrivate) lifts the address
-// rule; the scheme and credential rules always apply.
+// rule, and in development loopback is allowed by default (allowLoopback);
+// the scheme and credential rules always apply.
 
 import dns from 'node:dns'
 import http from 'node:http'
 import https from 'node:https'
 import net from 'node:net'
+import ipaddr from 'ipaddr.js'
 
 /** Same shape as `dns.lookup(hostname, { all: true }, cb)`; injectable so tests never need real DNS. */
 export type LookupFn = (
@@ -57,78 +61,28 @@ export class EgressFailed extends Error {
 
 // ---------------------------------------------------------------- addresses
 
-// Ranges that are not a "public internet host": anything a webhook could use
-// to reach us, our neighbours or infrastructure. Documentation/benchmark ranges
-// are included because nothing legitimate lives there.
-const blocked = new net.BlockList()
-for (const [net4, prefix] of [
-  ['0.0.0.0', 8], // "this network"; 0.0.0.0 connects to localhost on Linux
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10], // CGNAT
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16], // link-local, incl. cloud metadata 169.254.169.254
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // TEST-NET-1
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // TEST-NET-2
-  ['203.0.113.0', 24], // TEST-NET-3
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, incl. 255.255.255.255 broadcast
-] as const) blocked.addSubnet(net4, prefix, 'ipv4')
-for (const [net6, prefix] of [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
-  ['64:ff9b::', 96], // NAT64: the gateway would reach any IPv4, private included
-  ['64:ff9b:1::', 48], // local-use NAT64
-  ['100::', 64], // discard-only
-  ['2001:db8::', 32], // documentation
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local (metadata on some clouds: fd00:ec2::254 is in fc00::/7)
-  ['fec0::', 10], // deprecated site-local, still routed by some stacks
-  ['ff00::', 8], // multicast
-] as const) blocked.addSubnet(net6, prefix, 'ipv6')
-
-/** Expands an IPv6 literal (no zone) into 8 16-bit groups; null if malformed. */
-function ipv6Groups(ip: string): number[] | null {
-  let s = ip
-  const tail: number[] = []
-  const dotted = s.match(/^(.*:)(\d+\.\d+\.\d+\.\d+)$/) // embedded dotted quad, e.g. ::ffff:127.0.0.1
-  if (dotted) {
-    if (!net.isIPv4(dotted[2])) return null
-    const [a, b, c, d] = dotted[2].split('.').map(Number)
-    tail.push((a << 8) | b, (c << 8) | d)
-    s = dotted[1].endsWith('::') ? dotted[1] : dotted[1].slice(0, -1)
-  }
-  const halves = s.split('::')
-  if (halves.length > 2) return null
-  const parse = (h: string) => (h === '' ? [] : h.split(':').map((g) => parseInt(g, 16)))
-  const head = parse(halves[0])
-  const rest = halves.length === 2 ? parse(halves[1]) : []
-  const fill = 8 - tail.length - head.length - rest.length
-  if (fill < 0 || (halves.length === 1 && fill !== 0)) return null
-  const groups = [...head, ...Array(halves.length === 2 ? fill : 0).fill(0), ...rest, ...tail]
-  return groups.length === 8 && groups.every((g) => g >= 0 && g <= 0xffff) ? groups : null
+/**
+ * The range an address belongs to, as ipaddr.js names it: 'unicast' for a
+ * global unicast address, else 'loopback', 'private', 'linkLocal',
+ * 'uniqueLocal', 'carrierGradeNat', 'rfc6145', 'teredo', '6to4', 'rfc6052'...
+ * The ranges are the library's, kept up to date with IANA's special-purpose
+ * registries, not a list of our own. An IPv4-mapped address (::ffff:a.b.c.d,
+ * how a dual-stack socket names an IPv4 peer) is judged by the IPv4 address
+ * inside. Every other form that embeds an IPv4 address (IPv4-translated
+ * ::ffff:0:a.b.c.d, NAT64, 6to4, Teredo, whose client address is inverted)
+ * is its own range, not 'unicast', so it is refused whatever it embeds. Null
+ * for anything that is not a plain IP literal (a zone id included).
+ */
+export function addressRange(ip: string): string | null {
+  if (!net.isIP(ip) || ip.includes('%')) return null
+  let addr = ipaddr.parse(ip)
+  if (addr instanceof ipaddr.IPv6 && addr.isIPv4MappedAddress()) addr = addr.toIPv4Address()
+  return addr.range()
 }
 
-/**
- * True unless `ip` is a public unicast address. IPv4-mapped (::ffff:a.b.c.d),
- * IPv4-compatible (::a.b.c.d) and 6to4 (2002:AABB:CCDD::) forms are judged by
- * the IPv4 address inside, since that is where the packets end up. Anything
- * that is not a valid IP literal (or carries a zone id) counts as private:
- * fail closed.
- */
+/** True unless `ip` is a global unicast address; anything that is not an IP literal fails closed. */
 export function isPrivateAddress(ip: string): boolean {
-  if (net.isIPv4(ip)) return blocked.check(ip, 'ipv4')
-  if (!net.isIPv6(ip) || ip.includes('%')) return true
-  const g = ipv6Groups(ip)
-  if (!g) return true
-  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`
-  const zeros = (n: number) => g.slice(0, n).every((x) => x === 0)
-  if (zeros(5) && (g[5] === 0xffff || g[5] === 0)) return isPrivateAddress(v4(g[6], g[7])) // mapped / compatible (covers :: and ::1 too)
-  if (g[0] === 0x2002) return isPrivateAddress(v4(g[1], g[2])) // 6to4
-  return blocked.check(ip, 'ipv6')
+  return addressRange(ip) !== 'unicast'
 }
 
 // ---------------------------------------------------------------- targets
@@ -150,29 +104,39 @@ function parseTarget(raw: string): Target {
 
 const defaultLookup: LookupFn = (hostname, options, callback) => dns.lookup(hostname, options, callback)
 
+/** Which non-public targets a deployment allows: WEBHOOK_ALLOW_PRIVATE=1 all of them, development loopback by default. */
+export interface AddressRule {
+  allowPrivate: boolean
+  /** Loopback only (127.0.0.0/8, ::1): local receivers in development. */
+  allowLoopback?: boolean
+}
+
+const allowed = (range: string | null, rule: AddressRule) =>
+  rule.allowPrivate || range === 'unicast' || (rule.allowLoopback === true && range === 'loopback')
+
 /** Resolves once and applies the address rule to every answer (a name with one private answer is refused). */
-async function resolveTarget(t: Target, allowPrivate: boolean, lookup: LookupFn = defaultLookup): Promise<dns.LookupAddress[]> {
+async function resolveTarget(t: Target, rule: AddressRule, lookup: LookupFn = defaultLookup): Promise<dns.LookupAddress[]> {
   const addresses = t.isLiteral
     ? [{ address: t.hostname, family: net.isIP(t.hostname) }] // literal: no DNS at all
     : await new Promise<dns.LookupAddress[]>((resolve, reject) =>
         lookup(t.hostname, { all: true }, (err, res) =>
           err || !res?.length ? reject(new EgressRefused('dns', `host ${t.hostname} does not resolve`)) : resolve(res)))
-  if (!allowPrivate) {
-    const bad = addresses.find((a) => isPrivateAddress(a.address))
-    if (bad) throw new EgressRefused('private_address', `host ${t.hostname} resolves to a private or internal address (${bad.address})`)
+  const bad = addresses.find((a) => !allowed(addressRange(a.address), rule))
+  if (bad) {
+    throw new EgressRefused('private_address', `host ${t.hostname} resolves to ${bad.address}, a ${addressRange(bad.address) ?? 'non-IP'} address, not a public one; ` +
+      'only public targets are allowed (WEBHOOK_ALLOW_PRIVATE=1 lifts this, for development and tests)')
   }
   return addresses
 }
 
 /** Checks a URL at alert creation: http/https only, no credentials in the URL, host resolves, and (unless allowPrivate) every resolved address is public. */
-export async function checkTarget(url: string, opts: { allowPrivate: boolean; lookup?: LookupFn }): Promise<void> {
-  await resolveTarget(parseTarget(url), opts.allowPrivate, opts.lookup)
+export async function checkTarget(url: string, opts: AddressRule & { lookup?: LookupFn }): Promise<void> {
+  await resolveTarget(parseTarget(url), opts, opts.lookup)
 }
 
 // ---------------------------------------------------------------- delivery
 
-export interface PostOptions {
-  allowPrivate: boolean
+export interface PostOptions extends AddressRule {
   /** TCP connect budget (default 5 s). */
   connectTimeoutMs?: number
   /** Whole request budget from start to the end of the (capped) body (default 10 s). */
@@ -193,7 +157,7 @@ export async function postJson(
   url: string, body: string, headers: Record<string, string>, opts: PostOptions,
 ): Promise<{ status: number; body: string }> {
   const target = parseTarget(url)
-  const [pinned] = await resolveTarget(target, opts.allowPrivate, opts.lookup)
+  const [pinned] = await resolveTarget(target, opts, opts.lookup)
   const connectTimeoutMs = opts.connectTimeoutMs ?? 5_000
   const timeoutMs = opts.timeoutMs ?? 10_000
   const maxBytes = opts.maxResponseBytes ?? 64 * 1024

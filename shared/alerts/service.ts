@@ -22,7 +22,7 @@ export async function createAlert(deps: AlertDeps, account: Account, body: Creat
   const target = body.channel_config.webhook_url ?? body.channel_config.slack_webhook_url
   if (target) {
     try {
-      await checkTarget(target, { allowPrivate: config.webhookAllowPrivate })
+      await checkTarget(target, { allowPrivate: config.webhookAllowPrivate, allowLoopback: config.webhookAllowLoopback })
     } catch (err) {
       if (err instanceof EgressRefused) throw invalid('webhook_refused', `channel_config: ${err.message}`)
       throw err

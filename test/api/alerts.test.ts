@@ -236,7 +236,7 @@ test('6.5 SSRF: the refusal names the reason (private address, scheme)', async (
   const meta = await request(strict.url, '/api/v1/alerts', { json: webhookBody({ channel_config: { webhook_url: 'http://169.254.169.254/' } }), bearer: u.key })
   t.is(meta.status, 400)
   t.is(meta.body.code, 'webhook_refused')
-  t.regex(meta.body.detail, /private or internal/)
+  t.regex(meta.body.detail, /a linkLocal address, not a public one; .*WEBHOOK_ALLOW_PRIVATE=1/)
   const ftp = await request(strict.url, '/api/v1/alerts', { json: webhookBody({ channel_config: { webhook_url: 'ftp://example.com/x' } }), bearer: u.key })
   t.is(ftp.status, 400)
   t.regex(ftp.body.detail, /scheme/)

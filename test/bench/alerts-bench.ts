@@ -467,7 +467,7 @@ export async function runAlertsBench(options: AlertsBenchOptions = {}): Promise<
     await db.unsafe('vacuum (analyze) alerts, alert_deliveries, stats, points')
 
     if (cfg.latencyAlerts > 0) {
-      const env = { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix, LOG_LEVEL: 'warn', NODE_ENV: 'production', WEBHOOK_ALLOW_PRIVATE: '1' }
+      const env = { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix, LOG_LEVEL: 'warn', NODE_ENV: 'production', PUBLIC_URL: 'http://127.0.0.1', WEBHOOK_ALLOW_PRIVATE: '1' }
       results.latency = await stage('latency', () => latencyPart(db, children, seen, env, cfg, say, problems)).catch((err: Error) => ({ error: err.message }))
     }
     for (const c of seen) {

@@ -279,7 +279,7 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
   const startApi = async (name: string): Promise<{ child: Child; port: number }> => {
     const port = await freePort()
     const child = children.start(name, 'api/server.ts', {
-      DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix, PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix, PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'production', PUBLIC_URL: 'http://127.0.0.1',
     })
     seen.push(child)
     await waitForHttp200(`http://${HOST}:${port}/api/v1/health`, child)

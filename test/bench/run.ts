@@ -120,7 +120,7 @@ async function startWeb(script: string, name: string, extraEnv: (port: number) =
 }
 
 function serviceEnv(e: BenchEnv): Record<string, string> {
-  return { DATABASE_URL: e.databaseUrl, REDIS_URL: e.redisUrl, REDIS_PREFIX: e.redisPrefix, LOG_LEVEL: 'warn', NODE_ENV: 'production' }
+  return { DATABASE_URL: e.databaseUrl, REDIS_URL: e.redisUrl, REDIS_PREFIX: e.redisPrefix, LOG_LEVEL: 'warn', NODE_ENV: 'production', PUBLIC_URL: 'http://127.0.0.1' }
 }
 
 /** One write and one read through the service, so a missing route fails with a clear message instead of a table of errors. */

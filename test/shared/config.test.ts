@@ -25,3 +25,11 @@ test('EDGE_BLOCKED_USER_AGENTS: empty blocks none; a list is split on commas', (
   t.deepEqual(loadConfig({ EDGE_BLOCKED_USER_AGENTS: '' }).edgeBlockedUserAgents, [])
   t.deepEqual(loadConfig({ EDGE_BLOCKED_USER_AGENTS: 'BadBot/, Other/' }).edgeBlockedUserAgents, ['BadBot/', 'Other/'])
 })
+
+test('issue 19 item 4: loopback webhook targets are allowed in development unless WEBHOOK_ALLOW_PRIVATE=0; 1 allows every private target', (t) => {
+  t.like(loadConfig({}), { webhookAllowPrivate: false, webhookAllowLoopback: true })
+  t.like(loadConfig({ WEBHOOK_ALLOW_PRIVATE: '0' }), { webhookAllowPrivate: false, webhookAllowLoopback: false })
+  t.like(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://metrics.example' }), { webhookAllowPrivate: false, webhookAllowLoopback: false })
+  t.like(loadConfig({ NODE_ENV: 'test' }), { webhookAllowPrivate: false, webhookAllowLoopback: false })
+  t.like(loadConfig({ WEBHOOK_ALLOW_PRIVATE: '1' }), { webhookAllowPrivate: true, webhookAllowLoopback: true })
+})

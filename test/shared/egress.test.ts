@@ -90,6 +90,10 @@ test('isPrivateAddress: internal IPv6 ranges and IPv4 embedded in IPv6 are priva
     '::', '::1', 'fc00::1', 'fd00:ec2::254', 'fe80::1', 'febf::1', 'ff02::1', '2001:db8::1', '64:ff9b::a00:1', '64:ff9b::808:808',
     '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:169.254.169.254', '::ffff:a9fe:a9fe', '::ffff:10.0.0.1', '::127.0.0.1',
     '0:0:0:0:0:ffff:7f00:0001', '2002:7f00:1::1', '2002:a9fe:a9fe::',
+    // Issue 10 item 5: IPv4-translated (::ffff:0:0/96) and Teredo (client 127.0.0.1, inverted), and every
+    // other form that embeds an IPv4 address, whatever it embeds: only global unicast is allowed.
+    '::ffff:0:7f00:1', '::ffff:0:127.0.0.1', '::ffff:0:808:808', '2001:0:4136:e378:8000:63bf:80ff:fffe', '2001::1',
+    '2002:808:808::1', '64:ff9b:1::1', '2001:2::1', '100::1', 'fec0::1', '5f00::1',
   ]) t.true(isPrivateAddress(ip), ip)
 })
 
@@ -97,7 +101,7 @@ test('isPrivateAddress: public addresses are not private, boundaries included', 
   for (const ip of [
     '8.8.8.8', '1.1.1.1', '9.255.255.255', '11.0.0.0', '100.63.255.255', '100.128.0.0', '126.255.255.255', '128.0.0.0',
     '169.253.255.255', '172.15.255.255', '172.32.0.0', '192.0.1.1', '192.169.0.0', '198.17.255.255', '198.20.0.0', '223.255.255.255',
-    '2606:4700:4700::1111', '2a00:1450:4001::200e', '::ffff:8.8.8.8', '::ffff:808:808', '2002:808:808::1',
+    '2606:4700:4700::1111', '2a00:1450:4001::200e', '::ffff:8.8.8.8', '::ffff:808:808', '2001:4860:4860::8888',
   ]) t.false(isPrivateAddress(ip), ip)
 })
 
@@ -119,6 +123,9 @@ const refusedLiterals = [
   'https://0x7f.1/',
   'http://192.168.1.1/',
   'http://100.64.0.1/',
+  'http://[::ffff:0:7f00:1]/',
+  'http://[::ffff:0:127.0.0.1]/',
+  'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/',
 ]
 
 for (const url of refusedLiterals) {
@@ -334,4 +341,21 @@ test('a closed port fails quickly', async (t) => {
   t.is(err!.code, 'network')
   t.is((err!.cause as NodeJS.ErrnoException).code, 'ECONNREFUSED')
   t.true(Date.now() - started < 1_000)
+})
+
+test.serial('issue 19 item 4: allowLoopback (development) allows loopback only; every refusal names WEBHOOK_ALLOW_PRIVATE', async (t) => {
+  const dev = { allowPrivate: false, allowLoopback: true }
+  await t.notThrowsAsync(checkTarget('http://127.0.0.1:8080/', dev))
+  await t.notThrowsAsync(checkTarget('http://[::1]:8080/', dev))
+  await t.notThrowsAsync(checkTarget('http://[::ffff:127.0.0.1]:8080/', dev))
+  const sockets = await countConnects(async () => {
+    for (const url of ['http://10.0.0.1/', 'http://169.254.169.254/', 'http://[::ffff:0:7f00:1]/', 'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/']) {
+      const err = await t.throwsAsync(checkTarget(url, dev), { instanceOf: EgressRefused })
+      t.is(err!.code, 'private_address', url)
+      t.regex(err!.message, /WEBHOOK_ALLOW_PRIVATE=1/, url)
+    }
+    const strictErr = await t.throwsAsync(postJson('http://127.0.0.1:9/', '{}', {}, strict), { instanceOf: EgressRefused })
+    t.is(strictErr!.message, 'host 127.0.0.1 resolves to 127.0.0.1, a loopback address, not a public one; only public targets are allowed (WEBHOOK_ALLOW_PRIVATE=1 lifts this, for development and tests)')
+  })
+  t.is(sockets, 0)
 })

@@ -399,7 +399,7 @@ test('6.5 egress is checked again at delivery: with WEBHOOK_ALLOW_PRIVATE=0 on t
     return r && r.attempts >= 1 ? r : null
   }, 'a refused attempt')
   t.is(row.status, 'queued')
-  t.regex(row.last_error ?? '', /private or internal/)
+  t.regex(row.last_error ?? '', /a loopback address, not a public one; .*WEBHOOK_ALLOW_PRIVATE=1/)
   await sleep(1_000)
   t.is(s.receiver.requests.length, 0)
   t.is((await request(permissive.url, `/api/v1/alerts/${s.alertId}`, { method: 'DELETE', bearer: s.key })).status, 204)
