@@ -43,7 +43,8 @@ export interface RunningWorkers {
 
 /** Starts processing every queue and registers the schedules (idempotent across processes). */
 export async function startWorkers(config: Config, log: Logger): Promise<RunningWorkers> {
-  const sql = createSql(config.databaseUrl, { applicationName: 'metrics-worker' })
+  // Rollup refreshes and alert evaluation over long ranges may take longer than a request should.
+  const sql = createSql(config.databaseUrl, { applicationName: 'metrics-worker', statementTimeoutSeconds: 120 })
   const producerRedis = createRedis(config)
   const queues = new Queues(config, producerRedis)
   const deps: WorkerDeps = { config, sql, log, queues }
