@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url'
 import type { Redis } from 'ioredis'
 import { loadConfigOrExit, type Config } from '../shared/config.js'
 import { createSql } from '../shared/db.js'
-import { jobs, parseJob, QUEUES, isJobName, type JobData, type JobName, type JobSpec, type QueueKey } from '../shared/jobs.js'
+import { parseJob, QUEUES, isJobName, type JobData, type JobName, type QueueKey } from '../shared/jobs.js'
 import { createLogger, type Logger } from '../shared/log.js'
 import { Queues } from '../shared/queues.js'
 import { createRedis, createWorkerRedis } from '../shared/redis.js'
@@ -37,6 +37,9 @@ function backoffStrategy(attemptsMade: number, _type?: string, _err?: Error, job
   return Math.round(Math.min(3_600_000, base * 2 ** Math.max(0, attemptsMade - 1)) * (0.5 + Math.random() * 0.5))
 }
 
+/** How often the worker checks that Redis still holds the job schedules (besides on every reconnect). */
+const SCHEDULE_CHECK_MS = 30_000
+
 export interface RunningWorkers {
   close(): Promise<void>
 }
@@ -49,11 +52,17 @@ export async function startWorkers(config: Config, log: Logger): Promise<Running
   const queues = new Queues(config, producerRedis)
   const deps: WorkerDeps = { config, sql, log, queues }
 
-  for (const [name, spec] of Object.entries(jobs)) {
-    if (!('every' in spec)) continue
-    // A job scheduler is stored in Redis under a fixed id, so every worker process upserting it leaves exactly one.
-    await queues.get(spec.queue).upsertJobScheduler(name, { every: (spec.every as NonNullable<JobSpec['every']>)(config) }, { name, data: {}, opts: spec.opts })
+  // Schedules live in Redis: one that restarted empty (a managed Redis after a failover) has none, and nothing would
+  // refresh rollups, evaluate alerts or purge sessions. So they are checked on every (re)connect and periodically.
+  const ensureSchedules = async (update = false) => {
+    const registered = await queues.ensureSchedules(config, { update })
+    if (registered.length && !update) log.warn('job schedules were missing from Redis (restarted empty?): registered again', { schedules: registered })
   }
+  await ensureSchedules(true).catch((err: Error) => log.warn('could not register the job schedules yet; retrying once Redis answers', { error: err.message }))
+  const onReady = () => void ensureSchedules().catch(() => {})
+  producerRedis.on('ready', onReady)
+  const scheduleCheck = setInterval(onReady, SCHEDULE_CHECK_MS)
+  scheduleCheck.unref()
 
   const connections: Redis[] = []
   const workers = (Object.keys(QUEUES) as QueueKey[]).map((key) => {
@@ -78,6 +87,8 @@ export async function startWorkers(config: Config, log: Logger): Promise<Running
 
   return {
     async close() {
+      clearInterval(scheduleCheck)
+      producerRedis.off('ready', onReady)
       // Worker.close() waits for the jobs in progress to finish.
       await Promise.all(workers.map((w) => w.close()))
       await queues.close()
