@@ -7,13 +7,15 @@ import { jobs, parseJob, QUEUES, type JobData, type JobName, type JobSpec, type 
 export class Queues {
   private readonly open = new Map<QueueKey, Queue>()
 
-  constructor(private readonly config: Pick<Config, 'redisPrefix'>, private readonly connection: Redis) {}
+  /** `onError`: a queue's connection errors (without a listener, BullMQ prints each one, a multi-line dump, to stderr). */
+  constructor(private readonly config: Pick<Config, 'redisPrefix'>, private readonly connection: Redis, private readonly onError: (err: Error) => void = () => {}) {}
 
   /** The BullMQ queue for a key (shares this object's connection). */
   get(key: QueueKey): Queue {
     let q = this.open.get(key)
     if (!q) {
       q = new Queue(QUEUES[key], { connection: this.connection, prefix: this.config.redisPrefix })
+      q.on('error', this.onError)
       this.open.set(key, q)
     }
     return q

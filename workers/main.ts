@@ -7,6 +7,7 @@ import { loadConfigOrExit, type Config } from '../shared/config.js'
 import { createSql } from '../shared/db.js'
 import { parseJob, QUEUES, isJobName, type JobData, type JobName, type QueueKey } from '../shared/jobs.js'
 import { createLogger, type Logger } from '../shared/log.js'
+import { Outages } from '../shared/outages.js'
 import { Queues } from '../shared/queues.js'
 import { createRedis, createWorkerRedis } from '../shared/redis.js'
 import { onShutdown } from '../shared/shutdown.js'
@@ -49,7 +50,9 @@ export async function startWorkers(config: Config, log: Logger): Promise<Running
   // Rollup refreshes and alert evaluation over long ranges may take longer than a request should.
   const sql = createSql(config.databaseUrl, { applicationName: 'metrics-worker', statementTimeoutSeconds: 120 })
   const producerRedis = createRedis(config)
-  const queues = new Queues(config, producerRedis)
+  // While Redis or PostgreSQL is down, each of the workers' connections fails many times a second: one line per outage.
+  const outages = new Outages(log, { postgres: () => sql`select 1`, redis: () => producerRedis.ping() })
+  const queues = new Queues(config, producerRedis, (err) => outages.report(err) ?? log.error('queue error', { error: err.message }))
   const deps: WorkerDeps = { config, sql, log, queues }
 
   // Schedules live in Redis: one that restarted empty (a managed Redis after a failover) has none, and nothing would
@@ -80,14 +83,18 @@ export async function startWorkers(config: Config, log: Logger): Promise<Running
       // re-runs the job (stalled-job recovery), which applyBatch makes harmless.
       { connection, prefix: config.redisPrefix, concurrency: CONCURRENCY[key], lockDuration: 15_000, stalledInterval: 5_000, settings: { backoffStrategy } },
     )
-    worker.on('failed', (job, err) => log.warn('job failed', { queue: key, job: job?.name, job_id: job?.id, attempts: job?.attemptsMade, error: err.message }))
-    worker.on('error', (err) => log.error('worker error', { queue: key, error: err.message }))
+    // A job failing because a dependency is down is retried (or, if scheduled, runs again): the outage is the news,
+    // not each job. A last attempt is still logged.
+    const again = (job: Job | undefined) => !!job && (job.attemptsMade < (job.opts.attempts ?? 1) || !!job.repeatJobKey)
+    worker.on('failed', (job, err) => (again(job) && outages.report(err)) || log.warn('job failed', { queue: key, job: job?.name, job_id: job?.id, attempts: job?.attemptsMade, error: err.message }))
+    worker.on('error', (err) => outages.report(err) ?? log.error('worker error', { queue: key, error: err.message }))
     return worker
   })
 
   return {
     async close() {
       clearInterval(scheduleCheck)
+      outages.close()
       producerRedis.off('ready', onReady)
       // Worker.close() waits for the jobs in progress to finish.
       await Promise.all(workers.map((w) => w.close()))

@@ -5,8 +5,12 @@ import { docsPage, generateDocument } from '../openapi.js'
 import type { Routes } from '../route.js'
 
 const Check = z.object({ status: z.enum(['ok', 'error']), latency_ms: z.number(), error: z.string().optional() })
+// Redis must not evict (maxmemory-policy noeviction) and should persist (AOF); the queue check is the workers' progress.
+const RedisCheck = Check.extend({ maxmemory_policy: z.string().optional(), aof: z.enum(['on', 'off']).optional() })
+const QueueProgress = z.object({ waiting: z.number(), active: z.number(), oldest_waiting_s: z.number(), longest_active_s: z.number() })
+const QueueCheck = Check.extend({ queues: z.record(z.string(), QueueProgress).optional() })
 const Health = z
-  .object({ status: z.enum(['ok', 'error']), failing: z.array(z.string()), checks: z.object({ postgres: Check, redis: Check, queue: Check }) })
+  .object({ status: z.enum(['ok', 'error']), failing: z.array(z.string()), checks: z.object({ postgres: Check, redis: RedisCheck, queue: QueueCheck }) })
   .meta({ id: 'Health' })
 
 export function healthRoutes(routes: Routes): void {

@@ -14,6 +14,7 @@ import { dropUnusedStats, type Kind, type Stat } from '../stats/repo.js'
 import type { StatDirectory } from '../stats/directory.js'
 import type { PointBatcher } from './batcher.js'
 import type { Idempotency, IkeyClaim } from './idempotency.js'
+import type { RedisSettings } from '../redis.js'
 import type { Limits } from './limits.js'
 import type { ValidPoint } from './point.js'
 
@@ -33,6 +34,8 @@ export interface IngestDeps {
   limits: Limits
   idempotency: Idempotency
   batcher: PointBatcher
+  /** Writes are refused while Redis runs with an evicting maxmemory-policy. */
+  redisSettings?: Pick<RedisSettings, 'writeRefusal'>
   /** Told when recording ikeys after queueing failed (the write still succeeded). */
   onRecordFailed?: (err: Error) => void
 }
@@ -47,6 +50,7 @@ export class Ingest {
 
   /** One point (legacy single writes and the v1 count/value routes). */
   async writeOne(account: Account, point: ValidPoint, nowSeconds: number): Promise<{ replay?: Replay }> {
+    this.refuseUnsafeRedis()
     const [existing] = await this.checkKinds(account, [point])
     // A deduplicated retry is answered before any allowance is taken: it is not billed.
     let early: IkeyClaim | undefined
@@ -67,9 +71,15 @@ export class Ingest {
    */
   async writeMany(account: Account, points: ValidPoint[], mode: 'all' | 'prefix', nowSeconds: number, label: string): Promise<BatchOutcome> {
     if (!points.length) return { accepted: 0, duplicates: 0 }
+    this.refuseUnsafeRedis()
     await this.checkKinds(account, points, label)
     const { accepted, duplicates, stoppedBy } = await this.accept(account, points, mode, nowSeconds, undefined)
     return { accepted, duplicates, stoppedBy }
+  }
+
+  private refuseUnsafeRedis(): void {
+    const refusal = this.deps.redisSettings?.writeRefusal()
+    if (refusal) throw refusal
   }
 
   /**

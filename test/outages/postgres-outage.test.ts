@@ -76,4 +76,11 @@ test('after PostgreSQL was down, web and worker serve again within seconds; acce
   const stored = rows.map((r) => r.value)
   t.deepEqual(stored, [...accepted].sort((a, b) => a - b), 'every accepted point stored, exactly once, and nothing else')
   t.log(`statuses: ${JSON.stringify(Object.fromEntries(statuses))}; accepted ${accepted.length}, stored ${stored.length}`)
+  // Refused writes were a dependency being down: 503, never a masked 500.
+  t.deepEqual([...statuses.keys()].sort(), [200, 503])
+  // One warning per outage per process (the API and the worker share this log), one line when it is back; no stacks.
+  const lines = app.logs.map((l) => JSON.parse(l) as { level: string; message: string })
+  t.is(lines.filter((l) => l.message === 'PostgreSQL unavailable' && l.level === 'warn').length, 2)
+  t.is(lines.filter((l) => l.message === 'PostgreSQL available again').length, 2)
+  t.false(lines.some((l) => l.message === 'unhandled error' || l.message === 'job failed' || l.message === 'worker error'))
 })

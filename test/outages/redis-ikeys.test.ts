@@ -106,3 +106,12 @@ test.serial('the legacy /c route: a failed write is an error envelope, the resen
   t.deepEqual([retry.status, retry.body], [200, { status: 200, msg: 'ok' }])
   t.deepEqual(await values(user.accountId, 'legacy'), [1, 4])
 })
+
+test.serial('logs: each Redis outage is one warning and one recovery line per process, with no stacks', (t) => {
+  const lines = app.logs.map((l) => JSON.parse(l) as { level: string; message: string })
+  // Three outages above, seen by the API and by the worker: at most two warnings each.
+  const down = lines.filter((l) => l.message === 'Redis unavailable').length
+  t.true(down >= 3 && down <= 6, `${down} warnings`)
+  t.true(lines.filter((l) => l.message === 'Redis available again').length >= 3)
+  t.false(lines.some((l) => l.message === 'unhandled error' || l.message === 'worker error' || l.message === 'queue error'))
+})
