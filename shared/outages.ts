@@ -41,7 +41,9 @@ export class Outages {
   private closed = false
 
   /** `probes` answer once the dependency works again (a query, a PING). */
-  constructor(private readonly log: Logger, private readonly probes: Record<Dependency, () => Promise<unknown>>, private readonly probeEveryMs = 1000) {}
+  /** `onBack`: called when a dependency answers again after an outage. */
+  constructor(private readonly log: Logger, private readonly probes: Record<Dependency, () => Promise<unknown>>,
+    private readonly onBack: (dep: Dependency) => void = () => {}, private readonly probeEveryMs = 1000) {}
 
   /** Records a failure; only the first of an outage is logged. */
   down(dep: Dependency, err: unknown): void {
@@ -68,7 +70,9 @@ export class Outages {
         const since = this.since.get(dep)
         this.since.delete(dep)
         this.timers.delete(dep)
-        if (since !== undefined && !this.closed) this.log.info(`${LABEL[dep]} available again`, { dependency: dep, down_ms: Date.now() - since })
+        if (since === undefined || this.closed) return
+        this.log.info(`${LABEL[dep]} available again`, { dependency: dep, down_ms: Date.now() - since })
+        this.onBack(dep)
       }, () => this.closed || this.probe(dep))
     }, this.probeEveryMs)
     timer.unref()

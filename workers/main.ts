@@ -51,7 +51,10 @@ export async function startWorkers(config: Config, log: Logger): Promise<Running
   const sql = createSql(config.databaseUrl, { applicationName: 'metrics-worker', statementTimeoutSeconds: 120 })
   const producerRedis = createRedis(config)
   // While Redis or PostgreSQL is down, each of the workers' connections fails many times a second: one line per outage.
-  const outages = new Outages(log, { postgres: () => sql`select 1`, redis: () => producerRedis.ping() })
+  // Persist jobs that failed meanwhile wait out an exponential backoff (up to minutes after a long outage): once the
+  // dependency is back they run at once.
+  const outages = new Outages(log, { postgres: () => sql`select 1`, redis: () => producerRedis.ping() },
+    () => void queues.get('ingest').promoteJobs().catch(() => {}))
   const queues = new Queues(config, producerRedis, (err) => outages.report(err) ?? log.error('queue error', { error: err.message }))
   const deps: WorkerDeps = { config, sql, log, queues }
 

@@ -1,7 +1,7 @@
 // A redis-server of the test's own on a free loopback port, to stop, kill and
 // restart under a running service (the machine's shared Redis is never touched).
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
@@ -16,6 +16,8 @@ export interface OwnRedis {
   stop(): Promise<void>
   /** SIGKILL: nothing more is written. */
   kill(): Promise<void>
+  /** Removes what the server persisted (while it is stopped): the next start is empty. */
+  wipe(): void
   /** Stops and removes the data folder. */
   destroy(): Promise<void>
 }
@@ -62,6 +64,9 @@ export async function startOwnRedis(opts: { aof?: boolean; args?: string[] } = {
     url, port, start,
     stop: () => end('SIGTERM'),
     kill: () => end('SIGKILL'),
+    wipe() {
+      for (const f of readdirSync(dir)) rmSync(join(dir, f), { recursive: true, force: true })
+    },
     async destroy() {
       await end('SIGKILL')
       rmSync(dir, { recursive: true, force: true })
