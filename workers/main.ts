@@ -5,8 +5,9 @@ import { pathToFileURL } from 'node:url'
 import type { Redis } from 'ioredis'
 import { loadConfigOrExit, type Config } from '../shared/config.js'
 import { createSql } from '../shared/db.js'
-import { jobs, parseJob, QUEUES, isJobName, type JobData, type JobName, type JobSpec, type QueueKey } from '../shared/jobs.js'
+import { parseJob, QUEUES, isJobName, type JobData, type JobName, type QueueKey } from '../shared/jobs.js'
 import { createLogger, type Logger } from '../shared/log.js'
+import { Outages } from '../shared/outages.js'
 import { Queues } from '../shared/queues.js'
 import { createRedis, createWorkerRedis } from '../shared/redis.js'
 import { onShutdown } from '../shared/shutdown.js'
@@ -45,22 +46,37 @@ function backoffStrategy(attemptsMade: number, _type?: string, _err?: Error, job
   return Math.round(Math.min(3_600_000, base * 2 ** Math.max(0, attemptsMade - 1)) * (0.5 + Math.random() * 0.5))
 }
 
+/** How often the worker checks that Redis still holds the job schedules (besides on every reconnect). */
+const SCHEDULE_CHECK_MS = 30_000
+
 export interface RunningWorkers {
   close(): Promise<void>
 }
 
 /** Starts processing every queue and registers the schedules (idempotent across processes). */
 export async function startWorkers(config: Config, log: Logger): Promise<RunningWorkers> {
-  const sql = createSql(config.databaseUrl, { applicationName: 'metrics-worker' })
+  // Rollup refreshes and alert evaluation over long ranges may take longer than a request should.
+  const sql = createSql(config.databaseUrl, { applicationName: 'metrics-worker', statementTimeoutSeconds: 120 })
   const producerRedis = createRedis(config)
-  const queues = new Queues(config, producerRedis)
+  // While Redis or PostgreSQL is down, each of the workers' connections fails many times a second: one line per outage.
+  // Persist jobs that failed meanwhile wait out an exponential backoff (up to minutes after a long outage): once the
+  // dependency is back they run at once.
+  const outages = new Outages(log, { postgres: () => sql`select 1`, redis: () => producerRedis.ping() },
+    () => void queues.get('ingest').promoteJobs().catch(() => {}))
+  const queues = new Queues(config, producerRedis, (err) => outages.report(err) ?? log.error('queue error', { error: err.message }))
   const deps: WorkerDeps = { config, sql, log, queues }
 
-  for (const [name, spec] of Object.entries(jobs)) {
-    if (!('every' in spec)) continue
-    // A job scheduler is stored in Redis under a fixed id, so every worker process upserting it leaves exactly one.
-    await queues.get(spec.queue).upsertJobScheduler(name, { every: (spec.every as NonNullable<JobSpec['every']>)(config) }, { name, data: {}, opts: spec.opts })
+  // Schedules live in Redis: one that restarted empty (a managed Redis after a failover) has none, and nothing would
+  // refresh rollups, evaluate alerts or purge sessions. So they are checked on every (re)connect and periodically.
+  const ensureSchedules = async (update = false) => {
+    const registered = await queues.ensureSchedules(config, { update })
+    if (registered.length && !update) log.warn('job schedules were missing from Redis (restarted empty?): registered again', { schedules: registered })
   }
+  await ensureSchedules(true).catch((err: Error) => log.warn('could not register the job schedules yet; retrying once Redis answers', { error: err.message }))
+  const onReady = () => void ensureSchedules().catch(() => {})
+  producerRedis.on('ready', onReady)
+  const scheduleCheck = setInterval(onReady, SCHEDULE_CHECK_MS)
+  scheduleCheck.unref()
 
   const connections: Redis[] = []
   const workers = (Object.keys(QUEUES) as QueueKey[]).map((key) => {
@@ -78,13 +94,19 @@ export async function startWorkers(config: Config, log: Logger): Promise<Running
       // re-runs the job (stalled-job recovery), which applyBatch makes harmless.
       { connection, prefix: config.redisPrefix, concurrency: CONCURRENCY[key], lockDuration: 15_000, stalledInterval: 5_000, settings: { backoffStrategy } },
     )
-    worker.on('failed', (job, err) => log.warn('job failed', { queue: key, job: job?.name, job_id: job?.id, attempts: job?.attemptsMade, error: err.message }))
-    worker.on('error', (err) => log.error('worker error', { queue: key, error: err.message }))
+    // A job failing because a dependency is down is retried (or, if scheduled, runs again): the outage is the news,
+    // not each job. A last attempt is still logged.
+    const again = (job: Job | undefined) => !!job && (job.attemptsMade < (job.opts.attempts ?? 1) || !!job.repeatJobKey)
+    worker.on('failed', (job, err) => (again(job) && outages.report(err)) || log.warn('job failed', { queue: key, job: job?.name, job_id: job?.id, attempts: job?.attemptsMade, error: err.message }))
+    worker.on('error', (err) => outages.report(err) ?? log.error('worker error', { queue: key, error: err.message }))
     return worker
   })
 
   return {
     async close() {
+      clearInterval(scheduleCheck)
+      outages.close()
+      producerRedis.off('ready', onReady)
       // Worker.close() waits for the jobs in progress to finish.
       await Promise.all(workers.map((w) => w.close()))
       await queues.close()

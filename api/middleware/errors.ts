@@ -1,6 +1,7 @@
 // The one place where errors become HTTP responses: RFC 9457 problem details.
 // Unknown errors are logged with the request id and answered as a masked 500.
 import { AppError, invalid, tooLarge } from '../../shared/errors.js'
+import { unavailableFor } from '../../shared/outages.js'
 import type { Ctx, Middleware } from '../context.js'
 
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8'
@@ -55,7 +56,9 @@ export function errors(): Middleware {
           : new AppError('method_not_allowed', 'method_not_allowed', `method ${ctx.method} not allowed on ${ctx.path}`))
       }
     } catch (thrown) {
-      const err = toAppError(thrown)
+      // A dependency being down is a 503 (the envelope's error on legacy routes), logged once per outage by `outages`.
+      const down = ctx.deps.outages.report(thrown)
+      const err = toAppError(thrown) ?? (down ? unavailableFor(down) : null)
       if (!err) ctx.deps.log.error('unhandled error', { request_id: ctx.state.requestId, method: ctx.method, url: ctx.originalUrl, error: thrown })
       if (ctx.state.legacy) return sendLegacyError(ctx, err, ctx.state.legacy.strict)
       if (err) return sendProblem(ctx, err)

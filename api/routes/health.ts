@@ -7,9 +7,13 @@ import { parkedSummary } from '../../shared/points/parked.js'
 import type { Routes } from '../route.js'
 
 const Check = z.object({ status: z.enum(['ok', 'error']), latency_ms: z.number(), error: z.string().optional() })
+// Redis must not evict (maxmemory-policy noeviction) and should persist (AOF); the queue check is the workers' progress.
+const RedisCheck = Check.extend({ maxmemory_policy: z.string().optional(), aof: z.enum(['on', 'off']).optional() })
+const QueueProgress = z.object({ waiting: z.number(), active: z.number(), oldest_waiting_s: z.number(), longest_active_s: z.number() })
+const QueueCheck = Check.extend({ queues: z.record(z.string(), QueueProgress).optional() })
 const Health = z
   .object({
-    status: z.enum(['ok', 'error']), failing: z.array(z.string()), checks: z.object({ postgres: Check, redis: Check, queue: Check }),
+    status: z.enum(['ok', 'error']), failing: z.array(z.string()), checks: z.object({ postgres: Check, redis: RedisCheck, queue: QueueCheck }),
     parked_points: z.object({ count: z.number().int(), last_parked_at: z.iso.datetime().nullable() }).nullable()
       .describe('Points PostgreSQL refused on their data, parked by the persist worker (npm run cli -- points:parked lists them); informational, never fails the check. Null when PostgreSQL is down.'),
   })

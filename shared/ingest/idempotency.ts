@@ -1,6 +1,12 @@
 // Idempotency keys and replay detection on the request path (interface 4.1.4,
 // DESIGN.md decision 4). Redis answers fast; the persist worker's durable
 // record in point_ikeys makes sure a duplicate is never stored even when Redis forgot.
+//
+// An ikey in Redis means "queued": it is written only once the point's job is,
+// so that a failure between the two (Redis going away) leaves nothing claimed
+// and the client's retry is stored rather than answered `duplicate_ignored`.
+// Two writes of the same key racing inside that window are both queued; the
+// worker's point_ikeys keeps the first and drops the other.
 import type { Redis } from 'ioredis'
 import type { Config } from '../config.js'
 import type { Db } from '../db.js'
@@ -22,31 +28,49 @@ export class Idempotency {
     return redisKey(this.config, 'ikey', c.statId, String(c.t), c.ikey)
   }
 
-  /** Claims each key; true where this is the first write (first write wins). */
-  async claim(claims: IkeyClaim[]): Promise<boolean[]> {
+  private seenKey(statId: string, t: number): string {
+    return redisKey(this.config, 'seen', statId, String(t))
+  }
+
+  /**
+   * Which keys are new: not queued before, and not repeated earlier in `claims`
+   * (within one write the first point of a key wins). Records nothing.
+   */
+  async fresh(claims: IkeyClaim[]): Promise<boolean[]> {
     if (!claims.length) return []
     const pipe = this.redis.pipeline()
-    for (const c of claims) pipe.set(this.key(c), '1', 'EX', IKEY_TTL_SECONDS, 'NX')
+    for (const c of claims) pipe.exists(this.key(c))
     const results = (await pipe.exec()) ?? []
-    return results.map(([err, res]) => {
+    const inWrite = new Set<string>()
+    return results.map(([err, res], i) => {
       if (err) throw err
-      return res === 'OK'
+      const key = this.key(claims[i])
+      if (res !== 0 || inWrite.has(key)) return false
+      inWrite.add(key)
+      return true
     })
   }
 
-  /** Frees keys claimed by writes that were then refused, so a retry is not mistaken for a duplicate. */
-  async release(claims: IkeyClaim[]): Promise<void> {
-    if (claims.length) await this.redis.del(...claims.map((c) => this.key(c)))
+  /**
+   * Records keys (and the seconds written, for the replay disclosure) once their points are queued.
+   * The points are safe in the queue by then, so a failure here is only forgotten deduplication,
+   * which point_ikeys still provides: the caller logs it and answers success.
+   */
+  async record(claims: IkeyClaim[], seen: Array<{ statId: string; t: number }>): Promise<void> {
+    if (!claims.length && !seen.length) return
+    const pipe = this.redis.pipeline()
+    for (const c of claims) pipe.set(this.key(c), '1', 'EX', IKEY_TTL_SECONDS)
+    for (const s of seen) pipe.set(this.seenKey(s.statId, s.t), '1', 'EX', SEEN_TTL_SECONDS)
+    for (const [err] of (await pipe.exec()) ?? []) if (err) throw err
   }
 
   /**
    * Whether the stat already holds a point at exactly this second (best effort,
-   * for the `replay` disclosure): recent writes are remembered in Redis, older
-   * ones are found in PostgreSQL.
+   * for the `replay` disclosure): recent writes are remembered in Redis (see
+   * record), older ones are found in PostgreSQL.
    */
   async seenBefore(sql: Db, statId: string, t: number): Promise<boolean> {
-    const fresh = await this.redis.set(redisKey(this.config, 'seen', statId, String(t)), '1', 'EX', SEEN_TTL_SECONDS, 'NX')
-    if (fresh !== 'OK') return true
+    if (await this.redis.exists(this.seenKey(statId, t))) return true
     const [row] = await sql<{ found: boolean }[]>`select exists (select 1 from points where stat_id = ${statId} and ts = to_timestamp(${t})) as found`
     return row.found
   }

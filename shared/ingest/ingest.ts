@@ -1,8 +1,9 @@
 // Accepting writes (DESIGN.md decision 1): everything that can reject a point
 // (kind conflict, free slot, stat limit, daily allowance, idempotency) is
 // decided here, before the answer; accepted points are then durably queued
-// through the group-commit batcher. A rejection leaves nothing behind: quota
-// is refunded, ikeys released, and stats this write created are dropped.
+// through the group-commit batcher, and only then are their ikeys recorded.
+// A rejection leaves nothing behind: quota is refunded and stats this write
+// created are dropped.
 import type { Config } from '../config.js'
 import type { Sql } from '../db.js'
 import { AppError, invalid, unavailable } from '../errors.js'
@@ -13,6 +14,7 @@ import { dropUnusedStats, type Kind, type Stat } from '../stats/repo.js'
 import type { StatDirectory } from '../stats/directory.js'
 import type { PointBatcher } from './batcher.js'
 import type { Idempotency, IkeyClaim } from './idempotency.js'
+import type { RedisSettings } from '../redis.js'
 import type { Limits } from './limits.js'
 import type { ValidPoint } from './point.js'
 
@@ -32,6 +34,10 @@ export interface IngestDeps {
   limits: Limits
   idempotency: Idempotency
   batcher: PointBatcher
+  /** Writes are refused while Redis runs with an evicting maxmemory-policy. */
+  redisSettings?: Pick<RedisSettings, 'writeRefusal'>
+  /** Told when recording ikeys after queueing failed (the write still succeeded). */
+  onRecordFailed?: (err: Error) => void
 }
 
 const quota = (code: string, message: string) => new AppError('quota', code, message)
@@ -44,12 +50,13 @@ export class Ingest {
 
   /** One point (legacy single writes and the v1 count/value routes). */
   async writeOne(account: Account, point: ValidPoint, nowSeconds: number): Promise<{ replay?: Replay }> {
+    this.refuseUnsafeRedis()
     const [existing] = await this.checkKinds(account, [point])
     // A deduplicated retry is answered before any allowance is taken: it is not billed.
     let early: IkeyClaim | undefined
     if (point.ikey && existing) {
       early = { statId: existing.id, t: point.t ?? nowSeconds, ikey: point.ikey }
-      if (!(await this.deps.idempotency.claim([early]))[0]) return { replay: 'duplicate_ignored' }
+      if (!(await this.deps.idempotency.fresh([early]))[0]) return { replay: 'duplicate_ignored' }
     }
     const outcome = await this.accept(account, [point], 'all', nowSeconds, early)
     if (outcome.duplicates) return { replay: 'duplicate_ignored' }
@@ -64,9 +71,15 @@ export class Ingest {
    */
   async writeMany(account: Account, points: ValidPoint[], mode: 'all' | 'prefix', nowSeconds: number, label: string): Promise<BatchOutcome> {
     if (!points.length) return { accepted: 0, duplicates: 0 }
+    this.refuseUnsafeRedis()
     await this.checkKinds(account, points, label)
     const { accepted, duplicates, stoppedBy } = await this.accept(account, points, mode, nowSeconds, undefined)
     return { accepted, duplicates, stoppedBy }
+  }
+
+  private refuseUnsafeRedis(): void {
+    const refusal = this.deps.redisSettings?.writeRefusal()
+    if (refusal) throw refusal
   }
 
   /**
@@ -91,21 +104,21 @@ export class Ingest {
   }
 
   /**
-   * Takes allowance, creates stats, claims ikeys and queues the points, in
-   * that order; any failure undoes what was taken. `early` is an ikey the
-   * caller already claimed for the first point.
+   * Takes allowance, creates stats, checks ikeys and queues the points, in
+   * that order; any failure undoes what was taken. Once queued, the ikeys are
+   * recorded. `early` is an ikey the caller already found fresh for the first point.
    */
   private async accept(account: Account, points: ValidPoint[], mode: 'all' | 'prefix', nowSeconds: number, early: IkeyClaim | undefined): Promise<BatchOutcome & { replay?: Replay }> {
     const { limits, idempotency, sql, config } = this.deps
     const plan = planOf(account.plan)
     const whole = mode === 'all'
     let take = 0
-    const created: string[] = []
-    const claimed: IkeyClaim[] = early ? [early] : []
+    const created: Stat[] = []
     const undo = async () => {
       await limits.refundPoints(account.id, take).catch(() => {})
-      await idempotency.release(claimed).catch(() => {})
-      await dropUnusedStats(sql, created).catch(() => {})
+      await dropUnusedStats(sql, created.map((s) => s.id)).catch(() => {})
+      // Or the next write of the same name here would queue its points under the dropped id, where they die unseen.
+      for (const s of created) this.deps.directory.evict(s.accountId, s.name)
     }
     try {
       if (account.plan === 'free' && !this.slotHolders.has(account.id)) {
@@ -131,23 +144,29 @@ export class Ingest {
         stoppedBy = made.stoppedBy
       }
 
-      // 3. Idempotency keys (stat + t + ikey, first write wins), the replay disclosure, then the queue.
+      // 3. Idempotency keys (stat + t + ikey, first write wins), the replay disclosure, the queue, then the keys' record.
       const accepted = points.slice(0, take).map((p) => ({ p, stat: stats.get(p.name)!, t: p.t ?? nowSeconds }))
-      const toClaim = accepted.filter((a, i) => a.p.ikey && !(early && i === 0))
-      const won = await idempotency.claim(toClaim.map((a) => ({ statId: a.stat.id, t: a.t, ikey: a.p.ikey! })))
-      const dupes = new Set(toClaim.filter((_, i) => !won[i]))
-      toClaim.forEach((a, i) => won[i] && claimed.push({ statId: a.stat.id, t: a.t, ikey: a.p.ikey! }))
+      const toCheck = accepted.filter((a, i) => a.p.ikey && !(early && i === 0))
+      const fresh = await idempotency.fresh(toCheck.map((a) => ({ statId: a.stat.id, t: a.t, ikey: a.p.ikey! })))
+      const dupes = new Set(toCheck.filter((_, i) => !fresh[i]))
+      const toRecord: IkeyClaim[] = early ? [early] : []
+      toCheck.forEach((a, i) => fresh[i] && toRecord.push({ statId: a.stat.id, t: a.t, ikey: a.p.ikey! }))
       const queued: QueuedPoint[] = accepted.filter((a) => !dupes.has(a)).map((a) => [a.stat.id, a.t, a.p.value, a.p.ikey ?? null])
       let replay: Replay | undefined
+      const seen: Array<{ statId: string; t: number }> = []
       if (points.length === 1 && queued.length === 1 && points[0].t !== undefined) {
-        // Asked even for a new stat, so that the marker is set for the next write at this second.
-        const seen = await idempotency.seenBefore(sql, queued[0][0], queued[0][1]).catch(() => false)
-        if (seen && !created.length) replay = points[0].kind === 'counter' ? 'sums_with_existing' : 'averages_with_existing'
+        // Marked even for a new stat, so that the next write at this second is told.
+        seen.push({ statId: queued[0][0], t: queued[0][1] })
+        const before = await idempotency.seenBefore(sql, queued[0][0], queued[0][1]).catch(() => false)
+        if (before && !created.length) replay = points[0].kind === 'counter' ? 'sums_with_existing' : 'averages_with_existing'
       }
       if (queued.length) {
         await this.deps.batcher.add(queued).catch((err: Error) => {
           throw unavailable(`could not queue the points: ${err.message}`)
         })
+        // The points are queued: from here on nothing is undone. A record that fails (Redis gone right after the
+        // job was acknowledged) only means a retry is queued again, and point_ikeys drops it.
+        await idempotency.record(toRecord, seen).catch((err: Error) => this.deps.onRecordFailed?.(err))
       }
       return { accepted: take, duplicates: dupes.size, stoppedBy, replay }
     } catch (err) {
@@ -159,11 +178,11 @@ export class Ingest {
   }
 
   /**
-   * The stats of `points`, creating the missing ones (ids pushed to `created`) within the plan's stat
+   * The stats of `points`, creating the missing ones (pushed to `created`) within the plan's stat
    * limit: all or none when `whole`, else one by one in order of first appearance, stopping at the
    * first point whose stat does not fit (`stopAt`, its index).
    */
-  private async ensureStats(account: Account, points: ValidPoint[], whole: boolean, created: string[]) {
+  private async ensureStats(account: Account, points: ValidPoint[], whole: boolean, created: Stat[]) {
     const plan = planOf(account.plan)
     const stats = await this.deps.directory.existing(account.id, [...new Set(points.map((p) => p.name))])
     const missing: Array<{ name: string; kind: Kind }> = []
@@ -179,7 +198,7 @@ export class Ingest {
       }
       for (const r of made.values()) {
         stats.set(r.stat.name, r.stat)
-        if (r.created) created.push(r.stat.id)
+        if (r.created) created.push(r.stat)
       }
     }
     return { stats, stopAt: undefined, stoppedBy: undefined }

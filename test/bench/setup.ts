@@ -52,7 +52,7 @@ export function dropDatabase(dbName: string): Promise<void> {
 /** Drops and recreates the database, connects to it and migrates it. */
 export async function createMigratedDatabase(databaseUrl: string, dbName: string, applicationName: string): Promise<Sql> {
   await adminQuery(`drop database if exists "${dbName}" with (force)`, `create database "${dbName}"`)
-  const sql = createSql(databaseUrl, { max: 4, applicationName })
+  const sql = createSql(databaseUrl, { max: 4, applicationName, statementTimeoutSeconds: 0 })
   try {
     await migrate(sql)
   } catch (err) {

@@ -1,0 +1,117 @@
+// Issue 11 item 2: Redis failing between checking an ikey and queueing its
+// point must leave nothing claimed, so that the client's retry is stored.
+// Runs against a redis-server of its own (stopped and restarted here).
+import test from 'ava'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+import { createKey, signUp } from '../helpers/factories.js'
+import { request } from '../helpers/http.js'
+import { startOwnRedis, type OwnRedis } from '../helpers/redis-server.js'
+import { settle } from '../helpers/storage.js'
+
+let redis: OwnRedis
+let app: TestApp
+test.before(async () => {
+  // With AOF: whatever reached Redis before it stopped is still there after the restart, as on a managed Redis.
+  redis = await startOwnRedis({ aof: true })
+  app = await startTestApp({ REDIS_URL: redis.url })
+  await app.startWorkers()
+})
+test.after.always(async () => {
+  await app?.close()
+  await redis?.destroy()
+})
+
+const nowS = () => Math.floor(Date.now() / 1000)
+
+/** The next batcher.add first stops Redis: the write got past its ikey check, and queueing then fails. */
+function stopRedisBeforeNextQueueing() {
+  const batcher = app.api.deps.batcher
+  const add = batcher.add.bind(batcher)
+  batcher.add = async (points) => {
+    batcher.add = add
+    await redis.stop()
+    return add(points)
+  }
+}
+
+async function restartRedis() {
+  await redis.start()
+  for (let i = 0; i < 200; i++) {
+    if ((await request(app.url, '/api/v1/health')).status === 200) return
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  throw new Error('the API did not see Redis come back within 10 s')
+}
+
+async function values(accountId: string, stat: string): Promise<number[]> {
+  await settle(app, 20_000)
+  const rows = await app.sql<{ value: number }[]>`
+    select p.value from points p join stats s on s.id = p.stat_id where s.account_id = ${accountId} and s.name = ${stat} order by p.value`
+  return rows.map((r) => r.value)
+}
+
+test.serial('a single write whose queueing failed is stored on retry, then deduplicated', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const tt = nowS() - 60
+  // The stat exists, so the ikey is checked before any allowance is taken (the early path).
+  t.is((await request(app.url, '/api/v1/stats/orders/count', { json: { count: 1, t: tt - 1 }, bearer: key })).status, 200)
+
+  stopRedisBeforeNextQueueing()
+  const failed = await request(app.url, '/api/v1/stats/orders/count', { json: { count: 5, t: tt, ikey: 'order-5' }, bearer: key })
+  t.is(failed.status, 503)
+  t.is(failed.body.code, 'unavailable')
+  await restartRedis()
+
+  const retry = await request(app.url, '/api/v1/stats/orders/count', { json: { count: 5, t: tt, ikey: 'order-5' }, bearer: key })
+  // Not duplicate_ignored, and no replay disclosure either: nothing was ever stored at that second.
+  t.deepEqual([retry.status, retry.body], [200, { status: 'ok' }])
+  const again = await request(app.url, '/api/v1/stats/orders/count', { json: { count: 5, t: tt, ikey: 'order-5' }, bearer: key })
+  t.deepEqual([again.status, again.body], [200, { status: 'ok', replay: 'duplicate_ignored' }])
+  t.deepEqual(await values(user.accountId, 'orders'), [1, 5])
+})
+
+test.serial('a batch whose queueing failed (new stat, several ikeys) is stored on resend, once', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const tt = nowS() - 60
+  const points = [1, 2, 3].map((n) => ({ stat: 'batch', count: n, t: tt, ikey: `k${n}` }))
+
+  stopRedisBeforeNextQueueing()
+  const failed = await request(app.url, '/api/v1/points', { json: { points }, bearer: key })
+  t.is(failed.status, 503)
+  await restartRedis()
+
+  const resend = await request(app.url, '/api/v1/points', { json: { points }, bearer: key })
+  t.deepEqual([resend.status, resend.body], [200, { status: 'ok', accepted: 3, duplicates: 0 }])
+  const again = await request(app.url, '/api/v1/points', { json: { points }, bearer: key })
+  t.deepEqual([again.status, again.body], [200, { status: 'ok', accepted: 3, duplicates: 3 }])
+  t.deepEqual(await values(user.accountId, 'batch'), [1, 2, 3])
+})
+
+test.serial('the legacy /c route: a failed write is an error envelope, the resend is stored', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const tt = nowS() - 60
+  t.is((await request(app.url, '/api/v1/stats/legacy/count', { json: { count: 1, t: tt - 1 }, bearer: key })).status, 200)
+
+  stopRedisBeforeNextQueueing()
+  const form = `ukey=${key}&key=legacy&count=4&t=${tt}&ikey=l-4`
+  const failed = await request(app.url, '/c', { form })
+  t.deepEqual([failed.status, failed.body.status], [200, 'error'])
+  t.regex(failed.body.msg, /could not queue the points/)
+  await restartRedis()
+
+  const retry = await request(app.url, '/c', { form })
+  t.deepEqual([retry.status, retry.body], [200, { status: 200, msg: 'ok' }])
+  t.deepEqual(await values(user.accountId, 'legacy'), [1, 4])
+})
+
+test.serial('logs: each Redis outage is one warning and one recovery line per process, with no stacks', (t) => {
+  const lines = app.logs.map((l) => JSON.parse(l) as { level: string; message: string })
+  // Three outages above, seen by the API and by the worker: at most two warnings each.
+  const down = lines.filter((l) => l.message === 'Redis unavailable').length
+  t.true(down >= 3 && down <= 6, `${down} warnings`)
+  t.true(lines.filter((l) => l.message === 'Redis available again').length >= 3)
+  t.false(lines.some((l) => l.message === 'unhandled error' || l.message === 'worker error' || l.message === 'queue error'))
+})
