@@ -45,7 +45,7 @@ test('without SMTP_URL the confirmation mail lands in the outbox as .eml, and it
 test('production without SMTP_URL: an e-mail alert is a 400 naming SMTP_URL, and nothing is stored or written', async (t) => {
   const prodOutbox = await mkdtemp(join(tmpdir(), 'outbox-prod-'))
   t.teardown(() => rm(prodOutbox, { recursive: true, force: true }))
-  const prod = await app.another({ NODE_ENV: 'production', MAIL_OUTBOX_DIR: prodOutbox })
+  const prod = await app.another({ NODE_ENV: 'production', PUBLIC_URL: 'https://metrics.example.com', MAIL_OUTBOX_DIR: prodOutbox })
   // Signed up on the other process: production's Secure session cookie is not sent over this plain-HTTP test server.
   const u = await signUp(app.url)
   const { key } = await createKey(app.url, u)
@@ -60,5 +60,5 @@ test('production without SMTP_URL: an e-mail alert is a 400 naming SMTP_URL, and
 test('the outbox is on by default in development only', (t) => {
   t.is(loadConfig({}).mailOutboxDir, '.data/outbox')
   t.is(loadConfig({ NODE_ENV: 'test' }).mailOutboxDir, undefined)
-  t.is(loadConfig({ NODE_ENV: 'production', MAIL_OUTBOX_DIR: '/tmp/x' }).mailOutboxDir, undefined)
+  t.is(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://metrics.example.com', MAIL_OUTBOX_DIR: '/tmp/x' }).mailOutboxDir, undefined)
 })

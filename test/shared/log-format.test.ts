@@ -13,7 +13,7 @@ function capture(format: 'json' | 'pretty') {
 
 test('the default format is pretty in development and JSON in production and tests', (t) => {
   t.is(loadConfig({ NODE_ENV: 'development' }).logFormat, 'pretty')
-  t.is(loadConfig({ NODE_ENV: 'production' }).logFormat, 'json')
+  t.is(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://metrics.example.com' }).logFormat, 'json')
   t.is(loadConfig({ NODE_ENV: 'test' }).logFormat, 'json')
   t.is(loadConfig({ NODE_ENV: 'development', LOG_FORMAT: 'json' }).logFormat, 'json')
 })
