@@ -17,6 +17,8 @@ import { statAdminRoutes } from './routes/stat-admin.js'
 import { legacyRoutes } from './routes/legacy.js'
 import { statRoutes } from './routes/stats.js'
 import { writeRoutes } from './routes/writes.js'
+import { usageRoutes } from './routes/usage.js'
+import { webRoutes } from './web/pages.js'
 
 export function createApp(deps: AppDeps): Koa<AppState, AppContext> {
   const app = new Koa<AppState, AppContext>({ proxy: deps.config.trustProxy })
@@ -36,6 +38,8 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContext> {
   exportRoutes(routes)
   dashboardRoutes(routes)
   alertRoutes(routes)
+  usageRoutes(routes)
+  webRoutes(routes.router)
 
   app.use(edgeBlock(deps.config.edgeBlockedUserAgents)) // before everything, as the edge would
   app.use(requestLog())

@@ -185,6 +185,11 @@ export class Limits {
     return granted > 0
   }
 
+  /** Points counted against today's allowance so far (points leased to a process but not yet spent count as used). */
+  async pointsUsedToday(accountId: string): Promise<number> {
+    return Number(await this.redis.get(this.dayKey(accountId))) || 0
+  }
+
   private dayKey(accountId: string): string {
     return redisKey(this.config, 'points', accountId, new Date(this.now()).toISOString().slice(0, 10))
   }
