@@ -14,7 +14,7 @@ h1{font-size:1.45rem;margin:.2rem 0 1rem;overflow-wrap:anywhere}h2{font-size:1.1
 p{margin:.4rem 0 .8rem}.muted{color:var(--muted)}.small{font-size:.85rem}
 code,pre,.mono{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 pre{background:var(--soft);border:1px solid var(--line);border-radius:var(--radius);padding:.6rem .7rem;overflow-x:auto;white-space:pre-wrap;word-break:break-all;margin:.3rem 0}
-label{display:block;font-weight:600;margin:.7rem 0 .2rem}label .hint,.hint{display:block;font-weight:400;color:var(--muted);font-size:.85rem}
+label{display:block;font-weight:600;margin:.7rem 0 .2rem}label .hint,.hint{display:block;font-weight:400;color:var(--muted);font-size:.85rem;margin:-.1rem 0 .25rem;max-width:40rem}
 input,select,textarea{font:inherit;padding:.45rem .55rem;border:1px solid #aeb6c0;border-radius:var(--radius);width:100%;max-width:32rem;background:#fff;color:inherit}
 textarea{min-height:4.5rem}input:focus-visible,select:focus-visible,textarea:focus-visible,button:focus-visible,a:focus-visible,summary:focus-visible{outline:3px solid #93b4f5;outline-offset:1px}
 input[aria-invalid=true],select[aria-invalid=true]{border-color:var(--bad)}.field-error{color:var(--bad);font-size:.85rem;margin:.2rem 0 0}

@@ -1,5 +1,5 @@
 // Preact with htm (no JSX build step) and the small pieces every page shares.
-import { render, type ComponentChildren } from 'preact'
+import { cloneElement, render, toChildArray, type ComponentChildren, type VNode } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from 'htm/preact'
 import { ApiError } from './api.js'
@@ -58,8 +58,10 @@ export function Badge({ state }: { state: string }) {
   return html`<span class=${`badge ${state}`}>${words[state] ?? state}</span>`
 }
 
-/** Field label with its hint and the server's or the form's error for it. */
+/** Field label with its hint and the server's or the form's error for it, both tied to the control by aria-describedby. */
 export function Field({ id, label, hint, error, children }: { id: string; label: string; hint?: string; error?: string; children: ComponentChildren }) {
-  return html`<div><label for=${id}>${label}${hint ? html`<span class="hint" id=${`${id}-hint`}>${hint}</span>` : null}</label>${children}
+  const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
+  const controls = toChildArray(children).map((c) => (typeof c === 'object' && (c as VNode<{ id?: string }>).props?.id === id ? cloneElement(c as VNode, { 'aria-describedby': describedBy }) : c))
+  return html`<div><label for=${id}>${label}</label>${hint ? html`<span class="hint" id=${`${id}-hint`}>${hint}</span>` : null}${controls}
     ${error ? html`<p class="field-error" id=${`${id}-error`} role="alert">${error}</p>` : null}</div>`
 }
