@@ -5,6 +5,7 @@
 import type Router from '@koa/router'
 import { resolveSession, SESSION_COOKIE } from '../../shared/auth/sessions.js'
 import type { Account } from '../../shared/accounts/repo.js'
+import { RANGE_NAMES, RANGES, resolveWindow, type RangeName } from '../../shared/stats/ranges.js'
 import { baseUrl, type AppContext, type AppState, type Ctx } from '../context.js'
 import { assets, type Page } from './assets.js'
 
@@ -38,6 +39,8 @@ interface ShellOptions {
   csrf?: string
   /** Extra data-* attributes for the page's module (already plain strings). */
   data?: Record<string, string>
+  /** API reads the module will make first: fetched while the module loads (the module asks for the same URLs). */
+  preload?: string[]
 }
 
 async function shell(ctx: Ctx, o: ShellOptions): Promise<void> {
@@ -52,7 +55,7 @@ async function shell(ctx: Ctx, o: ShellOptions): Promise<void> {
   ctx.set('Cache-Control', 'no-store') // the shell carries the session's CSRF token
   ctx.type = 'html'
   ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${esc(o.title)} · Metrics</title><link rel="icon" href="${a.icon}" type="image/svg+xml"><link rel="stylesheet" href="${a.css}"><script type="module" src="${a.script[o.page]}"></script></head>
+<title>${esc(o.title)} · Metrics</title><link rel="icon" href="${a.icon}" type="image/svg+xml"><link rel="stylesheet" href="${a.css}">${(o.preload ?? []).map((u) => `<link rel="preload" as="fetch" crossorigin="anonymous" href="${esc(u)}">`).join('')}<script type="module" src="${a.script[o.page]}"></script></head>
 <body${attrs}><header class="top"><a class="brand" href="/">Metrics</a>${nav}</header>
 <main id="app"><p class="loading">Loading…</p><noscript><p>This page needs JavaScript.</p></noscript></main></body></html>`
 }
@@ -63,11 +66,29 @@ async function sessionOf(ctx: Ctx) {
 }
 
 /** A page that needs a session: the shell, or a redirect to sign-in that comes back here. */
-function signedIn(page: Page, title: (ctx: Ctx) => string, data: (ctx: Ctx) => Record<string, string> = () => ({})) {
+function signedIn(page: Page, title: (ctx: Ctx) => string, extra: (ctx: Ctx) => Pick<ShellOptions, 'data' | 'preload'> = () => ({})) {
   return async (ctx: Ctx) => {
     const found = await sessionOf(ctx)
     if (!found) return ctx.redirect(`/signin?next=${encodeURIComponent(ctx.originalUrl)}`)
-    await shell(ctx, { page, title: title(ctx), account: found.account, csrf: found.session.csrfToken, data: data(ctx) })
+    await shell(ctx, { page, title: title(ctx), account: found.account, csrf: found.session.csrfToken, ...extra(ctx) })
+  }
+}
+
+/**
+ * The stat page's two chart reads (this period and the one before), so that the browser fetches them
+ * while it loads the module; the module's first reads use the same URLs (same window start) and get
+ * the preloaded answers.
+ */
+function statPage(ctx: Ctx): Pick<ShellOptions, 'data' | 'preload'> {
+  const name = param(ctx, 'name')
+  const asked = typeof ctx.query.range === 'string' ? ctx.query.range : ''
+  const range = (RANGE_NAMES as string[]).includes(asked) ? (asked as RangeName) : '24h'
+  const w = resolveWindow({ range }, new Date())
+  const path = `/api/v1/stats/${encodeURIComponent(name)}`
+  const prevFrom = new Date(w.from.getTime() - RANGES[range].seconds * 1000)
+  return {
+    data: { stat: name, windowFrom: String(w.from.getTime()) },
+    preload: [`${path}?range=${range}`, `${path}?from=${prevFrom.toISOString()}&to=${w.from.toISOString()}`],
   }
 }
 
@@ -82,7 +103,7 @@ export function webRoutes(router: Router<AppState, AppContext>): void {
     })
   }
   router.get('/stats', signedIn('stats', () => 'Stats'))
-  router.get('/stats/:name', signedIn('stat', (ctx) => param(ctx, 'name'), (ctx) => ({ stat: param(ctx, 'name') })))
+  router.get('/stats/:name', signedIn('stat', (ctx) => param(ctx, 'name'), statPage))
   router.get('/alerts', signedIn('alerts', () => 'Alerts'))
   router.get('/keys', signedIn('keys', () => 'API keys'))
   router.get('/account', signedIn('account', () => 'Account'))

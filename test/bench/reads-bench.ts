@@ -192,7 +192,7 @@ interface PointJob {
  * catalog, so they come back exactly as the migrations made them) and, where
  * the role may, foreign-key triggers skipped for the loading sessions only.
  */
-async function loadPoints(databaseUrl: string, sql: Sql, jobs: PointJob[], say: (l: string) => void): Promise<{ rows: number; loadSeconds: number; indexSeconds: number; triggersSkipped: boolean }> {
+export async function loadPoints(databaseUrl: string, sql: Sql, jobs: PointJob[], say: (l: string) => void): Promise<{ rows: number; loadSeconds: number; indexSeconds: number; triggersSkipped: boolean }> {
   const CHUNK = 500_000
   const chunks: Array<{ job: PointJob; a: number; b: number }> = []
   for (const job of jobs) for (let a = 0; a < job.n; a += CHUNK) chunks.push({ job, a, b: Math.min(job.n, a + CHUNK) - 1 })
@@ -240,7 +240,7 @@ async function loadPoints(databaseUrl: string, sql: Sql, jobs: PointJob[], say: 
 }
 
 /** The rollups refreshRollups would have produced for these stats' points (1 m from points, 1 h and 1 d from 1 m). */
-async function buildRollups(sql: Sql, ids: string[]): Promise<void> {
+export async function buildRollups(sql: Sql, ids: string[]): Promise<void> {
   await sql`
     insert into rollups_1m (stat_id, bucket, count, sum, min, max)
     select stat_id, date_bin('1 minute', ts, timestamptz 'epoch'), count(*), sum(value), min(value), max(value)
@@ -258,7 +258,7 @@ async function buildRollups(sql: Sql, ids: string[]): Promise<void> {
     on conflict (stat_id) do update set refreshed_at = excluded.refreshed_at`
 }
 
-async function insertStats(sql: Sql, accountId: string, stats: Array<{ name: string; kind: 'counter' | 'gauge' }>): Promise<string[]> {
+export async function insertStats(sql: Sql, accountId: string, stats: Array<{ name: string; kind: 'counter' | 'gauge' }>): Promise<string[]> {
   const rows = await sql<{ id: string; name: string }[]>`
     insert into stats (account_id, name, kind)
     select ${accountId}::uuid, n, k from unnest(${stats.map((s) => s.name)}::text[], ${stats.map((s) => s.kind)}::text[]) as u(n, k)

@@ -5,10 +5,11 @@ import { api, ApiError, fieldErrors, pageData, statPath } from './lib/api.js'
 import { drawChart, followWidth, type Bucket } from './lib/chart.js'
 import { age, full, num, pct, when } from './lib/format.js'
 import { usePoll } from './lib/poll.js'
-import { Badge, CopyButton, Empty, ErrorNotice, Field, html, Loading, mount, useEffect, useRef, useState } from './lib/ui.js'
+import { Badge, CopyButton, ErrorNotice, Field, html, Loading, mount, useEffect, useRef, useState } from './lib/ui.js'
 
 const RANGES = ['1h', '6h', '24h', '7d', '30d', '90d', '180d'] as const
 const SECONDS: Record<string, number> = { '1h': 3600, '6h': 21600, '24h': 86400, '7d': 604800, '30d': 2592000, '90d': 7776000, '180d': 15552000 }
+const BUCKET: Record<string, number> = { '1h': 60, '6h': 300, '24h': 900, '7d': 3600, '30d': 21600, '90d': 86400, '180d': 86400 }
 const EMBED_RANGES = ['1h', '6h', '24h', '7d', '30d']
 const name = pageData.stat ?? ''
 
@@ -46,7 +47,7 @@ function Chart({ detail, prev }: { detail: Detail; prev: Bucket[] }) {
       current: detail.points, previous: prev, shift: SECONDS[detail.range.requested_range],
     }, detail.stat.name)
     const stop = followWidth(el, plot)
-    el.dataset.drawn = String(detail.points.length)
+    el.dataset.drawn = String(detail.points.length) // buckets drawn (the browser tests wait for it)
     return () => { stop(); plot.destroy() }
   }, [detail, prev])
   return html`<div class="chart" ref=${ref} role="img" aria-label=${`Chart of ${detail.stat.name}: this period solid, previous period dashed`}></div>`
@@ -173,19 +174,29 @@ function Delete({ stat }: { stat: Stat }) {
     </dialog></section>`
 }
 
+const asked = new URLSearchParams(location.search).get('range')
+const initialRange: string = RANGES.includes(asked as never) ? asked! : '24h'
+/** The first read of the initial range uses the window start the server preloaded it with. */
+let ticked = false
+
 function StatPage() {
-  const initial = new URLSearchParams(location.search).get('range')
-  const [range, setRange] = useState<string>(RANGES.includes(initial as never) ? initial! : '24h')
+  const [range, setRange] = useState<string>(initialRange)
   const [detail, setDetail] = useState<Detail | null>(null)
   const [prev, setPrev] = useState<Bucket[]>([])
   const [error, setError] = useState<unknown>(null)
   const [stat, setStat] = useState<Stat | null>(null)
 
   usePoll(async () => {
+    const previous = (fromMs: number) => api<Detail>('GET', `${statPath(name)}?from=${new Date(fromMs - SECONDS[range] * 1000).toISOString()}&to=${new Date(fromMs).toISOString()}`)
     try {
-      const d = await api<Detail>('GET', `${statPath(name)}?range=${range}`)
+      // Both periods at once: the window's start is where the server will put it (aligned down to its bucket);
+      // should the clocks disagree across a bucket edge, the previous period is asked again for the server's start.
+      const fromServer = !ticked && range === initialRange && pageData.windowFrom ? Number(pageData.windowFrom) : NaN
+      ticked = true
+      const guess = fromServer || Math.floor((Date.now() / 1000 - SECONDS[range]) / BUCKET[range]) * BUCKET[range] * 1000
+      const [d, p0] = await Promise.all([api<Detail>('GET', `${statPath(name)}?range=${range}`), previous(guess)])
       const from = Date.parse(d.range.from)
-      const p = await api<Detail>('GET', `${statPath(name)}?from=${new Date(from - SECONDS[range] * 1000).toISOString()}&to=${new Date(from).toISOString()}`)
+      const p = from === guess ? p0 : await previous(from)
       setDetail(d)
       setPrev(p.points)
       setStat((s) => s ?? d.stat)

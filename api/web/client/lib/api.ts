@@ -12,7 +12,8 @@ export class ApiError extends Error {
 }
 
 export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' }
+  // No Accept header: a GET must look like the shell's <link rel=preload> of it to be served from it.
+  const headers: Record<string, string> = {}
   if (body !== undefined) headers['content-type'] = 'application/json'
   if (method !== 'GET' && pageData.csrf) headers['x-service-csrf'] = pageData.csrf
   let res: Response

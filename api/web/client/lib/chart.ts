@@ -43,6 +43,8 @@ export function drawChart(el: HTMLElement, c: ChartInput, label: string): uPlot 
       { label: 'Previous period', stroke: '#8a94a3', width: 1.5, dash: [6, 5], spanGaps: c.kind === 'gauge', value: (_u, v) => (v == null ? '—' : num(v)), points: { size: 5 } },
     ],
     cursor: { drag: { x: false, y: false } },
+    // When this page first drew a chart, in ms since navigation (the UI bench reads it).
+    hooks: { draw: [() => { el.dataset.drawnAt ??= String(Math.round(performance.now())) }] },
   }
   return new uPlot(opts, chartData(c), el)
 }
