@@ -43,6 +43,9 @@ async function build(): Promise<Assets> {
     entryPoints: entryPoints as Record<string, string>,
     bundle: true, format: 'esm', target: 'es2022', minify: true, write: false, outdir: '/out', logLevel: 'silent',
     legalComments: 'none',
+    // Resolve packages where this checkout sees them: a node_modules that is a symlink (shared between
+    // checkouts) must not make esbuild read the package.json files above the link's target.
+    preserveSymlinks: true,
   })
   const files = new Map<string, Asset>()
   const script = {} as Record<Page, string>

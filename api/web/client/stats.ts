@@ -52,7 +52,9 @@ function StatsPage() {
     history.replaceState(null, '', u)
   }
 
+  const deleted = new URLSearchParams(location.search).get('deleted')
   return html`<h1>Stats</h1>
+    ${deleted ? html`<div class="notice ok" role="status">“${deleted}” and its points were deleted.</div>` : null}
     ${usage ? html`<section class="usage" aria-label="Plan usage">
       <${Meter} label="Tracked stats" l=${usage.stats} /><${Meter} label="Points today (UTC)" l=${usage.points_today} /><${Meter} label="Alerts" l=${usage.alerts} />
     </section>
