@@ -4,6 +4,7 @@ import type { AppContext, AppDeps, AppState } from './context.js'
 import { edgeBlock } from './middleware/edge.js'
 import { errors } from './middleware/errors.js'
 import { requestLog } from './middleware/request-log.js'
+import { docsRoutes } from './docs.js'
 import { createRegistry } from './openapi.js'
 import { Routes } from './route.js'
 import { alertRoutes } from './routes/alerts.js'
@@ -15,19 +16,17 @@ import { exportRoutes } from './routes/export.js'
 import { healthRoutes } from './routes/health.js'
 import { statAdminRoutes } from './routes/stat-admin.js'
 import { legacyRoutes } from './routes/legacy.js'
+import { queryRoutes } from './routes/query.js'
 import { statRoutes } from './routes/stats.js'
 import { writeRoutes } from './routes/writes.js'
 import { usageRoutes } from './routes/usage.js'
 import { webRoutes } from './web/pages.js'
 
-export function createApp(deps: AppDeps): Koa<AppState, AppContext> {
-  const app = new Koa<AppState, AppContext>({ proxy: deps.config.trustProxy })
-  app.context.deps = deps
-  // Errors after the response started (client gone) are not ours to answer; keep them out of stderr noise.
-  app.on('error', (err, ctx) => deps.log.warn('response error', { request_id: ctx?.state?.requestId, error: err }))
-
+/** Every route with its OpenAPI entry; the app serves them and the reference documents them. */
+export function createRoutes(): Routes {
   const routes = new Routes(createRegistry())
   healthRoutes(routes)
+  docsRoutes(routes)
   authRoutes(routes)
   apiKeyRoutes(routes)
   legacyRoutes(routes)
@@ -38,8 +37,19 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContext> {
   exportRoutes(routes)
   dashboardRoutes(routes)
   alertRoutes(routes)
+  queryRoutes(routes)
   usageRoutes(routes)
-  webRoutes(routes.router)
+  return routes
+}
+
+export function createApp(deps: AppDeps): Koa<AppState, AppContext> {
+  const app = new Koa<AppState, AppContext>({ proxy: deps.config.trustProxy })
+  app.context.deps = deps
+  // Errors after the response started (client gone) are not ours to answer; keep them out of stderr noise.
+  app.on('error', (err, ctx) => deps.log.warn('response error', { request_id: ctx?.state?.requestId, error: err }))
+
+  const routes = createRoutes()
+  webRoutes(routes.router) // the pages: HTML, not in the API reference
 
   app.use(edgeBlock(deps.config.edgeBlockedUserAgents)) // before everything, as the edge would
   app.use(requestLog())

@@ -12,7 +12,7 @@ export function createRegistry(): OpenAPIRegistry {
   return registry
 }
 
-export function generateDocument(registry: OpenAPIRegistry, serverUrl?: string) {
+export function generateDocument(registry: OpenAPIRegistry, serverUrl: string) {
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
@@ -20,29 +20,6 @@ export function generateDocument(registry: OpenAPIRegistry, serverUrl?: string) 
       version: '1.0.0',
       description: 'Record counters and gauges over HTTP, read them back, chart, export and alert on them. v1 routes use `Authorization: Bearer <API key>` or a dashboard session; errors are RFC 9457 problem details.',
     },
-    servers: serverUrl ? [{ url: serverUrl }] : [],
+    servers: [{ url: serverUrl }],
   })
-}
-
-/** A self-contained page that renders the document (no CDN: the page must work offline too). */
-export function docsPage(specUrl: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>API reference</title>
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
-code,pre{font:13px ui-monospace,monospace;background:#f4f4f4;padding:.1rem .3rem}pre{padding:.6rem;overflow:auto}
-h2{border-bottom:1px solid #ddd;margin-top:2rem}.m{display:inline-block;min-width:4.5rem;font-weight:600;text-transform:uppercase}</style></head>
-<body><h1>API reference</h1><p>Machine-readable document: <a href="${specUrl}">${specUrl}</a></p><div id="out">Loading…</div>
-<script>
-fetch(${JSON.stringify(specUrl)}).then(r=>r.json()).then(doc=>{
-  const esc=s=>String(s).replace(/[&<>"]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
-  const byTag={};
-  for(const [path,ops] of Object.entries(doc.paths||{}))for(const [m,op] of Object.entries(ops)){const t=(op.tags||['other'])[0];(byTag[t]=byTag[t]||[]).push([m,path,op])}
-  let html='<p>'+esc(doc.info.description||'')+'</p>';
-  for(const [tag,ops] of Object.entries(byTag)){html+='<h2>'+esc(tag)+'</h2>';
-    for(const [m,path,op] of ops){html+='<h3><span class="m">'+m+'</span><code>'+esc(path)+'</code></h3><p>'+esc(op.summary||'')+'</p>';
-      const body=op.requestBody&&op.requestBody.content&&op.requestBody.content['application/json'];
-      if(body)html+='<p>Body:</p><pre>'+esc(JSON.stringify(body.schema,null,2))+'</pre>';
-      html+='<p>Responses: '+Object.entries(op.responses||{}).map(([s,r])=>'<code>'+s+'</code> '+esc(r.description)).join(', ')+'</p>';}}
-  document.getElementById('out').innerHTML=html;
-}).catch(e=>{document.getElementById('out').textContent='Could not load the document: '+e});
-</script></body></html>`
 }

@@ -24,6 +24,8 @@ export interface RouteDef<B extends z.ZodType, Q extends z.ZodType> {
   path: string
   summary: string
   tag: string
+  /** Overrides the generated operationId (see operationId()) where two paths would share one. */
+  operationId?: string
   /** Credentials accepted; omitted means the route is public. */
   auth?: AuthKind[]
   body?: B
@@ -53,8 +55,20 @@ const ERROR_TEXT: Record<number, string> = {
   404: 'Not found', 409: 'Conflict', 413: 'Body too large', 429: 'Rate limited', 503: 'A dependency is down',
 }
 
+/**
+ * A stable operationId from method and path, so generated clients get the same method names on every build:
+ * `GET /api/v1/stats/:name/alerts` is `getStatsByNameAlerts`.
+ */
+export function operationId(method: string, path: string): string {
+  const words = path.replace(/^\/api(\/v1)?(?=\/)/, '').split('/').filter(Boolean)
+    .flatMap((seg) => seg.startsWith(':') ? ['by', seg.slice(1)] : seg.split(/[^A-Za-z0-9]+/))
+    .filter(Boolean)
+  return method.toLowerCase() + words.map((w) => w[0].toUpperCase() + w.slice(1)).join('')
+}
+
 export class Routes {
   readonly router = new Router<AppState, AppContext>()
+  private readonly operationIds = new Set<string>()
 
   constructor(readonly registry: OpenAPIRegistry) {}
 
@@ -81,6 +95,10 @@ export class Routes {
   }
 
   private register(def: RouteDef<z.ZodType, z.ZodType>): void {
+    const id = def.operationId ?? operationId(def.method, def.path)
+    // Generated clients name their methods after these: two routes sharing one is a bug to catch at start-up.
+    if (this.operationIds.has(id)) throw new Error(`operationId ${id} is used twice (${def.method} ${def.path}); give one an explicit operationId`)
+    this.operationIds.add(id)
     const params = [...def.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1])
     const responses: Record<string, ResponseConfig> = {}
     for (const [status, r] of Object.entries(def.responses)) {
@@ -91,9 +109,11 @@ export class Routes {
     this.registry.registerPath({
       method: def.method,
       path: def.path.replace(/:([A-Za-z_]+)/g, '{$1}'),
+      operationId: id,
       summary: def.summary,
       tags: [def.tag],
-      security: def.auth?.map((k) => ({ [k === 'bearer' ? 'bearerAuth' : 'sessionCookie']: [] })),
+      // Public routes say so explicitly (an empty list), rather than leaving a reader to guess.
+      security: def.auth?.map((k) => ({ [k === 'bearer' ? 'bearerAuth' : 'sessionCookie']: [] })) ?? [],
       request: {
         ...(params.length ? { params: z.object(Object.fromEntries(params.map((p) => [p, z.string()]))) } : {}),
         ...(def.query ? { query: def.query as never } : {}),

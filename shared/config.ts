@@ -1,5 +1,6 @@
 // Configuration is read from the environment once, validated, and frozen.
 // Nothing else in the project reads process.env: pass a Config around instead.
+import { existsSync } from 'node:fs'
 import { z } from 'zod'
 
 const flag = z.enum(['0', '1', 'true', 'false', '']).transform((v) => v === '1' || v === 'true')
@@ -15,6 +16,8 @@ const Env = z.object({
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.:-]+$/).default('metrics'),
   PUBLIC_URL: z.string().url().optional(),
   LOG_LEVEL: z.enum(['error', 'warn', 'info', 'debug', 'silent']).default('info'),
+  // JSON lines for log collectors; short readable lines for a person at a terminal. Default: pretty in development.
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   WEBHOOK_ALLOW_PRIVATE: flag.default(false),
   ALERT_EVAL_INTERVAL_SECONDS: int(1).default(15),
   FREE_TIER_SLOTS: int(0).default(250),
@@ -27,6 +30,11 @@ const Env = z.object({
   // Alert e-mail (confirmation links and deliveries). Without it, e-mail alerts cannot be created.
   SMTP_URL: z.string().regex(/^smtps?:\/\//, { error: 'must be an smtp:// or smtps:// URL' }).optional(),
   MAIL_FROM: z.string().default('Metrics alerts <alerts@localhost>'),
+  // Plain-language query: an optional OpenAI-compatible chat-completions server that narrates verified facts.
+  QUERY_LLM_BASE_URL: z.string().url().optional(),
+  QUERY_LLM_API_KEY: z.string().optional(),
+  QUERY_LLM_MODEL: z.string().optional(),
+  QUERY_LLM_TIMEOUT_MS: int(50).default(4_000),
 })
 
 export type Config = Readonly<{
@@ -37,6 +45,7 @@ export type Config = Readonly<{
   redisPrefix: string
   publicUrl: string | undefined
   logLevel: 'error' | 'warn' | 'info' | 'debug' | 'silent'
+  logFormat: 'json' | 'pretty'
   webhookAllowPrivate: boolean
   alertEvalIntervalSeconds: number
   freeTierSlots: number
@@ -46,6 +55,7 @@ export type Config = Readonly<{
   shutdownTimeoutMs: number
   smtpUrl: string | undefined
   mailFrom: string
+  queryLlm: Readonly<{ baseUrl: string; apiKey: string | undefined; model: string; timeoutMs: number }> | undefined
 }>
 
 /** Thrown when the environment holds a bad value; the message names every bad variable. */
@@ -59,6 +69,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`)
   }
   const e = parsed.data
+  if (e.QUERY_LLM_BASE_URL && !e.QUERY_LLM_MODEL) throw new ConfigError('invalid configuration:\n  QUERY_LLM_MODEL: required when QUERY_LLM_BASE_URL is set')
   return Object.freeze({
     env: e.NODE_ENV,
     port: e.PORT,
@@ -67,6 +78,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redisPrefix: e.REDIS_PREFIX,
     publicUrl: e.PUBLIC_URL,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT ?? (e.NODE_ENV === 'development' ? 'pretty' : 'json'),
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     alertEvalIntervalSeconds: e.ALERT_EVAL_INTERVAL_SECONDS,
     freeTierSlots: e.FREE_TIER_SLOTS,
@@ -76,11 +88,28 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
+    queryLlm: e.QUERY_LLM_BASE_URL
+      ? Object.freeze({ baseUrl: e.QUERY_LLM_BASE_URL.replace(/\/+$/, ''), apiKey: e.QUERY_LLM_API_KEY || undefined, model: e.QUERY_LLM_MODEL!, timeoutMs: e.QUERY_LLM_TIMEOUT_MS })
+      : undefined,
   })
 }
 
-/** Loads the config for a process entry point, exiting with a readable message when it is bad. */
+/** Every setting the service reads (`.env.example` lists each with its default; a test keeps the two in step). */
+export const SETTINGS = Object.keys(Env.shape)
+
+/**
+ * Reads `.env` from the working directory into process.env when the file exists. Variables already
+ * set in the environment win, so a one-off `PORT=4000 npm run dev` still works.
+ */
+export function readEnvFile(path = '.env'): boolean {
+  if (!existsSync(path)) return false
+  process.loadEnvFile(path)
+  return true
+}
+
+/** Loads the config for a process entry point (after `.env`), exiting with a readable message when it is bad. */
 export function loadConfigOrExit(): Config {
+  readEnvFile()
   try {
     return loadConfig()
   } catch (err) {

@@ -14,7 +14,7 @@ export type ErrorKind =
   | 'rate_limited'
   | 'unavailable'    // a dependency is down; the request may be retried
 
-const STATUS: Record<ErrorKind, number> = {
+export const ERROR_STATUS: Record<ErrorKind, number> = {
   invalid: 400, unauthorized: 401, forbidden: 403, quota: 403, not_found: 404, method_not_allowed: 405,
   conflict: 409, too_large: 413, rate_limited: 429, unavailable: 503,
 }
@@ -42,7 +42,7 @@ export class AppError extends Error {
   }
 
   get status(): number {
-    return STATUS[this.kind]
+    return ERROR_STATUS[this.kind]
   }
 
   get title(): string {

@@ -23,6 +23,7 @@ export interface JobSpec {
 }
 
 export const PurgeSessions = z.object({})
+export const EnforceRetention = z.object({})
 
 /** One accepted point on its way to PostgreSQL: [stat id, unix seconds, value, ikey or null]. */
 export type QueuedPoint = [statId: string, t: number, value: number, ikey: string | null]
@@ -124,6 +125,12 @@ export const jobs = {
     queue: 'maintenance',
     schema: PurgeSessions,
     opts: { attempts: 3, backoff: { type: 'exponential', delay: 10_000 }, removeOnComplete: 100, removeOnFail: 100 },
+    every: () => 60 * 60 * 1000,
+  },
+  'enforce-retention': {
+    queue: 'maintenance',
+    schema: EnforceRetention,
+    opts: { attempts: 3, backoff: { type: 'exponential', delay: 60_000 }, removeOnComplete: 100, removeOnFail: 100 },
     every: () => 60 * 60 * 1000,
   },
 } as const satisfies Record<string, JobSpec>

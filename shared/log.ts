@@ -43,15 +43,40 @@ const redact = winston.format((info) => {
 
 export type Logger = winston.Logger
 
+const LEVEL_COLOUR: Record<string, number> = { error: 31, warn: 33, info: 36, debug: 90 }
+
+/**
+ * Short lines for a person at a terminal (development): `12:04:05 info  web GET /api/v1/stats 200 3.1ms`,
+ * other fields after the message as key=value. Runs after redaction, like the JSON format.
+ */
+export function prettyLine(info: Record<string, unknown>, colour: boolean): string {
+  const paint = (code: number, text: string) => (colour ? `\x1b[${code}m${text}\x1b[0m` : text)
+  const { level, message, timestamp, component, stack, ...rest } = info as Record<string, unknown> & { level: string }
+  const time = String(timestamp ?? '').slice(11, 19)
+  const head = `${paint(90, time)} ${paint(LEVEL_COLOUR[level] ?? 0, level.padEnd(5))} ${component ? `${component} ` : ''}`
+  if (message === 'request' && rest.method) {
+    const status = Number(rest.status)
+    return `${head}${rest.method} ${rest.url} ${paint(status >= 500 ? 31 : status >= 400 ? 33 : 32, String(status))} ${rest.ms}ms`
+  }
+  const fields = Object.entries(rest)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+  return `${head}${message}${fields.length ? `  ${paint(90, fields.join(' '))}` : ''}${stack && level === 'error' ? `\n${stack}` : ''}`
+}
+
 /** Creates the process logger; tests pass their own stream to capture lines. */
-export function createLogger(config: Pick<Config, 'logLevel'>, stream?: NodeJS.WritableStream): Logger {
+export function createLogger(config: Pick<Config, 'logLevel'> & Partial<Pick<Config, 'logFormat'>>, stream?: NodeJS.WritableStream): Logger {
   const transport = stream
     ? new winston.transports.Stream({ stream })
     : new winston.transports.Console({ stderrLevels: ['error'] })
+  const colour = !stream && Boolean(process.stdout.isTTY)
+  const output = config.logFormat === 'pretty'
+    ? winston.format.printf((info) => prettyLine(info, colour))
+    : winston.format.json()
   return winston.createLogger({
     level: config.logLevel === 'silent' ? 'error' : config.logLevel,
     silent: config.logLevel === 'silent',
-    format: winston.format.combine(winston.format.errors({ stack: true }), redact(), winston.format.timestamp(), winston.format.json()),
+    format: winston.format.combine(winston.format.errors({ stack: true }), redact(), winston.format.timestamp(), output),
     transports: [transport],
   })
 }

@@ -2,15 +2,26 @@
 // they do not), build the migrated template database once, then run ava and
 // close with one plain summary line ("tests: N passed, N failed").
 import { spawn } from 'node:child_process'
-import { loadConfig } from '../shared/config.js'
+import { readdirSync } from 'node:fs'
+import { loadConfig, readEnvFile } from '../shared/config.js'
 import { ensureServices } from '../shared/services.js'
-import { baseUrl, prepareTemplate } from './helpers/db.js'
+import { baseUrl, prepareTemplate, TEMPLATE } from './helpers/db.js'
 
+const say = (line: string) => process.stdout.write(`${line}\n`)
+if (readEnvFile()) say('tests: read .env')
 const config = loadConfig({ DATABASE_URL: baseUrl(), REDIS_URL: process.env.REDIS_URL })
-const services = await ensureServices(config, (line) => process.stdout.write(`${line}\n`))
+say(`tests: checking PostgreSQL (${new URL(config.databaseUrl).host}) and Redis (${new URL(config.redisUrl).host})`)
+const services = await ensureServices(config, say)
 let code = 1
 try {
+  const started = Date.now()
   await prepareTemplate()
+  say(`tests: template database ${TEMPLATE} ready (${Date.now() - started} ms); it is kept to make the next run start fast.`)
+  say('       Each test file clones it into a database of its own, dropped when the file ends.')
+  say(`       To remove the template: psql -c 'drop database "${TEMPLATE}"' (a changed migration builds a new one).`)
+  const files = process.argv.slice(2).filter((a) => !a.startsWith('-'))
+  const fileCount = files.length || readdirSync('test', { recursive: true }).filter((f) => String(f).endsWith('.test.ts')).length
+  say(`tests: running ${fileCount} test files with ava; each line below is one finished test (file › test)\n`)
   // scrypt (sign-ups) and DNS share libuv's pool, 4 threads by default: many parallel sign-ups starve connects.
   const ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', ...process.argv.slice(2)],
     { stdio: ['inherit', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0', UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? '16' } })

@@ -16,8 +16,12 @@ export async function deliverAlertJob(deps: WorkerDeps, data: JobData<'deliver-a
     await send(deps.config, deps.sql, alert, delivery, now)
   } catch (err) {
     await recordAttemptFailure(deps.sql, delivery.id, (err as Error).message, attempt.final)
+    // The target itself is not logged: a Slack or webhook URL can be a credential.
+    deps.log.warn(attempt.final ? 'alert delivery failed, giving up' : 'alert delivery failed, will retry',
+      { alert_id: alert.id, stat: alert.stat_name, channel: alert.channel, attempt: attempt.number, error: (err as Error).message })
     throw err
   }
   await markDelivered(deps.sql, delivery.id)
+  deps.log.info('alert delivered', { alert_id: alert.id, stat: alert.stat_name, channel: alert.channel, attempt: attempt.number })
   return { status: 'delivered' }
 }

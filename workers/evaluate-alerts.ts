@@ -10,5 +10,6 @@ export async function evaluateAlertsJob(deps: WorkerDeps, _data: JobData<'evalua
   const ids = [...new Set([...pass.deliveries, ...leftover])]
   // The job id is the delivery's idempotency key: adding one that exists already is a no-op.
   for (const id of ids) await deps.queues.enqueue('deliver-alert', { delivery_id: id }, { jobId: id })
+  if (pass.deliveries.length) deps.log.info('alerts fired', { deliveries: pass.deliveries.length, evaluated: pass.evaluated })
   return { evaluated: pass.evaluated, queued: ids.length }
 }

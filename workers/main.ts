@@ -15,6 +15,7 @@ import { deliverAlertJob } from './deliver-alert.js'
 import { evaluateAlertsJob } from './evaluate-alerts.js'
 import { persistPointsJob } from './persist-points.js'
 import { purgeSessionsJob } from './purge-sessions.js'
+import { enforceRetentionJob } from './enforce-retention.js'
 import { refreshRollupsJob } from './refresh-rollups.js'
 
 type Handler<N extends JobName> = (deps: WorkerDeps, data: JobData<N>, now: Date, attempt: Attempt) => Promise<unknown>
@@ -26,6 +27,7 @@ const handlers: { [N in JobName]: Handler<N> } = {
   'evaluate-alerts': evaluateAlertsJob,
   'deliver-alert': deliverAlertJob,
   'purge-sessions': purgeSessionsJob,
+  'enforce-retention': enforceRetentionJob,
 }
 
 // Persist jobs running at once are committed together (workers/persist-points.ts); rollups run one at a time.

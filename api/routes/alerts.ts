@@ -5,8 +5,21 @@ import { confirmEmail } from '../../shared/alerts/mail.js'
 import { alertJson, deliveryJson, listAlerts, listDeliveries } from '../../shared/alerts/repo.js'
 import { AlertList, CreateAlertBody, CreatedAlert, DeliveryList } from '../../shared/alerts/schema.js'
 import { createAlert, removeAlert } from '../../shared/alerts/service.js'
+import type { Sql } from '../../shared/db.js'
+import { closestStatName } from '../../shared/stats/closest.js'
+import { findStat } from '../../shared/stats/repo.js'
 import { accountOf, baseUrl, type AuthKind } from '../context.js'
 import type { Routes } from '../route.js'
+
+/**
+ * An alert may name a stat before its first point (so it is ready when data arrives), but a typo
+ * would then wait silently forever: say so, and name the closest existing stat.
+ */
+async function statWarnings(sql: Sql, accountId: string, statName: string): Promise<{ warnings?: string[] }> {
+  if (await findStat(sql, accountId, statName)) return {}
+  const closest = await closestStatName(sql, accountId, statName)
+  return { warnings: [`no stat named "${statName}" exists yet; the alert will evaluate once points arrive${closest ? ` (did you mean "${closest}"?)` : ''}`] }
+}
 
 export function alertRoutes(routes: Routes): void {
   const common = { tag: 'alerts', auth: ['bearer', 'session'] as AuthKind[], rateLimited: true, errors: [403, 404, 429] }
@@ -14,9 +27,10 @@ export function alertRoutes(routes: Routes): void {
     .add({ ...common, method: 'post', path: '/api/v1/alerts', summary: 'Create an alert on a stat (by name)', body: CreateAlertBody,
       responses: { 201: { description: 'The alert, and the secret that signs its webhook deliveries (shown once)', schema: CreatedAlert } } },
     async (ctx, { body }) => {
-      const alert = await createAlert(ctx.deps, accountOf(ctx), body, baseUrl(ctx))
+      const account = accountOf(ctx)
+      const alert = await createAlert(ctx.deps, account, body, baseUrl(ctx))
       ctx.status = 201
-      ctx.body = { alert: alertJson(alert), signing_secret: alert.signing_secret }
+      ctx.body = { alert: alertJson(alert), signing_secret: alert.signing_secret, ...(await statWarnings(ctx.deps.sql, account.id, body.stat_name)) }
     })
     .add({ ...common, method: 'get', path: '/api/v1/alerts', summary: 'The account\'s alerts, with their state and last delivery error',
       responses: { 200: { description: 'Alerts', schema: AlertList } } },

@@ -1,7 +1,8 @@
 // The dashboard API (interface 4.4): session only.
 import { z } from 'zod'
 import { dashboard, dashboardWindow } from '../../shared/stats/dashboard.js'
-import { resolveWindow, windowJson, RANGE_NAMES } from '../../shared/stats/ranges.js'
+import { planOf } from '../../shared/plans.js'
+import { clampToRetention, resolveWindow, windowJson, RANGE_NAMES } from '../../shared/stats/ranges.js'
 import { BucketJson, RangeJson } from '../../shared/stats/schema.js'
 import { accountOf } from '../context.js'
 import type { Routes } from '../route.js'
@@ -24,7 +25,8 @@ export function dashboardRoutes(routes: Routes): void {
   routes.add({ method: 'get', path: '/api/v1/dashboard', tag: 'stats', summary: 'Every stat of the account summarised for a range (dashboard session only)',
     auth: ['session'], rateLimited: true, query: DashboardQuery, responses: { 200: { description: 'Stats by name', schema: DashboardJson } }, errors: [403, 429] },
   async (ctx, { query }) => {
-    const w = dashboardWindow(resolveWindow({ range: query.range }, new Date()))
+    const now = new Date()
+    const w = clampToRetention(dashboardWindow(resolveWindow({ range: query.range }, now)), planOf(accountOf(ctx).plan).retentionDays, now)
     ctx.body = {
       range: windowJson(w),
       stats: await dashboard(ctx.deps.sql, accountOf(ctx).id, w),

@@ -32,7 +32,7 @@ export function embedRoutes(routes: Routes): void {
     ctx.set('Cache-Control', 'no-store')
     ctx.body = { stat: publicStat(stat), range: windowJson(w), points }
   })
-  routes.add({ method: 'get', path: '/embed/:statId', tag: 'embed', summary: 'A shared stat\'s chart as an HTML page for an iframe', query: EmbedQuery,
+  routes.add({ method: 'get', path: '/embed/:statId', operationId: 'getEmbedPageByStatId', tag: 'embed', summary: 'A shared stat\'s chart as an HTML page for an iframe', query: EmbedQuery,
     responses: { 200: { description: 'text/html chart' } }, errors: [404] },
   async (ctx, { params, query }) => {
     const { stat, w, points } = await sharedStat(ctx, params.statId, query)

@@ -1,7 +1,8 @@
 // Health and the API reference.
 import { z } from 'zod'
 import { checkHealth } from '../../shared/health.js'
-import { docsPage, generateDocument } from '../openapi.js'
+import { generateDocument } from '../openapi.js'
+import { baseUrl } from '../context.js'
 import type { Routes } from '../route.js'
 
 const Check = z.object({ status: z.enum(['ok', 'error']), latency_ms: z.number(), error: z.string().optional() })
@@ -22,10 +23,6 @@ export function healthRoutes(routes: Routes): void {
     .add({ method: 'get', path: '/api/v1/openapi.json', tag: 'reference', summary: 'This OpenAPI 3.1 document',
       responses: { 200: { description: 'The document' } } },
     (ctx) => {
-      ctx.body = generateDocument(routes.registry, ctx.deps.config.publicUrl)
+      ctx.body = generateDocument(routes.registry, baseUrl(ctx))
     })
-  routes.router.get('/docs', (ctx) => {
-    ctx.type = 'html'
-    ctx.body = docsPage('/api/v1/openapi.json')
-  })
 }

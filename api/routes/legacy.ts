@@ -1,5 +1,6 @@
 // The predecessor's endpoints /ez, /c and /v (interface 4.1), wire-compatible
 // so that unmodified clients keep working. Also at /api/ez, /api/c, /api/v.
+import { z } from 'zod'
 import { invalid, unauthorized } from '../../shared/errors.js'
 import { legacyKeyField } from '../../shared/auth/key-resolver.js'
 import { validatePoint, type PointRules } from '../../shared/ingest/point.js'
@@ -48,7 +49,8 @@ async function writeBatch(ctx: Ctx, account: Account, data: unknown) {
     outcome.stoppedBy.extra.accepted = outcome.accepted
     throw outcome.stoppedBy
   }
-  ctx.body = { status: 200, msg: 'ok', accepted: outcome.accepted }
+  // As v1 does: accepted counts every item taken, duplicates those of them a retry had already stored.
+  ctx.body = { status: 200, msg: 'ok', accepted: outcome.accepted, duplicates: outcome.duplicates }
 }
 
 export function legacyRoutes(routes: Routes): void {
@@ -84,16 +86,50 @@ export function legacyRoutes(routes: Routes): void {
   registerLegacyDocs(routes)
 }
 
-/** The legacy routes are not JSON-schema routes; they are described for the reference by hand. */
+// The legacy routes read forms the way old clients send them (legacy-body.ts), not through zod; their
+// fields are described here from schemas so that the reference shows them as parameters and bodies.
+const text = (description: string) => z.string().optional().meta({ description })
+const number = (description: string) => z.union([z.number(), z.string()]).optional().meta({ description })
+const pointFields = {
+  count: number('Counter increment (defaults to 1). Send count or value, not both.'),
+  value: number('Gauge value. Send count or value, not both.'),
+  t: number('Unix seconds of the point (defaults to now; up to 32 days back, 5 minutes ahead)'),
+  ikey: text('Idempotency key: a retry with the same t and ikey is stored once'),
+}
+const EzForm = z.object({
+  ezkey: text('The account\'s e-mail address or an API key (either field name works)'),
+  email: text('Alias of ezkey'),
+  stat: text('Stat name (created on first write)'),
+  ...pointFields,
+}).meta({ id: 'LegacyEzForm' })
+const EzBatch = z.object({
+  ezkey: z.string().meta({ description: 'The account\'s e-mail address or an API key' }),
+  data: z.array(z.object({ stat: z.string(), ...pointFields })).max(MAX_EZ_BATCH),
+}).meta({ id: 'LegacyEzBatch' })
+const ClassicForm = (valueField: 'count' | 'value') => z.object({
+  ukey: text('The account\'s e-mail address or an API key'),
+  email: text('Alias of ukey'),
+  key: text('Stat name (created on first write)'),
+  [valueField]: pointFields[valueField],
+  t: pointFields.t,
+})
+const Envelope = z.object({ status: z.union([z.literal(200), z.literal('error')]), msg: z.string(), accepted: z.number().int().optional(), duplicates: z.number().int().optional() })
+  .meta({ id: 'LegacyEnvelope' })
+
 function registerLegacyDocs(routes: Routes): void {
-  const envelope = { description: 'Legacy envelope: {"status": 200, "msg": "ok"} on success (plus "replay" where it applies); {"status": "error", "msg": "..."} on rejection, HTTP 200 unless the input is malformed (400), too large (413), rate limited (429) or X-Service-Strict: 1 asked for the real status.' }
-  const form = (fields: string) => ({ description: `application/x-www-form-urlencoded (or a query string) with ${fields}` })
-  for (const [method, path, summary, fields] of [
-    ['get', '/ez', 'Record one point (legacy, key in the query string: treat it as exposed)', 'ezkey (or email), stat, count or value, t, ikey'],
-    ['post', '/ez', 'Record one point, or up to 100 with a JSON body {ezkey, data: [...]}', 'ezkey (or email), stat, count or value, t, ikey'],
-    ['post', '/c', 'Record a counter increment (count defaults to 1)', 'ukey (or email), key (the stat name), count, t'],
-    ['post', '/v', 'Record a gauge value', 'ukey (or email), key (the stat name), value, t'],
-  ] as const) {
-    routes.registry.registerPath({ method, path, summary, tags: ['legacy'], description: form(fields).description, responses: { 200: envelope, 400: envelope, 413: envelope, 429: envelope } })
+  const envelope = {
+    description: 'Legacy envelope: {"status": 200, "msg": "ok"} on success (plus "replay" where it applies); {"status": "error", "msg": "..."} on rejection, HTTP 200 unless the input is malformed (400), too large (413), rate limited (429) or X-Service-Strict: 1 asked for the real status.',
+    content: { 'application/json': { schema: Envelope } },
   }
+  const responses = { 200: envelope, 400: envelope, 413: envelope, 429: envelope }
+  const form = (schema: z.ZodType) => ({ content: { 'application/x-www-form-urlencoded': { schema } } })
+  const common = { tags: ['legacy'], security: [] }
+  routes.registry.registerPath({ ...common, method: 'get', path: '/ez', operationId: 'getEz', summary: 'Record one point (legacy; the key sits in the query string, so treat it as exposed)',
+    request: { query: EzForm }, responses })
+  routes.registry.registerPath({ ...common, method: 'post', path: '/ez', operationId: 'postEz', summary: 'Record one point (form), or up to 100 with a JSON body {ezkey, data: [...]}',
+    request: { body: { content: { ...form(EzForm).content, 'application/json': { schema: EzBatch } } } }, responses })
+  routes.registry.registerPath({ ...common, method: 'post', path: '/c', operationId: 'postC', summary: 'Record a counter increment (count defaults to 1)',
+    request: { body: form(ClassicForm('count').meta({ id: 'LegacyCounterForm' })) }, responses })
+  routes.registry.registerPath({ ...common, method: 'post', path: '/v', operationId: 'postV', summary: 'Record a gauge value',
+    request: { body: form(ClassicForm('value').meta({ id: 'LegacyGaugeForm' })) }, responses })
 }

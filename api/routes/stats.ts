@@ -1,5 +1,6 @@
 // Reading stats back (interface 4.3, decisions.md section 6).
-import { resolveWindow, windowJson } from '../../shared/stats/ranges.js'
+import { planOf } from '../../shared/plans.js'
+import { clampToRetention, resolveWindow, windowJson } from '../../shared/stats/ranges.js'
 import { readBuckets } from '../../shared/stats/read.js'
 import { listStats, statJson } from '../../shared/stats/repo.js'
 import { StatDetail, StatList, WindowQuery } from '../../shared/stats/schema.js'
@@ -18,7 +19,8 @@ export function statRoutes(routes: Routes): void {
       query: WindowQuery, responses: { 200: { description: 'The stat and its buckets (empty buckets omitted)', schema: StatDetail } }, errors: [404, 429] },
     async (ctx, { params, query }) => {
       const stat = await statFromParam(ctx, params.name)
-      const w = resolveWindow(query, new Date())
+      const now = new Date()
+      const w = clampToRetention(resolveWindow(query, now), planOf(accountOf(ctx).plan).retentionDays, now)
       ctx.body = {
         stat: statJson(stat),
         range: windowJson(w),

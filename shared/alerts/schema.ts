@@ -54,7 +54,11 @@ export const AlertJson = z
   .meta({ id: 'Alert' })
 
 export const CreatedAlert = z
-  .object({ alert: AlertJson, signing_secret: z.string().describe('HMAC-SHA256 key of X-Service-Signature; shown only here') })
+  .object({
+    alert: AlertJson,
+    signing_secret: z.string().describe('HMAC-SHA256 key of X-Service-Signature; shown only here'),
+    warnings: z.array(z.string()).optional().describe('Present when the alert names a stat that has no points yet, with the closest existing name'),
+  })
   .meta({ id: 'CreatedAlert' })
 
 export const AlertList = z.object({ alerts: z.array(AlertJson) }).meta({ id: 'AlertList' })

@@ -18,6 +18,9 @@ export interface Window {
   from: Date
   to: Date
   bucketSeconds: number
+  /** Set once the window was clamped to the account's plan retention (see clampToRetention). */
+  retentionDays?: number
+  clampedByRetention?: boolean
 }
 
 /** The bucket size for a custom window: the smallest range's bucket whose span covers it. */
@@ -51,7 +54,22 @@ export function resolveWindow(q: { range?: string; from?: string; to?: string },
   return { requested: name, from: new Date(alignDown(nowS - r.seconds, r.bucket) * 1000), to: now, bucketSeconds: r.bucket }
 }
 
+/**
+ * Clamps a window to the plan's retention, as export does: nothing older than `retentionDays` is read,
+ * even before the retention job has deleted it, so every read shows the same history. The start moves up
+ * to the first whole bucket inside retention; a window wholly before it becomes empty.
+ */
+export function clampToRetention(w: Window, retentionDays: number, now: Date): Window {
+  const start = Math.ceil((now.getTime() / 1000 - retentionDays * 86_400) / w.bucketSeconds) * w.bucketSeconds * 1000
+  const clamped = w.from.getTime() < start
+  const from = clamped ? new Date(Math.min(start, w.to.getTime())) : w.from
+  return { ...w, from, retentionDays, clampedByRetention: clamped }
+}
+
 /** The `range` object of read responses. */
 export function windowJson(w: Window) {
-  return { requested_range: w.requested, from: w.from.toISOString(), to: w.to.toISOString(), bucket_seconds: w.bucketSeconds }
+  return {
+    requested_range: w.requested, from: w.from.toISOString(), to: w.to.toISOString(), bucket_seconds: w.bucketSeconds,
+    ...(w.retentionDays !== undefined ? { retention_days: w.retentionDays, range_clamped_by_retention: Boolean(w.clampedByRetention) } : {}),
+  }
 }

@@ -22,7 +22,11 @@ export const BucketJson = z
   .meta({ id: 'Bucket', description: 'Counter: value is the sum. Gauge: value is the average, with min and max. n: observations.' })
 
 export const RangeJson = z
-  .object({ requested_range: z.string(), from: z.iso.datetime(), to: z.iso.datetime(), bucket_seconds: z.number().int() })
+  .object({
+    requested_range: z.string(), from: z.iso.datetime(), to: z.iso.datetime(), bucket_seconds: z.number().int(),
+    retention_days: z.number().int().optional().describe('The account plan\'s retention; older points are never returned'),
+    range_clamped_by_retention: z.boolean().optional().describe('True when the requested window started before the retention and `from` was moved up'),
+  })
   .meta({ id: 'Range' })
 
 export const StatDetail = z.object({ stat: StatJson, range: RangeJson, points: z.array(BucketJson) }).meta({ id: 'StatDetail' })

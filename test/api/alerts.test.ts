@@ -84,6 +84,25 @@ test('2.4 create: defaults for window_minutes and cooldown_minutes; the stat nee
   t.like(res.body.alert, { stat_name: 'not yet written', threshold: -3, window_minutes: 5, cooldown_minutes: 0, state: 'ok' })
 })
 
+test('an alert on a stat with no points yet is created with a warning naming the closest existing stat', async (t) => {
+  const u = await user()
+  t.is((await request(app.url, '/api/v1/stats/checkout.latency/value', { json: { value: 120 }, bearer: u.key })).status, 200)
+  t.is((await request(app.url, '/api/v1/stats/signups/count', { json: { count: 1 }, bearer: u.key })).status, 200)
+  const typo = await request(app.url, '/api/v1/alerts', { json: webhookBody({ stat_name: 'checkout.latncy' }), bearer: u.key })
+  t.is(typo.status, 201)
+  t.deepEqual(typo.body.warnings, ['no stat named "checkout.latncy" exists yet; the alert will evaluate once points arrive (did you mean "checkout.latency"?)'])
+  const exact = await request(app.url, '/api/v1/alerts', { json: webhookBody({ stat_name: 'signups' }), bearer: u.key })
+  t.is(exact.status, 201)
+  t.false('warnings' in exact.body)
+  // Another account's names are never suggested (the free plan allows two alerts per account).
+  const other = await user()
+  t.is((await request(app.url, '/api/v1/stats/queue.size/value', { json: { value: 3 }, bearer: other.key })).status, 200)
+  const unrelated = await request(app.url, '/api/v1/alerts', { json: webhookBody({ stat_name: 'signup rate' }), bearer: other.key })
+  t.deepEqual(unrelated.body.warnings, ['no stat named "signup rate" exists yet; the alert will evaluate once points arrive'])
+  const elsewhere = await request(app.url, '/api/v1/alerts', { json: webhookBody({ stat_name: 'checkout.latncy' }), bearer: other.key })
+  t.deepEqual(elsewhere.body.warnings, ['no stat named "checkout.latncy" exists yet; the alert will evaluate once points arrive'])
+})
+
 test('2.4 two alerts get different signing secrets', async (t) => {
   const u = await user()
   const a = await request(app.url, '/api/v1/alerts', { json: webhookBody(), bearer: u.key })

@@ -95,3 +95,24 @@ test('embed page: an HTML chart for an iframe, no session needed, CSP allows fra
   t.notRegex(page.text, /<script/)
   t.is((await request(app.url, `/embed/${stat_id}?token=wrong`)).status, 404)
 })
+
+test('embed page of a new stat: a lone bucket is drawn as a dot, and a gauge shows its min-max spread', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const minute = Math.floor(Date.now() / 60_000) * 60
+  for (const value of [10, 30]) t.is((await request(app.url, '/api/v1/stats/queue.depth/value', { json: { value, t: minute }, bearer: key })).status, 200)
+  await settle(app)
+  const { stat_id, token } = (await request(app.url, '/api/v1/stats/queue.depth/share', { method: 'POST', bearer: key })).body.share
+  const data = await request(app.url, `/api/v1/embed/${stat_id}?token=${token}&range=1h`)
+  t.is(data.body.points.length, 1, 'one bucket')
+  const page = (await request(app.url, `/embed/${stat_id}?token=${token}&range=1h`)).text
+  const dots = [...page.matchAll(/<circle cx="([\d.]+)" cy="([\d.]+)"/g)]
+  t.is(dots.length, 1, 'the lone bucket is visible')
+  // The spread bar runs from the max (30) above the mean (20) to the min (10) below it, at the dot's x.
+  const band = /<line class="band" x1="([\d.]+)" y1="([\d.]+)" x2="[\d.]+" y2="([\d.]+)"/.exec(page)
+  t.truthy(band, 'a min-max band')
+  t.is(band![1], dots[0][1])
+  const [yMax, yMean, yMin] = [Number(band![2]), Number(dots[0][2]), Number(band![3])]
+  t.true(yMax < yMean && yMean < yMin, `max ${yMax} above mean ${yMean} above min ${yMin} (SVG y grows downwards)`)
+  t.true(Math.abs((yMax + yMin) / 2 - yMean) < 0.2, 'the mean sits halfway between 10 and 30')
+})

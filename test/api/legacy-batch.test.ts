@@ -81,7 +81,7 @@ test('4.1.3 the predecessor sample ez_batch_request.json (names fixed to valid o
   t.deepEqual(body.data.map((d) => d.stat), ['page view', 'messages sent total female europe', 'request time total messages', 'ws0 load average'])
   const res = await request(app.url, '/ez', { json: body })
   t.is(res.status, 200)
-  t.deepEqual(res.body, { status: 200, msg: 'ok', accepted: 4 })
+  t.deepEqual(res.body, { status: 200, msg: 'ok', accepted: 4, duplicates: 0 })
   t.is(res.headers.get('access-control-allow-origin'), '*')
   t.deepEqual(await valuesOf(user.accountId, 'page view'), [2])
   t.deepEqual(await valuesOf(user.accountId, 'messages sent total female europe'), [1])
@@ -109,7 +109,7 @@ test('4.1.3 t sent as a digit string (as the sample does), as a number, or with 
     { stat: 'ts', count: 4, t: `${recent + 2}.9` },
     { stat: 'ts', count: 5, t: ' 1363118127 ' },
   ])
-  t.deepEqual(res.body, { status: 200, msg: 'ok', accepted: 5 })
+  t.deepEqual(res.body, { status: 200, msg: 'ok', accepted: 5, duplicates: 0 })
   t.deepEqual(await pointsOfStat(user.accountId, 'ts'), [
     { ts: 1363118126, value: 1 }, { ts: 1363118127, value: 5 }, { ts: recent, value: 2 }, { ts: recent + 1, value: 3 }, { ts: recent + 2, value: 4 },
   ])
@@ -121,7 +121,7 @@ test('4.1.3 a batch of 100 items is accepted and all are stored ("accepted": 100
   const data = Array.from({ length: 100 }, (_, i) => (i % 2 ? { stat: `gauge ${i % 5}`, value: i, t: base + i } : { stat: `counter ${i % 5}`, count: i, t: String(base + i) }))
   const res = await batch(key, data, {}, '/api/ez')
   t.is(res.status, 200)
-  t.deepEqual(res.body, { status: 200, msg: 'ok', accepted: 100 })
+  t.deepEqual(res.body, { status: 200, msg: 'ok', accepted: 100, duplicates: 0 })
   await settle(app)
   const s = await stored(app, user.accountId)
   t.is(s.points, 100)
@@ -196,18 +196,20 @@ test('4.1.3 a bad or missing key refuses the batch: 200 invalid ezkey by default
 
 // ============================================================ idempotency and replay
 
-test('4.1.3 resending a batch with t and ikey on every item does not double-count', async (t) => {
+test('4.1.3 resending a batch with t and ikey on every item does not double-count, and says so in duplicates', async (t) => {
   const { user, key } = await keyed()
   const base = nowSeconds() - 500
   const data = Array.from({ length: 6 }, (_, i) => ({ stat: i % 2 ? 'orders' : 'latency', ...(i % 2 ? { count: i } : { value: i / 10 }), t: String(base + i), ikey: `item-${i}` }))
   const first = await batch(key, data)
-  t.deepEqual(first.body, { status: 200, msg: 'ok', accepted: 6 })
+  t.deepEqual(first.body, { status: 200, msg: 'ok', accepted: 6, duplicates: 0 })
   const afterFirst = await snapshot(user.accountId)
   t.is(afterFirst.points, 6)
   const second = await batch(key, data)
   t.is(second.status, 200)
   t.is(second.body.status, 200)
   t.false('replay' in second.body, 'batch responses carry no replay')
+  t.is(second.body.accepted, 6)
+  t.is(second.body.duplicates, 6, 'the answer says every item was a duplicate')
   const third = await batch(key, data, {}, '/api/ez')
   t.is(third.body.status, 200)
   const afterRetries = await snapshot(user.accountId)
@@ -225,8 +227,8 @@ test('4.1.3 batch responses carry no replay field, even when an item repeats an 
   t.deepEqual((await request(app.url, '/c', { form: `ukey=${key}&key=dup&count=1&t=${ts}` })).body, { status: 200, msg: 'ok' })
   await settle(app)
   // The same single write would be disclosed (sums_with_existing); a batch never is.
-  t.deepEqual((await batch(key, [{ stat: 'dup', count: 2, t: ts }])).body, { status: 200, msg: 'ok', accepted: 1 })
-  t.deepEqual((await batch(key, [{ stat: 'dup', count: 3, t: ts }, { stat: 'dup', count: 4, t: ts }])).body, { status: 200, msg: 'ok', accepted: 2 })
+  t.deepEqual((await batch(key, [{ stat: 'dup', count: 2, t: ts }])).body, { status: 200, msg: 'ok', accepted: 1, duplicates: 0 })
+  t.deepEqual((await batch(key, [{ stat: 'dup', count: 3, t: ts }, { stat: 'dup', count: 4, t: ts }])).body, { status: 200, msg: 'ok', accepted: 2, duplicates: 0 })
   t.deepEqual((await pointsOfStat(user.accountId, 'dup')).filter((p) => p.ts === ts).map((p) => p.value), [1, 2, 3, 4], 'append-only: every observation kept')
 })
 

@@ -169,7 +169,7 @@ test('GET /api/v1/stats/:name returns {stat, range, points}; default range 24h',
   const { bucket } = checkRange(t, res, '24h')
   t.deepEqual(Object.keys(res.body).sort(), ['points', 'range', 'stat'])
   t.like(res.body.stat, { name: 'web hits', kind: 'counter', description: null })
-  t.deepEqual(Object.keys(res.body.range).sort(), ['bucket_seconds', 'from', 'requested_range', 'to'])
+  t.deepEqual(Object.keys(res.body.range).sort(), ['bucket_seconds', 'from', 'range_clamped_by_retention', 'requested_range', 'retention_days', 'to'])
   t.deepEqual(res.body.points, [{ t: Math.floor(tt / bucket) * bucket, value: 2, n: 1 }])
   const stranger = await signUp(app.url)
   t.is((await request(app.url, `/api/v1/stats/${enc('web hits')}`, { session: stranger.session })).status, 404, 'another account, by session')
@@ -231,7 +231,7 @@ test('from/to ISO windows: custom range, bucket per span, from aligned down, to 
 
   const hour = await detail(key, 'w', `?from=${enc(iso(h))}&to=${enc(iso(h + HOUR))}`)
   t.is(hour.status, 200, hour.text)
-  t.deepEqual(hour.body.range, { requested_range: 'custom', from: iso(h), to: iso(h + HOUR), bucket_seconds: 60 })
+  t.deepEqual(hour.body.range, { requested_range: 'custom', from: iso(h), to: iso(h + HOUR), bucket_seconds: 60, retention_days: 400, range_clamped_by_retention: false })
   t.deepEqual(hour.body.points, [{ t: h, value: 2, n: 1 }, { t: h + 30 * MIN, value: 4, n: 1 }, { t: h + HOUR - 60, value: 8, n: 1 }])
 
   // A span of 3 days gets the 7d bucket (1 h); from is aligned down to it.
@@ -245,6 +245,29 @@ test('from/to ISO windows: custom range, bucket per span, from aligned down, to 
   t.is(since.status, 200, since.text)
   t.is(since.body.range.requested_range, 'custom')
   t.deepEqual(since.body.points.reduce((n: number, b: Bucket) => n + b.n, 0), 5)
+})
+
+test('reads clamp to the plan\'s retention and say so: a 2023 point is not returned on the free plan', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const old = Date.UTC(2023, 5, 1) / 1000
+  const recent = Math.floor((nowS() - 2 * HOUR) / HOUR) * HOUR
+  await write(key, [{ stat: 'kept', t: old, count: 5 }, { stat: 'kept', t: recent, count: 7 }])
+  const res = await detail(key, 'kept', `?from=2023-01-01&to=${enc(new Date().toISOString())}`)
+  t.is(res.status, 200, res.text)
+  t.like(res.body.range, { requested_range: 'custom', retention_days: 30, range_clamped_by_retention: true })
+  t.true(Date.parse(res.body.range.from) >= Date.now() - 30 * DAY * 1000 - DAY * 1000, `from ${res.body.range.from} is inside the 30 days`)
+  t.deepEqual(res.body.points.map((b: Bucket) => b.value), [7])
+  // A window wholly before the retention is empty, not an error.
+  const before = await detail(key, 'kept', '?from=2023-01-01&to=2023-12-31')
+  t.is(before.status, 200, before.text)
+  t.deepEqual(before.body.points, [])
+  t.true(before.body.range.range_clamped_by_retention)
+  // A window inside the retention is not marked clamped; the dashboard says the same.
+  t.false((await detail(key, 'kept', '?range=7d')).body.range.range_clamped_by_retention)
+  const dash = await request(app.url, '/api/v1/dashboard?range=180d', { session: user.session })
+  t.like(dash.body.range, { retention_days: 30, range_clamped_by_retention: true })
+  t.deepEqual(dash.body.stats[0].points.map((b: Bucket) => b.value), [7])
 })
 
 test('from/to windows: from after to, and unparseable dates, are 400', async (t) => {

@@ -4,11 +4,15 @@
 // stage), the report's common lines and the standalone runner.
 import os from 'node:os'
 import { pathToFileURL } from 'node:url'
+import { readEnvFile } from '../../shared/config.js'
 import type { Sql } from '../../shared/db.js'
 import { cpuDuring } from './machine.js'
 import { Children, type Child } from './procs.js'
 import { createMigratedDatabase, deleteRedisPrefix, dropDatabase, localTarget, type BenchEnv } from './setup.js'
 import { round } from './stats.js'
+
+// Every bench imports this module first thing: settings come from .env as for every other command.
+readEnvFile()
 
 export type Say = (line: string) => void
 

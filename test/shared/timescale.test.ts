@@ -21,6 +21,7 @@ import { listMigrations } from '../../shared/migrate.js'
 import { applyBatch } from '../../shared/points/repo.js'
 import { deleteStat } from '../../shared/stats/repo.js'
 import { refreshRollups } from '../../shared/points/rollups.js'
+import { enforceRetention } from '../../shared/points/retention.js'
 import { usesTimescale } from '../../shared/points/storage.js'
 import { readBuckets } from '../../shared/stats/read.js'
 import type { Window } from '../../shared/stats/ranges.js'
@@ -264,4 +265,26 @@ test.serial('TimescaleDB retention drops points and aggregates older than 800 da
   const [{ n }] = await ts<{ n: number }[]>`select count(*)::int as n from points where stat_id = ${old}`
   t.is(n, 1)
   t.deepEqual((await readBuckets(ts, old, 'counter', w)).map((b) => b.t), [base])
+})
+
+test.serial('plan retention deletes the same points on both paths, and the buckets agree afterwards', async (t) => {
+  const stat = randomUUID()
+  const now = nowS()
+  for (const sql of both()) {
+    const [account] = await sql<{ id: string }[]>`insert into accounts (email, plan) values (${`ret-${randomUUID()}@example.com`}, 'free') returning id`
+    await sql`insert into stats (id, account_id, name, kind) values (${stat}, ${account.id}, 'retained', 'counter')`
+  }
+  // 40 and 31 days old (past the free plan's 30), 29 days and 1 hour old (kept).
+  await write([[stat, now - 40 * DAY, 1, null], [stat, now - 31 * DAY, 2, null], [stat, now - 29 * DAY, 4, null], [stat, now - 3600, 8, null]])
+  await refreshBoth()
+  const results = await Promise.all(both().map((sql) => enforceRetention(sql, new Date(now * 1000))))
+  t.deepEqual(results.map((r) => r.points), [2, 2])
+  t.true(results[1].rollups >= 3, 'plain: the expired minute, hour and day buckets are deleted')
+  await refreshBoth()
+  const w: Window = { requested: 'custom', from: new Date((now - 60 * DAY) * 1000), to: new Date(now * 1000), bucketSeconds: 3_600 }
+  const [onTs, onPlain] = await Promise.all(both().map((sql) => readBuckets(sql, stat, 'counter', w)))
+  t.deepEqual(onTs.map((b) => b.value), [4, 8])
+  t.deepEqual(onPlain, onTs)
+  // A second pass finds nothing more.
+  t.deepEqual((await Promise.all(both().map((sql) => enforceRetention(sql, new Date(now * 1000))))).map((r) => r.points), [0, 0])
 })

@@ -336,6 +336,11 @@ test('6.5 receiver down (503 twice) then up: the delivery arrives once more with
   await sleep(QUIET_MS)
   t.is(s.receiver.requests.length, 3)
   t.is(s.receiver.accepted().length, 1)
+  // The operator sees each failure and the delivery in the log, without the target URL.
+  const lines = app.logs.map((l) => JSON.parse(l)).filter((l) => l.alert_id === s.alertId)
+  t.deepEqual(lines.map((l) => l.message), ['alert delivery failed, will retry', 'alert delivery failed, will retry', 'alert delivered'])
+  t.like(lines[2], { level: 'info', channel: 'webhook', attempt: 3 })
+  t.false(app.logs.some((l) => l.includes(s.receiver.url)), 'the receiver URL is not logged')
 })
 
 test('6.5 after a failed attempt the delivery row shows the attempts and the last error (real worker)', async (t) => {

@@ -1,0 +1,14 @@
+// Plain-language questions (interface 4.6, 4.6.1; decisions.md section 13).
+import { answerQuestion } from '../../shared/query/engine.js'
+import { QueryBody, QueryResponse } from '../../shared/query/schema.js'
+import { accountOf } from '../context.js'
+import type { Routes } from '../route.js'
+
+export function queryRoutes(routes: Routes): void {
+  routes.add({ method: 'post', path: '/api/v1/query', tag: 'query', auth: ['bearer', 'session'], rateLimited: true, body: QueryBody,
+    summary: 'Answer a plain-language question about your stats; every number in the answer is checked against `data`',
+    responses: { 200: { description: 'The answer, the values it rests on, how the question was read and the verifier\'s result', schema: QueryResponse } }, errors: [403, 429] },
+  async (ctx, { body }) => {
+    ctx.body = await answerQuestion(ctx.deps, accountOf(ctx).id, body)
+  })
+}

@@ -1,0 +1,76 @@
+// Every error `code` the service answers with, what it means and what to do
+// about it. Problem bodies link here (`type: /docs/problems#<code>`), the
+// reference page /docs/problems is rendered from this list, and a test fails
+// when the source throws a code this list does not explain.
+import type { ErrorKind } from './errors.js'
+
+export interface ProblemDoc {
+  kind: ErrorKind | 'internal'
+  meaning: string
+  action: string
+}
+
+const p = (kind: ProblemDoc['kind'], meaning: string, action: string): ProblemDoc => ({ kind, meaning, action })
+
+const FIX_FIELD = 'Correct the field named in `detail` and send the request again; nothing was stored.'
+
+export const PROBLEMS: Record<string, ProblemDoc> = {
+  // Input
+  validation_failed: p('invalid', 'A field of the body or query string does not match the route\'s schema; `errors` lists every field at fault.', FIX_FIELD),
+  malformed_body: p('invalid', 'The body could not be parsed, or is not a JSON object.', 'Send a JSON object with `Content-Type: application/json`.'),
+  unsupported_media_type: p('invalid', 'The body\'s content type is not one this route reads.', 'Send JSON with `Content-Type: application/json` (the legacy routes also read forms).'),
+  missing_parameter: p('invalid', 'A required parameter is missing (on the legacy routes, a missing key answers 401 with this code).', 'Add the parameter named in `detail`.'),
+  invalid_data: p('invalid', 'The `/ez` JSON batch\'s `data` is not an array of point objects.', 'Send `{"ezkey": ..., "data": [{"stat": ..., "count": ...}, ...]}`.'),
+  batch_too_large: p('invalid', 'The batch holds more points than the route takes in one request.', 'Split the batch; the limit is in `detail`.'),
+  count_and_value: p('invalid', 'A point carries both `count` and `value`.', 'Send `count` for counters or `value` for gauges, not both.'),
+  kind_conflict: p('invalid', 'A point\'s kind differs from its stat\'s (a count sent to a gauge, or the reverse), or from an earlier point of the same batch.', 'Send `count` to counters and `value` to gauges; the stat\'s kind is fixed by its first write.'),
+  missing_stat: p('invalid', 'The stat name is missing or empty.', 'Name the stat.'),
+  invalid_stat_name: p('invalid', 'The stat name holds characters a name cannot hold (control characters, for example).', 'Use printable text; see the naming rules in the README.'),
+  stat_name_too_long: p('invalid', 'The stat name is longer than the limit given in `detail`.', 'Shorten the name.'),
+  missing_count: p('invalid', 'A counter write has no `count`.', 'Send `count` (a number).'),
+  missing_value: p('invalid', 'A gauge write has no `value`.', 'Send `value` (a number).'),
+  empty_count: p('invalid', '`count` is present but empty.', 'Send a number, or leave `count` out where it defaults to 1.'),
+  empty_value: p('invalid', '`value` is present but empty.', 'Send a number.'),
+  invalid_count: p('invalid', '`count` is not a number in decimal notation.', 'Send a decimal number such as `3` or `2.5`.'),
+  invalid_value: p('invalid', '`value` is not a number in decimal notation.', 'Send a decimal number such as `42` or `-0.5`.'),
+  count_out_of_range: p('invalid', '`count` is larger in magnitude than a stored number may be.', 'Send a smaller number.'),
+  value_out_of_range: p('invalid', '`value` is larger in magnitude than a stored number may be.', 'Send a smaller number.'),
+  empty_timestamp: p('invalid', '`t` is present but empty.', 'Send Unix seconds, or leave `t` out for now.'),
+  invalid_timestamp: p('invalid', '`t` is not a number of Unix seconds.', 'Send Unix seconds (an integer).'),
+  timestamp_too_old: p('invalid', '`t` is before 2000-01-01 or older than the write window allows.', 'Check the client\'s clock and that it sends seconds, not milliseconds; older history goes through import.'),
+  timestamp_in_future: p('invalid', '`t` is more than a few minutes ahead of the server\'s clock.', 'Check the client\'s clock and that it sends seconds, not milliseconds.'),
+  invalid_ikey: p('invalid', 'The idempotency key is not a string, is too long, or holds characters it cannot hold.', 'Send a short printable string, the same one on every retry of the same point.'),
+  invalid_range: p('invalid', '`range` is not one of the chart ranges.', 'Use one of the ranges listed in `detail`.'),
+  range_with_from_to: p('invalid', '`range` was given together with `from` or `to`.', 'Send either `range` or a `from`/`to` window.'),
+  invalid_window: p('invalid', '`from` is not before `to`.', 'Swap or correct the dates.'),
+  invalid_date: p('invalid', 'A date is not ISO 8601, or is outside the dates the service can store.', 'Send a date such as `2026-11-23` or `2026-11-23T10:00:00Z`.'),
+  invalid_id: p('invalid', 'An id in the path is not a UUID.', 'Use the id as the API returned it.'),
+  invalid_stat_id: p('invalid', 'The stat id in the path is not a UUID.', 'Use the id from the share or embed URL as given.'),
+  email_unavailable: p('invalid', 'E-mail alerts are not available on this deployment (no SMTP configured).', 'Use a webhook or Slack channel, or ask the operator to set `SMTP_URL`.'),
+  webhook_refused: p('invalid', 'The webhook or Slack URL is not allowed: not http(s), or it points at a private, loopback or otherwise non-public address.', 'Use a public URL; an operator can allow private targets with `WEBHOOK_ALLOW_PRIVATE=1`.'),
+  // Credentials
+  unauthorized: p('unauthorized', 'No credentials, or an API key that does not exist or was revoked.', 'Send `Authorization: Bearer <API key>` with a live key (v1), or sign in.'),
+  invalid_key: p('unauthorized', 'The legacy `ezkey`/`ukey` is neither a known e-mail address nor a live API key.', 'Check the key; create a new one under Keys if it was revoked.'),
+  bad_credentials: p('unauthorized', 'Wrong e-mail address or password.', 'Check both and try again; repeated failures are slowed down.'),
+  session_invalid: p('unauthorized', 'The session expired or was signed out.', 'Sign in again.'),
+  session_required: p('forbidden', 'This route takes a dashboard session, not an API key.', 'Call it from the web app (signed in), not with a Bearer key.'),
+  csrf_failed: p('forbidden', 'A session write without the right `X-Service-CSRF` header.', 'Send the `csrf_token` returned at sign-in in `X-Service-CSRF`.'),
+  // Plan limits
+  daily_point_limit: p('quota', 'The plan\'s points per day are used up (UTC day).', 'Wait for the next UTC day or upgrade the plan; nothing of this request was stored.'),
+  stat_limit: p('quota', 'The plan\'s number of tracked stats is reached; writes to new stats are refused.', 'Delete stats you no longer need or upgrade; existing stats keep taking points.'),
+  free_tier_full: p('quota', 'Every free-plan slot on this deployment is taken.', 'Upgrade to a paid plan to record data.'),
+  alert_limit: p('quota', 'The plan\'s number of alerts is reached.', 'Delete an alert or upgrade the plan.'),
+  // Missing things
+  not_found: p('not_found', 'The thing named in `detail` does not exist in your account.', 'Check the name or id; other accounts\' data is never visible.'),
+  route_not_found: p('not_found', 'No route has this method and path.', 'Check the path against the API reference (/docs).'),
+  stat_not_found: p('not_found', 'No stat of that name in your account.', 'Check the name (names are case-sensitive); a stat exists once a point was written to it.'),
+  alert_not_found: p('not_found', 'No alert with that id in your account.', 'List alerts to find the id.'),
+  share_not_found: p('not_found', 'The stat is not shared, or the share token is wrong or was rotated.', 'Ask the stat\'s owner for the current embed URL.'),
+  confirmation_not_found: p('not_found', 'The e-mail confirmation link is unknown or was already used.', 'Use the newest confirmation e-mail, or recreate the alert.'),
+  method_not_allowed: p('method_not_allowed', 'The path exists but not with this method.', 'Check the method against the API reference (/docs).'),
+  email_taken: p('conflict', 'An account with this e-mail address exists.', 'Sign in instead.'),
+  body_too_large: p('too_large', 'The request body is larger than the route takes.', 'Send less per request (split batches).'),
+  rate_limited: p('rate_limited', 'Too many requests for the account (or client address) in a short time.', 'Wait the seconds given in `Retry-After`, then retry; spread requests out.'),
+  unavailable: p('unavailable', 'A dependency (database or queue) is down for a moment; nothing was stored.', 'Retry with backoff; retries with the same `t` and `ikey` are stored once.'),
+  internal: p('internal', 'An unexpected error; it was logged with the request id given in `detail`.', 'Retry; if it persists, report the request id.'),
+}

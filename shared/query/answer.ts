@@ -1,0 +1,208 @@
+// Answers from templates: one function per operation retrieves what it needs
+// from the rollups and writes a one- or two-sentence draft whose every number
+// is a record in `data` (derived figures included).
+import type { Db } from '../db.js'
+import { Draft } from './draft.js'
+import type { ParsedIntent } from './intent.js'
+import type { StatRef } from './match.js'
+import type { Span } from './periods.js'
+import { latest, peakSlot, slots, summarise, type Summary } from './retrieve.js'
+import type { DataRecord } from './schema.js'
+
+const iso = (d: Date) => d.toISOString()
+const AGG_WORD: Record<string, string> = { sum: 'total', avg: 'average', min: 'lowest reading', max: 'highest reading', count: 'number of observations' }
+
+/** The aggregation answered for a stat: the one asked for where it fits the kind, else the kind's default. */
+function aggFor(stat: StatRef, asked: ParsedIntent['agg']): 'sum' | 'avg' | 'min' | 'max' | 'count' {
+  if (asked === 'count') return 'count'
+  if (stat.kind === 'counter') return 'sum'
+  return asked === 'min' || asked === 'max' ? asked : 'avg'
+}
+
+function valueOf(s: Summary, agg: 'sum' | 'avg' | 'min' | 'max' | 'count'): number | null {
+  if (agg === 'count') return s.n
+  if (!s.n) return null
+  return agg === 'min' ? s.min : agg === 'max' ? s.max : s.value
+}
+
+function retrieved(stat: StatRef, agg: string, period: 'window' | 'compare_to', span: Span, s: Summary, value: number | null): DataRecord {
+  return {
+    type: 'retrieved', stat: stat.name, stat_kind: stat.kind, agg, period, from: iso(span.from), to: iso(span.to), value, n: s.n,
+    ...(stat.kind === 'gauge' && s.n && agg === 'avg' ? { min: s.min!, max: s.max! } : {}),
+  }
+}
+
+/** Totals, averages, minima, maxima, counts and latest values of one or more stats over one window. */
+export async function aggregateAnswer(sql: Db, intent: ParsedIntent): Promise<Draft> {
+  const d = new Draft()
+  if (intent.agg === 'last') {
+    const sentences: string[] = []
+    for (const stat of intent.stats) {
+      const last = await latest(sql, stat, intent.window)
+      const name = d.stat(stat.name, stat.kind)
+      const where = intent.window ? ` ${d.period(intent.window.label)}` : ''
+      if (!last) {
+        sentences.push(`${name} has no recorded value${where}.`)
+        continue
+      }
+      d.record({ type: 'retrieved', stat: stat.name, stat_kind: stat.kind, agg: 'last', t: last.t, value: last.value, n: last.n })
+      sentences.push(`The latest ${name} value${where} is ${d.num(last.value, `the latest value of ${name}`)}, recorded ${d.time(last.t)}.`)
+    }
+    d.text = sentences.join(' ')
+    if (!d.data.length) d.source = 'template'
+    return d
+  }
+  const w = intent.window!
+  const sums = await summarise(sql, intent.stats, w)
+  const parts: string[] = []
+  for (const stat of intent.stats) {
+    const s = sums.get(stat.id)!
+    const agg = aggFor(stat, intent.agg)
+    const name = d.stat(stat.name, stat.kind)
+    const p = d.period(w.label)
+    const value = valueOf(s, agg)
+    if (value === null) {
+      parts.push(stat.kind === 'counter' ? `No ${name} were recorded ${p}.` : `${name} has no readings ${p}.`)
+      continue
+    }
+    d.record(retrieved(stat, agg, 'window', w, s, value))
+    const note = stat.kind === 'gauge' && (intent.agg === 'sum') ? ` (${name} is a gauge, so this is its average)` : ''
+    if (agg === 'count') parts.push(`${name} recorded ${d.num(s.n, `observations of ${name}`)} observations ${p}.`)
+    else if (agg === 'sum') parts.push(`${name} totalled ${d.num(value, `total of ${name}`)} ${p}.`)
+    else if (agg === 'avg') {
+      parts.push(`${name} averaged ${d.num(value, `average of ${name}`)} ${p}${note} (lowest ${d.num(s.min!, `lowest reading of ${name}`)}, highest ${d.num(s.max!, `highest reading of ${name}`)}, ${d.num(s.n, `readings of ${name}`)} readings).`)
+    } else parts.push(`The ${AGG_WORD[agg]} of ${name} ${p} was ${d.num(value, `${AGG_WORD[agg]} of ${name}`)}.`)
+  }
+  d.text = parts.join(' ')
+  if (!d.data.length) d.source = 'template'
+  return d
+}
+
+/** One stat over two periods: both values, the difference and the percentage change. */
+export async function compareAnswer(sql: Db, intent: ParsedIntent): Promise<Draft> {
+  const d = new Draft()
+  const stat = intent.stats[0]
+  const w = intent.window!
+  const c = intent.compareTo!
+  const [a, b] = await Promise.all([summarise(sql, [stat], w), summarise(sql, [stat], c)])
+  const agg = aggFor(stat, intent.agg)
+  const sa = a.get(stat.id)!
+  const sb = b.get(stat.id)!
+  const va = valueOf(sa, agg)
+  const vb = valueOf(sb, agg)
+  const name = d.stat(stat.name, stat.kind)
+  const pw = d.period(w.label)
+  const pc = d.period(c.label)
+  const what = agg === 'sum' ? 'total' : AGG_WORD[agg]
+  // A counter with no points in a period did record zero of it; a gauge without readings has no value.
+  const zeroA = va === null && stat.kind === 'counter'
+  const zeroB = vb === null && stat.kind === 'counter'
+  if ((va === null && !zeroA) || (vb === null && !zeroB) || (zeroA && zeroB)) {
+    d.source = 'template'
+    d.text = zeroA && zeroB ? `No ${name} were recorded ${pw} or ${pc}, so there is nothing to compare.`
+      : `${name} has no readings ${va === null ? pw : pc}, so the two periods cannot be compared.`
+    return d
+  }
+  const x = va ?? 0
+  const y = vb ?? 0
+  const ia = d.record(retrieved(stat, agg, 'window', w, sa, x))
+  const ib = d.record(retrieved(stat, agg, 'compare_to', c, sb, y))
+  const diff = x - y
+  d.record({ type: 'derived', agg: 'difference', of: [ia, ib], value: diff })
+  let change = ''
+  if (y !== 0) {
+    const pct = (diff / Math.abs(y)) * 100
+    d.record({ type: 'derived', agg: 'pct_change', of: [ia, ib], value: pct })
+    change = diff === 0 ? ', unchanged' : `, ${diff > 0 ? 'up' : 'down'} ${d.num(Math.abs(diff), 'the size of the change')} (${d.num(pct, 'the percentage change', { percent: true, signed: true })})`
+  } else {
+    change = `, up ${d.num(diff, 'the size of the change')} from nothing (no percentage change from zero)`
+  }
+  d.text = `The ${what} of ${name} was ${d.num(x, `${what} in the first period`)} ${pw} against ${d.num(y, `${what} in the second period`)} ${pc}${change}.`
+  return d
+}
+
+/** Stats ordered by their value over a window, or by their percentage change against the previous period. */
+export async function rankAnswer(sql: Db, intent: ParsedIntent, top = 3): Promise<Draft> {
+  const d = new Draft()
+  const pool = intent.pool!
+  const w = intent.window!
+  const p = d.period(w.label)
+  const desc = intent.order !== 'asc'
+  const kindWord = pool.every((s) => s.kind === 'counter') ? 'counters' : pool.every((s) => s.kind === 'gauge') ? 'gauges' : 'stats'
+  if (intent.agg === 'change') {
+    const c = intent.compareTo!
+    const pc = d.period(c.label)
+    const [a, b] = await Promise.all([summarise(sql, pool, w), summarise(sql, pool, c)])
+    const rows = pool.map((s) => {
+      const agg = aggFor(s, null)
+      return { s, agg, sa: a.get(s.id)!, sb: b.get(s.id)!, x: valueOf(a.get(s.id)!, agg), y: valueOf(b.get(s.id)!, agg) }
+    }).filter((r) => r.y !== null && r.y !== 0 && (r.x !== null || r.s.kind === 'counter'))
+      .map((r) => ({ ...r, x: r.x ?? 0, pct: (((r.x ?? 0) - r.y!) / Math.abs(r.y!)) * 100 }))
+      .sort((l, r) => (desc ? r.pct - l.pct : l.pct - r.pct) || l.s.name.localeCompare(r.s.name))
+    const best = rows[0]
+    if (!best || (desc ? best.pct <= 0 : best.pct >= 0)) {
+      d.source = 'template'
+      d.text = `None of your ${kindWord} ${desc ? 'grew' : 'fell'} ${p} compared with ${pc}.`
+      return d
+    }
+    const parts = rows.slice(0, top).filter((r) => (desc ? r.pct > 0 : r.pct < 0)).map((r) => {
+      const ia = d.record(retrieved(r.s, r.agg, 'window', w, r.sa, r.x))
+      const ib = d.record(retrieved(r.s, r.agg, 'compare_to', c, r.sb, r.y!))
+      d.record({ type: 'derived', agg: 'pct_change', of: [ia, ib], value: r.pct })
+      return { name: d.stat(r.s.name, r.s.kind), x: d.num(r.x, 'value in the first period'), y: d.num(r.y!, 'value in the second period'), pct: d.num(r.pct, 'percentage change', { percent: true, signed: true }) }
+    })
+    const [first, ...others] = parts
+    d.text = `Comparing ${p} with ${pc}, ${first.name} ${desc ? 'grew' : 'fell'} most: from ${first.y} to ${first.x} (${first.pct}).`
+      + (others.length ? ` Next: ${others.map((o) => `${o.name} (${o.pct})`).join(', ')}.` : '')
+    return d
+  }
+  const sums = await summarise(sql, pool, w)
+  const rows = pool.map((s) => ({ s, sum: sums.get(s.id)!, v: valueOf(sums.get(s.id)!, aggFor(s, intent.agg)) }))
+    .filter((r) => r.v !== null)
+    .sort((l, r) => (desc ? r.v! - l.v! : l.v! - r.v!) || l.s.name.localeCompare(r.s.name))
+  if (!rows.length) {
+    d.source = 'template'
+    d.text = `None of your ${kindWord} recorded anything ${p}.`
+    return d
+  }
+  const what = intent.agg === 'avg' ? 'average' : 'total'
+  const parts = rows.slice(0, top).map((r) => {
+    d.record(retrieved(r.s, aggFor(r.s, intent.agg), 'window', w, r.sum, r.v))
+    return { name: d.stat(r.s.name, r.s.kind), v: d.num(r.v!, `${what} of a stat`) }
+  })
+  const [first, ...others] = parts
+  d.text = `Of your ${kindWord}, ${first.name} had the ${desc ? 'highest' : 'lowest'} ${what} ${p}: ${first.v}.`
+    + (others.length ? ` Next: ${others.map((o) => `${o.name} (${o.v})`).join(', ')}.` : '')
+  return d
+}
+
+/** When a stat was highest (or lowest) in the window: the busiest slot of a counter, the extreme reading of a gauge. */
+export async function peakAnswer(sql: Db, intent: ParsedIntent): Promise<Draft> {
+  const d = new Draft()
+  const stat = intent.stats[0]
+  const w = intent.window!
+  const slot = peakSlot(w)
+  const desc = intent.order !== 'asc'
+  const all = await slots(sql, stat, w, slot)
+  // The lowest slot must be a whole one: the window's first or running last slot would read low for want of time.
+  const pool = desc ? all : all.filter((s) => s.complete)
+  const name = d.stat(stat.name, stat.kind)
+  const p = d.period(w.label)
+  if (!pool.length) {
+    d.source = 'template'
+    d.text = `${name} has no ${stat.kind === 'counter' ? 'counts' : 'readings'} ${p}, so it has no ${desc ? 'peak' : 'low point'}.`
+    return d
+  }
+  const score = (s: (typeof pool)[number]) => (stat.kind === 'counter' ? s.value : desc ? s.max : s.min)
+  const best = pool.reduce((a, b) => (desc ? score(b) > score(a) : score(b) < score(a)) ? b : a)
+  const value = score(best)
+  const agg = stat.kind === 'counter' ? 'sum' : desc ? 'max' : 'min'
+  d.record({ type: 'retrieved', stat: stat.name, stat_kind: stat.kind, agg, period: 'window', from: iso(w.from), to: iso(w.to), t: best.t, bucket_seconds: slot, value, n: best.n })
+  const unit = slot === 60 ? 'minute' : slot === 3_600 ? 'hour' : 'day'
+  const when = slot === 86_400 ? `on ${d.time(best.t, false)}` : `in the ${unit} starting ${d.time(best.t)}`
+  const v = d.num(value, stat.kind === 'counter' ? `the ${unit}'s total` : `the ${desc ? 'highest' : 'lowest'} reading`)
+  d.text = stat.kind === 'counter'
+    ? `${name} ${desc ? 'peaked' : 'was lowest'} ${when} with ${v}, its ${desc ? 'busiest' : 'quietest'} ${unit} ${p}.`
+    : `${name} ${desc ? 'peaked' : 'was lowest'} ${when} with a reading of ${v}, its ${desc ? 'highest' : 'lowest'} ${p}.`
+  return d
+}

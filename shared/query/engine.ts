@@ -1,0 +1,101 @@
+// POST /api/v1/query end to end: parse the question, retrieve from the
+// rollups, draft an answer from templates, verify it, and let the optional
+// model reword it only when its wording passes the same verifier and the
+// placeholder rules. Every path returns an answer; none emits a number that
+// the verifier did not match against `data`.
+import type { Config } from '../config.js'
+import type { Db } from '../db.js'
+import type { Logger } from '../log.js'
+import { aggregateAnswer, compareAnswer, peakAnswer, rankAnswer } from './answer.js'
+import { Draft } from './draft.js'
+import { parseIntent, type ParsedIntent } from './intent.js'
+import type { StatRef } from './match.js'
+import { checkSentence, narrate } from './narrate.js'
+import type { Span } from './periods.js'
+import { accountStats } from './retrieve.js'
+import type { Intent, QueryBody, QueryResponse } from './schema.js'
+import { describeVerdict, verify } from './verify.js'
+
+export interface QueryDeps {
+  sql: Db
+  config: Pick<Config, 'queryLlm'>
+  log?: Logger
+}
+
+const periodJson = (p: Span) => ({ from: p.from.toISOString(), to: p.to.toISOString(), label: p.label })
+
+function intentJson(i: ParsedIntent): Intent {
+  return {
+    op: i.op,
+    agg: i.agg,
+    ...(i.order ? { order: i.order } : {}),
+    stats: i.stats.map((s) => s.name),
+    window: i.window ? periodJson(i.window) : null,
+    ...(i.compareTo ? { compare_to: periodJson(i.compareTo) } : {}),
+    timezone: 'UTC',
+    matched: i.matched.map((m) => ({ phrase: m.phrase, stat: m.stat.name, how: m.how, score: m.score })),
+    ...(i.candidates ? { candidates: i.candidates } : {}),
+    ...(i.reason ? { reason: i.reason } : {}),
+  }
+}
+
+/** The honest answer to a question the engine cannot read with confidence: no number, the closest stats named. */
+function declineDraft(i: ParsedIntent, stats: StatRef[]): Draft {
+  const d = new Draft()
+  d.source = 'template'
+  const kinds = new Map(stats.map((s) => [s.name, s.kind]))
+  const names = (i.candidates ?? []).map((n) => d.stat(n, kinds.get(n) ?? 'counter'))
+  const list = names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}` : names[0]
+  if (i.unsupported) d.text = `I can't answer that: ${i.reason}.`
+  else if (!stats.length) d.text = 'This account has no stats yet, so there is nothing to answer from.'
+  // The question's own words are not repeated: they could carry digits that no data grounds.
+  else if (names.length) d.text = `I'm not sure which stat you mean, so I won't guess. Did you mean ${list}?`
+  else d.text = 'I couldn\'t match this question to any of your stats, so I won\'t guess an answer.'
+  return d
+}
+
+async function draftFor(sql: Db, i: ParsedIntent, stats: StatRef[]): Promise<Draft> {
+  switch (i.op) {
+    case 'aggregate': return aggregateAnswer(sql, i)
+    case 'compare': return compareAnswer(sql, i)
+    case 'rank': return rankAnswer(sql, i)
+    case 'peak': return peakAnswer(sql, i)
+    default: return declineDraft(i, stats)
+  }
+}
+
+/** Answers one question for one account at `now`. */
+export async function answerQuestion(deps: QueryDeps, accountId: string, body: QueryBody, now = new Date()): Promise<QueryResponse> {
+  const stats = await accountStats(deps.sql, accountId)
+  const intent = parseIntent(body.query, stats, now)
+  let draft = await draftFor(deps.sql, intent, stats)
+  let answer = draft.fill()
+  let verdict = verify(answer, draft.data, draft.quoted())
+  if (!verdict.ok) {
+    // A template that fails its own check is a bug; the user still gets no unverified number.
+    deps.log?.error('query template failed verification', { op: intent.op, verifier: describeVerdict(verdict) })
+    draft = new Draft()
+    draft.source = 'template'
+    draft.text = 'I could not produce an answer I can verify against your data.'
+    answer = draft.fill()
+    verdict = verify(answer, draft.data)
+  }
+  const base = { data: draft.data, intent: intentJson(intent) }
+  const deterministic = { ...base, answer, source: draft.source, llm_used: false }
+  const checked = describeVerdict(verdict)
+  const llm = deps.config.queryLlm
+  if (!llm || draft.source === 'template') return { ...deterministic, verifier: checked }
+  if (body.residency === 'us') return { ...deterministic, verifier: `${checked}; model not used: residency "us" is not available yet, so the deterministic engine answered` }
+
+  const narration = await narrate(llm, draft)
+  let refused: string
+  if (narration.ok) {
+    const worded = draft.fill(narration.sentence)
+    const v = verify(worded, draft.data, draft.quoted())
+    const rule = v.ok ? checkSentence(narration.sentence, draft) : null
+    if (v.ok && !rule) return { ...base, answer: worded, source: 'llm', llm_used: true, verifier: `${describeVerdict(v)} (model wording)` }
+    refused = v.ok ? `model wording refused: ${rule}` : `model wording ${describeVerdict(v)}`
+  } else refused = `model not used: ${narration.reason}`
+  deps.log?.warn('query model fallback', { reason: refused })
+  return { ...deterministic, verifier: `${checked}; ${refused}; deterministic answer returned` }
+}

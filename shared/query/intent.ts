@@ -1,0 +1,115 @@
+// The intent parser: a question and the account's stats in, a structured
+// intent out (decisions.md section 13). It never guesses: a question it cannot
+// read with confidence comes back as op "unknown" with the reason and the
+// closest stats, and the engine answers that honestly.
+import { defaultPeriod, findPeriods, type Span } from './periods.js'
+import { findNamedStats, fuzzyMatch, type Match, type StatRef } from './match.js'
+import type { Intent } from './schema.js'
+
+export type Op = Intent['op']
+export type Agg = NonNullable<Intent['agg']>
+
+export interface ParsedIntent {
+  op: Op
+  agg: Agg | null
+  order?: 'desc' | 'asc'
+  stats: StatRef[]
+  window: Span | null
+  compareTo?: Span
+  matched: Match[]
+  /** For a rank: the stats it ranks. */
+  pool?: StatRef[]
+  candidates?: string[]
+  reason?: string
+  /** Declined because the question is outside what the engine answers (forecasts, causes). */
+  unsupported?: boolean
+}
+
+const has = (re: RegExp, s: string) => re.test(s)
+const UNSUPPORTED = /\b(forecast|predict(ed|ion)?|projection|will (there|we|it|be)|expect(ed)? to|why|cause[ds]?|reason|explain|correlat\w*|anomal\w*)\b/
+const CHANGE_UP = /\b(grew|grow[ns]?|growth|increas\w*|rose|rise[ns]?|gain\w*|jump\w*|climb\w*|(go|goes|went|gone|is|was|are|were) up)\b/
+const CHANGE_DOWN = /\b(drop\w*|fell|fall\w*|declin\w*|decreas\w*|shr[ai]nk\w*|(go|goes|went|gone|is|was|are|were) down)\b/
+const CHANGE = /\b(chang\w*|mov(ed|ers?)|trend\w*|differ\w*|delta)\b/
+const LOW = /\b(lowest|least|fewest|smallest|min|minimum|quietest|bottom|worst)\b/
+
+/** The aggregation a question asks for, or null (the stat's kind decides). */
+function aggOf(q: string): Agg | null {
+  if (has(/\bhow many (points|readings|observations|samples|data points|measurements|writes)\b|\bnumber of (points|readings|observations|samples|measurements)\b/, q)) return 'count'
+  if (has(/\b(latest|current(ly)?|right now|most recent|last (value|reading|known)|now)\b/, q)) return 'last'
+  if (has(/\b(average|avg|mean|typical)\b/, q)) return 'avg'
+  if (has(/\b(min|minimum|lowest|smallest|least)\b/, q)) return 'min'
+  if (has(/\b(max|maximum|highest|largest|biggest|top)\b/, q)) return 'max'
+  if (has(/\b(total|sum|how many|how much|count|number of)\b/, q)) return 'sum'
+  return null
+}
+
+/** Reads a question against the account's stats at `now`. */
+export function parseIntent(question: string, stats: StatRef[], now: Date): ParsedIntent {
+  const q = question.toLowerCase().replace(/[’‘`]/g, "'").replace(/[?!,;"()]/g, ' ').replace(/\s+/g, ' ').trim()
+  const periods = findPeriods(q, now)
+  let rest = q
+  for (const p of [...periods].reverse()) rest = rest.slice(0, p.start) + ' ' + rest.slice(p.end)
+  const none = (reason: string, extra: Partial<ParsedIntent> = {}): ParsedIntent =>
+    ({ op: 'unknown', agg: null, stats: [], window: periods[0] ?? null, matched: [], reason, ...extra })
+
+  if (periods.some((p) => p.future)) return none('the question is about a period that has not happened yet; answers come only from recorded data', { unsupported: true })
+  if (has(UNSUPPORTED, rest)) return none('forecasts, causes and explanations are outside what this engine answers; it reports totals, averages, minima, maxima, latest values, comparisons, rankings and peaks', { unsupported: true })
+
+  const { matches, leftover } = findNamedStats(rest, stats)
+  const kindFilter = has(/\bgauges?\b/, rest) ? 'gauge' : has(/\bcounters?\b/, rest) ? 'counter' : null
+  const isRank = has(/\bwhich (one|ones|stats?|metrics?|counters?|gauges?)\b|\b(top|biggest|largest) (\d+ )?(stats|metrics|movers|counters|gauges)\b|\b(stats|metrics|counters|gauges) (grew|rose|fell|dropped|changed|increased|decreased|were|was|had)\b|\brank\w*\b/, rest)
+  const window = periods[0] ?? defaultPeriod(now)
+
+  if (isRank && matches.length === 0) {
+    const byChange = has(CHANGE_UP, rest) || has(CHANGE_DOWN, rest) || has(CHANGE, rest)
+    const order = byChange ? (has(CHANGE_DOWN, rest) || has(LOW, rest) ? 'asc' : 'desc') : has(LOW, rest) ? 'asc' : 'desc'
+    const agg = byChange ? 'change' : aggOf(rest) === 'avg' || kindFilter === 'gauge' ? 'avg' : 'sum'
+    const kind = kindFilter ?? (agg === 'avg' ? 'gauge' : agg === 'sum' ? 'counter' : null)
+    const pool = stats.filter((s) => !kind || s.kind === kind)
+    if (!pool.length) return none(`the account has no ${kind ?? ''} stats to rank`.replace('  ', ' '))
+    const compareTo = byChange ? (periods[1] ?? window.previous()) : undefined
+    return { op: 'rank', agg, order, stats: pool, pool, window, compareTo, matched: [] }
+  }
+
+  let found = matches
+  let candidates: string[] | undefined
+  if (!found.length) {
+    const phrase = leftover.join(' ')
+    if (!phrase) return none('the question names no stat', { candidates: stats.slice(0, 5).map((s) => s.name) })
+    const fuzzy = fuzzyMatch(phrase, stats)
+    if (!fuzzy.match) return none(`no stat matches "${phrase}" with confidence`, { candidates: fuzzy.candidates })
+    found = [fuzzy.match]
+    candidates = fuzzy.candidates
+  }
+  const named = found.map((m) => m.stat)
+  // Op words are read without the stat names, so that a stat called "uptime.drops" asks nothing.
+  for (const m of found) rest = rest.replace(m.phrase.toLowerCase(), ' ')
+  const base = { stats: named, matched: found, candidates: found[0].how === 'fuzzy' ? candidates : undefined }
+
+  const wantsPeak = has(/\bwhen\b|\bwhat time\b|\bwhich (hour|day|minute)\b|\bbusiest\b|\bquietest\b|\bpeak\w*\b|\bspik\w*\b/, rest)
+  if (wantsPeak) {
+    if (named.length > 1) return none('a peak is found for one stat at a time', { candidates: named.map((s) => s.name) })
+    return { op: 'peak', agg: named[0].kind === 'counter' ? 'sum' : has(LOW, rest) ? 'min' : 'max', order: has(LOW, rest) ? 'asc' : 'desc', window, ...base }
+  }
+
+  const explicitCompare = has(/\b(compare[ds]?|comparing|comparison|vs\.?|versus|against|compared)\b/, rest) || periods.length >= 2
+  const changeWords = has(CHANGE_UP, rest) || has(CHANGE_DOWN, rest) || has(CHANGE, rest)
+  if (explicitCompare || changeWords) {
+    if (named.length > 1) return none('a comparison is of one stat across two periods', { candidates: named.map((s) => s.name) })
+    let agg = aggOf(rest)
+    if (agg === 'last' || agg === 'count') agg = null
+    // "the last 6 hours vs the previous 6 hours": a second phrase that reads as the same span means the one before it.
+    const second = periods[1] && !(periods[1].from.getTime() === window.from.getTime() && periods[1].to.getTime() === window.to.getTime()) ? periods[1] : undefined
+    return { op: 'compare', agg, window, compareTo: second ?? window.previous(), ...base }
+  }
+
+  let agg = aggOf(rest)
+  // A counter's "latest" is one increment, which nobody means: its total is what is asked.
+  if (agg === 'last' && named.every((s) => s.kind === 'counter')) agg = null
+  // A counter's highest or lowest "value" is its busiest or quietest hour, not one increment.
+  if ((agg === 'max' || agg === 'min') && named.length === 1 && named[0].kind === 'counter') {
+    return { op: 'peak', agg: 'sum', order: agg === 'min' ? 'asc' : 'desc', window, ...base }
+  }
+  if (agg === 'last' && !periods.length) return { op: 'aggregate', agg, window: null, ...base }
+  return { op: 'aggregate', agg, window, ...base }
+}

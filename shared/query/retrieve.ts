@@ -1,0 +1,120 @@
+// Retrieval for answers: the chart reads (readBucketsMany over the rollups and
+// their not-yet-folded tail), never a scan of raw points. The one exception is
+// a stat's latest value, one index seek on (stat_id, ts) as the dashboard does.
+import type { Db } from '../db.js'
+import { readBucketsMany, type Bucket } from '../stats/read.js'
+import type { StatRef } from './match.js'
+import type { Span } from './periods.js'
+
+const SIZES = [86_400, 3_600, 60] as const
+
+export interface Summary {
+  /** Counters: the sum. Gauges: the mean of all observations. Null when nothing was recorded. */
+  value: number | null
+  sum: number
+  min: number | null
+  max: number | null
+  n: number
+}
+
+/** The account's stats (id, name, kind), by name. */
+export async function accountStats(sql: Db, accountId: string): Promise<StatRef[]> {
+  return sql<StatRef[]>`select id, name, kind from stats where account_id = ${accountId} order by name`
+}
+
+/**
+ * The largest rollup bucket the window's start sits on, so that the read covers [from, to)
+ * exactly: a coarse bucket that began before `from` would be left out by the chart read.
+ */
+function alignedBucket(from: Date, atMost = 86_400): number {
+  const s = from.getTime() / 1000
+  const b = SIZES.find((size) => size <= atMost && s % size === 0)
+  if (!b) throw new Error(`window start ${from.toISOString()} is not on a whole minute`)
+  return b
+}
+
+async function read(sql: Db, stats: StatRef[], span: Span, bucketSeconds: number) {
+  return readBucketsMany(sql, stats, { requested: 'custom', from: span.from, to: span.to, bucketSeconds })
+}
+
+/** Totals of several stats over one window (counters sum, gauges mean, min, max, observations). */
+export async function summarise(sql: Db, stats: StatRef[], span: Span): Promise<Map<string, Summary>> {
+  const buckets = await read(sql, stats, span, alignedBucket(span.from))
+  const out = new Map<string, Summary>()
+  for (const s of stats) {
+    const bs = buckets.get(s.id) ?? []
+    const n = bs.reduce((a, b) => a + b.n, 0)
+    if (s.kind === 'counter') {
+      const sum = bs.reduce((a, b) => a + b.value, 0)
+      out.set(s.id, { value: n ? sum : null, sum, min: null, max: null, n })
+    } else {
+      const gs = bs as Array<Extract<Bucket, { min: number }>>
+      const sum = gs.reduce((a, b) => a + b.value * b.n, 0)
+      out.set(s.id, {
+        value: n ? sum / n : null, sum, n,
+        min: n ? Math.min(...gs.map((b) => b.min)) : null,
+        max: n ? Math.max(...gs.map((b) => b.max)) : null,
+      })
+    }
+  }
+  return out
+}
+
+export interface Slot {
+  /** Unix seconds of the slot's start. */
+  t: number
+  /** Counter: the slot's sum. Gauge: its mean. */
+  value: number
+  min: number
+  max: number
+  n: number
+  /** Whether the whole slot lies inside the window. */
+  complete: boolean
+}
+
+/** The slot size for finding a peak: minutes up to 3 hours, hours up to 3 days, days beyond. */
+export function peakSlot(span: Span): number {
+  const s = (span.to.getTime() - span.from.getTime()) / 1000
+  return s <= 3 * 3_600 ? 60 : s <= 3 * 86_400 ? 3_600 : 86_400
+}
+
+/**
+ * One stat's window in slots of `slot` seconds (aligned to multiples of it in UTC). Counter slots
+ * without points read 0 once the stat has begun in the window; gauge slots without points are left out.
+ */
+export async function slots(sql: Db, stat: StatRef, span: Span, slot: number): Promise<Slot[]> {
+  // Read at the slot size when the window starts on one, else finer, and group here.
+  const b = alignedBucket(span.from, slot)
+  const buckets = (await read(sql, [stat], span, b)).get(stat.id) ?? []
+  const bySlot = new Map<number, Slot>()
+  const fromS = span.from.getTime() / 1000
+  const toS = span.to.getTime() / 1000
+  for (const x of buckets) {
+    const t = Math.floor(x.t / slot) * slot
+    const min = 'min' in x ? x.min : x.value
+    const max = 'max' in x ? x.max : x.value
+    const sum = stat.kind === 'counter' ? x.value : x.value * x.n
+    const cur = bySlot.get(t)
+    if (!cur) bySlot.set(t, { t, value: sum, min, max, n: x.n, complete: t >= fromS && t + slot <= toS })
+    else Object.assign(cur, { value: cur.value + sum, min: Math.min(cur.min, min), max: Math.max(cur.max, max), n: cur.n + x.n })
+  }
+  const out = [...bySlot.values()].sort((a, b) => a.t - b.t)
+  if (stat.kind === 'gauge') return out.map((s) => ({ ...s, value: s.value / s.n }))
+  if (!out.length) return out
+  // Counters: a slot without points after the first one is a real 0.
+  const filled: Slot[] = []
+  for (let t = out[0].t; t < toS; t += slot) {
+    filled.push(bySlot.get(t) ?? { t, value: 0, min: 0, max: 0, n: 0, complete: t >= fromS && t + slot <= toS })
+  }
+  return filled
+}
+
+/** A stat's newest observation (within the window when one is given); several at one second are merged as reads merge them. */
+export async function latest(sql: Db, stat: StatRef, span: Span | null): Promise<{ t: number; value: number; n: number } | null> {
+  const within = span ? sql`and ts >= ${span.from} and ts < ${span.to}` : sql``
+  const [row] = await sql<{ t: number; sum: number; avg: number; n: number }[]>`
+    select extract(epoch from ts)::bigint::float8 as t, sum(value) as sum, avg(value) as avg, count(*)::int as n from points
+    where stat_id = ${stat.id} and ts = (select max(ts) from points where stat_id = ${stat.id} ${within})
+    group by ts`
+  return row ? { t: row.t, value: stat.kind === 'counter' ? row.sum : row.avg, n: row.n } : null
+}

@@ -1,0 +1,75 @@
+// The plain-language query contract (interface 4.6.1, decisions.md section 13):
+// the request body, the parsed intent and the response, one zod schema each.
+import { z } from 'zod'
+
+export const MAX_QUERY_LENGTH = 500
+
+export const QueryBody = z
+  .object({
+    query: z.string().trim().min(1, { error: 'must not be empty' }).max(MAX_QUERY_LENGTH, { error: `must be at most ${MAX_QUERY_LENGTH} characters` })
+      .describe('A question about your stats in plain English, e.g. "how many signups yesterday?"'),
+    residency: z.enum(['us']).optional()
+      .describe('"us" asks for US-based model inference. It is not available yet and fails closed: the deterministic engine answers and no model is called.'),
+  })
+  .meta({ id: 'QueryBody' })
+export type QueryBody = z.infer<typeof QueryBody>
+
+export const Op = z.enum(['aggregate', 'compare', 'rank', 'peak', 'unknown'])
+export const Agg = z.enum(['sum', 'avg', 'min', 'max', 'count', 'last', 'change'])
+
+export const Period = z.object({
+  from: z.iso.datetime().describe('Inclusive start (UTC)'),
+  to: z.iso.datetime().describe('Exclusive end (UTC)'),
+  label: z.string().describe('How the period reads in the answer'),
+})
+export type Period = z.infer<typeof Period>
+
+export const Intent = z
+  .object({
+    op: Op.describe('aggregate: one figure per stat; compare: two periods; rank: stats ordered; peak: when a stat was highest (or lowest); unknown: declined'),
+    agg: Agg.nullable().describe('Counters default to sum, gauges to avg; rank by change orders by percentage change'),
+    order: z.enum(['desc', 'asc']).optional().describe('rank and peak: highest first (desc) or lowest first (asc)'),
+    stats: z.array(z.string()).describe('Stats the answer is about (all candidates for a rank)'),
+    window: Period.nullable(),
+    compare_to: Period.optional(),
+    timezone: z.literal('UTC').describe('Periods are calendar periods in UTC'),
+    matched: z.array(z.object({ phrase: z.string(), stat: z.string(), how: z.enum(['exact', 'normalised', 'fuzzy']), score: z.number() }))
+      .describe('How each stat was recognised in the question; fuzzy scores run from 0 (identical) to 1'),
+    candidates: z.array(z.string()).optional().describe('When declined: the closest stats'),
+    reason: z.string().optional().describe('When declined: why'),
+  })
+  .meta({ id: 'QueryIntent' })
+export type Intent = z.infer<typeof Intent>
+
+/** One value the answer rests on: retrieved from the rollups, or derived from other records (by index). */
+export const DataRecord = z
+  .object({
+    type: z.enum(['retrieved', 'derived']),
+    stat: z.string().optional(),
+    stat_kind: z.enum(['counter', 'gauge']).optional(),
+    agg: z.string().describe('sum, avg, min, max, count, last, peak, difference, pct_change'),
+    period: z.enum(['window', 'compare_to']).optional(),
+    from: z.iso.datetime().optional(),
+    to: z.iso.datetime().optional(),
+    t: z.number().int().optional().describe('Unix seconds: the bucket start of a peak, the time of a latest value'),
+    bucket_seconds: z.number().int().optional(),
+    value: z.number().nullable(),
+    min: z.number().optional(),
+    max: z.number().optional(),
+    n: z.number().int().optional().describe('Observations behind the value'),
+    of: z.array(z.number().int()).optional().describe('Derived: indexes of the records it is computed from'),
+  })
+  .meta({ id: 'QueryDataRecord' })
+export type DataRecord = z.infer<typeof DataRecord>
+
+export const QueryResponse = z
+  .object({
+    answer: z.string(),
+    data: z.array(DataRecord).describe('Exactly the values the answer rests on, derived figures included'),
+    intent: Intent,
+    source: z.enum(['template', 'deterministic', 'llm']),
+    llm_used: z.boolean(),
+    verifier: z.string().describe('Result of the number-by-number check of the answer against data, and why a model was not used when it was not'),
+  })
+  .meta({ id: 'QueryResponse' })
+export type QueryResponse = z.infer<typeof QueryResponse>
