@@ -29,7 +29,7 @@ function securityHeaders(ctx: Ctx): void {
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
 const NAV: Array<[string, string, Page[]]> = [
-  ['/stats', 'Stats', ['stats', 'stat']], ['/alerts', 'Alerts', ['alerts']], ['/keys', 'API keys', ['keys']], ['/account', 'Account', ['account']],
+  ['/stats', 'Stats', ['stats', 'stat']], ['/alerts', 'Alerts', ['alerts']], ['/ask', 'Ask', ['ask']], ['/keys', 'API keys', ['keys']], ['/account', 'Account', ['account']],
 ]
 
 interface ShellOptions {
@@ -105,6 +105,7 @@ export function webRoutes(router: Router<AppState, AppContext>): void {
   router.get('/stats', signedIn('stats', () => 'Stats'))
   router.get('/stats/:name', signedIn('stat', (ctx) => param(ctx, 'name'), statPage))
   router.get('/alerts', signedIn('alerts', () => 'Alerts'))
+  router.get('/ask', signedIn('ask', () => 'Ask'))
   router.get('/keys', signedIn('keys', () => 'API keys'))
   router.get('/account', signedIn('account', () => 'Account'))
   router.get('/assets/:file', async (ctx) => {
