@@ -7,6 +7,7 @@ import { resolveSession, SESSION_COOKIE } from '../../shared/auth/sessions.js'
 import type { Account } from '../../shared/accounts/repo.js'
 import { RANGE_NAMES, RANGES, resolveWindow, type RangeName } from '../../shared/stats/ranges.js'
 import { baseUrl, type AppContext, type AppState, type Ctx } from '../context.js'
+import { esc } from '../embed-page.js'
 import { assets, type Page } from './assets.js'
 
 /** No inline script or style anywhere; the embed preview is our own page; nothing may frame the app. */
@@ -25,8 +26,6 @@ function securityHeaders(ctx: Ctx): void {
   ctx.set('Permissions-Policy', 'camera=(), microphone=(), geolocation=(), payment=()')
   if (ctx.deps.config.env === 'production') ctx.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains')
 }
-
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
 const NAV: Array<[string, string, Page[]]> = [
   ['/stats', 'Stats', ['stats', 'stat']], ['/alerts', 'Alerts', ['alerts']], ['/ask', 'Ask', ['ask']], ['/keys', 'API keys', ['keys']], ['/account', 'Account', ['account']],

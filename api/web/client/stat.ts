@@ -1,20 +1,22 @@
 // One stat: range buttons (decisions.md section 6), the chart with the
 // previous period dashed, a summary (this period, previous, difference, %),
 // the description, share and embed, export, its alerts, and delete.
+import { RANGE_NAMES, RANGES as RANGE_TABLE, type RangeName } from '../../../shared/stats/ranges.js'
 import { api, ApiError, fieldErrors, pageData, statPath } from './lib/api.js'
 import { drawChart, followWidth, type Bucket } from './lib/chart.js'
 import { age, full, num, pct, when } from './lib/format.js'
 import { usePoll } from './lib/poll.js'
 import { Badge, CopyButton, ErrorNotice, Field, html, Loading, mount, useEffect, useRef, useState } from './lib/ui.js'
 
-const RANGES = ['1h', '6h', '24h', '7d', '30d', '90d', '180d'] as const
-const SECONDS: Record<string, number> = { '1h': 3600, '6h': 21600, '24h': 86400, '7d': 604800, '30d': 2592000, '90d': 7776000, '180d': 15552000 }
-const BUCKET: Record<string, number> = { '1h': 60, '6h': 300, '24h': 900, '7d': 3600, '30d': 21600, '90d': 86400, '180d': 86400 }
+// The server's own table of ranges and buckets (bundled: it imports nothing but the error constructors).
+const RANGES = RANGE_NAMES
+const SECONDS = (r: string) => RANGE_TABLE[r as RangeName].seconds
+const BUCKET = (r: string) => RANGE_TABLE[r as RangeName].bucket
 const EMBED_RANGES = ['1h', '6h', '24h', '7d', '30d']
 const name = pageData.stat ?? ''
 
 interface Stat { id: string; name: string; kind: 'counter' | 'gauge'; description: string | null; created_at: string }
-interface Detail { stat: Stat; range: { requested_range: string; from: string; to: string; bucket_seconds: number }; points: Bucket[] }
+interface Detail { stat: Stat; range: { requested_range: string; from: string; to: string; bucket_seconds: number; retention_days?: number; range_clamped_by_retention?: boolean }; points: Bucket[] }
 interface Alert { id: string; stat_name: string; condition_type: string; threshold: number; window_minutes: number; channel: string; state: string; last_value: number | null }
 
 function aggregate(kind: Stat['kind'], pts: Bucket[]) {
@@ -44,7 +46,7 @@ function Chart({ detail, prev }: { detail: Detail; prev: Bucket[] }) {
     const from = Date.parse(detail.range.from) / 1000
     const plot = drawChart(el, {
       kind: detail.stat.kind, from, to: Date.parse(detail.range.to) / 1000, bucket: detail.range.bucket_seconds,
-      current: detail.points, previous: prev, shift: SECONDS[detail.range.requested_range],
+      current: detail.points, previous: prev, shift: SECONDS(detail.range.requested_range),
     }, detail.stat.name)
     const stop = followWidth(el, plot)
     el.dataset.drawn = String(detail.points.length) // buckets drawn (the browser tests wait for it)
@@ -187,13 +189,13 @@ function StatPage() {
   const [stat, setStat] = useState<Stat | null>(null)
 
   usePoll(async () => {
-    const previous = (fromMs: number) => api<Detail>('GET', `${statPath(name)}?from=${new Date(fromMs - SECONDS[range] * 1000).toISOString()}&to=${new Date(fromMs).toISOString()}`)
+    const previous = (fromMs: number) => api<Detail>('GET', `${statPath(name)}?from=${new Date(fromMs - SECONDS(range) * 1000).toISOString()}&to=${new Date(fromMs).toISOString()}`)
     try {
       // Both periods at once: the window's start is where the server will put it (aligned down to its bucket);
       // should the clocks disagree across a bucket edge, the previous period is asked again for the server's start.
       const fromServer = !ticked && range === initialRange && pageData.windowFrom ? Number(pageData.windowFrom) : NaN
       ticked = true
-      const guess = fromServer || Math.floor((Date.now() / 1000 - SECONDS[range]) / BUCKET[range]) * BUCKET[range] * 1000
+      const guess = fromServer || Math.floor((Date.now() / 1000 - SECONDS(range)) / BUCKET(range)) * BUCKET(range) * 1000
       const [d, p0] = await Promise.all([api<Detail>('GET', `${statPath(name)}?range=${range}`), previous(guess)])
       const from = Date.parse(d.range.from)
       const p = from === guess ? p0 : await previous(from)
@@ -224,7 +226,8 @@ function StatPage() {
     <div class="ranges" role="group" aria-label="Range">${RANGES.map((r) => html`<button type="button" aria-pressed=${r === range ? 'true' : 'false'} onClick=${() => pick(r)}>${r}</button>`)}</div>
     <${ErrorNotice} error=${error} />
     ${detail === null ? (error ? null : html`<${Loading} what="Loading the chart…" />`) : html`
-      ${detail.points.length === 0 ? html`<div class="notice info">No points in the last ${range}${detail.stat.kind === 'counter' ? '' : ''}. Pick a longer range, or send one.</div>` : null}
+      ${detail.range.range_clamped_by_retention ? html`<div class="notice info">Your plan keeps ${detail.range.retention_days} days of history: this chart starts ${when(detail.range.from)}. <a href="/account">Plan limits</a></div>` : null}
+      ${detail.points.length === 0 ? html`<div class="notice info">No points in the last ${range}. Pick a longer range, or send one.</div>` : null}
       <${Chart} detail=${detail} prev=${prev} />
       <p class="small muted">Buckets of ${detail.range.bucket_seconds >= 3600 ? `${detail.range.bucket_seconds / 3600} h` : `${detail.range.bucket_seconds / 60} min`}, ${detail.stat.kind === 'counter' ? 'summed' : 'averaged'}; dashed: the ${range} before, shifted to line up. Updated ${age(detail.range.to)}.</p>
       <${Summary} kind=${detail.stat.kind} cur=${detail.points} prev=${prev} />`}
