@@ -34,10 +34,10 @@ export async function openTab(browser: Browser, width = 1440, height = 900): Pro
   return { context, page, problems }
 }
 
-export async function screenshot(page: Page, name: string): Promise<string> {
+export async function screenshot(page: Page, name: string, fullPage = true): Promise<string> {
   mkdirSync(OUTPUT_DIR, { recursive: true })
   const path = join(OUTPUT_DIR, `${name}.png`)
-  await page.screenshot({ path, fullPage: true })
+  await page.screenshot({ path, fullPage })
   return path
 }
 

@@ -37,6 +37,7 @@ test.serial('stat page: describe, share and embed, export, delete', async (t) =>
   await page.locator('.chart[data-drawn]').waitFor()
   const summary = await page.locator('.summary dd').allTextContents()
   t.deepEqual(summary.slice(0, 4), ['48', '24', '+24', '+100%'])
+  await screenshot(page, 'stat', false)
 
   // Description: too long is refused with the API's message, then a good one is saved.
   await page.getByRole('button', { name: 'Add a description' }).click()

@@ -64,9 +64,9 @@ function Keys() {
     if (!confirm(`Revoke the key “${k.label}” (${k.prefix}…)? Every client using it stops being able to write or read within a second. This cannot be undone.`)) return
     try {
       await api('DELETE', `/api/v1/auth/api-keys/${k.id}`)
-      setNotice(`Key “${k.label}” revoked.`)
       if (created?.api_key.id === k.id) setCreated(null)
       await load()
+      setNotice(`Key “${k.label}” revoked.`)
     } catch (err) {
       setLoadError(err)
     }

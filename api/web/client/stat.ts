@@ -6,7 +6,7 @@ import { api, ApiError, fieldErrors, pageData, statPath } from './lib/api.js'
 import { drawChart, followWidth, type Bucket } from './lib/chart.js'
 import { age, full, num, pct, when } from './lib/format.js'
 import { usePoll } from './lib/poll.js'
-import { Badge, CopyButton, ErrorNotice, Field, html, Loading, mount, useEffect, useRef, useState } from './lib/ui.js'
+import { Badge, CopyButton, ErrorNotice, Field, html, Loading, mount, useLayoutEffect, useRef, useState } from './lib/ui.js'
 
 // The server's own table of ranges and buckets (bundled: it imports nothing but the error constructors).
 const RANGES = RANGE_NAMES
@@ -41,7 +41,8 @@ function Summary({ kind, cur, prev }: { kind: Stat['kind']; cur: Bucket[]; prev:
 
 function Chart({ detail, prev }: { detail: Detail; prev: Bucket[] }) {
   const ref = useRef<HTMLDivElement>(null)
-  useEffect(() => {
+  // Drawn as soon as the element exists, not an animation frame later.
+  useLayoutEffect(() => {
     const el = ref.current!
     const from = Date.parse(detail.range.from) / 1000
     const plot = drawChart(el, {

@@ -1,11 +1,11 @@
 // Preact with htm (no JSX build step) and the small pieces every page shares.
 import { cloneElement, render, toChildArray, type ComponentChildren, type VNode } from 'preact'
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { html } from 'htm/preact'
 import { ApiError } from './api.js'
 
 export { html }
-export { render, useEffect, useRef, useState }
+export { render, useEffect, useLayoutEffect, useRef, useState }
 
 export function mount(view: () => unknown): void {
   const root = document.getElementById('app')!
