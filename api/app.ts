@@ -8,6 +8,7 @@ import { docsRoutes } from './docs.js'
 import { createRegistry } from './openapi.js'
 import { Routes } from './route.js'
 import { alertRoutes } from './routes/alerts.js'
+import { analyticsRoutes } from './routes/analytics.js'
 import { apiKeyRoutes } from './routes/api-keys.js'
 import { authRoutes } from './routes/auth.js'
 import { dashboardRoutes } from './routes/dashboard.js'
@@ -39,6 +40,7 @@ export function createRoutes(): Routes {
   alertRoutes(routes)
   queryRoutes(routes)
   usageRoutes(routes)
+  analyticsRoutes(routes)
   return routes
 }
 

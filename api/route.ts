@@ -6,6 +6,7 @@ import { koaBody } from 'koa-body'
 import type { OpenAPIRegistry, ResponseConfig } from '@asteasolutions/zod-to-openapi'
 import { z } from 'zod'
 import { invalid } from '../shared/errors.js'
+import { assertStorableText } from '../shared/ingest/text.js'
 import { auth } from './middleware/auth.js'
 import { rateLimit } from './middleware/rate-limit.js'
 import type { AppContext, AppState, AuthKind, Ctx, Middleware } from './context.js'
@@ -44,6 +45,7 @@ export interface Input<B, Q> {
 }
 
 function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
+  assertStorableText(value, where)
   const result = schema.safeParse(value)
   if (result.success) return result.data
   const errors = result.error.issues.map((i) => ({ path: [where, ...i.path].join('.'), message: i.message }))
@@ -81,10 +83,12 @@ export class Routes {
     if (def.rateLimited) chain.push(rateLimit())
     if (def.body) chain.push(jsonBody as unknown as Middleware)
     chain.push(async (ctx) => {
+      const params = (ctx as unknown as { params: Record<string, string> }).params
+      assertStorableText(params, 'path')
       const input = {
         body: def.body ? parseOrThrow(def.body, ctx.request.body ?? {}, 'body') : undefined,
         query: def.query ? parseOrThrow(def.query, ctx.query, 'query') : undefined,
-        params: (ctx as unknown as { params: Record<string, string> }).params,
+        params,
       } as Input<z.infer<B>, z.infer<Q>>
       ctx.state.input = input
       await handler(ctx, input)

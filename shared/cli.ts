@@ -2,6 +2,7 @@
 //   accounts:create --email E [--plan P] [--password P]   prints {account, api_key}
 //   accounts:set-plan --email E --plan P
 //   accounts:list
+//   points:parked [--limit N]   points the persist worker parked (PostgreSQL refused them), newest first
 import { parseArgs } from 'node:util'
 import { accountJson, findAccountByEmail, listAccounts, setAccountPlan } from './accounts/repo.js'
 import { signUp } from './accounts/service.js'
@@ -10,10 +11,12 @@ import { loadConfigOrExit } from './config.js'
 import { createSql, type Sql } from './db.js'
 import { AppError } from './errors.js'
 import { isPlanName, PLAN_NAMES } from './plans.js'
+import { listParked } from './points/parked.js'
 
 const USAGE = `usage: npm run cli -- accounts:create --email E [--plan ${PLAN_NAMES.join('|')}] [--password P]
        npm run cli -- accounts:set-plan --email E --plan P
-       npm run cli -- accounts:list`
+       npm run cli -- accounts:list
+       npm run cli -- points:parked [--limit N]`
 
 class UsageError extends Error {}
 
@@ -26,7 +29,7 @@ function plan(value: string | undefined, fallback?: string) {
 async function run(sql: Sql, argv: string[]): Promise<unknown> {
   const { positionals, values } = parseArgs({
     args: argv, allowPositionals: true,
-    options: { email: { type: 'string' }, plan: { type: 'string' }, password: { type: 'string' } },
+    options: { email: { type: 'string' }, plan: { type: 'string' }, password: { type: 'string' }, limit: { type: 'string' } },
   })
   const command = positionals[0]
   switch (command) {
@@ -46,6 +49,11 @@ async function run(sql: Sql, argv: string[]): Promise<unknown> {
     }
     case 'accounts:list':
       return { accounts: (await listAccounts(sql)).map(accountJson) }
+    case 'points:parked': {
+      const limit = Number(values.limit ?? 100)
+      if (!Number.isInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive integer')
+      return { parked_points: await listParked(sql, limit) }
+    }
     default:
       throw new UsageError(command ? `unknown command ${command}` : 'no command given')
   }

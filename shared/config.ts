@@ -35,6 +35,10 @@ const Env = z.object({
   QUERY_LLM_API_KEY: z.string().optional(),
   QUERY_LLM_MODEL: z.string().optional(),
   QUERY_LLM_TIMEOUT_MS: int(50).default(4_000),
+  // Sign-in attempts per e-mail address, and sign-in or sign-up attempts per client address, before each
+  // further attempt waits a delay growing from 1 s to 1 min (shared/auth/throttle.ts).
+  AUTH_ATTEMPTS_PER_ADDRESS: int(1).default(5),
+  AUTH_ATTEMPTS_PER_CLIENT: int(1).default(30),
 })
 
 export type Config = Readonly<{
@@ -56,6 +60,8 @@ export type Config = Readonly<{
   smtpUrl: string | undefined
   mailFrom: string
   queryLlm: Readonly<{ baseUrl: string; apiKey: string | undefined; model: string; timeoutMs: number }> | undefined
+  authAttemptsPerAddress: number
+  authAttemptsPerClient: number
 }>
 
 /** Thrown when the environment holds a bad value; the message names every bad variable. */
@@ -91,6 +97,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     queryLlm: e.QUERY_LLM_BASE_URL
       ? Object.freeze({ baseUrl: e.QUERY_LLM_BASE_URL.replace(/\/+$/, ''), apiKey: e.QUERY_LLM_API_KEY || undefined, model: e.QUERY_LLM_MODEL!, timeoutMs: e.QUERY_LLM_TIMEOUT_MS })
       : undefined,
+    authAttemptsPerAddress: e.AUTH_ATTEMPTS_PER_ADDRESS,
+    authAttemptsPerClient: e.AUTH_ATTEMPTS_PER_CLIENT,
   })
 }
 

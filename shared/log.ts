@@ -9,19 +9,42 @@ const SECRET_FIELDS = new Set([
 ])
 const REDACTED = '[REDACTED]'
 
-// Secrets that travel inside free text: query strings, referrers, error messages.
+// A parameter whose name, decoded as the routes decode it (percent escapes, `+`), looks like a
+// credential: `%65zkey` is `ezkey` to the router, so it is `ezkey` to the redaction too. The idempotency
+// key (`ikey`) is not a secret and stays readable.
+const CREDENTIAL_NAME = /key|token|secret|pass|auth|session|csrf|signature|email|cookie/i
+const NOT_CREDENTIAL = new Set(['ikey'])
+// `name=value` after the start of a query string, a `&`/`;` separator or whitespace (URLs inside messages).
+const PARAM = /(^|[?&;\s])([^=&;\s"'#?]+)=([^&;\s"'#]*)/g
+
+function decodedName(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '))
+  } catch {
+    return raw
+  }
+}
+
+export function isCredentialName(raw: string): boolean {
+  const name = decodedName(raw).trim().toLowerCase()
+  return CREDENTIAL_NAME.test(name) && !NOT_CREDENTIAL.has(name)
+}
+
+// Secrets recognised by their shape wherever they appear (a key pasted into a path, a message).
 const TEXT_PATTERNS: Array<[RegExp, string]> = [
-  [/([?&;\s](?:ezkey|ukey|email|token|key)=)[^&\s"';]*/gi, `$1${REDACTED}`],
   [/(Bearer\s+)[^\s"',]+/gi, `$1${REDACTED}`],
   [/(service_session=)[^;\s"',]+/gi, `$1${REDACTED}`],
+  [/\bmk_[A-Za-z0-9]{12}_[A-Za-z0-9]{8,}/g, `mk_${REDACTED}`],
 ]
 
 /** Removes secrets from a piece of text (a URL, a referrer, a message). */
 export function redactText(text: string): string {
-  let out = text
+  let out = text.replace(PARAM, (all, sep: string, name: string) => (isCredentialName(name) ? `${sep}${name}=${REDACTED}` : all))
   for (const [pattern, replacement] of TEXT_PATTERNS) out = out.replace(pattern, replacement)
   return out
 }
+
+const isSecretField = (k: string) => SECRET_FIELDS.has(k.toLowerCase()) || isCredentialName(k)
 
 function redactValue(value: unknown, depth: number): unknown {
   if (typeof value === 'string') return redactText(value)
@@ -29,14 +52,14 @@ function redactValue(value: unknown, depth: number): unknown {
   if (Array.isArray(value)) return value.map((v) => redactValue(v, depth + 1))
   if (value instanceof Error) return { name: value.name, message: redactText(value.message), stack: value.stack && redactText(value.stack) }
   const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(value)) out[k] = SECRET_FIELDS.has(k.toLowerCase()) ? REDACTED : redactValue(v, depth + 1)
+  for (const [k, v] of Object.entries(value)) out[k] = isSecretField(k) ? REDACTED : redactValue(v, depth + 1)
   return out
 }
 
 const redact = winston.format((info) => {
   for (const key of Object.keys(info)) {
     if (key === 'level') continue
-    info[key] = SECRET_FIELDS.has(key.toLowerCase()) ? REDACTED : redactValue(info[key], 0)
+    info[key] = isSecretField(key) ? REDACTED : redactValue(info[key], 0)
   }
   return info
 })

@@ -2,9 +2,14 @@
 // running at the same time in this worker are committed together in one
 // transaction (a group commit on the consumer side, as the API does on the
 // producer side): under load, PostgreSQL pays one commit per group, not per job.
+// A batch PostgreSQL refuses on its data is isolated (applyIsolating): its
+// good points are stored and the refused ones parked, so that one bad point
+// never costs another request, or another account, its acknowledged data.
 import type { Sql } from '../shared/db.js'
 import { pointsOf, type JobData } from '../shared/jobs.js'
-import { applyBatches, type Batch } from '../shared/points/repo.js'
+import type { Logger } from '../shared/log.js'
+import { isDataError } from '../shared/points/parked.js'
+import { applyBatches, applyIsolating, type Batch } from '../shared/points/repo.js'
 import type { WorkerDeps } from './deps.js'
 
 // With the ingest worker's concurrency of 32, two groups can be committing while the next jobs are fetched.
@@ -17,11 +22,26 @@ interface Waiting {
   reject(err: unknown): void
 }
 
+/** One batch on its own; on a data error, its refused points are parked and the rest stored. A lost connection rejects (the job is retried). */
+async function applyAlone(sql: Sql, log: Logger, batch: Batch): Promise<void> {
+  try {
+    await applyBatches(sql, [batch])
+  } catch (err) {
+    if (!isDataError(err)) throw err
+    const r = await applyIsolating(sql, batch)
+    for (const p of r.parked) {
+      log.error('point parked: PostgreSQL refused it; the other points of its batch were stored (list with `npm run cli -- points:parked`)', {
+        batch_id: batch.id, stat_id: p.point[0], t: p.point[1], code: p.code, reason: p.reason, stored: r.stored,
+      })
+    }
+  }
+}
+
 class CommitGroups {
   private waiting: Waiting[] = []
   private timer: NodeJS.Timeout | undefined
 
-  constructor(private readonly sql: Sql) {}
+  constructor(private readonly sql: Sql, private readonly log: Logger) {}
 
   apply(batch: Batch): Promise<void> {
     const done = new Promise<void>((resolve, reject) => this.waiting.push({ batch, resolve, reject }))
@@ -36,10 +56,12 @@ class CommitGroups {
     const group = this.waiting
     this.waiting = []
     if (!group.length) return
+    const alone = (w: Waiting) => applyAlone(this.sql, this.log, w.batch).then(() => w.resolve(), w.reject)
+    if (group.length === 1) return void alone(group[0])
     void applyBatches(this.sql, group.map((w) => w.batch)).then(
       () => group.forEach((w) => w.resolve()),
       // One bad batch must not fail the others with it: on a group failure each is tried alone.
-      () => group.forEach((w) => applyBatches(this.sql, [w.batch]).then(() => w.resolve(), w.reject)),
+      () => group.forEach(alone),
     )
   }
 }
@@ -48,7 +70,7 @@ const groups = new WeakMap<Sql, CommitGroups>()
 
 export async function persistPointsJob(deps: WorkerDeps, data: JobData<'persist-points'>): Promise<{ points: number }> {
   let group = groups.get(deps.sql)
-  if (!group) groups.set(deps.sql, (group = new CommitGroups(deps.sql)))
+  if (!group) groups.set(deps.sql, (group = new CommitGroups(deps.sql, deps.log.child({ job: 'persist-points' }))))
   const points = pointsOf(data)
   await group.apply({ id: data.batch_id, points })
   return { points: points.length }

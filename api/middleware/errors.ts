@@ -8,8 +8,12 @@ const PROBLEM_TYPE = 'application/problem+json; charset=utf-8'
 /** Turns errors thrown by body parsers and the like into our typed errors. */
 export function toAppError(err: unknown): AppError | null {
   if (err instanceof AppError) return err
-  const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean }
+  const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; code?: unknown }
   const status = e?.status ?? e?.statusCode
+  // zlib (Z_*) and brotli (ERR__ERROR_*) refusing a body that is not what its Content-Encoding says: the client's error.
+  if (status === undefined && typeof e?.code === 'string' && /^(Z_|ERR__ERROR_)/.test(e.code)) {
+    return invalid('malformed_body', `request body could not be decompressed as its Content-Encoding says (${(err as Error).message}); send it compressed that way, or without the header`)
+  }
   if (status === 413) return tooLarge()
   if (status === 415) return invalid('unsupported_media_type', 'unsupported content type')
   // Body parsers: co-body marks its errors `expose`; JSON.parse's SyntaxError arrives with a status only.

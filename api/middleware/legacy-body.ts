@@ -3,6 +3,7 @@
 // Content-Type (or none); on POST the query string is read too, the body
 // winning on a clash. Sets ctx.state.legacy so errors use the envelope.
 import { invalid, tooLarge } from '../../shared/errors.js'
+import { assertStorableText } from '../../shared/ingest/text.js'
 import type { Ctx, Middleware } from '../context.js'
 
 export const LEGACY_BODY_LIMIT = 256 * 1024
@@ -53,6 +54,7 @@ export function legacyBody(): Middleware {
         fields = { ...query, ...parseForm(raw) }
       }
     }
+    assertStorableText(fields, '')
     ctx.state.input = { body: fields }
     await next()
   }

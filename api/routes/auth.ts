@@ -3,6 +3,7 @@ import { accountJson } from '../../shared/accounts/repo.js'
 import { Credentials, LoginBody, SessionResponse } from '../../shared/accounts/schema.js'
 import { logIn, signUp } from '../../shared/accounts/service.js'
 import { createSession, revokeSession, SESSION_COOKIE } from '../../shared/auth/sessions.js'
+import { clearLoginThrottle, throttleLogin, throttleSignup } from '../../shared/auth/throttle.js'
 import type { Account } from '../../shared/accounts/repo.js'
 import { accountOf, type Ctx } from '../context.js'
 import type { Routes } from '../route.js'
@@ -19,15 +20,19 @@ async function startSession(ctx: Ctx, account: Account): Promise<void> {
 export function authRoutes(routes: Routes): void {
   routes
     .add({ method: 'post', path: '/api/v1/auth/signup', tag: 'auth', summary: 'Create an account and start a dashboard session', body: Credentials,
-      responses: { 201: { description: 'Account created; the session cookie is set', schema: SessionResponse } }, errors: [409] },
+      responses: { 201: { description: 'Account created; the session cookie is set', schema: SessionResponse } }, errors: [409, 429] },
     async (ctx, { body }) => {
+      await throttleSignup(ctx.deps.redis, ctx.deps.config, ctx.ip)
       await startSession(ctx, await signUp(ctx.deps.sql, body.email, body.password))
       ctx.status = 201
     })
     .add({ method: 'post', path: '/api/v1/auth/login', tag: 'auth', summary: 'Start a dashboard session', body: LoginBody,
-      responses: { 200: { description: 'Signed in; the session cookie is set', schema: SessionResponse } }, errors: [401] },
+      responses: { 200: { description: 'Signed in; the session cookie is set', schema: SessionResponse } }, errors: [401, 429] },
     async (ctx, { body }) => {
-      await startSession(ctx, await logIn(ctx.deps.sql, body.email, body.password))
+      const { redis, config, sql } = ctx.deps
+      await throttleLogin(redis, config, ctx.ip, body.email)
+      await startSession(ctx, await logIn(sql, body.email, body.password))
+      await clearLoginThrottle(redis, config, body.email)
     })
     .add({ method: 'post', path: '/api/v1/auth/logout', tag: 'auth', summary: 'End the dashboard session (revoked server-side)', auth: ['session'],
       responses: { 204: { description: 'Signed out' } }, errors: [403] },

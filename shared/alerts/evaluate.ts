@@ -59,8 +59,10 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
     // JIT compilation of this query costs more than it saves (measured: about half of a 10,000-alert pass).
     await tx`set local jit = off`
     // The value of the last minute, read from the points themselves (index on stat_id, ts) so that a
-    // breach is seen within one evaluation interval: counters summed, gauges averaged. Each lateral
-    // tests the condition type first, so it only scans for the alerts that need it.
+    // breach is seen within one evaluation interval: counters summed, gauges averaged. The minute is
+    // [now - 60 s, now), half-open like a 1 m rollup bucket, so a pass at a minute's end sees exactly
+    // that bucket (the threshold back-test, shared/analytics/thresholds.ts, replays those buckets).
+    // Each lateral tests the condition type first, so it only scans for the alerts that need it.
     const rows = await tx<Row[]>`
       select a.id, a.stat_name, a.condition_type, a.threshold, a.window_minutes, a.direction, a.cooldown_minutes,
              a.state, a.incident_id, a.incident_notified, a.last_notified_at, a.condition_since,
@@ -73,13 +75,13 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
       left join lateral (
         select case when s.kind = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
         from points p where a.condition_type not in ('heartbeat', 'missing_data')
-          and p.stat_id = s.id and p.ts > ${now}::timestamptz - interval '60 seconds' and p.ts <= ${now}
+          and p.stat_id = s.id and p.ts >= ${now}::timestamptz - interval '60 seconds' and p.ts < ${now}
       ) cur on s.id is not null
       left join lateral (
         select case when s.kind = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
         from points p where a.condition_type = 'pct_change' and p.stat_id = s.id
-          and p.ts > ${now}::timestamptz - make_interval(mins => a.window_minutes) - interval '60 seconds'
-          and p.ts <= ${now}::timestamptz - make_interval(mins => a.window_minutes)
+          and p.ts >= ${now}::timestamptz - make_interval(mins => a.window_minutes) - interval '60 seconds'
+          and p.ts < ${now}::timestamptz - make_interval(mins => a.window_minutes)
       ) prev on s.id is not null
       left join lateral (
         select max(p.ts) as ts from points p where a.condition_type in ('heartbeat', 'missing_data') and p.stat_id = s.id

@@ -3,7 +3,7 @@
 // to the plan's retention, with the clamp reported.
 import { invalid } from '../errors.js'
 import type { Plan } from '../plans.js'
-import { RANGE_NAMES, RANGES, type RangeName } from '../stats/ranges.js'
+import { parseIso, RANGE_NAMES, RANGES, type RangeName } from '../stats/ranges.js'
 
 export interface ExportWindow {
   /** The `range` given, `custom` for from/to, `all` for neither. */
@@ -19,12 +19,6 @@ type QueryValue = string | string[] | undefined
 function single(name: string, v: QueryValue): string | undefined {
   if (Array.isArray(v)) throw invalid('invalid_range', `invalid ${name}: given more than once; must be one of ${RANGE_NAMES.join(', ')}`)
   return v
-}
-
-function isoDate(name: string, v: string): Date {
-  const d = new Date(v)
-  if (!/^\d{4}-\d{2}-\d{2}/.test(v) || Number.isNaN(d.getTime())) throw invalid('invalid_date', `invalid ${name}: expected an ISO 8601 date or date-time`)
-  return d
 }
 
 /** Resolves the query; `olderDataExists` tells whether "all history" was cut by retention. */
@@ -47,8 +41,8 @@ export function resolveExportWindow(query: Record<string, QueryValue>, plan: Pla
     return { ...base, requested: range, from: clamped ? retentionStart : from, clamped, needsOlderCheck: false }
   }
   if (fromText !== undefined || toText !== undefined) {
-    const to = toText !== undefined ? isoDate('to', toText) : now
-    const asked = fromText !== undefined ? isoDate('from', fromText) : retentionStart
+    const to = toText !== undefined ? parseIso(toText, 'to') : now
+    const asked = fromText !== undefined ? parseIso(fromText, 'from') : retentionStart
     if (asked >= to) throw invalid('invalid_window', 'from must be before to')
     const clamped = asked < retentionStart
     return { ...base, requested: 'custom', from: clamped ? retentionStart : asked, to, clamped, needsOlderCheck: false }

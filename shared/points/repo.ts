@@ -1,6 +1,7 @@
 // Persisting accepted points, exactly once per batch (DESIGN.md decision 3).
-import type { Db, Sql } from '../db.js'
+import type { Db, Sql, TxSql } from '../db.js'
 import type { QueuedPoint } from '../jobs.js'
+import { insertParked, isDataError, type ParkedPoint } from './parked.js'
 
 export interface ApplyResult {
   applied: boolean
@@ -108,45 +109,93 @@ async function applyPlain(sql: Sql, batches: Batch[]): Promise<BatchesResult> {
 /** Batches some of whose points carry an ikey: first write wins, through point_ikeys, in one transaction. */
 async function applyWithIkeys(sql: Sql, batches: Batch[]): Promise<BatchesResult> {
   return sql.begin(async (tx) => {
-    const fresh = await tx<{ id: string }[]>`
-      insert into applied_batches (id, points)
-      select * from unnest(${batches.map((b) => b.id)}::text[], ${batches.map((b) => b.points.length)}::int[])
-      on conflict do nothing returning id`
-    const applied = new Set(fresh.map((r) => r.id))
-    const points = batches.filter((b) => applied.has(b.id)).flatMap((b) => b.points)
-    const done = (stored: number, duplicates: number) => ({ applied: [...applied], stored, duplicates })
-    if (!points.length) return done(0, 0)
-
-    // Lock the batch's stats against a concurrent delete (which waits for this commit, then removes what
-    // is stored here) and keep only points of stats that still exist: queued points die with their stat.
-    const ids = [...new Set(points.map((p) => p[0]))]
-    const live = new Set((await tx<{ id: string }[]>`select id from stats where id = any(${ids}::uuid[]) for key share`).map((r) => r.id))
-    const alive = points.filter((p) => live.has(p[0]))
-    let keep = alive
-    const keyed = alive.filter((p) => p[3] !== null)
-    if (keyed.length) {
-      const fresh = await tx<{ stat_id: string; t: number; ikey: string }[]>`
-        insert into point_ikeys (stat_id, ts, ikey)
-        select u.stat_id, to_timestamp(u.t), u.ikey
-        from unnest(${keyed.map((p) => p[0])}::uuid[], ${keyed.map((p) => p[1])}::bigint[], ${keyed.map((p) => p[3] as string)}::text[]) as u(stat_id, t, ikey)
-        on conflict do nothing
-        returning stat_id, extract(epoch from ts)::bigint as t, ikey`
-      const won = new Set(fresh.map((r) => `${r.stat_id}|${r.t}|${r.ikey}`))
-      // Within one batch the same key may appear twice: only its first point wins.
-      keep = alive.filter((p) => p[3] === null || won.delete(`${p[0]}|${p[1]}|${p[3]}`))
-    }
-    if (!keep.length) return done(0, alive.length)
-
-    const [{ stored }] = await tx<{ stored: number }[]>`
-      with incoming as (
-        select u.stat_id, to_timestamp(u.t) as ts, u.value
-        from unnest(${keep.map((p) => p[0])}::uuid[], ${keep.map((p) => p[1])}::bigint[], ${keep.map((p) => p[2])}::float8[]) as u(stat_id, t, value)
-      ),
-      inserted as (
-        insert into points (stat_id, ts, value) select stat_id, ts, value from incoming returning stat_id, ts, value
-      ),
-      ${pendingOf(tx)}
-      select (select count(*) from inserted)::int as stored, (select count(*) from pending)::int as buckets`
-    return done(stored, alive.length - keep.length)
+    const applied = await recordBatches(tx, batches)
+    const points = batches.filter((b) => applied.includes(b.id)).flatMap((b) => b.points)
+    const alive = await livePoints(tx, points)
+    return { applied, ...(await storePoints(tx, alive)) }
   }) as Promise<BatchesResult>
+}
+
+/** Records the batches as applied; returns the ids that were not already (a re-run stores nothing). */
+async function recordBatches(tx: TxSql, batches: Batch[]): Promise<string[]> {
+  const fresh = await tx<{ id: string }[]>`
+    insert into applied_batches (id, points)
+    select * from unnest(${batches.map((b) => b.id)}::text[], ${batches.map((b) => b.points.length)}::int[])
+    on conflict do nothing returning id`
+  return fresh.map((r) => r.id)
+}
+
+/**
+ * Locks the points' stats against a concurrent delete (which waits for this commit, then removes what
+ * is stored here) and keeps only points of stats that still exist: queued points die with their stat.
+ */
+async function livePoints(tx: TxSql, points: QueuedPoint[]): Promise<QueuedPoint[]> {
+  if (!points.length) return points
+  const ids = [...new Set(points.map((p) => p[0]))]
+  const live = new Set((await tx<{ id: string }[]>`select id from stats where id = any(${ids}::uuid[]) for key share`).map((r) => r.id))
+  return points.filter((p) => live.has(p[0]))
+}
+
+/** Stores points of live stats, skipping those whose ikey was already used at the same stat and second. */
+async function storePoints(tx: TxSql, alive: QueuedPoint[]): Promise<{ stored: number; duplicates: number }> {
+  if (!alive.length) return { stored: 0, duplicates: 0 }
+  let keep = alive
+  const keyed = alive.filter((p) => p[3] !== null)
+  if (keyed.length) {
+    const fresh = await tx<{ stat_id: string; t: number; ikey: string }[]>`
+      insert into point_ikeys (stat_id, ts, ikey)
+      select u.stat_id, to_timestamp(u.t), u.ikey
+      from unnest(${keyed.map((p) => p[0])}::uuid[], ${keyed.map((p) => p[1])}::bigint[], ${keyed.map((p) => p[3] as string)}::text[]) as u(stat_id, t, ikey)
+      on conflict do nothing
+      returning stat_id, extract(epoch from ts)::bigint as t, ikey`
+    const won = new Set(fresh.map((r) => `${r.stat_id}|${r.t}|${r.ikey}`))
+    // Within one batch the same key may appear twice: only its first point wins.
+    keep = alive.filter((p) => p[3] === null || won.delete(`${p[0]}|${p[1]}|${p[3]}`))
+  }
+  if (!keep.length) return { stored: 0, duplicates: alive.length }
+
+  const [{ stored }] = await tx<{ stored: number }[]>`
+    with incoming as (
+      select u.stat_id, to_timestamp(u.t) as ts, u.value
+      from unnest(${keep.map((p) => p[0])}::uuid[], ${keep.map((p) => p[1])}::bigint[], ${keep.map((p) => p[2])}::float8[]) as u(stat_id, t, value)
+    ),
+    inserted as (
+      insert into points (stat_id, ts, value) select stat_id, ts, value from incoming returning stat_id, ts, value
+    ),
+    ${pendingOf(tx)}
+    select (select count(*) from inserted)::int as stored, (select count(*) from pending)::int as buckets`
+  return { stored, duplicates: alive.length - keep.length }
+}
+
+/**
+ * One batch that PostgreSQL refused on its data (see isDataError): stored in one transaction as
+ * applyBatches would, except that a refused set of points is split in halves, each half under a
+ * savepoint, until the refused points are alone. Every other point is stored exactly once (the batch
+ * is recorded as applied in the same transaction), and the refused ones are parked with the reason.
+ * Costs about two statements per halving for each refused point; only runs after a refusal.
+ */
+export async function applyIsolating(sql: Sql, batch: Batch): Promise<BatchesResult & { parked: ParkedPoint[] }> {
+  return sql.begin(async (tx) => {
+    const parked: ParkedPoint[] = []
+    const applied = await recordBatches(tx, [batch])
+    if (!applied.length) return { applied, stored: 0, duplicates: 0, parked }
+    const store = async (points: QueuedPoint[]): Promise<{ stored: number; duplicates: number }> => {
+      try {
+        return await tx.savepoint((sp) => storePoints(sp, points))
+      } catch (err) {
+        if (!isDataError(err)) throw err
+        if (points.length === 1) {
+          parked.push({ point: points[0], code: (err as { code: string }).code, reason: (err as Error).message })
+          return { stored: 0, duplicates: 0 }
+        }
+        const half = Math.ceil(points.length / 2)
+        const a = await store(points.slice(0, half))
+        const b = await store(points.slice(half))
+        return { stored: a.stored + b.stored, duplicates: a.duplicates + b.duplicates }
+      }
+    }
+    const result = await store(await livePoints(tx, batch.points))
+    await insertParked(tx, batch.id, parked)
+    return { applied, ...result, parked }
+  }) as Promise<BatchesResult & { parked: ParkedPoint[] }>
 }

@@ -31,9 +31,16 @@ function bucketFor(spanSeconds: number): number {
 
 const alignDown = (seconds: number, bucket: number) => Math.floor(seconds / bucket) * bucket
 
-function parseIso(value: string, field: string): Date {
+// Bounds of a from/to date: no point predates 2000 (interface 8), and outside them the window's
+// arithmetic reaches dates PostgreSQL refuses (year 0 and before), which was a 500.
+const MIN_DATE = Date.UTC(1970, 0, 1)
+const MAX_DATE = Date.UTC(9999, 11, 31, 23, 59, 59)
+
+/** A from/to query value as a date, or a 400 naming the field (every read route parses them here). */
+export function parseIso(value: string, field: string): Date {
   const d = new Date(value)
   if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(d.getTime())) throw invalid('invalid_date', `invalid ${field}: expected an ISO 8601 date or date-time`)
+  if (d.getTime() < MIN_DATE || d.getTime() > MAX_DATE) throw invalid('invalid_date', `invalid ${field}: must be between 1970-01-01 and 9999-12-31`)
   return d
 }
 

@@ -178,7 +178,7 @@ function streamGet(port: number, path: string, headers: Record<string, string>, 
 
 // ---------------------------------------------------------------- data
 
-interface PointJob {
+export interface PointJob {
   statId: string
   n: number
   fromS: number

@@ -1,0 +1,149 @@
+// Which stats move with this one (decisions.md section 12): hourly buckets
+// over the window (shared/stats/hourly.ts), first differences by default so
+// that shared trends and daily cycles do not make unrelated stats look
+// related, Spearman (ranks with ties as mid-ranks) or Pearson from
+// simple-statistics, and an optional search over lags.
+import { sampleCorrelation, sampleRankCorrelation } from 'simple-statistics'
+import type { Db } from '../db.js'
+import type { Plan } from '../plans.js'
+import { HOUR, readHourly } from '../stats/hourly.js'
+import { RANGES, type RangeName } from '../stats/ranges.js'
+import { listStats, type Stat, type StatListItem } from '../stats/repo.js'
+import type { CorrelationsQuery, EXCLUSION_REASONS } from './schema.js'
+
+/** Fewest overlapping hourly pairs a coefficient may rest on. */
+export const MIN_PAIRS = 24
+/** Candidates compared per request: the most recently active stats (bounds the work and the answer). */
+export const MAX_CANDIDATES = 500
+
+type Series = Array<number | null>
+
+/** First differences; a difference across an unknown hour is unknown. */
+export function diff(values: Series): Series {
+  const out: Series = new Array(Math.max(0, values.length - 1))
+  for (let i = 1; i < values.length; i++) {
+    const a = values[i - 1]
+    const b = values[i]
+    out[i - 1] = a === null || b === null ? null : b - a
+  }
+  return out
+}
+
+export interface Match {
+  coefficient: number
+  lag: number
+  n: number
+}
+
+export type Verdict = Match | { reason: (typeof EXCLUSION_REASONS)[number]; n: number }
+
+/**
+ * The best-matching lag of `other` against `target` (series of equal length),
+ * trying 0, then ±1, ±2, ... up to `maxLag`: at lag k > 0, target hour i is
+ * paired with other hour i - k (the other stat moves first). Only hours both
+ * have are paired; a lag needs MIN_PAIRS pairs. The strongest absolute
+ * coefficient wins; on a tie the smaller shift.
+ */
+export function bestLag(target: Series, other: Series, method: 'spearman' | 'pearson', maxLag: number): Verdict {
+  const coefficient = method === 'spearman' ? sampleRankCorrelation : sampleCorrelation
+  let best: Match | null = null
+  let mostPairs = 0
+  if (!other.some((v) => v !== null)) return { reason: 'no_data', n: 0 }
+  const xs: number[] = []
+  const ys: number[] = []
+  for (let step = 0; step <= 2 * maxLag; step++) {
+    const lag = step === 0 ? 0 : step % 2 ? (step + 1) / 2 : -step / 2
+    xs.length = 0
+    ys.length = 0
+    for (let i = Math.max(0, lag); i < target.length && i - lag < other.length; i++) {
+      const x = target[i]
+      const y = other[i - lag]
+      if (x !== null && y !== null) {
+        xs.push(x)
+        ys.push(y)
+      }
+    }
+    mostPairs = Math.max(mostPairs, xs.length)
+    if (xs.length < MIN_PAIRS) continue
+    const r = coefficient(xs, ys)
+    if (!Number.isFinite(r)) continue // one side constant over the overlap: no variation to compare
+    if (!best || Math.abs(r) > Math.abs(best.coefficient)) best = { coefficient: r, lag, n: xs.length }
+  }
+  if (best) return best
+  return mostPairs < MIN_PAIRS ? { reason: 'short', n: mostPairs } : { reason: 'constant', n: mostPairs }
+}
+
+const round4 = (x: number) => Math.round(x * 10_000) / 10_000
+
+/** The window: complete hours over `range`, starting no earlier than the plan's retention. */
+export function correlationWindow(range: RangeName, plan: Pick<Plan, 'retentionDays'>, now: Date) {
+  const to = Math.floor(now.getTime() / 1000 / HOUR) * HOUR
+  const asked = to - RANGES[range].seconds
+  const retained = Math.ceil((now.getTime() / 1000 - plan.retentionDays * 86_400) / HOUR) * HOUR
+  return { from: Math.max(asked, retained), to, clamped: retained > asked }
+}
+
+/** The whole answer of GET /api/v1/correlations. */
+export async function correlations(sql: Db, accountId: string, plan: Pick<Plan, 'retentionDays'>, target: Stat, q: CorrelationsQuery, now: Date) {
+  const w = correlationWindow(q.range as RangeName, plan, now)
+  const others = (await listStats(sql, accountId)).filter((s) => s.id !== target.id)
+  // Most recently active first; stats that never had a point last, by name.
+  const byActivity = (a: StatListItem, b: StatListItem) =>
+    (b.lastPointAt?.getTime() ?? -Infinity) - (a.lastPointAt?.getTime() ?? -Infinity) || a.name.localeCompare(b.name)
+  const candidates = others.sort(byActivity).slice(0, MAX_CANDIDATES)
+  const hourly = await readHourly(sql, [target, ...candidates].map((s) => ({ id: s.id, kind: s.kind, since: s.createdAt })), new Date(w.from * 1000), new Date(w.to * 1000))
+  const prepare = (id: string) => {
+    const values = hourly.get(id)!.values
+    return q.transform === 'diff' ? diff(values) : values
+  }
+  const t = prepare(target.id)
+  const targetN = t.reduce<number>((n, v) => n + (v === null ? 0 : 1), 0)
+
+  const omitted: string[] = []
+  if (w.clamped) omitted.push(`the range ${q.range} reaches past the plan's ${plan.retentionDays}-day retention: compared from ${new Date(w.from * 1000).toISOString()} only`)
+  if (others.length > candidates.length) {
+    omitted.push(`compared the ${candidates.length} most recently active of ${others.length} other stats; ${others.length - candidates.length} less recently active stats were left out`)
+  }
+  const results: Array<{ stat_name: string; kind: Stat['kind']; coefficient: number; lag_buckets: number; n: number }> = []
+  const excluded: Array<{ stat_name: string; reason: (typeof EXCLUSION_REASONS)[number]; detail: string }> = []
+  const first = t.find((v) => v !== null)
+  const targetUsable = targetN >= MIN_PAIRS && t.some((v) => v !== null && v !== first)
+  if (!targetUsable) {
+    omitted.push(targetN < MIN_PAIRS
+      ? `${target.name} has only ${targetN} usable hourly values in the window (${MIN_PAIRS} are needed${q.transform === 'diff' ? ', after taking hour-to-hour differences' : ''}): choose a longer range`
+      : `${target.name} is constant over the window${q.transform === 'diff' ? ' (or changes by the same amount every hour)' : ''}: there is no movement to correlate with`)
+  } else {
+    for (const s of candidates) {
+      const v = bestLag(t, prepare(s.id), q.method, q.max_lag)
+      if ('reason' in v) {
+        excluded.push({ stat_name: s.name, reason: v.reason, detail: exclusionDetail(v) })
+      } else {
+        results.push({ stat_name: s.name, kind: s.kind, coefficient: round4(v.coefficient), lag_buckets: v.lag, n: v.n })
+      }
+    }
+    results.sort((a, b) => Math.abs(b.coefficient) - Math.abs(a.coefficient) || a.stat_name.localeCompare(b.stat_name))
+    // Under no relation at all, |r| exceeds about 1.96 / sqrt(n - 1) in 1 case of 20 (either method, large n).
+    const chance = round4(1.96 / Math.sqrt(targetN - 1))
+    const tried = results.length * (2 * q.max_lag + 1)
+    omitted.push('correlation is not causation: a strong coefficient says two stats moved together over this window, not that one drives the other')
+    omitted.push(`with ${targetN} hourly values, unrelated stats reach |coefficient| > ${chance} in about 1 comparison of 20; ${tried} comparison${tried === 1 ? '' : 's'} were made${q.max_lag ? ' (every lag counts)' : ''}, so roughly ${Math.round(tried / 20)} would pass it by chance alone even if no stat were related`)
+  }
+  return {
+    target: { stat_name: target.name, kind: target.kind, n: targetN },
+    window: { from: new Date(w.from * 1000).toISOString(), to: new Date(w.to * 1000).toISOString(), bucket_seconds: HOUR as 3600 },
+    method: q.method,
+    transform: q.transform,
+    max_lag: q.max_lag,
+    results,
+    excluded,
+    omitted,
+  }
+}
+
+function exclusionDetail(v: { reason: (typeof EXCLUSION_REASONS)[number]; n: number }): string {
+  switch (v.reason) {
+    case 'no_data': return 'no data in the window'
+    case 'short': return `only ${v.n} overlapping hours with the target (${MIN_PAIRS} needed)`
+    case 'constant': return `no variation over the ${v.n} overlapping hours`
+  }
+}

@@ -1,0 +1,198 @@
+// Threshold suggestions with a back-test (decisions.md section 12): candidate
+// thresholds from quantiles of the per-minute value the live evaluation
+// checks, each replayed minute by minute through the live evaluation's own
+// condition check and state machine (shared/alerts/conditions.ts), so the
+// counts are what the alert would really have sent.
+import { quantileRankSorted, quantileSorted } from 'simple-statistics'
+import { conditionHolds, step, type AlertState, type Rule } from '../alerts/conditions.js'
+import type { Db } from '../db.js'
+import type { Kind, Stat } from '../stats/repo.js'
+import { readBuckets } from '../stats/read.js'
+
+export const MINUTE = 60
+const DAY = 86_400
+
+/** One value per minute from `from`: what the live evaluation sees at the end of that minute. */
+export interface MinuteSeries {
+  /** Unix seconds of the first minute (aligned). */
+  from: number
+  values: Array<number | null>
+}
+
+/**
+ * The minute values of a stat over [from, to) (both aligned down to the minute),
+ * from the 1 m rollups (plus the pending tail): counters summed, gauges
+ * averaged, exactly the live evaluation's "value over the last minute" taken
+ * at the minute's end (shared/alerts/evaluate.ts reads [now - 60 s, now), the
+ * same half-open minute as a rollup bucket). Minutes without points behave as
+ * they do live: a counter's is 0, a gauge's has no value (null), and before
+ * the stat existed (its creation, or an earlier backfilled point) there is no
+ * value either, as live there was no stat to read.
+ */
+export async function readMinutes(sql: Db, stat: Pick<Stat, 'id' | 'kind' | 'createdAt'>, from: Date, to: Date): Promise<MinuteSeries> {
+  const f = Math.floor(from.getTime() / 1000 / MINUTE) * MINUTE
+  const t = Math.floor(to.getTime() / 1000 / MINUTE) * MINUTE
+  const values: Array<number | null> = new Array(Math.max(0, (t - f) / MINUTE)).fill(null)
+  const buckets = await readBuckets(sql, stat.id, stat.kind, { requested: 'custom', from: new Date(f * 1000), to: new Date(t * 1000), bucketSeconds: MINUTE })
+  for (const b of buckets) values[(b.t - f) / MINUTE] = b.value
+  if (stat.kind === 'counter') {
+    const created = Math.floor(stat.createdAt.getTime() / 1000 / MINUTE) * MINUTE
+    const first = buckets.length ? Math.min(buckets[0].t, created) : created
+    for (let i = Math.max(0, (first - f) / MINUTE); i < values.length; i++) values[i] ??= 0
+  }
+  return { from: f, values }
+}
+
+export interface Incident {
+  startedAt: Date
+  endedAt: Date | null
+  notified: boolean
+  peak: number
+}
+
+export interface Backtest {
+  /** Deliveries with event `fired`. */
+  fired: number
+  /** Moves into breach whose fire the cooldown suppressed. */
+  suppressed: number
+  /** Minutes in which the condition held. */
+  minutesInBreach: number
+  /** The first `keep` incidents. */
+  incidents: Incident[]
+}
+
+/**
+ * Replays an alert over a minute series: one evaluation at the end of each
+ * minute, through the same conditionHolds() and step() the alert worker runs,
+ * from the state a new alert starts in. Minutes with no value leave the state
+ * as it is, as they do live.
+ */
+export function backtest(rule: Rule, series: MinuteSeries, keep = 20): Backtest {
+  let state: AlertState = { state: 'ok', incidentId: null, incidentNotified: false, lastNotifiedAt: null, conditionSince: null }
+  const out: Backtest = { fired: 0, suppressed: 0, minutesInBreach: 0, incidents: [] }
+  const more = rule.condition === 'below' ? (a: number, b: number) => a < b : (a: number, b: number) => a > b
+  let open: Incident | null = null
+  const { values } = series
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i]
+    const holds = conditionHolds(rule, { value, previous: null })
+    const s = step(rule, state, holds, new Date((series.from + (i + 1) * MINUTE) * 1000))
+    if (holds) out.minutesInBreach++
+    if (s.next.state === 'firing' && state.state === 'ok') {
+      if (s.event === 'fired') out.fired++
+      else out.suppressed++
+      open = { startedAt: new Date((series.from + (i + 1) * MINUTE) * 1000), endedAt: null, notified: s.event === 'fired', peak: value! }
+      if (out.incidents.length < keep) out.incidents.push(open)
+    } else if (s.next.state === 'ok' && state.state === 'firing') {
+      open!.endedAt = new Date((series.from + (i + 1) * MINUTE) * 1000)
+      open = null
+    } else if (open && value !== null && more(value, open.peak)) {
+      open.peak = value
+    }
+    state = s.next
+  }
+  return out
+}
+
+/** Rounds to two significant figures (a threshold a person would type). */
+export function twoSignificant(x: number): number {
+  return x === 0 ? 0 : Number(x.toPrecision(2))
+}
+
+const ABOVE_QUANTILES = [0.95, 0.99, 0.999, 1]
+const BELOW_QUANTILES = [0.05, 0.01, 0.001, 0]
+
+export interface SuggestInput {
+  stat: Pick<Stat, 'name' | 'kind' | 'createdAt'>
+  series: MinuteSeries
+  condition: 'above' | 'below'
+  cooldownMinutes: number
+  threshold?: number
+  /** The lookback asked for, and whether retention shortened it. */
+  lookbackDays: number
+  clampedToDays: number | null
+}
+
+const iso = (seconds: number) => new Date(seconds * 1000).toISOString()
+
+/** The whole answer of GET /api/v1/thresholds/suggest for a series already read. */
+export function suggestThresholds(input: SuggestInput) {
+  const { series, condition, cooldownMinutes, stat } = input
+  const to = series.from + series.values.length * MINUTE
+  const present: number[] = []
+  let firstWithValue = -1
+  for (let i = 0; i < series.values.length; i++) {
+    const v = series.values[i]
+    if (v === null) continue
+    if (firstWithValue < 0) firstWithValue = i
+    present.push(v)
+  }
+  const sorted = Float64Array.from(present).sort() as unknown as number[]
+  const q = (p: number) => (sorted.length ? quantileSorted(sorted, p) : null)
+  const rule = (threshold: number): Rule => ({ condition, threshold, windowMinutes: 1, direction: condition, cooldownMinutes })
+
+  const candidates: Array<{ threshold: number; quantile: number | null }> = []
+  if (input.threshold !== undefined) {
+    candidates.push({ threshold: input.threshold, quantile: sorted.length ? round(quantileRankSorted(sorted, input.threshold), 4) : null })
+  } else if (sorted.length) {
+    for (const p of condition === 'above' ? ABOVE_QUANTILES : BELOW_QUANTILES) {
+      const threshold = twoSignificant(q(p)!)
+      if (!candidates.some((c) => c.threshold === threshold)) candidates.push({ threshold, quantile: p })
+    }
+  }
+
+  const warnings: string[] = []
+  if (input.clampedToDays !== null) {
+    warnings.push(`the lookback of ${input.lookbackDays} days is longer than the plan's retention: back-tested the last ${input.clampedToDays} days`)
+  }
+  // A stat backfilled with points older than itself has data before its creation: no warning then.
+  const created = Math.floor(stat.createdAt.getTime() / 1000)
+  if (created > series.from && (firstWithValue < 0 || series.from + firstWithValue * MINUTE >= Math.floor(created / MINUTE) * MINUTE)) warnings.push(`the stat was created at ${iso(created)}, inside the lookback: the minutes before have no value`)
+  if (!sorted.length) {
+    warnings.push(input.threshold === undefined ? 'no data in the lookback: nothing to suggest from' : 'no data in the lookback: the back-test has nothing to replay')
+  } else {
+    const days = (to - (series.from + firstWithValue * MINUTE)) / DAY
+    if (days < 7) warnings.push(`only ${round(days, 1)} days of data in the lookback: a threshold drawn from less than 7 days can miss weekly patterns`)
+  }
+
+  return {
+    stat: stat.name,
+    kind: stat.kind,
+    condition_type: condition,
+    cooldown_minutes: cooldownMinutes,
+    basis: {
+      from: iso(series.from),
+      to: iso(to),
+      value_definition: valueDefinition(stat.kind),
+      evaluations: series.values.length,
+      minutes_with_value: sorted.length,
+    },
+    distribution: { min: q(0), p50: q(0.5), p90: q(0.9), p95: q(0.95), p99: q(0.99), max: q(1) },
+    suggestions: candidates.map((c) => {
+      const b = backtest(rule(c.threshold), series)
+      return {
+        threshold: c.threshold,
+        quantile: c.quantile,
+        would_have_fired: b.fired,
+        minutes_in_breach: b.minutesInBreach,
+        suppressed_by_cooldown: b.suppressed,
+        incidents: b.incidents.map((i) => ({
+          started_at: i.startedAt.toISOString(), ended_at: i.endedAt?.toISOString() ?? null, notified: i.notified, peak: i.peak,
+        })),
+      }
+    }),
+    warnings,
+  }
+}
+
+function valueDefinition(kind: Kind): string {
+  return (kind === 'counter'
+    ? 'the sum of the counter over each whole UTC minute (0 in a minute without points)'
+    : 'the average of the gauge over each whole UTC minute (no value in a minute without points: the alert stays as it is)') +
+    ', the value a live alert checks, with one evaluation at the end of each minute; live alerts evaluate every few seconds over a sliding minute, so a burst split across two minutes here can still breach live'
+}
+
+function round(x: number, digits: number): number {
+  const f = 10 ** digits
+  return Math.round(x * f) / f
+}

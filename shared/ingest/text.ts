@@ -1,0 +1,38 @@
+// Text that can reach PostgreSQL is checked where it enters. A UTF-8 database
+// cannot hold U+0000 at all (text and jsonb refuse it), and an unpaired UTF-16
+// surrogate (`"\ud800"` in JSON) is not a character: encoded for the wire it
+// becomes U+FFFD, so what was stored would differ from what was sent. Both are
+// refused with a 400 naming the field, before anything is stored; unchecked,
+// a NUL in an ikey was accepted and then refused by PostgreSQL in the worker.
+import { invalid } from '../errors.js'
+
+// An unpaired surrogate: a high one not followed by a low one, or a low one not preceded by a high one.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/** Why `text` cannot be stored as sent, or undefined when it can. */
+export function unstorableText(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'contains a NUL character (\\u0000), which cannot be stored; send text without it'
+  if (LONE_SURROGATE.test(text)) return 'contains an unpaired UTF-16 surrogate, which is not valid Unicode text'
+  return undefined
+}
+
+/**
+ * Walks decoded input (a JSON body, a query string, form fields, path
+ * parameters) and throws a 400 `invalid_text` naming the first string, or
+ * object key, that cannot be stored: `body.channel_config.webhook_url: contains a NUL ...`.
+ */
+export function assertStorableText(value: unknown, path: string, depth = 0): void {
+  if (typeof value === 'string') {
+    const why = unstorableText(value)
+    if (why) throw invalid('invalid_text', `${path}: ${why}`)
+    return
+  }
+  // Bodies are bounded by the size limit; the depth bound only keeps a deeply nested one from recursing far.
+  if (value === null || typeof value !== 'object' || depth > 64) return
+  if (Array.isArray(value)) return value.forEach((v, i) => assertStorableText(v, `${path}[${i}]`, depth + 1))
+  for (const [k, v] of Object.entries(value)) {
+    const why = unstorableText(k)
+    if (why) throw invalid('invalid_text', `${path}: a field name ${why}`)
+    assertStorableText(v, path ? `${path}.${k}` : k, depth + 1)
+  }
+}

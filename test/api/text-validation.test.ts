@@ -1,0 +1,117 @@
+// Issue 10 item 1 (validation): text PostgreSQL cannot hold (NUL, unpaired
+// surrogates) is refused where it enters, 400 with the field named, and
+// nothing is stored, on every route that takes text.
+import test from 'ava'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+import { createKey, signUp } from '../helpers/factories.js'
+import { request } from '../helpers/http.js'
+import { settledState } from '../helpers/storage.js'
+
+let app: TestApp
+test.before(async () => {
+  app = await startTestApp()
+  await app.startWorkers()
+})
+test.after.always(() => app?.close())
+
+const now = () => Math.floor(Date.now() / 1000)
+const NUL = /contains a NUL character \(\\u0000\), which cannot be stored/
+
+async function keyed() {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  return { user, key }
+}
+
+test('v1 writes: a NUL or an unpaired surrogate in ikey is a 400 naming the field; nothing stored, no allowance used', async (t) => {
+  const { user, key } = await keyed()
+  const cases: Array<[string, unknown, RegExp]> = [
+    ['/api/v1/stats/attacker/count', { count: 1, t: now() - 100, ikey: '\u0000' }, /^body\.ikey: contains a NUL/],
+    ['/api/v1/stats/attacker/value', { value: 1, t: now() - 100, ikey: 'a\ud800' }, /^body\.ikey: contains an unpaired UTF-16 surrogate/],
+    ['/api/v1/points', { points: [{ stat: 'a', count: 1 }, { stat: 'b', count: 1, t: now(), ikey: 'x\u0000' }] }, /^body\.points\[1\]\.ikey: contains a NUL/],
+    ['/api/v1/points', { points: [{ stat: 'a', count: 1, ['k\u0000']: 1 }] }, /^body\.points\[0\]: a field name contains a NUL/],
+  ]
+  for (const [path, json, detail] of cases) {
+    const res = await request(app.url, path, { json, bearer: key })
+    t.is(res.status, 400, path)
+    t.is(res.body.code, 'invalid_text')
+    t.regex(res.body.detail, detail)
+  }
+  t.like(await settledState(app, user.accountId), { stats: 0, points: 0, quotaUsed: 0 })
+})
+
+test('legacy writes: ikey=%00 on /ez (GET and form), in a JSON batch and on /c is a 400 in the envelope; nothing stored', async (t) => {
+  const { user, key } = await keyed()
+  const get = await request(app.url, `/ez?ezkey=${key}&stat=s&count=1&t=${now() - 100}&ikey=%00`)
+  t.is(get.status, 400)
+  t.deepEqual(get.body.status, 'error')
+  t.regex(get.body.msg, /^ikey: contains a NUL/)
+  const form = await request(app.url, '/ez', { form: `ezkey=${key}&stat=s&count=1&t=${now() - 100}&ikey=a%00b` })
+  t.is(form.status, 400)
+  t.regex(form.body.msg, NUL)
+  const batch = await request(app.url, '/ez', { json: { ezkey: key, data: [{ stat: 's', count: 1 }, { stat: 's', count: 2, t: now(), ikey: '\u0000' }] } })
+  t.is(batch.status, 400)
+  t.regex(batch.body.msg, /^data\[1\]\.ikey: contains a NUL/)
+  const c = await request(app.url, '/c', { form: `ukey=${key}&key=s%00&count=1` })
+  t.is(c.status, 400)
+  t.regex(c.body.msg, /^key: contains a NUL/)
+  t.like(await settledState(app, user.accountId), { stats: 0, points: 0, quotaUsed: 0 })
+})
+
+test('PATCH description, key labels, alert URLs and e-mail: 400 naming the field, nothing changed', async (t) => {
+  const { user, key } = await keyed()
+  t.is((await request(app.url, '/api/v1/stats/s/count', { json: { count: 1 }, bearer: key })).status, 200)
+  await settledState(app, user.accountId)
+  const patch = await request(app.url, '/api/v1/stats/s', { method: 'PATCH', json: { description: 'a\u0000b' }, bearer: key })
+  t.is(patch.status, 400)
+  t.regex(patch.body.detail, /^body\.description: contains a NUL/)
+  const [stat] = await app.sql`select description from stats where account_id = ${user.accountId}`
+  t.is(stat.description, null)
+
+  const label = await request(app.url, '/api/v1/auth/api-keys', { json: { label: 'ci\u0000' }, session: user.session })
+  t.is(label.status, 400)
+  t.regex(label.body.detail, /^body\.label: contains a NUL/)
+  const [{ keys }] = await app.sql`select count(*)::int as keys from api_keys where account_id = ${user.accountId}`
+  t.is(keys, 1)
+
+  const alert = { stat_name: 's', condition_type: 'above', threshold: 1 }
+  for (const [channel, config, field] of [
+    ['webhook', { webhook_url: 'http://127.0.0.1:9/hook\u0000' }, 'webhook_url'],
+    ['slack', { slack_webhook_url: 'http://127.0.0.1:9/\u0000' }, 'slack_webhook_url'],
+    ['email', { email: 'ops\u0000@example.com' }, 'email'],
+  ] as const) {
+    const res = await request(app.url, '/api/v1/alerts', { json: { ...alert, channel, channel_config: config }, bearer: key })
+    t.is(res.status, 400, channel)
+    t.regex(res.body.detail, new RegExp(`^body\\.channel_config\\.${field}: contains a NUL`))
+  }
+  const [{ alerts }] = await app.sql`select count(*)::int as alerts from alerts where account_id = ${user.accountId}`
+  t.is(alerts, 0)
+})
+
+test('sign-up and login with a NUL in the e-mail: 400, no account; path and query parameters too', async (t) => {
+  const signup = await request(app.url, '/api/v1/auth/signup', { json: { email: 'nul\u0000@example.com', password: 'correct horse battery' } })
+  t.is(signup.status, 400)
+  t.regex(signup.body.detail, /^body\.email: contains a NUL/)
+  const [{ n }] = await app.sql`select count(*)::int as n from accounts where email like 'nul%'`
+  t.is(n, 0)
+  const login = await request(app.url, '/api/v1/auth/login', { json: { email: 'a\u0000@example.com', password: 'whatever it is' } })
+  t.is(login.status, 400)
+  t.regex(login.body.detail, /^body\.email: contains a NUL/)
+
+  const { key } = await keyed()
+  const path = await request(app.url, '/api/v1/stats/a%00b', { bearer: key })
+  t.is(path.status, 400)
+  t.regex(path.body.detail, /^path\.name: contains a NUL/)
+  const query = await request(app.url, '/api/v1/export?stat=a%00b', { bearer: key })
+  t.is(query.status, 400)
+  t.regex(query.body.detail, /^query\.stat: contains a NUL/)
+})
+
+test('ordinary Unicode text (accents, emoji as surrogate pairs, CJK) is stored as sent', async (t) => {
+  const { user, key } = await keyed()
+  t.is((await request(app.url, '/api/v1/stats/s/count', { json: { count: 1, t: now() - 5, ikey: 'ü-😀-漢' }, bearer: key })).status, 200)
+  const patch = await request(app.url, '/api/v1/stats/s', { method: 'PATCH', json: { description: 'Zugriffe über Web 😀' }, bearer: key })
+  t.is(patch.status, 200)
+  t.is(patch.body.stat.description, 'Zugriffe über Web 😀')
+  t.like(await settledState(app, user.accountId), { stats: 1, points: 1 })
+})
