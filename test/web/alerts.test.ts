@@ -8,6 +8,8 @@ import { startTestApp, type TestApp } from '../helpers/app.js'
 import { launchBrowser, openTab, screenshot } from '../helpers/browser.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
+import { refreshRollups } from '../../shared/points/rollups.js'
+import { settle } from '../helpers/storage.js'
 import { startHttpReceiver, startSmtpReceiver, type HttpReceiver, type SmtpReceiver } from '../helpers/receivers.js'
 
 let app: TestApp
@@ -92,6 +94,39 @@ test.serial('alerts: validation, one alert per channel, the plan limit, a fire a
   t.is(await webhookCard.locator('td[data-label="Event"]').first().textContent(), 'fired')
   await screenshot(page, 'alerts')
   t.deepEqual(problems.filter((p) => !p.includes('status of 403')), [], 'nothing but the plan-limit refusal')
+})
+
+test.serial('suggest a threshold: candidates from the stat\'s history with how often each would have fired; Use fills the threshold', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  // One reading a minute for two hours: mostly 100, with four spikes to 500.
+  const now = Math.floor(Date.now() / 60_000) * 60
+  const points = Array.from({ length: 120 }, (_, i) => ({ stat: 'api.latency', value: i % 30 === 7 ? 500 : 100, t: now - 7_200 + i * 60 }))
+  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(app)
+  await refreshRollups(app.sql)
+  const { context, page, problems } = await openTab(browser)
+  await context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
+  await page.goto(`${app.url}/alerts?stat=api.latency`)
+  await page.getByRole('button', { name: 'Suggest a threshold' }).click()
+  const table = page.locator('.suggest table')
+  await table.waitFor()
+  const rows = await table.locator('tbody tr').allTextContents()
+  t.true(rows.length >= 1)
+  // The largest candidate is the maximum (500): never strictly above it, so it would never have fired.
+  const max = table.locator('tbody tr', { hasText: /^500/ })
+  t.regex((await max.locator('td[data-label="Would have fired"]').textContent())!, /^0 times/)
+  await screenshot(page, 'alerts-suggest')
+  await max.getByRole('button', { name: 'Use 500' }).click()
+  t.is(await page.getByLabel('Threshold').inputValue(), '500')
+
+  // An unknown stat: the API's detail, as it says it.
+  await page.getByLabel('Stat', { exact: true }).fill('no.such.stat')
+  await page.getByRole('button', { name: 'Suggest a threshold' }).click()
+  const refusal = page.locator('.suggest .notice.error')
+  await refusal.waitFor()
+  t.regex((await refusal.textContent())!, /\(404\)$/)
+  t.deepEqual(problems.filter((p) => !p.includes('status of 404')), [])
 })
 
 test('alerts: the 375 px form stays inside the screen', async (t) => {

@@ -57,6 +57,48 @@ function Deliveries({ alert }: { alert: Alert }) {
   </details>`
 }
 
+interface Suggestions {
+  basis: { from: string; to: string; minutes_with_value: number }
+  suggestions: Array<{ threshold: number; quantile: number | null; would_have_fired: number; minutes_in_breach: number; suppressed_by_cooldown: number }>
+  warnings: string[]
+}
+
+/** "Suggest a threshold": candidates from the stat's own history, each back-tested over the lookback. */
+function SuggestThreshold({ stat, condition, cooldown, onPick }: { stat: string; condition: 'above' | 'below'; cooldown: string; onPick: (t: number) => void }) {
+  const [res, setRes] = useState<Suggestions | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+  useEffect(() => { setRes(null); setError(null) }, [stat, condition, cooldown])
+  const load = async () => {
+    setBusy(true)
+    setError(null)
+    try {
+      const q = new URLSearchParams({ stat, condition_type: condition, lookback: '30d', ...(/^\d+$/.test(cooldown) ? { cooldown_minutes: cooldown } : {}) })
+      setRes(await api<Suggestions>('GET', `/api/v1/thresholds/suggest?${q}`))
+    } catch (err) {
+      setError(err)
+    } finally {
+      setBusy(false)
+    }
+  }
+  const days = res ? Math.max(1, Math.round((Date.parse(res.basis.to) - Date.parse(res.basis.from)) / 86_400_000)) : 0
+  return html`<div class="suggest">
+    <button type="button" class="secondary" onClick=${load} disabled=${busy || !stat.trim()}>${busy ? 'Looking at the history…' : 'Suggest a threshold'}</button>
+    <${ErrorNotice} error=${error} />
+    ${res ? html`<div class="card small" aria-live="polite">
+      ${res.suggestions.length === 0 ? html`<p class="muted">No minute of “${stat}” has a value in the last ${days} days: nothing to suggest from yet.</p>` : html`
+        <p>From ${res.basis.minutes_with_value.toLocaleString('en-US')} minutes of “${stat}” over the last ${days} days, replayed minute by minute as the alert would run:</p>
+        <div class="table-wrap"><table class="stack"><thead><tr><th class="num">Threshold</th><th>Percentile</th><th class="num">Would have fired</th><th class="num">Minutes in breach</th><th><span class="sr-only">Use</span></th></tr></thead><tbody>
+          ${res.suggestions.map((c) => html`<tr><td data-label="Threshold" class="num">${num(c.threshold)}</td><td data-label="Percentile">${c.quantile === null ? '—' : `p${+(c.quantile * 100).toFixed(1)}`}</td>
+            <td data-label="Would have fired" class="num">${c.would_have_fired} ${c.would_have_fired === 1 ? 'time' : 'times'}${c.suppressed_by_cooldown ? ` (+${c.suppressed_by_cooldown} held back by the cooldown)` : ''}</td>
+            <td data-label="Minutes in breach" class="num">${c.minutes_in_breach}</td>
+            <td data-label=""><button type="button" class="link" onClick=${() => onPick(c.threshold)} aria-label=${`Use ${c.threshold}`}>Use</button></td></tr>`)}
+        </tbody></table></div>`}
+      ${res.warnings.map((w) => html`<p class="muted">${w}</p>`)}
+    </div>` : null}
+  </div>`
+}
+
 interface Form { stat_name: string; condition_type: Condition; threshold: string; window_minutes: string; direction: 'above' | 'below'; channel: Channel; target: string; cooldown_minutes: string }
 
 /** The checks the API makes, run before sending so that mistakes show next to their field. */
@@ -139,6 +181,8 @@ function CreateForm({ stats, onCreated }: { stats: string[]; onCreated: (a: Aler
         <input id="cooldown_minutes" inputMode="numeric" value=${f.cooldown_minutes} onInput=${set('cooldown_minutes')} aria-invalid=${inv('cooldown_minutes')} />
       <//>
     </div>
+    ${f.condition_type === 'above' || f.condition_type === 'below' ? html`<${SuggestThreshold} stat=${f.stat_name} condition=${f.condition_type} cooldown=${f.cooldown_minutes}
+      onPick=${(t: number) => setF({ ...f, threshold: String(t) })} />` : null}
     <fieldset><legend>Send to</legend>
       <div class="actions" role="radiogroup" aria-label="Channel">${(Object.keys(CHANNELS) as Channel[]).map((k) => html`<label class="inline"><input type="radio" name="channel" value=${k} checked=${f.channel === k}
         onChange=${() => setF({ ...f, channel: k, target: '' })} /> ${CHANNELS[k].label}</label>`)}</div>
