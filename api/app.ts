@@ -15,6 +15,7 @@ import { dashboardRoutes } from './routes/dashboard.js'
 import { embedRoutes } from './routes/embed.js'
 import { exportRoutes } from './routes/export.js'
 import { healthRoutes } from './routes/health.js'
+import { importRoutes } from './routes/import.js'
 import { statAdminRoutes } from './routes/stat-admin.js'
 import { legacyRoutes } from './routes/legacy.js'
 import { queryRoutes } from './routes/query.js'
@@ -22,6 +23,8 @@ import { statRoutes } from './routes/stats.js'
 import { writeRoutes } from './routes/writes.js'
 import { usageRoutes } from './routes/usage.js'
 import { webRoutes } from './web/pages.js'
+import { billingRoutes } from './routes/billing.js'
+import { anomalyRoutes } from './routes/anomalies.js'
 
 /** Every route with its OpenAPI entry; the app serves them and the reference documents them. */
 export function createRoutes(): Routes {
@@ -41,6 +44,9 @@ export function createRoutes(): Routes {
   queryRoutes(routes)
   usageRoutes(routes)
   analyticsRoutes(routes)
+  billingRoutes(routes)
+  importRoutes(routes)
+  anomalyRoutes(routes)
   return routes
 }
 

@@ -30,6 +30,8 @@ export interface RouteDef<B extends z.ZodType, Q extends z.ZodType> {
   /** Credentials accepted; omitted means the route is public. */
   auth?: AuthKind[]
   body?: B
+  /** A body the handler reads itself (file uploads): documented for these media types, not parsed here. */
+  upload?: { schema: z.ZodType; mediaTypes: string[] }
   query?: Q
   /** Successful responses by status; error responses are added from `errors`. */
   responses: Record<number, { description: string; schema?: z.ZodType }>
@@ -108,7 +110,7 @@ export class Routes {
     for (const [status, r] of Object.entries(def.responses)) {
       responses[status] = r.schema ? { description: r.description, content: { 'application/json': { schema: r.schema } } } : { description: r.description }
     }
-    const errorStatuses = new Set([...(def.errors ?? []), ...(def.auth ? [401] : []), ...(def.body || def.query ? [400] : [])])
+    const errorStatuses = new Set([...(def.errors ?? []), ...(def.auth ? [401] : []), ...(def.body || def.query || def.upload ? [400] : [])])
     for (const status of errorStatuses) responses[status] = { description: ERROR_TEXT[status] ?? 'Error', content: { 'application/problem+json': { schema: Problem } } }
     this.registry.registerPath({
       method: def.method,
@@ -122,6 +124,7 @@ export class Routes {
         ...(params.length ? { params: z.object(Object.fromEntries(params.map((p) => [p, z.string()]))) } : {}),
         ...(def.query ? { query: def.query as never } : {}),
         ...(def.body ? { body: { content: { 'application/json': { schema: def.body } } } } : {}),
+        ...(def.upload ? { body: { content: Object.fromEntries(def.upload.mediaTypes.map((t) => [t, { schema: def.upload!.schema }])) } } : {}),
       },
       responses,
     })

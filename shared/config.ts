@@ -39,6 +39,19 @@ const Env = z.object({
   // further attempt waits a delay growing from 1 s to 1 min (shared/auth/throttle.ts).
   AUTH_ATTEMPTS_PER_ADDRESS: int(1).default(5),
   AUTH_ATTEMPTS_PER_CLIENT: int(1).default(30),
+  // Without SMTP_URL outside production, mail is written here as .eml files (decisions.md 15). Development defaults to .data/outbox.
+  MAIL_OUTBOX_DIR: z.string().min(1).optional(),
+  // Billing (decisions.md 14). Without the secret key, checkout and portal answer 503 naming it.
+  STRIPE_SECRET_KEY: z.string().min(1).optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
+  STRIPE_PRICE_STARTER: z.string().min(1).optional(),
+  STRIPE_PRICE_PRO: z.string().min(1).optional(),
+  STRIPE_PRICE_BUSINESS: z.string().min(1).optional(),
+  // Only to point the SDK at another server (the local stand-in): http(s)://host[:port].
+  STRIPE_API_BASE: z.string().url().optional(),
+  // Anomaly detection (decisions.md section 11): the sweep's schedule, and when a stat's rollup counts as stale.
+  ANOMALY_SWEEP_INTERVAL_SECONDS: int(1).default(300),
+  ANOMALY_STALE_AFTER_SECONDS: int(1).default(900),
 })
 
 export type Config = Readonly<{
@@ -62,6 +75,15 @@ export type Config = Readonly<{
   queryLlm: Readonly<{ baseUrl: string; apiKey: string | undefined; model: string; timeoutMs: number }> | undefined
   authAttemptsPerAddress: number
   authAttemptsPerClient: number
+  mailOutboxDir: string | undefined
+  stripe: Readonly<{
+    secretKey: string | undefined
+    webhookSecret: string | undefined
+    prices: Readonly<{ starter: string | undefined; pro: string | undefined; business: string | undefined }>
+    apiBase: string | undefined
+  }>
+  anomalySweepIntervalSeconds: number
+  anomalyStaleAfterSeconds: number
 }>
 
 /** Thrown when the environment holds a bad value; the message names every bad variable. */
@@ -99,6 +121,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       : undefined,
     authAttemptsPerAddress: e.AUTH_ATTEMPTS_PER_ADDRESS,
     authAttemptsPerClient: e.AUTH_ATTEMPTS_PER_CLIENT,
+    // Production never writes mail to a folder: without SMTP_URL it refuses e-mail alerts instead.
+    mailOutboxDir: e.NODE_ENV === 'production' ? undefined : (e.MAIL_OUTBOX_DIR ?? (e.NODE_ENV === 'development' ? '.data/outbox' : undefined)),
+    stripe: Object.freeze({
+      secretKey: e.STRIPE_SECRET_KEY,
+      webhookSecret: e.STRIPE_WEBHOOK_SECRET,
+      prices: Object.freeze({ starter: e.STRIPE_PRICE_STARTER, pro: e.STRIPE_PRICE_PRO, business: e.STRIPE_PRICE_BUSINESS }),
+      apiBase: e.STRIPE_API_BASE,
+    }),
+    anomalySweepIntervalSeconds: e.ANOMALY_SWEEP_INTERVAL_SECONDS,
+    anomalyStaleAfterSeconds: e.ANOMALY_STALE_AFTER_SECONDS,
   })
 }
 

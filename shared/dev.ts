@@ -2,6 +2,7 @@
 // if missing, migrates, and runs the API and the workers in this one process.
 import { startApi } from '../api/server.js'
 import { startWorkers } from '../workers/main.js'
+import { startDevBilling, type DevBilling } from './billing/standin/dev.js'
 import { loadConfigOrExit } from './config.js'
 import { createSql, databaseName, withDatabase } from './db.js'
 import { createLogger } from './log.js'
@@ -12,6 +13,7 @@ import { onShutdown } from './shutdown.js'
 const config = loadConfigOrExit()
 const log = createLogger(config).child({ component: 'dev' })
 let services: Services | undefined
+let billing: DevBilling | undefined
 
 try {
   services = await ensureServices(config, (line) => log.info(line))
@@ -30,16 +32,21 @@ try {
     await sql.end({ timeout: 2 })
   }
 
-  const api = await startApi(config, log.child({ component: 'web' }))
-  const workers = await startWorkers(config, log.child({ component: 'worker' }))
+  billing = await startDevBilling(config, (line) => log.info(line))
+  if (!config.smtpUrl && config.mailOutboxDir) log.info(`no SMTP_URL: mail is written to ${config.mailOutboxDir}/ and its links printed here`)
+  const api = await startApi(billing.config, log.child({ component: 'web' }))
+  const workers = await startWorkers(billing.config, log.child({ component: 'worker' }))
+  billing.attach(api.url)
   const running = services
-  onShutdown(log, config.shutdownTimeoutMs, () => api.close(), () => workers.close(), () => running.stop())
+  const standin = billing
+  onShutdown(log, config.shutdownTimeoutMs, () => api.close(), () => workers.close(), () => standin.stop(), () => running.stop())
   // On a terminal's Ctrl-C, tsx (our parent) may miss that we got the signal and send it again; without a listener
   // left (onShutdown listens once) that second one would kill us mid-shutdown. The shutdown deadline still applies.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => {})
   process.stdout.write(`\nMetrics service running at ${api.url}  (API reference: ${api.url}/docs)\n\n`)
 } catch (err) {
   process.stderr.write(`\nnpm run dev could not start: ${(err as Error).message}\n`)
+  await billing?.stop()
   await services?.stop()
   process.exit(1)
 }

@@ -11,6 +11,9 @@ export const QUEUES = {
   alerts: '{alerts}',
   deliver: '{deliver}',
   maintenance: '{maintenance}',
+  billing: '{billing}',
+  imports: '{imports}',
+  anomalies: '{anomalies}',
 } as const
 export type QueueKey = keyof typeof QUEUES
 
@@ -19,7 +22,7 @@ export interface JobSpec {
   schema: z.ZodType
   opts: JobsOptions
   /** Set for jobs that run on a schedule, once per cluster (a BullMQ job scheduler). */
-  every?: (config: { alertEvalIntervalSeconds: number }) => number
+  every?: (config: { alertEvalIntervalSeconds: number; anomalySweepIntervalSeconds: number }) => number
 }
 
 export const PurgeSessions = z.object({})
@@ -94,6 +97,9 @@ export function pointsOf(data: z.infer<typeof PersistPoints>): QueuedPoint[] {
 export const RefreshRollups = z.object({})
 export const EvaluateAlerts = z.object({})
 export const DeliverAlert = z.object({ delivery_id: z.string().min(1) })
+export const SyncBilling = z.object({ customer_id: z.string().min(1).max(255) })
+export const ImportPoints = z.object({ import_id: z.uuid() })
+export const AnomalySweep = z.object({})
 
 export const jobs = {
   'persist-points': {
@@ -132,6 +138,24 @@ export const jobs = {
     schema: EnforceRetention,
     opts: { attempts: 3, backoff: { type: 'exponential', delay: 60_000 }, removeOnComplete: 100, removeOnFail: 100 },
     every: () => 60 * 60 * 1000,
+  },
+  'sync-billing': {
+    queue: 'billing',
+    schema: SyncBilling,
+    // Re-fetches the customer's subscription, so running it again is harmless: retried through a provider outage (about an hour).
+    opts: { attempts: 12, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: true, removeOnFail: { age: 7 * 86_400 } },
+  },
+  'import-points': {
+    queue: 'imports',
+    schema: ImportPoints,
+    // Batches already stored are skipped on a retry, so retrying is safe; the last failure is recorded on the import.
+    opts: { attempts: 5, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: true, removeOnFail: { age: 7 * 86_400 } },
+  },
+  'anomaly-sweep': {
+    queue: 'anomalies',
+    schema: AnomalySweep,
+    opts: { attempts: 1, removeOnComplete: true, removeOnFail: 50 },
+    every: (config) => config.anomalySweepIntervalSeconds * 1000,
   },
 } as const satisfies Record<string, JobSpec>
 

@@ -34,3 +34,6 @@ export function planOf(name: string): Readonly<Plan> {
 export function isPlanName(name: string): name is PlanName {
   return (PLAN_NAMES as readonly string[]).includes(name)
 }
+
+/** Alerts each plan evaluates, as JSON for SQL: alerts past this count (the newest) are paused, never deleted. */
+export const ALERT_ALLOWANCES_JSON = JSON.stringify(Object.fromEntries(PLAN_NAMES.map((n) => [n, PLANS[n].alerts])))

@@ -11,12 +11,15 @@ import { Queues } from '../shared/queues.js'
 import { createRedis, createWorkerRedis } from '../shared/redis.js'
 import { onShutdown } from '../shared/shutdown.js'
 import type { Attempt, WorkerDeps } from './deps.js'
+import { anomalySweepJob } from './anomaly-sweep.js'
 import { deliverAlertJob } from './deliver-alert.js'
 import { evaluateAlertsJob } from './evaluate-alerts.js'
+import { importPointsJob } from './import-points.js'
 import { persistPointsJob } from './persist-points.js'
 import { purgeSessionsJob } from './purge-sessions.js'
 import { enforceRetentionJob } from './enforce-retention.js'
 import { refreshRollupsJob } from './refresh-rollups.js'
+import { syncBillingJob } from './sync-billing.js'
 
 type Handler<N extends JobName> = (deps: WorkerDeps, data: JobData<N>, now: Date, attempt: Attempt) => Promise<unknown>
 
@@ -28,10 +31,13 @@ const handlers: { [N in JobName]: Handler<N> } = {
   'deliver-alert': deliverAlertJob,
   'purge-sessions': purgeSessionsJob,
   'enforce-retention': enforceRetentionJob,
+  'sync-billing': syncBillingJob,
+  'import-points': importPointsJob,
+  'anomaly-sweep': anomalySweepJob,
 }
 
 // Persist jobs running at once are committed together (workers/persist-points.ts); rollups run one at a time.
-const CONCURRENCY: Record<QueueKey, number> = { ingest: 32, rollups: 1, alerts: 1, deliver: 8, maintenance: 1 }
+const CONCURRENCY: Record<QueueKey, number> = { ingest: 32, rollups: 1, alerts: 1, deliver: 8, maintenance: 1, billing: 4, imports: 2, anomalies: 1 }
 
 /** Delivery retries: exponential from the job's delay, capped at an hour, with jitter so a receiver coming back is not hit by every retry at once. */
 function backoffStrategy(attemptsMade: number, _type?: string, _err?: Error, job?: MinimalJob): number {

@@ -10,7 +10,8 @@ export const LEGACY_BODY_LIMIT = 256 * 1024
 
 export type LegacyFields = Record<string, unknown>
 
-async function readRaw(ctx: Ctx): Promise<string> {
+/** The raw request body as text, refused with 413 past LEGACY_BODY_LIMIT. */
+export async function readRaw(ctx: Ctx): Promise<string> {
   const declared = Number(ctx.get('content-length') || 0)
   if (declared > LEGACY_BODY_LIMIT) throw tooLarge()
   const chunks: Buffer[] = []

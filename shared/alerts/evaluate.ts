@@ -4,6 +4,7 @@
 // transaction. An advisory lock keeps two passes from overlapping anywhere.
 import type { Sql } from '../db.js'
 import { conditionHolds, step, type AlertState, type Rule } from './conditions.js'
+import { pausedAlertIds } from './repo.js'
 import type { Condition, DeliveryPayload } from './schema.js'
 
 const LOCK_ID = 72_410_002
@@ -86,7 +87,7 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
       left join lateral (
         select max(p.ts) as ts from points p where a.condition_type in ('heartbeat', 'missing_data') and p.stat_id = s.id
       ) last on s.id is not null
-      where a.state in ('ok', 'firing')
+      where a.state in ('ok', 'firing') and a.id not in (${pausedAlertIds(tx)})
       order by a.id
       for update of a`
     if (!rows.length) return { evaluated: 0, deliveries: [] }

@@ -1,6 +1,7 @@
 // Alert rows and their deliveries.
 import type { Db, Sql } from '../db.js'
 import { randomToken } from '../auth/secrets.js'
+import { ALERT_ALLOWANCES_JSON } from '../plans.js'
 import type { CreateAlertBody } from './schema.js'
 
 export interface AlertRow {
@@ -21,6 +22,22 @@ export interface AlertRow {
   last_delivery_error: string | null
   last_delivery_failed_at: Date | null
   created_at: Date
+  /** Set by listAlerts: beyond the plan's alert count after a downgrade (see pausedAlertIds). */
+  paused?: boolean
+}
+
+/**
+ * Alerts beyond their account's plan allowance, the newest ones: after a downgrade they are paused (listed,
+ * not evaluated) until the plan allows them again (an upgrade, or older alerts deleted). Nothing is deleted.
+ * Computed at each read from the current plan, so a plan change takes effect at the next evaluation pass.
+ */
+export function pausedAlertIds(sql: Db) {
+  return sql`
+    select r.id from (
+      select a.id, acc.plan, row_number() over (partition by a.account_id order by a.created_at, a.id) as n
+      from alerts a join accounts acc on acc.id = a.account_id) r
+    -- ::text first: a parameter cast straight to jsonb would be sent as a JSON string.
+    where r.n > (${ALERT_ALLOWANCES_JSON}::text::jsonb ->> r.plan)::int`
 }
 
 /**
@@ -42,7 +59,10 @@ export async function insertAlert(sql: Sql, accountId: string, body: CreateAlert
 }
 
 export async function listAlerts(sql: Db, accountId: string): Promise<AlertRow[]> {
-  return sql<AlertRow[]>`select * from alerts where account_id = ${accountId} order by created_at, id`
+  return sql<AlertRow[]>`
+    select a.*, row_number() over (order by a.created_at, a.id) > (${ALERT_ALLOWANCES_JSON}::text::jsonb ->> acc.plan)::int as paused
+    from alerts a join accounts acc on acc.id = a.account_id
+    where a.account_id = ${accountId} order by a.created_at, a.id`
 }
 
 export async function findAlert(sql: Db, id: string): Promise<AlertRow | null> {
@@ -66,7 +86,7 @@ export function alertJson(a: AlertRow) {
     direction: a.direction, channel: a.channel, channel_config: a.channel_config, cooldown_minutes: a.cooldown_minutes, state: a.state,
     last_value: a.last_value, last_evaluated_at: a.last_evaluated_at?.toISOString() ?? null,
     last_delivery_error: a.last_delivery_error, last_delivery_failed_at: a.last_delivery_failed_at?.toISOString() ?? null,
-    created_at: a.created_at.toISOString(),
+    created_at: a.created_at.toISOString(), paused: a.paused ?? false,
   }
 }
 

@@ -50,6 +50,7 @@ export const AlertJson = z
     direction: z.enum(['above', 'below']), channel: z.enum(CHANNELS), channel_config: ChannelConfig, cooldown_minutes: z.number().int(),
     state: z.enum(['ok', 'firing', 'pending_confirmation']), last_value: z.number().nullable(), last_evaluated_at: z.iso.datetime().nullable(),
     last_delivery_error: z.string().nullable(), last_delivery_failed_at: z.iso.datetime().nullable(), created_at: z.iso.datetime(),
+    paused: z.boolean().describe('Beyond the plan\'s alert count after a downgrade (the newest alerts): kept and listed, not evaluated, until the plan allows it again'),
   })
   .meta({ id: 'Alert' })
 

@@ -6,7 +6,7 @@ import type { Account } from '../accounts/repo.js'
 import { planOf } from '../plans.js'
 import type { Queues } from '../queues.js'
 import { checkTarget, EgressRefused } from './egress.js'
-import { isConfirmed, sendMail, startConfirmation } from './mail.js'
+import { canSendMail, isConfirmed, sendMail, startConfirmation } from './mail.js'
 import { deleteAlert, insertAlert, type AlertRow } from './repo.js'
 import type { CreateAlertBody } from './schema.js'
 
@@ -29,7 +29,7 @@ export async function createAlert(deps: AlertDeps, account: Account, body: Creat
     }
   }
   const email = body.channel_config.email
-  if (email && !config.smtpUrl) throw invalid('email_unavailable', 'e-mail alerts are not available on this deployment (no SMTP configured)')
+  if (email && !canSendMail(config)) throw invalid('email_unavailable', 'e-mail alerts are not available on this deployment: set SMTP_URL')
   const confirmed = email ? await isConfirmed(sql, account.id, email) : true
   const plan = planOf(account.plan)
   const alert = await insertAlert(sql, account.id, body, confirmed ? 'ok' : 'pending_confirmation', plan.alerts)
@@ -37,11 +37,13 @@ export async function createAlert(deps: AlertDeps, account: Account, body: Creat
   if (email && !confirmed) {
     const token = await startConfirmation(sql, account.id, email)
     if (token) {
+      const link = `${baseUrl}/api/v1/email/confirm?token=${token}`
       try {
         await sendMail(config, {
           to: email,
           subject: 'Confirm alert e-mails',
-          text: `An account asked to send alerts for "${body.stat_name}" to this address.\n\nConfirm with this link:\n${baseUrl}/api/v1/email/confirm?token=${token}\n\nIgnore this mail and nothing will be sent.`,
+          text: `An account asked to send alerts for "${body.stat_name}" to this address.\n\nConfirm with this link:\n${link}\n\nIgnore this mail and nothing will be sent.`,
+          link,
         })
       } catch (err) {
         await deleteAlert(sql, account.id, alert.id)

@@ -3,7 +3,7 @@
 // that shared trends and daily cycles do not make unrelated stats look
 // related, Spearman (ranks with ties as mid-ranks) or Pearson from
 // simple-statistics, and an optional search over lags.
-import { sampleCorrelation, sampleRankCorrelation } from 'simple-statistics'
+import { quantileRankSorted, sampleCorrelation, sampleRankCorrelation } from 'simple-statistics'
 import type { Db } from '../db.js'
 import type { Plan } from '../plans.js'
 import { HOUR, readHourly } from '../stats/hourly.js'
@@ -38,39 +38,89 @@ export interface Match {
 export type Verdict = Match | { reason: (typeof EXCLUSION_REASONS)[number]; n: number }
 
 /**
+ * What the lag screen compares: for Spearman the series' mid-ranks over the
+ * whole window (simple-statistics' quantile rank times the count is the
+ * 1-based mid-rank), for Pearson the values; NaN where unknown. Kept per
+ * series, so the target is prepared once for all candidates.
+ */
+const prepared = { spearman: new WeakMap<Series, Float64Array>(), pearson: new WeakMap<Series, Float64Array>() }
+function prepare(values: Series, method: 'spearman' | 'pearson'): Float64Array {
+  let out = prepared[method].get(values)
+  if (out) return out
+  out = new Float64Array(values.length).fill(NaN)
+  if (method === 'pearson') {
+    for (let i = 0; i < values.length; i++) if (values[i] !== null) out[i] = values[i]!
+  } else {
+    const sorted = Float64Array.from(values.filter((v): v is number => v !== null)).sort() as unknown as number[]
+    for (let i = 0; i < values.length; i++) if (values[i] !== null) out[i] = quantileRankSorted(sorted, values[i]!) * sorted.length
+  }
+  prepared[method].set(values, out)
+  return out
+}
+
+/** Pearson's r of x[i] against y[i - lag] over the pairs both know, in one pass (the lag screen only). */
+function screen(x: Float64Array, y: Float64Array, lag: number): { n: number; r: number } {
+  let n = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0
+  let x0 = NaN, y0 = NaN // shift by the first pair: sums of small numbers lose less precision
+  for (let i = Math.max(0, lag); i < x.length && i - lag < y.length; i++) {
+    const a = x[i]
+    const b = y[i - lag]
+    if (Number.isNaN(a) || Number.isNaN(b)) continue
+    if (n === 0) { x0 = a; y0 = b }
+    const u = a - x0
+    const v = b - y0
+    n++; sx += u; sy += v; sxx += u * u; syy += v * v; sxy += u * v
+  }
+  const den = Math.sqrt((n * sxx - sx * sx) * (n * syy - sy * sy))
+  return { n, r: den > 0 ? (n * sxy - sx * sy) / den : NaN }
+}
+
+/**
  * The best-matching lag of `other` against `target` (series of equal length),
  * trying 0, then ±1, ±2, ... up to `maxLag`: at lag k > 0, target hour i is
  * paired with other hour i - k (the other stat moves first). Only hours both
  * have are paired; a lag needs MIN_PAIRS pairs. The strongest absolute
- * coefficient wins; on a tie the smaller shift.
+ * coefficient wins; on a tie the smaller shift. Lags are screened on ranks
+ * (or values) taken over the whole window, cheap enough for 49 shifts of
+ * 500 stats; the coefficient reported is then computed exactly on the chosen
+ * lag's own pairs by simple-statistics (Spearman re-ranks those pairs).
  */
 export function bestLag(target: Series, other: Series, method: 'spearman' | 'pearson', maxLag: number): Verdict {
-  const coefficient = method === 'spearman' ? sampleRankCorrelation : sampleCorrelation
-  let best: Match | null = null
-  let mostPairs = 0
   if (!other.some((v) => v !== null)) return { reason: 'no_data', n: 0 }
-  const xs: number[] = []
-  const ys: number[] = []
+  const x = prepare(target, method)
+  const y = prepare(other, method)
+  let best: { r: number; lag: number; n: number } | null = null
+  let mostPairs = 0
   for (let step = 0; step <= 2 * maxLag; step++) {
     const lag = step === 0 ? 0 : step % 2 ? (step + 1) / 2 : -step / 2
-    xs.length = 0
-    ys.length = 0
-    for (let i = Math.max(0, lag); i < target.length && i - lag < other.length; i++) {
-      const x = target[i]
-      const y = other[i - lag]
-      if (x !== null && y !== null) {
-        xs.push(x)
-        ys.push(y)
-      }
-    }
-    mostPairs = Math.max(mostPairs, xs.length)
-    if (xs.length < MIN_PAIRS) continue
-    const r = coefficient(xs, ys)
-    if (!Number.isFinite(r)) continue // one side constant over the overlap: no variation to compare
-    if (!best || Math.abs(r) > Math.abs(best.coefficient)) best = { coefficient: r, lag, n: xs.length }
+    const { n, r } = screen(x, y, lag)
+    mostPairs = Math.max(mostPairs, n)
+    if (n < MIN_PAIRS || !Number.isFinite(r)) continue // too few pairs, or one side constant over them
+    if (!best || Math.abs(r) > Math.abs(best.r)) best = { r, lag, n }
   }
-  if (best) return best
-  return mostPairs < MIN_PAIRS ? { reason: 'short', n: mostPairs } : { reason: 'constant', n: mostPairs }
+  if (!best) return mostPairs < MIN_PAIRS ? { reason: 'short', n: mostPairs } : { reason: 'constant', n: mostPairs }
+  const r = exact(target, other, x, y, method, best.lag, best.n)
+  return Number.isFinite(r) ? { coefficient: r, lag: best.lag, n: best.n } : { reason: 'constant', n: best.n }
+}
+
+/** The coefficient on the pairs of one lag, by simple-statistics. */
+function exact(target: Series, other: Series, x: Float64Array, y: Float64Array, method: 'spearman' | 'pearson', lag: number, n: number): number {
+  // Every known value of both series is paired: ranks over the window are the pairs' own ranks.
+  const known = (a: Float64Array) => a.reduce((k, v) => k + (Number.isNaN(v) ? 0 : 1), 0)
+  if (lag === 0 && n === target.length && n === other.length && known(x) === n && known(y) === n) {
+    return sampleCorrelation(x as unknown as number[], y as unknown as number[])
+  }
+  const xs: number[] = []
+  const ys: number[] = []
+  for (let i = Math.max(0, lag); i < target.length && i - lag < other.length; i++) {
+    const a = target[i]
+    const b = other[i - lag]
+    if (a !== null && b !== null) {
+      xs.push(a)
+      ys.push(b)
+    }
+  }
+  return method === 'spearman' ? sampleRankCorrelation(xs, ys) : sampleCorrelation(xs, ys)
 }
 
 const round4 = (x: number) => Math.round(x * 10_000) / 10_000
@@ -129,7 +179,9 @@ export async function correlations(sql: Db, accountId: string, plan: Pick<Plan, 
     omitted.push(`with ${targetN} hourly values, unrelated stats reach |coefficient| > ${chance} in about 1 comparison of 20; ${tried} comparison${tried === 1 ? '' : 's'} were made${q.max_lag ? ' (every lag counts)' : ''}, so roughly ${Math.round(tried / 20)} would pass it by chance alone even if no stat were related`)
   }
   return {
-    target: { stat_name: target.name, kind: target.kind, n: targetN },
+    target: target.name,
+    target_kind: target.kind,
+    target_n: targetN,
     window: { from: new Date(w.from * 1000).toISOString(), to: new Date(w.to * 1000).toISOString(), bucket_seconds: HOUR as 3600 },
     method: q.method,
     transform: q.transform,

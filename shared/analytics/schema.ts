@@ -49,7 +49,9 @@ export const EXCLUSION_REASONS = ['no_data', 'short', 'constant'] as const
 
 export const CorrelationsResponse = z
   .object({
-    target: z.object({ stat_name: z.string(), kind: z.enum(['counter', 'gauge']), n: z.number().int().describe('Usable hourly values (after the transform)') }),
+    target: z.string().describe('The stat compared against the others'),
+    target_kind: z.enum(['counter', 'gauge']),
+    target_n: z.number().int().describe('The target\'s usable hourly values (after the transform); 24 are needed'),
     window: z.object({ from: z.iso.datetime(), to: z.iso.datetime(), bucket_seconds: z.literal(3600) }),
     method: z.enum(CORRELATION_METHODS),
     transform: z.enum(CORRELATION_TRANSFORMS),

@@ -76,15 +76,16 @@ export function backtest(rule: Rule, series: MinuteSeries, keep = 20): Backtest 
   for (let i = 0; i < values.length; i++) {
     const value = values[i]
     const holds = conditionHolds(rule, { value, previous: null })
-    const s = step(rule, state, holds, new Date((series.from + (i + 1) * MINUTE) * 1000))
+    const now = new Date((series.from + (i + 1) * MINUTE) * 1000)
+    const s = step(rule, state, holds, now)
     if (holds) out.minutesInBreach++
     if (s.next.state === 'firing' && state.state === 'ok') {
       if (s.event === 'fired') out.fired++
       else out.suppressed++
-      open = { startedAt: new Date((series.from + (i + 1) * MINUTE) * 1000), endedAt: null, notified: s.event === 'fired', peak: value! }
+      open = { startedAt: now, endedAt: null, notified: s.event === 'fired', peak: value! }
       if (out.incidents.length < keep) out.incidents.push(open)
     } else if (s.next.state === 'ok' && state.state === 'firing') {
-      open!.endedAt = new Date((series.from + (i + 1) * MINUTE) * 1000)
+      open!.endedAt = now
       open = null
     } else if (open && value !== null && more(value, open.peak)) {
       open.peak = value

@@ -185,11 +185,6 @@ export class Limits {
     return granted > 0
   }
 
-  /** Points counted against today's allowance so far (points leased to a process but not yet spent count as used). */
-  async pointsUsedToday(accountId: string): Promise<number> {
-    return Number(await this.redis.get(this.dayKey(accountId))) || 0
-  }
-
   private dayKey(accountId: string): string {
     return redisKey(this.config, 'points', accountId, new Date(this.now()).toISOString().slice(0, 10))
   }
@@ -233,6 +228,12 @@ export class Limits {
       s.pointsUntil = this.now() + LEASE_MS
     }
     return granted
+  }
+
+  /** Today's allowance used so far, leases included (the import preview reads it without taking any). */
+  async pointsUsedToday(accountId: string): Promise<number> {
+    this.redisCalls++
+    return Number((await this.redis.get(this.dayKey(accountId))) ?? 0)
   }
 
   /** Gives back points reserved for writes that were not accepted after all. */

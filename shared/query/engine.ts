@@ -47,6 +47,8 @@ function declineDraft(i: ParsedIntent, stats: StatRef[]): Draft {
   const names = (i.candidates ?? []).map((n) => d.stat(n, kinds.get(n) ?? 'counter'))
   const list = names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}` : names[0]
   if (i.unsupported) d.text = `I can't answer that: ${i.reason}.`
+  // The period's own words are not repeated (they may hold digits no data grounds).
+  else if (i.unreadPeriod) d.text = 'I couldn\'t read the period in this question. I understand periods such as today, yesterday, the last 6 hours, this or last week or month, since Monday, on a date, or between two dates (UTC).'
   else if (!stats.length) d.text = 'This account has no stats yet, so there is nothing to answer from.'
   // The question's own words are not repeated: they could carry digits that no data grounds.
   else if (names.length) d.text = `I'm not sure which stat you mean, so I won't guess. Did you mean ${list}?`

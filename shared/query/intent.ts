@@ -23,6 +23,8 @@ export interface ParsedIntent {
   reason?: string
   /** Declined because the question is outside what the engine answers (forecasts, causes). */
   unsupported?: boolean
+  /** Declined because a period in the question could not be read. */
+  unreadPeriod?: boolean
 }
 
 const has = (re: RegExp, s: string) => re.test(s)
@@ -30,6 +32,7 @@ const UNSUPPORTED = /\b(forecast|predict(ed|ion)?|projection|will (there|we|it|b
 const CHANGE_UP = /\b(grew|grow[ns]?|growth|increas\w*|rose|rise[ns]?|gain\w*|jump\w*|climb\w*|(go|goes|went|gone|is|was|are|were) up)\b/
 const CHANGE_DOWN = /\b(drop\w*|fell|fall\w*|declin\w*|decreas\w*|shr[ai]nk\w*|(go|goes|went|gone|is|was|are|were) down)\b/
 const CHANGE = /\b(chang\w*|mov(ed|ers?)|trend\w*|differ\w*|delta)\b/
+const UNREAD_TIME = /\b(?:19|20)\d\d\b|\b(ago|weekends?|ytd|q[1-4]|h[12]|years?|months?|weeks?|days?|hours?|minutes?|mins?|night|tonight|morning|evening|afternoon|noon|midnight|jan(uary)?|feb(ruary)?|march|april|june|july|aug(ust)?|sept?(ember)?|oct(ober)?|nov(ember)?|dec(ember)?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|\d{1,2}(am|pm)|\d{1,2}:\d\d|\d{1,2}\/\d{1,2})\b/
 const LOW = /\b(lowest|least|fewest|smallest|min|minimum|quietest|bottom|worst)\b/
 
 /** The aggregation a question asks for, or null (the stat's kind decides). */
@@ -56,6 +59,13 @@ export function parseIntent(question: string, stats: StatRef[], now: Date): Pars
   if (has(UNSUPPORTED, rest)) return none('forecasts, causes and explanations are outside what this engine answers; it reports totals, averages, minima, maxima, latest values, comparisons, rankings and peaks', { unsupported: true })
 
   const { matches, leftover } = findNamedStats(rest, stats)
+  // Time words left over once the periods are read mean a period this grammar does not know: answering
+  // for the default window instead would answer another question.
+  let timeLeft = rest
+  for (const m of matches) timeLeft = timeLeft.replace(m.phrase.toLowerCase(), ' ')
+  timeLeft = timeLeft.replace(/\b(which|what|busiest|quietest|peak|the) (minute|hour|day|week|month)s?\b|\bwhat time\b/g, ' ')
+  const unread = UNREAD_TIME.exec(timeLeft)
+  if (unread) return none(`the period in the question ("${unread[0]}") is not one this engine reads`, { unreadPeriod: true })
   const kindFilter = has(/\bgauges?\b/, rest) ? 'gauge' : has(/\bcounters?\b/, rest) ? 'counter' : null
   const isRank = has(/\bwhich (one|ones|stats?|metrics?|counters?|gauges?)\b|\b(top|biggest|largest) (\d+ )?(stats|metrics|movers|counters|gauges)\b|\b(stats|metrics|counters|gauges) (grew|rose|fell|dropped|changed|increased|decreased|were|was|had)\b|\brank\w*\b/, rest)
   const window = periods[0] ?? defaultPeriod(now)
@@ -80,6 +90,12 @@ export function parseIntent(question: string, stats: StatRef[], now: Date): Pars
     if (!fuzzy.match) return none(`no stat matches "${phrase}" with confidence`, { candidates: fuzzy.candidates })
     found = [fuzzy.match]
     candidates = fuzzy.candidates
+  }
+  // "signups from germany": a stat is answered as a whole, so a breakdown asked for is declined, not ignored.
+  if (found[0].how !== 'fuzzy' && leftover.length) {
+    const words = leftover.filter((w) => /^[a-z]+$/.test(w)).join('|')
+    const filter = words && new RegExp(`\\b(?:from|by|via|where|for|in|on|with|without|excluding|except|only|among) (?:the |a |an |our |my )?(?:${words})\\b`).exec(rest)
+    if (filter) return none(`stats have no breakdown to filter by ("${filter[0]}"); answers are for a stat as a whole`, { candidates: found.map((m) => m.stat.name), unsupported: true })
   }
   const named = found.map((m) => m.stat)
   // Op words are read without the stat names, so that a stat called "uptime.drops" asks nothing.

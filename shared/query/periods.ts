@@ -36,7 +36,7 @@ const WORD_NUMBERS: Record<string, number> = {
 }
 const NUM_RE = `(\\d{1,4}|${Object.keys(WORD_NUMBERS).sort((a, b) => b.length - a.length).join('|')})`
 
-export const isoDate = (d: Date) => d.toISOString().slice(0, 10)
+const isoDate = (d: Date) => d.toISOString().slice(0, 10)
 const hhmm = (d: Date) => d.toISOString().slice(11, 16)
 const dayStart = (d: Date) => new Date(Math.floor(d.getTime() / DAY) * DAY)
 const addDays = (d: Date, n: number) => new Date(d.getTime() + n * DAY)
@@ -203,6 +203,20 @@ const RULES: Rule[] = [
     },
   },
   {
+    // N days ago: that whole day; N weeks ago: that calendar week
+    re: new RegExp(`\\b${NUM_RE}\\s+(days?|weeks?)\\s+ago\\b`, 'g'),
+    read: (m, now) => {
+      const n = num(m[1])
+      if (!n) return null
+      if (m[2].startsWith('day')) {
+        const from = addDays(dayStart(now), -n)
+        return span(from, addDays(from, 1), `on ${isoDate(from)} (UTC)`)
+      }
+      const from = addDays(weekStart(now), -7 * n)
+      return span(from, addDays(from, 7), `the week of ${isoDate(from)} (${days(from, addDays(from, 7))} UTC)`)
+    },
+  },
+  {
     re: /\b(?:the )?day before yesterday\b/g,
     read: (_m, now) => {
       const from = addDays(dayStart(now), -2)
@@ -306,11 +320,3 @@ export function defaultPeriod(now: Date): Span & { previous: () => Span } {
   const from = new Date(end - DAY)
   return { from, to: now, label: 'in the last 24 hours', previous: () => ({ from: new Date(from.getTime() - DAY), to: from, label: 'the 24 hours before' }) }
 }
-
-/** The same span shifted back by its own length ("today so far" -> the same hours yesterday). */
-export function sameSpanBefore(p: Span): Span {
-  const len = p.to.getTime() - p.from.getTime()
-  return { from: new Date(p.from.getTime() - len), to: p.from, label: `the ${describeLength(Math.round(len / MINUTE) * MINUTE)} before` }
-}
-
-export { hhmm, dayStart }

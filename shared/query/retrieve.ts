@@ -6,8 +6,6 @@ import { readBucketsMany, type Bucket } from '../stats/read.js'
 import type { StatRef } from './match.js'
 import type { Span } from './periods.js'
 
-const SIZES = [86_400, 3_600, 60] as const
-
 export interface Summary {
   /** Counters: the sum. Gauges: the mean of all observations. Null when nothing was recorded. */
   value: number | null
@@ -23,23 +21,38 @@ export async function accountStats(sql: Db, accountId: string): Promise<StatRef[
 }
 
 /**
- * The largest rollup bucket the window's start sits on, so that the read covers [from, to)
- * exactly: a coarse bucket that began before `from` would be left out by the chart read.
+ * A window cut where it reaches a whole hour and a whole day, each piece read at the coarsest rollup its
+ * start sits on (never above `maxBucket`): a chart read covers [from, to) exactly only when `from` is on
+ * its bucket, and "the last 30 days" should not read 43,200 minute rows when 30 daily ones will do.
  */
-function alignedBucket(from: Date, atMost = 86_400): number {
-  const s = from.getTime() / 1000
-  const b = SIZES.find((size) => size <= atMost && s % size === 0)
-  if (!b) throw new Error(`window start ${from.toISOString()} is not on a whole minute`)
-  return b
+function pieces(span: Span, maxBucket: number): Array<{ from: Date; to: Date; b: number }> {
+  const to = span.to.getTime() / 1000
+  let cur = span.from.getTime() / 1000
+  if (cur % 60 !== 0) throw new Error(`window start ${span.from.toISOString()} is not on a whole minute`)
+  let b = 60
+  const out: Array<{ from: Date; to: Date; b: number }> = []
+  for (const size of [3_600, 86_400]) {
+    if (size > maxBucket) break
+    const next = Math.ceil(cur / size) * size
+    if (next >= to) break
+    if (next > cur) out.push({ from: new Date(cur * 1000), to: new Date(next * 1000), b })
+    cur = next
+    b = size
+  }
+  out.push({ from: new Date(cur * 1000), to: span.to, b })
+  return out
 }
 
-async function read(sql: Db, stats: StatRef[], span: Span, bucketSeconds: number) {
-  return readBucketsMany(sql, stats, { requested: 'custom', from: span.from, to: span.to, bucketSeconds })
+/** Buckets of several stats over a window, read piece by piece (see pieces); bucket sizes vary along the window. */
+async function read(sql: Db, stats: StatRef[], span: Span, maxBucket: number): Promise<Map<string, Bucket[]>> {
+  const parts = await Promise.all(pieces(span, maxBucket).map((p) =>
+    readBucketsMany(sql, stats, { requested: 'custom', from: p.from, to: p.to, bucketSeconds: p.b })))
+  return new Map(stats.map((s) => [s.id, parts.flatMap((m) => m.get(s.id) ?? [])]))
 }
 
 /** Totals of several stats over one window (counters sum, gauges mean, min, max, observations). */
 export async function summarise(sql: Db, stats: StatRef[], span: Span): Promise<Map<string, Summary>> {
-  const buckets = await read(sql, stats, span, alignedBucket(span.from))
+  const buckets = await read(sql, stats, span, 86_400)
   const out = new Map<string, Summary>()
   for (const s of stats) {
     const bs = buckets.get(s.id) ?? []
@@ -83,9 +96,8 @@ export function peakSlot(span: Span): number {
  * without points read 0 once the stat has begun in the window; gauge slots without points are left out.
  */
 export async function slots(sql: Db, stat: StatRef, span: Span, slot: number): Promise<Slot[]> {
-  // Read at the slot size when the window starts on one, else finer, and group here.
-  const b = alignedBucket(span.from, slot)
-  const buckets = (await read(sql, [stat], span, b)).get(stat.id) ?? []
+  // Read at the slot size where the window allows, finer at its ragged start, and group here.
+  const buckets = (await read(sql, [stat], span, slot)).get(stat.id) ?? []
   const bySlot = new Map<number, Slot>()
   const fromS = span.from.getTime() / 1000
   const toS = span.to.getTime() / 1000

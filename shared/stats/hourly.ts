@@ -1,11 +1,11 @@
 // Dense hourly series for the analyses that compare hours (anomaly detection,
-// correlations): the chart read (readBucketsMany) at one-hour buckets, laid
+// correlations): the chart read's buckets (readBucketsMany) at one hour, laid
 // out one slot per hour. A counter's hour without points is a real 0 once the
 // stat has begun; a gauge's is unknown (null), since a gauge that was not
 // sampled did not read zero.
 import type { Db } from '../db.js'
 import type { Kind } from './repo.js'
-import { readBucketsMany } from './read.js'
+import { usesTimescale } from '../points/storage.js'
 
 export const HOUR = 3_600
 
@@ -33,16 +33,20 @@ export async function readHourly(
   const f = Math.floor(from.getTime() / 1000 / HOUR) * HOUR
   const t = Math.floor(to.getTime() / 1000 / HOUR) * HOUR
   const slots = Math.max(0, (t - f) / HOUR)
-  const buckets = await readBucketsMany(sql, stats, { requested: 'custom', from: new Date(f * 1000), to: new Date(t * 1000), bucketSeconds: HOUR })
   const out = new Map<string, HourlySeries>()
+  const rows = stats.length && slots ? await hourArrays(sql, stats.map((s) => s.id), f, t) : []
+  const byId = new Map(rows.map((r) => [r.stat_id, r]))
   for (const s of stats) {
     const values: Array<number | null> = new Array(slots).fill(null)
     const counts: number[] = new Array(slots).fill(0)
-    for (const b of buckets.get(s.id) ?? []) {
-      const i = (b.t - f) / HOUR
-      if (i < 0 || i >= slots) continue
-      values[i] = b.value
-      counts[i] = b.n
+    const r = byId.get(s.id)
+    if (r) {
+      for (let k = 0; k < r.h.length; k++) {
+        const i = r.h[k]
+        if (i < 0 || i >= slots) continue
+        values[i] = s.kind === 'counter' ? r.sum[k] : r.sum[k] / r.n[k]
+        counts[i] = r.n[k]
+      }
     }
     if (s.kind === 'counter') {
       const firstFilled = values.findIndex((v) => v !== null)
@@ -53,4 +57,52 @@ export async function readHourly(
     out.set(s.id, { from: f, values, counts })
   }
   return out
+}
+
+/**
+ * The same buckets as the chart read (readBucketsMany at 3,600 s: the hourly rollup, plus the
+ * per-minute tail not yet folded in on plain PostgreSQL), one row per stat with its hours as
+ * arrays: thousands of stats x a week of hours come back as thousands of rows instead of
+ * hundreds of thousands, which is most of what a read of that size costs the client. The
+ * rollup has one row per stat and hour already, so only the (small) tail is grouped, and the
+ * two are added here.
+ */
+async function hourArrays(sql: Db, ids: string[], f: number, t: number): Promise<Array<{ stat_id: string; h: number[]; n: number[]; sum: number[] }>> {
+  const from = new Date(f * 1000)
+  const to = new Date(t * 1000)
+  type Row = { stat_id: string; h: number[]; n: number[]; sum: number[] }
+  const rolled = sql<Row[]>`
+    select stat_id, array_agg(((extract(epoch from bucket)::bigint - ${f}) / ${HOUR})::int order by bucket) as h,
+           array_agg(count::float8 order by bucket) as n, array_agg(sum order by bucket) as sum
+    from rollups_1h where stat_id = any(${ids}::uuid[]) and bucket >= ${from} and bucket < ${to}
+    group by stat_id`
+  if (await usesTimescale(sql)) return rolled
+  const tail = await sql<Row[]>`
+    select stat_id, array_agg(h) as h, array_agg(n) as n, array_agg(s) as sum from (
+      select stat_id, ((extract(epoch from date_trunc('hour', bucket, 'UTC'))::bigint - ${f}) / ${HOUR})::int as h, sum(count)::float8 as n, sum(sum) as s
+      from rollup_pending where stat_id = any(${ids}::uuid[]) and bucket >= ${from} and bucket < ${to} group by 1, 2
+    ) x group by stat_id`
+  const rows = await rolled
+  if (!tail.length) return rows
+  const byId = new Map(rows.map((r) => [r.stat_id, r]))
+  for (const p of tail) {
+    const r = byId.get(p.stat_id)
+    if (!r) {
+      rows.push(p)
+      continue
+    }
+    const at = new Map(r.h.map((h, k) => [h, k]))
+    p.h.forEach((h, k) => {
+      const i = at.get(h)
+      if (i === undefined) {
+        r.h.push(h)
+        r.n.push(p.n[k])
+        r.sum.push(p.sum[k])
+      } else {
+        r.n[i] += p.n[k]
+        r.sum[i] += p.sum[k]
+      }
+    })
+  }
+  return rows
 }

@@ -37,19 +37,51 @@ export async function readBucketsMany(sql: Db, stats: Array<{ id: string; kind: 
   const tail = (await usesTimescale(sql)) ? sql`` : sql`
       union all
       select stat_id, bucket, count, sum, min, max from rollup_pending where stat_id = any(${ids}::uuid[]) and bucket >= ${w.from} and bucket < ${w.to}`
-  const rows = await sql<(Row & { stat_id: string })[]>`
-    select stat_id, (floor(extract(epoch from bucket) / ${b}) * ${b})::bigint as t, sum(count)::bigint as n, sum(sum) as sum, min(min) as min, max(max) as max
+  // Buckets of the rollup's own size (1 h from rollups_1h, 1 min from rollups_1m, ...) are already one row
+  // per stat and bucket: those rows are read as they are and only the tail is grouped; the few buckets
+  // that appear in both are merged below. Grouping a month of hourly rows for 500 stats in SQL cost
+  // several times the read itself.
+  const own = b === size
+  const bucketT = sql`(floor(date_part('epoch', bucket) / ${b}) * ${b})::bigint`
+  const rows = await sql<(Row & { stat_id: string })[]>`${own
+    ? sql`
+    select stat_id, date_part('epoch', bucket)::bigint as t, count as n, sum, min, max
+    from ${table} where stat_id = any(${ids}::uuid[]) and bucket >= ${w.from} and bucket < ${edge}
+    union all
+    select stat_id, ${bucketT} as t, sum(count)::bigint as n, sum(sum) as sum, min(min) as min, max(max) as max
+    from (
+      select stat_id, bucket, count, sum, min, max from rollups_1m where stat_id = any(${ids}::uuid[]) and bucket >= ${edge} and bucket < ${w.to}${tail}
+    ) x
+    group by 1, 2`
+    : sql`
+    select stat_id, ${bucketT} as t, sum(count)::bigint as n, sum(sum) as sum, min(min) as min, max(max) as max
     from (
       select stat_id, bucket, count, sum, min, max from ${table} where stat_id = any(${ids}::uuid[]) and bucket >= ${w.from} and bucket < ${edge}
       union all
       select stat_id, bucket, count, sum, min, max from rollups_1m where stat_id = any(${ids}::uuid[]) and bucket >= ${edge} and bucket < ${w.to}${tail}
     ) x
-    group by 1, 2 order by 1, 2`
+    group by 1, 2 order by 1, 2`}`
+  const merged = new Map<string, Map<number, { n: number; sum: number; min: number; max: number }>>()
   for (const r of rows) {
+    let byT = merged.get(r.stat_id)
+    if (!byT) merged.set(r.stat_id, (byT = new Map()))
+    const t = Number(r.t)
     const n = Number(r.n)
-    out.get(r.stat_id)!.push(kinds.get(r.stat_id) === 'counter'
-      ? { t: Number(r.t), value: r.sum, n }
-      : { t: Number(r.t), value: r.sum / n, min: r.min, max: r.max, n })
+    const seen = byT.get(t)
+    if (seen) {
+      seen.n += n
+      seen.sum += r.sum
+      seen.min = Math.min(seen.min, r.min)
+      seen.max = Math.max(seen.max, r.max)
+    } else {
+      byT.set(t, { n, sum: r.sum, min: r.min, max: r.max })
+    }
+  }
+  for (const [id, byT] of merged) {
+    const kind = kinds.get(id)
+    const list = out.get(id)!
+    for (const [t, a] of byT) list.push(kind === 'counter' ? { t, value: a.sum, n: a.n } : { t, value: a.sum / a.n, min: a.min, max: a.max, n: a.n })
+    if (own) list.sort((x, y) => x.t - y.t)
   }
   return out
 }

@@ -74,7 +74,7 @@ test('4.8 correlations: a scaled copy and a derived counter rank first near 1, a
   const res = await get('/api/v1/correlations?stat=cpu')
   t.is(res.status, 200, res.text)
   const b = res.body
-  t.deepEqual(b.target, { stat_name: 'cpu', kind: 'gauge', n: 167 })
+  t.like(b, { target: 'cpu', target_kind: 'gauge', target_n: 167 })
   t.deepEqual(b.window, { from: new Date((thisHour - 168 * HOUR) * 1000).toISOString(), to: new Date(thisHour * 1000).toISOString(), bucket_seconds: 3600 })
   t.like(b, { method: 'spearman', transform: 'diff', max_lag: 0 })
   t.deepEqual(b.results.slice(0, 2).map((r: any) => r.stat_name), ['cpu.scaled', 'requests'])
@@ -114,7 +114,7 @@ test('4.8 correlations: the lag search finds a delayed copy 3 hours behind (the 
 
 test('4.8 correlations: transform=none correlates levels; a range the diff cannot fill says so; retention clamps the window', async (t) => {
   const levels = (await get('/api/v1/correlations?stat=cpu&transform=none')).body
-  t.like(levels, { transform: 'none', target: { n: 168 } })
+  t.like(levels, { transform: 'none', target_n: 168 })
   t.like(levels.results[0], { stat_name: 'cpu.scaled', coefficient: 1, n: 168 })
   const day = (await get('/api/v1/correlations?stat=cpu&range=24h')).body
   t.deepEqual(day.results, [])

@@ -51,6 +51,7 @@ interface Judged {
   why?: string
   answer: string
   tags: string[]
+  ms: number
 }
 
 interface QueryBenchResults extends BenchResultsBase<{ rounds: number; holdout: boolean }> {
@@ -76,7 +77,7 @@ function shownNumbers(text: string): Array<{ x: number; decimals: number }> {
 const close = (a: number, b: number) => Math.abs(Math.abs(a) - Math.abs(b)) <= 1e-6 * Math.max(1, Math.abs(b))
 const iso = (t: number) => new Date(t * 1000).toISOString()
 
-function judge(c: Case, r: QueryResponse): Omit<Judged, 'q' | 'holdout' | 'answer' | 'tags'> {
+function judge(c: Case, r: QueryResponse): Omit<Judged, 'q' | 'holdout' | 'answer' | 'tags' | 'ms'> {
   const mustDecline = c.op === 'decline'
   const base = { mustDecline }
   if (r.intent.op === 'unknown') {
@@ -148,8 +149,9 @@ export async function runQueryBench(options: { rounds?: number; holdout?: boolea
     for (const c of cases) {
       const t0 = performance.now()
       const r = await answerQuestion({ sql, config: { queryLlm: undefined } }, accountId, { query: c.q }, new Date(now * 1000))
-      engineTimes.push(performance.now() - t0)
-      results.judged.push({ q: c.q, holdout: Boolean(c.holdout), answer: r.answer, tags: c.tags, ...judge(c, r) })
+      const took = performance.now() - t0
+      engineTimes.push(took)
+      results.judged.push({ q: c.q, holdout: Boolean(c.holdout), answer: r.answer, tags: c.tags, ...judge(c, r), ms: round(took, 1) })
     }
     results.engineMs = ms(engineTimes)
 
@@ -220,7 +222,8 @@ export function renderQueryReport(r: QueryBenchResults): string {
       ['reference: GET /api/v1/stats/signups?range=24h', String(r.chartMs.p50), String(r.chartMs.p99), String(r.chartMs.n)],
       ['engine alone (in process)', String(r.engineMs.p50), String(r.engineMs.p99), String(js.length)],
     ], (c) => c > 0))
-    lines.push(`query / chart read: p50 ${round(r.httpMs.p50 / r.chartMs.p50, 2)}x, p99 ${round(r.httpMs.p99 / r.chartMs.p99, 2)}x; target p99 under ${QUERY_TARGETS.p99Ms} ms, wrong answers ${QUERY_TARGETS.wrong}`, '')
+    lines.push(`query / chart read: p50 ${round(r.httpMs.p50 / r.chartMs.p50, 2)}x, p99 ${round(r.httpMs.p99 / r.chartMs.p99, 2)}x; target p99 under ${QUERY_TARGETS.p99Ms} ms, wrong answers ${QUERY_TARGETS.wrong}`)
+    lines.push(`slowest in the engine: ${[...js].sort((a, b) => b.ms - a.ms).slice(0, 5).map((j) => `"${j.q}" ${j.ms} ms`).join(', ')}`, '')
   }
   const notable = js.filter((j) => j.verdict !== 'correct')
   if (notable.length) {

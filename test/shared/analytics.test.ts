@@ -2,6 +2,7 @@
 // threshold back-test (through the alert state machine), the suggestions
 // around it, and the correlation with its lag search and exclusions.
 import test from 'ava'
+import { sampleRankCorrelation } from 'simple-statistics'
 import type { Rule } from '../../shared/alerts/conditions.js'
 import { bestLag, diff, MIN_PAIRS } from '../../shared/analytics/correlations.js'
 import { backtest, suggestThresholds, twoSignificant, type MinuteSeries } from '../../shared/analytics/thresholds.js'
@@ -126,4 +127,28 @@ test('correlation: ties are mid-ranks (a zero-heavy counter), unknown hours are 
   t.deepEqual(bestLag(zeros, new Array(40).fill(5), 'pearson', 2), { reason: 'constant', n: 40 })
   t.is(MIN_PAIRS, 24)
   t.deepEqual(diff([1, 3, null, 4, 8]), [2, null, null, 4])
+})
+
+test('correlation: the reported coefficient is simple-statistics\' own on the chosen lag\'s pairs (gaps and shifts re-ranked), and Spearman finds a lag too', (t) => {
+  const base = walk(7, 300)
+  const target = diff(base.slice(5, 300)).map((v, i) => (i % 11 === 0 ? null : v)) // a gauge with gaps
+  const other = diff(base.slice(0, 295)).map((v, i) => (i % 13 === 0 ? null : v! + (i % 3) * 0.01))
+  const found = bestLag(target, other, 'spearman', 8)
+  t.like(found, { lag: -5 }, 'the target shows 5 hours early what the other stat shows: the target moves first')
+  if (!('coefficient' in found)) return t.fail()
+  const xs: number[] = []
+  const ys: number[] = []
+  for (let i = Math.max(0, found.lag); i < target.length && i - found.lag < other.length; i++) {
+    if (target[i] !== null && other[i - found.lag] !== null) {
+      xs.push(target[i]!)
+      ys.push(other[i - found.lag]!)
+    }
+  }
+  t.is(found.n, xs.length)
+  t.is(found.coefficient, sampleRankCorrelation(xs, ys))
+  // No gaps, no shift: the whole-window ranks are the pairs' ranks.
+  const a = diff(walk(3, 100))
+  const b = diff(walk(4, 100))
+  const whole = bestLag(a, b, 'spearman', 0)
+  t.true('coefficient' in whole && Math.abs(whole.coefficient - sampleRankCorrelation(a as number[], b as number[])) < 1e-12)
 })

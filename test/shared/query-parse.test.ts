@@ -1,4 +1,5 @@
 import test from 'ava'
+import { ConfigError, loadConfig } from '../../shared/config.js'
 import { Draft } from '../../shared/query/draft.js'
 import { formatNumber } from '../../shared/query/format.js'
 import { parseIntent } from '../../shared/query/intent.js'
@@ -46,6 +47,8 @@ test('13 periods: calendar periods in UTC, weeks from Monday, rolling windows on
     ['yesterday between 2pm and 3pm', '2026-11-24T14:00:00.000Z', '2026-11-24T15:00:00.000Z'],
     ['from 10am to noon', '2026-11-25T10:00:00.000Z', '2026-11-25T12:00:00.000Z'],
     ['on monday from 9:30 to 11', '2026-11-23T09:30:00.000Z', '2026-11-23T11:00:00.000Z'],
+    ['3 days ago', '2026-11-22T00:00:00.000Z', '2026-11-23T00:00:00.000Z'],
+    ['two weeks ago', '2026-11-09T00:00:00.000Z', '2026-11-16T00:00:00.000Z'],
   ]
   for (const [q, from, to] of table) t.deepEqual(period(q)?.slice(0, 2), [from, to], q)
   t.is(period('between 9 and 5 yesterday')?.[2], 'yesterday between 09:00 and 17:00 UTC')
@@ -88,6 +91,11 @@ test('13 intents: default aggregation by kind, operations, declines', (t) => {
   t.like(i('signups tomorrow'), { op: 'unknown', unsupported: true })
   t.like(i('how many widgets yesterday'), { op: 'unknown' })
   t.like(i('how many people signed up yesterday'), { op: 'unknown' }, '"signed up" is not read as "up"')
+  for (const q of ['total signups in 2025', 'errors this weekend', 'signups last night', 'page views per day this week', 'orders on 11/20']) {
+    t.like(i(q), { op: 'unknown', unreadPeriod: true }, `${q}: a period it cannot read is declined, not replaced by the default`)
+  }
+  t.like(i('which day had the most orders last month'), { op: 'peak' })
+  t.like(i('how many signups from germany yesterday'), { op: 'unknown', unsupported: true }, 'a breakdown asked for is declined, not ignored')
 })
 
 test('the one number formatter: grouping, two decimals, significant digits below 1, percentages', (t) => {
@@ -125,4 +133,11 @@ test('model wording rules: placeholders only, no digit or number word, every val
   t.is(checkSentence('{{S1}} came to {{V1}}, twice the usual.', d), 'number word outside the placeholders (twice)')
   t.is(checkSentence('{{S1}} came to {{V2}}.', d), 'unknown placeholder V2')
   t.is(checkSentence('{{S1}} did well {{P1}}.', d), 'value placeholder V1 left out')
+})
+
+test('10 settings: no model unless QUERY_LLM_BASE_URL is set; a base URL needs a model name', (t) => {
+  t.is(loadConfig({}).queryLlm, undefined)
+  t.deepEqual(loadConfig({ QUERY_LLM_BASE_URL: 'http://127.0.0.1:8000/v1/', QUERY_LLM_MODEL: 'm' }).queryLlm, { baseUrl: 'http://127.0.0.1:8000/v1', apiKey: undefined, model: 'm', timeoutMs: 4000 })
+  const err = t.throws(() => loadConfig({ QUERY_LLM_BASE_URL: 'http://127.0.0.1:8000/v1' }), { instanceOf: ConfigError })
+  t.regex(err!.message, /QUERY_LLM_MODEL: required when QUERY_LLM_BASE_URL is set/)
 })

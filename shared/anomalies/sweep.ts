@@ -1,0 +1,181 @@
+// The anomaly sweep (decisions.md section 11): pages through the stats of
+// accounts whose plan detects anomalies and steps each one's newly completed
+// hours through the detector, recording its state, its reason and the
+// incidents it opens and closes. Every page is one transaction that locks its
+// state rows FOR UPDATE SKIP LOCKED, and a row is only picked while its last
+// stepped hour is older than the newest complete one, so two sweeps running at
+// once split the stats between them and score each hour once.
+import type { Sql, TxSql } from '../db.js'
+import { PLANS } from '../plans.js'
+import { readHourly } from '../stats/hourly.js'
+import type { Kind } from '../stats/repo.js'
+import { replaySeries } from './backtest.js'
+import { HOUR, initialState, WINDOW_HOURS, type DetectorState, type Hour } from './detector.js'
+
+/** An hour counts as complete this long after it ends, so that its last points are persisted before it is scored. */
+export const SETTLE_SECONDS = 60
+export const PAGE_SIZE = 500
+/** A stat further behind than this is evaluated afresh (warm-up, then its newest hour) rather than hour by hour. */
+const MAX_CATCH_UP_HOURS = WINDOW_HOURS
+
+export const ENTITLED_PLANS = Object.values(PLANS).filter((p) => p.anomalyDetection).map((p) => p.name)
+
+/** Unix seconds of the newest hour that is complete (and settled) at `now`. */
+export function newestCompleteHour(now: Date): number {
+  return Math.floor((now.getTime() / 1000 - SETTLE_SECONDS) / HOUR) * HOUR - HOUR
+}
+
+export interface SweepResult {
+  reached: number
+  scored: number
+  hours: number
+  opened: number
+  closed: number
+}
+
+interface DueRow {
+  stat_id: string
+  account_id: string
+  kind: Kind
+  created_at: Date
+  last_hour: Date | null
+  detector: DetectorState | null
+  has_rollup: boolean
+  refreshed_at: Date | null
+  pending: boolean
+}
+
+export interface SweepOptions {
+  staleAfterSeconds: number
+  pageSize?: number
+}
+
+export async function sweep(sql: Sql, now: Date, opts: SweepOptions): Promise<SweepResult> {
+  const newest = newestCompleteHour(now)
+  const [{ id: sweepId }] = await sql<{ id: string }[]>`insert into anomaly_sweeps (started_at) values (${now}) returning id`
+  // Stats of entitled accounts get a state row (a plan change from free starts detection at the next sweep).
+  await sql`
+    insert into anomaly_state (stat_id, account_id)
+    select s.id, s.account_id from stats s join accounts a on a.id = s.account_id
+    where a.plan = any(${ENTITLED_PLANS}) and not exists (select 1 from anomaly_state st where st.stat_id = s.id)
+    on conflict (stat_id) do nothing`
+  const total: SweepResult = { reached: 0, scored: 0, hours: 0, opened: 0, closed: 0 }
+  let cursor = '00000000-0000-0000-0000-000000000000'
+  for (;;) {
+    const page = await sql.begin((tx) => sweepPage(tx, cursor, newest, now, opts)) as PageResult
+    total.reached += page.reached
+    total.scored += page.scored
+    total.hours += page.hours
+    total.opened += page.opened
+    total.closed += page.closed
+    if (!page.last) break
+    cursor = page.last
+  }
+  await sql`update anomaly_sweeps set finished_at = now(), stats_reached = ${total.reached}, hours_scored = ${total.hours} where id = ${sweepId}`
+  // The sweep log only needs to answer "when did the last sweep run": two days are plenty.
+  await sql`delete from anomaly_sweeps where started_at < ${now}::timestamptz - interval '2 days'`
+  return total
+}
+
+interface PageResult extends SweepResult {
+  /** The last stat id of the page, or null when the page was the last. */
+  last: string | null
+}
+
+async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, opts: SweepOptions): Promise<PageResult> {
+  const size = opts.pageSize ?? PAGE_SIZE
+  const newestAt = new Date(newest * 1000)
+  const rows = await tx<DueRow[]>`
+    select st.stat_id, st.account_id, s.kind, s.created_at, st.last_hour, st.detector,
+           rs.stat_id is not null as has_rollup, rs.refreshed_at,
+           exists (select 1 from rollup_pending p where p.stat_id = st.stat_id) as pending
+    from anomaly_state st
+    join stats s on s.id = st.stat_id
+    join accounts a on a.id = st.account_id
+    left join rollup_state rs on rs.stat_id = st.stat_id
+    where st.stat_id > ${cursor} and a.plan = any(${ENTITLED_PLANS}) and (st.last_hour is null or st.last_hour < ${newestAt})
+    order by st.stat_id
+    limit ${size}
+    for update of st skip locked`
+  const result: PageResult = { reached: rows.length, scored: 0, hours: 0, opened: 0, closed: 0, last: rows.length === size ? rows[rows.length - 1].stat_id : null }
+  if (!rows.length) return result
+
+  const staleBefore = now.getTime() - opts.staleAfterSeconds * 1000
+  const declined = rows.filter((r) => !r.has_rollup || (r.pending && r.refreshed_at!.getTime() < staleBefore))
+  const due = rows.filter((r) => !declined.includes(r))
+  if (declined.length) {
+    await tx`
+      update anomaly_state st set reached_at = ${now}, state = 'skipped', reason = u.reason
+      from unnest(${declined.map((r) => r.stat_id)}::uuid[], ${declined.map((r) => (r.has_rollup ? 'stale' : 'no_rollup'))}::text[]) as u(id, reason)
+      where st.stat_id = u.id`
+  }
+
+  // One history read for the page, from the earliest hour any of its stats needs.
+  const startOf = (r: DueRow) => {
+    const last = r.last_hour ? r.last_hour.getTime() / 1000 : null
+    return last === null || newest - last > MAX_CATCH_UP_HOURS * HOUR ? newest : last + HOUR
+  }
+  const from = Math.min(...due.map(startOf), newest) - (WINDOW_HOURS - 1) * HOUR
+  const series = due.length
+    ? await readHourly(tx, due.map((r) => ({ id: r.stat_id, kind: r.kind, since: r.created_at })), new Date(from * 1000), new Date((newest + HOUR) * 1000))
+    : new Map()
+
+  const updates: Array<{ id: string; state: DetectorState; last: Hour }> = []
+  for (const r of due) {
+    const s = series.get(r.stat_id)!
+    const start = startOf(r)
+    const fresh = r.detector === null || r.last_hour === null || newest - r.last_hour.getTime() / 1000 > MAX_CATCH_UP_HOURS * HOUR
+    if (fresh && r.detector?.incident && r.last_hour) {
+      // Too far behind to step hour by hour: an incident left open is closed where the detector stopped watching.
+      await closeIncident(tx, r.stat_id, r.detector.incident.startedAt, r.last_hour!.getTime() / 1000 + HOUR, false, r.detector.incident.peak, r.detector.incident.explanation)
+      result.closed++
+    }
+    const replayed = replaySeries(r.kind, s.values, s.from, (start - s.from) / HOUR, fresh ? undefined : { ...initialState(), ...r.detector })
+    for (const inc of replayed.incidents) {
+      await tx`
+        insert into anomalies (account_id, stat_id, detector, direction, status, level_shift, started_at, ended_at, peak, explanation)
+        values (${r.account_id}, ${r.stat_id}, ${inc.detector}, ${inc.direction}, ${inc.endedAt === null ? 'open' : 'closed'}, ${inc.levelShift},
+                ${new Date(inc.startedAt * 1000)}, ${inc.endedAt === null ? null : new Date(inc.endedAt * 1000)}, ${tx.json(inc.peak as never)}, ${inc.explanation})
+        on conflict (stat_id, started_at) do update set status = excluded.status, ended_at = excluded.ended_at, level_shift = excluded.level_shift,
+          peak = excluded.peak, explanation = excluded.explanation`
+      if (inc.endedAt !== null) result.closed++
+      else result.opened++
+    }
+    // An incident opened by an earlier sweep and still open: keep its peak current.
+    const open = replayed.state.incident
+    if (open && !replayed.incidents.some((i) => i.startedAt === open.startedAt)) {
+      await tx`update anomalies set peak = ${tx.json(open.peak as never)}, explanation = ${open.explanation}, detector = ${open.detector}
+               where stat_id = ${r.stat_id} and started_at = ${new Date(open.startedAt * 1000)}`
+    }
+    result.scored++
+    result.hours += replayed.hours.length
+    updates.push({ id: r.stat_id, state: replayed.state, last: replayed.hours[replayed.hours.length - 1] })
+  }
+
+  if (updates.length) {
+    const armed = (h: Hour) => h.window.verdict === 'used' || h.streaming.armed
+    const iso = (t: number | null) => (t === null ? null : new Date(t * 1000).toISOString())
+    await tx`
+      update anomaly_state st set last_hour = u.last_hour::timestamptz, reached_at = ${now}, evaluated_at = ${now},
+        state = u.state, reason = u.reason, window_verdict = u.verdict, window_samples = u.samples::int,
+        last_detected_at = u.detected::timestamptz, detector = u.detector::jsonb, last_explanation = u.explanation
+      from unnest(${updates.map((u) => u.id)}::uuid[], ${updates.map((u) => iso(u.state.lastHour))}::text[],
+                  ${updates.map((u) => (armed(u.last) ? 'evaluated' : 'skipped'))}::text[],
+                  ${updates.map((u) => (armed(u.last) ? null : u.last.window.verdict))}::text[],
+                  ${updates.map((u) => u.last.window.verdict)}::text[], ${updates.map((u) => String(u.last.window.samples))}::text[],
+                  ${updates.map((u) => iso(u.state.lastDetectedAt))}::text[], ${updates.map((u) => JSON.stringify(u.state))}::text[],
+                  ${updates.map((u) => u.last.explanation)}::text[])
+        as u(id, last_hour, state, reason, verdict, samples, detected, detector, explanation)
+      where st.stat_id = u.id`
+  }
+  const accounts = [...new Set(rows.map((r) => r.account_id))]
+  await tx`
+    insert into anomaly_account_sweeps (account_id, swept_at) select unnest(${accounts}::uuid[]), ${now}
+    on conflict (account_id) do update set swept_at = greatest(anomaly_account_sweeps.swept_at, excluded.swept_at)`
+  return result
+}
+
+async function closeIncident(tx: TxSql, statId: string, startedAt: number, endedAt: number, levelShift: boolean, peak: unknown, explanation: string): Promise<void> {
+  await tx`update anomalies set status = 'closed', ended_at = ${new Date(endedAt * 1000)}, level_shift = ${levelShift}, peak = ${tx.json(peak as never)}, explanation = ${explanation}
+           where stat_id = ${statId} and started_at = ${new Date(startedAt * 1000)} and status = 'open'`
+}

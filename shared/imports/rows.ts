@@ -1,0 +1,184 @@
+// The rows of an import file, whatever its format: every name, value and
+// timestamp goes through the ingest rules (shared/ingest), with the same
+// messages, and every bad line is kept with its number. Formats (formats.ts)
+// feed this collector one point at a time; nothing here knows about files.
+import { invalid } from '../errors.js'
+import { parseStatName } from '../ingest/names.js'
+import { parseNumber } from '../ingest/numbers.js'
+import { MIN_TIMESTAMP, parseTimestamp } from '../ingest/timestamps.js'
+import type { Kind } from '../stats/repo.js'
+
+/** Interface section 8: at most 8 MB and 500,000 points per file. */
+export const MAX_IMPORT_BYTES = 8_000_000
+export const MAX_IMPORT_POINTS = 500_000
+
+/** Where a bad row is: a file line (CSV), or a JSON path whose line is found afterwards (json-lines.ts). */
+export type Where = number | Array<string | number>
+
+export interface LineError {
+  line: number
+  message: string
+  stat?: string
+}
+
+export interface FileStat {
+  name: string
+  /** The kind the file states (a kind column, a statlist, a dataset's Kind); undefined when it does not say. */
+  fileKind: Kind | undefined
+  where: Where
+}
+
+/** A value that failed the number rules; its message names `count` or `value`, which needs the stat's final kind. */
+interface BadValue {
+  where: Where
+  stat: number
+  raw: unknown
+}
+
+// ISO 8601 date, date-time with optional seconds and fraction, zone Z or ±hh[:]mm. Without a zone: UTC.
+const ISO = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(Z|[+-]\d{2}:?\d{2})?)?$/i
+// Go's time.Stamp, as the predecessor's command-line tool wrote its CSV: "Jan _2 15:04:05", no year.
+const GO_STAMP = /^[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}(?:\.\d+)?$/
+
+/** Kind words as files spell them: ours (counter, gauge) and the predecessor's (counter, value). */
+export function kindFromText(text: unknown): Kind | undefined | null {
+  if (text === undefined || text === null || (typeof text === 'string' && text.trim() === '')) return undefined
+  if (typeof text !== 'string') return null
+  const k = text.trim().toLowerCase()
+  return k === 'counter' ? 'counter' : k === 'gauge' || k === 'value' ? 'gauge' : null
+}
+
+export class Rows {
+  readonly stats: FileStat[] = []
+  private readonly statIx = new Map<string, number>()
+  private readonly names = new Map<string, number | string>()
+  /** Valid points, columnar, in file order. */
+  readonly stat: number[] = []
+  readonly t: number[] = []
+  readonly value: number[] = []
+  /** How many earlier valid points of the file have the same stat, second and value (the import's idempotency key). */
+  readonly occ: number[] = []
+  // For the occurrence count: each stat's newest second and rows so far, and, once a stat's points stop
+  // coming in time order (or repeat a second), an index of its rows by second.
+  private readonly newest: number[] = []
+  private readonly rowsOf: number[][] = []
+  private readonly bySecond = new Map<number, Map<number, number[]>>()
+  readonly errors: Array<LineError & { where: Where }> = []
+  readonly badValues: BadValue[] = []
+  pointsTotal = 0
+  pointsInvalid = 0
+
+  constructor(private readonly nowSeconds: number) {}
+
+  error(where: Where, message: string, stat?: string): void {
+    this.errors.push({ where, line: 0, message, ...(stat !== undefined ? { stat } : {}) })
+  }
+
+  /** Counts points as they are found: past the limit the whole file is refused, before anything else. */
+  count(n: number): void {
+    this.pointsTotal += n
+    if (this.pointsTotal > MAX_IMPORT_POINTS) {
+      throw invalid('import_too_many_points', `file holds more than ${MAX_IMPORT_POINTS.toLocaleString('en-US')} points (the limit per import); split it into several files`)
+    }
+  }
+
+  /**
+   * The stat index of a name as the file spells it (name rules of the ingest path; `&` removed, trimmed,
+   * NFC), or the error message. A kind stated here must agree with the one stated earlier in the file.
+   */
+  statOf(raw: unknown, kind: Kind | undefined, where: Where): number | string {
+    const key = typeof raw === 'string' ? raw : JSON.stringify(raw)
+    let ix = this.names.get(key)
+    if (ix === undefined) {
+      const parsed = parseStatName(raw)
+      if (!parsed.ok) ix = parsed.message
+      else {
+        ix = this.statIx.get(parsed.value)
+        if (ix === undefined) {
+          ix = this.stats.push({ name: parsed.value, fileKind: kind, where }) - 1
+          this.statIx.set(parsed.value, ix)
+        }
+      }
+      this.names.set(key, ix)
+    }
+    if (typeof ix === 'number' && kind) {
+      const s = this.stats[ix]
+      if (!s.fileKind) s.fileKind = kind
+      else if (s.fileKind !== kind) return `type conflict: stat "${s.name}" is a ${s.fileKind} earlier in this file, not a ${kind}`
+    }
+    return ix
+  }
+
+  /** One point of stat `ix` (already counted): value, then timestamp, as the ingest path checks them. */
+  point(ix: number, rawT: unknown, rawValue: unknown, where: Where): void {
+    const value = parseNumber(rawValue, 'value')
+    if (!value.ok) {
+      this.badValues.push({ where, stat: ix, raw: rawValue })
+      this.pointsInvalid++
+      return
+    }
+    const t = this.timestamp(rawT)
+    if (typeof t === 'string') {
+      this.error(where, t, this.stats[ix].name)
+      this.pointsInvalid++
+      return
+    }
+    this.add(ix, t, value.value)
+  }
+
+  /** A timestamp as Unix seconds or ISO 8601 (UTC when it has no zone), then the ingest window; or the message. */
+  timestamp(raw: unknown): number | string {
+    if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) return 'invalid timestamp: missing'
+    let input = raw
+    if (typeof raw === 'string') {
+      const text = raw.trim()
+      const iso = ISO.exec(text)
+      if (iso) {
+        const zone = iso[3] ? iso[3].replace(/^([+-]\d{2})(\d{2})$/, '$1:$2').toUpperCase() : 'Z'
+        const ms = Date.parse(`${iso[1]}T${iso[2] ?? '00:00:00'}${zone}`)
+        if (Number.isNaN(ms)) return `invalid timestamp: "${text}" is not a valid ISO 8601 time`
+        input = ms / 1000
+      } else if (GO_STAMP.test(text)) {
+        return `invalid timestamp: "${text}" has no year (the predecessor's command-line CSV); export with --json, or write Unix seconds or ISO 8601 times`
+      }
+    }
+    const t = parseTimestamp(input, this.nowSeconds)
+    return t.ok ? t.value : t.message
+  }
+
+  private add(ix: number, t: number, value: number): void {
+    // Exports list each stat's points in time order: then a point newer than the stat's newest cannot repeat
+    // an earlier one and needs no look-up. A hash of every point (500,000 keys) would cost seconds.
+    const row = this.stat.length
+    let n = 0
+    let index = this.bySecond.get(ix)
+    if (!index && !(t > (this.newest[ix] ?? -Infinity))) {
+      this.bySecond.set(ix, (index = new Map()))
+      for (const r of this.rowsOf[ix] ?? []) this.occurrence(index, this.t[r], this.value[r], r)
+    }
+    if (index) n = this.occurrence(index, t, value, row)
+    if (!(t <= this.newest[ix])) this.newest[ix] = t
+    ;(this.rowsOf[ix] ??= []).push(row)
+    this.stat.push(ix)
+    this.t.push(t)
+    this.value.push(value)
+    this.occ.push(n)
+  }
+
+  /** Earlier rows of the index with this second and value; notes the row. Keys offset from 2000-01-01 stay small integers (fast). */
+  private occurrence(index: Map<number, number[]>, t: number, value: number, row: number): number {
+    const key = t - MIN_TIMESTAMP
+    let rows = index.get(key)
+    if (!rows) index.set(key, (rows = []))
+    let n = 0
+    for (const r of rows) if (this.value[r] === value) n++
+    rows.push(row)
+    return n
+  }
+
+  /** The number-rule message of a bad value, naming the field of the stat's kind (`invalid count: ...`). */
+  static valueMessage(raw: unknown, kind: Kind): string {
+    const parsed = parseNumber(raw, kind === 'counter' ? 'count' : 'value')
+    return parsed.ok ? 'invalid value' : parsed.message
+  }
+}

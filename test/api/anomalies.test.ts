@@ -1,0 +1,189 @@
+import test from 'ava'
+import { HOUR } from '../../shared/anomalies/detector.js'
+import { newestCompleteHour, sweep } from '../../shared/anomalies/sweep.js'
+import { refreshRollups } from '../../shared/points/rollups.js'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+import { createKey, signUp } from '../helpers/factories.js'
+import { request } from '../helpers/http.js'
+import { settle } from '../helpers/storage.js'
+
+let app: TestApp
+test.before(async () => {
+  app = await startTestApp()
+  await app.startWorkers()
+})
+test.after.always(() => app?.close())
+
+// One "now" for the whole file, so that an hour boundary passing mid-test changes nothing.
+const NOW = new Date()
+const NEWEST = newestCompleteHour(NOW)
+const OPTS = { staleAfterSeconds: 900 }
+
+async function paidUser(plan = 'pro') {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  await app.sql`update accounts set plan = ${plan} where id = ${user.accountId}`
+  return { user, key }
+}
+
+/** One point per hour (mid-hour) through the v1 API, with past timestamps; the last in the newest complete hour. */
+async function write(key: string, stat: string, field: 'value' | 'count', values: number[]) {
+  const first = NEWEST - (values.length - 1) * HOUR
+  const res = await request(app.url, '/api/v1/points', { bearer: key, json: { points: values.map((v, i) => ({ stat, [field]: v, t: first + i * HOUR + 1800 })) } })
+  if (res.status !== 200) throw new Error(`write failed: ${res.status} ${res.text}`)
+  await settle(app)
+  await refreshRollups(app.sql)
+}
+
+const steady = (n: number, level: number) => Array.from({ length: n }, (_, i) => level * (1 + 0.05 * Math.sin(i * 1.3)))
+const get = (key: string, path: string) => request(app.url, path, { bearer: key })
+
+test.serial('a 20x hour after a steady day is listed within two sweeps, with its numbers; the back-test draws the band; diagnostics agree', async (t) => {
+  const { key } = await paidUser()
+  await write(key, 'api.latency', 'value', [...steady(30, 120), 2400])
+  await write(key, 'api.steady', 'value', steady(31, 50))
+  await sweep(app.sql, NOW, OPTS)
+
+  const list = await get(key, '/api/v1/anomalies')
+  t.is(list.status, 200)
+  t.is(list.body.anomalies.length, 1)
+  const a = list.body.anomalies[0]
+  t.like(a, { stat_name: 'api.latency', kind: 'gauge', direction: 'spike', status: 'open', level_shift: false, ended_at: null, started_at: new Date(NEWEST * 1000).toISOString() })
+  t.like(a.peak, { t: NEWEST, observed: 2400 })
+  t.true(a.peak.expected > 110 && a.peak.expected < 130 && a.peak.upper < 2400 && a.peak.score > 5)
+  t.regex(a.explanation, /2400 \(gauge mean\) vs expected 1\d\d(\.\d+)? \(median of 30 trailing hours.*\); normal range [\d.]+ to [\d.]+ .*deviations above/)
+  t.true(['window', 'both'].includes(a.detector))
+  t.deepEqual((await get(key, '/api/v1/anomalies?status=closed')).body.anomalies, [])
+  t.is((await get(key, '/api/v1/anomalies?stat=api.steady')).body.anomalies.length, 0)
+
+  const bt = await get(key, '/api/v1/anomalies/backtest?stat=api.latency&range=7d')
+  t.is(bt.status, 200)
+  t.like(bt.body, { stat: 'api.latency', kind: 'gauge', bucket_seconds: 3600 })
+  const last = bt.body.buckets.at(-1)
+  t.like(last, { t: NEWEST, observed: 2400, anomalous: true })
+  t.true(last.upper < 2400 && last.lower < last.expected)
+  t.is(bt.body.buckets.filter((b: any) => b.anomalous).length, 1)
+  t.is(bt.body.buckets.find((b: any) => b.observed !== null).expected, null, 'the first hour with data has no armed baseline')
+  t.deepEqual(bt.body.incidents.map((i: any) => [i.started_at, i.ended_at, i.direction]), [[new Date(NEWEST * 1000).toISOString(), null, 'spike']])
+  // The sweep and the back-test are one detector: the same peak.
+  t.deepEqual(bt.body.incidents[0].peak, a.peak)
+
+  const d = await get(key, '/api/v1/anomalies/diagnostics?stat=api.latency')
+  t.is(d.status, 200)
+  const s = d.body.stats[0]
+  t.like(s, { stat_name: 'api.latency', state: 'evaluated', reason: null, can_fire: true, ever_evaluated: true, last_evaluated_at: NOW.toISOString(), evaluation_stale: false, ever_detected: true, last_detected_at: new Date(NEWEST * 1000).toISOString() })
+  // 31 hours of data: the first sweep warmed the streaming baseline on the 30 before the newest, then scored it (a flagged hour does not teach it).
+  t.deepEqual(s.streaming_baseline, { sample_count: 30, min_samples_required: 8, armed: true })
+  // The flagged newest hour is kept out of the window now; the detector's window is the 30 hours before it.
+  t.deepEqual(s.window_baseline, { verdict: 'used', sample_count: 30, detector_verdict: 'used', detector_sample_count: 30 })
+  t.like(s.rollup, { present: true })
+  t.regex(s.explanation, /Armed: the window baseline \(30 hours\) and the streaming baseline \(30 samples\)\. Last scored hour: .*2400/)
+})
+
+test.serial('diagnostics: every field from real state, the eleven counters by hand, limit and truncation', async (t) => {
+  const { user, key } = await paidUser('starter')
+  await write(key, 'a.short', 'value', [5, 6, 7])
+  await write(key, 'b.zeros', 'count', new Array(20).fill(0))
+  await write(key, 'c.ok', 'value', steady(12, 10))
+  await sweep(app.sql, NOW, OPTS)
+  // Written after the sweep and not rolled up: nothing precomputed.
+  const res = await request(app.url, '/api/v1/points', { bearer: key, json: { points: [{ stat: 'd.new', value: 1 }] } })
+  t.is(res.status, 200)
+  await settle(app)
+
+  const d = await get(key, '/api/v1/anomalies/diagnostics')
+  t.is(d.status, 200)
+  t.deepEqual(d.body.account, { plan: 'starter', anomalies_entitled_by_plan: true, stats_total: 4, stats_reported: 4, truncated: false })
+  t.like(d.body.evaluator, { enabled: true, window: '168h', interval_seconds: 300, interval_source: 'env', stale_after_seconds: 900, never_swept_this_account: false, last_sweep_touching_account_at: NOW.toISOString() })
+  t.truthy(d.body.evaluator.last_sweep_at)
+  const by = Object.fromEntries(d.body.stats.map((s: any) => [s.stat_name, s]))
+  // a.short: 3 hours; the detector's window is the 2 before the newest; the streaming baseline warmed on 2 and took the newest: 3.
+  t.like(by['a.short'], { state: 'skipped', reason: 'short', can_fire: false, ever_evaluated: true, ever_detected: false, last_detected_at: null })
+  t.deepEqual(by['a.short'].window_baseline, { verdict: 'short', sample_count: 3, detector_verdict: 'short', detector_sample_count: 2 })
+  t.deepEqual(by['a.short'].streaming_baseline, { sample_count: 3, min_samples_required: 8, armed: false })
+  t.regex(by['a.short'].explanation, /window has 2 of 8 usable hourly buckets \(short\), and the streaming baseline has 3 of 8 samples/)
+  // b.zeros: a counter of 20 zero hours; the streaming baseline has 20 samples but never saw anything else.
+  t.like(by['b.zeros'], { state: 'skipped', reason: 'no_signal', can_fire: false })
+  t.deepEqual(by['b.zeros'].window_baseline, { verdict: 'no_signal', sample_count: 20, detector_verdict: 'no_signal', detector_sample_count: 19 })
+  t.deepEqual(by['b.zeros'].streaming_baseline, { sample_count: 20, min_samples_required: 8, armed: false })
+  t.like(by['c.ok'], { state: 'evaluated', reason: null, can_fire: true, evaluation_stale: false })
+  t.deepEqual(by['c.ok'].window_baseline, { verdict: 'used', sample_count: 12, detector_verdict: 'used', detector_sample_count: 11 })
+  t.like(by['d.new'], { state: 'skipped', reason: 'no_rollup', can_fire: false, ever_evaluated: false, last_evaluated_at: null, evaluation_stale: null })
+  t.deepEqual(by['d.new'].rollup, { present: false, computed_at: null, refreshed_since_last_evaluation: null })
+  t.deepEqual(d.body.counters, {
+    never_evaluated: 0, evaluated: 1, skipped: 3, skipped_tier: 0, skipped_no_rollup: 1, skipped_stale: 0,
+    window_baseline_used: 1, window_baseline_short: 2, window_baseline_no_signal: 1, can_fire: 1, cannot_fire: 3,
+  })
+  t.true(d.body.omitted.some((o: string) => /fleet-wide/.test(o)))
+
+  const two = await get(key, '/api/v1/anomalies/diagnostics?limit=2')
+  t.deepEqual(two.body.account, { plan: 'starter', anomalies_entitled_by_plan: true, stats_total: 4, stats_reported: 2, truncated: true })
+  t.deepEqual(two.body.stats.map((s: any) => s.stat_name), ['a.short', 'b.zeros'])
+  t.deepEqual(two.body.counters, d.body.counters, 'counters cover every stat, listed or not')
+  t.true(two.body.omitted.some((o: string) => /2 stats are not listed/.test(o)))
+
+  // Another account sees none of it.
+  const other = await paidUser()
+  const mine = await get(other.key, '/api/v1/anomalies/diagnostics')
+  t.is(mine.body.account.stats_total, 0)
+  t.like(mine.body.evaluator, { never_swept_this_account: true, last_sweep_touching_account_at: null })
+  t.is((await get(other.key, '/api/v1/anomalies/diagnostics?stat=c.ok')).status, 404)
+  t.truthy(user)
+})
+
+test.serial('the free plan: every stat says tier, the list is empty with a reason, the back-test is 403 naming the plan', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  await write(key, 'free.spike', 'value', [...steady(30, 10), 500])
+  await sweep(app.sql, NOW, OPTS)
+  const list = await get(key, '/api/v1/anomalies')
+  t.is(list.status, 200)
+  t.deepEqual(list.body.anomalies, [])
+  t.regex(list.body.omitted[0], /free plan does not include anomaly detection/)
+  const bt = await get(key, '/api/v1/anomalies/backtest?stat=free.spike')
+  t.is(bt.status, 403)
+  t.like(bt.body, { status: 403, code: 'plan_lacks_anomaly_detection' })
+  t.regex(bt.body.detail, /free plan does not include anomaly detection/)
+  const d = await get(key, '/api/v1/anomalies/diagnostics')
+  t.like(d.body.account, { plan: 'free', anomalies_entitled_by_plan: false, stats_total: 1 })
+  t.like(d.body.stats[0], { state: 'skipped', reason: 'tier', can_fire: false, evaluation_stale: null })
+  t.like(d.body.counters, { skipped: 1, skipped_tier: 1, can_fire: 0, cannot_fire: 1 })
+})
+
+test.serial('bad input: a clear 400 or 404 with its message, and nothing stored', async (t) => {
+  const { key } = await paidUser()
+  await write(key, 'x', 'value', steady(10, 1))
+  const before = await app.sql`select (select count(*) from anomaly_state)::int as states, (select count(*) from anomalies)::int as incidents`
+  const cases: Array<[string, number, string, string]> = [
+    ['/api/v1/anomalies?limit=0', 400, 'validation_failed', 'query.limit: must be an integer from 1 to 100'],
+    ['/api/v1/anomalies?limit=101', 400, 'validation_failed', 'query.limit: must be an integer from 1 to 100'],
+    ['/api/v1/anomalies?limit=ten', 400, 'validation_failed', 'query.limit: must be an integer from 1 to 100'],
+    ['/api/v1/anomalies?status=firing', 400, 'validation_failed', 'query.status: must be open, closed or all'],
+    ['/api/v1/anomalies?range=2d', 400, 'invalid_range', 'invalid range: must be one of 1h, 6h, 24h, 7d, 30d, 90d, 180d'],
+    ['/api/v1/anomalies?stat=nope', 404, 'stat_not_found', 'stat not found'],
+    ['/api/v1/anomalies/backtest', 400, 'validation_failed', 'query.stat: is required'],
+    ['/api/v1/anomalies/backtest?stat=x&range=1y', 400, 'invalid_range', 'invalid range: must be one of 1h, 6h, 24h, 7d, 30d, 90d, 180d'],
+    ['/api/v1/anomalies/backtest?stat=nope', 404, 'stat_not_found', 'stat not found'],
+    ['/api/v1/anomalies/diagnostics?limit=500', 400, 'validation_failed', 'query.limit: must be an integer from 1 to 100'],
+    ['/api/v1/anomalies/diagnostics?stat=nope', 404, 'stat_not_found', 'stat not found'],
+  ]
+  for (const [path, status, code, detail] of cases) {
+    const res = await get(key, path)
+    t.is(res.status, status, path)
+    t.like(res.body, { status, code, detail }, path)
+    t.regex(res.headers.get('content-type') ?? '', /application\/problem\+json/)
+  }
+  for (const path of ['/api/v1/anomalies', '/api/v1/anomalies/backtest?stat=x', '/api/v1/anomalies/diagnostics']) {
+    t.is((await request(app.url, path)).status, 401, path)
+    t.is((await request(app.url, `${path}${path.includes('?') ? '&' : '?'}ukey=${key}`)).status, 401, 'a key in the query string does not authenticate')
+  }
+  const after = await app.sql`select (select count(*) from anomaly_state)::int as states, (select count(*) from anomalies)::int as incidents`
+  t.deepEqual([...after], [...before])
+})
+
+test.serial('the OpenAPI document lists the three routes with their parameters', async (t) => {
+  const doc = (await request(app.url, '/api/v1/openapi.json')).body
+  for (const p of ['/api/v1/anomalies', '/api/v1/anomalies/backtest', '/api/v1/anomalies/diagnostics']) t.truthy(doc.paths[p]?.get, p)
+  t.deepEqual(doc.paths['/api/v1/anomalies'].get.parameters.map((x: any) => x.name).sort(), ['limit', 'range', 'stat', 'status'])
+  t.truthy(doc.paths['/api/v1/anomalies/backtest'].get.responses['403'])
+})
