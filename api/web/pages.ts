@@ -28,7 +28,7 @@ function securityHeaders(ctx: Ctx): void {
 }
 
 const NAV: Array<[string, string, Page[]]> = [
-  ['/stats', 'Stats', ['stats', 'stat']], ['/alerts', 'Alerts', ['alerts']], ['/ask', 'Ask', ['ask']], ['/keys', 'API keys', ['keys']], ['/account', 'Account', ['account']],
+  ['/stats', 'Stats', ['stats', 'stat']], ['/alerts', 'Alerts', ['alerts']], ['/ask', 'Ask', ['ask']], ['/billing', 'Billing', ['billing']], ['/keys', 'API keys', ['keys']], ['/account', 'Account', ['account']],
 ]
 
 interface ShellOptions {
@@ -94,7 +94,11 @@ function statPage(ctx: Ctx): Pick<ShellOptions, 'data' | 'preload'> {
 const param = (ctx: Ctx, name: string) => (ctx as unknown as { params: Record<string, string> }).params[name]
 
 export function webRoutes(router: Router<AppState, AppContext>): void {
-  router.get('/', async (ctx) => ctx.redirect((await sessionOf(ctx)) ? '/stats' : '/signin'))
+  // The payment provider sends people back to /?billing=updated|cancelled: that belongs on the billing page.
+  router.get('/', async (ctx) => {
+    const back = ctx.query.billing === 'updated' || ctx.query.billing === 'cancelled' ? `/billing?billing=${ctx.query.billing}` : '/stats'
+    ctx.redirect((await sessionOf(ctx)) ? back : '/signin')
+  })
   for (const path of ['/signin', '/signup']) {
     router.get(path, async (ctx) => {
       if (await sessionOf(ctx)) return ctx.redirect('/stats')
@@ -105,6 +109,7 @@ export function webRoutes(router: Router<AppState, AppContext>): void {
   router.get('/stats/:name', signedIn('stat', (ctx) => param(ctx, 'name'), statPage))
   router.get('/alerts', signedIn('alerts', () => 'Alerts'))
   router.get('/ask', signedIn('ask', () => 'Ask'))
+  router.get('/billing', signedIn('billing', () => 'Billing'))
   router.get('/keys', signedIn('keys', () => 'API keys'))
   router.get('/account', signedIn('account', () => 'Account'))
   router.get('/assets/:file', async (ctx) => {

@@ -54,7 +54,7 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
 }
 
 export function Badge({ state }: { state: string }) {
-  const words: Record<string, string> = { ok: 'OK', firing: 'Firing', pending_confirmation: 'Pending confirmation', queued: 'Queued', delivered: 'Delivered', failed: 'Failed' }
+  const words: Record<string, string> = { ok: 'OK', firing: 'Firing', pending_confirmation: 'Pending confirmation', paused: 'Paused', queued: 'Queued', delivered: 'Delivered', failed: 'Failed' }
   return html`<span class=${`badge ${state}`}>${words[state] ?? state}</span>`
 }
 
