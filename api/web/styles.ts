@@ -50,7 +50,7 @@ th{font-size:.8rem;text-transform:uppercase;letter-spacing:.03em;color:var(--mut
 iframe.embed{width:100%;max-width:640px;height:280px;border:1px solid var(--line);border-radius:var(--radius)}
 details{margin:.4rem 0}summary{cursor:pointer;color:var(--accent)}
 dialog{border:1px solid var(--line);border-radius:var(--radius);max-width:32rem;padding:1.2rem}dialog::backdrop{background:rgba(0,0,0,.35)}
-.answer{font-size:1.2rem;margin:.3rem 0 .8rem}.verifier{border-top:1px solid var(--line);padding-top:.5rem}.suggest{margin:.5rem 0}.suggest .card{margin:.5rem 0}.filter{max-width:20rem}.row-title{font-weight:600;overflow-wrap:anywhere}
+.answer{font-size:1.2rem;margin:.3rem 0 .8rem}.verifier{border-top:1px solid var(--line);padding-top:.5rem}.suggest{margin:.5rem 0}.suggest .card{margin:.5rem 0}progress{width:100%;max-width:32rem;height:1rem}.filter{max-width:20rem}.row-title{font-weight:600;overflow-wrap:anywhere}
 fieldset{border:1px solid var(--line);border-radius:var(--radius);margin:.8rem 0;padding:.3rem .9rem .9rem}legend{font-weight:600;padding:0 .3rem}
 .grid2{display:grid;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr));gap:0 1rem}
 label.inline{display:inline-flex;align-items:center;gap:.35rem;font-weight:500;margin:0 .8rem 0 0}input[type=radio],input[type=checkbox]{width:auto}

@@ -11,14 +11,16 @@ export class ApiError extends Error {
   }
 }
 
-export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+/** A JSON body, or a file sent as it is with its own content type. */
+export async function api<T = any>(method: string, path: string, body?: unknown, contentType?: string): Promise<T> {
   // No Accept header: a GET must look like the shell's <link rel=preload> of it to be served from it.
   const headers: Record<string, string> = {}
-  if (body !== undefined) headers['content-type'] = 'application/json'
+  const raw = body instanceof Blob
+  if (body !== undefined) headers['content-type'] = raw ? (contentType ?? 'application/octet-stream') : 'application/json'
   if (method !== 'GET' && pageData.csrf) headers['x-service-csrf'] = pageData.csrf
   let res: Response
   try {
-    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' })
+    res = await fetch(path, { method, headers, body: body === undefined ? undefined : raw ? body : JSON.stringify(body), credentials: 'same-origin' })
   } catch {
     throw new ApiError(0, 'The service could not be reached. Check your connection; this page retries by itself.')
   }
