@@ -22,6 +22,8 @@ import { legacyRoutes } from './routes/legacy.js'
 import { queryRoutes } from './routes/query.js'
 import { statRoutes } from './routes/stats.js'
 import { writeRoutes } from './routes/writes.js'
+import { usageRoutes } from './routes/usage.js'
+import { webRoutes } from './web/pages.js'
 import { billingRoutes } from './routes/billing.js'
 import { anomalyRoutes } from './routes/anomalies.js'
 
@@ -41,6 +43,7 @@ export function createRoutes(): Routes {
   dashboardRoutes(routes)
   alertRoutes(routes)
   queryRoutes(routes)
+  usageRoutes(routes)
   analyticsRoutes(routes)
   billingRoutes(routes)
   importRoutes(routes)
@@ -55,6 +58,7 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContext> {
   app.on('error', (err, ctx) => deps.log.warn('response error', { request_id: ctx?.state?.requestId, error: err }))
 
   const routes = createRoutes()
+  webRoutes(routes.router) // the pages: HTML, not in the API reference
 
   app.use(securityHeaders())
   app.use(edgeBlock(deps.config.edgeBlockedUserAgents)) // before everything else, as the edge would

@@ -4,7 +4,7 @@ import type { Bucket } from '../shared/stats/read.js'
 import type { Stat } from '../shared/stats/repo.js'
 import type { Window } from '../shared/stats/ranges.js'
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+export const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
 function fmt(n: number): string {
   if (!Number.isFinite(n)) return String(n)

@@ -2,8 +2,8 @@
 import { z } from 'zod'
 import { invalid, notFound } from '../../shared/errors.js'
 import { confirmEmail } from '../../shared/alerts/mail.js'
-import { alertJson, listAlerts } from '../../shared/alerts/repo.js'
-import { AlertList, CreateAlertBody, CreatedAlert } from '../../shared/alerts/schema.js'
+import { alertJson, deliveryJson, listAlerts, listDeliveries } from '../../shared/alerts/repo.js'
+import { AlertList, CreateAlertBody, CreatedAlert, DeliveryList } from '../../shared/alerts/schema.js'
 import { createAlert, removeAlert } from '../../shared/alerts/service.js'
 import type { Sql } from '../../shared/db.js'
 import { closestStatName } from '../../shared/stats/closest.js'
@@ -36,6 +36,14 @@ export function alertRoutes(routes: Routes): void {
       responses: { 200: { description: 'Alerts', schema: AlertList } } },
     async (ctx) => {
       ctx.body = { alerts: (await listAlerts(ctx.deps.sql, accountOf(ctx).id)).map(alertJson) }
+    })
+    .add({ ...common, method: 'get', path: '/api/v1/alerts/:id/deliveries', summary: 'The alert\'s 20 most recent deliveries (fired or resolved), newest first',
+      responses: { 200: { description: 'Deliveries', schema: DeliveryList } } },
+    async (ctx, { params }) => {
+      if (!z.uuid().safeParse(params.id).success) throw invalid('invalid_id', 'alert id must be a UUID')
+      const rows = await listDeliveries(ctx.deps.sql, accountOf(ctx).id, params.id, 20)
+      if (!rows) throw notFound('alert', 'alert_not_found')
+      ctx.body = { deliveries: rows.map(deliveryJson) }
     })
     .add({ ...common, method: 'delete', path: '/api/v1/alerts/:id', summary: 'Delete an alert; its queued deliveries are dropped and no resolve is sent',
       responses: { 204: { description: 'Deleted' } } },

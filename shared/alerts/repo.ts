@@ -116,3 +116,30 @@ export async function recordAttemptFailure(sql: Sql, id: string, error: string, 
     if (d && final) await tx`update alerts set last_delivery_error = ${error}, last_delivery_failed_at = now() where id = ${d.alert_id}`
   })
 }
+
+export interface DeliveryRow {
+  id: string
+  event: 'fired' | 'resolved'
+  status: 'queued' | 'delivered' | 'failed'
+  attempts: number
+  last_error: string | null
+  observed_value: number | null
+  created_at: Date
+  delivered_at: Date | null
+}
+
+/** The alert's most recent deliveries, newest first; null when the account holds no such alert. */
+export async function listDeliveries(sql: Db, accountId: string, alertId: string, limit: number): Promise<DeliveryRow[] | null> {
+  const [alert] = await sql`select 1 from alerts where id = ${alertId} and account_id = ${accountId}`
+  if (!alert) return null
+  return sql<DeliveryRow[]>`
+    select id, event, status, attempts, last_error, (payload->>'observed_value')::float8 as observed_value, created_at, delivered_at
+    from alert_deliveries where alert_id = ${alertId} order by created_at desc limit ${limit}`
+}
+
+export function deliveryJson(d: DeliveryRow) {
+  return {
+    id: d.id, event: d.event, status: d.status, attempts: d.attempts, last_error: d.last_error, observed_value: d.observed_value,
+    created_at: d.created_at.toISOString(), delivered_at: d.delivered_at?.toISOString() ?? null,
+  }
+}

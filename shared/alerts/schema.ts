@@ -73,3 +73,12 @@ export const DeliveryPayload = z
   })
   .meta({ id: 'AlertDelivery' })
 export type DeliveryPayload = z.infer<typeof DeliveryPayload>
+
+export const DeliveryList = z
+  .object({
+    deliveries: z.array(z.object({
+      id: z.string(), event: z.enum(['fired', 'resolved']), status: z.enum(['queued', 'delivered', 'failed']), attempts: z.number().int(),
+      last_error: z.string().nullable(), observed_value: z.number().nullable(), created_at: z.iso.datetime(), delivered_at: z.iso.datetime().nullable(),
+    })),
+  })
+  .meta({ id: 'AlertDeliveryList' })

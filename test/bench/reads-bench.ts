@@ -258,7 +258,7 @@ export async function buildRollups(sql: Sql, ids: string[]): Promise<void> {
     on conflict (stat_id) do update set refreshed_at = excluded.refreshed_at`
 }
 
-async function insertStats(sql: Sql, accountId: string, stats: Array<{ name: string; kind: 'counter' | 'gauge' }>): Promise<string[]> {
+export async function insertStats(sql: Sql, accountId: string, stats: Array<{ name: string; kind: 'counter' | 'gauge' }>): Promise<string[]> {
   const rows = await sql<{ id: string; name: string }[]>`
     insert into stats (account_id, name, kind)
     select ${accountId}::uuid, n, k from unnest(${stats.map((s) => s.name)}::text[], ${stats.map((s) => s.kind)}::text[]) as u(n, k)

@@ -1,0 +1,60 @@
+// The stat chart: uPlot with this period solid and the previous period,
+// shifted onto the same time axis, dashed. Buckets are laid on one dense grid
+// so both series line up; an empty counter bucket is 0, an empty gauge
+// bucket a gap (nothing was measured).
+import uPlot from 'uplot'
+import { num } from './format.js'
+
+export interface Bucket { t: number; value: number; n: number; min?: number; max?: number }
+export interface Band { t: number; lo: number; hi: number; flagged?: boolean }
+
+export interface ChartInput {
+  kind: 'counter' | 'gauge'
+  from: number
+  to: number
+  bucket: number
+  current: Bucket[]
+  /** Previous period's buckets with their own timestamps; drawn shifted forward by `shift` seconds. */
+  previous: Bucket[]
+  shift: number
+}
+
+export function chartData(c: ChartInput): uPlot.AlignedData {
+  const xs: number[] = []
+  for (let t = c.from; t < c.to; t += c.bucket) xs.push(t)
+  const fill = c.kind === 'counter' ? 0 : null
+  const series = (points: Bucket[], offset: number) => {
+    const byT = new Map(points.map((p) => [p.t + offset, p.value]))
+    return xs.map((t) => byT.get(t) ?? fill)
+  }
+  return [xs, series(c.current, 0), series(c.previous, c.shift)]
+}
+
+export function drawChart(el: HTMLElement, c: ChartInput, label: string): uPlot {
+  const width = Math.max(280, el.clientWidth)
+  const height = width < 500 ? 240 : 320
+  const opts: uPlot.Options = {
+    width, height, title: undefined,
+    scales: { x: { time: true } },
+    axes: [{}, { values: (_u, ticks) => ticks.map((v) => num(v)), size: 60 }],
+    series: [
+      { label: 'Time' },
+      { label: `${label} (this period)`, stroke: '#1d4ed8', width: 2, spanGaps: c.kind === 'gauge', value: (_u, v) => (v == null ? '—' : num(v)), points: { size: 5 } },
+      { label: 'Previous period', stroke: '#8a94a3', width: 1.5, dash: [6, 5], spanGaps: c.kind === 'gauge', value: (_u, v) => (v == null ? '—' : num(v)), points: { size: 5 } },
+    ],
+    cursor: { drag: { x: false, y: false } },
+    // When this page first drew a chart, in ms since navigation (the UI bench reads it).
+    hooks: { draw: [() => { el.dataset.drawnAt ??= String(Math.round(performance.now())) }] },
+  }
+  return new uPlot(opts, chartData(c), el)
+}
+
+/** Keeps the chart as wide as its container (375 px phones to 1440 px screens). */
+export function followWidth(el: HTMLElement, plot: uPlot): () => void {
+  const ro = new ResizeObserver(() => {
+    const w = Math.max(280, el.clientWidth)
+    if (Math.abs(w - plot.width) > 2) plot.setSize({ width: w, height: w < 500 ? 240 : 320 })
+  })
+  ro.observe(el)
+  return () => ro.disconnect()
+}

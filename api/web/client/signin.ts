@@ -1,0 +1,52 @@
+// Sign in and create an account (decisions.md section 2): one form, two modes.
+import { api, fieldErrors, pageData } from './lib/api.js'
+import { ErrorNotice, Field, html, mount, useState } from './lib/ui.js'
+
+/** Only same-site paths are followed after sign-in (no open redirect through ?next=). */
+function nextPath(): string {
+  const next = new URLSearchParams(location.search).get('next') ?? ''
+  return /^\/(?!\/)[^\\]*$/.test(next) ? next : '/stats'
+}
+
+function SignIn() {
+  const signup = pageData.mode === 'signup'
+  const [email, setEmail] = useState('')
+  const [password, setPassword] = useState('')
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+  const fields = fieldErrors(error)
+
+  const submit = async (e: Event) => {
+    e.preventDefault()
+    setBusy(true)
+    setError(null)
+    try {
+      await api('POST', signup ? '/api/v1/auth/signup' : '/api/v1/auth/login', { email, password })
+      location.assign(signup ? '/keys?welcome=1' : nextPath())
+    } catch (err) {
+      setError(err)
+      setBusy(false)
+    }
+  }
+  const next = new URLSearchParams(location.search).get('next')
+  const other = signup ? `/signin${next ? `?next=${encodeURIComponent(next)}` : ''}` : `/signup${next ? `?next=${encodeURIComponent(next)}` : ''}`
+  return html`<div class="narrow">
+    <h1>${signup ? 'Create your account' : 'Sign in'}</h1>
+    <p class="muted">${signup ? 'Free plan: 10 stats, 100,000 points a day, no card.' : 'Charts, alerts and keys for your stats.'}</p>
+    <form onSubmit=${submit} noValidate>
+      <${Field} id="email" label="E-mail" error=${fields['email']}>
+        <input id="email" type="email" autocomplete="email" required value=${email} onInput=${(e: any) => setEmail(e.currentTarget.value)}
+          aria-invalid=${fields['email'] ? 'true' : undefined} />
+      <//>
+      <${Field} id="password" label="Password" hint=${signup ? 'At least 10 characters.' : undefined} error=${fields['password']}>
+        <input id="password" type="password" autocomplete=${signup ? 'new-password' : 'current-password'} required minLength=${signup ? 10 : undefined}
+          value=${password} onInput=${(e: any) => setPassword(e.currentTarget.value)} aria-invalid=${fields['password'] ? 'true' : undefined} />
+      <//>
+      ${Object.keys(fields).length ? null : html`<${ErrorNotice} error=${error} />`}
+      <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Please wait…' : signup ? 'Create account' : 'Sign in'}</button></div>
+    </form>
+    <p>${signup ? 'Already have an account? ' : 'New here? '}<a href=${other}>${signup ? 'Sign in' : 'Create an account'}</a></p>
+  </div>`
+}
+
+mount(SignIn)

@@ -1,0 +1,241 @@
+// One stat: range buttons (decisions.md section 6), the chart with the
+// previous period dashed, a summary (this period, previous, difference, %),
+// the description, share and embed, export, its alerts, and delete.
+import { RANGE_NAMES, RANGES as RANGE_TABLE, type RangeName } from '../../../shared/stats/ranges.js'
+import { api, ApiError, fieldErrors, pageData, statPath } from './lib/api.js'
+import { drawChart, followWidth, type Bucket } from './lib/chart.js'
+import { age, full, num, pct, when } from './lib/format.js'
+import { usePoll } from './lib/poll.js'
+import { Badge, CopyButton, ErrorNotice, Field, html, Loading, mount, useLayoutEffect, useRef, useState } from './lib/ui.js'
+
+// The server's own table of ranges and buckets (bundled: it imports nothing but the error constructors).
+const RANGES = RANGE_NAMES
+const SECONDS = (r: string) => RANGE_TABLE[r as RangeName].seconds
+const BUCKET = (r: string) => RANGE_TABLE[r as RangeName].bucket
+const EMBED_RANGES = ['1h', '6h', '24h', '7d', '30d']
+const name = pageData.stat ?? ''
+
+interface Stat { id: string; name: string; kind: 'counter' | 'gauge'; description: string | null; created_at: string }
+interface Detail { stat: Stat; range: { requested_range: string; from: string; to: string; bucket_seconds: number; retention_days?: number; range_clamped_by_retention?: boolean }; points: Bucket[] }
+interface Alert { id: string; stat_name: string; condition_type: string; threshold: number; window_minutes: number; channel: string; state: string; last_value: number | null }
+
+function aggregate(kind: Stat['kind'], pts: Bucket[]) {
+  const n = pts.reduce((s, p) => s + p.n, 0)
+  if (kind === 'counter') return { value: pts.reduce((s, p) => s + p.value, 0), n }
+  return { value: n ? pts.reduce((s, p) => s + p.value * p.n, 0) / n : null, n }
+}
+
+function Summary({ kind, cur, prev }: { kind: Stat['kind']; cur: Bucket[]; prev: Bucket[] }) {
+  const a = aggregate(kind, cur), b = aggregate(kind, prev)
+  const diff = a.value !== null && b.value !== null ? a.value - b.value : null
+  const word = kind === 'counter' ? 'Total' : 'Average'
+  const cls = diff === null || diff === 0 ? '' : diff > 0 ? 'up' : 'down'
+  return html`<dl class="summary" aria-label="Summary">
+    <div><dt>${word}, this period</dt><dd title=${a.value === null ? '' : full(a.value)}>${num(a.value)}</dd></div>
+    <div><dt>${word}, previous period</dt><dd title=${b.value === null ? '' : full(b.value)}>${num(b.value)}</dd></div>
+    <div><dt>Difference</dt><dd class=${cls}>${diff === null ? '—' : `${diff > 0 ? '+' : ''}${num(diff)}`}</dd></div>
+    <div><dt>Change</dt><dd class=${cls}>${a.value === null || b.value === null ? '—' : pct(a.value, b.value)}</dd></div>
+    <div><dt>Observations</dt><dd>${a.n.toLocaleString('en-US')}</dd></div>
+  </dl>`
+}
+
+function Chart({ detail, prev }: { detail: Detail; prev: Bucket[] }) {
+  const ref = useRef<HTMLDivElement>(null)
+  // Drawn as soon as the element exists, not an animation frame later.
+  useLayoutEffect(() => {
+    const el = ref.current!
+    const from = Date.parse(detail.range.from) / 1000
+    const plot = drawChart(el, {
+      kind: detail.stat.kind, from, to: Date.parse(detail.range.to) / 1000, bucket: detail.range.bucket_seconds,
+      current: detail.points, previous: prev, shift: SECONDS(detail.range.requested_range),
+    }, detail.stat.name)
+    const stop = followWidth(el, plot)
+    el.dataset.drawn = String(detail.points.length) // buckets drawn (the browser tests wait for it)
+    return () => { stop(); plot.destroy() }
+  }, [detail, prev])
+  return html`<div class="chart" ref=${ref} role="img" aria-label=${`Chart of ${detail.stat.name}: this period solid, previous period dashed`}></div>`
+}
+
+function Description({ stat, onSaved }: { stat: Stat; onSaved: (s: Stat) => void }) {
+  const [editing, setEditing] = useState(false)
+  const [text, setText] = useState(stat.description ?? '')
+  const [error, setError] = useState<unknown>(null)
+  const save = async (e: Event) => {
+    e.preventDefault()
+    setError(null)
+    try {
+      const res = await api<{ stat: Stat }>('PATCH', statPath(stat.name), { description: text.trim() === '' ? null : text })
+      onSaved(res.stat)
+      setEditing(false)
+    } catch (err) {
+      setError(err)
+    }
+  }
+  if (!editing) {
+    return html`<p>${stat.description ? stat.description : html`<span class="muted">No description.</span>`}${' '}
+      <button type="button" class="link" onClick=${() => { setText(stat.description ?? ''); setEditing(true) }}>${stat.description ? 'Edit description' : 'Add a description'}</button></p>`
+  }
+  const fields = fieldErrors(error)
+  return html`<form onSubmit=${save}>
+    <${Field} id="description" label="Description" hint=${`At most 500 characters (${text.length} now). Leave empty to clear it.`} error=${fields['description']}>
+      <textarea id="description" value=${text} onInput=${(e: any) => setText(e.currentTarget.value)} aria-invalid=${fields['description'] ? 'true' : undefined}></textarea>
+    <//>
+    ${fields['description'] ? null : html`<${ErrorNotice} error=${error} />`}
+    <div class="actions"><button type="submit">Save description</button><button type="button" class="secondary" onClick=${() => setEditing(false)}>Cancel</button></div>
+  </form>`
+}
+
+function Share({ stat }: { stat: Stat }) {
+  const [share, setShare] = useState<{ token: string; embed_url: string } | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  const [notice, setNotice] = useState('')
+  const [range, setRange] = useState('24h')
+  const rotate = async () => {
+    setError(null)
+    if (share && !confirm('Rotate the share token? Pages embedding the current link stop showing the chart until you give them the new one.')) return
+    try {
+      setShare((await api<{ share: { token: string; embed_url: string } }>('POST', `${statPath(stat.name)}/share`)).share)
+      setNotice(share ? 'New token issued; the old link no longer works.' : '')
+    } catch (err) {
+      setError(err)
+    }
+  }
+  const revoke = async () => {
+    setError(null)
+    if (!confirm('Revoke public sharing? Every embed of this stat stops showing the chart at once.')) return
+    try {
+      await api('DELETE', `${statPath(stat.name)}/share`)
+      setShare(null)
+      setNotice('Sharing revoked: the embed link no longer works.')
+    } catch (err) {
+      setError(err)
+    }
+  }
+  const url = share ? `${share.embed_url}&range=${range}` : ''
+  const snippet = share ? `<iframe src="${url}" width="600" height="280" style="border:0" title="${stat.name.replace(/"/g, '&quot;')}"></iframe>` : ''
+  return html`<section aria-labelledby="share-title"><h2 id="share-title">Share and embed</h2>
+    <p class="muted small">A share token lets anyone with the link see this stat's chart (nothing else). The token is shown when it is created; rotating it ends the old link.</p>
+    <${ErrorNotice} error=${error} />
+    ${notice ? html`<div class="notice ok" role="status">${notice}</div>` : null}
+    <div class="actions"><button type="button" class="secondary" onClick=${rotate}>${share ? 'Rotate the token' : 'Create a share link'}</button>
+      <button type="button" class="secondary" onClick=${revoke}>Revoke sharing</button></div>
+    ${share ? html`<div class="card">
+      <label for="embed-range">Embed range</label>
+      <select id="embed-range" value=${range} onChange=${(e: any) => setRange(e.currentTarget.value)}>${EMBED_RANGES.map((r) => html`<option value=${r}>${r}</option>`)}</select>
+      <h3>Link</h3><pre data-testid="embed-url">${url}</pre>
+      <h3>Iframe snippet</h3><pre data-testid="snippet">${snippet}</pre>
+      <div class="actions"><${CopyButton} text=${snippet} label="Copy snippet" /><${CopyButton} text=${url} label="Copy link" /></div>
+      <h3>Preview</h3><iframe class="embed" src=${url} title=${`Embed preview of ${stat.name}`}></iframe></div>` : null}
+  </section>`
+}
+
+function StatAlerts({ stat }: { stat: Stat }) {
+  const [alerts, setAlerts] = useState<Alert[] | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  usePoll(async () => {
+    try {
+      setAlerts((await api<{ alerts: Alert[] }>('GET', '/api/v1/alerts')).alerts.filter((a) => a.stat_name === stat.name))
+      setError(null)
+    } catch (err) {
+      setError(err)
+    }
+  }, [stat.name])
+  const create = `/alerts?stat=${encodeURIComponent(stat.name)}#create`
+  return html`<section aria-labelledby="alerts-title"><h2 id="alerts-title">Alerts on this stat</h2>
+    <${ErrorNotice} error=${error} />
+    ${alerts === null ? (error ? null : html`<${Loading} />`) : alerts.length === 0
+      ? html`<p class="muted">No alert watches this stat. <a href=${create}>Create one</a>.</p>`
+      : html`<ul>${alerts.map((a) => html`<li key=${a.id}><${Badge} state=${a.state} /> ${a.condition_type.replace('_', ' ')} ${a.condition_type === 'heartbeat' || a.condition_type === 'missing_data' ? `${a.window_minutes} min` : num(a.threshold)} → ${a.channel}
+          ${a.last_value !== null ? html` <span class="muted small">(last value ${num(a.last_value)})</span>` : null}</li>`)}</ul>
+        <p><a href="/alerts">Manage alerts</a> · <a href=${create}>Create another</a></p>`}
+  </section>`
+}
+
+function Delete({ stat }: { stat: Stat }) {
+  const ref = useRef<HTMLDialogElement>(null)
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+  const del = async () => {
+    setBusy(true)
+    try {
+      await api('DELETE', statPath(stat.name))
+      location.assign(`/stats?deleted=${encodeURIComponent(stat.name)}`)
+    } catch (err) {
+      setError(err)
+      setBusy(false)
+    }
+  }
+  return html`<section aria-labelledby="delete-title"><h2 id="delete-title">Delete</h2>
+    <button type="button" class="danger" onClick=${() => ref.current?.showModal()}>Delete this stat…</button>
+    <dialog ref=${ref} aria-labelledby="delete-dialog-title">
+      <h2 id="delete-dialog-title">Delete “${stat.name}”?</h2>
+      <p>This removes the stat and <strong>every point recorded since ${when(stat.created_at)}</strong>, and ends its share link. It cannot be undone.</p>
+      <p class="muted small">Alerts that name this stat stay (they watch a name). A later write under the same name creates a new, empty stat.</p>
+      <${ErrorNotice} error=${error} />
+      <div class="actions"><button type="button" class="danger" disabled=${busy} onClick=${del}>Delete ${stat.name} and its points</button>
+        <button type="button" class="secondary" onClick=${() => ref.current?.close()} autofocus>Keep it</button></div>
+    </dialog></section>`
+}
+
+const asked = new URLSearchParams(location.search).get('range')
+const initialRange: string = RANGES.includes(asked as never) ? asked! : '24h'
+/** The first read of the initial range uses the window start the server preloaded it with. */
+let ticked = false
+
+function StatPage() {
+  const [range, setRange] = useState<string>(initialRange)
+  const [detail, setDetail] = useState<Detail | null>(null)
+  const [prev, setPrev] = useState<Bucket[]>([])
+  const [error, setError] = useState<unknown>(null)
+  const [stat, setStat] = useState<Stat | null>(null)
+
+  usePoll(async () => {
+    const previous = (fromMs: number) => api<Detail>('GET', `${statPath(name)}?from=${new Date(fromMs - SECONDS(range) * 1000).toISOString()}&to=${new Date(fromMs).toISOString()}`)
+    try {
+      // Both periods at once: the window's start is where the server will put it (aligned down to its bucket);
+      // should the clocks disagree across a bucket edge, the previous period is asked again for the server's start.
+      const fromServer = !ticked && range === initialRange && pageData.windowFrom ? Number(pageData.windowFrom) : NaN
+      ticked = true
+      const guess = fromServer || Math.floor((Date.now() / 1000 - SECONDS(range)) / BUCKET(range)) * BUCKET(range) * 1000
+      const [d, p0] = await Promise.all([api<Detail>('GET', `${statPath(name)}?range=${range}`), previous(guess)])
+      const from = Date.parse(d.range.from)
+      const p = from === guess ? p0 : await previous(from)
+      setDetail(d)
+      setPrev(p.points)
+      setStat((s) => s ?? d.stat)
+      setError(null)
+    } catch (err) {
+      setError(err)
+    }
+  }, [range])
+
+  const pick = (r: string) => {
+    setRange(r)
+    const u = new URL(location.href)
+    u.searchParams.set('range', r)
+    history.replaceState(null, '', u)
+  }
+
+  if (error instanceof ApiError && error.status === 404) {
+    return html`<h1>${name}</h1><${ErrorNotice} error=${error} /><p>It may have been deleted, or never received a point. <a href="/stats">Back to your stats</a>.</p>`
+  }
+  const s = stat ?? detail?.stat
+  const exportHref = (format: string) => `${statPath(name)}/export?format=${format}&range=${range}`
+  return html`<p class="small"><a href="/stats">← Stats</a></p>
+    <h1>${name} ${s ? html`<span class="kind">${s.kind}</span>` : null}</h1>
+    ${s ? html`<${Description} stat=${s} onSaved=${setStat} />` : null}
+    <div class="ranges" role="group" aria-label="Range">${RANGES.map((r) => html`<button type="button" aria-pressed=${r === range ? 'true' : 'false'} onClick=${() => pick(r)}>${r}</button>`)}</div>
+    <${ErrorNotice} error=${error} />
+    ${detail === null ? (error ? null : html`<${Loading} what="Loading the chart…" />`) : html`
+      ${detail.range.range_clamped_by_retention ? html`<div class="notice info">Your plan keeps ${detail.range.retention_days} days of history: this chart starts ${when(detail.range.from)}. <a href="/account">Plan limits</a></div>` : null}
+      ${detail.points.length === 0 ? html`<div class="notice info">No points in the last ${range}. Pick a longer range, or send one.</div>` : null}
+      <${Chart} detail=${detail} prev=${prev} />
+      <p class="small muted">Buckets of ${detail.range.bucket_seconds >= 3600 ? `${detail.range.bucket_seconds / 3600} h` : `${detail.range.bucket_seconds / 60} min`}, ${detail.stat.kind === 'counter' ? 'summed' : 'averaged'}; dashed: the ${range} before, shifted to line up. Updated ${age(detail.range.to)}.</p>
+      <${Summary} kind=${detail.stat.kind} cur=${detail.points} prev=${prev} />`}
+    <section aria-labelledby="export-title"><h2 id="export-title">Export</h2>
+      <p class="muted small">Raw observations of the last ${range}, within your plan's retention.</p>
+      <div class="actions"><a class="button secondary" href=${exportHref('csv')} download>Download CSV</a><a class="button secondary" href=${exportHref('json')} download>Download JSON</a></div></section>
+    ${s ? html`<${StatAlerts} stat=${s} /><${Share} stat=${s} /><${Delete} stat=${s} />` : null}`
+}
+
+mount(StatPage)

@@ -1,0 +1,130 @@
+// The web app's pages: HTML shells rendered here, each loading one bundled
+// module that talks to the v1 JSON API with the session cookie and
+// X-Service-CSRF (no second set of HTML endpoints). Shells need a session,
+// except sign-in and sign-up; without one they redirect to /signin.
+import type Router from '@koa/router'
+import { resolveSession, SESSION_COOKIE } from '../../shared/auth/sessions.js'
+import type { Account } from '../../shared/accounts/repo.js'
+import { RANGE_NAMES, RANGES, resolveWindow, type RangeName } from '../../shared/stats/ranges.js'
+import { baseUrl, type AppContext, type AppState, type Ctx } from '../context.js'
+import { esc } from '../embed-page.js'
+import { assets, type Page } from './assets.js'
+
+/** No inline script or style anywhere; the embed preview is our own page; nothing may frame the app. */
+export const APP_CSP = [
+  "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "connect-src 'self'",
+  "frame-src 'self'", "form-action 'self'", "base-uri 'none'", "frame-ancestors 'none'",
+].join('; ')
+
+function securityHeaders(ctx: Ctx): void {
+  ctx.set('Content-Security-Policy', APP_CSP)
+  ctx.set('X-Content-Type-Options', 'nosniff')
+  ctx.set('X-Frame-Options', 'DENY')
+  ctx.set('Referrer-Policy', 'same-origin')
+  ctx.set('Cross-Origin-Opener-Policy', 'same-origin')
+  ctx.set('Cross-Origin-Resource-Policy', 'same-origin')
+  ctx.set('Permissions-Policy', 'camera=(), microphone=(), geolocation=(), payment=()')
+  if (ctx.deps.config.env === 'production') ctx.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains')
+}
+
+const NAV: Array<[string, string, Page[]]> = [
+  ['/stats', 'Stats', ['stats', 'stat']], ['/alerts', 'Alerts', ['alerts']], ['/ask', 'Ask', ['ask']], ['/import', 'Import', ['import']], ['/billing', 'Billing', ['billing']], ['/keys', 'API keys', ['keys']], ['/account', 'Account', ['account']],
+]
+
+interface ShellOptions {
+  page: Page
+  title: string
+  account?: Account
+  csrf?: string
+  /** Extra data-* attributes for the page's module (already plain strings). */
+  data?: Record<string, string>
+  /** API reads the module will make first: fetched while the module loads (the module asks for the same URLs). */
+  preload?: string[]
+}
+
+async function shell(ctx: Ctx, o: ShellOptions): Promise<void> {
+  const a = await assets()
+  const data = { base: baseUrl(ctx), ...(o.csrf ? { csrf: o.csrf } : {}), ...(o.account ? { plan: o.account.plan, email: o.account.email } : {}), ...o.data }
+  const attrs = Object.entries(data).map(([k, v]) => ` data-${k}="${esc(v)}"`).join('')
+  const nav = o.account
+    ? `<nav aria-label="Main">${NAV.map(([href, label, pages]) => `<a href="${href}"${pages.includes(o.page) ? ' aria-current="page"' : ''}>${label}</a>`).join('')}<a href="/docs">API reference</a></nav>
+<span class="who">${esc(o.account.email)} · ${esc(o.account.plan)} plan</span>`
+    : ''
+  securityHeaders(ctx)
+  ctx.set('Cache-Control', 'no-store') // the shell carries the session's CSRF token
+  ctx.type = 'html'
+  ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${esc(o.title)} · Metrics</title><link rel="icon" href="${a.icon}" type="image/svg+xml"><link rel="stylesheet" href="${a.css}">${(o.preload ?? []).map((u) => `<link rel="preload" as="fetch" crossorigin="anonymous" href="${esc(u)}">`).join('')}<script type="module" src="${a.script[o.page]}"></script></head>
+<body${attrs}><header class="top"><a class="brand" href="/">Metrics</a>${nav}</header>
+<main id="app"><p class="loading">Loading…</p><noscript><p>This page needs JavaScript.</p></noscript></main></body></html>`
+}
+
+async function sessionOf(ctx: Ctx) {
+  const token = ctx.cookies.get(SESSION_COOKIE)
+  return token ? resolveSession(ctx.deps.sql, token) : null
+}
+
+/** A page that needs a session: the shell, or a redirect to sign-in that comes back here. */
+function signedIn(page: Page, title: (ctx: Ctx) => string, extra: (ctx: Ctx) => Pick<ShellOptions, 'data' | 'preload'> = () => ({})) {
+  return async (ctx: Ctx) => {
+    const found = await sessionOf(ctx)
+    if (!found) return ctx.redirect(`/signin?next=${encodeURIComponent(ctx.originalUrl)}`)
+    await shell(ctx, { page, title: title(ctx), account: found.account, csrf: found.session.csrfToken, ...extra(ctx) })
+  }
+}
+
+/**
+ * The stat page's two chart reads (this period and the one before), so that the browser fetches them
+ * while it loads the module; the module's first reads use the same URLs (same window start) and get
+ * the preloaded answers.
+ */
+function statPage(ctx: Ctx): Pick<ShellOptions, 'data' | 'preload'> {
+  const name = param(ctx, 'name')
+  const asked = typeof ctx.query.range === 'string' ? ctx.query.range : ''
+  const range = (RANGE_NAMES as string[]).includes(asked) ? (asked as RangeName) : '24h'
+  const w = resolveWindow({ range }, new Date())
+  const path = `/api/v1/stats/${encodeURIComponent(name)}`
+  const prevFrom = new Date(w.from.getTime() - RANGES[range].seconds * 1000)
+  return {
+    data: { stat: name, windowFrom: String(w.from.getTime()) },
+    preload: [`${path}?range=${range}`, `${path}?from=${prevFrom.toISOString()}&to=${w.from.toISOString()}`],
+  }
+}
+
+const param = (ctx: Ctx, name: string) => (ctx as unknown as { params: Record<string, string> }).params[name]
+
+export function webRoutes(router: Router<AppState, AppContext>): void {
+  // The payment provider sends people back to /?billing=updated|cancelled: that belongs on the billing page.
+  router.get('/', async (ctx) => {
+    const back = ctx.query.billing === 'updated' || ctx.query.billing === 'cancelled' ? `/billing?billing=${ctx.query.billing}` : '/stats'
+    ctx.redirect((await sessionOf(ctx)) ? back : '/signin')
+  })
+  for (const path of ['/signin', '/signup']) {
+    router.get(path, async (ctx) => {
+      if (await sessionOf(ctx)) return ctx.redirect('/stats')
+      await shell(ctx, { page: 'signin', title: path === '/signup' ? 'Create an account' : 'Sign in', data: { mode: path.slice(1) } })
+    })
+  }
+  router.get('/stats', signedIn('stats', () => 'Stats'))
+  router.get('/stats/:name', signedIn('stat', (ctx) => param(ctx, 'name'), statPage))
+  router.get('/alerts', signedIn('alerts', () => 'Alerts'))
+  router.get('/ask', signedIn('ask', () => 'Ask'))
+  router.get('/import', signedIn('import', () => 'Import'))
+  router.get('/billing', signedIn('billing', () => 'Billing'))
+  router.get('/keys', signedIn('keys', () => 'API keys'))
+  router.get('/account', signedIn('account', () => 'Account'))
+  router.get('/assets/:file', async (ctx) => {
+    const file = (await assets()).files.get(param(ctx, 'file'))
+    if (!file) return // the errors middleware answers the 404
+    securityHeaders(ctx)
+    ctx.set('Cache-Control', 'public, max-age=31536000, immutable')
+    ctx.type = file.type
+    ctx.vary('Accept-Encoding')
+    if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
+      ctx.set('Content-Encoding', 'gzip')
+      ctx.body = file.gzip
+    } else {
+      ctx.body = file.body
+    }
+  })
+}

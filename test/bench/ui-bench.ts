@@ -1,0 +1,164 @@
+// Web app benchmark (issue 17 budgets), measured in a real Chromium. Not a test: it prints figures.
+//
+//   1. Page JavaScript: each page's bundle as the API serves it, raw and
+//      gzipped (level 9, as served), against the 60 KB gzipped budget.
+//   2. A 180-day chart of a stat holding BENCH_UI_POINTS points (10,000,000)
+//      spread evenly over the last 180 days, loaded the way the read bench
+//      loads them (generate_series with the points indexes rebuilt after,
+//      rollups built by SQL as refreshRollups would). Chromium (the test
+//      flags) opens /stats/bench.chart?range=180d with a session cookie
+//      BENCH_UI_RUNS times (20) after two warm-up loads; the figure is the time from
+//      navigation start to uPlot's first draw hook (performance.now() in the
+//      page), budget 300 ms. References in the same run: the two API reads
+//      the page makes, timed from Node, and a blank page's navigation.
+//
+// Own database (metrics_bench_ui) and Redis prefix, both removed at the end.
+// Env: BENCH_UI_POINTS (10000000), BENCH_UI_RUNS (20), CHROMIUM_PATH.
+import http from 'node:http'
+import { gzipSync } from 'node:zlib'
+import { createSession, SESSION_COOKIE } from '../../shared/auth/sessions.js'
+import type { Sql } from '../../shared/db.js'
+import { launchBrowser } from '../helpers/browser.js'
+import { beginBench, envInt, isMain, runStandalone, tableLines, type BenchResultsBase } from './common.js'
+import { freePort, HOST, waitForHttp200 } from './procs.js'
+import { buildRollups, insertStats, loadPoints } from './reads-bench.js'
+import { createAccount } from './setup.js'
+import { percentile, round } from './stats.js'
+
+const DAY = 86_400
+const JS_BUDGET_GZ = 60 * 1024
+const CHART_BUDGET_MS = 300
+
+interface Options { points: number; runs: number }
+interface UiResults extends BenchResultsBase<Options> {
+  bundles?: Array<{ page: string; bytes: number; gzip: number }>
+  chart?: { drawMs: number[]; shellMs: number[]; scriptMs: number[]; dataMs: number[]; apiCurrentMs: number[]; apiPreviousMs: number[]; blankMs: number[]; buckets: number; setupSeconds: number }
+}
+
+function get(port: number, path: string, headers: Record<string, string>): Promise<{ status: number; body: Buffer; ms: number }> {
+  const t0 = performance.now()
+  return new Promise((resolve, reject) => {
+    http.get({ host: HOST, port, path, headers }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), ms: performance.now() - t0 }))
+    }).on('error', reject)
+  })
+}
+
+const p = (xs: number[], q: number) => round(percentile([...xs].sort((a, b) => a - b), q), 1)
+
+export async function runUiBench(options: Partial<Options> & { log?: (l: string) => void } = {}): Promise<UiResults> {
+  const fromEnv: Options = { points: envInt('BENCH_UI_POINTS', 10_000_000, 1), runs: envInt('BENCH_UI_RUNS', 20, 1) }
+  const { cfg, say, results, bench } = beginBench<Options, UiResults>({ tag: 'ui-bench', dbName: 'metrics_bench_ui', prefixLabel: 'benchui', fromEnv, options })
+  let sql: Sql | undefined
+  try {
+    const t0 = performance.now()
+    sql = await bench.createDatabase('metrics-bench-ui')
+    const nowS = Math.floor(Date.now() / 1000)
+    const acct = await createAccount(sql, 'ui')
+    const [statId] = await insertStats(sql, acct.id, [{ name: 'bench.chart', kind: 'gauge' }])
+    say(`inserting ${cfg.points.toLocaleString('en-US')} points over 180 days`)
+    const loaded = await loadPoints(bench.databaseUrl, sql, [{ statId, n: cfg.points, fromS: nowS - 180 * DAY + 3600, toS: nowS, kind: 'gauge' }], say)
+    await buildRollups(sql, [statId])
+    await sql.unsafe('vacuum (analyze) points, rollups_1m, rollups_1h, rollups_1d, rollup_pending, stats')
+    await sql`checkpoint`.catch(() => {})
+    const setupSeconds = (performance.now() - t0) / 1000
+    say(`  loaded in ${loaded.loadSeconds.toFixed(1)} s; setup ${setupSeconds.toFixed(1)} s in all`)
+    const { token } = await createSession(sql, acct.id, 24)
+
+    const port = await freePort()
+    const child = bench.children.start('ui-api', 'api/server.ts', {
+      DATABASE_URL: bench.databaseUrl, REDIS_URL: bench.redisUrl, REDIS_PREFIX: bench.redisPrefix, PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'production',
+    })
+    bench.seen.push(child)
+    await waitForHttp200(`http://${HOST}:${port}/api/v1/health`, child)
+    const base = `http://${HOST}:${port}`
+    const cookie = { [`cookie`]: `${SESSION_COOKIE}=${token}` }
+
+    // ---- 1. bundles as served
+    const bundles: UiResults['bundles'] = []
+    for (const [page, path] of [['signin', '/signin'], ['stats', '/stats'], ['stat', '/stats/bench.chart'], ['alerts', '/alerts'], ['ask', '/ask'], ['import', '/import'], ['billing', '/billing'], ['keys', '/keys'], ['account', '/account']]) {
+      const shell = await get(port, path, page === 'signin' ? {} : cookie)
+      const src = /<script type="module" src="([^"]+)"/.exec(shell.body.toString('utf8'))?.[1]
+      if (!src) throw new Error(`${path}: no module script in the shell (HTTP ${shell.status})`)
+      const js = (await get(port, src, {})).body
+      bundles.push({ page, bytes: js.length, gzip: gzipSync(js, { level: 9 }).length })
+    }
+    results.bundles = bundles
+
+    // ---- 2. the 180-day chart
+    const browser = await launchBrowser()
+    try {
+      const context = await browser.newContext({ viewport: { width: 1440, height: 900 } })
+      await context.addCookies([{ name: SESSION_COOKIE, value: token, url: base }])
+      const page = await context.newPage()
+      const url = `${base}/stats/bench.chart?range=180d`
+      const drawMs: number[] = [], blankMs: number[] = [], shellMs: number[] = [], scriptMs: number[] = [], dataMs: number[] = []
+      let buckets = 0
+      for (let i = 0; i < cfg.runs + 2; i++) {
+        await page.goto('about:blank')
+        await page.goto(url)
+        await page.locator('.chart[data-drawn-at]').waitFor({ timeout: 30_000 })
+        const at = Number(await page.locator('.chart').getAttribute('data-drawn-at'))
+        buckets = Number(await page.locator('.chart').getAttribute('data-drawn'))
+        if (i >= 2) {
+          drawMs.push(at)
+          // Where the time went: the shell's arrival, the module's, the later of the two chart reads'.
+          // A string, not a function: tsx's transform would name the inner arrow with a helper the page lacks.
+          const t = await page.evaluate<number[]>(`(() => {
+            const res = performance.getEntriesByType('resource')
+            const end = (re) => Math.max(0, ...res.filter((r) => re.test(r.name)).map((r) => r.responseEnd))
+            return [performance.getEntriesByType('navigation')[0].responseEnd, end(/\\/assets\\/stat-/), end(/\\/api\\/v1\\/stats\\//)]
+          })()`)
+          shellMs.push(t[0]); scriptMs.push(t[1]); dataMs.push(t[2])
+        }
+        await page.goto(`${base}/assets/icon.svg`)
+        if (i >= 2) blankMs.push(await page.evaluate(() => performance.getEntriesByType('navigation')[0].duration))
+      }
+      const auth = { cookie: cookie.cookie }
+      const apiCurrentMs: number[] = [], apiPreviousMs: number[] = []
+      const from = new Date(Math.floor((nowS - 180 * DAY) / DAY) * DAY * 1000)
+      for (let i = 0; i < cfg.runs; i++) {
+        apiCurrentMs.push((await get(port, '/api/v1/stats/bench.chart?range=180d', auth)).ms)
+        apiPreviousMs.push((await get(port, `/api/v1/stats/bench.chart?from=${new Date(from.getTime() - 180 * DAY * 1000).toISOString()}&to=${from.toISOString()}`, auth)).ms)
+      }
+      results.chart = { drawMs, shellMs, scriptMs, dataMs, apiCurrentMs, apiPreviousMs, blankMs, buckets, setupSeconds: round(setupSeconds, 1) }
+      if (buckets < 170) results.problems.push(`the chart drew ${buckets} buckets; 180 days of points should give about 180`)
+    } finally {
+      await browser.close()
+    }
+    return results
+  } finally {
+    await bench.close()
+  }
+}
+
+export function renderUiReport(r: UiResults): string {
+  const lines = ['', 'UI bench (issue 17 budgets)', '']
+  if (r.bundles) {
+    lines.push('Page JavaScript as served (one module per page, no shared chunks):')
+    lines.push(...tableLines([['page', 'raw KB', 'gzip KB', 'share of the 60 KB budget'], ...r.bundles.map((b) => [b.page, (b.bytes / 1024).toFixed(1), (b.gzip / 1024).toFixed(1), `${((b.gzip / JS_BUDGET_GZ) * 100).toFixed(0)}%`])], (c) => c > 0))
+    lines.push('')
+  }
+  if (r.chart) {
+    const c = r.chart
+    lines.push(`180-day chart of a stat holding ${r.config.points.toLocaleString('en-US')} points (${c.buckets} daily buckets drawn), ${c.drawMs.length} loads in Chromium at 1440 px:`)
+    lines.push(...tableLines([
+      ['measure', 'p50 ms', 'p90 ms', 'max ms'],
+      ['navigation start -> chart drawn', String(p(c.drawMs, 0.5)), String(p(c.drawMs, 0.9)), String(p(c.drawMs, 1))],
+      ['  of which: shell received', String(p(c.shellMs, 0.5)), String(p(c.shellMs, 0.9)), String(p(c.shellMs, 1))],
+      ['  page module received', String(p(c.scriptMs, 0.5)), String(p(c.scriptMs, 0.9)), String(p(c.scriptMs, 1))],
+      ['  both chart reads received (preloaded)', String(p(c.dataMs, 0.5)), String(p(c.dataMs, 0.9)), String(p(c.dataMs, 1))],
+      ['ref: API read, this period (Node client)', String(p(c.apiCurrentMs, 0.5)), String(p(c.apiCurrentMs, 0.9)), String(p(c.apiCurrentMs, 1))],
+      ['ref: API read, previous period', String(p(c.apiPreviousMs, 0.5)), String(p(c.apiPreviousMs, 0.9)), String(p(c.apiPreviousMs, 1))],
+      ['ref: navigation to a static asset', String(p(c.blankMs, 0.5)), String(p(c.blankMs, 0.9)), String(p(c.blankMs, 1))],
+    ], (col) => col > 0))
+    const p50 = p(c.drawMs, 0.5)
+    lines.push('', `drawn at p50 ${p50} ms = ${(p50 / CHART_BUDGET_MS).toFixed(2)} x the 300 ms budget; ${(p50 / Math.max(0.1, p(c.apiCurrentMs, 0.5))).toFixed(1)} x one API read of the range (data setup ${c.setupSeconds} s, not timed)`)
+  }
+  if (r.problems.length) lines.push('', 'problems:', ...r.problems.map((x) => `  - ${x}`))
+  return lines.join('\n')
+}
+
+if (isMain(import.meta.url)) void runStandalone('ui-bench', 'UI bench', () => runUiBench(), renderUiReport)

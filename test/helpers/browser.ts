@@ -1,0 +1,51 @@
+// A real Chromium for the web app's tests: Debian's /usr/bin/chromium (or
+// CHROMIUM_PATH) driven by playwright-core, one browser per test file.
+// Playwright gives each launch a fresh temporary profile (the
+// --user-data-dir of the research notes) and adds --headless itself.
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
+const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+
+/** Where journeys leave their screenshots (gitignored). */
+export const OUTPUT_DIR = join(process.cwd(), 'test-output', 'web')
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: FLAGS, headless: true })
+}
+
+export interface Tab {
+  context: BrowserContext
+  page: Page
+  /** Console errors, uncaught exceptions and CSP violations seen so far (a clean journey has none). */
+  problems: string[]
+}
+
+/** A fresh context (its own cookies) and page, at a desktop width unless told. */
+export async function openTab(browser: Browser, width = 1440, height = 900): Promise<Tab> {
+  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: 1 })
+  const page = await context.newPage()
+  page.setDefaultTimeout(15_000)
+  const problems: string[] = []
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`) })
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`))
+  return { context, page, problems }
+}
+
+export async function screenshot(page: Page, name: string, fullPage = true): Promise<string> {
+  mkdirSync(OUTPUT_DIR, { recursive: true })
+  const path = join(OUTPUT_DIR, `${name}.png`)
+  await page.screenshot({ path, fullPage })
+  return path
+}
+
+/** Signs up through the page, as a person would; leaves the tab on the keys page. */
+export async function signUpInBrowser(page: Page, base: string, email: string, password = 'correct horse battery'): Promise<void> {
+  await page.goto(`${base}/signup`)
+  await page.getByLabel('E-mail').fill(email)
+  await page.getByLabel('Password').fill(password)
+  await page.getByRole('button', { name: 'Create account' }).click()
+  await page.waitForURL(/\/keys/)
+}

@@ -1,0 +1,174 @@
+// Journey: alerts. The form's own checks, then one alert per channel kind
+// (webhook, Slack, e-mail), the plan limit's refusal shown with its detail,
+// a webhook alert that fires with its delivery listed; and the two routes
+// the page added (deliveries, usage) refusing what they must.
+import test from 'ava'
+import type { Browser } from 'playwright-core'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+import { launchBrowser, openTab, screenshot } from '../helpers/browser.js'
+import { createKey, signUp } from '../helpers/factories.js'
+import { request } from '../helpers/http.js'
+import { refreshRollups } from '../../shared/points/rollups.js'
+import { settle } from '../helpers/storage.js'
+import { startHttpReceiver, startSmtpReceiver, type HttpReceiver, type SmtpReceiver } from '../helpers/receivers.js'
+
+let app: TestApp
+let browser: Browser
+let hook: HttpReceiver
+let smtp: SmtpReceiver
+
+test.before(async () => {
+  ;[hook, smtp, browser] = await Promise.all([startHttpReceiver(), startSmtpReceiver(), launchBrowser()])
+  app = await startTestApp({ ALERT_EVAL_INTERVAL_SECONDS: '1', SMTP_URL: smtp.url })
+  await app.startWorkers()
+})
+test.after.always(async () => {
+  await browser?.close()
+  await app?.close()
+  await hook?.close()
+  await smtp?.close()
+})
+
+test.serial('alerts: validation, one alert per channel, the plan limit, a fire and its delivery', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  t.is((await request(app.url, '/api/v1/stats/queue.depth/value', { json: { value: 1 }, bearer: key })).status, 200)
+  const { context, page, problems } = await openTab(browser)
+  await context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
+  await page.goto(`${app.url}/alerts`)
+  await page.getByText('No alerts yet.').waitFor()
+
+  // The form's checks: nothing is sent, each error sits by its field, focus goes to the first.
+  await page.getByRole('button', { name: 'Create alert' }).click()
+  t.is(await page.locator('#stat_name-error').textContent(), 'Name the stat to watch.')
+  t.is(await page.locator('#threshold-error').textContent(), 'Enter a number.')
+  t.is(await page.locator('#target-error').textContent(), 'Required for this channel.')
+  t.is(await page.evaluate(() => document.activeElement?.id), 'stat_name')
+  await page.getByLabel('Stat', { exact: true }).fill('queue.depth')
+  await page.getByLabel('Threshold').fill('5')
+  await page.getByLabel('Webhook URL').fill('ftp://example.com/hook')
+  await page.getByRole('button', { name: 'Create alert' }).click()
+  t.is(await page.locator('#target-error').textContent(), 'Enter an http:// or https:// URL.')
+  t.is((await app.sql`select 1 from alerts`).length, 0)
+  await screenshot(page, 'alerts-validation')
+
+  // Webhook, above 5.
+  await page.getByLabel('Webhook URL').fill(hook.url)
+  await page.getByRole('button', { name: 'Create alert' }).click()
+  await page.getByText('Alert on “queue.depth” created').waitFor()
+  t.regex((await page.getByTestId('signing-secret').textContent())!, /^whsec_/)
+
+  // Slack, heartbeat: the threshold field goes away, the window explains itself.
+  await page.getByLabel('Condition').selectOption('heartbeat')
+  t.is(await page.getByLabel('Threshold').count(), 0)
+  await page.getByLabel('Minutes without a point before it fires').fill('30')
+  await page.getByRole('radio', { name: 'Slack' }).check()
+  await page.getByLabel('Slack incoming-webhook URL').fill(`${hook.url}/slack`)
+  await page.getByRole('button', { name: 'Create alert' }).click()
+  await page.getByText('no heartbeat for 30 min').waitFor()
+
+  // E-mail: the free plan's two alerts are used; the API's refusal is shown as it says it.
+  await page.getByLabel('Condition').selectOption('below')
+  await page.getByLabel('Threshold').fill('0')
+  await page.getByRole('radio', { name: 'E-mail' }).check()
+  await page.getByLabel('E-mail address').fill('ops@example.com')
+  await page.getByRole('button', { name: 'Create alert' }).click()
+  const refusal = page.locator('form .notice.error')
+  await refusal.waitFor()
+  t.is(await refusal.textContent(), "plan limit reached: the free plan allows at most 2 alerts (403)")
+  t.is((await app.sql`select 1 from alerts`).length, 2)
+
+  await app.sql`update accounts set plan = 'starter' where id = ${user.accountId}`
+  await page.getByRole('button', { name: 'Create alert' }).click()
+  await page.getByText('check that inbox').waitFor()
+  await page.locator('.badge.pending_confirmation').waitFor()
+  t.is(smtp.mails.filter((m) => m.to.includes('ops@example.com')).length, 1)
+
+  // The webhook alert fires: its badge turns and its delivery is listed.
+  t.is((await request(app.url, '/api/v1/stats/queue.depth/value', { json: { value: 12 }, bearer: key })).status, 200)
+  const webhookCard = page.locator('article', { hasText: 'value above 5' })
+  await webhookCard.locator('.badge.firing').waitFor({ timeout: 20_000 })
+  await hook.waitFor(1, (r) => r.path === '/hook')
+  await webhookCard.getByText('Recent deliveries').click()
+  await webhookCard.locator('.badge.delivered').waitFor()
+  t.is(await webhookCard.locator('td[data-label="Event"]').first().textContent(), 'fired')
+  await screenshot(page, 'alerts')
+  t.deepEqual(problems.filter((p) => !p.includes('status of 403')), [], 'nothing but the plan-limit refusal')
+})
+
+test.serial('suggest a threshold: candidates from the stat\'s history with how often each would have fired; Use fills the threshold', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  // One reading a minute for two hours: mostly 100, with four spikes to 500.
+  const now = Math.floor(Date.now() / 60_000) * 60
+  const points = Array.from({ length: 120 }, (_, i) => ({ stat: 'api.latency', value: i % 30 === 7 ? 500 : 100, t: now - 7_200 + i * 60 }))
+  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(app)
+  await refreshRollups(app.sql)
+  const { context, page, problems } = await openTab(browser)
+  await context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
+  await page.goto(`${app.url}/alerts?stat=api.latency`)
+  await page.getByRole('button', { name: 'Suggest a threshold' }).click()
+  const table = page.locator('.suggest table')
+  await table.waitFor()
+  const rows = await table.locator('tbody tr').allTextContents()
+  t.true(rows.length >= 1)
+  // The largest candidate is the maximum (500): never strictly above it, so it would never have fired.
+  const max = table.locator('tbody tr', { hasText: /^500/ })
+  t.regex((await max.locator('td[data-label="Would have fired"]').textContent())!, /^0 times/)
+  await screenshot(page, 'alerts-suggest')
+  await max.getByRole('button', { name: 'Use 500' }).click()
+  t.is(await page.getByLabel('Threshold').inputValue(), '500')
+
+  // An unknown stat: the API's detail, as it says it.
+  await page.getByLabel('Stat', { exact: true }).fill('no.such.stat')
+  await page.getByRole('button', { name: 'Suggest a threshold' }).click()
+  const refusal = page.locator('.suggest .notice.error')
+  await refusal.waitFor()
+  t.regex((await refusal.textContent())!, /\(404\)$/)
+  t.deepEqual(problems.filter((p) => !p.includes('status of 404')), [])
+})
+
+test('alerts: the 375 px form stays inside the screen', async (t) => {
+  const user = await signUp(app.url)
+  const { context, page } = await openTab(browser, 375, 800)
+  await context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
+  await page.goto(`${app.url}/alerts?stat=signups`)
+  await page.getByText('No alerts yet.').waitFor()
+  t.is(await page.getByLabel('Stat', { exact: true }).inputValue(), 'signups', 'a stat page link fills the stat in')
+  t.is(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), 0)
+  await screenshot(page, 'alerts-375')
+})
+
+test('GET /api/v1/alerts/:id/deliveries: 400 for a bad id, 404 for another account\'s alert, 401 without credentials', async (t) => {
+  const owner = await signUp(app.url)
+  const other = await signUp(app.url)
+  const created = await request(app.url, '/api/v1/alerts', {
+    json: { stat_name: 'x', condition_type: 'above', threshold: 1, channel: 'webhook', channel_config: { webhook_url: hook.url } }, session: owner.session,
+  })
+  t.is(created.status, 201)
+  const path = `/api/v1/alerts/${created.body.alert.id}/deliveries`
+  const mine = await request(app.url, path, { session: owner.session })
+  t.is(mine.status, 200)
+  t.deepEqual(mine.body, { deliveries: [] })
+  const theirs = await request(app.url, path, { session: other.session })
+  t.is(theirs.status, 404)
+  t.is(theirs.body.detail, 'alert not found')
+  const bad = await request(app.url, '/api/v1/alerts/not-a-uuid/deliveries', { session: owner.session })
+  t.is(bad.status, 400)
+  t.is(bad.body.detail, 'alert id must be a UUID')
+  t.is((await request(app.url, path)).status, 401)
+})
+
+test('GET /api/v1/usage: the plan\'s limits and what is used, for a key or a session', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  t.is((await request(app.url, '/api/v1/points', { json: { points: [{ stat: 'a', count: 1 }, { stat: 'b', value: 2 }, { stat: 'b', value: 3 }] }, bearer: key })).status, 200)
+  const res = await request(app.url, '/api/v1/usage', { bearer: key })
+  t.is(res.status, 200)
+  t.deepEqual(res.body, {
+    plan: 'free', stats: { used: 2, limit: 10 }, points_today: { used: 3, limit: 100_000 }, alerts: { used: 0, limit: 2 },
+    retention_days: 30, anomaly_detection: false,
+  })
+  t.is((await request(app.url, '/api/v1/usage')).status, 401)
+})

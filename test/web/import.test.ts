@@ -1,0 +1,49 @@
+// Journey: import a file with a bad line (the dry run lists it by line and
+// writes nothing), then a good file: confirm, follow the progress bar to the
+// end, and open the imported stat.
+import test from 'ava'
+import type { Browser } from 'playwright-core'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+import { launchBrowser, openTab, screenshot } from '../helpers/browser.js'
+import { signUp } from '../helpers/factories.js'
+
+let app: TestApp
+let browser: Browser
+
+test.before(async () => {
+  ;[app, browser] = await Promise.all([startTestApp(), launchBrowser()])
+  await app.startWorkers()
+})
+test.after.always(async () => {
+  await browser?.close()
+  await app?.close()
+})
+
+test.serial('import: a bad line in the dry run, then a good file imported with its progress', async (t) => {
+  const user = await signUp(app.url)
+  const { context, page, problems } = await openTab(browser)
+  await context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
+  await page.goto(`${app.url}/import`)
+  const day = Math.floor(Date.now() / 1000) - 3 * 86_400
+  const rows = Array.from({ length: 48 }, (_, i) => `orders,${i % 5},${day + i * 3600}`)
+  const bad = ['stat,value,timestamp', ...rows.slice(0, 10), 'orders,lots,123', ...rows.slice(10)].join('\n')
+  await page.getByLabel('Export file').setInputFiles({ name: 'orders.csv', mimeType: 'text/csv', buffer: Buffer.from(bad) })
+  await page.getByRole('button', { name: 'Preview' }).click()
+  await page.getByText('Dry run: nothing written yet').waitFor()
+  t.is(await page.locator('td.num', { hasText: /^12$/ }).count(), 1, 'the bad line is listed by its line number')
+  t.regex((await page.getByTestId('totals').textContent())!, /48 will be imported/)
+  t.is((await app.sql`select 1 from stats`).length, 0, 'the dry run wrote nothing')
+  await screenshot(page, 'import-preview')
+
+  await page.getByLabel('Export file').setInputFiles({ name: 'orders.csv', mimeType: 'text/csv', buffer: Buffer.from(['stat,value,timestamp', ...rows].join('\n')) })
+  await page.getByRole('button', { name: 'Preview' }).click()
+  await page.getByRole('button', { name: 'Import 48 points' }).click()
+  await page.getByRole('heading', { name: 'Import complete' }).waitFor({ timeout: 30_000 })
+  t.is(await page.locator('progress').getAttribute('value'), '100')
+  const [{ n }] = await app.sql`select count(*)::int as n from points p join stats s on s.id = p.stat_id where s.name = 'orders'`
+  t.is(n, 48)
+  await screenshot(page, 'import-done')
+  await page.getByRole('link', { name: 'orders' }).click()
+  await page.locator('.chart[data-drawn]').waitFor()
+  t.deepEqual(problems, [])
+})

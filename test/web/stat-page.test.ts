@@ -1,0 +1,105 @@
+// Journey: a stat's page: description edit (and its 500-character error),
+// share and embed (preview, rotate, revoke), export for the range, delete
+// with a confirmation that names what is lost.
+import test from 'ava'
+import type { Browser } from 'playwright-core'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+import { launchBrowser, openTab, screenshot } from '../helpers/browser.js'
+import { createKey, signUp } from '../helpers/factories.js'
+import { request } from '../helpers/http.js'
+import { settle } from '../helpers/storage.js'
+
+let app: TestApp
+let browser: Browser
+
+test.before(async () => {
+  ;[app, browser] = await Promise.all([startTestApp(), launchBrowser()])
+  await app.startWorkers()
+})
+test.after.always(async () => {
+  await browser?.close()
+  await app?.close()
+})
+
+test.serial('stat page: describe, share and embed, export, delete', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const now = Math.floor(Date.now() / 1000)
+  const points = []
+  // This hour and the same hour a day (and half an hour) earlier: the summary compares them.
+  for (let i = 0; i < 24; i++) points.push({ stat: 'orders paid', count: 2, t: now - i * 150 }, { stat: 'orders paid', count: 1, t: now - 86_400 - 1_800 - i * 150 })
+  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(app)
+
+  const { context, page, problems } = await openTab(browser)
+  await context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
+  await page.goto(`${app.url}/stats/${encodeURIComponent('orders paid')}`)
+  await page.locator('.chart[data-drawn]').waitFor()
+  const summary = await page.locator('.summary dd').allTextContents()
+  t.deepEqual(summary.slice(0, 4), ['48', '24', '+24', '+100%'])
+  await screenshot(page, 'stat', false)
+
+  // Description: too long is refused with the API's message, then a good one is saved.
+  await page.getByRole('button', { name: 'Add a description' }).click()
+  await page.getByLabel('Description').fill('x'.repeat(501))
+  await page.getByRole('button', { name: 'Save description' }).click()
+  t.regex((await page.locator('#description-error').textContent())!, /500/)
+  await page.getByLabel('Description').fill('Orders whose payment went through')
+  await page.getByRole('button', { name: 'Save description' }).click()
+  await page.getByText('Orders whose payment went through').waitFor()
+  const [stored] = await app.sql`select description from stats where name = 'orders paid'`
+  t.is(stored.description, 'Orders whose payment went through')
+
+  // Share: link, snippet and a preview iframe that shows the chart.
+  await page.getByRole('button', { name: 'Create a share link' }).click()
+  const url = (await page.getByTestId('embed-url').textContent())!
+  t.regex(url, /\/embed\/[0-9a-f-]{36}\?token=[A-Za-z0-9_-]+&range=24h$/)
+  t.true((await page.getByTestId('snippet').textContent())!.startsWith(`<iframe src="${url}"`))
+  const frame = page.frameLocator('iframe.embed')
+  await frame.getByRole('heading', { name: 'orders paid' }).waitFor()
+  await page.getByLabel('Embed range').selectOption('7d')
+  t.true((await page.getByTestId('embed-url').textContent())!.endsWith('&range=7d'))
+  await screenshot(page, 'stat-share')
+  page.once('dialog', (d) => void d.accept())
+  await page.getByRole('button', { name: 'Rotate the token' }).click()
+  await page.getByText('New token issued').waitFor()
+  t.is((await request(app.url, new URL(url).pathname.replace('/embed/', '/api/v1/embed/') + new URL(url).search)).status, 404, 'the old link stops working')
+  page.once('dialog', (d) => void d.accept())
+  await page.getByRole('button', { name: 'Revoke sharing' }).click()
+  await page.getByText('Sharing revoked').waitFor()
+  page.once('dialog', (d) => void d.accept())
+  await page.getByRole('button', { name: 'Revoke sharing' }).click()
+  t.regex((await page.getByRole('alert').textContent())!, /not found.*\(404\)/i, 'a second revoke shows the API detail')
+
+  // Export of the range: the link downloads the CSV through the session.
+  await page.getByRole('button', { name: '1h', exact: true }).click()
+  const href = await page.getByRole('link', { name: 'Download CSV' }).getAttribute('href')
+  t.is(href, '/api/v1/stats/orders%20paid/export?format=csv&range=1h')
+  const csv = await page.request.get(app.url + href)
+  t.is(csv.status(), 200)
+  t.is((await csv.text()).split('\n').filter((l) => l.startsWith('orders paid,counter,')).length, 24)
+
+  // Delete: the dialog names what goes; cancelling keeps it; confirming removes it.
+  await page.getByRole('button', { name: 'Delete this stat…' }).click()
+  const dialog = page.getByRole('dialog')
+  t.regex((await dialog.textContent())!, /every point recorded since/)
+  await screenshot(page, 'stat-delete')
+  await dialog.getByRole('button', { name: 'Keep it' }).click()
+  t.is((await app.sql`select 1 from stats where name = 'orders paid'`).length, 1)
+  await page.getByRole('button', { name: 'Delete this stat…' }).click()
+  await dialog.getByRole('button', { name: 'Delete orders paid and its points' }).click()
+  await page.waitForURL(/\/stats\?deleted=/)
+  t.is((await app.sql`select 1 from stats where name = 'orders paid'`).length, 0)
+  await page.getByText('No stats yet.').waitFor()
+  t.deepEqual(problems.filter((p) => !/status of (400|404)/.test(p)), [], 'nothing but the refused description and the second revoke')
+})
+
+test.serial('a stat that does not exist: the page says so with the API detail', async (t) => {
+  const user = await signUp(app.url)
+  const { context, page } = await openTab(browser)
+  await context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
+  await page.goto(`${app.url}/stats/nothing.here`)
+  const alert = page.getByRole('alert')
+  await alert.waitFor()
+  t.regex((await alert.textContent())!, /stat not found.*\(404\)/i)
+})
