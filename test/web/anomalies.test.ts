@@ -21,6 +21,17 @@ test.after.always(async () => {
   await app?.close()
 })
 
+/** Asks the API until `done` holds: the hourly rollup runs on its own queue after ingest settles. */
+async function until(user: Awaited<ReturnType<typeof signUp>>, path: string, done: (body: any) => boolean): Promise<any> {
+  const deadline = Date.now() + 15_000
+  for (;;) {
+    const res = await request(app.url, path, { session: user.session })
+    if (res.status === 200 && done(res.body)) return res.body
+    if (Date.now() > deadline) throw new Error(`${path} never got there: ${res.status} ${res.text}`)
+    await new Promise((r) => setTimeout(r, 200))
+  }
+}
+
 async function signedInTab(user: Awaited<ReturnType<typeof signUp>>) {
   const tab = await openTab(browser)
   await tab.context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
@@ -34,6 +45,7 @@ test.serial('anomalies: a starter account sees its stat and why it is not checke
   const now = Math.floor(Date.now() / 1000)
   t.is((await request(app.url, '/api/v1/points', { json: { points: [{ stat: 'orders', count: 3, t: now - 7200 }] }, bearer: key })).status, 200)
   await settle(app)
+  await until(user, '/api/v1/anomalies/diagnostics', (d) => d.stats[0]?.reason === 'short')
 
   const { page, problems } = await signedInTab(user)
   await page.goto(`${app.url}/stats`)
@@ -61,4 +73,29 @@ test.serial('anomalies: a free account is told which plans include detection, wi
   t.is(await notice.getByRole('link').getAttribute('href'), '/billing')
   t.is(await page.getByTestId('diagnostics').count(), 0)
   t.deepEqual(problems, [])
+})
+
+test.serial('stat page: on a plan with detection the 7d chart shades the back-test\'s normal range; on the free plan it does not', async (t) => {
+  const starter = await signUp(app.url)
+  await app.sql`update accounts set plan = 'starter' where id = ${starter.accountId}`
+  const free = await signUp(app.url)
+  const hour = Math.floor(Date.now() / 3_600_000) * 3600
+  // A day and a half of hourly counts around 10: enough complete hours to arm the baselines.
+  const points = Array.from({ length: 36 }, (_, i) => ({ stat: 'orders', count: 8 + (i % 5), t: hour - (36 - i) * 3600 + 60 }))
+  for (const user of [starter, free]) {
+    const { key } = await createKey(app.url, user)
+    t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  }
+  await settle(app)
+  await until(starter, '/api/v1/anomalies/backtest?stat=orders&range=7d', (b) => b.buckets.some((x: { lower: number | null }) => x.lower !== null))
+
+  for (const [user, shaded] of [[starter, true], [free, false]] as const) {
+    const { page, problems } = await signedInTab(user)
+    await page.goto(`${app.url}/stats/orders?range=7d`)
+    await page.locator('.chart[data-drawn]').waitFor()
+    t.is(await page.locator('.u-legend').getByText('Normal range (high)').count(), shaded ? 1 : 0)
+    t.is(await page.getByText('Shaded: the normal range the anomaly detector expected for each hour.').count(), shaded ? 1 : 0)
+    if (shaded) await screenshot(page, 'stat-band')
+    t.deepEqual(problems, [])
+  }
 })
