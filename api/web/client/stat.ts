@@ -1,9 +1,9 @@
 // One stat: range buttons (decisions.md section 6), the chart with the
 // previous period dashed, a summary (this period, previous, difference, %),
 // the description, share and embed, export, its alerts, and delete.
+import { PLANS, type PlanName } from '../../../shared/plans.js'
 import { RANGE_NAMES, RANGES as RANGE_TABLE, type RangeName } from '../../../shared/stats/ranges.js'
 import { api, ApiError, fieldErrors, pageData, statPath } from './lib/api.js'
-import { PLANS, type PlanName } from '../../../shared/plans.js'
 import { drawChart, followWidth, type Band, type Bucket } from './lib/chart.js'
 import { age, full, num, pct, when } from './lib/format.js'
 import { usePoll } from './lib/poll.js'
@@ -54,7 +54,7 @@ function Chart({ detail, prev, band }: { detail: Detail; prev: Bucket[]; band: B
     el.dataset.drawn = String(detail.points.length) // buckets drawn (the browser tests wait for it)
     return () => { stop(); plot.destroy() }
   }, [detail, prev, band])
-  return html`<div class="chart" ref=${ref} role="img" aria-label=${`Chart of ${detail.stat.name}: this period solid, previous period dashed`}></div>`
+  return html`<div class="chart" ref=${ref} role="img" aria-label=${`Chart of ${detail.stat.name}: this period solid, previous period dashed${band.length && detail.range.bucket_seconds === 3600 ? ', the normal range shaded' : ''}`}></div>`
 }
 
 function Description({ stat, onSaved }: { stat: Stat; onSaved: (s: Stat) => void }) {
@@ -183,6 +183,19 @@ const initialRange: string = RANGES.includes(asked as never) ? asked! : '24h'
 /** The first read of the initial range uses the window start the server preloaded it with. */
 let ticked = false
 
+/** The back-test replays a week of hours: asked again only once a new hour is complete, not on every poll. */
+let bandCache: { hour: number; band: Promise<Band[]> } | null = null
+function hourlyBand(): Promise<Band[]> {
+  const hour = Math.floor(Date.now() / 3_600_000)
+  if (bandCache?.hour !== hour) {
+    const band = api<{ buckets: Array<{ t: number; lower: number | null; upper: number | null; anomalous: boolean }> }>('GET', `/api/v1/anomalies/backtest?stat=${encodeURIComponent(name)}&range=7d`)
+      .then((r) => r.buckets.flatMap((b) => (b.lower === null || b.upper === null ? [] : [{ t: b.t, lo: b.lower, hi: b.upper, flagged: b.anomalous }])))
+    bandCache = { hour, band }
+    band.catch(() => { bandCache = null }) // asked again at the next poll; the chart stands without its band meanwhile
+  }
+  return bandCache!.band.catch(() => [] as Band[])
+}
+
 function StatPage() {
   const [range, setRange] = useState<string>(initialRange)
   const [detail, setDetail] = useState<Detail | null>(null)
@@ -201,10 +214,7 @@ function StatPage() {
       const fromServer = !ticked && range === initialRange && pageData.windowFrom ? Number(pageData.windowFrom) : NaN
       ticked = true
       const guess = fromServer || Math.floor((Date.now() / 1000 - SECONDS(range)) / BUCKET(range)) * BUCKET(range) * 1000
-      const backtest = showBand
-        ? api<{ buckets: Array<{ t: number; lower: number | null; upper: number | null; anomalous: boolean }> }>('GET', `/api/v1/anomalies/backtest?stat=${encodeURIComponent(name)}&range=7d`)
-          .then((r) => r.buckets.flatMap((b) => (b.lower === null || b.upper === null ? [] : [{ t: b.t, lo: b.lower, hi: b.upper, flagged: b.anomalous }])), () => [] as Band[]) // the chart stands without its band
-        : Promise.resolve([] as Band[])
+      const backtest = showBand ? hourlyBand() : Promise.resolve([] as Band[])
       const [d, p0, b] = await Promise.all([api<Detail>('GET', `${statPath(name)}?range=${range}`), previous(guess), backtest])
       const from = Date.parse(d.range.from)
       const p = from === guess ? p0 : await previous(from)
