@@ -28,7 +28,7 @@ function securityHeaders(ctx: Ctx): void {
 }
 
 const NAV: Array<[string, string, Page[]]> = [
-  ['/stats', 'Stats', ['stats', 'stat']], ['/alerts', 'Alerts', ['alerts']], ['/ask', 'Ask', ['ask']], ['/import', 'Import', ['import']], ['/billing', 'Billing', ['billing']], ['/keys', 'API keys', ['keys']], ['/account', 'Account', ['account']],
+  ['/stats', 'Stats', ['stats', 'stat']], ['/alerts', 'Alerts', ['alerts']], ['/ask', 'Ask', ['ask']], ['/anomalies', 'Anomalies', ['anomalies']], ['/import', 'Import', ['import']], ['/billing', 'Billing', ['billing']], ['/keys', 'API keys', ['keys']], ['/account', 'Account', ['account']],
 ]
 
 interface ShellOptions {
@@ -109,6 +109,7 @@ export function webRoutes(router: Router<AppState, AppContext>): void {
   router.get('/stats/:name', signedIn('stat', (ctx) => param(ctx, 'name'), statPage))
   router.get('/alerts', signedIn('alerts', () => 'Alerts'))
   router.get('/ask', signedIn('ask', () => 'Ask'))
+  router.get('/anomalies', signedIn('anomalies', () => 'Anomalies'))
   router.get('/import', signedIn('import', () => 'Import'))
   router.get('/billing', signedIn('billing', () => 'Billing'))
   router.get('/keys', signedIn('keys', () => 'API keys'))

@@ -78,7 +78,7 @@ export async function runUiBench(options: Partial<Options> & { log?: (l: string)
 
     // ---- 1. bundles as served
     const bundles: UiResults['bundles'] = []
-    for (const [page, path] of [['signin', '/signin'], ['stats', '/stats'], ['stat', '/stats/bench.chart'], ['alerts', '/alerts'], ['ask', '/ask'], ['import', '/import'], ['billing', '/billing'], ['keys', '/keys'], ['account', '/account']]) {
+    for (const [page, path] of [['signin', '/signin'], ['stats', '/stats'], ['stat', '/stats/bench.chart'], ['alerts', '/alerts'], ['ask', '/ask'], ['anomalies', '/anomalies'], ['import', '/import'], ['billing', '/billing'], ['keys', '/keys'], ['account', '/account']]) {
       const shell = await get(port, path, page === 'signin' ? {} : cookie)
       const src = /<script type="module" src="([^"]+)"/.exec(shell.body.toString('utf8'))?.[1]
       if (!src) throw new Error(`${path}: no module script in the shell (HTTP ${shell.status})`)

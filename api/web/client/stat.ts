@@ -1,9 +1,10 @@
 // One stat: range buttons (decisions.md section 6), the chart with the
 // previous period dashed, a summary (this period, previous, difference, %),
 // the description, share and embed, export, its alerts, and delete.
+import { PLANS, type PlanName } from '../../../shared/plans.js'
 import { RANGE_NAMES, RANGES as RANGE_TABLE, type RangeName } from '../../../shared/stats/ranges.js'
 import { api, ApiError, fieldErrors, pageData, statPath } from './lib/api.js'
-import { drawChart, followWidth, type Bucket } from './lib/chart.js'
+import { drawChart, followWidth, type Band, type Bucket } from './lib/chart.js'
 import { age, full, num, pct, when } from './lib/format.js'
 import { usePoll } from './lib/poll.js'
 import { Badge, CopyButton, ErrorNotice, Field, html, Loading, mount, useLayoutEffect, useRef, useState } from './lib/ui.js'
@@ -39,7 +40,7 @@ function Summary({ kind, cur, prev }: { kind: Stat['kind']; cur: Bucket[]; prev:
   </dl>`
 }
 
-function Chart({ detail, prev }: { detail: Detail; prev: Bucket[] }) {
+function Chart({ detail, prev, band }: { detail: Detail; prev: Bucket[]; band: Band[] }) {
   const ref = useRef<HTMLDivElement>(null)
   // Drawn as soon as the element exists, not an animation frame later.
   useLayoutEffect(() => {
@@ -47,13 +48,13 @@ function Chart({ detail, prev }: { detail: Detail; prev: Bucket[] }) {
     const from = Date.parse(detail.range.from) / 1000
     const plot = drawChart(el, {
       kind: detail.stat.kind, from, to: Date.parse(detail.range.to) / 1000, bucket: detail.range.bucket_seconds,
-      current: detail.points, previous: prev, shift: SECONDS(detail.range.requested_range),
+      current: detail.points, previous: prev, shift: SECONDS(detail.range.requested_range), band: detail.range.bucket_seconds === 3600 ? band : [],
     }, detail.stat.name)
     const stop = followWidth(el, plot)
     el.dataset.drawn = String(detail.points.length) // buckets drawn (the browser tests wait for it)
     return () => { stop(); plot.destroy() }
-  }, [detail, prev])
-  return html`<div class="chart" ref=${ref} role="img" aria-label=${`Chart of ${detail.stat.name}: this period solid, previous period dashed`}></div>`
+  }, [detail, prev, band])
+  return html`<div class="chart" ref=${ref} role="img" aria-label=${`Chart of ${detail.stat.name}: this period solid, previous period dashed${band.length && detail.range.bucket_seconds === 3600 ? ', the normal range shaded' : ''}`}></div>`
 }
 
 function Description({ stat, onSaved }: { stat: Stat; onSaved: (s: Stat) => void }) {
@@ -182,12 +183,28 @@ const initialRange: string = RANGES.includes(asked as never) ? asked! : '24h'
 /** The first read of the initial range uses the window start the server preloaded it with. */
 let ticked = false
 
+/** The back-test replays a week of hours: asked again only once a new hour is complete, not on every poll. */
+let bandCache: { hour: number; band: Promise<Band[]> } | null = null
+function hourlyBand(): Promise<Band[]> {
+  const hour = Math.floor(Date.now() / 3_600_000)
+  if (bandCache?.hour !== hour) {
+    const band = api<{ buckets: Array<{ t: number; lower: number | null; upper: number | null; anomalous: boolean }> }>('GET', `/api/v1/anomalies/backtest?stat=${encodeURIComponent(name)}&range=7d`)
+      .then((r) => r.buckets.flatMap((b) => (b.lower === null || b.upper === null ? [] : [{ t: b.t, lo: b.lower, hi: b.upper, flagged: b.anomalous }])))
+    bandCache = { hour, band }
+    band.catch(() => { bandCache = null }) // asked again at the next poll; the chart stands without its band meanwhile
+  }
+  return bandCache!.band.catch(() => [] as Band[])
+}
+
 function StatPage() {
   const [range, setRange] = useState<string>(initialRange)
   const [detail, setDetail] = useState<Detail | null>(null)
   const [prev, setPrev] = useState<Bucket[]>([])
   const [error, setError] = useState<unknown>(null)
   const [stat, setStat] = useState<Stat | null>(null)
+  const [band, setBand] = useState<Band[]>([])
+  // The back-test is hourly: its band is drawn only where the chart's buckets are hours too, on plans with detection.
+  const showBand = range === '7d' && PLANS[pageData.plan as PlanName]?.anomalyDetection === true
 
   usePoll(async () => {
     const previous = (fromMs: number) => api<Detail>('GET', `${statPath(name)}?from=${new Date(fromMs - SECONDS(range) * 1000).toISOString()}&to=${new Date(fromMs).toISOString()}`)
@@ -197,11 +214,13 @@ function StatPage() {
       const fromServer = !ticked && range === initialRange && pageData.windowFrom ? Number(pageData.windowFrom) : NaN
       ticked = true
       const guess = fromServer || Math.floor((Date.now() / 1000 - SECONDS(range)) / BUCKET(range)) * BUCKET(range) * 1000
-      const [d, p0] = await Promise.all([api<Detail>('GET', `${statPath(name)}?range=${range}`), previous(guess)])
+      const backtest = showBand ? hourlyBand() : Promise.resolve([] as Band[])
+      const [d, p0, b] = await Promise.all([api<Detail>('GET', `${statPath(name)}?range=${range}`), previous(guess), backtest])
       const from = Date.parse(d.range.from)
       const p = from === guess ? p0 : await previous(from)
       setDetail(d)
       setPrev(p.points)
+      setBand(b)
       setStat((s) => s ?? d.stat)
       setError(null)
     } catch (err) {
@@ -229,8 +248,8 @@ function StatPage() {
     ${detail === null ? (error ? null : html`<${Loading} what="Loading the chart…" />`) : html`
       ${detail.range.range_clamped_by_retention ? html`<div class="notice info">Your plan keeps ${detail.range.retention_days} days of history: this chart starts ${when(detail.range.from)}. <a href="/account">Plan limits</a></div>` : null}
       ${detail.points.length === 0 ? html`<div class="notice info">No points in the last ${range}. Pick a longer range, or send one.</div>` : null}
-      <${Chart} detail=${detail} prev=${prev} />
-      <p class="small muted">Buckets of ${detail.range.bucket_seconds >= 3600 ? `${detail.range.bucket_seconds / 3600} h` : `${detail.range.bucket_seconds / 60} min`}, ${detail.stat.kind === 'counter' ? 'summed' : 'averaged'}; dashed: the ${range} before, shifted to line up. Updated ${age(detail.range.to)}.</p>
+      <${Chart} detail=${detail} prev=${prev} band=${band} />
+      <p class="small muted">Buckets of ${detail.range.bucket_seconds >= 3600 ? `${detail.range.bucket_seconds / 3600} h` : `${detail.range.bucket_seconds / 60} min`}, ${detail.stat.kind === 'counter' ? 'summed' : 'averaged'}; dashed: the ${range} before, shifted to line up.${band.length && detail.range.bucket_seconds === 3600 ? ' Shaded: the normal range the anomaly detector expected for each hour.' : ''} Updated ${age(detail.range.to)}.</p>
       <${Summary} kind=${detail.stat.kind} cur=${detail.points} prev=${prev} />`}
     <section aria-labelledby="export-title"><h2 id="export-title">Export</h2>
       <p class="muted small">Raw observations of the last ${range}, within your plan's retention.</p>

@@ -17,6 +17,8 @@ export interface ChartInput {
   /** Previous period's buckets with their own timestamps; drawn shifted forward by `shift` seconds. */
   previous: Bucket[]
   shift: number
+  /** The anomaly back-test's normal range per hour, drawn as a shaded band (only on hourly buckets). */
+  band?: Band[]
 }
 
 export function chartData(c: ChartInput): uPlot.AlignedData {
@@ -27,7 +29,10 @@ export function chartData(c: ChartInput): uPlot.AlignedData {
     const byT = new Map(points.map((p) => [p.t + offset, p.value]))
     return xs.map((t) => byT.get(t) ?? fill)
   }
-  return [xs, series(c.current, 0), series(c.previous, c.shift)]
+  const out: uPlot.AlignedData = [xs, series(c.current, 0), series(c.previous, c.shift)]
+  if (!c.band?.length) return out
+  const byT = new Map(c.band.map((b) => [b.t, b]))
+  return [...out, xs.map((t) => byT.get(t)?.lo ?? null), xs.map((t) => byT.get(t)?.hi ?? null)]
 }
 
 export function drawChart(el: HTMLElement, c: ChartInput, label: string): uPlot {
@@ -41,7 +46,13 @@ export function drawChart(el: HTMLElement, c: ChartInput, label: string): uPlot 
       { label: 'Time' },
       { label: `${label} (this period)`, stroke: '#1d4ed8', width: 2, spanGaps: c.kind === 'gauge', value: (_u, v) => (v == null ? '—' : num(v)), points: { size: 5 } },
       { label: 'Previous period', stroke: '#8a94a3', width: 1.5, dash: [6, 5], spanGaps: c.kind === 'gauge', value: (_u, v) => (v == null ? '—' : num(v)), points: { size: 5 } },
+      ...(c.band?.length ? [
+        { label: 'Normal range (low)', stroke: 'rgba(22,163,74,0.5)', width: 1, value: (_u: uPlot, v: number | null) => (v == null ? '—' : num(v)), points: { show: false } },
+        { label: 'Normal range (high)', stroke: 'rgba(22,163,74,0.5)', width: 1, value: (_u: uPlot, v: number | null) => (v == null ? '—' : num(v)), points: { show: false } },
+      ] : []),
     ],
+    // Shade between the high (4) and low (3) edges of the normal range.
+    bands: c.band?.length ? [{ series: [4, 3], fill: 'rgba(22,163,74,0.12)' }] : undefined,
     cursor: { drag: { x: false, y: false } },
     // When this page first drew a chart, in ms since navigation (the UI bench reads it).
     hooks: { draw: [() => { el.dataset.drawnAt ??= String(Math.round(performance.now())) }] },

@@ -1,0 +1,101 @@
+// Journey: the Anomalies page. A starter account sees its stat in the
+// diagnostics table with the reason in plain words; a free account sees
+// which plans include detection, with a link to billing.
+import test from 'ava'
+import type { Browser } from 'playwright-core'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+import { launchBrowser, openTab, screenshot } from '../helpers/browser.js'
+import { createKey, signUp } from '../helpers/factories.js'
+import { request } from '../helpers/http.js'
+import { settle } from '../helpers/storage.js'
+
+let app: TestApp
+let browser: Browser
+
+test.before(async () => {
+  ;[app, browser] = await Promise.all([startTestApp(), launchBrowser()])
+  await app.startWorkers()
+})
+test.after.always(async () => {
+  await browser?.close()
+  await app?.close()
+})
+
+/** Asks the API until `done` holds: the hourly rollup runs on its own queue after ingest settles. */
+async function until(user: Awaited<ReturnType<typeof signUp>>, path: string, done: (body: any) => boolean): Promise<any> {
+  const deadline = Date.now() + 15_000
+  for (;;) {
+    const res = await request(app.url, path, { session: user.session })
+    if (res.status === 200 && done(res.body)) return res.body
+    if (Date.now() > deadline) throw new Error(`${path} never got there: ${res.status} ${res.text}`)
+    await new Promise((r) => setTimeout(r, 200))
+  }
+}
+
+async function signedInTab(user: Awaited<ReturnType<typeof signUp>>) {
+  const tab = await openTab(browser)
+  await tab.context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
+  return tab
+}
+
+test.serial('anomalies: a starter account sees its stat and why it is not checked yet', async (t) => {
+  const user = await signUp(app.url)
+  await app.sql`update accounts set plan = 'starter' where id = ${user.accountId}`
+  const { key } = await createKey(app.url, user)
+  const now = Math.floor(Date.now() / 1000)
+  t.is((await request(app.url, '/api/v1/points', { json: { points: [{ stat: 'orders', count: 3, t: now - 7200 }] }, bearer: key })).status, 200)
+  await settle(app)
+  await until(user, '/api/v1/anomalies/diagnostics', (d) => d.stats[0]?.reason === 'short')
+
+  const { page, problems } = await signedInTab(user)
+  await page.goto(`${app.url}/stats`)
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Anomalies' }).click()
+  await page.waitForURL(/\/anomalies$/)
+  const row = page.getByTestId('diagnostics').locator('tbody tr')
+  await row.first().waitFor()
+  t.is(await row.count(), 1)
+  t.is(await row.locator('td[data-label="Stat"]').textContent(), 'orders')
+  t.is(await row.locator('td[data-label="Checked"]').textContent(), 'no')
+  t.regex((await row.locator('td[data-label="Why"]').textContent())!, /^It does not have enough hours of history yet to learn what normal looks like\./)
+  await page.getByText('No open incidents').waitFor()
+  t.is(await page.getByTestId('plan-notice').count(), 0)
+  await screenshot(page, 'anomalies')
+  t.deepEqual(problems, [])
+})
+
+test.serial('anomalies: a free account is told which plans include detection, with a link to billing', async (t) => {
+  const user = await signUp(app.url)
+  const { page, problems } = await signedInTab(user)
+  await page.goto(`${app.url}/anomalies`)
+  const notice = page.getByTestId('plan-notice')
+  await notice.waitFor()
+  t.regex((await notice.textContent())!, /^Anomaly detection is part of the starter, pro and business plans\./)
+  t.is(await notice.getByRole('link').getAttribute('href'), '/billing')
+  t.is(await page.getByTestId('diagnostics').count(), 0)
+  t.deepEqual(problems, [])
+})
+
+test.serial('stat page: on a plan with detection the 7d chart shades the back-test\'s normal range; on the free plan it does not', async (t) => {
+  const starter = await signUp(app.url)
+  await app.sql`update accounts set plan = 'starter' where id = ${starter.accountId}`
+  const free = await signUp(app.url)
+  const hour = Math.floor(Date.now() / 3_600_000) * 3600
+  // A day and a half of hourly counts around 10: enough complete hours to arm the baselines.
+  const points = Array.from({ length: 36 }, (_, i) => ({ stat: 'orders', count: 8 + (i % 5), t: hour - (36 - i) * 3600 + 60 }))
+  for (const user of [starter, free]) {
+    const { key } = await createKey(app.url, user)
+    t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  }
+  await settle(app)
+  await until(starter, '/api/v1/anomalies/backtest?stat=orders&range=7d', (b) => b.buckets.some((x: { lower: number | null }) => x.lower !== null))
+
+  for (const [user, shaded] of [[starter, true], [free, false]] as const) {
+    const { page, problems } = await signedInTab(user)
+    await page.goto(`${app.url}/stats/orders?range=7d`)
+    await page.locator('.chart[data-drawn]').waitFor()
+    t.is(await page.locator('.u-legend').getByText('Normal range (high)').count(), shaded ? 1 : 0)
+    t.is(await page.getByText('Shaded: the normal range the anomaly detector expected for each hour.').count(), shaded ? 1 : 0)
+    if (shaded) await screenshot(page, 'stat-band')
+    t.deepEqual(problems, [])
+  }
+})
