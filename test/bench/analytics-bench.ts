@@ -134,7 +134,7 @@ export async function runAnalyticsBench(options: Partial<Options> & { log?: (l: 
 
     const port = await freePort()
     const api = children.start('analytics-api', 'api/server.ts', {
-      DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix, PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix, PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'production', PUBLIC_URL: `http://127.0.0.1:${port}`,
     })
     seen.push(api)
     await waitForHttp200(`http://${HOST}:${port}/api/v1/health`, api, 120_000) // a loaded machine starts it slowly

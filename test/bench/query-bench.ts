@@ -156,7 +156,7 @@ export async function runQueryBench(options: { rounds?: number; holdout?: boolea
     results.engineMs = ms(engineTimes)
 
     // Latency through HTTP, interleaved with the chart-read reference.
-    const config = loadConfig({ NODE_ENV: 'production', PORT: '0', DATABASE_URL: bench.databaseUrl, REDIS_URL: bench.redisUrl, REDIS_PREFIX: bench.redisPrefix, LOG_LEVEL: 'error' })
+    const config = loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'http://127.0.0.1', PORT: '0', DATABASE_URL: bench.databaseUrl, REDIS_URL: bench.redisUrl, REDIS_PREFIX: bench.redisPrefix, LOG_LEVEL: 'error' })
     const api = await startApi(config, createLogger(config))
     try {
       const http: number[] = []

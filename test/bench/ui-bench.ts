@@ -69,7 +69,7 @@ export async function runUiBench(options: Partial<Options> & { log?: (l: string)
 
     const port = await freePort()
     const child = bench.children.start('ui-api', 'api/server.ts', {
-      DATABASE_URL: bench.databaseUrl, REDIS_URL: bench.redisUrl, REDIS_PREFIX: bench.redisPrefix, PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'production',
+      DATABASE_URL: bench.databaseUrl, REDIS_URL: bench.redisUrl, REDIS_PREFIX: bench.redisPrefix, PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'production', PUBLIC_URL: `http://127.0.0.1:${port}`,
     })
     bench.seen.push(child)
     await waitForHttp200(`http://${HOST}:${port}/api/v1/health`, child)
