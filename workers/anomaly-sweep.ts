@@ -5,6 +5,7 @@ import type { WorkerDeps } from './deps.js'
 
 export async function anomalySweepJob(deps: WorkerDeps, _data: JobData<'anomaly-sweep'>, now: Date): Promise<SweepResult> {
   const result = await sweep(deps.sql, now, { staleAfterSeconds: deps.config.anomalyStaleAfterSeconds })
-  if (result.opened || result.closed) deps.log.info('anomaly sweep', { ...result })
+  // One line per sweep that scored anything, so an operator sees the detector running (and what it found).
+  if (result.scored || result.opened || result.closed) deps.log.info('anomaly sweep', { ...result })
   return result
 }

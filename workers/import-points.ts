@@ -8,7 +8,9 @@ import type { Attempt, WorkerDeps } from './deps.js'
 
 export async function importPointsJob(deps: WorkerDeps, data: JobData<'import-points'>, _now: Date, attempt: Attempt) {
   try {
-    return await runImport(deps.sql, data.import_id)
+    const result = await runImport(deps.sql, data.import_id)
+    deps.log.info('import completed', { import_id: data.import_id, ...result })
+    return result
   } catch (err) {
     const message = `could not store the points: ${(err as Error).message} (attempt ${attempt.number}${attempt.final ? ', the last' : ', will retry'})`
     deps.log.warn('import failed', { import_id: data.import_id, attempt: attempt.number, error: (err as Error).message })
