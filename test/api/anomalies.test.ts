@@ -5,7 +5,7 @@ import { refreshRollups } from '../../shared/points/rollups.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
-import { settle } from '../helpers/storage.js'
+import { pauseRollups, settle } from '../helpers/storage.js'
 
 let app: TestApp
 test.before(async () => {
@@ -13,9 +13,7 @@ test.before(async () => {
   await app.startWorkers()
   // Rollups are folded by the tests themselves (write() below): the scheduled refresh would otherwise fold a
   // stat between two diagnostics reads that expect it still unrolled.
-  const rollups = app.api.deps.queues.get('rollups')
-  await rollups.pause()
-  for (let i = 0; i < 100 && (await rollups.getActiveCount()) > 0; i++) await new Promise((r) => setTimeout(r, 50))
+  await pauseRollups(app)
 })
 test.after.always(() => app?.close())
 

@@ -5,7 +5,7 @@ import { refreshRollups } from '../../shared/points/rollups.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request, type Reply } from '../helpers/http.js'
-import { settle } from '../helpers/storage.js'
+import { pauseRollups, settle } from '../helpers/storage.js'
 
 let app: TestApp
 test.before(async () => {
@@ -13,9 +13,7 @@ test.before(async () => {
   await app.startWorkers()
   // The scheduled rollup refresh (every 2 s) is paused so that a read straight after
   // settle() is known to come from rollup_pending; tests fold rollups themselves.
-  const rollups = app.api.deps.queues.get('rollups')
-  await rollups.pause()
-  for (let i = 0; i < 100 && (await rollups.getActiveCount()) > 0; i++) await new Promise((r) => setTimeout(r, 50))
+  await pauseRollups(app)
 })
 test.after.always(() => app?.close())
 

@@ -16,6 +16,16 @@ export async function settle(app: TestApp, timeoutMs = 10_000): Promise<void> {
   }
 }
 
+/**
+ * Pauses the scheduled rollup refresh (and waits out a running one), for tests that fold rollups
+ * themselves and must know a read comes from the unfolded tail.
+ */
+export async function pauseRollups(app: TestApp): Promise<void> {
+  const rollups = app.api.deps.queues.get('rollups')
+  await rollups.pause()
+  for (let i = 0; i < 100 && (await rollups.getActiveCount()) > 0; i++) await new Promise((r) => setTimeout(r, 50))
+}
+
 export interface Stored {
   stats: number
   points: number
