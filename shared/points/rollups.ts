@@ -15,6 +15,17 @@
 import type { Sql } from '../db.js'
 import { usesTimescale } from './storage.js'
 
+/**
+ * The pending rows a refresh may claim: unlocked ones (another refresher has the rest), of stats not being deleted.
+ * The stat is locked FOR KEY SHARE here, before any rollup row: a refresh that first claimed a deleted stat's pending
+ * rows and then waited on the stat (the rollups' foreign key) would deadlock with the delete, which cascades from the
+ * stat to those same rows. Skipped rows go with their stat, or to the next refresh if the delete rolls back.
+ */
+function claimable(sql: Sql, limit: number) {
+  return sql`select p.ctid from rollup_pending p join stats s on s.id = p.stat_id limit ${limit}
+    for update of p skip locked for key share of s skip locked`
+}
+
 export async function refreshRollups(sql: Sql, limit = 200_000): Promise<{ rows: number; stats: number }> {
   if (await usesTimescale(sql)) return refreshAggregates(sql, limit)
   // Folding an aggregate into a bucket that already holds one: the same for every resolution.
@@ -22,7 +33,7 @@ export async function refreshRollups(sql: Sql, limit = 200_000): Promise<{ rows:
     min = least(r.min, excluded.min), max = greatest(r.max, excluded.max)`
   const [r] = await sql<{ rows: number; stats: number }[]>`
     with claimed as (
-      delete from rollup_pending where ctid in (select ctid from rollup_pending limit ${limit} for update skip locked)
+      delete from rollup_pending where ctid in (${claimable(sql, limit)})
       returning stat_id, bucket, count, sum, min, max
     ),
     m as (
@@ -63,7 +74,7 @@ async function refreshAggregates(sql: Sql, limit: number): Promise<{ rows: numbe
   await sql`call refresh_continuous_aggregate('rollups_1d', null, now())`
   const [r] = await sql<{ rows: number; stats: number }[]>`
     with claimed as (
-      delete from rollup_pending where ctid in (select ctid from rollup_pending limit ${limit} for update skip locked)
+      delete from rollup_pending where ctid in (${claimable(sql, limit)})
       returning stat_id
     ),
     state as (

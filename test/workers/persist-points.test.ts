@@ -2,6 +2,8 @@ import test from 'ava'
 import { randomUUID } from 'node:crypto'
 import { applyBatch } from '../../shared/points/repo.js'
 import { refreshRollups } from '../../shared/points/rollups.js'
+import { deleteStat } from '../../shared/stats/repo.js'
+import { createSql } from '../../shared/db.js'
 import type { QueuedPoint } from '../../shared/jobs.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { signUp } from '../helpers/factories.js'
@@ -100,4 +102,53 @@ test.serial('rollups: two refreshers running at once fold every pending row exac
   const [r] = await app.sql`select sum(count)::int as n, sum(sum) as s from rollups_1m where stat_id = ${stat}`
   t.is(r.n, 1000)
   t.is(r.s, 1000)
+})
+
+test.serial('rollups: a stat deleted while a refresh folds its pending rows: both succeed (no deadlock), nothing of the stat is left', async (t) => {
+  // The interleaving that deadlocked: a refresh claims X's pending rows, then (at the end of its statement) checks
+  // the rollups' foreign key on X, while a delete of X holds X and waits for those pending rows. A lock held on one
+  // of Y's rollup rows pauses the refresh in between, so the delete of X arrives exactly there.
+  const user = await signUp(app.url)
+  const sql = createSql(app.config.databaseUrl, { max: 4 })
+  t.teardown(() => sql.end({ timeout: 1 }))
+  const ids: Record<string, string> = {}
+  for (const name of ['x', 'y']) {
+    ;[{ id: ids[name] }] = await sql<{ id: string }[]>`insert into stats (account_id, name, kind) values (${user.accountId}, ${name}, 'counter') returning id`
+  }
+  const minutes = (stat: string): QueuedPoint[] => Array.from({ length: 50 }, (_, i) => [stat, 1_700_000_000 + i * 60, 1, null])
+  await applyBatch(sql, randomUUID(), minutes(ids.y))
+  while ((await refreshRollups(sql)).rows > 0) { /* Y has rollup rows now */ }
+  await applyBatch(sql, randomUUID(), minutes(ids.y))
+  await applyBatch(sql, randomUUID(), minutes(ids.x))
+
+  /** Waits until n sessions of this database wait on a lock. */
+  const waiting = async (n: number) => {
+    for (let i = 0; i < 300; i++) {
+      const [{ w }] = await sql<{ w: number }[]>`select count(*)::int as w from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`
+      if (w >= n) return
+      await new Promise((r) => setTimeout(r, 10))
+    }
+    throw new Error(`fewer than ${n} sessions ever waited on a lock`)
+  }
+  let release!: () => void
+  const released = new Promise<void>((r) => { release = r })
+  const holder = sql.begin(async (tx) => {
+    await tx`select 1 from rollups_1m where stat_id = ${ids.y} for update`
+    await released
+  })
+  await new Promise((r) => setTimeout(r, 50))
+  const refresh = refreshRollups(sql)
+  await waiting(1)
+  const deleted = deleteStat(sql, user.accountId, 'x')
+  await waiting(2)
+  release()
+  const [r, d] = await Promise.allSettled([refresh, deleted, holder])
+  t.deepEqual([r.status, d.status], ['fulfilled', 'fulfilled'], String((r as PromiseRejectedResult).reason ?? (d as PromiseRejectedResult).reason))
+  while ((await refreshRollups(sql)).rows > 0) { /* fold what the first refresh left */ }
+  for (const table of ['rollup_pending', 'rollups_1m', 'rollups_1h', 'rollups_1d', 'points']) {
+    const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from ${sql(table)} where stat_id = ${ids.x}`
+    t.is(n, 0, table)
+  }
+  const [{ n }] = await sql<{ n: number }[]>`select sum(count)::int as n from rollups_1m where stat_id = ${ids.y}`
+  t.is(n, 100)
 })
