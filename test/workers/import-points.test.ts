@@ -3,7 +3,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { createLogger } from '../../shared/log.js'
-import { recordProgress } from '../../shared/imports/repo.js'
+import { loadImportWork, recordProgress } from '../../shared/imports/repo.js'
 import { chunkId, chunkOf, IMPORT_BATCH, runImport } from '../../shared/imports/run.js'
 import { storeChunk } from '../../shared/imports/store.js'
 import { refreshRollups } from '../../shared/points/rollups.js'
@@ -185,4 +185,14 @@ test('the key the job stores for each point is the one the preview looks up, for
   t.is(again.status, 200, again.text)
   t.is(again.body.points_duplicate, 11)
   t.is(again.body.points_accepted, 0)
+})
+
+test('the packed points are stored uncompressed and read back byte for byte (base64 both ways)', async (t) => {
+  const { id, payload, statIds } = await queuedImport(20_000)
+  t.is(payload.length, 20_000 * 24)
+  const [{ stored }] = await app.sql<{ stored: number }[]>`select pg_column_size(payload) as stored from imports where id = ${id}`
+  t.true(stored >= payload.length, `stored in ${stored} bytes: compressed`)
+  const work = await loadImportWork(app.sql, id)
+  t.true(work!.payload!.equals(payload))
+  t.deepEqual(work!.stat_ids, statIds)
 })
