@@ -33,7 +33,7 @@ export interface Batch {
 type BatchesResult = { applied: string[]; stored: number; duplicates: number }
 
 /** The CTE that appends the minute aggregates of a statement's `inserted` rows to rollup_pending. */
-const pendingOf = (sql: Db) => sql`pending as (
+export const pendingOf = (sql: Db) => sql`pending as (
   insert into rollup_pending (stat_id, bucket, count, sum, min, max)
   select stat_id, date_bin('1 minute', ts, timestamptz 'epoch'), count(*), sum(value), min(value), max(value)
   from inserted group by 1, 2
