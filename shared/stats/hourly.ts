@@ -34,7 +34,7 @@ export async function readHourly(
   const t = Math.floor(to.getTime() / 1000 / HOUR) * HOUR
   const slots = Math.max(0, (t - f) / HOUR)
   const out = new Map<string, HourlySeries>()
-  const rows = stats.length && slots ? await hourArrays(sql, stats.map((s) => s.id), f, t) : []
+  const rows = stats.length && slots ? await rollupArrays(sql, stats.map((s) => s.id), f, t, HOUR) : []
   const byId = new Map(rows.map((r) => [r.stat_id, r]))
   for (const s of stats) {
     const values: Array<number | null> = new Array(slots).fill(null)
@@ -59,27 +59,31 @@ export async function readHourly(
   return out
 }
 
+/** One stat's buckets as parallel arrays: slot index from the window's start, point count, sum (any order). */
+export interface BucketArrays { stat_id: string; h: number[]; n: number[]; sum: number[] }
+
 /**
- * The same buckets as the chart read (readBucketsMany at 3,600 s: the hourly rollup, plus the
- * per-minute tail not yet folded in on plain PostgreSQL), one row per stat with its hours as
- * arrays: thousands of stats x a week of hours come back as thousands of rows instead of
- * hundreds of thousands, which is most of what a read of that size costs the client. The
- * rollup has one row per stat and hour already, so only the (small) tail is grouped, and the
- * two are added here.
+ * The same buckets as the chart read (readBucketsMany at `size` seconds, 60 or 3,600: that rollup,
+ * plus the per-minute tail not yet folded in on plain PostgreSQL), one row per stat with its buckets
+ * as arrays: thousands of stats x a week of hours (or one stat x a month of minutes) come back as a
+ * few rows instead of hundreds of thousands, which is most of what a read of that size costs the
+ * client. The rollup has one row per stat and bucket already, so only the (small) tail is grouped,
+ * and the two are added here. The arrays are aggregated without `order by`: each element carries its
+ * slot, and sorting every stat's rows again (one sort per array) cost more than the scan itself.
  */
-async function hourArrays(sql: Db, ids: string[], f: number, t: number): Promise<Array<{ stat_id: string; h: number[]; n: number[]; sum: number[] }>> {
+export async function rollupArrays(sql: Db, ids: string[], f: number, t: number, size: 60 | 3600): Promise<BucketArrays[]> {
   const from = new Date(f * 1000)
   const to = new Date(t * 1000)
-  type Row = { stat_id: string; h: number[]; n: number[]; sum: number[] }
-  const rolled = sql<Row[]>`
-    select stat_id, array_agg(((extract(epoch from bucket)::bigint - ${f}) / ${HOUR})::int order by bucket) as h,
-           array_agg(count::float8 order by bucket) as n, array_agg(sum order by bucket) as sum
-    from rollups_1h where stat_id = any(${ids}::uuid[]) and bucket >= ${from} and bucket < ${to}
+  const table = size === 60 ? sql`rollups_1m` : sql`rollups_1h`
+  const rolled = sql<BucketArrays[]>`
+    select stat_id, array_agg(((extract(epoch from bucket)::bigint - ${f}) / ${size})::int) as h,
+           array_agg(count::float8) as n, array_agg(sum) as sum
+    from ${table} where stat_id = any(${ids}::uuid[]) and bucket >= ${from} and bucket < ${to}
     group by stat_id`
   if (await usesTimescale(sql)) return rolled
-  const tail = await sql<Row[]>`
+  const tail = await sql<BucketArrays[]>`
     select stat_id, array_agg(h) as h, array_agg(n) as n, array_agg(s) as sum from (
-      select stat_id, ((extract(epoch from date_trunc('hour', bucket, 'UTC'))::bigint - ${f}) / ${HOUR})::int as h, sum(count)::float8 as n, sum(sum) as s
+      select stat_id, floor((extract(epoch from bucket) - ${f}) / ${size})::int as h, sum(count)::float8 as n, sum(sum) as s
       from rollup_pending where stat_id = any(${ids}::uuid[]) and bucket >= ${from} and bucket < ${to} group by 1, 2
     ) x group by stat_id`
   const rows = await rolled
