@@ -59,6 +59,9 @@ export async function readHourly(
   return out
 }
 
+/** Reads of at least this many stats are split in two (see rollupArrays). */
+const SPLIT_FROM = 64
+
 /** One stat's buckets as parallel arrays: slot index from the window's start, point count, sum (any order). */
 export interface BucketArrays { stat_id: string; h: number[]; n: number[]; sum: number[] }
 
@@ -77,19 +80,24 @@ export async function rollupArrays(sql: Db, ids: string[], f: number, t: number,
   const table = size === 60 ? sql`rollups_1m` : sql`rollups_1h`
   // One stat by equality: with `= any(array)` the planner expects hundreds of groups and sorts a
   // month of minute rows by stat (spilling to disk at the default work_mem) before aggregating them.
-  const match = ids.length === 1 ? sql`stat_id = ${ids[0]}::uuid` : sql`stat_id = any(${ids}::uuid[])`
-  const rolled = sql<BucketArrays[]>`
+  const match = (list: string[]) => list.length === 1 ? sql`stat_id = ${list[0]}::uuid` : sql`stat_id = any(${list}::uuid[])`
+  const read = (list: string[]) => sql<BucketArrays[]>`
     select stat_id, array_agg(((extract(epoch from bucket)::bigint - ${f}) / ${size})::int) as h,
            array_agg(count::float8) as n, array_agg(sum) as sum
-    from ${table} where ${match} and bucket >= ${from} and bucket < ${to}
+    from ${table} where ${match(list)} and bucket >= ${from} and bucket < ${to}
     group by stat_id`
-  if (await usesTimescale(sql)) return rolled
-  const tail = await sql<BucketArrays[]>`
+  // Many stats are read in two halves at once, on two connections of the pool: one query runs in
+  // one backend, scanning and aggregating row by row, and the halves overlap each other and the
+  // parsing of the answer (measured with 500 stats x 720 hours: 1.5x faster than one query). In a
+  // transaction the two share its connection and simply run in turn.
+  const mid = Math.ceil(ids.length / 2)
+  const rolled = () => ids.length >= SPLIT_FROM ? Promise.all([read(ids.slice(0, mid)), read(ids.slice(mid))]).then(([a, b]) => [...a, ...b]) : read(ids)
+  if (await usesTimescale(sql)) return rolled()
+  const [rows, tail] = await Promise.all([rolled(), sql<BucketArrays[]>`
     select stat_id, array_agg(h) as h, array_agg(n) as n, array_agg(s) as sum from (
       select stat_id, floor((extract(epoch from bucket) - ${f}) / ${size})::int as h, sum(count)::float8 as n, sum(sum) as s
-      from rollup_pending where ${match} and bucket >= ${from} and bucket < ${to} group by 1, 2
-    ) x group by stat_id`
-  const rows = await rolled
+      from rollup_pending where ${match(ids)} and bucket >= ${from} and bucket < ${to} group by 1, 2
+    ) x group by stat_id`])
   if (!tail.length) return rows
   const byId = new Map(rows.map((r) => [r.stat_id, r]))
   for (const p of tail) {
