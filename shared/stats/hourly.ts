@@ -81,11 +81,23 @@ export async function rollupArrays(sql: Db, ids: string[], f: number, t: number,
   // One stat by equality: with `= any(array)` the planner expects hundreds of groups and sorts a
   // month of minute rows by stat (spilling to disk at the default work_mem) before aggregating them.
   const match = (list: string[]) => list.length === 1 ? sql`stat_id = ${list[0]}::uuid` : sql`stat_id = any(${list}::uuid[])`
-  const read = (list: string[]) => sql<BucketArrays[]>`
-    select stat_id, array_agg(((extract(epoch from bucket)::bigint - ${f}) / ${size})::int) as h,
-           array_agg(count::float8) as n, array_agg(sum) as sum
+  // Each bucket as 20 bytes (slot int4, count and sum float8, in the binary send format): one bytea
+  // per stat, decoded natively, instead of three text arrays parsed number by number (a million
+  // small strings for 500 stats x 720 hours). The values are the stored float8s, bit for bit.
+  const read = async (list: string[]) => (await sql<{ stat_id: string; b: Buffer }[]>`
+    select stat_id, string_agg(int4send(((extract(epoch from bucket)::bigint - ${f}) / ${size})::int) || float8send(count::float8) || float8send(sum), ''::bytea) as b
     from ${table} where ${match(list)} and bucket >= ${from} and bucket < ${to}
-    group by stat_id`
+    group by stat_id`).map(({ stat_id, b }) => {
+    const view = new DataView(b.buffer, b.byteOffset, b.byteLength)
+    const m = b.byteLength / 20
+    const r: BucketArrays = { stat_id, h: new Array(m), n: new Array(m), sum: new Array(m) }
+    for (let k = 0, o = 0; k < m; k++, o += 20) {
+      r.h[k] = view.getInt32(o)
+      r.n[k] = view.getFloat64(o + 4)
+      r.sum[k] = view.getFloat64(o + 12)
+    }
+    return r
+  })
   // Many stats are read in two halves at once, on two connections of the pool: one query runs in
   // one backend, scanning and aggregating row by row, and the halves overlap each other and the
   // parsing of the answer (measured with 500 stats x 720 hours: 1.5x faster than one query). In a
