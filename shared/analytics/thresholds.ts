@@ -7,7 +7,7 @@ import { quantileRankSorted, quantileSorted } from 'simple-statistics'
 import { conditionHolds, step, type AlertState, type Rule } from '../alerts/conditions.js'
 import type { Db } from '../db.js'
 import type { Kind, Stat } from '../stats/repo.js'
-import { readBuckets } from '../stats/read.js'
+import { rollupArrays } from '../stats/hourly.js'
 
 export const MINUTE = 60
 const DAY = 86_400
@@ -32,13 +32,21 @@ export interface MinuteSeries {
 export async function readMinutes(sql: Db, stat: Pick<Stat, 'id' | 'kind' | 'createdAt'>, from: Date, to: Date): Promise<MinuteSeries> {
   const f = Math.floor(from.getTime() / 1000 / MINUTE) * MINUTE
   const t = Math.floor(to.getTime() / 1000 / MINUTE) * MINUTE
-  const values: Array<number | null> = new Array(Math.max(0, (t - f) / MINUTE)).fill(null)
-  const buckets = await readBuckets(sql, stat.id, stat.kind, { requested: 'custom', from: new Date(f * 1000), to: new Date(t * 1000), bucketSeconds: MINUTE })
-  for (const b of buckets) values[(b.t - f) / MINUTE] = b.value
+  const slots = Math.max(0, (t - f) / MINUTE)
+  const values: Array<number | null> = new Array(slots).fill(null)
+  // The chart read's 1 m buckets as arrays (one row, not 43,200 bucket objects for a month).
+  const [r] = slots ? await rollupArrays(sql, [stat.id], f, t, MINUTE) : []
+  let first = Infinity
+  if (r) {
+    for (let k = 0; k < r.h.length; k++) {
+      const i = r.h[k]
+      values[i] = stat.kind === 'counter' ? r.sum[k] : r.sum[k] / r.n[k]
+      if (i < first) first = i
+    }
+  }
   if (stat.kind === 'counter') {
-    const created = Math.floor(stat.createdAt.getTime() / 1000 / MINUTE) * MINUTE
-    const first = buckets.length ? Math.min(buckets[0].t, created) : created
-    for (let i = Math.max(0, (first - f) / MINUTE); i < values.length; i++) values[i] ??= 0
+    const created = (Math.floor(stat.createdAt.getTime() / 1000 / MINUTE) * MINUTE - f) / MINUTE
+    for (let i = Math.max(0, Math.min(first, created)); i < values.length; i++) values[i] ??= 0
   }
   return { from: f, values }
 }

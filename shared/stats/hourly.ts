@@ -34,7 +34,7 @@ export async function readHourly(
   const t = Math.floor(to.getTime() / 1000 / HOUR) * HOUR
   const slots = Math.max(0, (t - f) / HOUR)
   const out = new Map<string, HourlySeries>()
-  const rows = stats.length && slots ? await hourArrays(sql, stats.map((s) => s.id), f, t) : []
+  const rows = stats.length && slots ? await rollupArrays(sql, stats.map((s) => s.id), f, t, HOUR) : []
   const byId = new Map(rows.map((r) => [r.stat_id, r]))
   for (const s of stats) {
     const values: Array<number | null> = new Array(slots).fill(null)
@@ -59,50 +59,87 @@ export async function readHourly(
   return out
 }
 
+/** A stat's rolled-up buckets, with its pending tail's (slot -1 - h) added in: the rollup's part first, as the chart read adds them. */
+function addTail(r: BucketArrays): BucketArrays {
+  const out: BucketArrays = { stat_id: r.stat_id, h: [], n: [], sum: [] }
+  const at = new Map<number, number>()
+  r.h.forEach((h, k) => {
+    if (h < 0) return
+    at.set(h, out.h.length)
+    out.h.push(h)
+    out.n.push(r.n[k])
+    out.sum.push(r.sum[k])
+  })
+  r.h.forEach((code, k) => {
+    if (code >= 0) return
+    const h = -1 - code
+    const i = at.get(h)
+    if (i === undefined) {
+      out.h.push(h)
+      out.n.push(r.n[k])
+      out.sum.push(r.sum[k])
+    } else {
+      out.n[i] += r.n[k]
+      out.sum[i] += r.sum[k]
+    }
+  })
+  return out
+}
+
+/** Reads of at least this many stats are split in two (see rollupArrays). */
+const SPLIT_FROM = 64
+
+/** One stat's buckets as parallel arrays: slot index from the window's start, point count, sum (any order). */
+export interface BucketArrays { stat_id: string; h: number[]; n: number[]; sum: number[] }
+
 /**
- * The same buckets as the chart read (readBucketsMany at 3,600 s: the hourly rollup, plus the
- * per-minute tail not yet folded in on plain PostgreSQL), one row per stat with its hours as
- * arrays: thousands of stats x a week of hours come back as thousands of rows instead of
- * hundreds of thousands, which is most of what a read of that size costs the client. The
- * rollup has one row per stat and hour already, so only the (small) tail is grouped, and the
- * two are added here.
+ * The same buckets as the chart read (readBucketsMany at `size` seconds, 60 or 3,600: that rollup,
+ * plus the per-minute tail not yet folded in on plain PostgreSQL), one row per stat with its buckets
+ * as arrays: thousands of stats x a week of hours (or one stat x a month of minutes) come back as a
+ * few rows instead of hundreds of thousands, which is most of what a read of that size costs the
+ * client. The rollup has one row per stat and bucket already, so only the (small) tail is grouped;
+ * both are read in one statement (one snapshot: a refresh folding the tail meanwhile cannot count
+ * it twice or not at all), and a bucket found in both is added up here (addTail). The buckets are
+ * aggregated without `order by`: each carries its slot, and sorting every stat's rows again cost
+ * more than the scan itself.
  */
-async function hourArrays(sql: Db, ids: string[], f: number, t: number): Promise<Array<{ stat_id: string; h: number[]; n: number[]; sum: number[] }>> {
+export async function rollupArrays(sql: Db, ids: string[], f: number, t: number, size: 60 | 3600): Promise<BucketArrays[]> {
   const from = new Date(f * 1000)
   const to = new Date(t * 1000)
-  type Row = { stat_id: string; h: number[]; n: number[]; sum: number[] }
-  const rolled = sql<Row[]>`
-    select stat_id, array_agg(((extract(epoch from bucket)::bigint - ${f}) / ${HOUR})::int order by bucket) as h,
-           array_agg(count::float8 order by bucket) as n, array_agg(sum order by bucket) as sum
-    from rollups_1h where stat_id = any(${ids}::uuid[]) and bucket >= ${from} and bucket < ${to}
-    group by stat_id`
-  if (await usesTimescale(sql)) return rolled
-  const tail = await sql<Row[]>`
-    select stat_id, array_agg(h) as h, array_agg(n) as n, array_agg(s) as sum from (
-      select stat_id, ((extract(epoch from date_trunc('hour', bucket, 'UTC'))::bigint - ${f}) / ${HOUR})::int as h, sum(count)::float8 as n, sum(sum) as s
-      from rollup_pending where stat_id = any(${ids}::uuid[]) and bucket >= ${from} and bucket < ${to} group by 1, 2
-    ) x group by stat_id`
-  const rows = await rolled
-  if (!tail.length) return rows
-  const byId = new Map(rows.map((r) => [r.stat_id, r]))
-  for (const p of tail) {
-    const r = byId.get(p.stat_id)
-    if (!r) {
-      rows.push(p)
-      continue
+  const table = size === 60 ? sql`rollups_1m` : sql`rollups_1h`
+  const timescale = await usesTimescale(sql)
+  // One stat by equality: with `= any(array)` the planner expects hundreds of groups and sorts a
+  // month of minute rows by stat (spilling to disk at the default work_mem) before aggregating them.
+  const match = (list: string[]) => list.length === 1 ? sql`stat_id = ${list[0]}::uuid` : sql`stat_id = any(${list}::uuid[])`
+  const slot = sql`((extract(epoch from bucket)::bigint - ${f}) / ${size})::int`
+  // The tail's buckets carry their slot as -1 - slot, to be told from the rollup's.
+  const buckets = (list: string[]) => sql`
+    select stat_id, ${slot} as h, count::float8 as n, sum as s from ${table} where ${match(list)} and bucket >= ${from} and bucket < ${to}${timescale ? sql`` : sql`
+    union all
+    select stat_id, -1 - ${slot}, sum(count)::float8, sum(sum) from rollup_pending where ${match(list)} and bucket >= ${from} and bucket < ${to} group by 1, 2`}`
+  // Each bucket as 20 bytes (slot int4, count and sum float8, in the binary send format): one bytea
+  // per stat, decoded natively, instead of three text arrays parsed number by number (a million
+  // small strings for 500 stats x 720 hours). The values are the stored float8s, bit for bit.
+  const read = async (list: string[]) => (await sql<{ stat_id: string; b: Buffer }[]>`
+    select stat_id, string_agg(int4send(h) || float8send(n) || float8send(s), ''::bytea) as b from (${buckets(list)}) x group by stat_id`).map(({ stat_id, b }) => {
+    const view = new DataView(b.buffer, b.byteOffset, b.byteLength)
+    const m = b.byteLength / 20
+    const r: BucketArrays = { stat_id, h: new Array(m), n: new Array(m), sum: new Array(m) }
+    let tail = false
+    for (let k = 0, o = 0; k < m; k++, o += 20) {
+      r.h[k] = view.getInt32(o)
+      r.n[k] = view.getFloat64(o + 4)
+      r.sum[k] = view.getFloat64(o + 12)
+      if (r.h[k] < 0) tail = true
     }
-    const at = new Map(r.h.map((h, k) => [h, k]))
-    p.h.forEach((h, k) => {
-      const i = at.get(h)
-      if (i === undefined) {
-        r.h.push(h)
-        r.n.push(p.n[k])
-        r.sum.push(p.sum[k])
-      } else {
-        r.n[i] += p.n[k]
-        r.sum[i] += p.sum[k]
-      }
-    })
-  }
-  return rows
+    return tail ? addTail(r) : r
+  })
+  // Many stats are read in two halves at once, on two connections of the pool: one query runs in
+  // one backend, scanning and aggregating row by row, and the halves overlap each other and the
+  // parsing of the answer (measured with 500 stats x 720 hours: 1.5x faster than one query). In a
+  // transaction the two share its connection and simply run in turn.
+  if (ids.length < SPLIT_FROM) return read(ids)
+  const mid = Math.ceil(ids.length / 2)
+  const [a, b] = await Promise.all([read(ids.slice(0, mid)), read(ids.slice(mid))])
+  return [...a, ...b]
 }

@@ -32,6 +32,12 @@ test('readHourly lays out the chart read\'s hourly buckets, rolled up or still p
     const series = got.get(s.id)!
     t.deepEqual(chart.get(s.id)!.map((b) => [b.t, b.value, b.n]), series.values.flatMap((v, i) => (series.counts[i] ? [[start + i * HOUR, v, series.counts[i]]] : [])))
   }
+  // A read of many stats is split in two queries: the same series whichever half a stat falls in.
+  const many = [stats[0], ...Array.from({ length: 68 }, () => ({ id: randomUUID(), kind: 'gauge' as const })), stats[1]]
+  const split = await readHourly(app.sql, many, new Date(start * 1000), new Date(end * 1000))
+  t.is(split.size, 70)
+  for (const s of stats) t.deepEqual(split.get(s.id), got.get(s.id))
+  t.deepEqual(split.get(many[1].id)!.values, new Array(10).fill(null))
   // `since` before the window: a counter is zero from the first slot.
   const since = await readHourly(app.sql, [{ id: c.id, kind: 'counter', since: new Date((start - HOUR) * 1000) }], new Date(start * 1000), new Date(end * 1000))
   t.deepEqual(since.get(c.id)!.values.slice(0, 3), [0, 0, 3])
