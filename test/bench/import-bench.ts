@@ -186,7 +186,7 @@ export async function runImportBench(options: Partial<Options> & { log?: (line: 
 }
 
 export function renderImportReport(r: ImportBenchResults): string {
-  const median = r.previewMs?.length ? percentile([...r.previewMs].sort((a, b) => a - b), 50) : undefined
+  const median = r.previewMs?.length ? percentile([...r.previewMs].sort((a, b) => a - b), 0.5) : undefined
   const ratio = (a?: number, b?: number) => (a !== undefined && b ? `${round(a / b, 2)}x` : '-')
   const ms = (x?: number) => (x === undefined ? '-' : `${round(x)} ms`)
   const rows = [
