@@ -167,6 +167,12 @@ class Recorder {
     this.httpStatus[status] = (this.httpStatus[status] ?? 0) + 1
     let verdict = 'unparsable'
     let msg = ''
+    // InfluxDB (the peer reference) says "written" with an empty 204.
+    if (status === 204 && body.length === 0) {
+      this.bodyStatus['204'] = (this.bodyStatus['204'] ?? 0) + 1
+      this.accepted++
+      return
+    }
     try {
       const json = JSON.parse(body.toString('utf8')) as { status?: unknown; msg?: unknown; message?: unknown; error?: unknown; accepted?: unknown }
       verdict = String(json.status)
