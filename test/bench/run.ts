@@ -7,10 +7,13 @@
 //
 // Order: fresh database `metrics_bench` and Redis prefix -> the service starts
 // (web processes + 1 worker, idle meanwhile) -> reference A (bare Koa in as
-// many processes as the service's web tier, same load) -> phase 1 single /ez
+// many processes as the service's web tier, same load) -> the peer reference,
+// InfluxDB 1.x (test/bench/influx-ref.ts: installed when missing and allowed,
+// else a skip line; its own ports and /tmp directory), single-point line
+// protocol writes under the same load -> phase 1 single /ez
 // writes -> reference A again -> reference B (COPY over 2 connections, one
-// 100-row COPY per batch; and, for context, one streaming COPY) -> phase 2
-// 100-point batches -> reference B again ->
+// 100-row COPY per batch; and, for context, one streaming COPY) -> InfluxDB
+// with 100 points per request -> phase 2 100-point batches -> reference B again ->
 // phase 3 write-to-visible probes under phase-1 load -> table and
 // test/bench/last-results.json -> cleanup (always, also on SIGINT/SIGTERM).
 // Each reference runs right before the phase it is the bar for and again right
@@ -23,7 +26,8 @@
 //
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), BENCH_ACCOUNTS (16),
 // BENCH_WEB_PROCESSES (2), BENCH_NODE_ARGS (extra node flags for the service's
-// processes, e.g. --cpu-prof), BENCH_PHASES (A,B,1,2,3: the parts to run),
+// processes, e.g. --cpu-prof), BENCH_PHASES (A,B,I,1,2,3: the parts to run; I is
+// InfluxDB), BENCH_INFLUX (0: skip InfluxDB),
 // BENCH_WAIT_QUIET (15: seconds to wait, before each stage, for the machine to
 // be mostly idle; 0 = don't), DATABASE_URL (server only; postgres://localhost),
 // REDIS_URL (redis://127.0.0.1:6379).
@@ -271,6 +275,12 @@ async function main(): Promise<Results> {
   const load = await createAccounts(e.sql, ACCOUNTS, `load-${runId}`)
   const [probe] = await createAccounts(e.sql, 1, `probe-${runId}`)
   const keys = load.map((a) => a.key)
+  // The measured phases' stats exist before they start, as a steady writer's do: a stat's first write (its
+  // creation, a transaction of five round trips) is paid by the warm-up's own stats, not in the measured
+  // window. Phase 3's stats are left to be created under load.
+  const names = ['bench.single.', 'bench.batch.'].flatMap((p) => Array.from({ length: STATS }, (_, k) => `${p}${k}`))
+  await e.sql`insert into stats (account_id, name, kind)
+    select a, n, 'counter' from unnest(${load.map((a) => a.id)}::uuid[]) as a, unnest(${names}::text[]) as n`
 
   const skipped = { error: 'skipped (BENCH_PHASES)' }
 
