@@ -14,7 +14,7 @@ import { createStats, findStatsByName, type Kind, type Stat } from './repo.js'
 const TTL_MS = 5_000
 const MAX_ENTRIES = 100_000
 /** Names due for a background re-read are collected this long, then read with one query per account. */
-const REFRESH_BATCH_MS = 50
+const REFRESH_BATCH_MS = 250
 
 export type Resolved = { stat: Stat; created: boolean }
 
@@ -104,7 +104,9 @@ export class StatDirectory {
 
   private remember(stat: Stat): void {
     if (this.cache.size >= MAX_ENTRIES) this.cache.clear()
-    this.cache.set(StatDirectory.key(stat.accountId, stat.name), { stat, until: this.now() + TTL_MS })
+    // Expiry on whole seconds: an account's entries read within the same second come due together and are
+    // re-read by one query, rather than one query per stat as each comes due on its own.
+    this.cache.set(StatDirectory.key(stat.accountId, stat.name), { stat, until: Math.ceil((this.now() + TTL_MS) / 1000) * 1000 })
   }
 
   /** Forgets one stat (after a delete, here or in another process). */

@@ -39,6 +39,8 @@ export interface LoadConfig {
   measure: LoadStage
   /** A request without an answer after this long is counted as a timeout and its socket replaced. */
   requestTimeoutMs?: number
+  /** Print a line "measuring" when the measured stage starts. */
+  announceMeasure?: boolean
   /** How long in-flight requests may take to finish once the stage is over. */
   graceMs?: number
 }
@@ -357,6 +359,8 @@ export async function runLoad(cfg: LoadConfig): Promise<LoadResult> {
   const warm = new Recorder()
   if (cfg.warmup && cfg.warmup.durationMs > 0) await runStage(conns, cfg.warmup, warm, graceMs)
   const rec = new Recorder()
+  // Told on stdout, so that the bench can take readings at the start of the measured stage.
+  if (cfg.announceMeasure) process.stdout.write('measuring\n')
   await runStage(conns, cfg.measure, rec, graceMs)
   await Promise.all(conns.map((c) => c.drain(1000)))
   return rec.result(cfg.connections, warm.completed)

@@ -212,13 +212,13 @@ async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys:
   say(`${label}: ${CONNECTIONS} connections for ${SECONDS} s (+${WARMUP_MS} ms warmup)`)
   const before = await dbActivity(e.sql)
   // Counted from the end of the warm-up (which creates the phase's stats: a first write's cost, not a steady one).
-  const ioStart = sleep(WARMUP_MS + 200).then(() => ioCounts(webProcs))
+  let ioStart: Promise<{ pg: number; redis: number } | undefined> = Promise.resolve(undefined)
   const load = await runLoadProcess(children, `load-${label.replace(/\s+/g, '-')}`, {
     targets,
     connections: CONNECTIONS,
     warmup: { durationMs: WARMUP_MS, groups: warm },
     measure: { durationMs: SECONDS * 1000, groups },
-  })
+  }, () => (ioStart = ioCounts(webProcs)))
   const ioBefore = await ioStart
   const ioAfter = await ioCounts(webProcs)
   const answered = load.completed || 1
