@@ -5,7 +5,8 @@
 import type Router from '@koa/router'
 import { resolveSession, SESSION_COOKIE } from '../../shared/auth/sessions.js'
 import type { Account } from '../../shared/accounts/repo.js'
-import { RANGE_NAMES, RANGES, resolveWindow, type RangeName } from '../../shared/stats/ranges.js'
+import { planOf } from '../../shared/plans.js'
+import { clampToRetention, RANGE_NAMES, RANGES, resolveWindow, type RangeName } from '../../shared/stats/ranges.js'
 import { baseUrl, type AppContext, type AppState, type Ctx } from '../context.js'
 import { esc } from '../embed-page.js'
 import { assets, type Page } from './assets.js'
@@ -45,7 +46,8 @@ interface ShellOptions {
 async function shell(ctx: Ctx, o: ShellOptions): Promise<void> {
   const a = await assets()
   const data = { base: baseUrl(ctx), ...(o.csrf ? { csrf: o.csrf } : {}), ...(o.account ? { plan: o.account.plan, email: o.account.email } : {}), ...o.data }
-  const attrs = Object.entries(data).map(([k, v]) => ` data-${k}="${esc(v)}"`).join('')
+  // data-window-from is read back as dataset.windowFrom (HTML lowercases attribute names: data-windowFrom would not be).
+  const attrs = Object.entries(data).map(([k, v]) => ` data-${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}="${esc(v)}"`).join('')
   const nav = o.account
     ? `<nav aria-label="Main">${NAV.map(([href, label, pages]) => `<a href="${href}"${pages.includes(o.page) ? ' aria-current="page"' : ''}>${label}</a>`).join('')}<a href="/docs">API reference</a></nav>
 <span class="who">${esc(o.account.email)} · ${esc(o.account.plan)} plan</span>`
@@ -65,11 +67,11 @@ async function sessionOf(ctx: Ctx) {
 }
 
 /** A page that needs a session: the shell, or a redirect to sign-in that comes back here. */
-function signedIn(page: Page, title: (ctx: Ctx) => string, extra: (ctx: Ctx) => Pick<ShellOptions, 'data' | 'preload'> = () => ({})) {
+function signedIn(page: Page, title: (ctx: Ctx) => string, extra: (ctx: Ctx, account: Account) => Pick<ShellOptions, 'data' | 'preload'> = () => ({})) {
   return async (ctx: Ctx) => {
     const found = await sessionOf(ctx)
     if (!found) return ctx.redirect(`/signin?next=${encodeURIComponent(ctx.originalUrl)}`)
-    await shell(ctx, { page, title: title(ctx), account: found.account, csrf: found.session.csrfToken, ...extra(ctx) })
+    await shell(ctx, { page, title: title(ctx), account: found.account, csrf: found.session.csrfToken, ...extra(ctx, found.account) })
   }
 }
 
@@ -78,11 +80,13 @@ function signedIn(page: Page, title: (ctx: Ctx) => string, extra: (ctx: Ctx) => 
  * while it loads the module; the module's first reads use the same URLs (same window start) and get
  * the preloaded answers.
  */
-function statPage(ctx: Ctx): Pick<ShellOptions, 'data' | 'preload'> {
+function statPage(ctx: Ctx, account: Account): Pick<ShellOptions, 'data' | 'preload'> {
   const name = param(ctx, 'name')
   const asked = typeof ctx.query.range === 'string' ? ctx.query.range : ''
   const range = (RANGE_NAMES as string[]).includes(asked) ? (asked as RangeName) : '24h'
-  const w = resolveWindow({ range }, new Date())
+  // Where the read will start: a range longer than the plan keeps starts at its retention, as the API clamps it.
+  const now = new Date()
+  const w = clampToRetention(resolveWindow({ range }, now), planOf(account.plan).retentionDays, now)
   const path = `/api/v1/stats/${encodeURIComponent(name)}`
   const prevFrom = new Date(w.from.getTime() - RANGES[range].seconds * 1000)
   return {

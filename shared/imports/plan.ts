@@ -58,7 +58,10 @@ export interface ImportPlan {
   errors: LineError[]
 }
 
-/** The idempotency key of an imported point: the same row of any file maps to the same key, so nothing is stored twice. */
+/**
+ * The idempotency key of an imported point: the same row of any file maps to the same key, so nothing is stored twice.
+ * The import job builds the same text in SQL from `${value}` and the occurrence (store.ts), and reads the value back from it.
+ */
 export function importIkey(value: number, occ: number): string {
   return `import:${occ}:${value}`
 }

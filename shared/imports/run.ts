@@ -1,21 +1,34 @@
-// The import job: persists an import's accepted points through the persist
-// path (applyBatches: each batch stored once, with its minute aggregates for
-// the rollups, in one transaction) in batches, recording progress after each.
-// Batch ids are the import's id and the batch's number, so a retried or re-run
-// job skips what it already stored; every point carries an idempotency key
-// derived from its row (plan.ts importIkey), so a second import of the same
-// rows, even from another file, stores nothing twice.
+// The import job: persists an import's accepted points in batches (store.ts:
+// each batch stored once, with its minute aggregates for the rollups, in one
+// statement), recording progress after each. Batch ids are the import's id and
+// the batch's number, so a retried or re-run job skips what it already stored;
+// every point's import key is derived from its row (plan.ts importIkey), so a
+// second import of the same rows, even from another file, stores nothing twice.
 import type { Sql } from '../db.js'
-import type { QueuedPoint } from '../jobs.js'
-import { applyBatches } from '../points/repo.js'
-import { importIkey } from './plan.js'
 import { loadImportWork, markCompleted, markRunning, recordProgress } from './repo.js'
 import { PACKED_POINT_BYTES } from './service.js'
+import { storeChunk, type ChunkPoints } from './store.js'
 
 /** Points per batch: one transaction each; large enough that the per-batch cost is small, small enough for steady progress. */
 export const IMPORT_BATCH = 10_000
 /** Batches in flight at once: while PostgreSQL stores one, the next is prepared and sent (batches are independent). */
 const IN_FLIGHT = 3
+
+/** The record of one stored batch (applied_batches.id): the import and the batch's number. */
+export const chunkId = (importId: string, n: number) => `import:${importId}:${n}`
+
+/** Points start..end of the packed payload (service.ts pack), as storeChunk takes them. */
+export function chunkOf(payload: Buffer, statIds: string[], start: number, end: number): ChunkPoints {
+  const points: ChunkPoints = { statIds, six: [], t: [], value: [], occ: [] }
+  for (let i = start; i < end; i++) {
+    const at = i * PACKED_POINT_BYTES
+    points.six.push(payload.readUInt32LE(at) + 1)
+    points.t.push(payload.readDoubleLE(at + 4))
+    points.value.push(`${payload.readDoubleLE(at + 12)}`)
+    points.occ.push(payload.readUInt32LE(at + 20))
+  }
+  return points
+}
 
 export async function runImport(sql: Sql, importId: string): Promise<{ stored: number; skipped: number }> {
   const work = await loadImportWork(sql, importId)
@@ -33,15 +46,9 @@ export async function runImport(sql: Sql, importId: string): Promise<{ stored: n
   const batch = async (n: number) => {
     const start = n * IMPORT_BATCH
     const end = Math.min(total, start + IMPORT_BATCH)
-    const points: QueuedPoint[] = []
-    for (let i = start; i < end; i++) {
-      const at = i * PACKED_POINT_BYTES
-      const value = payload.readDoubleLE(at + 12)
-      points.push([statIds[payload.readUInt32LE(at)], payload.readDoubleLE(at + 4), value, importIkey(value, payload.readUInt32LE(at + 20))])
-    }
-    const r = await applyBatches(sql, [{ id: `import:${importId}:${n}`, points }])
+    const r = await storeChunk(sql, chunkId(importId, n), chunkOf(payload, statIds, start, end))
     // A batch applied by an earlier run reports nothing: its skipped points were counted then.
-    const fresh = r.applied.length > 0 ? r.duplicates : 0
+    const fresh = r.applied ? r.duplicates : 0
     stored += r.stored
     skipped += fresh
     done += end - start

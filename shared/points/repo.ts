@@ -33,7 +33,7 @@ export interface Batch {
 type BatchesResult = { applied: string[]; stored: number; duplicates: number }
 
 /** The CTE that appends the minute aggregates of a statement's `inserted` rows to rollup_pending. */
-const pendingOf = (sql: Db) => sql`pending as (
+export const pendingOf = (sql: Db) => sql`pending as (
   insert into rollup_pending (stat_id, bucket, count, sum, min, max)
   select stat_id, date_bin('1 minute', ts, timestamptz 'epoch'), count(*), sum(value), min(value), max(value)
   from inserted group by 1, 2
@@ -52,34 +52,41 @@ export async function applyBatches(sql: Sql, batches: Batch[]): Promise<BatchesR
 }
 
 /**
- * Batches without ikeys, the common case, as one statement (its own
- * transaction): one round trip to PostgreSQL instead of five. The same steps
- * as applyWithIkeys, in the same order: record the batches, lock their stats
- * against a concurrent delete, store the points of recorded batches and live
- * stats, append the minute aggregates.
+ * The shared part of one persist statement: record the batches (those already
+ * recorded store nothing), lock their stats against a concurrent delete (which
+ * waits for this commit, then removes what is stored here), and list the
+ * points of fresh batches and live stats as `incoming` (queued points die with
+ * their stat). Each point names its batch and stat by position in two short
+ * lists, so that PostgreSQL parses a few small numbers per point rather than
+ * two 36-character ids. One statement is one transaction and one round trip,
+ * and needs no client-side transaction: a connection lost mid-statement
+ * leaves nothing half-done on either side.
  */
-async function applyPlain(sql: Sql, batches: Batch[]): Promise<BatchesResult> {
-  // Each point names its batch and stat by position in the two short lists, so that PostgreSQL parses a
-  // few small numbers per point rather than two 36-character ids.
+function incomingOf(sql: Sql, batches: Batch[], withIkeys: boolean) {
   const statIds: string[] = []
   const statIx = new Map<string, number>()
   const bix: number[] = []
   const six: number[] = []
   const ts: number[] = []
   const values: number[] = []
+  const ikeys: Array<string | null> = []
   batches.forEach((b, i) => {
-    for (const [statId, t, value] of b.points) {
+    for (const [statId, t, value, ikey] of b.points) {
       let ix = statIx.get(statId)
       if (ix === undefined) statIx.set(statId, (ix = statIds.push(statId)))
       bix.push(i + 1)
       six.push(ix)
       ts.push(t)
       values.push(value)
+      if (withIkeys) ikeys.push(ikey)
     }
   })
   const ids = batches.map((b) => b.id)
-  const [row] = await sql<{ applied: string[] | null; stored: number }[]>`
-    with fresh as (
+  const points = withIkeys
+    ? sql`unnest(${bix}::int[], ${six}::int[], ${ts}::bigint[], ${values}::float8[], ${ikeys}::text[]) with ordinality as u(bix, six, t, value, ikey, ord)`
+    : sql`unnest(${bix}::int[], ${six}::int[], ${ts}::bigint[], ${values}::float8[]) as u(bix, six, t, value)`
+  return sql`
+    fresh as (
       insert into applied_batches (id, points)
       select * from unnest(${ids}::text[], ${batches.map((b) => b.points.length)}::int[])
       on conflict do nothing returning id
@@ -93,12 +100,20 @@ async function applyPlain(sql: Sql, batches: Batch[]): Promise<BatchesResult> {
     live as (
       select s.id, s.ix from unnest(${statIds}::uuid[]) with ordinality as s(id, ix) join locked using (id)
     ),
-    inserted as (
-      insert into points (stat_id, ts, value)
-      select live.id, to_timestamp(u.t), u.value
-      from unnest(${bix}::int[], ${six}::int[], ${ts}::bigint[], ${values}::float8[]) as u(bix, six, t, value)
+    incoming as (
+      select ${withIkeys ? sql`u.ord, u.ikey,` : sql``} live.id as stat_id, to_timestamp(u.t) as ts, u.value
+      from ${points}
       join live on live.ix = u.six
       where u.bix in (select ix from fresh_ix)
+    )`
+}
+
+/** Batches without ikeys, the common case: record, lock, store, append the minute aggregates. */
+async function applyPlain(sql: Sql, batches: Batch[]): Promise<BatchesResult> {
+  const [row] = await sql<{ applied: string[] | null; stored: number }[]>`
+    with ${incomingOf(sql, batches, false)},
+    inserted as (
+      insert into points (stat_id, ts, value) select stat_id, ts, value from incoming
       returning stat_id, ts, value
     ),
     ${pendingOf(sql)}
@@ -106,14 +121,31 @@ async function applyPlain(sql: Sql, batches: Batch[]): Promise<BatchesResult> {
   return { applied: row.applied ?? [], stored: row.stored, duplicates: 0 }
 }
 
-/** Batches some of whose points carry an ikey: first write wins, through point_ikeys, in one transaction. */
+/**
+ * Batches some of whose points carry an ikey: the same statement, where a keyed point is stored only if its
+ * (stat, second, ikey) claims a new point_ikeys row (first write wins; a concurrent claim of the same key
+ * waits for the other's commit and then loses). Within the statement the same key twice: its first point wins.
+ */
 async function applyWithIkeys(sql: Sql, batches: Batch[]): Promise<BatchesResult> {
-  return sql.begin(async (tx) => {
-    const applied = await recordBatches(tx, batches)
-    const points = batches.filter((b) => applied.includes(b.id)).flatMap((b) => b.points)
-    const alive = await livePoints(tx, points)
-    return { applied, ...(await storePoints(tx, alive)) }
-  }) as Promise<BatchesResult>
+  const [row] = await sql<{ applied: string[] | null; stored: number; alive: number }[]>`
+    with ${incomingOf(sql, batches, true)},
+    firsts as (
+      select distinct on (stat_id, ts, ikey) ord, stat_id, ts, ikey from incoming where ikey is not null order by stat_id, ts, ikey, ord
+    ),
+    claimed as (
+      insert into point_ikeys (stat_id, ts, ikey) select stat_id, ts, ikey from firsts
+      on conflict do nothing returning stat_id, ts, ikey
+    ),
+    inserted as (
+      insert into points (stat_id, ts, value)
+      select i.stat_id, i.ts, i.value from incoming i
+      where i.ikey is null or i.ord in (select f.ord from firsts f join claimed c using (stat_id, ts, ikey))
+      returning stat_id, ts, value
+    ),
+    ${pendingOf(sql)}
+    select (select array_agg(id) from fresh) as applied, (select count(*) from inserted)::int as stored,
+           (select count(*) from incoming)::int as alive, (select count(*) from pending)::int as buckets`
+  return { applied: row.applied ?? [], stored: row.stored, duplicates: row.alive - row.stored }
 }
 
 /** Records the batches as applied; returns the ids that were not already (a re-run stores nothing). */

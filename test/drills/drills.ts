@@ -20,6 +20,13 @@ export interface DrillResult {
   accepted: number
   stored: number
   lost: number
+  /**
+   * Accepted points a Redis restarted empty took with it: queued, not yet persisted, at the instant of the wipe
+   * (only the drills that wipe Redis; such a Redis has lost whatever it held). Counted apart from `lost`.
+   */
+  lostInWipe: number
+  /** How long before the wipe the earliest of those was accepted, in ms: the window a wipe costs. */
+  wipeWindowMs: number | null
   duplicated: number
   /** Points the service refused in the end (the writer gave up on definite errors) that are stored anyway. */
   storedRefused: number
@@ -47,6 +54,8 @@ export class DrillRig {
   key = ''
   /** How long a drill may take to recover and drain after its fault before it counts as failed. */
   settleTimeoutMs = 60_000
+  /** When a drill wiped Redis (set by the fault). */
+  wipedAt: number | null = null
   private constructor(readonly pg: OwnPostgres, readonly redis: OwnRedis, readonly prefix: string) {}
 
   static async start(): Promise<DrillRig> {
@@ -133,6 +142,8 @@ export class DrillRig {
   async drill(name: string, fault: () => Promise<void>): Promise<DrillResult> {
     const stat = `drill.${name}`
     const outcome = new Map<number, 'accepted' | 'refused' | 'unknown'>()
+    const acceptedAt = new Map<number, number>()
+    this.wipedAt = null
     const logStart = this.procs.map((p) => [p, p.lines.length] as const)
     const base = Math.floor(Date.now() / 1000) - 86_400
     let next = 0
@@ -140,7 +151,9 @@ export class DrillRig {
     const writer = async (w: number) => {
       while (writing) {
         const i = next++
-        outcome.set(i, await this.writeWithRetries(stat, i, base + i, w))
+        const o = await this.writeWithRetries(stat, i, base + i, w)
+        outcome.set(i, o)
+        if (o === 'accepted') acceptedAt.set(i, Date.now())
       }
     }
     const writers = Array.from({ length: 4 }, (_, w) => writer(w))
@@ -156,13 +169,19 @@ export class DrillRig {
     const stored = new Map(rows.map((r) => [r.value, r.n]))
     const of = (o: string) => [...outcome].filter(([, v]) => v === o).map(([i]) => i)
     const accepted = of('accepted')
+    const missing = accepted.filter((i) => !stored.has(i))
+    const wipedAt = this.wipedAt
+    // Answered before the wipe: the point was in the Redis that was wiped.
+    const inWipe = wipedAt === null ? [] : missing.filter((i) => acceptedAt.get(i)! <= wipedAt)
     const logLines = this.procs.reduce((n, p) => n + p.lines.slice(logStart.find(([q]) => q === p)?.[1] ?? 0).filter((l) => /"level":"(warn|error)"/.test(l) || !l.startsWith('{')).length, 0)
     return {
       drill: name,
       sent: outcome.size,
       accepted: accepted.length,
       stored: rows.reduce((n, r) => n + r.n, 0),
-      lost: accepted.filter((i) => !stored.has(i)).length,
+      lost: missing.length - inWipe.length,
+      lostInWipe: inWipe.length,
+      wipeWindowMs: inWipe.length ? Math.max(...inWipe.map((i) => wipedAt! - acceptedAt.get(i)!)) : null,
       duplicated: [...stored.values()].reduce((n, c) => n + c - 1, 0),
       storedRefused: of('refused').filter((i) => stored.has(i)).length,
       unknownOutcome: of('unknown').length,
@@ -247,6 +266,7 @@ export function drills(outageSeconds: number): Record<string, (rig: DrillRig) =>
     },
     'redis-empty-restart': async (rig) => {
       await rig.redis.kill()
+      rig.wipedAt = Date.now()
       rig.redis.wipe()
       await sleep(1000)
       await rig.redis.start()

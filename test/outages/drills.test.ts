@@ -27,9 +27,7 @@ async function check(t: ExecutionContext, name: string) {
 
 test.serial('worker-kill', (t) => check(t, 'worker-kill'))
 
-// Skipped: flaky for a reason outside this project. postgres.js 3.4.9 wedges a connection whose server goes away
-// inside sql.begin() (the worker's persist transactions): when the stop catches a transaction in flight, the worker
-// stays stuck with jobs active (health says so, 503 "a worker is stuck") or dies of an uncaught TypeError in
-// nextWrite (porsager/postgres#1208, #1209, #1215); when it does not, the drill passes. The deterministic PostgreSQL
-// outage test is test/outages/postgres-outage.test.ts. Unskip once postgres.js carries those fixes.
-test.serial.skip('postgres-outage', (t) => check(t, 'postgres-outage'))
+// The worker's persist statements run without a client-side transaction (shared/points/repo.ts): postgres.js 3.4.9
+// wedges a connection whose server goes away inside sql.begin() (porsager/postgres#1208, #1209, #1215), which left
+// this drill's worker stuck whenever the stop caught a persist transaction in flight.
+test.serial('postgres-outage', (t) => check(t, 'postgres-outage'))

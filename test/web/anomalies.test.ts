@@ -75,19 +75,20 @@ test.serial('anomalies: a free account is told which plans include detection, wi
   t.deepEqual(problems, [])
 })
 
-test.serial('stat page: on a plan with detection the 7d chart shades the back-test\'s normal range; on the free plan it does not', async (t) => {
+test.serial('stat page: on a plan with detection the 7d chart shades the back-test\'s normal range and marks its flagged hour; on the free plan it does not', async (t) => {
   const starter = await signUp(app.url)
   await app.sql`update accounts set plan = 'starter' where id = ${starter.accountId}`
   const free = await signUp(app.url)
   const hour = Math.floor(Date.now() / 3_600_000) * 3600
-  // A day and a half of hourly counts around 10: enough complete hours to arm the baselines.
-  const points = Array.from({ length: 36 }, (_, i) => ({ stat: 'orders', count: 8 + (i % 5), t: hour - (36 - i) * 3600 + 60 }))
+  // A day and a half of hourly counts around 10 (enough complete hours to arm the baselines), then one hour of 400.
+  const points = Array.from({ length: 36 }, (_, i) => ({ stat: 'orders', count: i === 34 ? 400 : 8 + (i % 5), t: hour - (36 - i) * 3600 + 60 }))
   for (const user of [starter, free]) {
     const { key } = await createKey(app.url, user)
     t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
   }
   await settle(app)
-  await until(starter, '/api/v1/anomalies/backtest?stat=orders&range=7d', (b) => b.buckets.some((x: { lower: number | null }) => x.lower !== null))
+  const backtest = await until(starter, '/api/v1/anomalies/backtest?stat=orders&range=7d', (b) => b.buckets.some((x: { lower: number | null }) => x.lower !== null))
+  t.deepEqual(backtest.buckets.filter((b: { anomalous: boolean }) => b.anomalous).map((b: { t: number }) => b.t), [hour - 2 * 3600], 'the back-test flags the hour of 400')
 
   for (const [user, shaded] of [[starter, true], [free, false]] as const) {
     const { page, problems } = await signedInTab(user)
@@ -95,6 +96,8 @@ test.serial('stat page: on a plan with detection the 7d chart shades the back-te
     await page.locator('.chart[data-drawn]').waitFor()
     t.is(await page.locator('.u-legend').getByText('Normal range (high)').count(), shaded ? 1 : 0)
     t.is(await page.getByText('Shaded: the normal range the anomaly detector expected for each hour.').count(), shaded ? 1 : 0)
+    t.is(await page.locator('.u-legend').getByText('Flagged hour').count(), shaded ? 1 : 0)
+    t.is(await page.getByText('Red dots: the hour the detector flagged as unusual (see Anomalies).').count(), shaded ? 1 : 0)
     if (shaded) await screenshot(page, 'stat-band')
     t.deepEqual(problems, [])
   }

@@ -103,3 +103,22 @@ test.serial('a stat that does not exist: the page says so with the API detail', 
   await alert.waitFor()
   t.regex((await alert.textContent())!, /stat not found.*\(404\)/i)
 })
+
+test.serial('the chart\'s first reads are the two the shell preloads, also when the plan\'s retention shortens the range', async (t) => {
+  const user = await signUp(app.url) // the free plan keeps 30 days: a 180-day chart starts 30 days back
+  const { key } = await createKey(app.url, user)
+  t.is((await request(app.url, '/api/v1/points', { json: { points: [{ stat: 'orders', count: 3 }] }, bearer: key })).status, 200)
+  await settle(app)
+  const { context, page, problems } = await openTab(browser)
+  await context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
+  for (const range of ['24h', '180d']) {
+    await page.goto(`${app.url}/stats/orders?range=${range}`)
+    await page.locator('.chart[data-drawn]').waitFor()
+    const reads = await page.evaluate(() => performance.getEntriesByType('resource')
+      .filter((e) => new URL(e.name).pathname === '/api/v1/stats/orders').map((e) => (e as PerformanceResourceTiming).initiatorType))
+    // Two preloads (link), and no read of the module's own that the preloads did not answer (fetch).
+    t.deepEqual(reads, ['link', 'link'], range)
+  }
+  t.true(await page.getByText('Your plan keeps 30 days of history').isVisible())
+  t.deepEqual(problems, [])
+})

@@ -40,6 +40,12 @@ function Summary({ kind, cur, prev }: { kind: Stat['kind']; cur: Bucket[]; prev:
   </dl>`
 }
 
+/** The caption's words for the hours the back-test flagged (red markers on the chart). */
+function flaggedNote(detail: Detail, band: Band[]): string {
+  const n = detail.range.bucket_seconds === 3600 ? band.filter((b) => b.flagged).length : 0
+  return n ? ` Red dots: ${n === 1 ? 'the hour' : `the ${n} hours`} the detector flagged as unusual (see Anomalies).` : ''
+}
+
 function Chart({ detail, prev, band }: { detail: Detail; prev: Bucket[]; band: Band[] }) {
   const ref = useRef<HTMLDivElement>(null)
   // Drawn as soon as the element exists, not an animation frame later.
@@ -249,7 +255,7 @@ function StatPage() {
       ${detail.range.range_clamped_by_retention ? html`<div class="notice info">Your plan keeps ${detail.range.retention_days} days of history: this chart starts ${when(detail.range.from)}. <a href="/account">Plan limits</a></div>` : null}
       ${detail.points.length === 0 ? html`<div class="notice info">No points in the last ${range}. Pick a longer range, or send one.</div>` : null}
       <${Chart} detail=${detail} prev=${prev} band=${band} />
-      <p class="small muted">Buckets of ${detail.range.bucket_seconds >= 3600 ? `${detail.range.bucket_seconds / 3600} h` : `${detail.range.bucket_seconds / 60} min`}, ${detail.stat.kind === 'counter' ? 'summed' : 'averaged'}; dashed: the ${range} before, shifted to line up.${band.length && detail.range.bucket_seconds === 3600 ? ' Shaded: the normal range the anomaly detector expected for each hour.' : ''} Updated ${age(detail.range.to)}.</p>
+      <p class="small muted">Buckets of ${detail.range.bucket_seconds >= 3600 ? `${detail.range.bucket_seconds / 3600} h` : `${detail.range.bucket_seconds / 60} min`}, ${detail.stat.kind === 'counter' ? 'summed' : 'averaged'}; dashed: the ${range} before, shifted to line up.${band.length && detail.range.bucket_seconds === 3600 ? ' Shaded: the normal range the anomaly detector expected for each hour.' : ''}${flaggedNote(detail, band)} Updated ${age(detail.range.to)}.</p>
       <${Summary} kind=${detail.stat.kind} cur=${detail.points} prev=${prev} />`}
     <section aria-labelledby="export-title"><h2 id="export-title">Export</h2>
       <p class="muted small">Raw observations of the last ${range}, within your plan's retention.</p>

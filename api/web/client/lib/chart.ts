@@ -32,7 +32,16 @@ export function chartData(c: ChartInput): uPlot.AlignedData {
   const out: uPlot.AlignedData = [xs, series(c.current, 0), series(c.previous, c.shift)]
   if (!c.band?.length) return out
   const byT = new Map(c.band.map((b) => [b.t, b]))
-  return [...out, xs.map((t) => byT.get(t)?.lo ?? null), xs.map((t) => byT.get(t)?.hi ?? null)]
+  const withBand: uPlot.AlignedData = [...out, xs.map((t) => byT.get(t)?.lo ?? null), xs.map((t) => byT.get(t)?.hi ?? null)]
+  if (!flaggedCount(c)) return withBand
+  // The flagged hours: a marker at this period's value, nothing elsewhere.
+  const current = out[1] as Array<number | null>
+  return [...withBand, xs.map((t, i) => (byT.get(t)?.flagged ? current[i] : null))]
+}
+
+/** How many of the chart's hours the back-test flagged as anomalous. */
+export function flaggedCount(c: ChartInput): number {
+  return c.band?.filter((b) => b.flagged && b.t >= c.from && b.t < c.to).length ?? 0
 }
 
 export function drawChart(el: HTMLElement, c: ChartInput, label: string): uPlot {
@@ -49,6 +58,10 @@ export function drawChart(el: HTMLElement, c: ChartInput, label: string): uPlot 
       ...(c.band?.length ? [
         { label: 'Normal range (low)', stroke: 'rgba(22,163,74,0.5)', width: 1, value: (_u: uPlot, v: number | null) => (v == null ? '—' : num(v)), points: { show: false } },
         { label: 'Normal range (high)', stroke: 'rgba(22,163,74,0.5)', width: 1, value: (_u: uPlot, v: number | null) => (v == null ? '—' : num(v)), points: { show: false } },
+      ] : []),
+      // Markers only: no line joins the flagged hours.
+      ...(flaggedCount(c) ? [
+        { label: 'Flagged hour', stroke: '#dc2626', width: 0, paths: () => null, value: (_u: uPlot, v: number | null) => (v == null ? '—' : num(v)), points: { show: true, size: 9, fill: '#dc2626', stroke: '#dc2626' } },
       ] : []),
     ],
     // Shade between the high (4) and low (3) edges of the normal range.
