@@ -89,12 +89,21 @@ class Demand {
 
   /** Requests that found the last lease request in flight and waited for it: the next lease covers as many. */
   waited = 0
+  /**
+   * A request arrived while another of the account's was still asking Redis. Concurrent requests are a
+   * busy writer whatever its rate (on a loaded machine a few hundred writes a second spread over many
+   * accounts stayed under the rate threshold, paid two round trips each, and so stayed slow); a light,
+   * sequential user never overlaps and keeps being decided in Redis exactly.
+   */
+  concurrent = false
 
   /** The extra to take on top of what is needed now: about LEASE_COVERS_MS of demand, none for a light user. */
   lease(now: number, cap: number): number {
     const perSecond = ((this.previous + this.current) * 1000) / (250 + (now % 250))
-    const n = Math.max(perSecond >= LEASE_FROM_PER_SECOND ? Math.floor((perSecond * LEASE_COVERS_MS) / 1000) : 0, this.waited)
+    const busy = perSecond >= LEASE_FROM_PER_SECOND || this.concurrent
+    const n = Math.max(busy ? Math.floor((perSecond * LEASE_COVERS_MS) / 1000) : 0, this.waited)
     this.waited = 0
+    this.concurrent = false
     return n >= 2 ? Math.min(n, Math.max(0, Math.floor(cap))) : 0
   }
 }
@@ -114,6 +123,8 @@ interface AccountState {
   pointsUntil: number
   pointsKey: string
   pointRefill?: Promise<void>
+  /** Single points being reserved in Redis right now without a lease. */
+  pointAsks: number
   lastSeen: number
 }
 
@@ -139,7 +150,7 @@ export class Limits {
   private state(accountId: string): AccountState {
     let s = this.accounts.get(accountId)
     if (!s) {
-      s = { requests: new Demand(), points: new Demand(), tokens: 0, tokensUntil: 0, bucketRemaining: 0, msToFull: 0, leasedPoints: 0, pointsUntil: 0, pointsKey: '', lastSeen: 0 }
+      s = { requests: new Demand(), points: new Demand(), tokens: 0, tokensUntil: 0, bucketRemaining: 0, msToFull: 0, leasedPoints: 0, pointsUntil: 0, pointsKey: '', pointAsks: 0, lastSeen: 0 }
       this.accounts.set(accountId, s)
     }
     s.lastSeen = this.now()
@@ -159,6 +170,7 @@ export class Limits {
     // short lease never makes requests queue one behind another.
     if (s.tokenRefill) {
       s.requests.waited++
+      s.requests.concurrent = true
       if (!(await s.tokenRefill)) return this.refused(plan, s)
       return fromLease() ?? ((await this.askTokens(accountId, plan, s, 1)) ? allowed() : this.refused(plan, s))
     }
@@ -208,11 +220,16 @@ export class Limits {
     // requests that find nothing left after it, or that show no demand worth a lease, ask for their own point.
     if (s.pointRefill) {
       s.points.waited++
+      s.points.concurrent = true
       await s.pointRefill
       return fromLease() ? 1 : this.reserve(key, plan, 1, true, 0)
     }
+    if (s.pointAsks > 0) s.points.concurrent = true
     const extra = s.points.lease(this.now(), plan.pointsPerDay / 1000)
-    if (extra === 0) return this.reserve(key, plan, 1, true, 0)
+    if (extra === 0) {
+      s.pointAsks++
+      return this.reserve(key, plan, 1, true, 0).finally(() => s.pointAsks--)
+    }
     const refill = this.reserve(key, plan, 1, true, extra, s)
     // Waiters only need to know it is over; the request that asked sees its own outcome, failure included.
     s.pointRefill = refill.then(() => {}, () => {}).finally(() => (s.pointRefill = undefined))
