@@ -64,6 +64,7 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContext> {
   app.use(edgeBlock(deps.config.edgeBlockedUserAgents)) // before everything else, as the edge would
   app.use(requestLog())
   app.use(errors())
+  app.use(routes.directRoutes())
   app.use(routes.router.routes())
   app.use(routes.router.allowedMethods())
   return app

@@ -87,6 +87,8 @@ export function operationId(method: string, path: string): string {
 export class Routes {
   readonly router = new Router<AppState, AppContext>()
   private readonly operationIds = new Set<string>()
+  /** Routes answered without the router's matching (the hot write routes): "METHOD /exact/path" -> handler chain. */
+  private readonly direct = new Map<string, Middleware>()
 
   constructor(readonly registry: OpenAPIRegistry) {}
 
@@ -112,6 +114,25 @@ export class Routes {
     this.router[def.method](def.path, ...(chain as never[]))
     this.register(def)
     return this
+  }
+
+  /**
+   * Serves a fixed path ahead of the router: an exact look-up instead of the router trying each route's
+   * pattern, a cost every single write would pay. The route is also given to the router, so that another
+   * spelling it accepts (a trailing slash, other letter case) still reaches it.
+   */
+  addDirect(method: 'GET' | 'POST', path: string, ...chain: Middleware[]): void {
+    this.router[method === 'GET' ? 'get' : 'post'](path, ...(chain as never[]))
+    // koa-compose, which Koa uses, is not a dependency of ours: the chain is short, fold it by hand.
+    this.direct.set(`${method} ${path}`, chain.reduceRight<Middleware>((next, mw) => (ctx, after) => mw(ctx, () => next(ctx, after)), (ctx, after) => after()))
+  }
+
+  /** The middleware that serves the direct routes; put it before the router's. */
+  directRoutes(): Middleware {
+    return (ctx, next) => {
+      const handler = this.direct.get(`${ctx.method} ${ctx.path}`)
+      return handler ? handler(ctx, next) : next()
+    }
   }
 
   private register(def: RouteDef<z.ZodType, z.ZodType>): void {

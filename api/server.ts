@@ -7,6 +7,7 @@ import { createSql } from '../shared/db.js'
 import { createLogger, type Logger } from '../shared/log.js'
 import { Outages } from '../shared/outages.js'
 import { createRedis, RedisSettings } from '../shared/redis.js'
+import { countRedisCommands, reportIoCountsOnSignal } from '../shared/io-counts.js'
 import { Queues } from '../shared/queues.js'
 import { KeyResolver } from '../shared/auth/key-resolver.js'
 import { onShutdown } from '../shared/shutdown.js'
@@ -28,7 +29,7 @@ export interface RunningApi {
 /** Opens the API's connections (nothing is shared with other components). */
 export function createDeps(config: Config, log: Logger): AppDeps {
   const sql = createSql(config.databaseUrl, { applicationName: 'metrics-web' })
-  const redis = createRedis(config)
+  const redis = countRedisCommands(createRedis(config))
   const outages = new Outages(log, { postgres: () => sql`select 1`, redis: () => redis.ping() })
   const redisSettings = new RedisSettings(redis, config, log)
   const queues = new Queues(config, redis, (err) => outages.report(err))
@@ -69,6 +70,7 @@ export async function startApi(config: Config, log: Logger, deps: AppDeps = crea
     clearTimeout(force)
     await deps.batcher.drain()
     deps.outages.close()
+    deps.keys.close()
     deps.redisSettings.close()
     await deps.limits.close()
     await deps.queues.close()
@@ -83,6 +85,7 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit()
   const log = createLogger(config).child({ component: 'web' })
   const api = await startApi(config, log)
+  reportIoCountsOnSignal()
   log.info(`listening on ${api.url}`)
   onShutdown(log, config.shutdownTimeoutMs, () => api.close())
 }

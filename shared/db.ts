@@ -2,6 +2,7 @@
 // so that a transaction (sql.begin) can be passed through them.
 import net from 'node:net'
 import postgres from 'postgres'
+import { countPgRoundTrips } from './io-counts.js'
 
 export type Sql = postgres.Sql<Record<string, never>>
 export type TxSql = postgres.TransactionSql<Record<string, never>>
@@ -27,9 +28,9 @@ export interface DbOptions {
  * forever.) postgres.js' connect_timeout bounds the connect.
  */
 function noDelaySocket(options: { host: string[]; port: number[]; path?: string }): net.Socket {
-  return options.path
+  return countPgRoundTrips(options.path
     ? net.connect({ path: options.path })
-    : net.connect({ host: options.host[0], port: options.port[0], noDelay: true })
+    : net.connect({ host: options.host[0], port: options.port[0], noDelay: true }))
 }
 
 /** Opens a connection pool; connections are made lazily on first query, and remade after any failure. */

@@ -77,10 +77,10 @@ export function legacyRoutes(routes: Routes): void {
     ctx.status = 204
   }
   for (const base of ['', '/api']) {
-    router.get(`${base}/ez`, legacyBody(), ez)
-    router.post(`${base}/ez`, legacyBody(), ez)
-    router.post(`${base}/c`, legacyBody(), c)
-    router.post(`${base}/v`, legacyBody(), v)
+    routes.addDirect('GET', `${base}/ez`, legacyBody(), ez)
+    routes.addDirect('POST', `${base}/ez`, legacyBody(), ez)
+    routes.addDirect('POST', `${base}/c`, legacyBody(), c)
+    routes.addDirect('POST', `${base}/v`, legacyBody(), v)
     for (const p of ['ez', 'c', 'v']) router.options(`${base}/${p}`, preflight)
   }
   registerLegacyDocs(routes)

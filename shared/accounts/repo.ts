@@ -39,6 +39,13 @@ export async function findAccountById(sql: Db, id: string): Promise<Account | nu
   return row ? toAccount(row) : null
 }
 
+/** Several accounts by id (the key resolver's background refresh). */
+export async function findAccountsByIds(sql: Db, ids: string[]): Promise<Account[]> {
+  if (!ids.length) return []
+  const rows = await sql<AccountRow[]>`select id, email, plan, created_at, password_hash from accounts where id = any(${ids}::uuid[])`
+  return rows.map(toAccount)
+}
+
 export async function setAccountPlan(sql: Db, id: string, plan: PlanName): Promise<Account | null> {
   const [row] = await sql<AccountRow[]>`update accounts set plan = ${plan} where id = ${id} returning id, email, plan, created_at, password_hash`
   return row ? toAccount(row) : null

@@ -65,6 +65,23 @@ export async function findApiKey(sql: Db, presented: string): Promise<ApiKey | n
   return toKey(row)
 }
 
+/**
+ * The live keys with these prefixes, each with the sha256 of its whole key for the caller to compare in
+ * constant time (the key resolver's background refresh: one query for every key a process is serving).
+ */
+export async function findLiveKeysByPrefix(sql: Db, prefixes: string[]): Promise<Array<ApiKey & { secretHash: Buffer }>> {
+  if (!prefixes.length) return []
+  const rows = await sql<(KeyRow & { secret_hash: Buffer })[]>`
+    select id, account_id, label, prefix, created_at, last_used_at, secret_hash from api_keys
+    where prefix = any(${prefixes}::text[]) and revoked_at is null`
+  return rows.map((r) => ({ ...toKey(r), secretHash: r.secret_hash }))
+}
+
+/** The prefix of a key of the right shape (undefined otherwise: such a key is never found). */
+export function keyPrefix(presented: string): string | undefined {
+  return KEY_SHAPE.exec(presented)?.[1]
+}
+
 /** Records use of a key, at most once a minute per key so that hot writers do not write a row per request. */
 export async function touchApiKey(sql: Db, keyId: string): Promise<void> {
   await sql`update api_keys set last_used_at = now() where id = ${keyId} and (last_used_at is null or last_used_at < now() - interval '1 minute')`

@@ -51,14 +51,15 @@ export class Ingest {
   /** One point (legacy single writes and the v1 count/value routes). */
   async writeOne(account: Account, point: ValidPoint, nowSeconds: number): Promise<{ replay?: Replay }> {
     this.refuseUnsafeRedis()
-    const [existing] = await this.checkKinds(account, [point])
+    const known = await this.checkKinds(account, [point])
+    const existing = known.get(point.name)
     // A deduplicated retry is answered before any allowance is taken: it is not billed.
     let early: IkeyClaim | undefined
     if (point.ikey && existing) {
       early = { statId: existing.id, t: point.t ?? nowSeconds, ikey: point.ikey }
       if (!(await this.deps.idempotency.fresh([early]))[0]) return { replay: 'duplicate_ignored' }
     }
-    const outcome = await this.accept(account, [point], 'all', nowSeconds, early)
+    const outcome = await this.accept(account, [point], 'all', nowSeconds, early, known)
     if (outcome.duplicates) return { replay: 'duplicate_ignored' }
     return outcome.replay ? { replay: outcome.replay } : {}
   }
@@ -72,8 +73,8 @@ export class Ingest {
   async writeMany(account: Account, points: ValidPoint[], mode: 'all' | 'prefix', nowSeconds: number, label: string): Promise<BatchOutcome> {
     if (!points.length) return { accepted: 0, duplicates: 0 }
     this.refuseUnsafeRedis()
-    await this.checkKinds(account, points, label)
-    const { accepted, duplicates, stoppedBy } = await this.accept(account, points, mode, nowSeconds, undefined)
+    const known = await this.checkKinds(account, points, label)
+    const { accepted, duplicates, stoppedBy } = await this.accept(account, points, mode, nowSeconds, undefined, known)
     return { accepted, duplicates, stoppedBy }
   }
 
@@ -84,9 +85,9 @@ export class Ingest {
 
   /**
    * Refuses points whose kind differs from their stat's, or from an earlier point of the same batch.
-   * Returns each point's existing stat.
+   * Returns the points' existing stats by name.
    */
-  private async checkKinds(account: Account, points: ValidPoint[], label?: string): Promise<Array<Stat | undefined>> {
+  private async checkKinds(account: Account, points: ValidPoint[], label?: string): Promise<Map<string, Stat>> {
     const existing = await this.deps.directory.existing(account.id, [...new Set(points.map((p) => p.name))])
     const kinds = new Map<string, Kind>([...existing.values()].map((s) => [s.name, s.kind]))
     const field = (k: Kind) => (k === 'counter' ? 'count' : 'value')
@@ -100,15 +101,16 @@ export class Ingest {
       const first = errors[0]
       throw invalid('kind_conflict', label ? `${label}[${first.index}]: ${first.detail}` : first.detail, label ? { errors } : {})
     }
-    return points.map((p) => existing.get(p.name))
+    return existing
   }
 
   /**
    * Takes allowance, creates stats, checks ikeys and queues the points, in
    * that order; any failure undoes what was taken. Once queued, the ikeys are
-   * recorded. `early` is an ikey the caller already found fresh for the first point.
+   * recorded. `early` is an ikey the caller already found fresh for the first point; `known`, the
+   * points' stats that checkKinds found (the same look-up, not asked twice).
    */
-  private async accept(account: Account, points: ValidPoint[], mode: 'all' | 'prefix', nowSeconds: number, early: IkeyClaim | undefined): Promise<BatchOutcome & { replay?: Replay }> {
+  private async accept(account: Account, points: ValidPoint[], mode: 'all' | 'prefix', nowSeconds: number, early: IkeyClaim | undefined, known: Map<string, Stat>): Promise<BatchOutcome & { replay?: Replay }> {
     const { limits, idempotency, sql, config } = this.deps
     const plan = planOf(account.plan)
     const whole = mode === 'all'
@@ -136,7 +138,7 @@ export class Ingest {
       let stoppedBy = take < points.length ? dailyLimit() : undefined
 
       // 2. Stats, created in order of first appearance within the plan's stat limit.
-      const made = await this.ensureStats(account, points.slice(0, take), whole, created)
+      const made = await this.ensureStats(account, take === points.length ? points : points.slice(0, take), whole, created, known)
       const stats = made.stats
       if (made.stopAt !== undefined) {
         await limits.refundPoints(account.id, take - made.stopAt)
@@ -182,9 +184,13 @@ export class Ingest {
    * limit: all or none when `whole`, else one by one in order of first appearance, stopping at the
    * first point whose stat does not fit (`stopAt`, its index).
    */
-  private async ensureStats(account: Account, points: ValidPoint[], whole: boolean, created: Stat[]) {
+  private async ensureStats(account: Account, points: ValidPoint[], whole: boolean, created: Stat[], known: Map<string, Stat>) {
     const plan = planOf(account.plan)
-    const stats = await this.deps.directory.existing(account.id, [...new Set(points.map((p) => p.name))])
+    const stats = new Map<string, Stat>()
+    for (const p of points) {
+      const s = known.get(p.name)
+      if (s) stats.set(p.name, s)
+    }
     const missing: Array<{ name: string; kind: Kind }> = []
     for (const p of points) if (!stats.has(p.name) && !missing.some((m) => m.name === p.name)) missing.push({ name: p.name, kind: p.kind })
     const statLimit = () => quota('stat_limit', `plan limit reached: the ${plan.name} plan tracks at most ${plan.trackedStats} stats`)

@@ -4,8 +4,8 @@
 //
 // A busy account would cost two Redis round trips per request, so a process
 // that sees steady demand from an account (40 requests or single points a
-// second or more) takes a little more than it needs, about a quarter second
-// of that demand, and spends it locally for at most half a second (a lease).
+// second or more) takes a little more than it needs, about half a second of
+// that demand, and spends it locally for at most half a second (a lease).
 // An account below that rate never gets a lease: every one of its requests is
 // decided in Redis, exactly. Leased request tokens that go unused are
 // dropped; leased points that go unused are given back to the day's counter
@@ -63,8 +63,10 @@ export interface RateDecision {
 // on Redis, and those waits, not the CPU, were what held single writes back under a closed-loop load.
 /** How long a lease may be spent. */
 export const LEASE_MS = 500
+// Issue 18: a lease covering 250 ms of demand was spent in about half its life, and every refill is a
+// Redis round trip a request waits for; covering the whole life of a lease halves them.
 /** A lease covers about this much of the account's recent demand on this process... */
-const LEASE_COVERS_MS = 250
+const LEASE_COVERS_MS = 500
 /** ...once that demand reaches this rate (requests, or single points, a second). */
 const LEASE_FROM_PER_SECOND = 40
 const DAY_TTL_SECONDS = 2 * 86_400
@@ -87,12 +89,21 @@ class Demand {
 
   /** Requests that found the last lease request in flight and waited for it: the next lease covers as many. */
   waited = 0
+  /**
+   * A request arrived while another of the account's was still asking Redis. Concurrent requests are a
+   * busy writer whatever its rate (on a loaded machine a few hundred writes a second spread over many
+   * accounts stayed under the rate threshold, paid two round trips each, and so stayed slow); a light,
+   * sequential user never overlaps and keeps being decided in Redis exactly.
+   */
+  concurrent = false
 
   /** The extra to take on top of what is needed now: about LEASE_COVERS_MS of demand, none for a light user. */
   lease(now: number, cap: number): number {
     const perSecond = ((this.previous + this.current) * 1000) / (250 + (now % 250))
-    const n = Math.max(perSecond >= LEASE_FROM_PER_SECOND ? Math.floor((perSecond * LEASE_COVERS_MS) / 1000) : 0, this.waited)
+    const busy = perSecond >= LEASE_FROM_PER_SECOND || this.concurrent
+    const n = Math.max(busy ? Math.floor((perSecond * LEASE_COVERS_MS) / 1000) : 0, this.waited)
     this.waited = 0
+    this.concurrent = false
     return n >= 2 ? Math.min(n, Math.max(0, Math.floor(cap))) : 0
   }
 }
@@ -112,6 +123,8 @@ interface AccountState {
   pointsUntil: number
   pointsKey: string
   pointRefill?: Promise<void>
+  /** Single points being reserved in Redis right now without a lease. */
+  pointAsks: number
   lastSeen: number
 }
 
@@ -137,7 +150,7 @@ export class Limits {
   private state(accountId: string): AccountState {
     let s = this.accounts.get(accountId)
     if (!s) {
-      s = { requests: new Demand(), points: new Demand(), tokens: 0, tokensUntil: 0, bucketRemaining: 0, msToFull: 0, leasedPoints: 0, pointsUntil: 0, pointsKey: '', lastSeen: 0 }
+      s = { requests: new Demand(), points: new Demand(), tokens: 0, tokensUntil: 0, bucketRemaining: 0, msToFull: 0, leasedPoints: 0, pointsUntil: 0, pointsKey: '', pointAsks: 0, lastSeen: 0 }
       this.accounts.set(accountId, s)
     }
     s.lastSeen = this.now()
@@ -157,6 +170,7 @@ export class Limits {
     // short lease never makes requests queue one behind another.
     if (s.tokenRefill) {
       s.requests.waited++
+      s.requests.concurrent = true
       if (!(await s.tokenRefill)) return this.refused(plan, s)
       return fromLease() ?? ((await this.askTokens(accountId, plan, s, 1)) ? allowed() : this.refused(plan, s))
     }
@@ -206,11 +220,16 @@ export class Limits {
     // requests that find nothing left after it, or that show no demand worth a lease, ask for their own point.
     if (s.pointRefill) {
       s.points.waited++
+      s.points.concurrent = true
       await s.pointRefill
       return fromLease() ? 1 : this.reserve(key, plan, 1, true, 0)
     }
+    if (s.pointAsks > 0) s.points.concurrent = true
     const extra = s.points.lease(this.now(), plan.pointsPerDay / 1000)
-    if (extra === 0) return this.reserve(key, plan, 1, true, 0)
+    if (extra === 0) {
+      s.pointAsks++
+      return this.reserve(key, plan, 1, true, 0).finally(() => s.pointAsks--)
+    }
     const refill = this.reserve(key, plan, 1, true, extra, s)
     // Waiters only need to know it is over; the request that asked sees its own outcome, failure included.
     s.pointRefill = refill.then(() => {}, () => {}).finally(() => (s.pointRefill = undefined))

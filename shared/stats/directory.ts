@@ -1,6 +1,9 @@
 // An API process's cache of stat name -> (id, kind), so that a hot writer does
 // not cost a query per point. A delete publishes on Redis and every process
 // evicts at once; entries also expire, bounding staleness if a message is missed.
+// An entry in use is re-read in the background once it is past half its life
+// (one query per account for all its names due), so that a hot writer does not
+// wait on PostgreSQL when its stats' entries expire.
 import type { Redis } from 'ioredis'
 import type { Config } from '../config.js'
 import type { Sql } from '../db.js'
@@ -10,6 +13,8 @@ import { createStats, findStatsByName, type Kind, type Stat } from './repo.js'
 
 const TTL_MS = 5_000
 const MAX_ENTRIES = 100_000
+/** Names due for a background re-read are collected this long, then read with one query per account. */
+const REFRESH_BATCH_MS = 250
 
 export type Resolved = { stat: Stat; created: boolean }
 
@@ -19,6 +24,9 @@ export class StatDirectory {
   private readonly creating = new InFlight<string, Map<string, Resolved> | null>()
   /** Bumped by every eviction: a look-up that started before one does not cache what it found. */
   private evictions = 0
+  /** Names to re-read in the background, by account. */
+  private readonly due = new Map<string, Set<string>>()
+  private dueTimer: NodeJS.Timeout | undefined
 
   constructor(private readonly sql: Sql, private readonly now: () => number = Date.now) {}
 
@@ -35,8 +43,10 @@ export class StatDirectory {
     for (const name of names) {
       const key = StatDirectory.key(accountId, name)
       const hit = this.cache.get(key)
-      if (hit && hit.until > now) out.set(name, hit.stat)
-      else {
+      if (hit && hit.until > now) {
+        out.set(name, hit.stat)
+        if (hit.until - now < TTL_MS / 2 && !this.loading.get(key)) this.refreshLater(accountId, name)
+      } else {
         const pending = this.loading.get(key)
         if (pending) waits.push(pending.then((s) => void (s && out.set(name, s))))
         else misses.push(name)
@@ -45,6 +55,19 @@ export class StatDirectory {
     if (misses.length) waits.push(this.load(accountId, misses).then((found) => found.forEach((s) => out.set(s.name, s))))
     if (waits.length) await Promise.all(waits)
     return out
+  }
+
+  private refreshLater(accountId: string, name: string): void {
+    let names = this.due.get(accountId)
+    if (!names) this.due.set(accountId, (names = new Set()))
+    names.add(name)
+    this.dueTimer ??= setTimeout(() => {
+      this.dueTimer = undefined
+      const due = [...this.due]
+      this.due.clear()
+      // A failed re-read leaves the entries to expire; the request that then misses reads in line and sees the error.
+      for (const [account, names] of due) void this.load(account, [...names]).catch(() => {})
+    }, REFRESH_BATCH_MS).unref()
   }
 
   /**
@@ -81,7 +104,9 @@ export class StatDirectory {
 
   private remember(stat: Stat): void {
     if (this.cache.size >= MAX_ENTRIES) this.cache.clear()
-    this.cache.set(StatDirectory.key(stat.accountId, stat.name), { stat, until: this.now() + TTL_MS })
+    // Expiry on whole seconds: an account's entries read within the same second come due together and are
+    // re-read by one query, rather than one query per stat as each comes due on its own.
+    this.cache.set(StatDirectory.key(stat.accountId, stat.name), { stat, until: Math.ceil((this.now() + TTL_MS) / 1000) * 1000 })
   }
 
   /** Forgets one stat (after a delete, here or in another process). */

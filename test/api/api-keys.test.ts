@@ -84,6 +84,31 @@ test('a key revoked through one API process stops working in another within one 
   t.true(Date.now() - revokedAt <= 1000, `took ${Date.now() - revokedAt} ms`)
 })
 
+test('a key in steady use is re-read in the background: revoked or re-planned in the database behind every process\'s back, the change is seen within one second', async (t) => {
+  const user = await signUp(app.url)
+  const { id, key } = await createKey(app.url, user)
+  const me = async () => request(app.url, '/api/v1/auth/me', { bearer: key })
+  // In use for longer than an entry may be served (1 s): it stays valid meanwhile, refreshed rather than dropped.
+  for (const until = Date.now() + 1500; Date.now() < until;) {
+    t.is((await me()).status, 200)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  const wait = async (done: (r: Awaited<ReturnType<typeof me>>) => boolean) => {
+    const from = Date.now()
+    let r = await me()
+    while (!done(r) && Date.now() - from < 3000) {
+      await new Promise((res) => setTimeout(res, 50))
+      r = await me()
+    }
+    t.true(done(r))
+    t.true(Date.now() - from <= 1000, `took ${Date.now() - from} ms`)
+  }
+  await app.sql`update accounts set plan = 'business' where id = ${user.accountId}`
+  await wait((r) => r.status === 200 && r.body.account?.plan === 'business')
+  await app.sql`update api_keys set revoked_at = now() where id = ${id}`
+  await wait((r) => r.status === 401)
+})
+
 test('revoking another account\'s key is 404 and leaves it working', async (t) => {
   const owner = await signUp(app.url)
   const intruder = await signUp(app.url)

@@ -39,6 +39,8 @@ export interface LoadConfig {
   measure: LoadStage
   /** A request without an answer after this long is counted as a timeout and its socket replaced. */
   requestTimeoutMs?: number
+  /** Print a line "measuring" when the measured stage starts. */
+  announceMeasure?: boolean
   /** How long in-flight requests may take to finish once the stage is over. */
   graceMs?: number
 }
@@ -167,6 +169,12 @@ class Recorder {
     this.httpStatus[status] = (this.httpStatus[status] ?? 0) + 1
     let verdict = 'unparsable'
     let msg = ''
+    // InfluxDB (the peer reference) says "written" with an empty 204.
+    if (status === 204 && body.length === 0) {
+      this.bodyStatus['204'] = (this.bodyStatus['204'] ?? 0) + 1
+      this.accepted++
+      return
+    }
     try {
       const json = JSON.parse(body.toString('utf8')) as { status?: unknown; msg?: unknown; message?: unknown; error?: unknown; accepted?: unknown }
       verdict = String(json.status)
@@ -351,6 +359,8 @@ export async function runLoad(cfg: LoadConfig): Promise<LoadResult> {
   const warm = new Recorder()
   if (cfg.warmup && cfg.warmup.durationMs > 0) await runStage(conns, cfg.warmup, warm, graceMs)
   const rec = new Recorder()
+  // Told on stdout, so that the bench can take readings at the start of the measured stage.
+  if (cfg.announceMeasure) process.stdout.write('measuring\n')
   await runStage(conns, cfg.measure, rec, graceMs)
   await Promise.all(conns.map((c) => c.drain(1000)))
   return rec.result(cfg.connections, warm.completed)

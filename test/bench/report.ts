@@ -1,12 +1,14 @@
 // The bench's results: one JSON document, and the table printed from it.
 import { closingLines, isFailed, tableLines, type Failed } from './common.js'
 import type { CopyResult } from './copy-ref.js'
+import type { InfluxPhase } from './influx-ref.js'
 import type { CpuUsage } from './machine.js'
 import type { LoadResult } from './load.js'
 import type { ProbeResult } from './probe.js'
 import type { DbActivity, DrainResult } from './setup.js'
 
 export const TARGETS = {
+  singleVsInflux: 1.0,
   singleVsKoa: 0.7,
   batchVsCopy: 0.5,
   visibleP99Ms: 1000,
@@ -24,6 +26,8 @@ export interface PhaseResult {
   lost: number
   /** PostgreSQL activity in the bench database from the start of the stage (warmup included) to the end of the drain. */
   db: DbActivity
+  /** The web processes' PostgreSQL round trips and Redis commands per answered request, from the end of the warm-up. */
+  io?: { pgPerRequest: number; redisPerRequest: number }
 }
 
 export interface Results {
@@ -40,11 +44,14 @@ export interface Results {
   referenceBAfter?: CopyResult | Failed
   /** Context only: one COPY per connection streaming for the whole duration. */
   referenceBStreaming?: CopyResult | Failed
+  /** The peer reference: InfluxDB 1.x under the same load, 1 and 100 points per request. */
+  influxSingle?: InfluxPhase | Failed
+  influxBatch?: InfluxPhase | Failed
   service?: { ready: boolean; error?: string; warnings?: number; logTail?: string[] }
   phase1?: PhaseResult | Failed
   phase2?: PhaseResult | Failed
   phase3?: { load: LoadResult; probe: ProbeResult } | Failed
-  ratios: { singleAcceptedVsKoa?: number; singleStoredVsKoa?: number; batchAcceptedVsCopy?: number; batchStoredVsCopy?: number }
+  ratios: { singleAcceptedVsKoa?: number; singleStoredVsKoa?: number; batchAcceptedVsCopy?: number; batchStoredVsCopy?: number; singleStoredVsInflux?: number; batchStoredVsInflux?: number }
   /** What looked wrong in the service's behaviour. */
   problems: string[]
   /** What disturbed the measurement (other work on the machine). */
@@ -83,10 +90,15 @@ export function renderTable(r: Results): string {
   const ge = (x: number | undefined, t: number) => (x === undefined ? undefined : x >= t)
 
   rows.push(['single /ez accepted req/s', p1 ? n(p1.load.acceptedPerSec) : 'failed', koa, ratio(sa), `>= ${TARGETS.singleVsKoa}x Koa`, verdict(ge(sa, TARGETS.singleVsKoa))])
+  const I1 = isFailed(r.influxSingle) ? undefined : r.influxSingle
+  const I2 = isFailed(r.influxBatch) ? undefined : r.influxBatch
+  const { singleStoredVsInflux: si, batchStoredVsInflux: bi } = r.ratios
+  rows.push(['single /ez stored points/s', p1 ? n(p1.storedPointsPerSec) : 'failed', I1 ? `InfluxDB ${n(I1.storedPointsPerSec)} points/s` : 'InfluxDB: not run', ratio(si), `>= ${TARGETS.singleVsInflux}x InfluxDB`, verdict(ge(si, TARGETS.singleVsInflux))])
   rows.push(['single /ez stored points/s', p1 ? n(p1.storedPointsPerSec) : 'failed', koa, ratio(ss), `>= ${TARGETS.singleVsKoa}x Koa`, verdict(ge(ss, TARGETS.singleVsKoa))])
   rows.push(['single /ez latency p50 / p99 ms', p1 ? `${ms(p1.load.latencyMs.p50)} / ${ms(p1.load.latencyMs.p99)}` : 'failed', A ? `Koa ${ms(A.latencyMs.p50)} / ${ms(A.latencyMs.p99)}` : '-', '', '', ''])
   rows.push(['batch (100) accepted points/s', p2 ? n(p2.acceptedPointsPerSec) : 'failed', copy, ratio(ba), `>= ${TARGETS.batchVsCopy}x COPY`, verdict(ge(ba, TARGETS.batchVsCopy))])
   rows.push(['batch (100) stored points/s', p2 ? n(p2.storedPointsPerSec) : 'failed', copy, ratio(bs), `>= ${TARGETS.batchVsCopy}x COPY`, verdict(ge(bs, TARGETS.batchVsCopy))])
+  rows.push(['batch (100) stored points/s', p2 ? n(p2.storedPointsPerSec) : 'failed', I2 ? `InfluxDB ${n(I2.storedPointsPerSec)} points/s` : 'InfluxDB: not run', ratio(bi), '(context)', ''])
   rows.push(['batch request latency p50 / p99 ms', p2 ? `${ms(p2.load.latencyMs.p50)} / ${ms(p2.load.latencyMs.p99)}` : 'failed', '', '', '', ''])
   const vis = p3?.probe
   rows.push([
@@ -128,6 +140,7 @@ export function renderReport(r: Results): string {
       .slice(0, 4)
       .map(([t, ops]) => `${t} ${(ops / reqs).toFixed(2)}`)
       .join(', ')
+    if (p.io) lines.push(`${name}: per answered request, the web processes sent ${p.io.pgPerRequest.toFixed(3)} PostgreSQL round trips and ${p.io.redisPerRequest.toFixed(3)} Redis commands (steady state: from the end of the warm-up; the group-committed job add is shared by the requests of its group)`)
     lines.push(`${name}: PostgreSQL ${(p.db.xactCommit / reqs).toFixed(2)} transactions per answered request (warmup included); table operations per request: ${busiest}`)
     lines.push(`${name}: ${n(p.load.completed)} answers (${n(p.load.accepted)} accepted) in ${(p.load.windowMs / 1000).toFixed(1)} s; ${n(p.drain.rows)} of ${n(p.drain.expected)} accepted points stored, last seen ${((p.drain.lastStoredAt - p.load.lastResponseAt) / 1000).toFixed(2)} s after the last answer${p.drain.complete ? '' : ' (drain INCOMPLETE)'}`)
   }
@@ -145,6 +158,11 @@ export function renderReport(r: Results): string {
   if (perUnit.length) {
     lines.push('CPU time per unit of work, by process (stage CPU, warmup and drain included, divided by the requests or points of the stage):')
     lines.push(...perUnit.map((l) => `  ${l}`))
+  }
+  for (const [name, x] of [['InfluxDB single', r.influxSingle], ['InfluxDB batch', r.influxBatch]] as const) {
+    if (!x) continue
+    if (isFailed(x)) lines.push(`${name}: ${x.error.startsWith('skipped') ? x.error.toUpperCase().slice(0, 7) + x.error.slice(7) : `FAILED: ${x.error}`}`)
+    else lines.push(`${name}: ${n(x.load.completed)} answers (${n(x.load.accepted)} accepted, 204) in ${(x.load.windowMs / 1000).toFixed(1)} s; ${n(x.stored)} points stored of ${n(x.load.accepted * x.pointsPerRequest)}; latency p50 / p99 ${ms(x.load.latencyMs.p50)} / ${ms(x.load.latencyMs.p99)} ms`)
   }
   if (r.service?.error) lines.push(`service: ${r.service.error}`)
   for (const [name, x] of [['reference A', r.referenceA], ['reference B', r.referenceB], ['reference B streaming', r.referenceBStreaming], ['phase 1', r.phase1], ['phase 2', r.phase2], ['phase 3', r.phase3]] as const) {
@@ -171,6 +189,8 @@ function perUnitCpu(r: Results): string[] {
     out.push(`${label.padEnd(12)} ${String(us(total)).padStart(5)} µs per ${unit} (${parts.join(', ')})`)
   }
   if (!isFailed(r.referenceA) && r.referenceA) line('reference A', 'reference A', r.referenceA.completed + r.referenceA.warmupCompleted, 'request')
+  if (!isFailed(r.influxSingle) && r.influxSingle) line('influx 1', 'influx single', r.influxSingle.load.accepted + r.influxSingle.load.warmupCompleted, 'point')
+  if (!isFailed(r.influxBatch) && r.influxBatch) line('influx 100', 'influx batch', (r.influxBatch.load.accepted + r.influxBatch.load.warmupCompleted) * r.influxBatch.pointsPerRequest, 'point')
   if (!isFailed(r.phase1) && r.phase1) line('phase 1', 'phase 1', r.phase1.load.accepted + r.phase1.load.warmupCompleted, 'point')
   if (!isFailed(r.phase2) && r.phase2) line('phase 2', 'phase 2', (r.phase2.load.accepted + r.phase2.load.warmupCompleted) * r.phase2.pointsPerRequest, 'point')
   return out

@@ -7,10 +7,13 @@
 //
 // Order: fresh database `metrics_bench` and Redis prefix -> the service starts
 // (web processes + 1 worker, idle meanwhile) -> reference A (bare Koa in as
-// many processes as the service's web tier, same load) -> phase 1 single /ez
+// many processes as the service's web tier, same load) -> the peer reference,
+// InfluxDB 1.x (test/bench/influx-ref.ts: installed when missing and allowed,
+// else a skip line; its own ports and /tmp directory), single-point line
+// protocol writes under the same load -> phase 1 single /ez
 // writes -> reference A again -> reference B (COPY over 2 connections, one
-// 100-row COPY per batch; and, for context, one streaming COPY) -> phase 2
-// 100-point batches -> reference B again ->
+// 100-row COPY per batch; and, for context, one streaming COPY) -> InfluxDB
+// with 100 points per request -> phase 2 100-point batches -> reference B again ->
 // phase 3 write-to-visible probes under phase-1 load -> table and
 // test/bench/last-results.json -> cleanup (always, also on SIGINT/SIGTERM).
 // Each reference runs right before the phase it is the bar for and again right
@@ -23,7 +26,8 @@
 //
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), BENCH_ACCOUNTS (16),
 // BENCH_WEB_PROCESSES (2), BENCH_NODE_ARGS (extra node flags for the service's
-// processes, e.g. --cpu-prof), BENCH_PHASES (A,B,1,2,3: the parts to run),
+// processes, e.g. --cpu-prof), BENCH_PHASES (A,B,I,1,2,3: the parts to run; I is
+// InfluxDB), BENCH_INFLUX (0: skip InfluxDB),
 // BENCH_WAIT_QUIET (15: seconds to wait, before each stage, for the machine to
 // be mostly idle; 0 = don't), DATABASE_URL (server only; postgres://localhost),
 // REDIS_URL (redis://127.0.0.1:6379).
@@ -33,6 +37,7 @@ import { randomBytes } from 'node:crypto'
 import { PLANS } from '../../shared/plans.js'
 import { envInt as int, isFailed, logger, type Failed, machineInfo, onStopSignals, teardown } from './common.js'
 import { runCopyReference } from './copy-ref.js'
+import { InfluxRef, type InfluxPhase } from './influx-ref.js'
 import type { CopyResult } from './copy-ref.js'
 import type { LoadResult, Target } from './load.js'
 import { addSelfReported, cpuDuring, waitForQuiet, type CpuUsage } from './machine.js'
@@ -53,13 +58,14 @@ const WARMUP_MS = Math.min(2000, SECONDS * 250)
 // Before each stage, wait up to this long for a second in which other processes use under 20% of the machine: 0 turns it off.
 const QUIET_WAIT_MS = int('BENCH_WAIT_QUIET', 15, 0) * 1000
 // Which parts to run (all by default): A, B, 1, 2, 3, comma-separated. Skipped parts print as "skipped".
-const PHASES = new Set((process.env.BENCH_PHASES || 'A,B,1,2,3').toUpperCase().split(',').map((x) => x.trim()))
+const PHASES = new Set((process.env.BENCH_PHASES || 'A,B,I,1,2,3').toUpperCase().split(',').map((x) => x.trim()))
 // Extra node flags for the service's processes, e.g. "--cpu-prof --cpu-prof-dir=test/bench/logs/prof".
 const SERVICE_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)
 const RESULTS_FILE = join(ROOT, 'test', 'bench', 'last-results.json')
 
 const children = new Children()
 let env: BenchEnv | undefined
+let influx: InfluxRef | undefined
 let cleaning: Promise<void> | undefined
 
 const say = logger('bench')
@@ -84,7 +90,7 @@ async function measured<T>(stage: string, run: () => Promise<T>, loadOf?: (r: T)
 
 /** Stops every child, drops the database, deletes the Redis keys. Safe to call twice. */
 function cleanup(): Promise<void> {
-  cleaning ??= teardown({
+  cleaning ??= (influx?.stop() ?? Promise.resolve()).catch(() => {}).then(() => teardown({
     children,
     sql: env?.sql,
     redis: env && { url: env.redisUrl, prefix: env.redisPrefix },
@@ -92,7 +98,7 @@ function cleanup(): Promise<void> {
     say,
     redisDone: (deleted) => `cleanup: stopped child processes, deleted ${deleted} Redis keys under ${env?.redisPrefix}:`,
     dropped: () => `cleanup: dropped database ${DB_NAME}`,
-  })
+  }))
   return cleaning
 }
 
@@ -101,7 +107,10 @@ onStopSignals((sig) => {
   say(`${sig}: cleaning up`)
   void cleanup().finally(() => process.exit(130))
 })
-process.on('exit', () => children.killAllNow())
+process.on('exit', () => {
+  children.killAllNow()
+  influx?.killNow()
+})
 process.on('unhandledRejection', (err) => {
   say(`unexpected failure: ${(err as Error)?.stack ?? err}`)
   void cleanup().finally(() => process.exit(1))
@@ -173,17 +182,47 @@ function describeRejections(label: string, l: LoadResult, problems: string[]): v
   if (l.unanswered > 0) problems.push(`${label}: ${l.unanswered} requests sent without an answer (outcome unknown)`)
 }
 
+/**
+ * The web processes' PostgreSQL round trips and Redis commands so far (shared/io-counts.ts: each prints
+ * them on SIGUSR2), summed; undefined when one did not answer.
+ */
+async function ioCounts(web: Child[]): Promise<{ pg: number; redis: number } | undefined> {
+  const before = web.map((c) => c.lines.length)
+  for (const c of web) c.proc.kill('SIGUSR2')
+  const total = { pg: 0, redis: 0 }
+  for (let i = 0; i < web.length; i++) {
+    let found: { pgRoundTrips: number; redisCommands: number } | undefined
+    for (let tries = 0; tries < 40 && !found; tries++) {
+      const line = web[i].lines.slice(Math.max(0, before[i] - 1)).reverse().find((l) => l.startsWith('{"io_counts"'))
+      if (line && JSON.parse(line).io_counts.at >= Date.now() - 2000) found = JSON.parse(line).io_counts
+      else await sleep(50)
+    }
+    if (!found) return undefined
+    total.pg += found.pgRoundTrips
+    total.redis += found.redisCommands
+  }
+  return total
+}
+
+let webProcs: Child[] = []
+
 async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys: string[], statPrefix: string, kind: 'single' | 'batch', problems: string[]): Promise<PhaseResult> {
   const groups = kind === 'single' ? singleGroups(keys, statPrefix, STATS) : batchGroups(keys, statPrefix, STATS, BATCH)
   const warm = kind === 'single' ? singleGroups(keys, 'bench.warm.', STATS) : batchGroups(keys, 'bench.warmb.', STATS, BATCH)
   say(`${label}: ${CONNECTIONS} connections for ${SECONDS} s (+${WARMUP_MS} ms warmup)`)
   const before = await dbActivity(e.sql)
+  // Counted from the end of the warm-up (which creates the phase's stats: a first write's cost, not a steady one).
+  let ioStart: Promise<{ pg: number; redis: number } | undefined> = Promise.resolve(undefined)
   const load = await runLoadProcess(children, `load-${label.replace(/\s+/g, '-')}`, {
     targets,
     connections: CONNECTIONS,
     warmup: { durationMs: WARMUP_MS, groups: warm },
     measure: { durationMs: SECONDS * 1000, groups },
-  })
+  }, () => (ioStart = ioCounts(webProcs)))
+  const ioBefore = await ioStart
+  const ioAfter = await ioCounts(webProcs)
+  const answered = load.completed || 1
+  const io = ioBefore && ioAfter ? { pgPerRequest: (ioAfter.pg - ioBefore.pg) / answered, redisPerRequest: (ioAfter.redis - ioBefore.redis) / answered } : undefined
   const pointsPerRequest = kind === 'single' ? 1 : BATCH
   // A batch answer may say how many of its points it took; a single write takes one.
   const expected = kind === 'batch' && load.acceptedItems !== null ? load.acceptedItems : load.accepted * pointsPerRequest
@@ -203,6 +242,7 @@ async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys:
     storedPointsPerSec,
     lost: expected - drain.rows,
     db,
+    io,
   }
   describeRejections(label, load, problems)
   if (result.lost > 0) problems.push(`${label}: ${result.lost.toLocaleString('en-US')} accepted points never reached the points table (${drain.rows} of ${expected}; drain waited ${drain.waitedMs} ms)`)
@@ -235,6 +275,12 @@ async function main(): Promise<Results> {
   const load = await createAccounts(e.sql, ACCOUNTS, `load-${runId}`)
   const [probe] = await createAccounts(e.sql, 1, `probe-${runId}`)
   const keys = load.map((a) => a.key)
+  // The measured phases' stats exist before they start, as a steady writer's do: a stat's first write (its
+  // creation, a transaction of five round trips) is paid by the warm-up's own stats, not in the measured
+  // window. Phase 3's stats are left to be created under load.
+  const names = ['bench.single.', 'bench.batch.'].flatMap((p) => Array.from({ length: STATS }, (_, k) => `${p}${k}`))
+  await e.sql`insert into stats (account_id, name, kind)
+    select a, n, 'counter' from unnest(${load.map((a) => a.id)}::uuid[]) as a, unnest(${names}::text[]) as n`
 
   const skipped = { error: 'skipped (BENCH_PHASES)' }
 
@@ -291,6 +337,7 @@ async function main(): Promise<Results> {
     svc.push(children.start('worker', 'workers/main.ts', serviceEnv(e), undefined, SERVICE_NODE_ARGS))
     const web = await startWeb('api/server.ts', 'web', () => serviceEnv(e), SERVICE_NODE_ARGS)
     svc.push(...web.procs)
+    webProcs = web.procs
     targets = web.targets
     await sleep(500)
     if (svc[0].exited) throw new Error(`the worker exited (code ${svc[0].exited.code}):\n${svc[0].tail()}`)
@@ -304,6 +351,24 @@ async function main(): Promise<Results> {
   const notReady = { error: `service not ready: ${service.error}` }
 
   await referenceA()
+  if (PHASES.has('I')) {
+    const started = await InfluxRef.start(children, say)
+    if (started instanceof InfluxRef) influx = started
+    else {
+      say(`InfluxDB reference: SKIPPED (${started.skipped})`)
+      results.influxSingle = results.influxBatch = { error: `skipped: ${started.skipped}` }
+    }
+  } else results.influxSingle = results.influxBatch = skipped
+  const influxPhase = async (stage: string, pointsPerRequest: number) => {
+    if (!influx) return undefined
+    say(`${stage}: InfluxDB 1.x line protocol, ${pointsPerRequest} point(s) per request, ${CONNECTIONS} connections for ${SECONDS} s`)
+    try {
+      return await measured(stage, () => influx!.run(stage.replace(/\s+/g, '-'), { connections: CONNECTIONS, durationMs: SECONDS * 1000, warmupMs: WARMUP_MS, pointsPerRequest, accounts: ACCOUNTS }), (r) => r.load)
+    } catch (err) {
+      return { error: (err as Error).message }
+    }
+  }
+  results.influxSingle = (await influxPhase('influx single', 1)) ?? results.influxSingle
   if (!service.ready) results.phase1 = notReady
   else if (!PHASES.has('1')) results.phase1 = skipped
   else {
@@ -316,6 +381,9 @@ async function main(): Promise<Results> {
   await referenceA(true)
 
   await referenceB()
+  results.influxBatch = (await influxPhase('influx batch', BATCH)) ?? results.influxBatch
+  await influx?.stop()
+  influx = undefined
   if (!service.ready) results.phase2 = notReady
   else if (!PHASES.has('2')) results.phase2 = skipped
   else {
@@ -379,6 +447,10 @@ async function main(): Promise<Results> {
     results.ratios.singleAcceptedVsKoa = r2(p1.load.acceptedPerSec / koaPerSec)
     results.ratios.singleStoredVsKoa = r2(p1.storedPointsPerSec / koaPerSec)
   }
+  const i1 = isFailed(results.influxSingle) ? undefined : results.influxSingle
+  const i2 = isFailed(results.influxBatch) ? undefined : results.influxBatch
+  if (i1 && p1) results.ratios.singleStoredVsInflux = r2(p1.storedPointsPerSec / i1.storedPointsPerSec)
+  if (i2 && p2) results.ratios.batchStoredVsInflux = r2(p2.storedPointsPerSec / i2.storedPointsPerSec)
   if (copyPerSec && p2) {
     results.ratios.batchAcceptedVsCopy = r2(p2.acceptedPointsPerSec / copyPerSec)
     results.ratios.batchStoredVsCopy = r2(p2.storedPointsPerSec / copyPerSec)

@@ -25,9 +25,18 @@ export function batchGroups(keys: string[], statPrefix: string, stats: number, s
 }
 
 /** Runs test/bench/load.ts in its own process and returns its result. */
-export async function runLoadProcess(children: Children, name: string, cfg: LoadConfig): Promise<LoadResult> {
+export async function runLoadProcess(children: Children, name: string, cfg: LoadConfig, onMeasure?: () => void): Promise<LoadResult> {
   // The config goes through stdin: batch bodies make it too large for an environment variable.
-  const child = children.start(name, 'test/bench/load.ts', { NODE_ENV: 'production' }, JSON.stringify(cfg))
+  const child = children.start(name, 'test/bench/load.ts', { NODE_ENV: 'production' }, JSON.stringify({ ...cfg, announceMeasure: !!onMeasure }))
+  if (onMeasure) {
+    const poll = setInterval(() => {
+      if (child.lines.includes('measuring')) {
+        clearInterval(poll)
+        onMeasure()
+      }
+    }, 20)
+    void child.exit.then(() => clearInterval(poll))
+  }
   await child.exit
   const line = child.lines.find((l) => l.startsWith('{"connections"'))
   if (child.exited?.code !== 0 || !line) throw new Error(`load generator ${name} failed (code ${child.exited?.code}):\n${child.tail()}`)

@@ -66,6 +66,30 @@ test('a busy account is served from leases: far fewer Redis round trips than req
   t.is(await used(account), granted)
 })
 
+test('concurrent writers below the rate threshold lease too (issue 18), and two processes still grant exactly one shared budget', async (t) => {
+  const [a, b] = twoProcesses()
+  const account = randomUUID()
+  const plan = PLANS.business
+  let granted = 0
+  let requests = 0
+  const before = a.redisCalls + b.redisCalls
+  // About 20 requests a second per process, half the rate that leases on its own, but two at a time.
+  for (let w = 0; w < 20; w++) {
+    const wave = await Promise.all([a, b].flatMap((l) => Array.from({ length: 2 }, async () => {
+      const rate = await l.takeRequest(account, plan)
+      return rate.allowed ? l.reservePoints(account, plan, 1, true) : 0
+    })))
+    requests += wave.length
+    granted += wave.reduce((s, n) => s + n, 0)
+    await sleep(100)
+  }
+  const calls = a.redisCalls + b.redisCalls - before
+  t.is(granted, requests)
+  t.true(calls < requests, `${calls} Redis round trips for ${requests} requests (two each without leases)`)
+  await sleep(2 * LEASE_MS + 100) // leases end, their leftovers go back
+  t.is(await used(account), granted, 'the day counter holds exactly the points granted')
+})
+
 test('near the daily limit nothing is leased: two processes grant exactly the points that are left', async (t) => {
   const [a, b] = twoProcesses()
   const account = randomUUID()
