@@ -31,6 +31,28 @@ test.after.always(async () => {
   redis.disconnect()
 })
 
+/**
+ * Single-point writes of one business account through two processes, in waves of concurrent writes:
+ * each takes a request token, then reserves its point. Counts the Redis round trips the two made.
+ */
+async function writeInWaves(account: string, o: { waves: number; perProcess: number; pauseMs: number }) {
+  const [a, b] = twoProcesses()
+  const plan = PLANS.business
+  let granted = 0
+  let requests = 0
+  const before = a.redisCalls + b.redisCalls
+  for (let w = 0; w < o.waves; w++) {
+    const wave = await Promise.all([a, b].flatMap((l) => Array.from({ length: o.perProcess }, async () => {
+      const rate = await l.takeRequest(account, plan)
+      return rate.allowed ? l.reservePoints(account, plan, 1, true) : 0
+    })))
+    requests += wave.length
+    granted += wave.reduce((s, n) => s + n, 0)
+    if (o.pauseMs) await sleep(o.pauseMs)
+  }
+  return { requests, granted, calls: a.redisCalls + b.redisCalls - before }
+}
+
 test('a light user is decided in Redis request by request: no lease, nothing taken ahead', async (t) => {
   const [a] = twoProcesses()
   const account = randomUUID()
@@ -42,23 +64,10 @@ test('a light user is decided in Redis request by request: no lease, nothing tak
 })
 
 test('a busy account is served from leases: far fewer Redis round trips than requests, within one shared budget', async (t) => {
-  const [a, b] = twoProcesses()
   const account = randomUUID()
-  const plan = PLANS.business
-  let granted = 0
-  let requests = 0
-  const before = a.redisCalls + b.redisCalls
-  // 4,000 requests: within the business plan's burst of 10,000.
-  for (let w = 0; w < 40; w++) {
-    // Waves of 50 concurrent writes per process, like a web process under load.
-    const wave = await Promise.all([a, b].flatMap((l) => Array.from({ length: 50 }, async () => {
-      const rate = await l.takeRequest(account, plan)
-      return rate.allowed ? l.reservePoints(account, plan, 1, true) : 0
-    })))
-    requests += wave.length
-    granted += wave.reduce((s, n) => s + n, 0)
-  }
-  const calls = a.redisCalls + b.redisCalls - before
+  // 4,000 requests in waves of 50 concurrent writes per process, like a web process under load: within the
+  // business plan's burst of 10,000.
+  const { requests, granted, calls } = await writeInWaves(account, { waves: 40, perProcess: 50, pauseMs: 0 })
   t.is(granted, requests, 'every request fit in the business budget')
   t.true(calls < requests / 4, `${calls} Redis round trips for ${requests} requests`)
   // Unused leased points go back to the day once their lease ends.
@@ -67,23 +76,9 @@ test('a busy account is served from leases: far fewer Redis round trips than req
 })
 
 test('concurrent writers below the rate threshold lease too (issue 18), and two processes still grant exactly one shared budget', async (t) => {
-  const [a, b] = twoProcesses()
   const account = randomUUID()
-  const plan = PLANS.business
-  let granted = 0
-  let requests = 0
-  const before = a.redisCalls + b.redisCalls
   // About 20 requests a second per process, half the rate that leases on its own, but two at a time.
-  for (let w = 0; w < 20; w++) {
-    const wave = await Promise.all([a, b].flatMap((l) => Array.from({ length: 2 }, async () => {
-      const rate = await l.takeRequest(account, plan)
-      return rate.allowed ? l.reservePoints(account, plan, 1, true) : 0
-    })))
-    requests += wave.length
-    granted += wave.reduce((s, n) => s + n, 0)
-    await sleep(100)
-  }
-  const calls = a.redisCalls + b.redisCalls - before
+  const { requests, granted, calls } = await writeInWaves(account, { waves: 20, perProcess: 2, pauseMs: 100 })
   t.is(granted, requests)
   t.true(calls < requests, `${calls} Redis round trips for ${requests} requests (two each without leases)`)
   await sleep(2 * LEASE_MS + 100) // leases end, their leftovers go back
