@@ -34,6 +34,14 @@ export async function openTab(browser: Browser, width = 1440, height = 900): Pro
   return { context, page, problems }
 }
 
+/** A fresh tab signed in as a user from the test factories: their session cookie is set for `base`. */
+export async function signedInTab(browser: Browser, base: string, user: { session: { cookie: string } }, width?: number, height?: number): Promise<Tab> {
+  const tab = await openTab(browser, width, height)
+  const [name, value] = user.session.cookie.split('=')
+  await tab.context.addCookies([{ name, value, url: base }])
+  return tab
+}
+
 export async function screenshot(page: Page, name: string, fullPage = true): Promise<string> {
   mkdirSync(OUTPUT_DIR, { recursive: true })
   const path = join(OUTPUT_DIR, `${name}.png`)

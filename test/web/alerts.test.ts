@@ -5,7 +5,7 @@
 import test from 'ava'
 import type { Browser } from 'playwright-core'
 import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, openTab, screenshot } from '../helpers/browser.js'
+import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { refreshRollups } from '../../shared/points/rollups.js'
@@ -33,8 +33,7 @@ test.serial('alerts: validation, one alert per channel, the plan limit, a fire a
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   t.is((await request(app.url, '/api/v1/stats/queue.depth/value', { json: { value: 1 }, bearer: key })).status, 200)
-  const { context, page, problems } = await openTab(browser)
-  await context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
+  const { page, problems } = await signedInTab(browser, app.url, user)
   await page.goto(`${app.url}/alerts`)
   await page.getByText('No alerts yet.').waitFor()
 
@@ -105,8 +104,7 @@ test.serial('suggest a threshold: candidates from the stat\'s history with how o
   t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
   await settle(app)
   await refreshRollups(app.sql)
-  const { context, page, problems } = await openTab(browser)
-  await context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
+  const { page, problems } = await signedInTab(browser, app.url, user)
   await page.goto(`${app.url}/alerts?stat=api.latency`)
   await page.getByRole('button', { name: 'Suggest a threshold' }).click()
   const table = page.locator('.suggest table')
@@ -131,8 +129,7 @@ test.serial('suggest a threshold: candidates from the stat\'s history with how o
 
 test('alerts: the 375 px form stays inside the screen', async (t) => {
   const user = await signUp(app.url)
-  const { context, page } = await openTab(browser, 375, 800)
-  await context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
+  const { page } = await signedInTab(browser, app.url, user, 375, 800)
   await page.goto(`${app.url}/alerts?stat=signups`)
   await page.getByText('No alerts yet.').waitFor()
   t.is(await page.getByLabel('Stat', { exact: true }).inputValue(), 'signups', 'a stat page link fills the stat in')

@@ -4,7 +4,7 @@
 import test from 'ava'
 import type { Browser } from 'playwright-core'
 import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, openTab, screenshot } from '../helpers/browser.js'
+import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
@@ -32,12 +32,6 @@ async function until(user: Awaited<ReturnType<typeof signUp>>, path: string, don
   }
 }
 
-async function signedInTab(user: Awaited<ReturnType<typeof signUp>>) {
-  const tab = await openTab(browser)
-  await tab.context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
-  return tab
-}
-
 test.serial('anomalies: a starter account sees its stat and why it is not checked yet', async (t) => {
   const user = await signUp(app.url)
   await app.sql`update accounts set plan = 'starter' where id = ${user.accountId}`
@@ -47,7 +41,7 @@ test.serial('anomalies: a starter account sees its stat and why it is not checke
   await settle(app)
   await until(user, '/api/v1/anomalies/diagnostics', (d) => d.stats[0]?.reason === 'short')
 
-  const { page, problems } = await signedInTab(user)
+  const { page, problems } = await signedInTab(browser, app.url, user)
   await page.goto(`${app.url}/stats`)
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Anomalies' }).click()
   await page.waitForURL(/\/anomalies$/)
@@ -65,7 +59,7 @@ test.serial('anomalies: a starter account sees its stat and why it is not checke
 
 test.serial('anomalies: a free account is told which plans include detection, with a link to billing', async (t) => {
   const user = await signUp(app.url)
-  const { page, problems } = await signedInTab(user)
+  const { page, problems } = await signedInTab(browser, app.url, user)
   await page.goto(`${app.url}/anomalies`)
   const notice = page.getByTestId('plan-notice')
   await notice.waitFor()
@@ -91,7 +85,7 @@ test.serial('stat page: on a plan with detection the 7d chart shades the back-te
   t.deepEqual(backtest.buckets.filter((b: { anomalous: boolean }) => b.anomalous).map((b: { t: number }) => b.t), [hour - 2 * 3600], 'the back-test flags the hour of 400')
 
   for (const [user, shaded] of [[starter, true], [free, false]] as const) {
-    const { page, problems } = await signedInTab(user)
+    const { page, problems } = await signedInTab(browser, app.url, user)
     await page.goto(`${app.url}/stats/orders?range=7d`)
     await page.locator('.chart[data-drawn]').waitFor()
     t.is(await page.locator('.u-legend').getByText('Normal range (high)').count(), shaded ? 1 : 0)

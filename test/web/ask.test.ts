@@ -3,7 +3,7 @@
 import test from 'ava'
 import type { Browser } from 'playwright-core'
 import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, openTab, screenshot } from '../helpers/browser.js'
+import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
@@ -28,8 +28,7 @@ test.serial('ask: a question answered with its data and the verifier line', asyn
   t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
   await settle(app)
 
-  const { context, page, problems } = await openTab(browser)
-  await context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
+  const { page, problems } = await signedInTab(browser, app.url, user)
   await page.goto(`${app.url}/ask`)
   await page.getByRole('button', { name: 'Ask', exact: true }).click()
   t.is(await page.locator('#query-error').textContent(), 'must not be empty')

@@ -4,7 +4,7 @@ import test from 'ava'
 import type { Browser } from 'playwright-core'
 import { startPaymentStandin, type PaymentStandin } from '../../shared/billing/standin/server.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, openTab, screenshot } from '../helpers/browser.js'
+import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
 import { signUp } from '../helpers/factories.js'
 
 const PRICES = [{ id: 'price_w_starter', label: 'Starter', amount: 9 }, { id: 'price_w_pro', label: 'Pro', amount: 29 }, { id: 'price_w_business', label: 'Business', amount: 99 }]
@@ -29,8 +29,7 @@ test.after.always(async () => {
 
 test.serial('billing: upgrade through the hosted checkout and come back to the new plan', async (t) => {
   const user = await signUp(app.url)
-  const { context, page, problems } = await openTab(browser)
-  await context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
+  const { page, problems } = await signedInTab(browser, app.url, user)
   await page.goto(`${app.url}/billing`)
   t.is(await page.getByTestId('plan').textContent(), 'free')
   await page.getByRole('button', { name: 'Upgrade to pro' }).click()

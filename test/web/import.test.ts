@@ -4,7 +4,7 @@
 import test from 'ava'
 import type { Browser } from 'playwright-core'
 import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, openTab, screenshot } from '../helpers/browser.js'
+import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
 import { signUp } from '../helpers/factories.js'
 
 let app: TestApp
@@ -21,8 +21,7 @@ test.after.always(async () => {
 
 test.serial('import: a bad line in the dry run, then a good file imported with its progress', async (t) => {
   const user = await signUp(app.url)
-  const { context, page, problems } = await openTab(browser)
-  await context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
+  const { page, problems } = await signedInTab(browser, app.url, user)
   await page.goto(`${app.url}/import`)
   const day = Math.floor(Date.now() / 1000) - 3 * 86_400
   const rows = Array.from({ length: 48 }, (_, i) => `orders,${i % 5},${day + i * 3600}`)

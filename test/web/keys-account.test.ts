@@ -3,7 +3,7 @@
 import test from 'ava'
 import type { Browser } from 'playwright-core'
 import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, openTab, screenshot, signUpInBrowser } from '../helpers/browser.js'
+import { launchBrowser, openTab, screenshot, signedInTab, signUpInBrowser } from '../helpers/browser.js'
 import { signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 
@@ -100,8 +100,7 @@ test('shells: strict CSP and security headers, no store; a page without a sessio
   t.is((await request(app.url, '/assets/nope-123.js')).status, 404)
 
   const user = await signUp(app.url)
-  const { context, page } = await openTab(browser)
-  await context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
+  const { page } = await signedInTab(browser, app.url, user)
   await page.goto(`${app.url}/signin?next=//evil.example/x`)
   t.regex(page.url(), /\/stats$/, 'signed in already: straight to the stats page')
   t.is(await page.evaluate(() => document.body.dataset.csrf), user.session.csrf, 'the shell carries the session CSRF token')

@@ -4,7 +4,7 @@
 import test from 'ava'
 import type { Browser } from 'playwright-core'
 import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, openTab, screenshot } from '../helpers/browser.js'
+import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
@@ -31,8 +31,7 @@ test.serial('stat page: describe, share and embed, export, delete', async (t) =>
   t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
   await settle(app)
 
-  const { context, page, problems } = await openTab(browser)
-  await context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
+  const { page, problems } = await signedInTab(browser, app.url, user)
   await page.goto(`${app.url}/stats/${encodeURIComponent('orders paid')}`)
   await page.locator('.chart[data-drawn]').waitFor()
   const summary = await page.locator('.summary dd').allTextContents()
@@ -96,8 +95,7 @@ test.serial('stat page: describe, share and embed, export, delete', async (t) =>
 
 test.serial('a stat that does not exist: the page says so with the API detail', async (t) => {
   const user = await signUp(app.url)
-  const { context, page } = await openTab(browser)
-  await context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
+  const { page } = await signedInTab(browser, app.url, user)
   await page.goto(`${app.url}/stats/nothing.here`)
   const alert = page.getByRole('alert')
   await alert.waitFor()
@@ -109,8 +107,7 @@ test.serial('the chart\'s first reads are the two the shell preloads, also when 
   const { key } = await createKey(app.url, user)
   t.is((await request(app.url, '/api/v1/points', { json: { points: [{ stat: 'orders', count: 3 }] }, bearer: key })).status, 200)
   await settle(app)
-  const { context, page, problems } = await openTab(browser)
-  await context.addCookies([{ name: 'service_session', value: user.session.cookie.split('=')[1], url: app.url }])
+  const { page, problems } = await signedInTab(browser, app.url, user)
   for (const range of ['24h', '180d']) {
     await page.goto(`${app.url}/stats/orders?range=${range}`)
     await page.locator('.chart[data-drawn]').waitFor()
