@@ -80,6 +80,16 @@ test.serial('the pages read at 375 px: stats list and stat page fit the width', 
   await page.getByRole('link', { name: 'api.latency_ms' }).click()
   await page.locator('.chart[data-drawn="1"]').waitFor()
   t.is(await overflow(), 0, 'no sideways scrolling on the stat page')
+  // The gauge's only observation is drawn (a point in the series' colour), though the chart is too dense
+  // for uPlot to draw points by itself and a lone bucket has no line.
+  const seriesPixels = await page.evaluate(() => {
+    const canvas = document.querySelector('.chart canvas') as HTMLCanvasElement
+    const { data } = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height)
+    let n = 0
+    for (let i = 0; i < data.length; i += 4) if (data[i] === 0x1d && data[i + 1] === 0x4e && data[i + 2] === 0xd8) n++
+    return n
+  })
+  t.true(seriesPixels > 0, `${seriesPixels} pixels of the series colour on the chart`)
   await screenshot(page, 'stat-chart-375')
   t.deepEqual(problems, [])
 })

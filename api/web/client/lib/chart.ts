@@ -44,6 +44,18 @@ export function flaggedCount(c: ChartInput): number {
   return c.band?.filter((b) => b.flagged && b.t >= c.from && b.t < c.to).length ?? 0
 }
 
+/**
+ * uPlot draws points only on sparse charts; on a dense one a bucket with no neighbour (a gauge's only
+ * observation, say) would have no line either and not show at all. Such buckets get their point.
+ */
+function loneToo(u: uPlot, si: number, show: boolean): number[] | null {
+  if (show) return null
+  const ys = u.data[si] as Array<number | null | undefined>
+  const lone: number[] = []
+  for (let i = 0; i < ys.length; i++) if (ys[i] != null && ys[i - 1] == null && ys[i + 1] == null) lone.push(i)
+  return lone.length ? lone : null
+}
+
 export function drawChart(el: HTMLElement, c: ChartInput, label: string): uPlot {
   const width = Math.max(280, el.clientWidth)
   const height = width < 500 ? 240 : 320
@@ -53,8 +65,8 @@ export function drawChart(el: HTMLElement, c: ChartInput, label: string): uPlot 
     axes: [{}, { values: (_u, ticks) => ticks.map((v) => num(v)), size: 60 }],
     series: [
       { label: 'Time' },
-      { label: `${label} (this period)`, stroke: '#1d4ed8', width: 2, spanGaps: c.kind === 'gauge', value: (_u, v) => (v == null ? '—' : num(v)), points: { size: 5 } },
-      { label: 'Previous period', stroke: '#8a94a3', width: 1.5, dash: [6, 5], spanGaps: c.kind === 'gauge', value: (_u, v) => (v == null ? '—' : num(v)), points: { size: 5 } },
+      { label: `${label} (this period)`, stroke: '#1d4ed8', width: 2, spanGaps: c.kind === 'gauge', value: (_u, v) => (v == null ? '—' : num(v)), points: { size: 5, filter: loneToo } },
+      { label: 'Previous period', stroke: '#8a94a3', width: 1.5, dash: [6, 5], spanGaps: c.kind === 'gauge', value: (_u, v) => (v == null ? '—' : num(v)), points: { size: 5, filter: loneToo } },
       ...(c.band?.length ? [
         { label: 'Normal range (low)', stroke: 'rgba(22,163,74,0.5)', width: 1, value: (_u: uPlot, v: number | null) => (v == null ? '—' : num(v)), points: { show: false } },
         { label: 'Normal range (high)', stroke: 'rgba(22,163,74,0.5)', width: 1, value: (_u: uPlot, v: number | null) => (v == null ? '—' : num(v)), points: { show: false } },
