@@ -149,7 +149,8 @@ export class Ingest {
       // 3. Idempotency keys (stat + t + ikey, first write wins), the replay disclosure, the queue, then the keys' record.
       const accepted = points.slice(0, take).map((p) => ({ p, stat: stats.get(p.name)!, t: p.t ?? nowSeconds }))
       const toCheck = accepted.filter((a, i) => a.p.ikey && !(early && i === 0))
-      const fresh = await idempotency.fresh(toCheck.map((a) => ({ statId: a.stat.id, t: a.t, ikey: a.p.ikey! })))
+      // Most writes carry no ikey: no await (a microtask and a promise) for an empty check.
+      const fresh = toCheck.length ? await idempotency.fresh(toCheck.map((a) => ({ statId: a.stat.id, t: a.t, ikey: a.p.ikey! }))) : []
       const dupes = new Set(toCheck.filter((_, i) => !fresh[i]))
       const toRecord: IkeyClaim[] = early ? [early] : []
       toCheck.forEach((a, i) => fresh[i] && toRecord.push({ statId: a.stat.id, t: a.t, ikey: a.p.ikey! }))
@@ -168,7 +169,7 @@ export class Ingest {
         })
         // The points are queued: from here on nothing is undone. A record that fails (Redis gone right after the
         // job was acknowledged) only means a retry is queued again, and point_ikeys drops it.
-        await idempotency.record(toRecord, seen).catch((err: Error) => this.deps.onRecordFailed?.(err))
+        if (toRecord.length || seen.length) await idempotency.record(toRecord, seen).catch((err: Error) => this.deps.onRecordFailed?.(err))
       }
       return { accepted: take, duplicates: dupes.size, stoppedBy, replay }
     } catch (err) {

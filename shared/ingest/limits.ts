@@ -126,6 +126,9 @@ interface AccountState {
   /** Single points being reserved in Redis right now without a lease. */
   pointAsks: number
   lastSeen: number
+  /** The day counter's key for the UTC day `day` (days since the epoch): built once a day, not on every write. */
+  day: number
+  dayKey: string
 }
 
 export class Limits {
@@ -150,7 +153,7 @@ export class Limits {
   private state(accountId: string): AccountState {
     let s = this.accounts.get(accountId)
     if (!s) {
-      s = { requests: new Demand(), points: new Demand(), tokens: 0, tokensUntil: 0, bucketRemaining: 0, msToFull: 0, leasedPoints: 0, pointsUntil: 0, pointsKey: '', pointAsks: 0, lastSeen: 0 }
+      s = { requests: new Demand(), points: new Demand(), tokens: 0, tokensUntil: 0, bucketRemaining: 0, msToFull: 0, leasedPoints: 0, pointsUntil: 0, pointsKey: '', pointAsks: 0, lastSeen: 0, day: -1, dayKey: '' }
       this.accounts.set(accountId, s)
     }
     s.lastSeen = this.now()
@@ -199,8 +202,16 @@ export class Limits {
     return granted > 0
   }
 
-  private dayKey(accountId: string): string {
-    return redisKey(this.config, 'points', accountId, new Date(this.now()).toISOString().slice(0, 10))
+  private dayKey(accountId: string, s?: AccountState): string {
+    const now = this.now()
+    const day = Math.floor(now / 86_400_000)
+    if (s?.day === day) return s.dayKey
+    const key = redisKey(this.config, 'points', accountId, new Date(now).toISOString().slice(0, 10))
+    if (s) {
+      s.day = day
+      s.dayKey = key
+    }
+    return key
   }
 
   /**
@@ -209,7 +220,7 @@ export class Limits {
    */
   async reservePoints(accountId: string, plan: Plan, wanted: number, whole: boolean): Promise<number> {
     const s = this.state(accountId)
-    const key = this.dayKey(accountId)
+    const key = this.dayKey(accountId, s)
     // Only single points are leased: a batch already pays one round trip for many points.
     if (wanted !== 1) return this.reserve(key, plan, wanted, whole, 0)
     s.points.note(1, this.now())

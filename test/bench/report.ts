@@ -28,6 +28,8 @@ export interface PhaseResult {
   db: DbActivity
   /** The web processes' PostgreSQL round trips and Redis commands per answered request, from the end of the warm-up. */
   io?: { pgPerRequest: number; redisPerRequest: number }
+  /** Persist jobs applied during the phase (warm-up and drain included) and their points. */
+  jobs?: { jobs: number; points: number }
 }
 
 export interface Results {
@@ -141,6 +143,7 @@ export function renderReport(r: Results): string {
       .map(([t, ops]) => `${t} ${(ops / reqs).toFixed(2)}`)
       .join(', ')
     if (p.io) lines.push(`${name}: per answered request, the web processes sent ${p.io.pgPerRequest.toFixed(3)} PostgreSQL round trips and ${p.io.redisPerRequest.toFixed(3)} Redis commands (steady state: from the end of the warm-up; the group-committed job add is shared by the requests of its group)`)
+    if (p.jobs?.jobs) lines.push(`${name}: ${n(p.jobs.jobs)} persist jobs, ${(p.jobs.points / p.jobs.jobs).toFixed(1)} points per job (warm-up included)`)
     lines.push(`${name}: PostgreSQL ${(p.db.xactCommit / reqs).toFixed(2)} transactions per answered request (warmup included); table operations per request: ${busiest}`)
     lines.push(`${name}: ${n(p.load.completed)} answers (${n(p.load.accepted)} accepted) in ${(p.load.windowMs / 1000).toFixed(1)} s; ${n(p.drain.rows)} of ${n(p.drain.expected)} accepted points stored, last seen ${((p.drain.lastStoredAt - p.load.lastResponseAt) / 1000).toFixed(2)} s after the last answer${p.drain.complete ? '' : ' (drain INCOMPLETE)'}`)
   }

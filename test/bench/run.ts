@@ -206,11 +206,18 @@ async function ioCounts(web: Child[]): Promise<{ pg: number; redis: number } | u
 
 let webProcs: Child[] = []
 
+/** Persist jobs applied so far and their points: how large the groups the web processes queue are. */
+async function persistJobs(sql: BenchEnv['sql']): Promise<{ jobs: number; points: number }> {
+  const [row] = await sql<{ jobs: number; points: number }[]>`select count(*)::int as jobs, coalesce(sum(points), 0)::int as points from applied_batches`
+  return row
+}
+
 async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys: string[], statPrefix: string, kind: 'single' | 'batch', problems: string[]): Promise<PhaseResult> {
   const groups = kind === 'single' ? singleGroups(keys, statPrefix, STATS) : batchGroups(keys, statPrefix, STATS, BATCH)
   const warm = kind === 'single' ? singleGroups(keys, 'bench.warm.', STATS) : batchGroups(keys, 'bench.warmb.', STATS, BATCH)
   say(`${label}: ${CONNECTIONS} connections for ${SECONDS} s (+${WARMUP_MS} ms warmup)`)
   const before = await dbActivity(e.sql)
+  const jobsBefore = await persistJobs(e.sql)
   // Counted from the end of the warm-up (which creates the phase's stats: a first write's cost, not a steady one).
   let ioStart: Promise<{ pg: number; redis: number } | undefined> = Promise.resolve(undefined)
   const load = await runLoadProcess(children, `load-${label.replace(/\s+/g, '-')}`, {
@@ -233,6 +240,7 @@ async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys:
   const drain = await waitForDrain(e.sql, statPrefix, expected)
   await sleep(1100) // PostgreSQL publishes its statistics at most once a second
   const db = activityDelta(before, await dbActivity(e.sql))
+  const jobsAfter = await persistJobs(e.sql)
   const storedPointsPerSec = Math.round((drain.rows / Math.max(1, drain.lastStoredAt - load.firstSendAt)) * 1000)
   const result: PhaseResult = {
     load,
@@ -243,6 +251,7 @@ async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys:
     lost: expected - drain.rows,
     db,
     io,
+    jobs: { jobs: jobsAfter.jobs - jobsBefore.jobs, points: jobsAfter.points - jobsBefore.points },
   }
   describeRejections(label, load, problems)
   if (result.lost > 0) problems.push(`${label}: ${result.lost.toLocaleString('en-US')} accepted points never reached the points table (${drain.rows} of ${expected}; drain waited ${drain.waitedMs} ms)`)
