@@ -8,7 +8,9 @@ export class Queues {
   private readonly open = new Map<QueueKey, Queue>()
 
   /** `onError`: a queue's connection errors (without a listener, BullMQ prints each one, a multi-line dump, to stderr). */
-  constructor(private readonly config: Pick<Config, 'redisPrefix'>, private readonly connection: Redis, private readonly onError: (err: Error) => void = () => {}) {}
+  /** `ownsConnection`: close() also disconnects `connection` (BullMQ leaves connections it was handed open). */
+  constructor(private readonly config: Pick<Config, 'redisPrefix'>, private readonly connection: Redis, private readonly onError: (err: Error) => void = () => {},
+    private readonly opts: { ownsConnection?: boolean } = {}) {}
 
   /** The BullMQ queue for a key (shares this object's connection). */
   get(key: QueueKey): Queue {
@@ -48,5 +50,6 @@ export class Queues {
   async close(): Promise<void> {
     await Promise.all([...this.open.values()].map((q) => q.close()))
     this.open.clear()
+    if (this.opts.ownsConnection) this.connection.disconnect()
   }
 }
