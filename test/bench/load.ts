@@ -53,7 +53,7 @@ export interface LoadResult {
   windowMs: number
   sent: number
   completed: number
-  /** Responses whose JSON body has `status: 200` (the verdict of the legacy envelope). */
+  /** Responses whose JSON body has `status: 200` (the verdict of the legacy envelope), or v1 answers HTTP 200 `status: "ok"`. */
   accepted: number
   /** Sum of the `accepted` counts in those bodies (batch answers carry one); null when none did. */
   acceptedItems: number | null
@@ -177,8 +177,10 @@ class Recorder {
     }
     try {
       const json = JSON.parse(body.toString('utf8')) as { status?: unknown; msg?: unknown; message?: unknown; error?: unknown; accepted?: unknown }
-      verdict = String(json.status)
-      if (json.status === 200 && typeof json.accepted === 'number') this.acceptedItems = (this.acceptedItems ?? 0) + json.accepted
+      // The legacy envelope says {"status": 200}; the v1 API answers HTTP 200 with {"status": "ok"}.
+      const ok = json.status === 200 || (status === 200 && json.status === 'ok')
+      verdict = ok ? '200' : String(json.status)
+      if (ok && typeof json.accepted === 'number') this.acceptedItems = (this.acceptedItems ?? 0) + json.accepted
       msg = String(json.msg ?? json.message ?? json.error ?? '')
     } catch {
       msg = body.toString('utf8', 0, Math.min(body.length, 120))

@@ -36,7 +36,7 @@ export interface Results {
   startedAt: string
   finishedAt?: string
   machine: { cpus: number; node: string; loadavgAtStart: number[]; cpuByStage: Record<string, CpuUsage>; quietBeforeStage?: Record<string, { waitedMs: number; othersPct: number; quiet: boolean }> }
-  config: { benchSeconds: number; connections: number; loadAccounts: number; webProcesses: number; workerProcesses: number; statsPerPhase: number; batchSize: number; copyConnections: number }
+  config: { benchSeconds: number; connections: number; loadAccounts: number; webProcesses: number; workerProcesses: number; statsPerPhase: number; batchSize: number; v1BatchSize?: number; copyConnections: number }
   rateLimit: { perAccountRequestsPerSec: number; burst: number; accounts: number; capRequestsPerSec: number; note?: string }
   /** The bar of phase 1, measured before it and again after it (the ratio uses the mean). */
   referenceA?: LoadResult | Failed
@@ -52,8 +52,10 @@ export interface Results {
   service?: { ready: boolean; error?: string; warnings?: number; logTail?: string[] }
   phase1?: PhaseResult | Failed
   phase2?: PhaseResult | Failed
+  /** 1,000-point batches on /api/v1/points, inside the COPY reference's bracket. */
+  phaseV?: PhaseResult | Failed
   phase3?: { load: LoadResult; probe: ProbeResult } | Failed
-  ratios: { singleAcceptedVsKoa?: number; singleStoredVsKoa?: number; batchAcceptedVsCopy?: number; batchStoredVsCopy?: number; singleStoredVsInflux?: number; batchStoredVsInflux?: number }
+  ratios: { singleAcceptedVsKoa?: number; singleStoredVsKoa?: number; batchAcceptedVsCopy?: number; batchStoredVsCopy?: number; singleStoredVsInflux?: number; batchStoredVsInflux?: number; v1BatchAcceptedVsCopy?: number; v1BatchStoredVsCopy?: number }
   /** What looked wrong in the service's behaviour. */
   problems: string[]
   /** What disturbed the measurement (other work on the machine). */
@@ -102,6 +104,13 @@ export function renderTable(r: Results): string {
   rows.push(['batch (100) stored points/s', p2 ? n(p2.storedPointsPerSec) : 'failed', copy, ratio(bs), `>= ${TARGETS.batchVsCopy}x COPY`, verdict(ge(bs, TARGETS.batchVsCopy))])
   rows.push(['batch (100) stored points/s', p2 ? n(p2.storedPointsPerSec) : 'failed', I2 ? `InfluxDB ${n(I2.storedPointsPerSec)} points/s` : 'InfluxDB: not run', ratio(bi), '(context)', ''])
   rows.push(['batch request latency p50 / p99 ms', p2 ? `${ms(p2.load.latencyMs.p50)} / ${ms(p2.load.latencyMs.p99)}` : 'failed', '', '', '', ''])
+  const pv = isFailed(r.phaseV) ? undefined : r.phaseV
+  if (r.phaseV && !(isFailed(r.phaseV) && r.phaseV.error.startsWith('skipped'))) {
+    const { v1BatchAcceptedVsCopy: va, v1BatchStoredVsCopy: vs } = r.ratios
+    rows.push(['v1 batch (1000) accepted points/s', pv ? n(pv.acceptedPointsPerSec) : 'failed', copy, ratio(va), `>= ${TARGETS.batchVsCopy}x COPY`, verdict(ge(va, TARGETS.batchVsCopy))])
+    rows.push(['v1 batch (1000) stored points/s', pv ? n(pv.storedPointsPerSec) : 'failed', copy, ratio(vs), `>= ${TARGETS.batchVsCopy}x COPY`, verdict(ge(vs, TARGETS.batchVsCopy))])
+    rows.push(['v1 batch request latency p50 / p99 ms', pv ? `${ms(pv.load.latencyMs.p50)} / ${ms(pv.load.latencyMs.p99)}` : 'failed', '', '', '', ''])
+  }
   const vis = p3?.probe
   rows.push([
     'write -> visible p50 / p99 ms',
@@ -133,7 +142,8 @@ export function renderReport(r: Results): string {
   lines.push(`Rate limit: ${r.rateLimit.accounts} accounts x ${n(r.rateLimit.perAccountRequestsPerSec)} req/s (burst ${n(r.rateLimit.burst)}) = cap ${n(r.rateLimit.capRequestsPerSec)} req/s.${r.rateLimit.note ? ` ${r.rateLimit.note}` : ''}`)
   const p1 = isFailed(r.phase1) ? undefined : r.phase1
   const p2 = isFailed(r.phase2) ? undefined : r.phase2
-  for (const [name, p] of [['phase 1 (single)', p1], ['phase 2 (batch)', p2]] as const) {
+  const pv = isFailed(r.phaseV) ? undefined : r.phaseV
+  for (const [name, p] of [['phase 1 (single)', p1], ['phase 2 (batch)', p2], ['phase V (v1 batch)', pv]] as const) {
     if (!p) continue
     const reqs = p.load.completed + p.load.warmupCompleted || 1
     const busiest = Object.entries(p.db.tables)
@@ -168,7 +178,7 @@ export function renderReport(r: Results): string {
     else lines.push(`${name}: ${n(x.load.completed)} answers (${n(x.load.accepted)} accepted, 204) in ${(x.load.windowMs / 1000).toFixed(1)} s; ${n(x.stored)} points stored of ${n(x.load.accepted * x.pointsPerRequest)}; latency p50 / p99 ${ms(x.load.latencyMs.p50)} / ${ms(x.load.latencyMs.p99)} ms`)
   }
   if (r.service?.error) lines.push(`service: ${r.service.error}`)
-  for (const [name, x] of [['reference A', r.referenceA], ['reference B', r.referenceB], ['reference B streaming', r.referenceBStreaming], ['phase 1', r.phase1], ['phase 2', r.phase2], ['phase 3', r.phase3]] as const) {
+  for (const [name, x] of [['reference A', r.referenceA], ['reference B', r.referenceB], ['reference B streaming', r.referenceBStreaming], ['phase 1', r.phase1], ['phase 2', r.phase2], ['phase V', r.phaseV], ['phase 3', r.phase3]] as const) {
     if (isFailed(x)) lines.push(x.error.startsWith('skipped') ? `${name}: ${x.error}` : `${name} FAILED: ${x.error}`)
   }
   if (r.disturbances.length) {
@@ -196,5 +206,6 @@ function perUnitCpu(r: Results): string[] {
   if (!isFailed(r.influxBatch) && r.influxBatch) line('influx 100', 'influx batch', (r.influxBatch.load.accepted + r.influxBatch.load.warmupCompleted) * r.influxBatch.pointsPerRequest, 'point')
   if (!isFailed(r.phase1) && r.phase1) line('phase 1', 'phase 1', r.phase1.load.accepted + r.phase1.load.warmupCompleted, 'point')
   if (!isFailed(r.phase2) && r.phase2) line('phase 2', 'phase 2', (r.phase2.load.accepted + r.phase2.load.warmupCompleted) * r.phase2.pointsPerRequest, 'point')
+  if (!isFailed(r.phaseV) && r.phaseV) line('phase V', 'phase V', (r.phaseV.load.accepted + r.phaseV.load.warmupCompleted) * r.phaseV.pointsPerRequest, 'point')
   return out
 }

@@ -26,7 +26,8 @@
 //
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), BENCH_ACCOUNTS (16),
 // BENCH_WEB_PROCESSES (2), BENCH_NODE_ARGS (extra node flags for the service's
-// processes, e.g. --cpu-prof), BENCH_PHASES (A,B,I,1,2,3: the parts to run; I is
+// processes, e.g. --cpu-prof), BENCH_PHASES (A,B,I,1,2,V,3: the parts to run; V is
+// 1,000-point batches on the v1 API, run after phase 2 inside the COPY reference's bracket; I is
 // InfluxDB), BENCH_INFLUX (0: skip InfluxDB),
 // BENCH_WAIT_QUIET (15: seconds to wait, before each stage, for the machine to
 // be mostly idle; 0 = don't), DATABASE_URL (server only; postgres://localhost),
@@ -46,7 +47,7 @@ import { Children, freePort, HOST, ROOT, waitForHttp200, type Child } from './pr
 import { meanOf, renderReport, type PhaseResult, type Results } from './report.js'
 import { activityDelta, createAccounts, createBenchDatabase, dbActivity, DB_NAME, serverUrl, waitForDrain, type BenchAccount, type BenchEnv } from './setup.js'
 import { sleep } from './stats.js'
-import { batchGroups, runLoadProcess, singleGroups } from './workloads.js'
+import { batchGroups, runLoadProcess, singleGroups, v1BatchGroups } from './workloads.js'
 
 const SECONDS = int('BENCH_SECONDS', 10, 1)
 const CONNECTIONS = int('BENCH_CONNECTIONS', 64, 1)
@@ -54,11 +55,12 @@ const ACCOUNTS = int('BENCH_ACCOUNTS', 16, 1)
 const WEB = int('BENCH_WEB_PROCESSES', 2, 1)
 const STATS = 8
 const BATCH = 100
+const V1_BATCH = 1000
 const WARMUP_MS = Math.min(2000, SECONDS * 250)
 // Before each stage, wait up to this long for a second in which other processes use under 20% of the machine: 0 turns it off.
 const QUIET_WAIT_MS = int('BENCH_WAIT_QUIET', 15, 0) * 1000
 // Which parts to run (all by default): A, B, 1, 2, 3, comma-separated. Skipped parts print as "skipped".
-const PHASES = new Set((process.env.BENCH_PHASES || 'A,B,I,1,2,3').toUpperCase().split(',').map((x) => x.trim()))
+const PHASES = new Set((process.env.BENCH_PHASES || 'A,B,I,1,2,V,3').toUpperCase().split(',').map((x) => x.trim()))
 // Extra node flags for the service's processes, e.g. "--cpu-prof --cpu-prof-dir=test/bench/logs/prof".
 const SERVICE_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)
 const RESULTS_FILE = join(ROOT, 'test', 'bench', 'last-results.json')
@@ -212,9 +214,9 @@ async function persistJobs(sql: BenchEnv['sql']): Promise<{ jobs: number; points
   return row
 }
 
-async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys: string[], statPrefix: string, kind: 'single' | 'batch', problems: string[]): Promise<PhaseResult> {
-  const groups = kind === 'single' ? singleGroups(keys, statPrefix, STATS) : batchGroups(keys, statPrefix, STATS, BATCH)
-  const warm = kind === 'single' ? singleGroups(keys, 'bench.warm.', STATS) : batchGroups(keys, 'bench.warmb.', STATS, BATCH)
+async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys: string[], statPrefix: string, kind: 'single' | 'batch' | 'v1batch', problems: string[]): Promise<PhaseResult> {
+  const groups = kind === 'single' ? singleGroups(keys, statPrefix, STATS) : kind === 'batch' ? batchGroups(keys, statPrefix, STATS, BATCH) : v1BatchGroups(keys, statPrefix, STATS, V1_BATCH)
+  const warm = kind === 'single' ? singleGroups(keys, 'bench.warm.', STATS) : kind === 'batch' ? batchGroups(keys, 'bench.warmb.', STATS, BATCH) : v1BatchGroups(keys, 'bench.warmv.', STATS, V1_BATCH)
   say(`${label}: ${CONNECTIONS} connections for ${SECONDS} s (+${WARMUP_MS} ms warmup)`)
   const before = await dbActivity(e.sql)
   const jobsBefore = await persistJobs(e.sql)
@@ -230,11 +232,11 @@ async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys:
   const ioAfter = await ioCounts(webProcs)
   const answered = load.completed || 1
   const io = ioBefore && ioAfter ? { pgPerRequest: (ioAfter.pg - ioBefore.pg) / answered, redisPerRequest: (ioAfter.redis - ioBefore.redis) / answered } : undefined
-  const pointsPerRequest = kind === 'single' ? 1 : BATCH
+  const pointsPerRequest = kind === 'single' ? 1 : kind === 'batch' ? BATCH : V1_BATCH
   // A batch answer may say how many of its points it took; a single write takes one.
-  const expected = kind === 'batch' && load.acceptedItems !== null ? load.acceptedItems : load.accepted * pointsPerRequest
-  if (kind === 'batch' && load.acceptedItems !== null && load.acceptedItems !== load.accepted * BATCH) {
-    problems.push(`${label}: accepted batch answers took ${load.acceptedItems} points, not ${load.accepted} x ${BATCH}`)
+  const expected = kind !== 'single' && load.acceptedItems !== null ? load.acceptedItems : load.accepted * pointsPerRequest
+  if (kind !== 'single' && load.acceptedItems !== null && load.acceptedItems !== load.accepted * pointsPerRequest) {
+    problems.push(`${label}: accepted batch answers took ${load.acceptedItems} points, not ${load.accepted} x ${pointsPerRequest}`)
   }
   say(`${label}: ${load.accepted} accepted of ${load.completed}; waiting for ${expected} points to be stored`)
   const drain = await waitForDrain(e.sql, statPrefix, expected)
@@ -267,7 +269,7 @@ async function main(): Promise<Results> {
   const results: Results = {
     startedAt: new Date().toISOString(),
     machine: { ...machineInfo(), cpuByStage: {} },
-    config: { benchSeconds: SECONDS, connections: CONNECTIONS, loadAccounts: ACCOUNTS, webProcesses: WEB, workerProcesses: 1, statsPerPhase: STATS, batchSize: BATCH, copyConnections: 2 },
+    config: { benchSeconds: SECONDS, connections: CONNECTIONS, loadAccounts: ACCOUNTS, webProcesses: WEB, workerProcesses: 1, statsPerPhase: STATS, batchSize: BATCH, v1BatchSize: V1_BATCH, copyConnections: 2 },
     rateLimit: { perAccountRequestsPerSec: PLANS.business.requestsPerSecond, burst: PLANS.business.burst, accounts: ACCOUNTS, capRequestsPerSec: ACCOUNTS * PLANS.business.requestsPerSecond },
     ratios: {},
     problems: [],
@@ -287,7 +289,7 @@ async function main(): Promise<Results> {
   // The measured phases' stats exist before they start, as a steady writer's do: a stat's first write (its
   // creation, a transaction of five round trips) is paid by the warm-up's own stats, not in the measured
   // window. Phase 3's stats are left to be created under load.
-  const names = ['bench.single.', 'bench.batch.'].flatMap((p) => Array.from({ length: STATS }, (_, k) => `${p}${k}`))
+  const names = ['bench.single.', 'bench.batch.', 'bench.v1.'].flatMap((p) => Array.from({ length: STATS }, (_, k) => `${p}${k}`))
   await e.sql`insert into stats (account_id, name, kind)
     select a, n, 'counter' from unnest(${load.map((a) => a.id)}::uuid[]) as a, unnest(${names}::text[]) as n`
 
@@ -402,6 +404,15 @@ async function main(): Promise<Results> {
       results.phase2 = { error: (err as Error).message }
     }
   }
+  if (!service.ready) results.phaseV = notReady
+  else if (!PHASES.has('V')) results.phaseV = skipped
+  else {
+    try {
+      results.phaseV = await measured('phase V', () => servicePhase('phase V', e, targets, keys, 'bench.v1.', 'v1batch', problems), (r) => r.load)
+    } catch (err) {
+      results.phaseV = { error: (err as Error).message }
+    }
+  }
   await referenceB(true)
 
   if (!service.ready) results.phase3 = notReady
@@ -464,6 +475,11 @@ async function main(): Promise<Results> {
     results.ratios.batchAcceptedVsCopy = r2(p2.acceptedPointsPerSec / copyPerSec)
     results.ratios.batchStoredVsCopy = r2(p2.storedPointsPerSec / copyPerSec)
   }
+  const pv = isFailed(results.phaseV) ? undefined : results.phaseV
+  if (copyPerSec && pv) {
+    results.ratios.v1BatchAcceptedVsCopy = r2(pv.acceptedPointsPerSec / copyPerSec)
+    results.ratios.v1BatchStoredVsCopy = r2(pv.storedPointsPerSec / copyPerSec)
+  }
 
   // Did the per-account rate limit shape the figures?
   const rl = results.rateLimit
@@ -490,7 +506,7 @@ if (results) {
   results.finishedAt = new Date().toISOString()
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`)
   process.stdout.write(`${renderReport(results)}\n\nResults written to test/bench/last-results.json\n`)
-  const serviceFailed = [results.phase1, results.phase2, results.phase3].some((p) => isFailed(p) && !p.error.startsWith('skipped'))
+  const serviceFailed = [results.phase1, results.phase2, results.phaseV, results.phase3].some((p) => isFailed(p) && !p.error.startsWith('skipped'))
   if (serviceFailed) {
     process.stdout.write('\nThe service phases did not all run: see the FAILED lines above.\n')
     exitCode = 1

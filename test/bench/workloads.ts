@@ -24,6 +24,14 @@ export function batchGroups(keys: string[], statPrefix: string, stats: number, s
   })
 }
 
+/** 1,000-point JSON batches on the v1 API (Bearer key): item i goes to stat `${statPrefix}${i % stats}`. */
+export function v1BatchGroups(keys: string[], statPrefix: string, stats: number, size = 1000): RequestSpec[][] {
+  return keys.map((key) => {
+    const points = Array.from({ length: size }, (_, i) => ({ stat: `${statPrefix}${i % stats}`, count: 1 }))
+    return [{ method: 'POST' as const, path: '/api/v1/points', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${key}` }, body: JSON.stringify({ points }) }]
+  })
+}
+
 /** Runs test/bench/load.ts in its own process and returns its result. */
 export async function runLoadProcess(children: Children, name: string, cfg: LoadConfig, onMeasure?: () => void): Promise<LoadResult> {
   // The config goes through stdin: batch bodies make it too large for an environment variable.
