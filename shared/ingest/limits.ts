@@ -223,6 +223,7 @@ export class Limits {
     const key = this.dayKey(accountId, s)
     // Only single points are leased: a batch already pays one round trip for many points.
     if (wanted !== 1) return this.reserve(key, plan, wanted, whole, 0)
+    if (this.takeLeasedPoint(accountId)) return 1
     s.points.note(1, this.now())
     const fromLease = () => (s.pointsKey === key && s.pointsUntil > this.now() && s.leasedPoints > 0 ? (s.leasedPoints--, true) : false)
     if (fromLease()) return 1
@@ -245,6 +246,21 @@ export class Limits {
     // Waiters only need to know it is over; the request that asked sees its own outcome, failure included.
     s.pointRefill = refill.then(() => {}, () => {}).finally(() => (s.pointRefill = undefined))
     return refill
+  }
+
+  /**
+   * One point of today's allowance from this process's lease, when it holds one: decided in memory, no
+   * promise. False when reservePoints must decide (no lease, spent, over, or of another day).
+   */
+  takeLeasedPoint(accountId: string): boolean {
+    const s = this.accounts.get(accountId)
+    if (!s) return false
+    const now = this.now()
+    if (s.leasedPoints <= 0 || s.pointsUntil <= now || s.pointsKey !== this.dayKey(accountId, s)) return false
+    s.lastSeen = now
+    s.points.note(1, now)
+    s.leasedPoints--
+    return true
   }
 
   /** One trip to the day counter; a lease, when granted, goes to `s`. */

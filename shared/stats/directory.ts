@@ -34,20 +34,26 @@ export class StatDirectory {
     return `${accountId}\n${name}`
   }
 
+  /** A stat this process holds a live entry for (no query, no promise); undefined when existing() must look. */
+  cached(accountId: string, name: string): Stat | undefined {
+    const key = StatDirectory.key(accountId, name)
+    const hit = this.cache.get(key)
+    const now = this.now()
+    if (!hit || hit.until <= now) return undefined
+    if (hit.until - now < TTL_MS / 2 && !this.loading.get(key)) this.refreshLater(accountId, name)
+    return hit.stat
+  }
+
   /** Existing stats among `names` (cached), by name. */
   async existing(accountId: string, names: string[]): Promise<Map<string, Stat>> {
     const out = new Map<string, Stat>()
-    const now = this.now()
     const waits: Array<Promise<void>> = []
     const misses: string[] = []
     for (const name of names) {
-      const key = StatDirectory.key(accountId, name)
-      const hit = this.cache.get(key)
-      if (hit && hit.until > now) {
-        out.set(name, hit.stat)
-        if (hit.until - now < TTL_MS / 2 && !this.loading.get(key)) this.refreshLater(accountId, name)
-      } else {
-        const pending = this.loading.get(key)
+      const hit = this.cached(accountId, name)
+      if (hit) out.set(name, hit)
+      else {
+        const pending = this.loading.get(StatDirectory.key(accountId, name))
         if (pending) waits.push(pending.then((s) => void (s && out.set(name, s))))
         else misses.push(name)
       }

@@ -1,4 +1,8 @@
 import test from 'ava'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
+import { LEASE_MS } from '../../shared/ingest/limits.js'
+import { redisKey } from '../../shared/redis.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { closedPort, request } from '../helpers/http.js'
@@ -30,6 +34,41 @@ test('many parallel writers to one stat: every accepted point is stored exactly 
   t.is(ok, 400)
   await settle(app)
   t.deepEqual(await sumOf(user.accountId, 'hot'), { n: 400, s: 400 })
+})
+
+test('a busy writer\'s single points are decided in memory (leased allowance, cached stat), and every rule holds: stored once each, counted exactly, a kind conflict refused, a deleted stat not written', async (t) => {
+  const { user, key } = await proUser()
+  const limits = app.api.deps.limits
+  const write = (stat: string, field = 'count=1') => request(app.url, '/ez', { form: `ezkey=${key}&stat=${stat}&${field}` })
+  t.is((await write('busy')).body.status, 200) // the stat exists and is cached before the burst
+  const callsBefore = limits.redisCalls
+  const burst = []
+  for (let wave = 0; wave < 10; wave++) burst.push(...await Promise.all(Array.from({ length: 30 }, () => write('busy'))))
+  t.true(burst.every((r) => r.status === 200 && r.body.status === 200))
+  // Unleased, each write costs two Redis calls (a token, a point): most of these were decided in memory.
+  t.true(limits.redisCalls - callsBefore < 150, `the allowance was leased and spent in memory (${limits.redisCalls - callsBefore} Redis calls for 300 writes)`)
+  // The stat and a lease are in memory, yet a gauge value to the counter is refused, and a point with t takes the long way.
+  const conflict = await write('busy', 'value=3')
+  t.is(conflict.status, 400)
+  t.regex(String(conflict.body.msg), /type conflict/)
+  t.is((await write('busy', `count=1&t=${Math.floor(Date.now() / 1000)}`)).body.status, 200)
+  await settle(app)
+  t.deepEqual(await sumOf(user.accountId, 'busy'), { n: 302, s: 302 })
+  await sleep(2 * LEASE_MS + 100) // the lease ends, its leftovers go back
+  const redis = new Redis(app.config.redisUrl)
+  try {
+    t.is(Number(await redis.get(redisKey(app.config, 'points', user.accountId, new Date().toISOString().slice(0, 10)))), 302, 'the day\'s counter is exact')
+  } finally {
+    redis.disconnect()
+  }
+  // A delete evicts the cached stat: the next writes create a new one, and the old one takes nothing.
+  const [old] = await app.sql<{ id: string }[]>`select id from stats where account_id = ${user.accountId} and name = 'busy'`
+  t.is((await request(app.url, '/api/v1/stats/busy', { method: 'DELETE', bearer: key })).status, 204)
+  const after = await Promise.all(Array.from({ length: 50 }, () => write('busy')))
+  t.true(after.every((r) => r.body.status === 200))
+  await settle(app)
+  t.deepEqual(await sumOf(user.accountId, 'busy'), { n: 50, s: 50 })
+  t.is((await app.sql`select count(*)::int as n from points where stat_id = ${old.id}`)[0].n, 0)
 })
 
 test('3.1 kind race: concurrent first writes of different kinds end with exactly one kind accepted', async (t) => {
