@@ -81,9 +81,9 @@ export class Children {
   /** Every pid this bench started, alive or not, with its name (to tell its CPU use from other processes'). */
   readonly pids = new Map<number, string>([[process.pid, 'bench']])
 
-  /** Starts `node --import tsx <script>` from the project root. */
+  /** Starts `node --import tsx <script>` from the project root; a compiled `.js` script runs on plain node. */
   start(name: string, script: string, env: Record<string, string>, stdin?: string, nodeArgs: string[] = []): Child {
-    const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
+    const proc = spawn(process.execPath, [...nodeArgs, ...(script.endsWith('.ts') ? ['--import', 'tsx'] : []), script], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
       stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],

@@ -36,7 +36,7 @@ export interface Results {
   startedAt: string
   finishedAt?: string
   machine: { cpus: number; node: string; loadavgAtStart: number[]; cpuByStage: Record<string, CpuUsage>; quietBeforeStage?: Record<string, { waitedMs: number; othersPct: number; quiet: boolean }> }
-  config: { benchSeconds: number; connections: number; loadAccounts: number; webProcesses: number; workerProcesses: number; statsPerPhase: number; batchSize: number; v1BatchSize?: number; copyConnections: number }
+  config: { benchSeconds: number; connections: number; loadAccounts: number; webProcesses: number; workerProcesses: number; statsPerPhase: number; batchSize: number; v1BatchSize?: number; copyConnections: number; serviceFrom?: string }
   rateLimit: { perAccountRequestsPerSec: number; burst: number; accounts: number; capRequestsPerSec: number; note?: string }
   /** The bar of phase 1, measured before it and again after it (the ratio uses the mean). */
   referenceA?: LoadResult | Failed
@@ -131,7 +131,7 @@ export function renderReport(r: Results): string {
   const lines: string[] = []
   lines.push('')
   lines.push(`metrics-service bench: ${r.machine.cpus} CPUs, node ${r.machine.node}, BENCH_SECONDS=${c.benchSeconds}, ${c.connections} connections,`)
-  lines.push(`  ${c.webProcesses} web + ${c.workerProcesses} worker process(es) (Koa reference: ${c.webProcesses} process(es), run while the service idles), ${c.loadAccounts} business accounts,`)
+  lines.push(`  ${c.webProcesses} web + ${c.workerProcesses} worker process(es)${c.serviceFrom ? ` from ${c.serviceFrom}` : ''} (Koa reference: ${c.webProcesses} process(es), run while the service idles), ${c.loadAccounts} business accounts,`)
   lines.push(`  COPY reference: one ${c.batchSize}-row COPY statement per batch over ${c.copyConnections} connections (the bar); streaming COPY shown for context`)
   lines.push('  each reference is measured before its phase and again after it, "mean (before / after)"; ratios use the mean')
   lines.push(`  load average at start ${r.machine.loadavgAtStart.join(' ')}${r.machine.loadavgAtStart[0] > 0.5 * r.machine.cpus ? ' (something else was busy on this machine: figures are less reliable)' : ''}`)

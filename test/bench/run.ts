@@ -24,6 +24,10 @@
 // both), like DESIGN.md's Koa reference "in 2 processes"; the Koa reference
 // gets the same two processes and the very same requests.
 //
+// The service runs as production runs it (`npm start`, `npm run worker`): compiled by `npm run build`
+// at the start of each run, on plain node. BENCH_FROM_SOURCE=1 runs the TypeScript sources through tsx
+// instead (CPU profiles then name the .ts files; tsx's transform adds a little work per closure).
+//
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), BENCH_ACCOUNTS (16),
 // BENCH_WEB_PROCESSES (2), BENCH_NODE_ARGS (extra node flags for the service's
 // processes, e.g. --cpu-prof), BENCH_PHASES (A,B,I,1,2,V,3: the parts to run; V is
@@ -32,6 +36,7 @@
 // BENCH_WAIT_QUIET (15: seconds to wait, before each stage, for the machine to
 // be mostly idle; 0 = don't), DATABASE_URL (server only; postgres://localhost),
 // REDIS_URL (redis://127.0.0.1:6379).
+import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
@@ -64,6 +69,7 @@ const PHASES = new Set((process.env.BENCH_PHASES || 'A,B,I,1,2,V,3').toUpperCase
 // Extra node flags for the service's processes, e.g. "--cpu-prof --cpu-prof-dir=test/bench/logs/prof".
 const SERVICE_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)
 const RESULTS_FILE = join(ROOT, 'test', 'bench', 'last-results.json')
+const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1'
 
 const children = new Children()
 let env: BenchEnv | undefined
@@ -269,7 +275,7 @@ async function main(): Promise<Results> {
   const results: Results = {
     startedAt: new Date().toISOString(),
     machine: { ...machineInfo(), cpuByStage: {} },
-    config: { benchSeconds: SECONDS, connections: CONNECTIONS, loadAccounts: ACCOUNTS, webProcesses: WEB, workerProcesses: 1, statsPerPhase: STATS, batchSize: BATCH, v1BatchSize: V1_BATCH, copyConnections: 2 },
+    config: { benchSeconds: SECONDS, connections: CONNECTIONS, loadAccounts: ACCOUNTS, webProcesses: WEB, workerProcesses: 1, statsPerPhase: STATS, batchSize: BATCH, v1BatchSize: V1_BATCH, copyConnections: 2, serviceFrom: FROM_SOURCE ? 'sources (tsx)' : 'dist/ (npm run build)' },
     rateLimit: { perAccountRequestsPerSec: PLANS.business.requestsPerSecond, burst: PLANS.business.burst, accounts: ACCOUNTS, capRequestsPerSec: ACCOUNTS * PLANS.business.requestsPerSecond },
     ratios: {},
     problems: [],
@@ -344,9 +350,13 @@ async function main(): Promise<Results> {
   const svc: Child[] = []
   let targets: Target[] = []
   try {
-    say(`service: ${WEB} web process(es) + 1 worker`)
-    svc.push(children.start('worker', 'workers/main.ts', serviceEnv(e), undefined, SERVICE_NODE_ARGS))
-    const web = await startWeb('api/server.ts', 'web', () => serviceEnv(e), SERVICE_NODE_ARGS)
+    if (!FROM_SOURCE) {
+      say('service: compiling it as production runs it (npm run build)')
+      execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' })
+    }
+    say(`service: ${WEB} web process(es) + 1 worker${FROM_SOURCE ? ', from the TypeScript sources (BENCH_FROM_SOURCE=1)' : ', from dist/'}`)
+    svc.push(children.start('worker', FROM_SOURCE ? 'workers/main.ts' : 'dist/workers/main.js', serviceEnv(e), undefined, SERVICE_NODE_ARGS))
+    const web = await startWeb(FROM_SOURCE ? 'api/server.ts' : 'dist/api/server.js', 'web', () => serviceEnv(e), SERVICE_NODE_ARGS)
     svc.push(...web.procs)
     webProcs = web.procs
     targets = web.targets
