@@ -63,6 +63,10 @@ const Env = z.object({
   // How long a client may take to send a whole request (headers and body): API bodies are small, so a
   // body still arriving after this is a slow client holding a connection, and is cut (408).
   HTTP_REQUEST_TIMEOUT_MS: int(500).default(20_000),
+  // How long a worker's hold on a job lasts unless renewed (every half of it): a worker that dies mid-job has its
+  // jobs run by another one this long after. Shorter recovers sooner, but a worker whose event loop stalls longer
+  // than half of it loses its jobs to another worker (harmless, the jobs are idempotent, yet wasted work).
+  JOB_LOCK_SECONDS: int(1).default(15),
   // scrypt's cost for new password hashes, as a power of two (N = 2^cost; 15 is 32 MiB and tens of ms per hash).
   // Security by default: below 15 is refused unless NODE_ENV=test, where it only keeps the suite's many sign-ups cheap.
   PASSWORD_HASH_COST: int(4).max(PASSWORD_HASH_COST_MAX).default(PASSWORD_HASH_COST),
@@ -102,6 +106,8 @@ export type Config = Readonly<{
   anomalySweepIntervalSeconds: number
   anomalyStaleAfterSeconds: number
   httpRequestTimeoutMs: number
+  /** A worker's job lock; the stalled-job check runs three times as often. */
+  jobLockSeconds: number
   /** scrypt cost of new password hashes (N = 2^cost); below PASSWORD_HASH_COST only with NODE_ENV=test. */
   passwordHashCost: number
 }>
@@ -161,6 +167,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     anomalySweepIntervalSeconds: e.ANOMALY_SWEEP_INTERVAL_SECONDS,
     anomalyStaleAfterSeconds: e.ANOMALY_STALE_AFTER_SECONDS,
     httpRequestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+    jobLockSeconds: e.JOB_LOCK_SECONDS,
     passwordHashCost: e.PASSWORD_HASH_COST,
   })
 }

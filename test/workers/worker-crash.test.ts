@@ -10,9 +10,11 @@ let app: TestApp
 test.before(async () => { app = await startTestApp() })
 test.after.always(() => app?.close())
 
+// The jobs the killed worker held come back once its lock lapses: 5 s here instead of the default 15 s, still
+// long enough that a live worker on a busy machine keeps renewing it (every 2.5 s).
 function spawnWorker(): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
-    env: { ...process.env, DATABASE_URL: app.config.databaseUrl, REDIS_URL: app.config.redisUrl, REDIS_PREFIX: app.config.redisPrefix, LOG_LEVEL: 'error' },
+    env: { ...process.env, DATABASE_URL: app.config.databaseUrl, REDIS_URL: app.config.redisUrl, REDIS_PREFIX: app.config.redisPrefix, LOG_LEVEL: 'error', JOB_LOCK_SECONDS: '5' },
     stdio: ['ignore', 'ignore', 'inherit'],
   })
 }
