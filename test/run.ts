@@ -31,7 +31,7 @@ try {
   const fileCount = files.length || readdirSync('test', { recursive: true }).filter((f) => String(f).endsWith('.test.ts')).length
   say(`tests: running ${fileCount} test files with ava; each line below is one finished test (file › test)\n`)
   // scrypt (sign-ups) and DNS share libuv's pool, 4 threads by default: many parallel sign-ups starve connects.
-  const ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', ...process.argv.slice(2)],
+  const ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', '--config', 'test/ava.config.mjs', ...process.argv.slice(2)],
     { stdio: ['inherit', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0', UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? '16',
       ...(browser && shared ? { [shared.SHARED_BROWSER_ENV]: browser.wsEndpoint() } : {}) } })
   // ava prints its "N tests passed" only when nothing failed, so passes are counted line by line.
