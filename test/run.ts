@@ -1,10 +1,12 @@
 // `npm test`: make sure PostgreSQL and Redis answer (starting local ones when
-// they do not), build the migrated template database once, then run ava and
-// close with one plain summary line ("tests: N passed, N failed").
+// they do not), build the migrated template database once, compile the test
+// files (test/compile.ts), start the Chromium the browser files share, then
+// run ava and close with one plain summary line ("tests: N passed, N failed").
 import { spawn } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { loadConfig, readEnvFile } from '../shared/config.js'
 import { ensureServices } from '../shared/services.js'
+import { COMPILED_DIR, compileTests } from './compile.js'
 import type { BrowserServer } from 'playwright-core'
 import { baseUrl, prepareTemplate, TEMPLATE } from './helpers/db.js'
 
@@ -27,6 +29,9 @@ try {
   say(`tests: template database ${TEMPLATE} ready (${Date.now() - started} ms); it is kept to make the next run start fast.`)
   say('       Each test file clones it into a database of its own, dropped when the file ends.')
   say(`       To remove the template: psql -c 'drop database "${TEMPLATE}"' (a changed migration builds a new one).`)
+  const compiling = Date.now()
+  const compiled = await compileTests()
+  say(`tests: compiled ${compiled} test files with what they import into ${COMPILED_DIR}/ (${Date.now() - compiling} ms); ava runs those`)
   const browser = await launching
   const fileCount = files.length || readdirSync('test', { recursive: true }).filter((f) => String(f).endsWith('.test.ts')).length
   say(`tests: running ${fileCount} test files with ava; each line below is one finished test (file › test)\n`)
