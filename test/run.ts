@@ -6,7 +6,8 @@ import { spawn } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { loadConfig, readEnvFile } from '../shared/config.js'
 import { ensureServices } from '../shared/services.js'
-import { COMPILED_DIR, compileTests } from './compile.js'
+import { COMPILED_DIR, COMPILED_SERVICE_DIR, compileTests } from './compile.js'
+import { COMPILED_SERVICE_ENV } from './helpers/processes.js'
 import type { BrowserServer } from 'playwright-core'
 import { baseUrl, prepareTemplate, TEMPLATE } from './helpers/db.js'
 
@@ -37,7 +38,7 @@ try {
   say(`tests: running ${fileCount} test files with ava; each line below is one finished test (file › test)\n`)
   // scrypt (sign-ups) and DNS share libuv's pool, 4 threads by default: many parallel sign-ups starve connects.
   const ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', '--config', 'test/ava.config.mjs', ...process.argv.slice(2)],
-    { stdio: ['inherit', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0', UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? '16',
+    { stdio: ['inherit', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0', UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? '16', [COMPILED_SERVICE_ENV]: COMPILED_SERVICE_DIR,
       ...(browser && shared ? { [shared.SHARED_BROWSER_ENV]: browser.wsEndpoint() } : {}) } })
   // ava prints its "N tests passed" only when nothing failed, so passes are counted line by line.
   let tail = ''
