@@ -10,5 +10,10 @@ const compiled = path.resolve('test-output', 'compiled') + path.sep
 
 Module._extensions['.ts'] = function loadCompiled(module, filename) {
   if (!filename.startsWith(sources)) throw new Error(`${filename}: only test files are compiled for npm test; run it with tsx`)
-  module.exports = module.require(compiled + filename.slice(sources.length).replace(/\.ts$/, '.mjs'))
+  try {
+    module.exports = module.require(compiled + filename.slice(sources.length).replace(/\.ts$/, '.mjs'))
+  } catch (err) {
+    if (err.code !== 'ERR_REQUIRE_ASYNC_MODULE') throw err
+    throw new Error(`${filename}: npm test loads test files with require(), which cannot wait for a top-level await: do that work in test.before`, { cause: err })
+  }
 }
