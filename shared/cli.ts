@@ -36,7 +36,7 @@ async function run(sql: Sql, argv: string[]): Promise<unknown> {
     case 'accounts:create': {
       if (!values.email) throw new UsageError('--email is required')
       // Without --password the account has none: it signs in only with its API key until one is set.
-      const account = await signUp(sql, values.email, values.password ?? null, plan(values.plan, 'free'))
+      const account = await signUp(sql, values.email, values.password ?? null, plan(values.plan, 'free'), config.passwordHashCost)
       const { apiKey, secret } = await createApiKey(sql, account.id, 'created by cli')
       return { account: accountJson(account), api_key: { id: apiKey.id, label: apiKey.label, key: secret } }
     }

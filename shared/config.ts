@@ -6,6 +6,11 @@ import { z } from 'zod'
 const flag = z.enum(['0', '1', 'true', 'false', '']).transform((v) => v === '1' || v === 'true')
 const int = (min: number) => z.coerce.number().int().min(min)
 
+/** The real scrypt cost (N = 2^15): the lowest a deployment may run with. */
+export const PASSWORD_HASH_COST = 15
+/** The highest scrypt cost accepted: 2^17 is 128 MiB per hash. */
+export const PASSWORD_HASH_COST_MAX = 17
+
 const Env = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: int(0).max(65535).default(3000),
@@ -58,6 +63,13 @@ const Env = z.object({
   // How long a client may take to send a whole request (headers and body): API bodies are small, so a
   // body still arriving after this is a slow client holding a connection, and is cut (408).
   HTTP_REQUEST_TIMEOUT_MS: int(500).default(20_000),
+  // How long a worker's hold on a job lasts unless renewed (every half of it): a worker that dies mid-job has its
+  // jobs run by another one this long after. Shorter recovers sooner, but a worker whose event loop stalls longer
+  // than half of it loses its jobs to another worker (harmless, the jobs are idempotent, yet wasted work).
+  JOB_LOCK_SECONDS: int(1).default(15),
+  // scrypt's cost for new password hashes, as a power of two (N = 2^cost; 15 is 32 MiB and tens of ms per hash).
+  // Security by default: below 15 is refused unless NODE_ENV=test, where it only keeps the suite's many sign-ups cheap.
+  PASSWORD_HASH_COST: int(4).max(PASSWORD_HASH_COST_MAX).default(PASSWORD_HASH_COST),
 })
 
 export type Config = Readonly<{
@@ -94,6 +106,10 @@ export type Config = Readonly<{
   anomalySweepIntervalSeconds: number
   anomalyStaleAfterSeconds: number
   httpRequestTimeoutMs: number
+  /** A worker's job lock; the stalled-job check runs three times as often. */
+  jobLockSeconds: number
+  /** scrypt cost of new password hashes (N = 2^cost); below PASSWORD_HASH_COST only with NODE_ENV=test. */
+  passwordHashCost: number
 }>
 
 /** Thrown when the environment holds a bad value; the message names every bad variable. */
@@ -111,6 +127,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   // Links (embed URLs, e-mail confirmations) are built from PUBLIC_URL in production, never from a request's Host.
   if (e.NODE_ENV === 'production' && !e.PUBLIC_URL) {
     throw new ConfigError('invalid configuration:\n  PUBLIC_URL: required in production (the base of links the service hands out, e.g. https://metrics.example.com)')
+  }
+  if (e.PASSWORD_HASH_COST < PASSWORD_HASH_COST && e.NODE_ENV !== 'test') {
+    throw new ConfigError(`invalid configuration:\n  PASSWORD_HASH_COST: below ${PASSWORD_HASH_COST} only in tests (NODE_ENV=test); passwords stored with a cheaper hash are cheaper to crack (got ${e.PASSWORD_HASH_COST})`)
   }
   return Object.freeze({
     env: e.NODE_ENV,
@@ -148,6 +167,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     anomalySweepIntervalSeconds: e.ANOMALY_SWEEP_INTERVAL_SECONDS,
     anomalyStaleAfterSeconds: e.ANOMALY_STALE_AFTER_SECONDS,
     httpRequestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+    jobLockSeconds: e.JOB_LOCK_SECONDS,
+    passwordHashCost: e.PASSWORD_HASH_COST,
   })
 }
 

@@ -92,7 +92,7 @@ export async function startWorkers(config: Config, log: Logger): Promise<Running
       },
       // A worker that dies mid-job loses its lock after lockDuration; another worker then
       // re-runs the job (stalled-job recovery), which applyBatch makes harmless.
-      { connection, prefix: config.redisPrefix, concurrency: CONCURRENCY[key], lockDuration: 15_000, stalledInterval: 5_000, settings: { backoffStrategy } },
+      { connection, prefix: config.redisPrefix, concurrency: CONCURRENCY[key], lockDuration: config.jobLockSeconds * 1000, stalledInterval: Math.round(config.jobLockSeconds * 1000 / 3), settings: { backoffStrategy } },
     )
     // A job failing because a dependency is down is retried (or, if scheduled, runs again): the outage is the news,
     // not each job. A last attempt is still logged.

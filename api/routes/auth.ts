@@ -23,7 +23,7 @@ export function authRoutes(routes: Routes): void {
       responses: { 201: { description: 'Account created; the session cookie is set', schema: SessionResponse } }, errors: [409, 429] },
     async (ctx, { body }) => {
       await throttleSignup(ctx.deps.redis, ctx.deps.config, ctx.ip)
-      await startSession(ctx, await signUp(ctx.deps.sql, body.email, body.password))
+      await startSession(ctx, await signUp(ctx.deps.sql, body.email, body.password, 'free', ctx.deps.config.passwordHashCost))
       ctx.status = 201
     })
     .add({ method: 'post', path: '/api/v1/auth/login', tag: 'auth', summary: 'Start a dashboard session', body: LoginBody,
@@ -31,7 +31,7 @@ export function authRoutes(routes: Routes): void {
     async (ctx, { body }) => {
       const { redis, config, sql } = ctx.deps
       await throttleLogin(redis, config, ctx.ip, body.email)
-      await startSession(ctx, await logIn(sql, body.email, body.password))
+      await startSession(ctx, await logIn(sql, body.email, body.password, config.passwordHashCost))
       await clearLoginThrottle(redis, config, body.email)
     })
     .add({ method: 'post', path: '/api/v1/auth/logout', tag: 'auth', summary: 'End the dashboard session (revoked server-side)', auth: ['session'],

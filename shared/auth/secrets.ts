@@ -1,6 +1,7 @@
 // Random tokens, hashing and constant-time comparison for every credential
 // the service issues (API keys, session cookies, CSRF and share tokens).
 import { createHash, randomBytes, randomInt, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto'
+import { PASSWORD_HASH_COST, PASSWORD_HASH_COST_MAX } from '../config.js'
 
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
 
@@ -28,30 +29,40 @@ export function constantTimeEqual(a: Buffer | string, b: Buffer | string): boole
   return timingSafeEqual(ha, hb)
 }
 
-// scrypt, memory-hard: N=2^15, r=8 uses 32 MiB per hash.
-const SCRYPT = { N: 32768, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }
+// scrypt, memory-hard: N=2^15, r=8 uses 32 MiB per hash (128 * r * N bytes). The cost of new hashes
+// comes from PASSWORD_HASH_COST; a stored hash carries its own N, so changing the cost keeps old ones valid.
+const SCRYPT = { r: 8, p: 1 }
 const KEY_LEN = 32
 
-function scrypt(password: string, salt: Buffer, opts: ScryptOptions): Promise<Buffer> {
+// Node refuses above 32 MiB by default, which N=2^15 needs exactly: allow the highest cost the settings accept,
+// with room, and no more (a stored hash claiming a huge N is refused rather than allocated).
+const MAXMEM = 2 * 128 * SCRYPT.r * 2 ** PASSWORD_HASH_COST_MAX
+
+function scrypt(password: string, salt: Buffer, N: number, r = SCRYPT.r, p = SCRYPT.p): Promise<Buffer> {
+  const opts: ScryptOptions = { N, r, p, maxmem: MAXMEM }
   return new Promise((resolve, reject) => scryptCb(password, salt, KEY_LEN, opts, (err, key) => (err ? reject(err) : resolve(key))))
 }
 
-/** Hashes a password as `scrypt$N$r$p$salt$hash` (base64url parts). */
-export async function hashPassword(password: string): Promise<string> {
+/** Hashes a password as `scrypt$N$r$p$salt$hash` (base64url parts), with N = 2^cost. */
+export async function hashPassword(password: string, cost = PASSWORD_HASH_COST): Promise<string> {
   const salt = randomBytes(16)
-  const key = await scrypt(password, salt, SCRYPT)
-  return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64url'), key.toString('base64url')].join('$')
+  const N = 2 ** cost
+  const key = await scrypt(password, salt, N)
+  return ['scrypt', N, SCRYPT.r, SCRYPT.p, salt.toString('base64url'), key.toString('base64url')].join('$')
 }
 
-/** Checks a password against a stored hash; a missing hash still costs one scrypt so timing does not reveal unknown accounts. */
-export async function verifyPassword(password: string, stored: string | null | undefined): Promise<boolean> {
+/**
+ * Checks a password against a stored hash; a missing hash still costs one scrypt (at the cost new hashes
+ * get) so timing does not reveal unknown accounts.
+ */
+export async function verifyPassword(password: string, stored: string | null | undefined, cost = PASSWORD_HASH_COST): Promise<boolean> {
   const parts = (stored ?? '').split('$')
   if (parts.length !== 6 || parts[0] !== 'scrypt') {
-    await scrypt(password, randomBytes(16), SCRYPT)
+    await scrypt(password, randomBytes(16), 2 ** cost)
     return false
   }
   const [, n, r, p, salt, hash] = parts
   const expected = Buffer.from(hash, 'base64url')
-  const actual = await scrypt(password, Buffer.from(salt, 'base64url'), { N: Number(n), r: Number(r), p: Number(p), maxmem: SCRYPT.maxmem })
+  const actual = await scrypt(password, Buffer.from(salt, 'base64url'), Number(n), Number(r), Number(p))
   return expected.length === actual.length && timingSafeEqual(expected, actual)
 }

@@ -46,11 +46,21 @@ test('signup validation: short password and bad e-mail are 400 problems, nothing
   t.is(row.n, 0)
 })
 
-test('passwords are stored with scrypt, never in clear', async (t) => {
-  const user = await signUp(app.url)
+test('passwords are stored with scrypt at N=2^15 by default, never in clear; a cheaper test cost still verifies both', async (t) => {
+  // Test apps hash at a lower cost (test/helpers/app.ts): this process runs with the service's default.
+  const real = await app.another({ PASSWORD_HASH_COST: undefined })
+  t.is(real.config.passwordHashCost, 15)
+  const user = await signUp(real.url)
   const [row] = await app.sql`select password_hash from accounts where id = ${user.accountId}`
   t.regex(row.password_hash, /^scrypt\$32768\$8\$1\$/)
   t.false(row.password_hash.includes(user.password))
+  // A hash carries its own cost: each process signs in an account hashed at the other's.
+  const cheap = await signUp(app.url)
+  const [{ password_hash: cheapHash }] = await app.sql`select password_hash from accounts where id = ${cheap.accountId}`
+  t.regex(cheapHash, /^scrypt\$1024\$8\$1\$/)
+  t.is((await request(app.url, '/api/v1/auth/login', { json: { email: user.email, password: user.password } })).status, 200)
+  t.is((await request(real.url, '/api/v1/auth/login', { json: { email: cheap.email, password: cheap.password } })).status, 200)
+  t.is((await request(real.url, '/api/v1/auth/login', { json: { email: cheap.email, password: 'not the password' } })).status, 401)
 })
 
 test('login with the right password starts a new session; wrong password and unknown e-mail get one message', async (t) => {

@@ -11,6 +11,7 @@ import { Redis } from 'ioredis'
 import { createSql, type Sql } from '../../shared/db.js'
 import { Queues } from '../../shared/queues.js'
 import { closedPort } from '../helpers/http.js'
+import { serviceArgs } from '../helpers/processes.js'
 import { startOwnPostgres, type OwnPostgres } from '../helpers/own-postgres.js'
 import { startOwnRedis, type OwnRedis } from '../helpers/redis-server.js'
 
@@ -56,11 +57,12 @@ export class DrillRig {
   settleTimeoutMs = 60_000
   /** When a drill wiped Redis (set by the fault). */
   wipedAt: number | null = null
-  private constructor(readonly pg: OwnPostgres, readonly redis: OwnRedis, readonly prefix: string) {}
+  private constructor(readonly pg: OwnPostgres, readonly redis: OwnRedis, readonly prefix: string, private readonly settings: Record<string, string>) {}
 
-  static async start(): Promise<DrillRig> {
+  /** `settings`: extra environment for every process the rig starts (the service's defaults otherwise). */
+  static async start(settings: Record<string, string> = {}): Promise<DrillRig> {
     const [pg, redis] = await Promise.all([startOwnPostgres(), startOwnRedis({ aof: true })])
-    const rig = new DrillRig(pg, redis, `drill${randomBytes(3).toString('hex')}`)
+    const rig = new DrillRig(pg, redis, `drill${randomBytes(3).toString('hex')}`, settings)
     rig.sql = createSql(pg.url, { max: 2 })
     rig.queueRedis = new Redis(redis.url, { maxRetriesPerRequest: 1 })
     rig.queueRedis.on('error', () => {})
@@ -88,8 +90,8 @@ export class DrillRig {
   async spawn(kind: 'web' | 'worker', port?: number): Promise<Proc> {
     port ??= kind === 'web' ? await closedPort() : undefined
     const env = { ...process.env, NODE_ENV: 'development', DATABASE_URL: this.pg.url, REDIS_URL: this.redis.url, REDIS_PREFIX: this.prefix,
-      LOG_LEVEL: 'warn', ALERT_EVAL_INTERVAL_SECONDS: '2', ...(port ? { PORT: String(port) } : {}) }
-    const child = spawn(process.execPath, ['--import', 'tsx', kind === 'web' ? 'api/server.ts' : 'workers/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+      LOG_LEVEL: 'warn', ALERT_EVAL_INTERVAL_SECONDS: '2', ...this.settings, ...(port ? { PORT: String(port) } : {}) }
+    const child = spawn(process.execPath, serviceArgs(kind === 'web' ? 'api/server.ts' : 'workers/main.ts'), { env, stdio: ['ignore', 'pipe', 'pipe'] })
     const proc: Proc = { kind, child, port, lines: [] }
     const collect = (chunk: Buffer) => proc.lines.push(...chunk.toString('utf8').split('\n').filter(Boolean))
     child.stdout!.on('data', collect)

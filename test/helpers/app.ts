@@ -19,12 +19,13 @@ export interface TestApp {
   /** Every JSON log line the API wrote. */
   logs: string[]
   /** Starts another API process-equivalent on the same database and Redis prefix. */
-  another(overrides?: Record<string, string>): Promise<TestApp>
+  another(overrides?: Record<string, string | undefined>): Promise<TestApp>
   startWorkers(): Promise<RunningWorkers>
   close(): Promise<void>
 }
 
-function testConfig(databaseUrl: string, prefix: string, overrides: Record<string, string>): Config {
+/** Test settings; an override set to undefined leaves the service's own default. */
+function testConfig(databaseUrl: string, prefix: string, overrides: Record<string, string | undefined>): Config {
   return loadConfig({
     NODE_ENV: 'test',
     PORT: '0',
@@ -35,6 +36,10 @@ function testConfig(databaseUrl: string, prefix: string, overrides: Record<strin
     WEBHOOK_ALLOW_PRIVATE: '1',
     // Every test signs up and in from 127.0.0.1; the throttle's own tests set it back.
     AUTH_ATTEMPTS_PER_CLIENT: '1000000',
+    // Hundreds of sign-ups and logins per run: scrypt at N=2^10 (1 MiB) instead of the real 2^15 (32 MiB,
+    // tens of ms of CPU each). Only NODE_ENV=test accepts it: an app started as production keeps the real
+    // cost, as it must. auth.test.ts checks the default.
+    PASSWORD_HASH_COST: (overrides.NODE_ENV ?? 'test') === 'test' ? '10' : undefined,
     ...overrides,
   })
 }
@@ -71,7 +76,7 @@ async function launch(config: Config, owned: Array<() => Promise<void>>): Promis
 }
 
 /** Starts a test app for one test file; close() it in test.after.always (it drops the database and Redis keys). */
-export async function startTestApp(overrides: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(overrides: Record<string, string | undefined> = {}): Promise<TestApp> {
   const db = await createTestDatabase()
   const prefix = `t${randomBytes(5).toString('hex')}`
   const cleanupRedis = async () => {

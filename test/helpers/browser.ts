@@ -1,10 +1,12 @@
 // A real Chromium for the web app's tests: Debian's /usr/bin/chromium (or
-// CHROMIUM_PATH) driven by playwright-core, one browser per test file.
-// Playwright gives each launch a fresh temporary profile (the
+// CHROMIUM_PATH) driven by playwright-core. `npm test` starts one browser for
+// the whole run and every file connects to it (each test opens contexts of its
+// own: cookies and storage are never shared); a file run any other way launches
+// its own. Playwright gives each launch a fresh temporary profile (the
 // --user-data-dir of the research notes) and adds --headless itself.
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { chromium, type Browser, type BrowserContext, type BrowserServer, type Page } from 'playwright-core'
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
 const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
@@ -12,8 +14,20 @@ const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-ru
 /** Where journeys leave their screenshots (gitignored). */
 export const OUTPUT_DIR = join(process.cwd(), 'test-output', 'web')
 
+/** Set by test/run.ts to the endpoint of the run's one Chromium. */
+export const SHARED_BROWSER_ENV = 'TEST_BROWSER_WS_ENDPOINT'
+
+/** The run's shared Chromium when there is one, else a Chromium of this file's own; close() it either way. */
 export function launchBrowser(): Promise<Browser> {
+  // Closing a connected browser closes this file's contexts and disconnects; the shared browser runs on.
+  const shared = process.env[SHARED_BROWSER_ENV]
+  if (shared) return chromium.connect(shared)
   return chromium.launch({ executablePath: CHROMIUM_PATH, args: FLAGS, headless: true })
+}
+
+/** Starts the Chromium that every file of a run connects to (launching one costs each file 1 to 2 s of CPU). */
+export function launchSharedBrowser(): Promise<BrowserServer> {
+  return chromium.launchServer({ executablePath: CHROMIUM_PATH, args: FLAGS, headless: true })
 }
 
 export interface Tab {

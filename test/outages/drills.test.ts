@@ -7,7 +7,8 @@ import { DrillRig, drills } from '../drills/drills.js'
 
 let rig: DrillRig
 test.before(async () => {
-  rig = await DrillRig.start()
+  // A killed worker's jobs come back once its lock lapses: 5 s instead of 15, well inside the settle limit below.
+  rig = await DrillRig.start({ JOB_LOCK_SECONDS: '5' })
   rig.settleTimeoutMs = 20_000 // in CI a drill that has not settled by then has failed
 })
 test.after.always(() => rig?.close())

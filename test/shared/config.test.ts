@@ -1,5 +1,5 @@
 import test from 'ava'
-import { ConfigError, loadConfig } from '../../shared/config.js'
+import { ConfigError, loadConfig, PASSWORD_HASH_COST } from '../../shared/config.js'
 
 test('defaults work on a developer machine', (t) => {
   const c = loadConfig({})
@@ -32,4 +32,16 @@ test('issue 19 item 4: loopback webhook targets are allowed in development unles
   t.like(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://metrics.example' }), { webhookAllowPrivate: false, webhookAllowLoopback: false })
   t.like(loadConfig({ NODE_ENV: 'test' }), { webhookAllowPrivate: false, webhookAllowLoopback: false })
   t.like(loadConfig({ WEBHOOK_ALLOW_PRIVATE: '1' }), { webhookAllowPrivate: true, webhookAllowLoopback: true })
+})
+
+test('PASSWORD_HASH_COST: 15 by default; below it only with NODE_ENV=test, never in development or production', (t) => {
+  t.is(PASSWORD_HASH_COST, 15)
+  t.is(loadConfig({}).passwordHashCost, 15)
+  t.is(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://metrics.example', PASSWORD_HASH_COST: '16' }).passwordHashCost, 16)
+  t.is(loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '10' }).passwordHashCost, 10)
+  for (const NODE_ENV of ['production', 'development']) {
+    const err = t.throws(() => loadConfig({ NODE_ENV, PUBLIC_URL: 'https://metrics.example', PASSWORD_HASH_COST: '14' }), { instanceOf: ConfigError })
+    t.regex(err!.message, /PASSWORD_HASH_COST: below 15 only in tests/)
+  }
+  t.throws(() => loadConfig({ PASSWORD_HASH_COST: '18' }), { message: /PASSWORD_HASH_COST/ })
 })

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
+import { serviceArgs } from '../helpers/processes.js'
 import { settle, stored } from '../helpers/storage.js'
 
 // No in-process workers here: the only consumers are the child processes below.
@@ -10,9 +11,11 @@ let app: TestApp
 test.before(async () => { app = await startTestApp() })
 test.after.always(() => app?.close())
 
+// The jobs the killed worker held come back once its lock lapses: 5 s here instead of the default 15 s, still
+// long enough that a live worker on a busy machine keeps renewing it (every 2.5 s).
 function spawnWorker(): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
-    env: { ...process.env, DATABASE_URL: app.config.databaseUrl, REDIS_URL: app.config.redisUrl, REDIS_PREFIX: app.config.redisPrefix, LOG_LEVEL: 'error' },
+  return spawn(process.execPath, serviceArgs('workers/main.ts'), {
+    env: { ...process.env, DATABASE_URL: app.config.databaseUrl, REDIS_URL: app.config.redisUrl, REDIS_PREFIX: app.config.redisPrefix, LOG_LEVEL: 'error', JOB_LOCK_SECONDS: '5' },
     stdio: ['ignore', 'ignore', 'inherit'],
   })
 }
