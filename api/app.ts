@@ -1,10 +1,7 @@
 // Builds the Koa application without listening, so tests can serve it on an ephemeral port.
 import Koa from 'koa'
 import type { AppContext, AppDeps, AppState } from './context.js'
-import { edgeBlock } from './middleware/edge.js'
-import { errors } from './middleware/errors.js'
-import { securityHeaders } from './middleware/headers.js'
-import { requestLog } from './middleware/request-log.js'
+import { front } from './middleware/front.js'
 import { docsRoutes } from './docs.js'
 import { createRegistry } from './openapi.js'
 import { Routes } from './route.js'
@@ -60,10 +57,7 @@ export function createApp(deps: AppDeps): Koa<AppState, AppContext> {
   const routes = createRoutes()
   webRoutes(routes.router) // the pages: HTML, not in the API reference
 
-  app.use(securityHeaders())
-  app.use(edgeBlock(deps.config.edgeBlockedUserAgents)) // before everything else, as the edge would
-  app.use(requestLog())
-  app.use(errors())
+  app.use(front(deps.config.edgeBlockedUserAgents))
   app.use(routes.directRoutes())
   app.use(routes.router.routes())
   app.use(routes.router.allowedMethods())

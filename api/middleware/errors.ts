@@ -2,7 +2,7 @@
 // Unknown errors are logged with the request id and answered as a masked 500.
 import { AppError, invalid, tooLarge } from '../../shared/errors.js'
 import { unavailableFor } from '../../shared/outages.js'
-import type { Ctx, Middleware } from '../context.js'
+import type { Ctx } from '../context.js'
 
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8'
 
@@ -46,25 +46,23 @@ export function sendLegacyError(ctx: Ctx, err: AppError | null, strict: boolean)
   ctx.body = { status: 'error', msg: err ? err.message : `internal error (request id ${ctx.state.requestId})`, ...(accepted !== undefined ? { accepted } : {}) }
 }
 
-export function errors(): Middleware {
-  return async (ctx, next) => {
-    try {
-      await next()
-      if (ctx.body == null && (ctx.status === 404 || ctx.status === 405)) {
-        sendProblem(ctx, ctx.status === 404
-          ? new AppError('not_found', 'route_not_found', `no route for ${ctx.method} ${ctx.path}`)
-          : new AppError('method_not_allowed', 'method_not_allowed', `method ${ctx.method} not allowed on ${ctx.path}`))
-      }
-    } catch (thrown) {
-      // A dependency being down is a 503 (the envelope's error on legacy routes), logged once per outage by `outages`.
-      const down = ctx.deps.outages.report(thrown)
-      const err = toAppError(thrown) ?? (down ? unavailableFor(down) : null)
-      if (!err) ctx.deps.log.error('unhandled error', { request_id: ctx.state.requestId, method: ctx.method, url: ctx.originalUrl, error: thrown })
-      if (ctx.state.legacy) return sendLegacyError(ctx, err, ctx.state.legacy.strict)
-      if (err) return sendProblem(ctx, err)
-      ctx.status = 500
-      ctx.body = { type: '/docs/problems#internal', title: 'Internal Server Error', status: 500, detail: `internal error (request id ${ctx.state.requestId})`, code: 'internal' }
-      ctx.type = PROBLEM_TYPE
-    }
-  }
+/** A request no route answered: the problem body of its 404 or 405. */
+export function answerUnrouted(ctx: Ctx): void {
+  if (ctx.body != null || (ctx.status !== 404 && ctx.status !== 405)) return
+  sendProblem(ctx, ctx.status === 404
+    ? new AppError('not_found', 'route_not_found', `no route for ${ctx.method} ${ctx.path}`)
+    : new AppError('method_not_allowed', 'method_not_allowed', `method ${ctx.method} not allowed on ${ctx.path}`))
+}
+
+/** Answers whatever a route threw. */
+export function answerError(ctx: Ctx, thrown: unknown): void {
+  // A dependency being down is a 503 (the envelope's error on legacy routes), logged once per outage by `outages`.
+  const down = ctx.deps.outages.report(thrown)
+  const err = toAppError(thrown) ?? (down ? unavailableFor(down) : null)
+  if (!err) ctx.deps.log.error('unhandled error', { request_id: ctx.state.requestId, method: ctx.method, url: ctx.originalUrl, error: thrown })
+  if (ctx.state.legacy) return sendLegacyError(ctx, err, ctx.state.legacy.strict)
+  if (err) return sendProblem(ctx, err)
+  ctx.status = 500
+  ctx.body = { type: '/docs/problems#internal', title: 'Internal Server Error', status: 500, detail: `internal error (request id ${ctx.state.requestId})`, code: 'internal' }
+  ctx.type = PROBLEM_TYPE
 }

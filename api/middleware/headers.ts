@@ -2,12 +2,9 @@
 // route says otherwise. no-store by default rather than on a list of routes,
 // because responses that carry a secret (a new API key, a share token, an
 // alert's signing secret, a session's CSRF token) are easy to add and forget.
-import type { Middleware } from '../context.js'
+import type { Ctx } from '../context.js'
 
-export function securityHeaders(): Middleware {
-  return async (ctx, next) => {
-    ctx.set('X-Content-Type-Options', 'nosniff')
-    ctx.set('Cache-Control', 'no-store')
-    await next()
-  }
+export function setSecurityHeaders(ctx: Ctx): void {
+  ctx.set('X-Content-Type-Options', 'nosniff')
+  ctx.set('Cache-Control', 'no-store')
 }

@@ -72,6 +72,8 @@ export interface LoadResult {
   warmupCompleted: number
   /** CPU time this load generator process used, warmup included (ms). */
   cpuMs: number
+  /** Set by the bench for a reference server: its processes' CPU per answered request over the measured window (µs). */
+  cpuUsPerRequest?: number
 }
 
 const CRLF = '\r\n'

@@ -51,6 +51,18 @@ export function cpuSnapshot(): CpuSnapshot {
   return { at: Date.now(), busy, total, procs }
 }
 
+/** CPU time (ms, user + system) the processes have used so far; processes already gone count 0. */
+export function processCpuMs(pids: number[]): number {
+  let ticks = 0
+  for (const pid of pids) {
+    const s = read(`/proc/${pid}/stat`)
+    if (!s) continue
+    const rest = s.slice(s.lastIndexOf(')') + 2).split(' ')
+    ticks += Number(rest[11]) + Number(rest[12])
+  }
+  return (ticks * 1000) / TICKS_PER_SEC
+}
+
 export interface CpuUsage {
   /** Share of the whole machine that was busy (100 = every core). */
   machineBusyPct: number

@@ -12,6 +12,8 @@ export const TARGETS = {
   singleVsKoa: 0.7,
   batchVsCopy: 0.5,
   visibleP99Ms: 1000,
+  /** CPU of the web processes per single write, steady state (issue 18, where a bare Koa request then cost about 45 µs). */
+  webCpuPerWriteUs: 100,
 } as const
 
 export { isFailed, type Failed } from './common.js'
@@ -30,6 +32,8 @@ export interface PhaseResult {
   io?: { pgPerRequest: number; redisPerRequest: number }
   /** Persist jobs applied during the phase (warm-up and drain included) and their points. */
   jobs?: { jobs: number; points: number }
+  /** The web processes' CPU per answered request over the measured window (µs): no warm-up, no drain. */
+  webCpuUsPerRequest?: number
 }
 
 export interface Results {
@@ -99,6 +103,11 @@ export function renderTable(r: Results): string {
   const { singleStoredVsInflux: si, batchStoredVsInflux: bi } = r.ratios
   rows.push(['single /ez stored points/s', p1 ? n(p1.storedPointsPerSec) : 'failed', I1 ? `InfluxDB ${n(I1.storedPointsPerSec)} points/s` : 'InfluxDB: not run', ratio(si), `>= ${TARGETS.singleVsInflux}x InfluxDB`, verdict(ge(si, TARGETS.singleVsInflux))])
   rows.push(['single /ez stored points/s', p1 ? n(p1.storedPointsPerSec) : 'failed', koa, ratio(ss), `>= ${TARGETS.singleVsKoa}x Koa`, verdict(ge(ss, TARGETS.singleVsKoa))])
+  // Both sides over their measured windows only, summed over their processes: what one request costs.
+  const koaCpu = meanOf(r.referenceA, r.referenceAAfter, (x) => x.cpuUsPerRequest ?? 0)
+  const webCpu = p1?.webCpuUsPerRequest
+  rows.push(['single /ez web CPU µs per write', webCpu === undefined ? '-' : n(webCpu), koaCpu === undefined ? 'Koa: not measured' : `Koa ${n(koaCpu)} µs per request`,
+    webCpu !== undefined && koaCpu !== undefined ? ratio(webCpu / koaCpu) : '-', `<= ${TARGETS.webCpuPerWriteUs} µs`, webCpu === undefined ? '' : verdict(webCpu <= TARGETS.webCpuPerWriteUs)])
   rows.push(['single /ez latency p50 / p99 ms', p1 ? `${ms(p1.load.latencyMs.p50)} / ${ms(p1.load.latencyMs.p99)}` : 'failed', A ? `Koa ${ms(A.latencyMs.p50)} / ${ms(A.latencyMs.p99)}` : '-', '', '', ''])
   rows.push(['batch (100) accepted points/s', p2 ? n(p2.acceptedPointsPerSec) : 'failed', copy, ratio(ba), `>= ${TARGETS.batchVsCopy}x COPY`, verdict(ge(ba, TARGETS.batchVsCopy))])
   rows.push(['batch (100) stored points/s', p2 ? n(p2.storedPointsPerSec) : 'failed', copy, ratio(bs), `>= ${TARGETS.batchVsCopy}x COPY`, verdict(ge(bs, TARGETS.batchVsCopy))])

@@ -46,7 +46,7 @@ import { runCopyReference } from './copy-ref.js'
 import { InfluxRef, type InfluxPhase } from './influx-ref.js'
 import type { CopyResult } from './copy-ref.js'
 import type { LoadResult, Target } from './load.js'
-import { addSelfReported, cpuDuring, waitForQuiet, type CpuUsage } from './machine.js'
+import { addSelfReported, cpuDuring, processCpuMs, waitForQuiet, type CpuUsage } from './machine.js'
 import { runProbes } from './probe.js'
 import { Children, freePort, HOST, ROOT, waitForHttp200, type Child } from './procs.js'
 import { meanOf, renderReport, type PhaseResult, type Results } from './report.js'
@@ -214,6 +214,20 @@ async function ioCounts(web: Child[]): Promise<{ pg: number; redis: number } | u
 
 let webProcs: Child[] = []
 
+/**
+ * Watches the CPU time of `procs` over the measured window of a load (from its end of warm-up to its last
+ * answer): per answered request, the steady-state cost, without the warm-up's first writes or the drain.
+ * `start` goes to the load's onMeasure; `perRequest` is called once the load is over.
+ */
+function steadyCpu(procs: Child[]): { start: () => void; perRequest: (load: LoadResult) => number | undefined } {
+  const pids = procs.map((p) => p.proc.pid).filter((pid): pid is number => pid !== undefined)
+  let startMs: number | undefined
+  return {
+    start: () => void (startMs = processCpuMs(pids)),
+    perRequest: (load) => (startMs === undefined || !load.completed ? undefined : ((processCpuMs(pids) - startMs) * 1000) / load.completed),
+  }
+}
+
 /** Persist jobs applied so far and their points: how large the groups the web processes queue are. */
 async function persistJobs(sql: BenchEnv['sql']): Promise<{ jobs: number; points: number }> {
   const [row] = await sql<{ jobs: number; points: number }[]>`select count(*)::int as jobs, coalesce(sum(points), 0)::int as points from applied_batches`
@@ -228,12 +242,17 @@ async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys:
   const jobsBefore = await persistJobs(e.sql)
   // Counted from the end of the warm-up (which creates the phase's stats: a first write's cost, not a steady one).
   let ioStart: Promise<{ pg: number; redis: number } | undefined> = Promise.resolve(undefined)
+  const cpu = steadyCpu(webProcs)
   const load = await runLoadProcess(children, `load-${label.replace(/\s+/g, '-')}`, {
     targets,
     connections: CONNECTIONS,
     warmup: { durationMs: WARMUP_MS, groups: warm },
     measure: { durationMs: SECONDS * 1000, groups },
-  }, () => (ioStart = ioCounts(webProcs)))
+  }, () => {
+    cpu.start()
+    ioStart = ioCounts(webProcs)
+  })
+  const webCpuUsPerRequest = cpu.perRequest(load)
   const ioBefore = await ioStart
   const ioAfter = await ioCounts(webProcs)
   const answered = load.completed || 1
@@ -260,6 +279,7 @@ async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys:
     db,
     io,
     jobs: { jobs: jobsAfter.jobs - jobsBefore.jobs, points: jobsAfter.points - jobsBefore.points },
+    webCpuUsPerRequest,
   }
   describeRejections(label, load, problems)
   if (result.lost > 0) problems.push(`${label}: ${result.lost.toLocaleString('en-US')} accepted points never reached the points table (${drain.rows} of ${expected}; drain waited ${drain.waitedMs} ms)`)
@@ -312,13 +332,17 @@ async function main(): Promise<Results> {
       say(`${stage}: ${WEB} bare Koa process(es)`)
       const koa = await startWeb('test/bench/koa-ref.ts', 'koa', () => ({ NODE_ENV: 'production' }))
       try {
+        const cpu = steadyCpu(koa.procs)
         const r = store(await measured(stage, () => runLoadProcess(children, 'load-koa', {
           targets: koa.targets,
           connections: CONNECTIONS,
           warmup: { durationMs: WARMUP_MS, groups: singleGroups(keys, 'bench.warm.', STATS) },
           measure: { durationMs: SECONDS * 1000, groups: singleGroups(keys, 'bench.single.', STATS) },
-        }), (r) => r))
-        if (!isFailed(r)) describeRejections(stage, r, problems)
+        }, cpu.start), (r) => r))
+        if (!isFailed(r)) {
+          r.cpuUsPerRequest = cpu.perRequest(r)
+          describeRejections(stage, r, problems)
+        }
       } finally {
         await children.stop(koa.procs)
       }
