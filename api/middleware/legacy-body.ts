@@ -74,8 +74,9 @@ export function legacyBody(): Middleware {
   return async (ctx, next) => {
     ctx.state.legacy = { strict: ctx.get('x-service-strict') === '1' }
     ctx.set('Access-Control-Allow-Origin', '*')
-    const query = parseForm(ctx.querystring)
-    let fields: LegacyFields = query
+    // A POST from a client usually has no query string: nothing to parse or merge.
+    const query = ctx.querystring ? parseForm(ctx.querystring) : undefined
+    let fields: LegacyFields = query ?? {}
     if (ctx.method === 'POST') {
       const raw = await readRaw(ctx)
       if (declaresJson(ctx.req.headers['content-type'])) {
@@ -86,9 +87,9 @@ export function legacyBody(): Middleware {
           throw invalid('malformed_body', 'invalid JSON body')
         }
         if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid('malformed_body', 'JSON body must be an object')
-        fields = { ...query, ...(parsed as LegacyFields) }
+        fields = query ? { ...query, ...(parsed as LegacyFields) } : (parsed as LegacyFields)
       } else {
-        fields = { ...query, ...parseForm(raw) }
+        fields = query ? { ...query, ...parseForm(raw) } : parseForm(raw)
       }
     }
     assertStorableText(fields, '')

@@ -491,6 +491,16 @@ async function main(): Promise<Results> {
     if (u.othersPct >= 10) results.disturbances.push(`${stage}: other processes used ${u.othersPct}% of the machine meanwhile (${u.top.map((t) => `${t.comm}[${t.pid}]`).join(', ')}); this stage's figures are depressed`)
   }
 
+  // The load generator does the same work for every single-point request, whoever answers: when it spends far
+  // more CPU per request in phase 1 than in the InfluxDB stage, the machine itself ran slower meanwhile (a
+  // neighbour on the host takes cycles no process here is charged for), and the phase's ratios are depressed.
+  const loadUs = (l: LoadResult | undefined) => (l && l.completed + l.warmupCompleted > 0 ? (l.cpuMs * 1000) / (l.completed + l.warmupCompleted) : undefined)
+  const slowGen = loadUs(isFailed(results.phase1) ? undefined : results.phase1?.load)
+  const baseGen = loadUs(isFailed(results.influxSingle) ? undefined : results.influxSingle?.load)
+  if (slowGen !== undefined && baseGen !== undefined && slowGen > 1.5 * baseGen) {
+    results.disturbances.push(`phase 1: the load generator spent ${Math.round(slowGen)} µs of CPU per request against ${Math.round(baseGen)} in the InfluxDB stage (the same kind of request): the machine ran slower during phase 1, and its ratio to InfluxDB is depressed`)
+  }
+
   // Ratios.
   const koaPerSec = meanOf(results.referenceA, results.referenceAAfter, (x) => x.requestsPerSec)
   const copyPerSec = meanOf(results.referenceB, results.referenceBAfter, (x) => x.rowsPerSec)
