@@ -39,28 +39,25 @@ export function cpuSnapshot(): CpuSnapshot {
     /* not Linux */
   }
   for (const pid of pids) {
-    const s = read(`/proc/${pid}/stat`)
-    if (!s) continue
-    const open = s.indexOf('(')
-    const close = s.lastIndexOf(')')
-    const comm = s.slice(open + 1, close)
-    const rest = s.slice(close + 2).split(' ')
-    // Fields after the comm: state is [0], utime [11], stime [12].
-    procs.set(Number(pid), { comm, ticks: Number(rest[11]) + Number(rest[12]) })
+    const p = procStat(Number(pid))
+    if (p) procs.set(Number(pid), p)
   }
   return { at: Date.now(), busy, total, procs }
 }
 
+/** A process's name and CPU ticks (user + system) so far, from /proc/<pid>/stat; null once it is gone. */
+function procStat(pid: number): { comm: string; ticks: number } | null {
+  const s = read(`/proc/${pid}/stat`)
+  if (!s) return null
+  const close = s.lastIndexOf(')')
+  const rest = s.slice(close + 2).split(' ')
+  // Fields after the comm: state is [0], utime [11], stime [12].
+  return { comm: s.slice(s.indexOf('(') + 1, close), ticks: Number(rest[11]) + Number(rest[12]) }
+}
+
 /** CPU time (ms, user + system) the processes have used so far; processes already gone count 0. */
 export function processCpuMs(pids: number[]): number {
-  let ticks = 0
-  for (const pid of pids) {
-    const s = read(`/proc/${pid}/stat`)
-    if (!s) continue
-    const rest = s.slice(s.lastIndexOf(')') + 2).split(' ')
-    ticks += Number(rest[11]) + Number(rest[12])
-  }
-  return (ticks * 1000) / TICKS_PER_SEC
+  return (pids.reduce((sum, pid) => sum + (procStat(pid)?.ticks ?? 0), 0) * 1000) / TICKS_PER_SEC
 }
 
 export interface CpuUsage {

@@ -413,40 +413,26 @@ async function main(): Promise<Results> {
       return { error: (err as Error).message }
     }
   }
-  results.influxSingle = (await influxPhase('influx single', 1)) ?? results.influxSingle
-  if (!service.ready) results.phase1 = notReady
-  else if (!PHASES.has('1')) results.phase1 = skipped
-  else {
+  // A service phase, when the service is up and the phase was asked for; a failure is recorded, not thrown.
+  const runPhase = async (key: string, label: string, statPrefix: string, kind: 'single' | 'batch' | 'v1batch'): Promise<PhaseResult | Failed> => {
+    if (!service.ready) return notReady
+    if (!PHASES.has(key)) return skipped
     try {
-      results.phase1 = await measured('phase 1', () => servicePhase('phase 1', e, targets, keys, 'bench.single.', 'single', problems), (r) => r.load)
+      return await measured(label, () => servicePhase(label, e, targets, keys, statPrefix, kind, problems), (r) => r.load)
     } catch (err) {
-      results.phase1 = { error: (err as Error).message }
+      return { error: (err as Error).message }
     }
   }
+  results.influxSingle = (await influxPhase('influx single', 1)) ?? results.influxSingle
+  results.phase1 = await runPhase('1', 'phase 1', 'bench.single.', 'single')
   await referenceA(true)
 
   await referenceB()
   results.influxBatch = (await influxPhase('influx batch', BATCH)) ?? results.influxBatch
   await influx?.stop()
   influx = undefined
-  if (!service.ready) results.phase2 = notReady
-  else if (!PHASES.has('2')) results.phase2 = skipped
-  else {
-    try {
-      results.phase2 = await measured('phase 2', () => servicePhase('phase 2', e, targets, keys, 'bench.batch.', 'batch', problems), (r) => r.load)
-    } catch (err) {
-      results.phase2 = { error: (err as Error).message }
-    }
-  }
-  if (!service.ready) results.phaseV = notReady
-  else if (!PHASES.has('V')) results.phaseV = skipped
-  else {
-    try {
-      results.phaseV = await measured('phase V', () => servicePhase('phase V', e, targets, keys, 'bench.v1.', 'v1batch', problems), (r) => r.load)
-    } catch (err) {
-      results.phaseV = { error: (err as Error).message }
-    }
-  }
+  results.phase2 = await runPhase('2', 'phase 2', 'bench.batch.', 'batch')
+  results.phaseV = await runPhase('V', 'phase V', 'bench.v1.', 'v1batch')
   await referenceB(true)
 
   if (!service.ready) results.phase3 = notReady
