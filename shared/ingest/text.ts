@@ -9,6 +9,18 @@ import { invalid } from '../errors.js'
 // An unpaired surrogate: a high one not followed by a low one, or a low one not preceded by a high one.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
+// What printable() spells out: C0 and C1 controls (NUL among them), DEL and unpaired surrogates.
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+
+/**
+ * `text` with every control character and unpaired surrogate written as its `\uXXXX` escape: input quoted
+ * back to the client in a message that is also stored (an import's line errors), which PostgreSQL could
+ * not hold as sent and a terminal would act on.
+ */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
 /** Why `text` cannot be stored as sent, or undefined when it can. */
 export function unstorableText(text: string): string | undefined {
   if (text.includes('\u0000')) return 'contains a NUL character (\\u0000), which cannot be stored; send text without it'
