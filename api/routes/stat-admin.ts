@@ -1,5 +1,6 @@
 // Describing, deleting and sharing a stat (interface 3.1, 4.3).
 import { notFound } from '../../shared/errors.js'
+import { assertPrintable } from '../../shared/ingest/text.js'
 import { publishStatDeleted } from '../../shared/stats/directory.js'
 import { deleteStat, setDescription, statJson } from '../../shared/stats/repo.js'
 import { PatchStatBody, ShareJson, StatOne } from '../../shared/stats/schema.js'
@@ -14,6 +15,7 @@ export function statAdminRoutes(routes: Routes): void {
     .add({ ...common, method: 'patch', path: '/api/v1/stats/:name', summary: 'Set (or clear with null) the stat\'s description', body: PatchStatBody,
       responses: { 200: { description: 'The updated stat', schema: StatOne } } },
     async (ctx, { params, body }) => {
+      assertPrintable(body.description, 'body.description')
       const stat = await statFromParam(ctx, params.name)
       const updated = await setDescription(ctx.deps.sql, stat.accountId, stat.name, body.description)
       if (!updated) throw notFound('stat', 'stat_not_found')
