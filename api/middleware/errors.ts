@@ -50,6 +50,16 @@ export function sendLegacyError(ctx: Ctx, err: AppError | null, strict: boolean)
 
 /** A request no route answered: the problem body of its 404 or 405. */
 export function answerUnrouted(ctx: Ctx): void {
+  // A method the router implements nowhere (TRACE, PROPFIND, ...) comes back as 501 with the path's methods
+  // in Allow: to the client it is a method this resource does not allow (405), or, on a path with no route
+  // at all, a resource that does not exist (404).
+  if (ctx.status === 501 && ctx.body == null) {
+    if (ctx.response.get('Allow')) ctx.status = 405
+    else {
+      ctx.remove('Allow')
+      ctx.status = 404
+    }
+  }
   if (ctx.body != null || (ctx.status !== 404 && ctx.status !== 405)) return
   sendProblem(ctx, ctx.status === 404
     ? new AppError('not_found', 'route_not_found', `no route for ${ctx.method} ${ctx.path}`)
