@@ -9,7 +9,7 @@ interface Key { id: string; label: string; prefix: string; created_at: string; l
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
 
 export function firstPointCurl(base: string, key: string): string {
-  return `curl -X POST ${shellQuote(`${base}/api/v1/stats/first.stat/count`)} \\\n  -H ${shellQuote(`Authorization: Bearer ${key}`)} \\\n  -H 'Content-Type: application/json' \\\n  -d '{"count": 1}'`
+  return `curl -X POST ${shellQuote(`${base}/api/v1/stats/signups/count`)} \\\n  -H ${shellQuote(`Authorization: Bearer ${key}`)} \\\n  -H 'Content-Type: application/json' \\\n  -d '{"count": 1}'`
 }
 
 function NewKey({ created, onDone }: { created: { key: string; api_key: Key }; onDone: () => void }) {
