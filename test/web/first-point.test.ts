@@ -24,8 +24,10 @@ test.after.always(async () => {
 test.serial('sign-up to first point: the shown curl writes a point that appears on the stats page and its chart without a reload', async (t) => {
   const { page, problems } = await openTab(browser)
   await page.goto(`${app.url}/`)
-  t.regex(page.url(), /\/signin$/, 'a visitor without a session lands on sign-in')
-  await page.getByRole('link', { name: 'Create an account' }).click()
+  t.is(new URL(page.url()).pathname, '/', 'a visitor without a session gets the landing page')
+  t.truthy(await page.getByRole('heading', { level: 1 }).isVisible())
+  await page.getByRole('link', { name: 'Sign up (free)' }).click()
+  await page.waitForURL(/\/signup$/)
   await signUpInBrowser(page, app.url, `first.${Date.now()}@example.com`)
   t.truthy(await page.getByText('Your account is ready').isVisible())
 
