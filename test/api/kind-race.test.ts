@@ -3,7 +3,9 @@
 // kind is accepted; every write of the other kind answers 400 type conflict and nothing of it is stored.
 import test from 'ava'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { LEASE_MS } from '../../shared/ingest/limits.js'
+import { serviceArgs } from '../helpers/processes.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request, type Reply } from '../helpers/http.js'
@@ -72,3 +74,44 @@ for (const [route, send] of [['/api/v1 count/value', v1], ['/ez count/value', ez
     t.is(after.quotaUsed, accepted, 'refused writes took no allowance')
   })
 }
+
+/** A web process of its own (api/server.ts) on the test's database and Redis prefix; resolves with its URL. */
+function webProcess(t: { teardown(fn: () => void): void }): Promise<string> {
+  const child: ChildProcess = spawn(process.execPath, serviceArgs('api/server.ts'), {
+    env: { ...process.env, NODE_ENV: 'test', PORT: '0', DATABASE_URL: app.config.databaseUrl, REDIS_URL: app.config.redisUrl, REDIS_PREFIX: app.config.redisPrefix, LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  t.teardown(() => child.kill('SIGTERM'))
+  return new Promise((resolve, reject) => {
+    let out = ''
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString('utf8')
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out)
+      if (m) resolve(m[1])
+    })
+    child.once('exit', (code) => reject(new Error(`web process exited (${code}) before listening:\n${out}`)))
+  })
+}
+
+test('kind race across two real web processes, on /api/v1 and /ez at once: one kind per stat, the losers 400 and not stored', async (t) => {
+  t.timeout(120_000)
+  const [a, b] = await Promise.all([webProcess(t), webProcess(t)])
+  const { user, key } = await proUser()
+  let accepted = 0
+  for (let round = 0; round < 6; round++) {
+    const name = `procs.${round}`
+    const kinds: Array<Sent['kind']> = ['counter', 'gauge', 'counter', 'gauge', 'counter', 'gauge', 'gauge', 'counter']
+    // Each kind goes through both processes and both route families.
+    const sent = await Promise.all(kinds.map(async (kind, i) => ({ kind, value: kind === 'counter' ? 1 : 1000, reply: await (i % 4 < 2 ? v1 : ez)(i % 2 ? a : b, key, name, kind) })))
+    const [stat] = await app.sql<{ kind: Sent['kind'] }[]>`select kind from stats where account_id = ${user.accountId} and name = ${name}`
+    for (const s of sent) t.is(s.reply.status, s.kind === stat.kind ? 200 : 400, `${name}: ${s.kind} to a ${stat.kind}: ${s.reply.text}`)
+    const winners = sent.filter((s) => s.kind === stat.kind)
+    accepted += winners.length
+    await settle(app)
+    const [points] = await app.sql<{ n: number; sum: number }[]>`
+      select count(*)::int as n, coalesce(sum(value), 0)::float8 as sum from points p join stats s on s.id = p.stat_id
+      where s.account_id = ${user.accountId} and s.name = ${name}`
+    t.deepEqual(points, { n: winners.length, sum: winners.reduce((x, s) => x + s.value, 0) }, name)
+  }
+  t.is((await stored(app, user.accountId)).points, accepted)
+})
