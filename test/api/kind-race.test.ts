@@ -26,6 +26,14 @@ async function proUser() {
   return { user, key: (await createKey(app.url, user)).key }
 }
 
+/** How many points the stat holds, and their sum (counts of 1 and values of 1000 tell the kinds apart). */
+async function pointsOf(accountId: string, name: string) {
+  const [row] = await app.sql<{ n: number; sum: number }[]>`
+    select count(*)::int as n, coalesce(sum(value), 0)::float8 as sum from points p join stats s on s.id = p.stat_id
+    where s.account_id = ${accountId} and s.name = ${name}`
+  return row
+}
+
 type Sent = { kind: 'counter' | 'gauge'; value: number; reply: Reply }
 
 const v1 = (base: string, key: string, name: string, kind: Sent['kind']) => kind === 'counter'
@@ -62,9 +70,7 @@ for (const [route, send] of [['/api/v1 count/value', v1], ['/ez count/value', ez
       const winners = sent.filter((s) => s.kind === stat.kind)
       accepted += winners.length
       await settle(app)
-      const [points] = await app.sql<{ n: number; sum: number }[]>`
-        select count(*)::int as n, coalesce(sum(value), 0)::float8 as sum from points p join stats s on s.id = p.stat_id
-        where s.account_id = ${user.accountId} and s.name = ${name}`
+      const points = await pointsOf(user.accountId, name)
       t.deepEqual(points, { n: winners.length, sum: winners.reduce((a, s) => a + s.value, 0) }, `${name}: only the ${stat.kind}'s points are stored`)
     }
     await sleep(2 * LEASE_MS + 100) // leased allowance left unspent goes back to the day's counter
@@ -108,9 +114,7 @@ test('kind race across two real web processes, on /api/v1 and /ez at once: one k
     const winners = sent.filter((s) => s.kind === stat.kind)
     accepted += winners.length
     await settle(app)
-    const [points] = await app.sql<{ n: number; sum: number }[]>`
-      select count(*)::int as n, coalesce(sum(value), 0)::float8 as sum from points p join stats s on s.id = p.stat_id
-      where s.account_id = ${user.accountId} and s.name = ${name}`
+    const points = await pointsOf(user.accountId, name)
     t.deepEqual(points, { n: winners.length, sum: winners.reduce((x, s) => x + s.value, 0) }, name)
   }
   t.is((await stored(app, user.accountId)).points, accepted)
