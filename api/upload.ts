@@ -3,6 +3,7 @@
 // over the limit is refused (413) without being held, whatever its transport.
 import { invalid, tooLarge } from '../shared/errors.js'
 import type { Ctx } from './context.js'
+import { decodedBody } from './body-encoding.js'
 
 /** Room for a multipart body's boundaries and part headers on top of the file itself. */
 const MULTIPART_ENVELOPE = 64 * 1024
@@ -19,7 +20,8 @@ export async function readUpload(ctx: Ctx, limit: number): Promise<Buffer> {
   if (Number(ctx.get('content-length')) > cap) throw refuse()
   const chunks: Buffer[] = []
   let size = 0
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+  // Content-Encoding undone (or a 415), so the limit counts the file's own bytes.
+  for await (const chunk of decodedBody(ctx) as AsyncIterable<Buffer>) {
     size += chunk.length
     if (size > cap) throw refuse()
     chunks.push(chunk)

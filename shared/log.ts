@@ -30,11 +30,20 @@ export function isCredentialName(raw: string): boolean {
   return CREDENTIAL_NAME.test(name) && !NOT_CREDENTIAL.has(name)
 }
 
+// An API key's shape (`mk_` + 12 + `_` + 32 letters and digits), wherever it appears: inside another word
+// (`xmk_...` in a User-Agent, `amk_...` in a value), after an encoded separator (`%26ezkey%3Dmk_...`,
+// `%22mk_...%22`), and with its own characters percent-encoded (`mk%5F...`, `%6Dk_...`), as a client
+// may send it and the routes would decode it. No word boundary: a key glued to other text is still a key.
+// At least 8 characters of the secret are enough to redact a key cut short.
+const ENC = (c: string) => `(?:${c}|%${c.charCodeAt(0).toString(16).replace(/[a-f]/g, (h) => `[${h}${h.toUpperCase()}]`)})`
+const ALNUM = '(?:[A-Za-z0-9]|%(?:3[0-9]|4[1-9A-Fa-f]|5[0-9Aa]|6[1-9A-Fa-f]|7[0-9Aa]))'
+const API_KEY_SHAPE = new RegExp(`${ENC('m')}${ENC('k')}${ENC('_')}${ALNUM}{12}${ENC('_')}${ALNUM}{8,}`, 'g')
+
 // Secrets recognised by their shape wherever they appear (a key pasted into a path, a message).
 const TEXT_PATTERNS: Array<[RegExp, string]> = [
   [/(Bearer\s+)[^\s"',]+/gi, `$1${REDACTED}`],
   [/(service_session=)[^;\s"',]+/gi, `$1${REDACTED}`],
-  [/\bmk_[A-Za-z0-9]{12}_[A-Za-z0-9]{8,}/g, `mk_${REDACTED}`],
+  [API_KEY_SHAPE, `mk_${REDACTED}`],
 ]
 
 /** Removes secrets from a piece of text (a URL, a referrer, a message). */

@@ -3,6 +3,7 @@
 import { AppError, invalid, tooLarge } from '../../shared/errors.js'
 import { unavailableFor } from '../../shared/outages.js'
 import type { Ctx } from '../context.js'
+import { unsupportedContentEncoding } from '../body-encoding.js'
 
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8'
 
@@ -17,7 +18,7 @@ export function toAppError(err: unknown): AppError | null {
   }
   if (status === 413) return tooLarge()
   // The body parser's 415 is an encoding it cannot undo (Content-Encoding: compress).
-  if (status === 415) return new AppError('unsupported_media_type', 'unsupported_content_encoding', 'unsupported Content-Encoding: send the body uncompressed, or as gzip, deflate or br')
+  if (status === 415) return unsupportedContentEncoding()
   // Body parsers: co-body marks its errors `expose`; JSON.parse's SyntaxError arrives with a status only.
   if (status === 400 && (e.expose || err instanceof SyntaxError)) return invalid('malformed_body', 'request body could not be parsed')
   return null
@@ -33,11 +34,12 @@ export function sendProblem(ctx: Ctx, err: AppError): void {
 
 /**
  * The legacy envelope of interface 4.1.4: the body's `status` is the verdict.
- * Malformed input is 400, oversize 413 and rate limits 429 in every mode; the
+ * Malformed input is 400, oversize 413, an unknown Content-Encoding 415 and rate limits 429 in every mode; the
  * other rejections are 200 unless strict mode asked for their real status.
  */
 export function sendLegacyError(ctx: Ctx, err: AppError | null, strict: boolean): void {
-  const always = err && (err.kind === 'invalid' || err.kind === 'too_large' || err.kind === 'rate_limited')
+  // A body that cannot be read (malformed, too large, an encoding we cannot undo) is refused outright.
+  const always = err && (err.kind === 'invalid' || err.kind === 'too_large' || err.kind === 'unsupported_media_type' || err.kind === 'rate_limited')
   const real = err ? (err.kind === 'quota' ? 429 : err.status) : 500
   ctx.status = always || strict ? real : 200
   if (err?.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter))
@@ -48,6 +50,16 @@ export function sendLegacyError(ctx: Ctx, err: AppError | null, strict: boolean)
 
 /** A request no route answered: the problem body of its 404 or 405. */
 export function answerUnrouted(ctx: Ctx): void {
+  // A method the router implements nowhere (TRACE, PROPFIND, ...) comes back as 501 with the path's methods
+  // in Allow: to the client it is a method this resource does not allow (405), or, on a path with no route
+  // at all, a resource that does not exist (404).
+  if (ctx.status === 501 && ctx.body == null) {
+    if (ctx.response.get('Allow')) ctx.status = 405
+    else {
+      ctx.remove('Allow')
+      ctx.status = 404
+    }
+  }
   if (ctx.body != null || (ctx.status !== 404 && ctx.status !== 405)) return
   sendProblem(ctx, ctx.status === 404
     ? new AppError('not_found', 'route_not_found', `no route for ${ctx.method} ${ctx.path}`)

@@ -5,13 +5,14 @@
 import { invalid, tooLarge } from '../../shared/errors.js'
 import { assertStorableText } from '../../shared/ingest/text.js'
 import type { Ctx, Middleware } from '../context.js'
+import { decodedBody } from '../body-encoding.js'
 
 export const LEGACY_BODY_LIMIT = 256 * 1024
 
 export type LegacyFields = Record<string, unknown>
 
 /**
- * The raw request body as text, refused with 413 past LEGACY_BODY_LIMIT. Read from the stream's events:
+ * The raw request body as text (its Content-Encoding undone), refused with 413 past LEGACY_BODY_LIMIT. Read from the stream's events:
  * an async iterator over the request (what this was) costs a generator, a promise per chunk and an
  * end-of-stream watcher on every single write. Past the limit reading stops, and the
  * connection is closed once the 413 is out.
@@ -19,7 +20,12 @@ export type LegacyFields = Record<string, unknown>
 export function readRaw(ctx: Ctx): Promise<string> {
   const declared = Number(ctx.get('content-length') || 0)
   if (declared > LEGACY_BODY_LIMIT) return Promise.reject(tooLarge())
-  const req = ctx.req
+  let req: ReturnType<typeof decodedBody>
+  try {
+    req = decodedBody(ctx) // Content-Encoding undone (or a 415); the limit counts decoded bytes
+  } catch (err) {
+    return Promise.reject(err)
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0

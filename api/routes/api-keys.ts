@@ -2,6 +2,7 @@
 import { ApiKeyList, CreateApiKeyBody, CreatedApiKey, KeyIdParams } from '../../shared/accounts/schema.js'
 import { apiKeyJson, createApiKey, listApiKeys, revokeApiKey } from '../../shared/auth/api-keys.js'
 import { invalid, notFound } from '../../shared/errors.js'
+import { assertPrintable } from '../../shared/ingest/text.js'
 import { accountOf } from '../context.js'
 import type { Routes } from '../route.js'
 
@@ -15,6 +16,7 @@ export function apiKeyRoutes(routes: Routes): void {
     .add({ method: 'post', path: '/api/v1/auth/api-keys', tag: 'api keys', summary: 'Create a labelled API key; the secret is shown once', auth: ['session'],
       body: CreateApiKeyBody, responses: { 201: { description: 'The new key and its secret', schema: CreatedApiKey } }, errors: [403] },
     async (ctx, { body }) => {
+      assertPrintable(body.label, 'body.label')
       const { apiKey, secret } = await createApiKey(ctx.deps.sql, accountOf(ctx).id, body.label)
       ctx.status = 201
       ctx.body = { api_key: apiKeyJson(apiKey), key: secret }

@@ -14,7 +14,7 @@ const nowSeconds = () => Math.floor(Date.now() / 1000)
 export function importRoutes(routes: Routes): void {
   const common = { tag: 'import', auth: ['bearer', 'session'] as AuthKind[], rateLimited: true }
   routes
-    .add({ ...common, method: 'post', path: '/api/v1/import/legacy', query: ImportQuery, errors: [403, 413, 429, 503],
+    .add({ ...common, method: 'post', path: '/api/v1/import/legacy', query: ImportQuery, errors: [403, 413, 415, 429, 503],
       summary: 'Import a saved export file (the predecessor\'s or this service\'s); ?dryRun=1 previews it',
       upload: { schema: ImportUpload, mediaTypes: ['application/json', 'text/csv', 'multipart/form-data'] },
       responses: {

@@ -118,10 +118,10 @@ const Envelope = z.object({ status: z.union([z.literal(200), z.literal('error')]
 
 function registerLegacyDocs(routes: Routes): void {
   const envelope = {
-    description: 'Legacy envelope: {"status": 200, "msg": "ok"} on success (plus "replay" where it applies); {"status": "error", "msg": "..."} on rejection, HTTP 200 unless the input is malformed (400), too large (413), rate limited (429) or X-Service-Strict: 1 asked for the real status.',
+    description: 'Legacy envelope: {"status": 200, "msg": "ok"} on success (plus "replay" where it applies); {"status": "error", "msg": "..."} on rejection, HTTP 200 unless the input is malformed (400: a body not compressed the way its Content-Encoding says among them), too large (413), in a Content-Encoding other than gzip, deflate or br (415), rate limited (429) or X-Service-Strict: 1 asked for the real status.',
     content: { 'application/json': { schema: Envelope } },
   }
-  const responses = { 200: envelope, 400: envelope, 413: envelope, 429: envelope }
+  const responses = { 200: envelope, 400: envelope, 413: envelope, 415: envelope, 429: envelope }
   const form = (schema: z.ZodType) => ({ content: { 'application/x-www-form-urlencoded': { schema } } })
   const common = { tags: ['legacy'], security: [] }
   routes.registry.registerPath({ ...common, method: 'get', path: '/ez', operationId: 'getEz', summary: 'Record one point (legacy; the key sits in the query string, so treat it as exposed)',

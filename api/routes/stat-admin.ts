@@ -1,9 +1,10 @@
 // Describing, deleting and sharing a stat (interface 3.1, 4.3).
 import { notFound } from '../../shared/errors.js'
+import { assertPrintable } from '../../shared/ingest/text.js'
 import { publishStatDeleted } from '../../shared/stats/directory.js'
-import { deleteStat, setDescription, statJson } from '../../shared/stats/repo.js'
-import { PatchStatBody, ShareJson, StatOne } from '../../shared/stats/schema.js'
-import { createShare, revokeShare } from '../../shared/stats/shares.js'
+import { deleteStat, pointExtent, setDescription, statJson } from '../../shared/stats/repo.js'
+import { PatchStatBody, ShareJson, ShareState, StatExtent, StatOne } from '../../shared/stats/schema.js'
+import { createShare, revokeShare, shareSince } from '../../shared/stats/shares.js'
 import { baseUrl, type AuthKind } from '../context.js'
 import { statFromParam } from '../stat-param.js'
 import type { Routes } from '../route.js'
@@ -14,6 +15,7 @@ export function statAdminRoutes(routes: Routes): void {
     .add({ ...common, method: 'patch', path: '/api/v1/stats/:name', summary: 'Set (or clear with null) the stat\'s description', body: PatchStatBody,
       responses: { 200: { description: 'The updated stat', schema: StatOne } } },
     async (ctx, { params, body }) => {
+      assertPrintable(body.description, 'body.description')
       const stat = await statFromParam(ctx, params.name)
       const updated = await setDescription(ctx.deps.sql, stat.accountId, stat.name, body.description)
       if (!updated) throw notFound('stat', 'stat_not_found')
@@ -28,6 +30,20 @@ export function statAdminRoutes(routes: Routes): void {
       await publishStatDeleted(ctx.deps.redis, ctx.deps.config, stat.accountId, stat.name).catch((err) =>
         ctx.deps.log.warn('could not announce a stat delete; other processes forget it within seconds', { error: err }))
       ctx.status = 204
+    })
+    .add({ ...common, method: 'get', path: '/api/v1/stats/:name/extent', summary: 'How many points the stat holds, and its oldest and newest (what a delete would remove)',
+      responses: { 200: { description: 'The count and the oldest and newest point times', schema: StatExtent } } },
+    async (ctx, { params }) => {
+      const stat = await statFromParam(ctx, params.name)
+      const e = await pointExtent(ctx.deps.sql, stat.id)
+      ctx.body = { points: e.points, oldest: e.oldest?.toISOString() ?? null, newest: e.newest?.toISOString() ?? null }
+    })
+    .add({ ...common, method: 'get', path: '/api/v1/stats/:name/share', summary: 'Whether the stat is shared, and since when (the token is never shown again)',
+      responses: { 200: { description: 'The share, or null', schema: ShareState } } },
+    async (ctx, { params }) => {
+      const stat = await statFromParam(ctx, params.name)
+      const since = await shareSince(ctx.deps.sql, stat.id)
+      ctx.body = { share: since ? { stat_id: stat.id, created_at: since.toISOString() } : null }
     })
     .add({ ...common, method: 'post', path: '/api/v1/stats/:name/share', summary: 'Create (or rotate) the stat\'s public share token for the embed routes',
       responses: { 201: { description: 'The token, shown once, and the embed URL', schema: ShareJson } } },

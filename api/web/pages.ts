@@ -10,6 +10,7 @@ import { clampToRetention, RANGE_NAMES, RANGES, resolveWindow, type RangeName } 
 import { baseUrl, type AppContext, type AppState, type Ctx } from '../context.js'
 import { esc } from '../embed-page.js'
 import { assets, type Page } from './assets.js'
+import { firstPointCurl } from './first-point.js'
 
 /** No inline script or style anywhere; the embed preview is our own page; nothing may frame the app. */
 export const APP_CSP = [
@@ -33,7 +34,10 @@ const NAV: Array<[string, string, Page[]]> = [
 ]
 
 interface ShellOptions {
-  page: Page
+  /** The page's module; none for a page rendered whole here (the landing page). */
+  page?: Page
+  /** The main element's content when the page is rendered here (already escaped HTML). */
+  main?: string
   title: string
   account?: Account
   csrf?: string
@@ -49,16 +53,16 @@ async function shell(ctx: Ctx, o: ShellOptions): Promise<void> {
   // data-window-from is read back as dataset.windowFrom (HTML lowercases attribute names: data-windowFrom would not be).
   const attrs = Object.entries(data).map(([k, v]) => ` data-${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}="${esc(v)}"`).join('')
   const nav = o.account
-    ? `<nav aria-label="Main">${NAV.map(([href, label, pages]) => `<a href="${href}"${pages.includes(o.page) ? ' aria-current="page"' : ''}>${label}</a>`).join('')}<a href="/docs">API reference</a></nav>
+    ? `<nav aria-label="Main">${NAV.map(([href, label, pages]) => `<a href="${href}"${o.page && pages.includes(o.page) ? ' aria-current="page"' : ''}>${label}</a>`).join('')}<a href="/docs">API reference</a></nav>
 <span class="who">${esc(o.account.email)} · ${esc(o.account.plan)} plan</span>`
     : ''
   securityHeaders(ctx)
   ctx.set('Cache-Control', 'no-store') // the shell carries the session's CSRF token
   ctx.type = 'html'
   ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${esc(o.title)} · Metrics</title><link rel="icon" href="${a.icon}" type="image/svg+xml"><link rel="stylesheet" href="${a.css}">${(o.preload ?? []).map((u) => `<link rel="preload" as="fetch" crossorigin="anonymous" href="${esc(u)}">`).join('')}<script type="module" src="${a.script[o.page]}"></script></head>
+<title>${esc(o.title)} · Metrics</title><link rel="icon" href="${a.icon}" type="image/svg+xml"><link rel="stylesheet" href="${a.css}">${(o.preload ?? []).map((u) => `<link rel="preload" as="fetch" crossorigin="anonymous" href="${esc(u)}">`).join('')}${o.page ? `<script type="module" src="${a.script[o.page]}"></script>` : ''}</head>
 <body${attrs}><header class="top"><a class="brand" href="/">Metrics</a>${nav}</header>
-<main id="app"><p class="loading">Loading…</p><noscript><p>This page needs JavaScript.</p></noscript></main></body></html>`
+<main id="app">${o.main ?? '<p class="loading">Loading…</p><noscript><p>This page needs JavaScript.</p></noscript>'}</main></body></html>`
 }
 
 async function sessionOf(ctx: Ctx) {
@@ -95,13 +99,33 @@ function statPage(ctx: Ctx, account: Account): Pick<ShellOptions, 'data' | 'prel
   }
 }
 
+/** The signed-out landing page: what the service does, one example write, and the ways in. No script. */
+function landing(base: string): string {
+  const free = planOf('free')
+  return `<div class="landing">
+<h1>Metrics: counters and gauges over HTTP</h1>
+<p>Send a number with one HTTP request; the service keeps it, charts it, alerts on it and answers questions
+about it. Counters add up (sign-ups, requests), gauges keep a level (queue depth, latency). Old clients of the
+predecessor's <code>/ez</code>, <code>/c</code> and <code>/v</code> endpoints keep working unchanged.</p>
+<h2>One write</h2>
+<p>With an API key from your account, this adds 1 to a counter named <code>signups</code>, created by its first write:</p>
+<pre data-testid="example-write">${esc(firstPointCurl(base, 'mk_...'))}</pre>
+<p>Then open <strong>Stats</strong> to see it arrive and chart it; set an alert on it, share a chart, export it, or ask
+&ldquo;how many signups yesterday?&rdquo;.</p>
+<div class="actions"><a class="button" href="/signup">Sign up (free)</a><a class="button secondary" href="/signin">Sign in</a><a href="/docs">API reference</a></div>
+<p class="muted small">Free plan: ${free.trackedStats} stats, ${free.pointsPerDay.toLocaleString('en-US')} points a day, no card.</p>
+</div>`
+}
+
 const param = (ctx: Ctx, name: string) => (ctx as unknown as { params: Record<string, string> }).params[name]
 
 export function webRoutes(router: Router<AppState, AppContext>): void {
   // The payment provider sends people back to /?billing=updated|cancelled: that belongs on the billing page.
+  // Signed in: the stats. Signed out: a page of its own that says what the service is (issue 24 item 11).
   router.get('/', async (ctx) => {
     const back = ctx.query.billing === 'updated' || ctx.query.billing === 'cancelled' ? `/billing?billing=${ctx.query.billing}` : '/stats'
-    ctx.redirect((await sessionOf(ctx)) ? back : '/signin')
+    if (await sessionOf(ctx)) return ctx.redirect(back)
+    await shell(ctx, { title: 'Counters and gauges over HTTP', main: landing(baseUrl(ctx)) })
   })
   for (const path of ['/signin', '/signup']) {
     router.get(path, async (ctx) => {

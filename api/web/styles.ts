@@ -23,7 +23,7 @@ button.secondary,.button.secondary{background:#fff;color:var(--accent)}button.da
 button.link{background:none;border:none;color:var(--accent);padding:0;font-weight:400;text-decoration:underline}
 button:disabled{opacity:.55;cursor:default}.actions{display:flex;flex-wrap:wrap;gap:.5rem;margin:.8rem 0;align-items:center}
 .card{border:1px solid var(--line);border-radius:var(--radius);padding:.9rem 1rem;margin:.8rem 0;background:#fff}
-.card>:first-child{margin-top:0}.narrow{max-width:26rem;margin:2rem auto}
+.card>:first-child{margin-top:0}.narrow{max-width:26rem;margin:2rem auto}.landing{max-width:46rem;margin:1.5rem auto}
 .notice{border-radius:var(--radius);padding:.6rem .8rem;margin:.6rem 0}.notice.error{background:var(--bad-bg);color:var(--bad);border:1px solid #f3b8b8}
 .notice.ok{background:var(--ok-bg);color:var(--ok);border:1px solid #b6e2c4}.notice.info{background:var(--soft);border:1px solid var(--line)}
 .empty{border:1px dashed var(--line);border-radius:var(--radius);padding:1.5rem;text-align:center;color:var(--muted)}

@@ -70,14 +70,19 @@ export class EgressFailed extends Error {
  * how a dual-stack socket names an IPv4 peer) is judged by the IPv4 address
  * inside. Every other form that embeds an IPv4 address (IPv4-translated
  * ::ffff:0:a.b.c.d, NAT64, 6to4, Teredo, whose client address is inverted)
- * is its own range, not 'unicast', so it is refused whatever it embeds. Null
+ * is its own range, not 'unicast', so it is refused whatever it embeds; so is IPv4-compatible ::/96. Null
  * for anything that is not a plain IP literal (a zone id included).
  */
 export function addressRange(ip: string): string | null {
   if (!net.isIP(ip) || ip.includes('%')) return null
   let addr = ipaddr.parse(ip)
   if (addr instanceof ipaddr.IPv6 && addr.isIPv4MappedAddress()) addr = addr.toIPv4Address()
-  return addr.range()
+  const range = addr.range()
+  // IPv4-compatible (::/96, deprecated by RFC 4291 and absent from the library's ranges, so 'unicast' there):
+  // `[::127.0.0.1]` is written `[::7f00:1]` by the URL parser, and some stacks still route it to the IPv4
+  // address inside. Never a public target. (:: and ::1 keep their own ranges.)
+  if (range === 'unicast' && addr instanceof ipaddr.IPv6 && addr.parts.slice(0, 6).every((p) => p === 0)) return 'ipv4Compatible'
+  return range
 }
 
 /** True unless `ip` is a global unicast address; anything that is not an IP literal fails closed. */

@@ -7,7 +7,8 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import nodemailer from 'nodemailer'
 import type { Config } from '../config.js'
-import type { Db } from '../db.js'
+import type { Db, Sql } from '../db.js'
+import { AppError } from '../errors.js'
 import { randomToken, sha256 } from '../auth/secrets.js'
 
 export interface Mail {
@@ -57,15 +58,66 @@ export async function isConfirmed(sql: Db, accountId: string, email: string): Pr
   return row?.ok ?? false
 }
 
-/** Starts (or restarts) the opt-in for an address; returns the token for the link, or null when already confirmed. */
-export async function startConfirmation(sql: Db, accountId: string, email: string): Promise<string | null> {
-  const token = randomToken(24)
-  const rows = await sql`
-    insert into email_confirmations (account_id, email, token_hash) values (${accountId}, ${email.toLowerCase()}, ${sha256(token)})
-    on conflict (account_id, email) do update set token_hash = excluded.token_hash, created_at = now()
-      where email_confirmations.confirmed_at is null
-    returning 1`
-  return rows.length ? token : null
+/**
+ * How often confirmation mails go out (issue 24 item 4: creating and deleting an e-mail alert in a loop
+ * mailed a third party's address each time). An address with a confirmation pending is not mailed again
+ * for CONFIRMATION_PENDING_HOURS: the link it was sent arms every alert of that account to it. Beyond that,
+ * within any day an address gets confirmation mails from at most CONFIRMATIONS_PER_ADDRESS accounts, and
+ * an account sends at most CONFIRMATIONS_PER_ACCOUNT of them.
+ */
+export const CONFIRMATION_PENDING_HOURS = 24
+export const CONFIRMATIONS_PER_ADDRESS = 3
+export const CONFIRMATIONS_PER_ACCOUNT = 10
+
+export type Confirmation =
+  | { status: 'confirmed' }
+  /** A confirmation mail went to the address within the pending window: no new one. */
+  | { status: 'pending'; sentAt: Date }
+  /** A new confirmation: mail `token`'s link (cancelConfirmation if the mail cannot go). */
+  | { status: 'new'; token: string }
+
+/**
+ * Starts the opt-in for an address, unless it is confirmed or already pending; throws a 429 when the
+ * address or the account has had its day's confirmation mails. Decided under locks on the account and
+ * the address, so concurrent requests (several processes) cannot both pass a limit or both mail.
+ */
+export async function startConfirmation(sql: Sql, accountId: string, email: string): Promise<Confirmation> {
+  const address = email.toLowerCase()
+  return sql.begin(async (tx) => {
+    // Always the account, then the address: two requests never wait on each other in opposite orders.
+    await tx`select pg_advisory_xact_lock(hashtextextended(${accountId}, 24))`
+    await tx`select pg_advisory_xact_lock(hashtextextended(${address}, 24))`
+    const [row] = await tx<{ confirmed: boolean; pending: boolean; created_at: Date }[]>`
+      select confirmed_at is not null as confirmed, created_at > now() - make_interval(hours => ${CONFIRMATION_PENDING_HOURS}) as pending, created_at
+      from email_confirmations where account_id = ${accountId} and email = ${address}`
+    if (row?.confirmed) return { status: 'confirmed' as const }
+    if (row?.pending) return { status: 'pending' as const, sentAt: row.created_at }
+    const [counts] = await tx<{ address: number; account: number }[]>`
+      select (select count(*) from email_confirmations where email = ${address} and created_at > now() - interval '1 day')::int as address,
+             (select count(*) from email_confirmations where account_id = ${accountId} and created_at > now() - interval '1 day')::int as account`
+    if (counts.address >= CONFIRMATIONS_PER_ADDRESS) {
+      throw throttled('confirmation_mail_throttled', `too many confirmation mails to ${address} today (at most ${CONFIRMATIONS_PER_ADDRESS} accounts a day may ask it); nothing was stored, try again tomorrow`)
+    }
+    if (counts.account >= CONFIRMATIONS_PER_ACCOUNT) {
+      throw throttled('confirmation_mail_throttled', `this account has sent its ${CONFIRMATIONS_PER_ACCOUNT} confirmation mails for today; nothing was stored, try again tomorrow or use an address already confirmed`)
+    }
+    const token = randomToken(24)
+    await tx`
+      insert into email_confirmations (account_id, email, token_hash) values (${accountId}, ${address}, ${sha256(token)})
+      on conflict (account_id, email) do update set token_hash = excluded.token_hash, created_at = now()`
+    return { status: 'new' as const, token }
+  }) as Promise<Confirmation>
+}
+
+function throttled(code: string, message: string): AppError {
+  const err = new AppError('rate_limited', code, message)
+  err.retryAfter = 3600
+  return err
+}
+
+/** Forgets a confirmation whose mail could not be sent, so that the next try mails it again. */
+export async function cancelConfirmation(sql: Db, accountId: string, token: string): Promise<void> {
+  await sql`delete from email_confirmations where account_id = ${accountId} and token_hash = ${sha256(token)} and confirmed_at is null`
 }
 
 /** Confirms the address behind a token and arms its pending alerts; false for an unknown token. */

@@ -6,7 +6,7 @@ import type { Account } from '../accounts/repo.js'
 import { planOf } from '../plans.js'
 import type { Queues } from '../queues.js'
 import { checkTarget, EgressRefused } from './egress.js'
-import { canSendMail, isConfirmed, sendMail, startConfirmation } from './mail.js'
+import { cancelConfirmation, canSendMail, isConfirmed, sendMail, startConfirmation, type Confirmation } from './mail.js'
 import { deleteAlert, insertAlert, type AlertRow } from './repo.js'
 import type { CreateAlertBody } from './schema.js'
 
@@ -35,9 +35,16 @@ export async function createAlert(deps: AlertDeps, account: Account, body: Creat
   const alert = await insertAlert(sql, account.id, body, confirmed ? 'ok' : 'pending_confirmation', plan.alerts)
   if (!alert) throw new AppError('quota', 'alert_limit', `plan limit reached: the ${plan.name} plan allows at most ${plan.alerts} alerts`)
   if (email && !confirmed) {
-    const token = await startConfirmation(sql, account.id, email)
-    if (token) {
-      const link = `${baseUrl}/api/v1/email/confirm?token=${token}`
+    let confirmation: Confirmation
+    try {
+      confirmation = await startConfirmation(sql, account.id, email)
+    } catch (err) {
+      await deleteAlert(sql, account.id, alert.id) // throttled (or the database failed): nothing stays
+      throw err
+    }
+    // Pending: the mail sent earlier arms this alert too; the address is not mailed again.
+    if (confirmation.status === 'new') {
+      const link = `${baseUrl}/api/v1/email/confirm?token=${confirmation.token}`
       try {
         await sendMail(config, {
           to: email,
@@ -47,6 +54,7 @@ export async function createAlert(deps: AlertDeps, account: Account, body: Creat
         })
       } catch (err) {
         await deleteAlert(sql, account.id, alert.id)
+        await cancelConfirmation(sql, account.id, confirmation.token).catch(() => {})
         throw unavailable(`could not send the confirmation e-mail: ${(err as Error).message}`)
       }
     }

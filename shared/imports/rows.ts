@@ -5,6 +5,7 @@
 import { invalid } from '../errors.js'
 import { parseStatName } from '../ingest/names.js'
 import { parseNumber } from '../ingest/numbers.js'
+import { printable } from '../ingest/text.js'
 import { MIN_TIMESTAMP, parseTimestamp } from '../ingest/timestamps.js'
 import type { Kind } from '../stats/repo.js'
 
@@ -70,8 +71,9 @@ export class Rows {
 
   constructor(private readonly nowSeconds: number) {}
 
+  /** A bad row. Messages and names quote the file, which may hold anything: they are kept printable (and storable). */
   error(where: Where, message: string, stat?: string): void {
-    this.errors.push({ where, line: 0, message, ...(stat !== undefined ? { stat } : {}) })
+    this.errors.push({ where, line: 0, message: printable(message), ...(stat !== undefined ? { stat: printable(stat) } : {}) })
   }
 
   /** Counts points as they are found: past the limit the whole file is refused, before anything else. */

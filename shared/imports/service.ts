@@ -6,7 +6,7 @@
 // gives back what was taken, so a refused import leaves nothing behind.
 import type { Config } from '../config.js'
 import type { Sql } from '../db.js'
-import { AppError, conflict, unavailable } from '../errors.js'
+import { AppError, conflict } from '../errors.js'
 import { claimFreeSlot, type Account } from '../accounts/repo.js'
 import type { Limits } from '../ingest/limits.js'
 import { planOf } from '../plans.js'
@@ -88,8 +88,9 @@ export async function startImport(deps: ImportDeps, account: Account, file: Buff
     await limits.refundPoints(account.id, granted).catch(() => {})
     if (importId) await deleteImport(sql, importId).catch(() => {})
     await dropUnusedStats(sql, created).catch(() => {})
-    if (err instanceof AppError) throw err
-    throw unavailable(`could not start the import: ${(err as Error).message}`)
+    // Anything else goes to the error middleware as it is: a 503 when a dependency is down, else a masked 500
+    // with the request id, logged. Never the database's own text in the answer.
+    throw err
   }
 }
 

@@ -95,7 +95,7 @@ export class Ingest {
     if (!points.length) return { accepted: 0, duplicates: 0 }
     this.refuseUnsafeRedis()
     const known = await this.checkKinds(account, points, label)
-    const { accepted, duplicates, stoppedBy } = await this.accept(account, points, mode, nowSeconds, undefined, known)
+    const { accepted, duplicates, stoppedBy } = await this.accept(account, points, mode, nowSeconds, undefined, known, label)
     return { accepted, duplicates, stoppedBy }
   }
 
@@ -110,18 +110,7 @@ export class Ingest {
    */
   private async checkKinds(account: Account, points: ValidPoint[], label?: string): Promise<Map<string, Stat>> {
     const existing = await this.deps.directory.existing(account.id, [...new Set(points.map((p) => p.name))])
-    const kinds = new Map<string, Kind>([...existing.values()].map((s) => [s.name, s.kind]))
-    const field = (k: Kind) => (k === 'counter' ? 'count' : 'value')
-    const errors: Array<{ index: number; detail: string; code: string }> = []
-    points.forEach((p, index) => {
-      const kind = kinds.get(p.name)
-      if (kind && kind !== p.kind) errors.push({ index, code: 'kind_conflict', detail: `type conflict: stat "${p.name}" is a ${kind}; send ${field(kind)}, not ${field(p.kind)}` })
-      else kinds.set(p.name, p.kind)
-    })
-    if (errors.length) {
-      const first = errors[0]
-      throw invalid('kind_conflict', label ? `${label}[${first.index}]: ${first.detail}` : first.detail, label ? { errors } : {})
-    }
+    refuseKindConflicts(points, existing, label)
     return existing
   }
 
@@ -131,7 +120,7 @@ export class Ingest {
    * recorded. `early` is an ikey the caller already found fresh for the first point; `known`, the
    * points' stats that checkKinds found (the same look-up, not asked twice).
    */
-  private async accept(account: Account, points: ValidPoint[], mode: 'all' | 'prefix', nowSeconds: number, early: IkeyClaim | undefined, known: Map<string, Stat>): Promise<BatchOutcome & { replay?: Replay }> {
+  private async accept(account: Account, points: ValidPoint[], mode: 'all' | 'prefix', nowSeconds: number, early: IkeyClaim | undefined, known: Map<string, Stat>, label?: string): Promise<BatchOutcome & { replay?: Replay }> {
     const { limits, idempotency, sql, config } = this.deps
     const plan = planOf(account.plan)
     const whole = mode === 'all'
@@ -161,6 +150,9 @@ export class Ingest {
       // 2. Stats, created in order of first appearance within the plan's stat limit.
       const made = await this.ensureStats(account, take === points.length ? points : points.slice(0, take), whole, created, known)
       const stats = made.stats
+      // A stat another request (in this process or another) created since checkKinds looked may hold the
+      // other kind: the losing kind is refused here, before anything of it is queued (interface 2.2 rule 7).
+      if (created.length < stats.size) refuseKindConflicts(points.slice(0, made.stopAt ?? take), stats, label)
       if (made.stopAt !== undefined) {
         await limits.refundPoints(account.id, take - made.stopAt)
         take = made.stopAt
@@ -231,4 +223,22 @@ export class Ingest {
     }
     return { stats, stopAt: undefined, stoppedBy: undefined }
   }
+}
+
+/**
+ * Refuses points whose kind differs from their stat's (in `stats`, by name) or from an earlier point of the
+ * same batch; each is listed by index under `label` when there is one.
+ */
+function refuseKindConflicts(points: ValidPoint[], stats: Map<string, Stat>, label?: string): void {
+  const kinds = new Map<string, Kind>([...stats.values()].map((s) => [s.name, s.kind]))
+  const field = (k: Kind) => (k === 'counter' ? 'count' : 'value')
+  const errors: Array<{ index: number; detail: string; code: string }> = []
+  points.forEach((p, index) => {
+    const kind = kinds.get(p.name)
+    if (kind && kind !== p.kind) errors.push({ index, code: 'kind_conflict', detail: `type conflict: stat "${p.name}" is a ${kind}; send ${field(kind)}, not ${field(p.kind)}` })
+    else kinds.set(p.name, p.kind)
+  })
+  if (!errors.length) return
+  const first = errors[0]
+  throw invalid('kind_conflict', label ? `${label}[${first.index}]: ${first.detail}` : first.detail, label ? { errors } : {})
 }

@@ -5,7 +5,7 @@ import type { Kind } from '../stats/repo.js'
 import { parseStatName } from './names.js'
 import { isAbsent, parseNumber } from './numbers.js'
 import type { Parsed } from './parsed.js'
-import { unstorableText } from './text.js'
+import { unprintableText } from './text.js'
 import { isBlank, parseTimestamp } from './timestamps.js'
 
 export interface ValidPoint {
@@ -54,7 +54,7 @@ export function validatePoint(raw: RawPoint, rules: PointRules, nowSeconds: numb
   if (typeof raw.ikey === 'string' && raw.ikey !== '') {
     if (raw.ikey.length > MAX_IKEY_LENGTH) throw invalid('invalid_ikey', `${prefix}invalid ikey: longer than ${MAX_IKEY_LENGTH} characters`)
     // Checked here too (not only where requests enter): every write path, present and future, calls this.
-    const why = unstorableText(raw.ikey)
+    const why = unprintableText(raw.ikey)
     if (why) throw invalid('invalid_ikey', `${prefix}invalid ikey: ${why}`)
     ikey = raw.ikey
   } else if (raw.ikey !== undefined && raw.ikey !== null && raw.ikey !== '') {

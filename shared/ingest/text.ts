@@ -9,6 +9,18 @@ import { invalid } from '../errors.js'
 // An unpaired surrogate: a high one not followed by a low one, or a low one not preceded by a high one.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
+// What printable() spells out: C0 and C1 controls (NUL among them), DEL and unpaired surrogates.
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+
+/**
+ * `text` with every control character and unpaired surrogate written as its `\uXXXX` escape: input quoted
+ * back to the client in a message that is also stored (an import's line errors), which PostgreSQL could
+ * not hold as sent and a terminal would act on.
+ */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
 /** Why `text` cannot be stored as sent, or undefined when it can. */
 export function unstorableText(text: string): string | undefined {
   if (text.includes('\u0000')) return 'contains a NUL character (\\u0000), which cannot be stored; send text without it'
@@ -35,4 +47,28 @@ export function assertStorableText(value: unknown, path: string, depth = 0): voi
     if (why) throw invalid('invalid_text', `${path}: a field name ${why}`)
     assertStorableText(v, path ? `${path}.${k}` : k, depth + 1)
   }
+}
+
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+
+/**
+ * Why `text` cannot be one line of printable text (a stat's description, an API key's label, an ikey), or
+ * undefined when it can. On top of unstorableText: control characters (BEL, ESC of an ANSI sequence, a
+ * newline, DEL, C1), which a log line, a terminal or a table row would act on; and U+FFFD, which is what
+ * the body parsers make of bytes that are not UTF-8. Decision: a U+FFFD sent on purpose is refused too;
+ * it is never meaningful in these fields, and storing it would keep text that differs from what was sent.
+ */
+export function unprintableText(text: string): string | undefined {
+  const why = unstorableText(text)
+  if (why) return why
+  const c = CONTROL.exec(text)
+  if (c) return `contains a control character (U+${c[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}), which this field cannot hold; send printable text on one line`
+  if (text.includes('\uFFFD')) return 'contains U+FFFD, the replacement character: the bytes sent were not valid UTF-8; send the text encoded as UTF-8'
+  return undefined
+}
+
+/** Throws a 400 `invalid_text` naming `field` when `text` is not one line of printable text. */
+export function assertPrintable(text: string | null | undefined, field: string): void {
+  const why = text ? unprintableText(text) : undefined
+  if (why) throw invalid('invalid_text', `${field}: ${why}`)
 }

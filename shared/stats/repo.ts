@@ -127,3 +127,10 @@ export async function findStatByRawName(sql: Db, accountId: string, raw: string)
   const name = parseStatName(raw)
   return name.ok ? findStat(sql, accountId, name.value) : null
 }
+
+/** How many points the stat holds and its oldest and newest (what a delete removes: backfilled history included). */
+export async function pointExtent(sql: Db, statId: string): Promise<{ points: number; oldest: Date | null; newest: Date | null }> {
+  const [row] = await sql<{ points: number; oldest: Date | null; newest: Date | null }[]>`
+    select count(*)::float8 as points, min(ts) as oldest, max(ts) as newest from points where stat_id = ${statId}`
+  return row
+}

@@ -42,6 +42,14 @@ export const ShareJson = z
   .object({ share: z.object({ token: z.string(), stat_id: z.uuid(), embed_url: z.string(), created_at: z.iso.datetime() }) })
   .meta({ id: 'Share' })
 
+export const ShareState = z
+  .object({ share: z.object({ stat_id: z.uuid(), created_at: z.iso.datetime() }).nullable() })
+  .meta({ id: 'ShareState', description: 'Whether the stat is shared, and since when; null when it is not. The token is shown only when created.' })
+
+export const StatExtent = z
+  .object({ points: z.number().int(), oldest: z.iso.datetime().nullable(), newest: z.iso.datetime().nullable() })
+  .meta({ id: 'StatExtent', description: 'How many points the stat holds, and the times of its oldest and newest (backfilled history included)' })
+
 export const EmbedQuery = z.object({
   token: z.string().optional().describe('The stat\'s share token'),
   range: z.string().optional().describe('One of 1h, 6h, 24h, 7d, 30d (default 24h)'),

@@ -26,3 +26,9 @@ export async function shareAllows(sql: Db, statId: string, token: string): Promi
   const [row] = await sql<{ token_hash: Buffer }[]>`select token_hash from stat_shares where stat_id = ${statId}`
   return Boolean(row) && constantTimeEqual(row.token_hash, sha256(token))
 }
+
+/** When the stat's live share token was made, or null when the stat is not shared (the token itself is never read back). */
+export async function shareSince(sql: Db, statId: string): Promise<Date | null> {
+  const [row] = await sql<{ created_at: Date }[]>`select created_at from stat_shares where stat_id = ${statId}`
+  return row?.created_at ?? null
+}

@@ -51,3 +51,28 @@ test('item 2: redactText keeps ordinary parameters, the ikey among them', (t) =>
   t.is(redactText('GET /x?a=1;access%5Ftoken=s3cret'), 'GET /x?a=1;access%5Ftoken=[REDACTED]')
   t.is(redactText('failed for /ez?e%7Akey=zz'), 'failed for /ez?e%7Akey=[REDACTED]')
 })
+
+test('issue 24 item 6: the key shape is redacted anywhere in a logged line: inside other words, after encoded separators, percent-encoded itself', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const secret = key.slice(16)
+  const encoded = key.replace(/_/g, '%5F')
+  const before = app.logs.length
+  await request(app.url, `/ez?x=1%26ezkey%3D${key}&stat=s&count=1`)
+  await request(app.url, `/ez?x=%22${key}%22&stat=s`)
+  await request(app.url, `/ez?x=a${key}&stat=s`)
+  await request(app.url, `/api/v1/health?q=${encoded}`)
+  await request(app.url, `/api/v1/health?q=%6D%6B_${key.slice(3)}`)
+  // Not the bare /api/v1/health: the test above finds its own line by that URL, and tests run at once.
+  await request(app.url, '/api/v1/health?probe=ua', { headers: { 'user-agent': `client/1 x${key}` } })
+  await request(app.url, '/api/v1/health?probe=referer', { headers: { referer: `https://example.org/x${key}y` } })
+  const lines = app.logs.slice(before)
+  t.true(lines.length >= 7, 'the requests were logged')
+  for (const line of lines) {
+    t.false(line.includes(secret), `no secret part in ${line}`)
+    t.false(line.includes(secret.slice(0, 16)), `not even half of it in ${line}`)
+  }
+  const parsed = lines.map((l) => JSON.parse(l))
+  t.true(parsed.some((l) => l.user_agent === 'client/1 xmk_[REDACTED]'), 'the rest of the User-Agent is kept')
+  t.true(parsed.some((l) => typeof l.url === 'string' && l.url.includes('x=%22mk_[REDACTED]%22&stat=s')), 'the rest of the URL is kept')
+})

@@ -126,3 +126,25 @@ test('session-authenticated PATCH and DELETE need the CSRF header', async (t) =>
   const ok = await request(app.url, '/api/v1/stats/csrf', { method: 'DELETE', session: user.session })
   t.is(ok.status, 204)
 })
+
+test('issue 24 item 11: GET share says whether the stat is shared (never the token); GET extent counts its points from the oldest; 404 for a stat that does not exist', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const now = Math.floor(Date.now() / 1000)
+  const points = [{ stat: 'backfilled', value: 1, t: now - 5 * 86_400 }, { stat: 'backfilled', value: 2, t: now - 60 }, { stat: 'backfilled', value: 3, t: now }]
+  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(app)
+  t.deepEqual((await request(app.url, '/api/v1/stats/backfilled/share', { bearer: key })).body, { share: null })
+  const made = await request(app.url, '/api/v1/stats/backfilled/share', { method: 'POST', bearer: key })
+  const state = await request(app.url, '/api/v1/stats/backfilled/share', { bearer: key })
+  t.deepEqual(state.body, { share: { stat_id: made.body.share.stat_id, created_at: made.body.share.created_at } })
+  t.false(state.text.includes(made.body.share.token), 'the token is not read back')
+  const extent = await request(app.url, '/api/v1/stats/backfilled/extent', { bearer: key })
+  t.is(extent.status, 200)
+  t.deepEqual(extent.body, { points: 3, oldest: new Date((now - 5 * 86_400) * 1000).toISOString(), newest: new Date(now * 1000).toISOString() })
+  for (const path of ['/api/v1/stats/nothing/extent', '/api/v1/stats/nothing/share']) {
+    const res = await request(app.url, path, { bearer: key })
+    t.is(res.status, 404, path)
+    t.is(res.body.code, 'stat_not_found')
+  }
+})

@@ -115,3 +115,55 @@ test('ordinary Unicode text (accents, emoji as surrogate pairs, CJK) is stored a
   t.is(patch.body.stat.description, 'Zugriffe über Web 😀')
   t.like(await settledState(app, user.accountId), { stats: 1, points: 1 })
 })
+
+// Issue 24 item 8: control characters (BEL, ANSI escapes, newlines) and bytes that are not UTF-8 (which the
+// parsers turn into U+FFFD) in a description, a key label or an ikey.
+const rawJson = (path: string, bytes: Buffer, headers: Record<string, string>) =>
+  fetch(app.url + path, { method: path.includes('/stats/') ? 'PATCH' : 'POST', body: new Uint8Array(bytes), headers: { 'content-type': 'application/json', ...headers } })
+    .then(async (r) => ({ status: r.status, body: await r.json() as any }))
+const notUtf8 = (json: string) => Buffer.concat([Buffer.from(json.split('@@')[0]), Buffer.from([0xff, 0xfe]), Buffer.from(json.split('@@')[1])])
+
+test('item 8: a control character or invalid UTF-8 in a description or a key label is a 400 naming the field; nothing changed', async (t) => {
+  const { user, key } = await keyed()
+  t.is((await request(app.url, '/api/v1/stats/s/count', { json: { count: 1 }, bearer: key })).status, 200)
+  await settledState(app, user.accountId)
+  for (const [text, code] of [['ring\u0007', '0007'], ['\u001b[31mred\u001b[0m', '001B'], ['two\nlines', '000A'], ['c1\u009b', '009B']]) {
+    const patch = await request(app.url, '/api/v1/stats/s', { method: 'PATCH', json: { description: text }, bearer: key })
+    t.is(patch.status, 400, JSON.stringify(text))
+    t.is(patch.body.code, 'invalid_text')
+    t.is(patch.body.detail, `body.description: contains a control character (U+${code}), which this field cannot hold; send printable text on one line`)
+    const label = await request(app.url, '/api/v1/auth/api-keys', { json: { label: `ci ${text} x` }, session: user.session })
+    t.is(label.status, 400, JSON.stringify(text))
+    t.regex(label.body.detail, new RegExp(`^body\\.label: contains a control character \\(U\\+${code}\\)`))
+  }
+  const patch = await rawJson('/api/v1/stats/s', notUtf8('{"description":"caf@@e"}'), { authorization: `Bearer ${key}` })
+  t.is(patch.status, 400)
+  t.is(patch.body.detail, 'body.description: contains U+FFFD, the replacement character: the bytes sent were not valid UTF-8; send the text encoded as UTF-8')
+  const label = await rawJson('/api/v1/auth/api-keys', notUtf8('{"label":"ci@@"}'), { cookie: user.session.cookie, 'x-service-csrf': user.session.csrf })
+  t.is(label.status, 400)
+  t.regex(label.body.detail, /^body\.label: contains U\+FFFD/)
+  const [stat] = await app.sql`select description from stats where account_id = ${user.accountId}`
+  t.is(stat.description, null)
+  const [{ keys }] = await app.sql`select count(*)::int as keys from api_keys where account_id = ${user.accountId}`
+  t.is(keys, 1, 'only the key made by the test setup')
+  // Printable text still goes through, accents and all.
+  const ok = await request(app.url, '/api/v1/stats/s', { method: 'PATCH', json: { description: 'Zugriffe über Web — 東京' }, bearer: key })
+  t.is(ok.status, 200)
+})
+
+test('item 8: a control character or invalid UTF-8 in an ikey is a 400 naming it on v1 and legacy writes; nothing stored', async (t) => {
+  const { user, key } = await keyed()
+  const v1 = await request(app.url, '/api/v1/stats/s/count', { json: { count: 1, t: now() - 100, ikey: 'retry\u001b[2J' }, bearer: key })
+  t.is(v1.status, 400)
+  t.is(v1.body.code, 'invalid_ikey')
+  t.regex(v1.body.detail, /invalid ikey: contains a control character \(U\+001B\)/)
+  const raw = await rawJson('/api/v1/points', notUtf8(`{"points":[{"stat":"s","count":1,"t":${now() - 100},"ikey":"k@@"}]}`), { authorization: `Bearer ${key}` })
+  t.is(raw.status, 400)
+  t.regex(raw.body.detail, /ikey: contains U\+FFFD/)
+  for (const ikey of ['%07', 'a%1Bb', '%FF', 'x%C3']) {
+    const ez = await request(app.url, `/ez?ezkey=${key}&stat=s&count=1&t=${now() - 100}&ikey=${ikey}`)
+    t.is(ez.status, 400, ikey)
+    t.regex(ez.body.msg, /invalid ikey: contains (a control character|U\+FFFD)/, ikey)
+  }
+  t.like(await settledState(app, user.accountId), { stats: 0, points: 0, quotaUsed: 0 })
+})

@@ -94,6 +94,8 @@ test('isPrivateAddress: internal IPv6 ranges and IPv4 embedded in IPv6 are priva
     // other form that embeds an IPv4 address, whatever it embeds: only global unicast is allowed.
     '::ffff:0:7f00:1', '::ffff:0:127.0.0.1', '::ffff:0:808:808', '2001:0:4136:e378:8000:63bf:80ff:fffe', '2001::1',
     '2002:808:808::1', '64:ff9b:1::1', '2001:2::1', '100::1', 'fec0::1', '5f00::1',
+    // Issue 24 item 5: IPv4-compatible (::/96), as the URL parser writes [::127.0.0.1], whatever it embeds.
+    '::7f00:1', '::a00:1', '::a9fe:a9fe', '::808:808', '::1:0', '0:0:0:0:0:0:8.8.8.8',
   ]) t.true(isPrivateAddress(ip), ip)
 })
 

@@ -24,8 +24,10 @@ test.after.always(async () => {
 test.serial('sign-up to first point: the shown curl writes a point that appears on the stats page and its chart without a reload', async (t) => {
   const { page, problems } = await openTab(browser)
   await page.goto(`${app.url}/`)
-  t.regex(page.url(), /\/signin$/, 'a visitor without a session lands on sign-in')
-  await page.getByRole('link', { name: 'Create an account' }).click()
+  t.is(new URL(page.url()).pathname, '/', 'a visitor without a session gets the landing page')
+  t.truthy(await page.getByRole('heading', { level: 1 }).isVisible())
+  await page.getByRole('link', { name: 'Sign up (free)' }).click()
+  await page.waitForURL(/\/signup$/)
   await signUpInBrowser(page, app.url, `first.${Date.now()}@example.com`)
   t.truthy(await page.getByText('Your account is ready').isVisible())
 
@@ -34,7 +36,7 @@ test.serial('sign-up to first point: the shown curl writes a point that appears 
   const secret = (await page.getByTestId('secret').textContent())!.trim()
   t.regex(secret, /^[A-Za-z0-9_]{30,}$/)
   const curl = (await page.getByTestId('curl').textContent())!
-  t.true(curl.includes(secret) && curl.includes(`${app.url}/api/v1/stats/first.stat/count`))
+  t.true(curl.includes(secret) && curl.includes(`${app.url}/api/v1/stats/signups/count`))
   await screenshot(page, 'keys-created')
 
   // Stats page first (empty), then the point arrives while it is open.
@@ -42,14 +44,14 @@ test.serial('sign-up to first point: the shown curl writes a point that appears 
   await page.getByText('No stats yet.').waitFor()
   const { stdout } = await run('sh', ['-c', curl.replace(/\\\n/g, ' ')])
   t.deepEqual(JSON.parse(stdout), { status: 'ok' })
-  const row = page.getByRole('link', { name: 'first.stat' })
+  const row = page.getByRole('link', { name: 'signups' })
   await row.waitFor({ timeout: 10_000 })
   t.is(await page.locator('td[data-label="Last value"]').first().textContent(), '1')
   t.truthy(await page.getByText('1 of 10', { exact: false }).first().isVisible(), 'plan usage shows 1 of 10 tracked stats')
   await screenshot(page, 'stats-list')
 
   await row.click()
-  await page.waitForURL(/\/stats\/first\.stat/)
+  await page.waitForURL(/\/stats\/signups/)
   await page.locator('.chart[data-drawn="1"]').waitFor()
   t.is(await page.locator('.summary dd').first().textContent(), '1')
   t.truthy(await page.locator('.u-legend').getByText('Previous period').isVisible())

@@ -1,16 +1,12 @@
 // API keys (decisions.md section 3): list, create (the secret shown once, with
 // a copy button and the exact curl for a first point), revoke.
+import { firstPointCurl } from '../first-point.js'
 import { api, fieldErrors, pageData } from './lib/api.js'
 import { age, when } from './lib/format.js'
 import { CopyButton, Empty, ErrorNotice, Field, html, Loading, mount, useEffect, useState } from './lib/ui.js'
 
 interface Key { id: string; label: string; prefix: string; created_at: string; last_used_at: string | null }
 
-const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
-
-export function firstPointCurl(base: string, key: string): string {
-  return `curl -X POST ${shellQuote(`${base}/api/v1/stats/first.stat/count`)} \\\n  -H ${shellQuote(`Authorization: Bearer ${key}`)} \\\n  -H 'Content-Type: application/json' \\\n  -d '{"count": 1}'`
-}
 
 function NewKey({ created, onDone }: { created: { key: string; api_key: Key }; onDone: () => void }) {
   const curl = firstPointCurl(pageData.base ?? location.origin, created.key)

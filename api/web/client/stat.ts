@@ -7,7 +7,7 @@ import { api, ApiError, fieldErrors, pageData, statPath } from './lib/api.js'
 import { drawChart, followWidth, type Band, type Bucket } from './lib/chart.js'
 import { age, full, num, pct, when } from './lib/format.js'
 import { usePoll } from './lib/poll.js'
-import { Badge, CopyButton, ErrorNotice, Field, html, Loading, mount, useLayoutEffect, useRef, useState } from './lib/ui.js'
+import { Badge, CopyButton, ErrorNotice, Field, html, Loading, mount, useEffect, useLayoutEffect, useRef, useState } from './lib/ui.js'
 
 // The server's own table of ranges and buckets (bundled: it imports nothing but the error constructors).
 const RANGES = RANGE_NAMES
@@ -94,15 +94,22 @@ function Description({ stat, onSaved }: { stat: Stat; onSaved: (s: Stat) => void
 
 function Share({ stat }: { stat: Stat }) {
   const [share, setShare] = useState<{ token: string; embed_url: string } | null>(null)
+  // Whether the stat is shared (and since when), as the server says: "Revoke sharing" only when it is.
+  const [since, setSince] = useState<string | null | undefined>(undefined)
   const [error, setError] = useState<unknown>(null)
   const [notice, setNotice] = useState('')
   const [range, setRange] = useState('24h')
+  useEffect(() => {
+    api<{ share: { created_at: string } | null }>('GET', `${statPath(stat.name)}/share`).then((r) => setSince(r.share?.created_at ?? null), setError)
+  }, [stat.name])
   const rotate = async () => {
     setError(null)
-    if (share && !confirm('Rotate the share token? Pages embedding the current link stop showing the chart until you give them the new one.')) return
+    if (since && !confirm('Rotate the share token? Pages embedding the current link stop showing the chart until you give them the new one.')) return
     try {
-      setShare((await api<{ share: { token: string; embed_url: string } }>('POST', `${statPath(stat.name)}/share`)).share)
-      setNotice(share ? 'New token issued; the old link no longer works.' : '')
+      const made = (await api<{ share: { token: string; embed_url: string; created_at: string } }>('POST', `${statPath(stat.name)}/share`)).share
+      setShare(made)
+      setNotice(since ? 'New token issued; the old link no longer works.' : '')
+      setSince(made.created_at)
     } catch (err) {
       setError(err)
     }
@@ -113,6 +120,7 @@ function Share({ stat }: { stat: Stat }) {
     try {
       await api('DELETE', `${statPath(stat.name)}/share`)
       setShare(null)
+      setSince(null)
       setNotice('Sharing revoked: the embed link no longer works.')
     } catch (err) {
       setError(err)
@@ -124,8 +132,9 @@ function Share({ stat }: { stat: Stat }) {
     <p class="muted small">A share token lets anyone with the link see this stat's chart (nothing else). The token is shown when it is created; rotating it ends the old link.</p>
     <${ErrorNotice} error=${error} />
     ${notice ? html`<div class="notice ok" role="status">${notice}</div>` : null}
-    <div class="actions"><button type="button" class="secondary" onClick=${rotate}>${share ? 'Rotate the token' : 'Create a share link'}</button>
-      <button type="button" class="secondary" onClick=${revoke}>Revoke sharing</button></div>
+    ${since && !share ? html`<p data-testid="shared-since">Shared since ${when(since)}. The link was shown when it was made; rotate the token for a new one.</p>` : null}
+    <div class="actions"><button type="button" class="secondary" disabled=${since === undefined} onClick=${rotate}>${since ? 'Rotate the token' : 'Create a share link'}</button>
+      ${since ? html`<button type="button" class="secondary" onClick=${revoke}>Revoke sharing</button>` : null}</div>
     ${share ? html`<div class="card">
       <label for="embed-range">Embed range</label>
       <select id="embed-range" value=${range} onChange=${(e: any) => setRange(e.currentTarget.value)}>${EMBED_RANGES.map((r) => html`<option value=${r}>${r}</option>`)}</select>
@@ -158,10 +167,26 @@ function StatAlerts({ stat }: { stat: Stat }) {
   </section>`
 }
 
+/** What the delete dialog says it removes: the points counted, from the oldest (backfilled history included). */
+function deletes(extent: { points: number; oldest: string | null; newest: string | null } | null | undefined): string {
+  if (extent === undefined) return 'every point it holds (counting them…)'
+  if (extent === null) return 'every point it holds'
+  if (extent.points === 0) return 'its name; it holds no points yet'
+  const count = `${full(extent.points)} point${extent.points === 1 ? '' : 's'}`
+  return extent.points === 1 ? `its ${count}, recorded ${when(extent.oldest)}` : `all ${count}, from the oldest (${when(extent.oldest)}) to the newest (${when(extent.newest)})`
+}
+
 function Delete({ stat }: { stat: Stat }) {
   const ref = useRef<HTMLDialogElement>(null)
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
+  // Read when the dialog opens: the count and the oldest point, which may predate the stat (an import).
+  const [extent, setExtent] = useState<{ points: number; oldest: string | null; newest: string | null } | null | undefined>(undefined)
+  const open = () => {
+    setExtent(undefined)
+    ref.current?.showModal()
+    api<{ points: number; oldest: string | null; newest: string | null }>('GET', `${statPath(stat.name)}/extent`).then(setExtent, () => setExtent(null))
+  }
   const del = async () => {
     setBusy(true)
     try {
@@ -173,10 +198,10 @@ function Delete({ stat }: { stat: Stat }) {
     }
   }
   return html`<section aria-labelledby="delete-title"><h2 id="delete-title">Delete</h2>
-    <button type="button" class="danger" onClick=${() => ref.current?.showModal()}>Delete this stat…</button>
+    <button type="button" class="danger" onClick=${open}>Delete this stat…</button>
     <dialog ref=${ref} aria-labelledby="delete-dialog-title">
       <h2 id="delete-dialog-title">Delete “${stat.name}”?</h2>
-      <p>This removes the stat and <strong>every point recorded since ${when(stat.created_at)}</strong>, and ends its share link. It cannot be undone.</p>
+      <p data-testid="delete-extent">This removes the stat and <strong>${deletes(extent)}</strong>, and ends its share link. It cannot be undone.</p>
       <p class="muted small">Alerts that name this stat stay (they watch a name). A later write under the same name creates a new, empty stat.</p>
       <${ErrorNotice} error=${error} />
       <div class="actions"><button type="button" class="danger" disabled=${busy} onClick=${del}>Delete ${stat.name} and its points</button>

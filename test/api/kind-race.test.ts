@@ -1,0 +1,121 @@
+// Issue 24 item 1: first writes of both kinds to a stat that does not exist yet, at the same moment, through
+// two API instances that each decide from their own stat cache (same PostgreSQL, same Redis). Exactly one
+// kind is accepted; every write of the other kind answers 400 type conflict and nothing of it is stored.
+import test from 'ava'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { LEASE_MS } from '../../shared/ingest/limits.js'
+import { serviceArgs } from '../helpers/processes.js'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+import { createKey, signUp } from '../helpers/factories.js'
+import { request, type Reply } from '../helpers/http.js'
+import { settle, stored } from '../helpers/storage.js'
+
+let app: TestApp
+let other: TestApp
+test.before(async () => {
+  app = await startTestApp()
+  other = await app.another()
+  await app.startWorkers()
+})
+test.after.always(() => app?.close())
+
+async function proUser() {
+  const user = await signUp(app.url)
+  await app.sql`update accounts set plan = 'business' where id = ${user.accountId}`
+  return { user, key: (await createKey(app.url, user)).key }
+}
+
+/** How many points the stat holds, and their sum (counts of 1 and values of 1000 tell the kinds apart). */
+async function pointsOf(accountId: string, name: string) {
+  const [row] = await app.sql<{ n: number; sum: number }[]>`
+    select count(*)::int as n, coalesce(sum(value), 0)::float8 as sum from points p join stats s on s.id = p.stat_id
+    where s.account_id = ${accountId} and s.name = ${name}`
+  return row
+}
+
+type Sent = { kind: 'counter' | 'gauge'; value: number; reply: Reply }
+
+const v1 = (base: string, key: string, name: string, kind: Sent['kind']) => kind === 'counter'
+  ? request(base, `/api/v1/stats/${name}/count`, { json: { count: 1 }, bearer: key })
+  : request(base, `/api/v1/stats/${name}/value`, { json: { value: 1000 }, bearer: key })
+const ez = (base: string, key: string, name: string, kind: Sent['kind']) =>
+  request(base, '/ez', { form: `ezkey=${key}&stat=${name}&${kind === 'counter' ? 'count=1' : 'value=1000'}` })
+
+/** Three counts and three values to `name` at once, alternating between the two instances. */
+async function race(send: typeof v1, key: string, name: string): Promise<Sent[]> {
+  const kinds: Array<Sent['kind']> = ['counter', 'gauge', 'counter', 'gauge', 'counter', 'gauge']
+  return Promise.all(kinds.map(async (kind, i) => ({ kind, value: kind === 'counter' ? 1 : 1000, reply: await send(i % 2 ? app.url : other.url, key, name, kind) })))
+}
+
+for (const [route, send] of [['/api/v1 count/value', v1], ['/ez count/value', ez]] as const) {
+  test(`kind race on ${route}, two instances with their own caches: one kind wins, the other is 400 type conflict and not stored`, async (t) => {
+    const { user, key } = await proUser()
+    let accepted = 0
+    for (let round = 0; round < 8; round++) {
+      const name = `race.${route.startsWith('/ez') ? 'ez' : 'v1'}.${round}`
+      const sent = await race(send, key, name)
+      const [stat] = await app.sql<{ kind: Sent['kind'] }[]>`select kind from stats where account_id = ${user.accountId} and name = ${name}`
+      t.truthy(stat, `${name} exists`)
+      for (const s of sent) {
+        if (s.kind === stat.kind) {
+          t.is(s.reply.status, 200, `${name}: a ${s.kind} write to a ${stat.kind} is accepted (${s.reply.text})`)
+        } else {
+          t.is(s.reply.status, 400, `${name}: a ${s.kind} write to a ${stat.kind} is refused (${s.reply.text})`)
+          const message = route.startsWith('/ez') ? s.reply.body.msg : s.reply.body.detail
+          t.regex(String(message), new RegExp(`type conflict: stat "${name.replace(/\./g, '\\.')}" is a ${stat.kind}`))
+          if (!route.startsWith('/ez')) t.is(s.reply.body.code, 'kind_conflict')
+        }
+      }
+      const winners = sent.filter((s) => s.kind === stat.kind)
+      accepted += winners.length
+      await settle(app)
+      const points = await pointsOf(user.accountId, name)
+      t.deepEqual(points, { n: winners.length, sum: winners.reduce((a, s) => a + s.value, 0) }, `${name}: only the ${stat.kind}'s points are stored`)
+    }
+    await sleep(2 * LEASE_MS + 100) // leased allowance left unspent goes back to the day's counter
+    const after = await stored(app, user.accountId)
+    t.is(after.stats, 8)
+    t.is(after.points, accepted)
+    t.is(after.quotaUsed, accepted, 'refused writes took no allowance')
+  })
+}
+
+/** A web process of its own (api/server.ts) on the test's database and Redis prefix; resolves with its URL. */
+function webProcess(t: { teardown(fn: () => void): void }): Promise<string> {
+  const child: ChildProcess = spawn(process.execPath, serviceArgs('api/server.ts'), {
+    env: { ...process.env, NODE_ENV: 'test', PORT: '0', DATABASE_URL: app.config.databaseUrl, REDIS_URL: app.config.redisUrl, REDIS_PREFIX: app.config.redisPrefix, LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  t.teardown(() => child.kill('SIGTERM'))
+  return new Promise((resolve, reject) => {
+    let out = ''
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString('utf8')
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out)
+      if (m) resolve(m[1])
+    })
+    child.once('exit', (code) => reject(new Error(`web process exited (${code}) before listening:\n${out}`)))
+  })
+}
+
+test('kind race across two real web processes, on /api/v1 and /ez at once: one kind per stat, the losers 400 and not stored', async (t) => {
+  t.timeout(120_000)
+  const [a, b] = await Promise.all([webProcess(t), webProcess(t)])
+  const { user, key } = await proUser()
+  let accepted = 0
+  for (let round = 0; round < 6; round++) {
+    const name = `procs.${round}`
+    const kinds: Array<Sent['kind']> = ['counter', 'gauge', 'counter', 'gauge', 'counter', 'gauge', 'gauge', 'counter']
+    // Each kind goes through both processes and both route families.
+    const sent = await Promise.all(kinds.map(async (kind, i) => ({ kind, value: kind === 'counter' ? 1 : 1000, reply: await (i % 4 < 2 ? v1 : ez)(i % 2 ? a : b, key, name, kind) })))
+    const [stat] = await app.sql<{ kind: Sent['kind'] }[]>`select kind from stats where account_id = ${user.accountId} and name = ${name}`
+    for (const s of sent) t.is(s.reply.status, s.kind === stat.kind ? 200 : 400, `${name}: ${s.kind} to a ${stat.kind}: ${s.reply.text}`)
+    const winners = sent.filter((s) => s.kind === stat.kind)
+    accepted += winners.length
+    await settle(app)
+    const points = await pointsOf(user.accountId, name)
+    t.deepEqual(points, { n: winners.length, sum: winners.reduce((x, s) => x + s.value, 0) }, name)
+  }
+  t.is((await stored(app, user.accountId)).points, accepted)
+})

@@ -1,0 +1,73 @@
+// Issue 24 item 3: after signing in, ?next= is followed only to a page of the app's own origin. Each
+// crafted `next` is tried in Chromium through the sign-in form; a server on another origin records whether
+// the browser ever reached it.
+import test from 'ava'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Browser } from 'playwright-core'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+import { launchBrowser, openTab } from '../helpers/browser.js'
+import { signUp } from '../helpers/factories.js'
+
+let app: TestApp
+let browser: Browser
+let other: http.Server
+let otherPort = 0
+const reached: string[] = []
+
+test.before(async () => {
+  ;[app, browser] = await Promise.all([startTestApp(), launchBrowser()])
+  other = http.createServer((req, res) => { reached.push(req.url ?? ''); res.end('other origin') })
+  await new Promise<void>((r) => other.listen(0, '127.0.0.1', r))
+  otherPort = (other.address() as AddressInfo).port
+})
+test.after.always(async () => {
+  await browser?.close()
+  await app?.close()
+  await new Promise((r) => other?.close(r))
+})
+
+async function signInWith(next: string): Promise<string> {
+  const user = await signUp(app.url)
+  const { page, context } = await openTab(browser)
+  try {
+    await page.goto(`${app.url}/signin?next=${encodeURIComponent(next)}`)
+    await page.getByLabel('E-mail').fill(user.email)
+    await page.getByLabel('Password').fill(user.password)
+    const signinPage = page.url()
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.waitForURL((u) => u.href !== signinPage)
+    await page.waitForLoadState('load')
+    return page.url()
+  } finally {
+    await context.close()
+  }
+}
+
+const hostile = () => [
+  `/\t/127.0.0.1:${otherPort}/x`,
+  `/\n/127.0.0.1:${otherPort}/x`,
+  `/\\127.0.0.1:${otherPort}/x`,
+  `\\/127.0.0.1:${otherPort}/x`,
+  `//127.0.0.1:${otherPort}/x`,
+  ` //127.0.0.1:${otherPort}/x`,
+  `http://127.0.0.1:${otherPort}/x`,
+  'javascript:alert(1)',
+]
+
+test.serial('?next= naming another origin in any spelling the URL parser rewrites lands on /stats, never on the other origin', async (t) => {
+  for (const next of hostile()) {
+    const landed = await signInWith(next)
+    t.is(new URL(landed).origin, new URL(app.url).origin, `next=${JSON.stringify(next)} stays on the app's origin (landed on ${landed})`)
+    t.is(new URL(landed).pathname, '/stats', `next=${JSON.stringify(next)} falls back to /stats`)
+  }
+  t.deepEqual(reached, [], 'the other origin was never requested')
+})
+
+test.serial('?next= naming a page of the app is followed, with its query and fragment', async (t) => {
+  const landed = new URL(await signInWith('/alerts?x=1#top'))
+  t.is(landed.origin, new URL(app.url).origin)
+  t.is(landed.pathname + landed.search + landed.hash, '/alerts?x=1#top')
+  // An absolute URL of the app's own origin is a page of the app too.
+  t.is(new URL(await signInWith(`${app.url}/keys`)).pathname, '/keys')
+})
