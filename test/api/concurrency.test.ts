@@ -1,8 +1,7 @@
 import test from 'ava'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Redis } from 'ioredis'
 import { LEASE_MS } from '../../shared/ingest/limits.js'
-import { redisKey } from '../../shared/redis.js'
+import { createRedis, redisKey } from '../../shared/redis.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { closedPort, request } from '../helpers/http.js'
@@ -55,7 +54,7 @@ test('a busy writer\'s single points are decided in memory (leased allowance, ca
   await settle(app)
   t.deepEqual(await sumOf(user.accountId, 'busy'), { n: 302, s: 302 })
   await sleep(2 * LEASE_MS + 100) // the lease ends, its leftovers go back
-  const redis = new Redis(app.config.redisUrl)
+  const redis = createRedis(app.config)
   try {
     t.is(Number(await redis.get(redisKey(app.config, 'points', user.accountId, new Date().toISOString().slice(0, 10)))), 302, 'the day\'s counter is exact')
   } finally {
