@@ -93,8 +93,13 @@ export function scaleDrills(): Record<string, (s: ScaleRig) => Promise<void>> {
       // The master of the ingest queue's slot: every accepted point passes through it.
       const master = await s.cluster.masterOf('{ingest}')
       await master.kill()
-      await s.cluster.healthy(60_000) // its replica is promoted after the node timeout
-      await sleep(1000)
+      // Its replica is promoted once the others have missed it for the node timeout.
+      const deadline = Date.now() + 60_000
+      while ((await s.cluster.masterOf('{ingest}').catch(() => master)) === master) {
+        if (Date.now() > deadline) throw new Error('no replica took over the killed master within 60 s')
+        await sleep(200)
+      }
+      await s.cluster.healthy(60_000)
       await master.start() // it comes back as a replica of the promoted one
     },
     'pg-replica-stop': async (s) => {
