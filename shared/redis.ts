@@ -20,8 +20,10 @@ function connect(url: string, opts: RedisOptions): Redis {
   const clusterOptions: ClusterOptions = {
     redisOptions: { ...nodeOptions, username: cluster.username, password: cluster.password, ...(cluster.tls ? { tls: {} } : {}) },
     enableAutoPipelining, enableOfflineQueue, enableReadyCheck, lazyConnect,
-    // A master that died is replaced by its replica within the cluster's node timeout: keep retrying the slot's
-    // commands through the failover instead of failing them at once, and re-read the slot map promptly.
+    // A master that died is replaced by its replica within the cluster's node timeout (plus an election): keep
+    // retrying the slot's commands through such a failover (50 tries, 200 ms apart: about 10 s) instead of failing
+    // them at once, and re-read the slot map promptly.
+    maxRedirections: 50,
     retryDelayOnFailover: 200,
     retryDelayOnClusterDown: 200,
     retryDelayOnTryAgain: 100,

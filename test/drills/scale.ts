@@ -33,7 +33,8 @@ export class ScaleRig {
     const [cluster, pg, receiver] = await Promise.all([startRedisCluster(), startPrimaryWithReplica(), startHttpReceiver()])
     const asPostgres: OwnPostgres = { url: pg.primaryUrl, port: 0, start: unsupported('start'), stop: unsupported('stop'), kill: unsupported('kill'), destroy: () => pg.destroy() }
     const asRedis: OwnRedis = { url: cluster.url, port: 0, start: unsupported('start'), stop: unsupported('stop'), kill: unsupported('kill'), wipe: unsupported('wipe'), destroy: () => cluster.destroy() }
-    const rig = await DrillRig.start({ DATABASE_READ_URL: pg.replicaUrl, READ_REPLICA_MAX_LAG_SECONDS: '2' }, async () => [asPostgres, asRedis])
+    // Jobs held by a worker whose Redis connection broke in the failover come back once their lock lapses: 5 s.
+    const rig = await DrillRig.start({ DATABASE_READ_URL: pg.replicaUrl, READ_REPLICA_MAX_LAG_SECONDS: '2', JOB_LOCK_SECONDS: '5' }, async () => [asPostgres, asRedis])
     await rig.spawn('worker') // 2 web + 2 workers
     return new ScaleRig(rig, cluster, pg, receiver)
   }

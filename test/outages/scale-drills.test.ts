@@ -15,7 +15,7 @@ test.after.always(() => scale?.close())
 const all = scaleDrills()
 
 async function check(t: ExecutionContext, name: string) {
-  t.timeout(90_000)
+  t.timeout(150_000)
   const r = await scale.drill(name, () => all[name](scale))
   t.log(JSON.stringify(r))
   t.true(r.accepted > 0)
