@@ -10,6 +10,8 @@ import { closedPort } from './http.js'
 
 export interface ClusterNode {
   port: number
+  /** The node's process id while it runs (for CPU readings). */
+  pid(): number | undefined
   /** SIGKILL: the node is gone, its replica (if it was a master) is promoted after cluster-node-timeout. */
   kill(): Promise<void>
   /** Starts the node again on its port and data folder: it rejoins (a killed master comes back as a replica). */
@@ -20,6 +22,8 @@ export interface OwnRedisCluster {
   /** `redis+cluster://` URL naming every node as a seed. */
   url: string
   nodes: ClusterNode[]
+  /** The nodes that are masters right now. */
+  masters(): Promise<ClusterNode[]>
   /** The node serving a key's slot as master right now. */
   masterOf(key: string): Promise<ClusterNode>
   /** Waits until every live node reports cluster_state:ok and every slot has a live master. */
@@ -96,10 +100,17 @@ export async function startRedisCluster(opts: { nodeTimeoutMs?: number } = {}): 
     throw err
   }
 
-  const nodes: ClusterNode[] = ports.map((p) => ({ port: p.port, kill: () => killNode(p.port), start: () => startNode(p) }))
+  const nodes: ClusterNode[] = ports.map((p) => ({ port: p.port, pid: () => children.get(p.port)?.pid, kill: () => killNode(p.port), start: () => startNode(p) }))
   return {
     url: `redis+cluster://${ports.map((p) => `127.0.0.1:${p.port}`).join(',')}`,
     nodes,
+    async masters() {
+      const live = nodes.find((n) => children.has(n.port))
+      const lines = (await ask(live!.port, 'CLUSTER', 'NODES'))?.split('\n') ?? []
+      const ports = lines.map((l) => l.split(' ')).filter((f) => f[2]?.split(',').includes('master') && !f[2].includes('fail'))
+        .map((f) => Number(f[1].split(':')[1].split('@')[0]))
+      return nodes.filter((n) => ports.includes(n.port))
+    },
     async masterOf(key: string) {
       for (const n of nodes) {
         if (!children.has(n.port)) continue
