@@ -8,6 +8,7 @@ import type { Sql } from '../shared/db.js'
 import type { Logger } from '../shared/log.js'
 import type { Outages } from '../shared/outages.js'
 import type { Queues } from '../shared/queues.js'
+import type { ReadPool } from '../shared/read-replica.js'
 import type { RedisSettings } from '../shared/redis.js'
 import type { Account } from '../shared/accounts/repo.js'
 import type { Session } from '../shared/auth/sessions.js'
@@ -20,6 +21,8 @@ import type { StatDirectory } from '../shared/stats/directory.js'
 export interface AppDeps {
   config: Config
   sql: Sql
+  /** Lag-tolerant reads (charts, exports, the dashboard, analytics): the read replica when one is fit, else `sql`. */
+  reads: ReadPool
   redis: Redis
   log: Logger
   queues: Queues

@@ -9,6 +9,7 @@ import { Outages } from '../shared/outages.js'
 import { createRedis, RedisSettings } from '../shared/redis.js'
 import { countRedisCommands, reportIoCountsOnSignal } from '../shared/io-counts.js'
 import { Queues } from '../shared/queues.js'
+import { ReadPool } from '../shared/read-replica.js'
 import { KeyResolver } from '../shared/auth/key-resolver.js'
 import { onShutdown } from '../shared/shutdown.js'
 import { PointBatcher } from '../shared/ingest/batcher.js'
@@ -42,7 +43,8 @@ export function createDeps(config: Config, log: Logger): AppDeps {
   const batcher = new PointBatcher(queues)
   const ingest = new Ingest({ config, sql, directory, limits, idempotency: new Idempotency(redis, config), batcher, redisSettings, onRecordFailed: (err) => outages.report(err) })
   const subscriber = createRedis(config, { maxRetriesPerRequest: null, enableAutoPipelining: false })
-  return { config, sql, redis, log, queues, keys: new KeyResolver(sql), limits, directory, batcher, ingest, subscriber, outages, redisSettings }
+  const reads = new ReadPool(config, sql, log)
+  return { config, sql, reads, redis, log, queues, keys: new KeyResolver(sql), limits, directory, batcher, ingest, subscriber, outages, redisSettings }
 }
 
 /** Starts listening on config.port (0 picks a free port) and resolves once it is listening. */
@@ -80,6 +82,7 @@ export async function startApi(config: Config, log: Logger, deps: AppDeps = crea
     await deps.queues.close()
     deps.subscriber.disconnect()
     deps.redis.disconnect()
+    await deps.reads.close()
     await deps.sql.end({ timeout: 2 })
   }
   return { server, url, deps, close }

@@ -2,6 +2,7 @@
 // Nothing else in the project reads process.env: pass a Config around instead.
 import { existsSync } from 'node:fs'
 import { z } from 'zod'
+import { validRedisUrl } from './redis-url.js'
 
 const flag = z.enum(['0', '1', 'true', 'false', '']).transform((v) => v === '1' || v === 'true')
 const int = (min: number) => z.coerce.number().int().min(min)
@@ -15,7 +16,12 @@ const Env = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: int(0).max(65535).default(3000),
   DATABASE_URL: z.string().url().default('postgres://localhost/metrics'),
-  REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  // A streaming replica for chart, export, dashboard and analytics reads (decisions.md section 22); unset: the primary.
+  DATABASE_READ_URL: z.string().url().optional(),
+  // A replica further behind the primary than this is bypassed until it catches up.
+  READ_REPLICA_MAX_LAG_SECONDS: z.coerce.number().positive().default(5),
+  // A single node (redis:// or rediss://), or a Redis Cluster given by seed nodes: redis+cluster://host:port[,host:port...]
+  REDIS_URL: z.string().refine(validRedisUrl, { error: 'must be a redis:// or rediss:// URL, or redis+cluster://host:port[,host:port...]' }).default('redis://127.0.0.1:6379'),
   // Prefix of every Redis key the service writes (queues included), so that
   // several deployments or test files can share one Redis server.
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.:-]+$/).default('metrics'),
@@ -76,6 +82,8 @@ export type Config = Readonly<{
   env: 'development' | 'production' | 'test'
   port: number
   databaseUrl: string
+  databaseReadUrl: string | undefined
+  readReplicaMaxLagSeconds: number
   redisUrl: string
   redisPrefix: string
   publicUrl: string | undefined
@@ -135,6 +143,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     env: e.NODE_ENV,
     port: e.PORT,
     databaseUrl: e.DATABASE_URL,
+    databaseReadUrl: e.DATABASE_READ_URL,
+    readReplicaMaxLagSeconds: e.READ_REPLICA_MAX_LAG_SECONDS,
     redisUrl: e.REDIS_URL,
     redisPrefix: e.REDIS_PREFIX,
     publicUrl: e.PUBLIC_URL,

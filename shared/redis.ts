@@ -1,15 +1,81 @@
 // Redis connections. Every key the service writes goes under config.redisPrefix
 // so that several deployments (or test files) can share one server.
-import { Redis, type RedisOptions } from 'ioredis'
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis'
 import type { Config } from './config.js'
 import { unavailable, type AppError } from './errors.js'
+import { parseClusterUrl } from './redis-url.js'
+
+/**
+ * A client for REDIS_URL: a single node, or ioredis' cluster client for a `redis+cluster://` URL. The cluster
+ * client answers the same commands (it routes each to its slot's master), so it is typed as `Redis` and the rest
+ * of the service need not know; what does differ is kept out of the service's way by construction: every
+ * multi-key command, script and MULTI names keys of one hash slot (queues `{name}`, the sign-in throttle
+ * `{throttle}`), and batches of unrelated keys are sent as separate commands, which the cluster client
+ * pipelines per node.
+ */
+function connect(url: string, opts: RedisOptions): Redis {
+  const cluster = parseClusterUrl(url)
+  if (!cluster) return new Redis(url, opts)
+  const { enableAutoPipelining, enableOfflineQueue, enableReadyCheck, lazyConnect, ...nodeOptions } = opts
+  const clusterOptions: ClusterOptions = {
+    redisOptions: { ...nodeOptions, username: cluster.username, password: cluster.password, ...(cluster.tls ? { tls: {} } : {}) },
+    enableAutoPipelining, enableOfflineQueue, enableReadyCheck, lazyConnect,
+    // A master that died is replaced by its replica within the cluster's node timeout (plus an election): keep
+    // retrying the slot's commands through such a failover (50 tries, 200 ms apart: about 10 s) instead of failing
+    // them at once, and re-read the slot map promptly.
+    maxRedirections: 50,
+    retryDelayOnFailover: 200,
+    retryDelayOnClusterDown: 200,
+    retryDelayOnTryAgain: 100,
+    slotsRefreshTimeout: 2000,
+    clusterRetryStrategy: (times) => Math.min(100 * times, 2000),
+  }
+  return new Cluster(cluster.nodes, clusterOptions) as unknown as Redis
+}
+
+/** Whether a client is ioredis' cluster client (a few admin reads must ask every master). */
+export function isCluster(redis: Redis): boolean {
+  return (redis as unknown as { isCluster?: boolean }).isCluster === true
+}
+
+/** The masters of a cluster client, or the client itself: what a command about the server (INFO, SCAN) must visit. */
+export function serverNodes(redis: Redis): Redis[] {
+  return isCluster(redis) ? (redis as unknown as Cluster).nodes('master') : [redis]
+}
+
+/** Waits until a client is ready (a cluster client knows its masters only then). */
+export async function ready(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') return
+  await new Promise<void>((resolve, reject) => {
+    redis.once('ready', resolve)
+    redis.once('end', () => reject(new Error('Redis connection ended')))
+  })
+}
+
+/**
+ * Deletes every key matching a pattern, on every master (test clean-up, tools). Keys are deleted one command
+ * each: a cluster refuses a DEL of keys in several slots.
+ */
+export async function deleteKeys(redis: Redis, pattern: string): Promise<number> {
+  await ready(redis)
+  let deleted = 0
+  for (const node of serverNodes(redis)) {
+    let cursor = '0'
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000)
+      deleted += (await Promise.all(keys.map((k) => redis.unlink(k)))).reduce((a, b) => a + b, 0)
+      cursor = next
+    } while (cursor !== '0')
+  }
+  return deleted
+}
 
 /**
  * A connection for request-path commands: it fails fast instead of queueing
  * while Redis is down, so a write is refused rather than left hanging.
  */
 export function createRedis(config: Pick<Config, 'redisUrl'>, opts: RedisOptions = {}): Redis {
-  const redis = new Redis(config.redisUrl, {
+  const redis = connect(config.redisUrl, {
     maxRetriesPerRequest: 1,
     connectTimeout: 2000,
     enableOfflineQueue: true,
@@ -26,7 +92,7 @@ export function createRedis(config: Pick<Config, 'redisUrl'>, opts: RedisOptions
 
 /** A connection for BullMQ workers, which block on Redis and must retry forever. */
 export function createWorkerRedis(config: Pick<Config, 'redisUrl'>): Redis {
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: false })
+  const redis = connect(config.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: false })
   redis.on('error', () => {}) // the BullMQ worker reports its own connection errors
   return redis
 }
@@ -64,9 +130,16 @@ export class RedisSettings {
 
   /** Reads the settings now; logs when they change to something that can lose data. */
   async refresh(): Promise<RedisServerSettings> {
-    const info = `${await this.redis.info('memory')}\n${await this.redis.info('persistence')}`
-    const field = (name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim()
-    const next: RedisServerSettings = { maxmemoryPolicy: field('maxmemory_policy') ?? 'unknown', aof: field('aof_enabled') === '1' ? 'on' : 'off' }
+    // On a cluster every master holds queued points: the weakest setting among them is the cluster's.
+    const nodes = await Promise.all(serverNodes(this.redis).map(async (node) => {
+      const info = `${await node.info('memory')}\n${await node.info('persistence')}`
+      const field = (name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim()
+      return { maxmemoryPolicy: field('maxmemory_policy') ?? 'unknown', aof: field('aof_enabled') === '1' ? 'on' : 'off' } as RedisServerSettings
+    }))
+    const next: RedisServerSettings = {
+      maxmemoryPolicy: nodes.find((n) => evicts(n.maxmemoryPolicy))?.maxmemoryPolicy ?? nodes[0]?.maxmemoryPolicy ?? 'unknown',
+      aof: nodes.length && nodes.every((n) => n.aof === 'on') ? 'on' : 'off',
+    }
     const before = this.current
     this.current = next
     if (next.maxmemoryPolicy !== before?.maxmemoryPolicy && evicts(next.maxmemoryPolicy)) {

@@ -8,6 +8,7 @@ import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'nod
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
+import { isClusterUrl } from './redis-url.js'
 import postgres from 'postgres'
 import type { Config } from './config.js'
 import { createSql, withDatabase } from './db.js'
@@ -191,6 +192,8 @@ async function pingRedis(url: string): Promise<string | undefined> {
 }
 
 async function ensureRedis(url: string, log: (line: string) => void): Promise<(() => Promise<void>) | undefined> {
+  // A cluster is the operator's to run: nothing is started for one, and its clients find its nodes themselves.
+  if (isClusterUrl(url)) return undefined
   const reason = await pingRedis(url)
   if (reason === undefined) return undefined
   const u = new URL(url)

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { loadConfig, readEnvFile } from '../shared/config.js'
 import { ensureServices } from '../shared/services.js'
+import { redisHosts } from '../shared/redis-url.js'
 import { COMPILED_DIR, COMPILED_SERVICE_DIR, compileTests } from './compile.js'
 import { COMPILED_SERVICE_ENV } from './helpers/processes.js'
 import type { BrowserServer } from 'playwright-core'
@@ -14,7 +15,7 @@ import { baseUrl, prepareTemplate, TEMPLATE } from './helpers/db.js'
 const say = (line: string) => process.stdout.write(`${line}\n`)
 if (readEnvFile()) say('tests: read .env')
 const config = loadConfig({ DATABASE_URL: baseUrl(), REDIS_URL: process.env.REDIS_URL })
-say(`tests: checking PostgreSQL (${new URL(config.databaseUrl).host}) and Redis (${new URL(config.redisUrl).host})`)
+say(`tests: checking PostgreSQL (${new URL(config.databaseUrl).host}) and Redis (${redisHosts(config.redisUrl)})`)
 const services = await ensureServices(config, say)
 let code = 1
 let launching: Promise<BrowserServer | undefined> | undefined

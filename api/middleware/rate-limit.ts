@@ -8,8 +8,12 @@ import type { Ctx, Middleware } from '../context.js'
 /** Takes one request from the account's budget, or throws 429. */
 export async function enforceRate(ctx: Ctx, account: Account): Promise<void> {
   const decision = await ctx.deps.limits.takeRequest(account.id, planOf(account.plan)).catch((err: Error) => {
+    // A read needs nothing of Redis but this count: while Redis cannot be reached (an outage, a cluster failing
+    // over) reads are answered uncounted rather than refused. A write cannot be accepted without Redis anyway.
+    if ((ctx.method === 'GET' || ctx.method === 'HEAD') && ctx.deps.outages.report(err) === 'redis') return undefined
     throw unavailable(`rate limiter unavailable: ${err.message}`)
   })
+  if (!decision) return
   ctx.set('RateLimit-Limit', String(decision.limit))
   ctx.set('RateLimit-Remaining', String(decision.remaining))
   ctx.set('RateLimit-Reset', String(decision.resetSeconds))

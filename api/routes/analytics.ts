@@ -18,7 +18,7 @@ export function analyticsRoutes(routes: Routes): void {
     async (ctx, { query }) => {
       const account = accountOf(ctx)
       const stat = await statFromParam(ctx, query.stat)
-      ctx.body = await correlations(ctx.deps.sql, account.id, planOf(account.plan), stat, query, new Date())
+      ctx.body = await ctx.deps.reads.run((sql) => correlations(sql, account.id, planOf(account.plan), stat, query, new Date()))
     })
     .add({ ...common, method: 'get', path: '/api/v1/thresholds/suggest', query: ThresholdsQuery,
       summary: 'Candidate alert thresholds from the stat\'s own per-minute history, each back-tested through the live alert evaluation: fires, minutes in breach, fires the cooldown would swallow',
@@ -30,7 +30,7 @@ export function analyticsRoutes(routes: Routes): void {
       const lookbackDays = RANGES[query.lookback as RangeName].seconds / 86_400
       const retentionDays = planOf(account.plan).retentionDays
       const days = Math.min(lookbackDays, retentionDays)
-      const series = await readMinutes(ctx.deps.sql, stat, new Date(now.getTime() - days * 86_400_000), now)
+      const series = await ctx.deps.reads.run((sql) => readMinutes(sql, stat, new Date(now.getTime() - days * 86_400_000), now))
       ctx.body = suggestThresholds({
         stat, series, condition: query.condition_type as 'above' | 'below', cooldownMinutes: query.cooldown_minutes, threshold: query.threshold,
         lookbackDays, clampedToDays: lookbackDays > retentionDays ? retentionDays : null,

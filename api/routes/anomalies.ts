@@ -20,7 +20,7 @@ export function anomalyRoutes(routes: Routes): void {
       query: BacktestQuery, responses: { 200: { description: 'Hour by hour verdicts and incidents', schema: Backtest } }, errors: [403, 404, 429] },
     async (ctx, { query }) => {
       const stat = await statFromParam(ctx, query.stat)
-      ctx.body = await backtest(ctx.deps.sql, accountOf(ctx), stat, query.range, new Date())
+      ctx.body = await ctx.deps.reads.run((sql) => backtest(sql, accountOf(ctx), stat, query.range, new Date()))
     })
     .add({ ...common, method: 'get', path: '/api/v1/anomalies/diagnostics', summary: 'Per stat: whether the detector has scored it, why not, and whether it could fire; with the evaluator\'s schedule and this account\'s counters',
       query: DiagnosticsQuery, responses: { 200: { description: 'Diagnostics (interface 4.7)', schema: Diagnostics } }, errors: [404, 429] },

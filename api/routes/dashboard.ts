@@ -29,7 +29,7 @@ export function dashboardRoutes(routes: Routes): void {
     const w = clampToRetention(dashboardWindow(resolveWindow({ range: query.range }, now)), planOf(accountOf(ctx).plan).retentionDays, now)
     ctx.body = {
       range: windowJson(w),
-      stats: await dashboard(ctx.deps.sql, accountOf(ctx).id, w),
+      stats: await ctx.deps.reads.run((sql) => dashboard(sql, accountOf(ctx).id, w)),
     }
   })
 }

@@ -19,7 +19,7 @@ async function sharedStat(ctx: Ctx, statId: string, query: z.infer<typeof EmbedQ
   const w = resolveWindow({ range: query.range }, new Date(), EMBED_RANGES)
   const stat = await findStatById(ctx.deps.sql, statId)
   if (!stat || !(await shareAllows(ctx.deps.sql, stat.id, query.token ?? ''))) throw notFound('shared stat', 'share_not_found')
-  return { stat, w, points: await readBuckets(ctx.deps.sql, stat.id, stat.kind, w) }
+  return { stat, w, points: await ctx.deps.reads.run((sql) => readBuckets(sql, stat.id, stat.kind, w)) }
 }
 
 const publicStat = (s: Stat) => ({ id: s.id, name: s.name, kind: s.kind, description: s.description })

@@ -20,7 +20,7 @@ async function sendExport(ctx: Ctx, query: z.infer<typeof ExportQuery>, statName
   } else {
     stats = await listStats(ctx.deps.sql, account.id)
   }
-  if (w.needsOlderCheck) w.clamped = await hasOlderPoints(ctx.deps.sql, stats, w.from)
+  if (w.needsOlderCheck) w.clamped = await ctx.deps.reads.run((sql) => hasOlderPoints(sql, stats, w.from))
   ctx.set('X-Service-Export-Requested-Range', w.requested)
   ctx.set('X-Service-Export-From', w.from.toISOString())
   ctx.set('X-Service-Export-To', w.to.toISOString())
@@ -29,7 +29,7 @@ async function sendExport(ctx: Ctx, query: z.infer<typeof ExportQuery>, statName
   const csv = query.format === 'csv'
   ctx.type = csv ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8'
   ctx.set('Content-Disposition', `attachment; filename="export.${csv ? 'csv' : 'json'}"`)
-  ctx.body = Readable.from((csv ? exportCsv : exportJson)(ctx.deps.sql, stats, w))
+  ctx.body = Readable.from((csv ? exportCsv : exportJson)(await ctx.deps.reads.pick(), stats, w))
 }
 
 export function exportRoutes(routes: Routes): void {

@@ -16,6 +16,8 @@ const Health = z
     status: z.enum(['ok', 'error']), failing: z.array(z.string()), checks: z.object({ postgres: Check, redis: RedisCheck, queue: QueueCheck }),
     parked_points: z.object({ count: z.number().int(), last_parked_at: z.iso.datetime().nullable() }).nullable()
       .describe('Points PostgreSQL refused on their data, parked by the persist worker (npm run cli -- points:parked lists them); informational, never fails the check. Null when PostgreSQL is down.'),
+    read_replica: z.object({ state: z.enum(['none', 'in_use', 'lagging', 'unreachable', 'not_a_standby']), lag_s: z.number().optional(), reason: z.string().optional() })
+      .describe('The PostgreSQL read replica (DATABASE_READ_URL): `none` when unset; a replica lagging more than READ_REPLICA_MAX_LAG_SECONDS or unreachable is bypassed (reads go to the primary) and never fails the check.'),
   })
   .meta({ id: 'Health' })
 
@@ -27,7 +29,7 @@ export function healthRoutes(routes: Routes): void {
       const health = await checkHealth(ctx.deps)
       const parked = health.checks.postgres.status === 'ok' ? await parkedSummary(ctx.deps.sql).catch(() => null) : null
       ctx.status = health.status === 'ok' ? 200 : 503
-      ctx.body = { ...health, parked_points: parked }
+      ctx.body = { ...health, parked_points: parked, read_replica: ctx.deps.reads.health() }
     })
     .add({ method: 'get', path: '/api/v1/openapi.json', tag: 'reference', summary: 'This OpenAPI 3.1 document',
       responses: { 200: { description: 'The document' } } },

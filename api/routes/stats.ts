@@ -24,7 +24,7 @@ export function statRoutes(routes: Routes): void {
       ctx.body = {
         stat: statJson(stat),
         range: windowJson(w),
-        points: await readBuckets(ctx.deps.sql, stat.id, stat.kind, w),
+        points: await ctx.deps.reads.run((sql) => readBuckets(sql, stat.id, stat.kind, w)),
       }
     })
 }

@@ -39,9 +39,13 @@ return 0`
 
 export type ThrottleConfig = Pick<Config, 'redisPrefix' | 'authAttemptsPerAddress' | 'authAttemptsPerClient'>
 
+// One attempt counts against several keys in one script; on a Redis Cluster a script's keys must share a hash
+// slot, so every throttle key carries the `{throttle}` hash tag.
+const throttleKey = (config: ThrottleConfig, ...parts: string[]) => redisKey(config, '{throttle}', ...parts)
+
 const emailKey = (config: ThrottleConfig, email: string) =>
   // Hashed: e-mail addresses have no business in Redis key names.
-  redisKey(config, 'throttle', 'login-email', createHash('sha256').update(email.trim().toLowerCase()).digest('hex').slice(0, 32))
+  throttleKey(config, 'login-email', createHash('sha256').update(email.trim().toLowerCase()).digest('hex').slice(0, 32))
 
 async function attempt(redis: Redis, keys: Array<[string, number]>, what: string): Promise<void> {
   const wait = (await redis
@@ -57,7 +61,7 @@ async function attempt(redis: Redis, keys: Array<[string, number]>, what: string
 
 /** Counts a sign-in attempt for the address and the client, or throws 429 with Retry-After. */
 export async function throttleLogin(redis: Redis, config: ThrottleConfig, clientIp: string, email: string): Promise<void> {
-  await attempt(redis, [[emailKey(config, email), config.authAttemptsPerAddress], [redisKey(config, 'throttle', 'login-ip', clientIp), config.authAttemptsPerClient]], 'sign-in')
+  await attempt(redis, [[emailKey(config, email), config.authAttemptsPerAddress], [throttleKey(config, 'login-ip', clientIp), config.authAttemptsPerClient]], 'sign-in')
 }
 
 /** After a successful sign-in the address starts afresh (the client's count is kept: it may be spraying). */
@@ -67,5 +71,5 @@ export async function clearLoginThrottle(redis: Redis, config: ThrottleConfig, e
 
 /** Counts a sign-up attempt for the client, or throws 429 with Retry-After. */
 export async function throttleSignup(redis: Redis, config: ThrottleConfig, clientIp: string): Promise<void> {
-  await attempt(redis, [[redisKey(config, 'throttle', 'signup-ip', clientIp), config.authAttemptsPerClient]], 'sign-up')
+  await attempt(redis, [[throttleKey(config, 'signup-ip', clientIp), config.authAttemptsPerClient]], 'sign-up')
 }

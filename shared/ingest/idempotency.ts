@@ -38,12 +38,11 @@ export class Idempotency {
    */
   async fresh(claims: IkeyClaim[]): Promise<boolean[]> {
     if (!claims.length) return []
-    const pipe = this.redis.pipeline()
-    for (const c of claims) pipe.exists(this.key(c))
-    const results = (await pipe.exec()) ?? []
+    // One command per key, not a pipeline: the keys of a batch live on many nodes of a Redis Cluster, and the
+    // client's auto-pipelining sends commands of the same tick in one write per node anyway.
+    const results = await Promise.all(claims.map((c) => this.redis.exists(this.key(c))))
     const inWrite = new Set<string>()
-    return results.map(([err, res], i) => {
-      if (err) throw err
+    return results.map((res, i) => {
       const key = this.key(claims[i])
       if (res !== 0 || inWrite.has(key)) return false
       inWrite.add(key)
@@ -58,10 +57,10 @@ export class Idempotency {
    */
   async record(claims: IkeyClaim[], seen: Array<{ statId: string; t: number }>): Promise<void> {
     if (!claims.length && !seen.length) return
-    const pipe = this.redis.pipeline()
-    for (const c of claims) pipe.set(this.key(c), '1', 'EX', IKEY_TTL_SECONDS)
-    for (const s of seen) pipe.set(this.seenKey(s.statId, s.t), '1', 'EX', SEEN_TTL_SECONDS)
-    for (const [err] of (await pipe.exec()) ?? []) if (err) throw err
+    await Promise.all([
+      ...claims.map((c) => this.redis.set(this.key(c), '1', 'EX', IKEY_TTL_SECONDS)),
+      ...seen.map((s) => this.redis.set(this.seenKey(s.statId, s.t), '1', 'EX', SEEN_TTL_SECONDS)),
+    ])
   }
 
   /**

@@ -1,8 +1,7 @@
 import test from 'ava'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Redis } from 'ioredis'
 import { LEASE_MS } from '../../shared/ingest/limits.js'
-import { redisKey } from '../../shared/redis.js'
+import { createRedis, redisKey } from '../../shared/redis.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { closedPort, request } from '../helpers/http.js'
@@ -55,7 +54,7 @@ test('a busy writer\'s single points are decided in memory (leased allowance, ca
   await settle(app)
   t.deepEqual(await sumOf(user.accountId, 'busy'), { n: 302, s: 302 })
   await sleep(2 * LEASE_MS + 100) // the lease ends, its leftovers go back
-  const redis = new Redis(app.config.redisUrl)
+  const redis = createRedis(app.config)
   try {
     t.is(Number(await redis.get(redisKey(app.config, 'points', user.accountId, new Date().toISOString().slice(0, 10)))), 302, 'the day\'s counter is exact')
   } finally {
@@ -116,4 +115,10 @@ test('Redis down: legacy default 200 with status error, strict 503, v1 503, and 
   t.is(v1.status, 503)
   t.is(v1.body.code, 'unavailable')
   t.deepEqual(await stored(app, user.accountId), before)
+  // Reads need nothing of Redis but the rate count: they are answered, uncounted (issue 32: reads answered
+  // throughout a Redis failover).
+  const list = await request(broken.url, '/api/v1/stats', { bearer: key })
+  t.is(list.status, 200)
+  t.is(list.headers.get('ratelimit-limit'), null, 'no rate headers: the request was not counted')
+  t.is((await request(broken.url, '/api/v1/export?format=csv', { bearer: key })).status, 200)
 })

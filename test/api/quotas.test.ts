@@ -1,8 +1,8 @@
 // Plan limits (interface 1, 4.1.4, 7, 8; decisions.md sections 1 and 5): tracked
 // stats, daily points, free-tier slots, billing of retries, and the request rate.
 import test, { type ExecutionContext } from 'ava'
-import { Redis } from 'ioredis'
-import { redisKey } from '../../shared/redis.js'
+import type { Redis } from 'ioredis'
+import { createRedis, redisKey } from '../../shared/redis.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request, type Reply } from '../helpers/http.js'
@@ -16,7 +16,7 @@ let redis: Redis
 test.before(async () => {
   ;[app, slotApp] = await Promise.all([startTestApp(), startTestApp({ FREE_TIER_SLOTS: '1' })])
   await Promise.all([app.startWorkers(), slotApp.startWorkers()])
-  redis = new Redis(app.config.redisUrl)
+  redis = createRedis(app.config)
 })
 test.after.always(async () => {
   redis?.disconnect()

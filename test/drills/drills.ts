@@ -7,9 +7,10 @@
 // duplicated, stored-though-refused and unknown-outcome counts per drill.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { createSql, type Sql } from '../../shared/db.js'
 import { Queues } from '../../shared/queues.js'
+import { createRedis } from '../../shared/redis.js'
 import { closedPort } from '../helpers/http.js'
 import { serviceArgs } from '../helpers/processes.js'
 import { startOwnPostgres, type OwnPostgres } from '../helpers/own-postgres.js'
@@ -59,13 +60,15 @@ export class DrillRig {
   wipedAt: number | null = null
   private constructor(readonly pg: OwnPostgres, readonly redis: OwnRedis, readonly prefix: string, private readonly settings: Record<string, string>) {}
 
-  /** `settings`: extra environment for every process the rig starts (the service's defaults otherwise). */
-  static async start(settings: Record<string, string> = {}): Promise<DrillRig> {
-    const [pg, redis] = await Promise.all([startOwnPostgres(), startOwnRedis({ aof: true })])
+  /**
+   * `settings`: extra environment for every process the rig starts (the service's defaults otherwise).
+   * `backing`: the PostgreSQL and Redis to run on (default: a server of each of the drill's own).
+   */
+  static async start(settings: Record<string, string> = {}, backing?: () => Promise<[OwnPostgres, OwnRedis]>): Promise<DrillRig> {
+    const [pg, redis] = backing ? await backing() : await Promise.all([startOwnPostgres(), startOwnRedis({ aof: true })])
     const rig = new DrillRig(pg, redis, `drill${randomBytes(3).toString('hex')}`, settings)
     rig.sql = createSql(pg.url, { max: 2 })
-    rig.queueRedis = new Redis(redis.url, { maxRetriesPerRequest: 1 })
-    rig.queueRedis.on('error', () => {})
+    rig.queueRedis = createRedis({ redisUrl: redis.url })
     rig.queues = new Queues({ redisPrefix: rig.prefix }, rig.queueRedis)
     await Promise.all([rig.spawn('web'), rig.spawn('web'), rig.spawn('worker')])
     const web = rig.webs[0].port!
@@ -221,7 +224,7 @@ export class DrillRig {
   }
 }
 
-async function http(port: number, path: string, opts: { json?: unknown; bearer?: string; headers?: Record<string, string>; timeoutMs?: number } = {}) {
+export async function http(port: number, path: string, opts: { json?: unknown; bearer?: string; headers?: Record<string, string>; timeoutMs?: number } = {}) {
   const headers: Record<string, string> = { ...opts.headers }
   if (opts.json !== undefined) headers['content-type'] = 'application/json'
   if (opts.bearer) headers.authorization = `Bearer ${opts.bearer}`

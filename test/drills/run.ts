@@ -6,37 +6,49 @@
 // duplicated, or a refused one stored. A Redis restarted empty has lost what it
 // held: points accepted and not yet persisted at the wipe are counted apart
 // (lostInWipe, with how long before the wipe they were accepted), not as a failure.
+// Then the drills past one machine (test/drills/scale.ts) on a Redis Cluster and a PostgreSQL primary with a
+// streaming replica, which also fail on an unanswered read or an alert transition not delivered exactly once.
 import { DrillRig, drills, type DrillResult } from './drills.js'
+import { ScaleRig, scaleDrills, type ScaleDrillResult } from './scale.js'
 
 const args = process.argv.slice(2)
 const flag = args.indexOf('--outage-seconds')
 const outageSeconds = flag >= 0 ? Number(args.splice(flag, 2)[1]) : 20
 const all = drills(outageSeconds)
-const names = args.length ? args : Object.keys(all)
-for (const n of names) if (!all[n]) { process.stderr.write(`unknown drill ${n}; drills: ${Object.keys(all).join(', ')}\n`); process.exit(64) }
+const scale = scaleDrills()
+const names = args.length ? args : [...Object.keys(all), ...Object.keys(scale)]
+for (const n of names) if (!all[n] && !scale[n]) { process.stderr.write(`unknown drill ${n}; drills: ${[...Object.keys(all), ...Object.keys(scale)].join(', ')}\n`); process.exit(64) }
 
 const bound = setTimeout(() => { process.stderr.write('drills: 15-minute bound reached, stopping\n'); process.exit(2) }, 15 * 60_000)
 bound.unref()
 
-const results: DrillResult[] = []
-const rig = await DrillRig.start()
+const results: Array<DrillResult & Partial<ScaleDrillResult>> = []
 let failed = false
-try {
-  for (const name of names) {
-    process.stdout.write(`drill ${name} ...\n`)
-    try {
-      const r = await rig.drill(name, () => all[name](rig))
-      results.push(r)
-      process.stdout.write(`  ${JSON.stringify(r)}\n`)
-    } catch (err) {
-      failed = true
-      process.stdout.write(`  FAILED: ${(err as Error).message}\n`)
+/** Runs the named drills of one kind on a rig started for them (none when no drill of that kind is named). */
+async function runOn<R extends { close(): Promise<void> }>(kind: Record<string, (rig: R) => Promise<void>>, start: () => Promise<R>, drill: (rig: R, name: string, fault: () => Promise<void>) => Promise<DrillResult>) {
+  const mine = names.filter((n) => kind[n])
+  if (!mine.length) return
+  const rig = await start()
+  try {
+    for (const name of mine) {
+      process.stdout.write(`drill ${name} ...\n`)
+      try {
+        const r = await drill(rig, name, () => kind[name](rig))
+        results.push(r)
+        process.stdout.write(`  ${JSON.stringify(r)}\n`)
+      } catch (err) {
+        failed = true
+        process.stdout.write(`  FAILED: ${(err as Error).message}\n`)
+      }
     }
+  } finally {
+    await rig.close()
   }
-} finally {
-  await rig.close()
 }
-const cols = ['drill', 'sent', 'accepted', 'stored', 'lost', 'lostInWipe', 'wipeWindowMs', 'duplicated', 'storedRefused', 'unknownOutcome', 'recoverySeconds', 'logLines'] as const
-process.stdout.write(`\n${cols.join('\t')}\n${results.map((r) => cols.map((c) => r[c]).join('\t')).join('\n')}\n`)
-const bad = results.some((r) => r.lost || r.duplicated || r.storedRefused)
+await runOn(all, () => DrillRig.start(), (rig, name, fault) => rig.drill(name, fault))
+await runOn(scale, () => ScaleRig.start(), (rig, name, fault) => rig.drill(name, fault))
+const cols = ['drill', 'sent', 'accepted', 'stored', 'lost', 'lostInWipe', 'wipeWindowMs', 'duplicated', 'storedRefused', 'unknownOutcome', 'recoverySeconds', 'logLines', 'reads', 'readsFailed', 'alertDeliveries'] as const
+process.stdout.write(`\n${cols.join('\t')}\n${results.map((r) => cols.map((c) => r[c] ?? '-').join('\t')).join('\n')}\n`)
+// A scale drill also fails when a read went unanswered or the alert's transition was not delivered exactly once.
+const bad = results.some((r) => r.lost || r.duplicated || r.storedRefused || r.readsFailed || (r.alertDeliveries !== undefined && r.alertDeliveries !== 1))
 process.exit(failed || bad ? 1 : 0)

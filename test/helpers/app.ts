@@ -6,7 +6,7 @@ import { startApi, type RunningApi } from '../../api/server.js'
 import { loadConfig, type Config } from '../../shared/config.js'
 import { createSql, type Sql } from '../../shared/db.js'
 import { createLogger } from '../../shared/log.js'
-import { createRedis } from '../../shared/redis.js'
+import { createRedis, deleteKeys } from '../../shared/redis.js'
 import { startWorkers, type RunningWorkers } from '../../workers/main.js'
 import { createTestDatabase } from './db.js'
 
@@ -82,12 +82,7 @@ export async function startTestApp(overrides: Record<string, string | undefined>
   const cleanupRedis = async () => {
     const redis = createRedis({ redisUrl: process.env.REDIS_URL || 'redis://127.0.0.1:6379' })
     try {
-      let cursor = '0'
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000)
-        if (keys.length) await redis.del(...keys)
-        cursor = next
-      } while (cursor !== '0')
+      await deleteKeys(redis, `${prefix}:*`)
     } finally {
       redis.disconnect()
     }

@@ -28,7 +28,7 @@ async function binaries(): Promise<{ initdb: string; postgres: string }> {
 }
 
 /** PostgreSQL refuses to run as root: as root, run it as the system user `postgres`. */
-function runAs(): { uid?: number; gid?: number } {
+export function runAs(): { uid?: number; gid?: number } {
   if (process.getuid?.() !== 0) return {}
   const id = (flag: string) => Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim())
   const uid = id('-u')

@@ -1,7 +1,6 @@
 // Assertions on what a write left behind: stats, points (persisted or still
 // queued) and daily allowance used. "Nothing stored" means all three stay put.
-import { Redis } from 'ioredis'
-import { redisKey } from '../../shared/redis.js'
+import { createRedis, redisKey } from '../../shared/redis.js'
 import type { TestApp } from './app.js'
 
 /** Waits until the ingest queue has nothing waiting, delayed or running (workers must be started). */
@@ -43,7 +42,7 @@ export async function stored(app: TestApp, accountId: string): Promise<Stored> {
   const jobs = await queue.getJobs(['waiting', 'delayed', 'active', 'prioritized'])
   const statIds = new Set((await app.sql<{ id: string }[]>`select id from stats where account_id = ${accountId}`).map((r) => r.id))
   const queued = jobs.reduce((n, j) => n + ((j.data?.points ?? []) as Array<[string]>).filter((p) => statIds.has(p[0])).length, 0)
-  const redis = new Redis(app.config.redisUrl)
+  const redis = createRedis(app.config)
   try {
     const used = await redis.get(redisKey(app.config, 'points', accountId, new Date().toISOString().slice(0, 10)))
     return { stats, points, queued, quotaUsed: Number(used ?? 0) }
@@ -75,7 +74,7 @@ export async function settledState(app: TestApp, accountId: string): Promise<Sto
 
 /** Sets today's point counter of an account (the daily allowance used), as the server keys it. */
 export async function setPointsUsedToday(app: TestApp, accountId: string, used: number): Promise<void> {
-  const redis = new Redis(app.config.redisUrl)
+  const redis = createRedis(app.config)
   try {
     await redis.set(redisKey(app.config, 'points', accountId, new Date().toISOString().slice(0, 10)), String(used), 'EX', 2 * 86_400)
   } finally {

@@ -1,5 +1,6 @@
 import test from 'ava'
 import { ConfigError, loadConfig, PASSWORD_HASH_COST } from '../../shared/config.js'
+import { parseClusterUrl } from '../../shared/redis-url.js'
 
 test('defaults work on a developer machine', (t) => {
   const c = loadConfig({})
@@ -44,4 +45,25 @@ test('PASSWORD_HASH_COST: 15 by default; below it only with NODE_ENV=test, never
     t.regex(err!.message, /PASSWORD_HASH_COST: below 15 only in tests/)
   }
   t.throws(() => loadConfig({ PASSWORD_HASH_COST: '18' }), { message: /PASSWORD_HASH_COST/ })
+})
+
+test('issue 32: REDIS_URL names a single node or a Redis Cluster by its seed nodes; anything else is refused naming it', (t) => {
+  t.is(loadConfig({ REDIS_URL: 'rediss://user:pw@cache.internal:6380/2' }).redisUrl, 'rediss://user:pw@cache.internal:6380/2')
+  const url = 'redis+cluster://app:s%40cret@10.0.0.1:7000,10.0.0.2:7001,[::1]:7002'
+  t.is(loadConfig({ REDIS_URL: url }).redisUrl, url)
+  t.deepEqual(parseClusterUrl(url), {
+    nodes: [{ host: '10.0.0.1', port: 7000 }, { host: '10.0.0.2', port: 7001 }, { host: '::1', port: 7002 }],
+    username: 'app', password: 's@cret', tls: false,
+  })
+  t.is(parseClusterUrl('redis://10.0.0.1:7000'), undefined)
+  for (const bad of ['redis+cluster://10.0.0.1', 'redis+cluster://10.0.0.1:7000,', 'redis+cluster://h:99999', 'http://cache:6379', 'not a url']) {
+    t.throws(() => loadConfig({ REDIS_URL: bad }), { message: /REDIS_URL: must be a redis:\/\/ or rediss:\/\/ URL, or redis\+cluster:\/\// }, bad)
+  }
+})
+
+test('issue 32: DATABASE_READ_URL is optional; READ_REPLICA_MAX_LAG_SECONDS defaults to 5 and must be positive', (t) => {
+  t.like(loadConfig({}), { databaseReadUrl: undefined, readReplicaMaxLagSeconds: 5 })
+  t.like(loadConfig({ DATABASE_READ_URL: 'postgres://replica/metrics', READ_REPLICA_MAX_LAG_SECONDS: '2.5' }), { databaseReadUrl: 'postgres://replica/metrics', readReplicaMaxLagSeconds: 2.5 })
+  t.throws(() => loadConfig({ READ_REPLICA_MAX_LAG_SECONDS: '0' }), { message: /READ_REPLICA_MAX_LAG_SECONDS/ })
+  t.throws(() => loadConfig({ DATABASE_READ_URL: 'replica' }), { message: /DATABASE_READ_URL/ })
 })

@@ -5,7 +5,7 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import { LEASE_MS, Limits } from '../../shared/ingest/limits.js'
 import { PLANS } from '../../shared/plans.js'
-import { createRedis, redisKey } from '../../shared/redis.js'
+import { createRedis, deleteKeys, redisKey } from '../../shared/redis.js'
 import { closedPort } from '../helpers/http.js'
 
 const config = { redisPrefix: `limits-test-${randomBytes(4).toString('hex')}` }
@@ -26,8 +26,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 test.after.always(async () => {
   await Promise.all(processes.map((p) => p.limits.close()))
   for (const p of processes) p.connection.disconnect()
-  const keys = await redis.keys(`${config.redisPrefix}:*`)
-  if (keys.length) await redis.del(...keys)
+  await deleteKeys(redis, `${config.redisPrefix}:*`)
   redis.disconnect()
 })
 

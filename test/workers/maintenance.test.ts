@@ -1,7 +1,7 @@
 import test from 'ava'
 import { Queue } from 'bullmq'
-import { Redis } from 'ioredis'
 import { QUEUES } from '../../shared/jobs.js'
+import { createWorkerRedis } from '../../shared/redis.js'
 import { purgeSessionsJob } from '../../workers/purge-sessions.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { signUp } from '../helpers/factories.js'
@@ -25,7 +25,7 @@ test.serial('purge-sessions deletes sessions expired or revoked over a day ago, 
 test.serial('two worker processes register the hourly schedule once, and a queued job runs through a real worker', async (t) => {
   const w1 = await app.startWorkers()
   const w2 = await app.startWorkers()
-  const redis = new Redis(app.config.redisUrl, { maxRetriesPerRequest: null })
+  const redis = createWorkerRedis(app.config)
   const queue = new Queue(QUEUES.maintenance, { connection: redis, prefix: app.config.redisPrefix })
   t.teardown(async () => { await queue.close(); redis.disconnect() })
   const schedulers = (await queue.getJobSchedulers()).sort((a, b) => a.key.localeCompare(b.key))

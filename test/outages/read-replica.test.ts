@@ -1,0 +1,112 @@
+// Issue 32 (decisions.md section 22): lag-tolerant reads go to a PostgreSQL streaming replica named by
+// DATABASE_READ_URL; a lagging or stopped replica is bypassed (reads answered from the primary), with one log
+// line per change and its state in health, and is used again once fit. Against a primary and a real streaming
+// replica of the test's own (test/helpers/pg-replica.ts).
+import test from 'ava'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+import { createKey, signUp } from '../helpers/factories.js'
+import { request } from '../helpers/http.js'
+import { startPrimaryWithReplica, type PrimaryWithReplica } from '../helpers/pg-replica.js'
+import { settle } from '../helpers/storage.js'
+
+let pg: PrimaryWithReplica
+let app: TestApp
+let key: string
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+test.before(async () => {
+  pg = await startPrimaryWithReplica()
+  // A lag limit no test reaches: this app keeps reading from a held-back replica, which shows where reads go.
+  app = await startTestApp({ DATABASE_URL: pg.primaryUrl, DATABASE_READ_URL: pg.replicaUrl, READ_REPLICA_MAX_LAG_SECONDS: '3600' })
+  await app.startWorkers()
+  const user = await signUp(app.url)
+  await app.sql`update accounts set plan = 'business' where id = ${user.accountId}`
+  ;({ key } = await createKey(app.url, user))
+})
+test.after.always(async () => {
+  await app?.close()
+  await pg?.destroy()
+})
+
+/** The values the raw export of a stat holds (the export reads through the read pool). */
+async function exported(base: string, stat: string): Promise<number[]> {
+  const res = await request(base, `/api/v1/export?stat=${stat}&format=json&range=7d`, { bearer: key })
+  if (res.status !== 200) throw new Error(`export answered ${res.status}: ${JSON.stringify(res.body)}`)
+  const body = typeof res.body === 'string' ? JSON.parse(res.body) : res.body
+  return JSON.stringify(body).match(/"value":(-?[\d.]+)/g)?.map((m) => Number(m.slice(8))) ?? []
+}
+
+async function write(stat: string, value: number): Promise<void> {
+  const res = await request(app.url, `/api/v1/stats/${stat}/value`, { json: { value, t: Math.floor(Date.now() / 1000) - 60 + value }, bearer: key })
+  if (res.status !== 200) throw new Error(`write answered ${res.status}`)
+  await settle(app)
+}
+
+async function until<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const v = await probe()
+    if (ok(v)) return v
+    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)} after ${timeoutMs} ms`)
+    await sleep(200)
+  }
+}
+
+const replicaState = async (a: TestApp) => (await request(a.url, '/api/v1/health')).body.read_replica
+
+test.serial('reads go to the replica while it is fit: a held-back replica answers the export without the newest point', async (t) => {
+  await write('replica.routing', 1)
+  await until('replica in use', () => replicaState(app), (s) => s.state === 'in_use')
+  t.deepEqual(await until('the replica has the first point', () => exported(app.url, 'replica.routing'), (v) => v.length === 1), [1])
+  await pg.pauseReplay()
+  try {
+    await write('replica.routing', 2)
+    const [{ n }] = await app.sql<{ n: number }[]>`select count(*)::int as n from points p join stats s on s.id = p.stat_id where s.name = 'replica.routing'`
+    t.is(n, 2, 'the primary holds both points')
+    t.deepEqual(await exported(app.url, 'replica.routing'), [1], 'the export was read on the replica, which has not replayed the second point')
+    // A read that must see the caller's own latest write goes to the primary: the stat record and its kind.
+    const stat = await request(app.url, '/api/v1/stats', { bearer: key })
+    t.true(stat.body.stats.some((s: { name: string }) => s.name === 'replica.routing'))
+
+    // An app with a 1 s lag limit: the replica, held back while the primary writes, is bypassed.
+    const strict = await app.another({ DATABASE_URL: pg.primaryUrl, DATABASE_READ_URL: pg.replicaUrl, READ_REPLICA_MAX_LAG_SECONDS: '1' })
+    await until('the strict app uses the replica', () => replicaState(strict), (s) => s.state === 'in_use' || s.state === 'lagging')
+    await write('replica.routing', 3)
+    const lagging = await until('the replica counted as lagging', () => replicaState(strict), (s) => s.state === 'lagging')
+    t.true(lagging.lag_s > 1)
+    t.regex(lagging.reason, /behind the primary \(limit 1 s\)/)
+    t.deepEqual(await exported(strict.url, 'replica.routing'), [1, 2, 3], 'bypassed: the export reads the primary')
+    t.is((await request(strict.url, '/api/v1/health')).status, 200, 'a bypassed replica does not fail health')
+
+    await pg.resumeReplay()
+    await until('the strict app uses the replica again', () => replicaState(strict), (s) => s.state === 'in_use')
+    t.deepEqual(await exported(strict.url, 'replica.routing'), [1, 2, 3])
+    const lines = strict.logs.filter((l) => /read replica/.test(l)).map((l) => JSON.parse(l).message as string)
+    t.deepEqual(lines.map((m) => m.split(':')[0]), ['read replica in use', 'read replica bypassed, reads go to the primary', 'read replica in use'], 'one line per change')
+  } finally {
+    await pg.resumeReplay().catch(() => {})
+  }
+})
+
+test.serial('a stopped replica is bypassed, reads are answered throughout, and it is used again once it is back', async (t) => {
+  await until('replica in use', () => replicaState(app), (s) => s.state === 'in_use')
+  const before = app.logs.length
+  await pg.stopReplica()
+  // Reads right after the stop, before any check has noticed: each is run again on the primary.
+  for (let i = 0; i < 5; i++) {
+    t.deepEqual(await exported(app.url, 'replica.routing'), [1, 2, 3])
+    t.is((await request(app.url, '/api/v1/stats/replica.routing?range=24h', { bearer: key })).status, 200)
+  }
+  const down = await until('the replica counted as unreachable', () => replicaState(app), (s) => s.state === 'unreachable')
+  t.truthy(down.reason)
+  await write('replica.routing', 4)
+  t.deepEqual(await exported(app.url, 'replica.routing'), [1, 2, 3, 4])
+
+  await pg.startReplica()
+  await until('the replica in use again', () => replicaState(app), (s) => s.state === 'in_use')
+  t.deepEqual(await until('the replica caught up', () => exported(app.url, 'replica.routing'), (v) => v.length === 4), [1, 2, 3, 4])
+  const lines = app.logs.slice(before).filter((l) => /read replica/.test(l)).map((l) => JSON.parse(l).message as string)
+  t.is(lines.length, 2, `one line for the loss and one for the return: ${JSON.stringify(lines)}`)
+  t.regex(lines[0], /^read replica bypassed/)
+  t.regex(lines[1], /^read replica in use/)
+})
