@@ -12,14 +12,19 @@ import type { ExportWindow } from './window.js'
 export const PAGE_ROWS = 10_000
 
 interface Row {
-  t: string
-  value: number
   /**
-   * The exact timestamp as PostgreSQL prints it, the key of the next page. It goes back as text
-   * (`::text::timestamptz`): a parameter typed timestamptz is sent through a JS Date, which keeps
-   * milliseconds only, and a page ending on sub-millisecond times would start over for ever.
+   * The exact time in microseconds since the epoch (int8, as text): the key of the next page, and the
+   * export's whole-second `t`. A timestamptz parameter goes through a JS Date, which keeps milliseconds
+   * only: a page ending on sub-millisecond times would start over for ever.
    */
-  k: string
+  us: string
+  value: number
+}
+
+/** Whole seconds as exports always gave them (PostgreSQL's rounding of the epoch: half away from zero). */
+export function secondsOf(us: string): number {
+  const s = Number(us) / 1e6
+  return s < 0 ? -Math.round(-s) : Math.round(s)
 }
 
 /**
@@ -29,30 +34,28 @@ interface Row {
  * that is one timestamp throughout is followed by every row of that timestamp.
  */
 export async function* pagedRows(sql: Sql, stat: Stat, w: ExportWindow, pageRows = PAGE_ROWS): AsyncGenerator<Row[]> {
-  let after: { k: string; inclusive: boolean } | undefined
+  const at = (us: string) => sql`'epoch'::timestamptz + ${us}::int8 * interval '1 microsecond'`
+  let after: { us: string; inclusive: boolean } | undefined
   for (;;) {
-    const lower = after === undefined
-      ? sql`ts >= ${w.from}`
-      : after.inclusive ? sql`ts >= ${after.k}::text::timestamptz` : sql`ts > ${after.k}::text::timestamptz`
+    const lower = after === undefined ? sql`ts >= ${w.from}` : after.inclusive ? sql`ts >= ${at(after.us)}` : sql`ts > ${at(after.us)}`
     const rows = await sql<Row[]>`
-      select extract(epoch from ts)::bigint::text as t, value, ts::text as k from points
+      select (extract(epoch from ts) * 1000000)::int8 as us, value from points
       where stat_id = ${stat.id} and ${lower} and ts <= ${w.to} order by ts limit ${pageRows}`
     if (rows.length < pageRows) {
       if (rows.length) yield rows
       return
     }
-    const last = rows[rows.length - 1].k
+    const last = rows[rows.length - 1].us
     let cut = rows.length - 1
-    while (cut > 0 && rows[cut - 1].k === last) cut--
+    while (cut > 0 && rows[cut - 1].us === last) cut--
     if (cut > 0) {
       // A plain array: slicing postgres.js' result (an Array subclass) goes through its own constructor.
       yield Array.from(rows).slice(0, cut)
-      after = { k: last, inclusive: true }
+      after = { us: last, inclusive: true }
     } else {
       yield await sql<Row[]>`
-        select extract(epoch from ts)::bigint::text as t, value, ts::text as k from points
-        where stat_id = ${stat.id} and ts = ${last}::text::timestamptz`
-      after = { k: last, inclusive: false }
+        select (extract(epoch from ts) * 1000000)::int8 as us, value from points where stat_id = ${stat.id} and ts = ${at(last)}`
+      after = { us: last, inclusive: false }
     }
   }
 }
@@ -71,7 +74,10 @@ export async function* exportCsv(sql: Sql, stats: Stat[], w: ExportWindow, pageR
     const prefix = `${csvField(stat.name)},${stat.kind},`
     for await (const rows of pagedRows(sql, stat, w, pageRows)) {
       let chunk = ''
-      for (const r of rows) chunk += `${prefix}${r.t},${new Date(Number(r.t) * 1000).toISOString()},${r.value}\n`
+      for (const r of rows) {
+        const t = secondsOf(r.us)
+        chunk += `${prefix}${t},${new Date(t * 1000).toISOString()},${r.value}\n`
+      }
       yield chunk
     }
   }
@@ -91,7 +97,7 @@ export async function* exportJson(sql: Sql, stats: Stat[], w: ExportWindow, page
     for await (const rows of pagedRows(sql, stat, w, pageRows)) {
       let chunk = ''
       for (const r of rows) {
-        chunk += `${first ? '' : ','}{"t":${r.t},"value":${r.value}}`
+        chunk += `${first ? '' : ','}{"t":${secondsOf(r.us)},"value":${r.value}}`
         first = false
       }
       yield chunk

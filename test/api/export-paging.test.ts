@@ -3,7 +3,7 @@
 // reaches the client as an aborted response, never a file that looks whole.
 import test from 'ava'
 import { createSql } from '../../shared/db.js'
-import { exportCsv } from '../../shared/export/stream.js'
+import { exportCsv, secondsOf } from '../../shared/export/stream.js'
 import type { ExportWindow } from '../../shared/export/window.js'
 import { listStats } from '../../shared/stats/repo.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
@@ -107,4 +107,13 @@ test.serial('a failure after the headers aborts the response: the client sees an
   const whole = await request(app.url, '/api/v1/stats/aborted/export?range=7d&format=csv', { bearer: key })
   t.is(whole.status, 200)
   t.is(whole.text.trimEnd().split('\n').length, 1 + 1001 + 1)
+})
+
+test('whole seconds are those PostgreSQL gave before: the epoch rounded half away from zero', async (t) => {
+  const times = ['1764000000.5', '1764000000.499999', '1764000000.000001', '-0.5', '-1.500001', '0']
+  const pg = await app.sql<{ us: string; s: string }[]>`
+    select (extract(epoch from x) * 1000000)::int8 as us, extract(epoch from x)::bigint::text as s
+    from unnest(${times}::numeric[]) e, lateral (select 'epoch'::timestamptz + e * interval '1 second' as x) y`
+  t.is(pg.length, times.length)
+  for (const r of pg) t.is(String(secondsOf(r.us)), r.s, r.us)
 })
