@@ -29,6 +29,9 @@ async function sendExport(ctx: Ctx, query: z.infer<typeof ExportQuery>, statName
   const csv = query.format === 'csv'
   ctx.type = csv ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8'
   ctx.set('Content-Disposition', `attachment; filename="export.${csv ? 'csv' : 'json'}"`)
+  // A page that fails after the 200 and the first bytes went out (a lost connection, a timeout)
+  // destroys the response (Koa pipes the body with stream.pipeline): the chunked body never gets its
+  // final chunk, so the client sees a broken transfer, never a shorter file that ends cleanly.
   ctx.body = Readable.from((csv ? exportCsv : exportJson)(await ctx.deps.reads.pick(), stats, w))
 }
 
