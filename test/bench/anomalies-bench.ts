@@ -91,10 +91,22 @@ function csvFiles(dir: string): string[] {
 
 const nabTime = (s: string) => Date.parse(`${s.trim().replace(' ', 'T')}Z`) / 1000
 
+/**
+ * Where the NAB files are: NAB's own layout (`data/<group>/*.csv`, `labels/combined_windows.json`) or the
+ * team's copy (`<group>/*.csv` beside `combined_windows.json`); undefined when neither is there.
+ */
+function nabLayout(): { labels: string; dataDir: string } | undefined {
+  for (const [labels, dataDir] of [[join(NAB_DIR, 'labels', 'combined_windows.json'), join(NAB_DIR, 'data')], [join(NAB_DIR, 'combined_windows.json'), NAB_DIR]]) {
+    if (existsSync(labels) && existsSync(dataDir)) return { labels, dataDir }
+  }
+  return undefined
+}
+
 /** NAB series bucketed hourly (gauge means), windows mapped to hour indexes; grouped by NAB category. */
 function loadNab(): LabelledSeries[] {
-  const labels = JSON.parse(readFileSync(join(NAB_DIR, 'labels', 'combined_windows.json'), 'utf8')) as Record<string, Array<[string, string]>>
-  const dataDir = join(NAB_DIR, 'data')
+  const layout = nabLayout()!
+  const labels = JSON.parse(readFileSync(layout.labels, 'utf8')) as Record<string, Array<[string, string]>>
+  const dataDir = layout.dataDir
   const out: LabelledSeries[] = []
   for (const file of csvFiles(dataDir)) {
     const key = relative(dataDir, file).split('\\').join('/')
@@ -155,7 +167,7 @@ export async function runAnomaliesBench(options: Partial<Options> & { log?: (l: 
   const problems = results.problems
   try {
     if (cfg.seed === TUNING_SEED) problems.push(`BENCH_ANOMALY_SEED is the tuning seed (${TUNING_SEED}): the synthetic figures are not on unseen data`)
-    if (existsSync(join(NAB_DIR, 'labels', 'combined_windows.json'))) {
+    if (nabLayout()) {
       say('NAB: scoring')
       results.nab = { rows: await bench.stage('nab', async () => score(loadNab(), () => 0)) }
     } else {
