@@ -22,7 +22,8 @@
 //
 // Own database (metrics_bench_anomalies, dropped at the end) on the local PostgreSQL.
 // Env: BENCH_ANOMALY_SEED (20261123), BENCH_ANOMALY_PER_GROUP (40), BENCH_SWEEP_STATS (10000; 0 skips part 2),
-// BENCH_NAB_DIR (default ../shared/data/nab beside the project), DATABASE_URL.
+// BENCH_NAB_DIR (default ../shared/data/nab beside the project), BENCH_NAB_GROUPS (comma-separated NAB group
+// names, e.g. realAWSCloudwatch,realAdExchange: score only these, for a train/test split by group; default all), DATABASE_URL.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -63,6 +64,8 @@ interface Results extends BenchResultsBase<Options> {
 const here = dirname(fileURLToPath(import.meta.url))
 /** `../shared/data/nab` beside the project (the team's shared folder), or BENCH_NAB_DIR. */
 const NAB_DIR = process.env.BENCH_NAB_DIR || resolve(here, '../../../shared/data/nab')
+/** NAB groups to score (BENCH_NAB_GROUPS), or all when unset: tune on some groups, report on the others. */
+const NAB_GROUPS = (process.env.BENCH_NAB_GROUPS ?? '').split(',').map((g) => g.trim()).filter(Boolean)
 
 function fromEnv(): Options {
   return { seed: envInt('BENCH_ANOMALY_SEED', 20261123, 0), perGroup: envInt('BENCH_ANOMALY_PER_GROUP', 40, 1), sweepStats: envInt('BENCH_SWEEP_STATS', 10_000, 0) }
@@ -92,24 +95,23 @@ function csvFiles(dir: string): string[] {
 const nabTime = (s: string) => Date.parse(`${s.trim().replace(' ', 'T')}Z`) / 1000
 
 /**
- * Where the NAB files are: NAB's own layout (`data/<group>/*.csv`, `labels/combined_windows.json`) or the
- * team's copy (`<group>/*.csv` beside `combined_windows.json`); undefined when neither is there.
+ * Where the labels and the group folders are: NAB's own layout (labels/combined_windows.json, data/<group>/)
+ * or the flat copy in the team's folder (combined_windows.json beside the group folders).
  */
-function nabLayout(): { labels: string; dataDir: string } | undefined {
-  for (const [labels, dataDir] of [[join(NAB_DIR, 'labels', 'combined_windows.json'), join(NAB_DIR, 'data')], [join(NAB_DIR, 'combined_windows.json'), NAB_DIR]]) {
-    if (existsSync(labels) && existsSync(dataDir)) return { labels, dataDir }
-  }
-  return undefined
+function nabLayout(): { labelsFile: string; dataDir: string } | null {
+  if (existsSync(join(NAB_DIR, 'labels', 'combined_windows.json'))) return { labelsFile: join(NAB_DIR, 'labels', 'combined_windows.json'), dataDir: join(NAB_DIR, 'data') }
+  if (existsSync(join(NAB_DIR, 'combined_windows.json'))) return { labelsFile: join(NAB_DIR, 'combined_windows.json'), dataDir: NAB_DIR }
+  return null
 }
 
 /** NAB series bucketed hourly (gauge means), windows mapped to hour indexes; grouped by NAB category. */
 function loadNab(): LabelledSeries[] {
-  const layout = nabLayout()!
-  const labels = JSON.parse(readFileSync(layout.labels, 'utf8')) as Record<string, Array<[string, string]>>
-  const dataDir = layout.dataDir
+  const { labelsFile, dataDir } = nabLayout()!
+  const labels = JSON.parse(readFileSync(labelsFile, 'utf8')) as Record<string, Array<[string, string]>>
   const out: LabelledSeries[] = []
   for (const file of csvFiles(dataDir)) {
     const key = relative(dataDir, file).split('\\').join('/')
+    if (NAB_GROUPS.length > 0 && !NAB_GROUPS.includes(key.split('/')[0])) continue
     const rows = readFileSync(file, 'utf8').trim().split('\n').slice(1).map((l) => l.split(',')).map(([t, v]) => [nabTime(t), Number(v)] as const).filter(([t, v]) => Number.isFinite(t) && Number.isFinite(v))
     if (rows.length < 2) continue
     const first = Math.floor(rows[0][0] / HOUR) * HOUR
@@ -169,7 +171,9 @@ export async function runAnomaliesBench(options: Partial<Options> & { log?: (l: 
     if (cfg.seed === TUNING_SEED) problems.push(`BENCH_ANOMALY_SEED is the tuning seed (${TUNING_SEED}): the synthetic figures are not on unseen data`)
     if (nabLayout()) {
       say('NAB: scoring')
-      results.nab = { rows: await bench.stage('nab', async () => score(loadNab(), () => 0)) }
+      const series = loadNab()
+      if (series.length === 0) problems.push(`NAB: no series in ${NAB_DIR} match BENCH_NAB_GROUPS=${NAB_GROUPS.join(',')}`)
+      results.nab = { rows: await bench.stage('nab', async () => score(series, () => 0)) }
     } else {
       results.nab = { skipped: `skipped: ${NAB_DIR} is not on this machine (the labelled NAB series are needed beside the project); NAB figures not measured` }
       say(`NAB ${results.nab.skipped}`)
@@ -244,7 +248,7 @@ export function renderAnomaliesReport(r: Results): string {
   const lines = [machineLine('anomalies', r.machine), '']
   lines.push('Quality: labelled windows found (recall) and flagged hours outside any window per 1,000 hours scored; z = plain 3-sigma z-score over the same trailing window, same run. Ratios: detector / z-score.')
   if (r.nab && 'skipped' in r.nab) lines.push(`NAB: ${r.nab.skipped}`)
-  else if (r.nab) lines.push('', 'NAB (hourly means; target: recall >= z-score, false flags <= a third of its):', ...qualityTable(r.nab.rows))
+  else if (r.nab) lines.push('', `NAB${NAB_GROUPS.length ? ` groups ${NAB_GROUPS.join(', ')} only (BENCH_NAB_GROUPS)` : ''} (hourly means; target: recall >= z-score, false flags <= a third of its):`, ...qualityTable(r.nab.rows))
   if (r.synthetic) {
     lines.push('', `Synthetic corpus, seed ${r.config.seed} (constants tuned on seed ${TUNING_SEED} only); targets: spike 10x recall >= 0.9, clean groups < 1 false flag per 1,000 hours:`, ...qualityTable(r.synthetic))
   }
