@@ -43,7 +43,7 @@ dl{margin:.25rem 0;display:grid;grid-template-columns:max-content 1fr;gap:.2rem 
 function shell(title: string, body: string, scripts: string[] = [], styles: string[] = []): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${esc(title)}</title>${[...styles, 'docs.css'].map((s) => `<link rel="stylesheet" href="/docs/assets/${s}">`).join('')}</head>
-<body><header class="top"><h1>${esc(title)}</h1><a href="/docs">API reference</a><a href="/docs/problems">Error codes</a><a href="/api/v1/openapi.json">OpenAPI document</a></header>
+<body><header class="top"><a href="/">← Back to the app</a><h1>${esc(title)}</h1><a href="/docs">API reference</a><a href="/docs/problems">Error codes</a><a href="/api/v1/openapi.json">OpenAPI document</a></header>
 ${body}${scripts.map((s) => `<script src="/docs/assets/${s}"></script>`).join('')}</body></html>`
 }
 

@@ -53,10 +53,13 @@ export function alertRoutes(routes: Routes): void {
       ctx.status = 204
     })
     .add({ method: 'get', path: '/api/v1/email/confirm', tag: 'alerts', summary: 'Confirm an address for alert e-mails (the link in the confirmation mail)',
-      query: z.object({ token: z.string().max(200) }), responses: { 200: { description: 'Confirmed; pending e-mail alerts for it are armed' } }, errors: [404] },
+      query: z.object({ token: z.string().max(200) }), responses: { 200: { description: 'Confirmed (an HTML page with a link back to the app); pending e-mail alerts for it are armed' } }, errors: [404] },
     async (ctx, { query }) => {
       if (!(await confirmEmail(ctx.deps.sql, query.token))) throw notFound('confirmation', 'confirmation_not_found')
-      ctx.type = 'text/plain'
-      ctx.body = 'Address confirmed: alert e-mails will now be delivered.\n'
+      // A person arrives here from a mail: a page, with the way on to their alerts (the CSP applies as everywhere).
+      ctx.type = 'html'
+      ctx.body = '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">' +
+        '<title>Address confirmed</title></head><body><h1>Address confirmed</h1><p>Alert e-mails will now be delivered to this address.</p>' +
+        '<p><a href="/alerts">Go to your alerts</a></p></body></html>'
     })
 }

@@ -14,8 +14,14 @@ export function signature(secret: string, body: string, unixSeconds: number): st
   return `t=${unixSeconds},v1=${createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex')}`
 }
 
-function statLink(config: Pick<Config, 'publicUrl'>, name: string): string {
-  return `${config.publicUrl ?? 'http://localhost:3000'}/api/v1/stats/${encodeURIComponent(name)}?range=24h`
+/**
+ * The stat's page in the app, where a signed-in reader lands on its chart (never a JSON route, which a browser
+ * opens without its key). PUBLIC_URL in production; elsewhere the address `npm run dev` prints, so that the link
+ * is on the same host name as the session cookie.
+ */
+export function statLink(config: Pick<Config, 'publicUrl' | 'port'>, name: string): string {
+  const base = config.publicUrl?.replace(/\/+$/, '') ?? `http://127.0.0.1:${config.port}`
+  return `${base}/stats/${encodeURIComponent(name)}`
 }
 
 async function post(config: Config, url: string, body: string, headers: Record<string, string>): Promise<void> {

@@ -128,3 +128,11 @@ test('/docs/problems explains every error code the source can answer with', asyn
   t.is(res.body.type, `/docs/problems#${res.body.code}`)
   t.true(page.text.includes(`id="${res.body.code}"`))
 })
+
+test('issue 30 item 2: the API reference and the error codes page lead back to the app', async (t) => {
+  for (const path of ['/docs', '/docs/problems']) {
+    const page = await request(app.url, path)
+    t.is(page.status, 200)
+    t.regex(page.text, /<a href="\/">← Back to the app<\/a>/, path)
+  }
+})

@@ -451,6 +451,10 @@ test('6.1 Slack channel: the incoming webhook gets a JSON {text} message with th
   t.deepEqual(Object.keys(fired.json), ['text'])
   t.true(fired.json.text.includes(s.stat), fired.json.text)
   t.regex(fired.json.text, /firing/i)
+  // The stat's name links to its page in the app, never to a JSON route (issue 30 item 2).
+  const slackLink = /<([^|>]+)\|/.exec(fired.json.text)?.[1]
+  t.is(new URL(slackLink ?? 'http://none/').pathname, `/stats/${encodeURIComponent(s.stat)}`, fired.json.text)
+  t.false(fired.json.text.includes('/api/'), fired.json.text)
   await gauge(s.key, s.stat, -1000)
   const [, resolved] = await s.receiver.waitFor(2)
   t.deepEqual(Object.keys(resolved.json), ['text'])
@@ -484,11 +488,23 @@ test('6.1 e-mail channel: nothing is mailed before confirmation; after it the lo
 
   const url = new URL(link!)
   t.is(url.origin, new URL(app.url).origin) // no PUBLIC_URL here: the link points at this deployment
-  t.is((await request(app.url, url.pathname + url.search)).status, 200)
+  // Issue 30 item 2: the confirmation is a page for a person, with the way on to the app.
+  const confirmed = await request(app.url, url.pathname + url.search)
+  t.is(confirmed.status, 200)
+  t.regex(String(confirmed.headers.get('content-type')), /^text\/html/)
+  t.regex(confirmed.text, /Address confirmed[\s\S]*<a href="\/alerts">/)
   const [firing] = await smtp.waitFor(1, (m) => m.to.includes(address) && m.subject.startsWith('[FIRING]'))
   t.is(firing.subject, `[FIRING] ${stat}`)
   t.true(firing.text.includes(stat))
   t.true(firing.text.includes('100'))
+  // Issue 30 item 2: the mail's link is the stat's page in the app, which opens for the signed-in reader
+  // (it was a JSON route that a browser opens without its key: 401).
+  const statUrl = new URL(/(https?:\/\/\S+\/stats\/\S+)/.exec(firing.text)?.[1] ?? 'http://none/')
+  t.is(statUrl.pathname, `/stats/${encodeURIComponent(stat)}`)
+  t.false(firing.text.includes('/api/'), firing.text)
+  const page = await request(app.url, statUrl.pathname, { session: u.session })
+  t.is(page.status, 200)
+  t.regex(String(page.headers.get('content-type')), /^text\/html/)
 
   await gauge(key, stat, -1000)
   const [resolved] = await smtp.waitFor(1, (m) => m.to.includes(address) && m.subject.startsWith('[RESOLVED]'))
