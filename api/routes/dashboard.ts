@@ -1,6 +1,6 @@
 // The dashboard API (interface 4.4): session only.
 import { z } from 'zod'
-import { dashboard, dashboardWindow } from '../../shared/stats/dashboard.js'
+import { dashboard, dashboardWindows } from '../../shared/stats/dashboard.js'
 import { planOf } from '../../shared/plans.js'
 import { clampToRetention, resolveWindow, windowJson, RANGE_NAMES } from '../../shared/stats/ranges.js'
 import { BucketJson, RangeJson } from '../../shared/stats/schema.js'
@@ -26,9 +26,9 @@ export function dashboardRoutes(routes: Routes): void {
     auth: ['session'], rateLimited: true, query: DashboardQuery, responses: { 200: { description: 'Stats by name', schema: DashboardJson } }, errors: [403, 429] },
   async (ctx, { query }) => {
     const now = new Date()
-    const w = clampToRetention(dashboardWindow(resolveWindow({ range: query.range }, now)), planOf(accountOf(ctx).plan).retentionDays, now)
+    const w = clampToRetention(resolveWindow({ range: query.range }, now), planOf(accountOf(ctx).plan).retentionDays, now)
     ctx.body = {
-      range: windowJson(w),
+      range: windowJson(dashboardWindows(w).answer),
       stats: await ctx.deps.reads.run((sql) => dashboard(sql, accountOf(ctx).id, w)),
     }
   })

@@ -15,11 +15,19 @@ export const DASHBOARD_BUCKETS: Record<RangeName, number> = {
   '1h': 300, '6h': 3_600, '24h': 3_600, '7d': 21_600, '30d': 86_400, '90d': 86_400, '180d': 86_400,
 }
 
-/** The window of a range, re-bucketed for the dashboard (from aligned down to the coarser bucket). */
-export function dashboardWindow(w: Window): Window {
-  const bucket = DASHBOARD_BUCKETS[w.requested as RangeName] ?? w.bucketSeconds
-  const from = Math.floor(w.from.getTime() / 1000 / bucket) * bucket
-  return { ...w, from: new Date(from * 1000), bucketSeconds: bucket }
+/**
+ * The dashboard covers exactly the chart's window of the same range (one definition of a window: the stats
+ * list's "24 h total" is the stat page's and the embed's), in coarser buckets from the first whole one on; the
+ * part before it is read in the chart's own buckets. Aligning the start down to the coarser bucket instead
+ * counted up to 45 minutes more than the stat page for "24 h". Returns the window as answered (its
+ * bucket_seconds the coarse one) and the windows to read.
+ */
+export function dashboardWindows(chart: Window): { answer: Window; reads: Window[] } {
+  const bucket = DASHBOARD_BUCKETS[chart.requested as RangeName] ?? chart.bucketSeconds
+  const firstWhole = new Date(Math.ceil(chart.from.getTime() / 1000 / bucket) * bucket * 1000)
+  const body: Window = { ...chart, from: firstWhole < chart.to ? firstWhole : chart.to, bucketSeconds: bucket }
+  const head: Window = { ...chart, to: body.from }
+  return { answer: { ...chart, bucketSeconds: bucket }, reads: head.from < head.to ? [head, body] : [body] }
 }
 
 interface StatRow {
@@ -44,15 +52,16 @@ function summarise(kind: Kind, points: Bucket[]) {
   }
 }
 
+/** Every stat of the account over the chart window `w` (see dashboardWindows). */
 export async function dashboard(sql: Db, accountId: string, w: Window) {
   const stats = await sql<StatRow[]>`
     select s.id, s.name, s.kind, s.description, last.value as last_value, last.ts as last_point_at
     from stats s
     left join lateral (select ts, value from points p where p.stat_id = s.id order by ts desc limit 1) last on true
     where s.account_id = ${accountId} order by s.name`
-  const buckets = await readBucketsMany(sql, stats, w)
+  const parts = await Promise.all(dashboardWindows(w).reads.map((part) => readBucketsMany(sql, stats, part)))
   return stats.map((s) => {
-    const points = buckets.get(s.id) ?? []
+    const points = parts.flatMap((part) => part.get(s.id) ?? [])
     return {
       id: s.id, name: s.name, kind: s.kind, description: s.description, last_value: s.last_value,
       last_point_at: s.last_point_at?.toISOString() ?? null, summary: summarise(s.kind, points), points,

@@ -48,7 +48,7 @@ test('4.4 range defaults to 24h; each valid value is accepted; an unknown one is
   for (const range of ['1h', '6h', '24h', '7d', '30d', '90d', '180d']) t.is((await request(app.url, `/api/v1/dashboard?range=${range}`, { session: user.session })).status, 200, range)
   const day = await request(app.url, '/api/v1/dashboard?range=24h', { session: user.session })
   t.is(day.body.range.bucket_seconds, 3600, 'sparkline buckets served by the hourly rollup')
-  t.is(Date.parse(day.body.range.from) % 3_600_000, 0)
+  t.is(Date.parse(day.body.range.from) % 900_000, 0, 'the window starts where the 24 h chart\'s does')
   const week = await request(app.url, '/api/v1/dashboard?range=7d', { session: user.session })
   t.deepEqual(week.body.stats.find((s: { name: string }) => s.name === 'old').summary, { total: 1, n: 1 })
   const bad = await request(app.url, '/api/v1/dashboard?range=2w', { session: user.session })
@@ -67,4 +67,32 @@ test('account isolation: the dashboard shows only the caller\'s stats', async (t
   const other = await signUp(app.url)
   const res = await request(app.url, '/api/v1/dashboard', { session: other.session })
   t.deepEqual(res.body.stats, [])
+})
+
+test('issue 29 item 6: one window, one number: the dashboard total of a range is the stat page\'s for the same range', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const ranges = ['6h', '24h', '7d']
+  const points: Array<{ stat: string; count: number; t: number }> = []
+  for (const range of ranges) {
+    const stat = `window.${range}`
+    await request(app.url, '/ez', { json: { ezkey: key, data: [{ stat, count: 1, t: Math.floor(Date.now() / 1000) - 60 }] } })
+    await settle(app)
+    // One point just before the chart's window: outside it on every page. The dashboard used to start at the
+    // hour (6 h every hour, 7 d every 6 h) and counted it.
+    const chart = await request(app.url, `/api/v1/stats/${stat}?range=${range}`, { bearer: key })
+    points.push({ stat, count: 100, t: Date.parse(chart.body.range.from) / 1000 - 1 })
+  }
+  t.is((await request(app.url, '/ez', { json: { ezkey: key, data: points } })).body.accepted, ranges.length)
+  await settle(app)
+  for (const range of ranges) {
+    const stat = `window.${range}`
+    const chart = await request(app.url, `/api/v1/stats/${stat}?range=${range}`, { bearer: key })
+    const dash = await request(app.url, `/api/v1/dashboard?range=${range}`, { session: user.session })
+    const chartTotal = chart.body.points.reduce((sum: number, p: { value: number }) => sum + p.value, 0)
+    const row = dash.body.stats.find((s: { name: string }) => s.name === stat)
+    t.is(chartTotal, 1, `${range}: the stat page counts the point inside the window only`)
+    t.is(row.summary.total, chartTotal, `${range}: the dashboard counts the same`)
+    t.is(dash.body.range.from, chart.body.range.from, `${range}: and says the same window`)
+  }
 })

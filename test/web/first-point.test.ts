@@ -78,6 +78,9 @@ test.serial('the pages read at 375 px: stats list and stat page fit the width', 
   await page.getByRole('link', { name: 'signups' }).waitFor()
   const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
   t.is(await overflow(), 0, 'no sideways scrolling on the stats list')
+  // The page says which window its 24 h totals cover: the one the dashboard API answered, the stat page's (issue 29 item 6).
+  const from = await page.evaluate(async () => (await (await fetch('/api/v1/dashboard?range=24h')).json()).range.from as string)
+  t.is(await page.locator('[data-window]').textContent(), `Last 24 h: since ${from.slice(0, 16).replace('T', ' ')} UTC, the window the stat pages and embeds use for 24 h.`)
   await screenshot(page, 'stats-list-375')
   await page.getByRole('link', { name: 'api.latency_ms' }).click()
   await page.locator('.chart[data-drawn="1"]').waitFor()

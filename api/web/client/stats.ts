@@ -2,7 +2,7 @@
 // point, a 24 h sparkline and total/average, a filter box and the plan's
 // usage. Polls adaptively, so a first point shows up without a reload.
 import { api } from './lib/api.js'
-import { age, num } from './lib/format.js'
+import { age, num, when } from './lib/format.js'
 import { usePoll } from './lib/poll.js'
 import { Sparkline } from './lib/spark.js'
 import { Empty, ErrorNotice, html, Loading, mount, useState } from './lib/ui.js'
@@ -75,7 +75,8 @@ function StatsPage() {
             <td data-label="Last point">${age(s.last_point_at)}</td>
             <td data-label="Last 24 h"><${Sparkline} points=${s.points} from=${from} to=${to} label=${`${s.name}, last 24 hours`} /></td>
             <td data-label="24 h total / average" class="num">${s.kind === 'counter' ? num(s.summary.total) : num(s.summary.average)}</td>
-          </tr>`)}</tbody></table></div>`}`}`
+          </tr>`)}</tbody></table></div>
+        <p class="small muted" data-window>Last 24 h: since ${when(data.range.from)}, the window the stat pages and embeds use for 24 h.</p>`}`}`
 }
 
 mount(StatsPage)
