@@ -108,8 +108,11 @@ export const ThresholdsResponse = z
       min: z.number().nullable(), p50: z.number().nullable(), p90: z.number().nullable(), p95: z.number().nullable(),
       p99: z.number().nullable(), max: z.number().nullable(),
     }),
+    largest_minutes: z.array(z.object({ at: z.iso.datetime(), value: z.number() }))
+      .describe('The (up to 3) most extreme minute values of the lookback, largest first for above, smallest first for below: each suggestion says how many it catches'),
     suggestions: z.array(z.object({
       threshold: z.number(),
+      catches_largest: z.number().int().describe('How many of largest_minutes breach this threshold (above and below are strict: a suggestion never equals the extreme)'),
       quantile: z.number().nullable().describe('Suggestions: the quantile of the minute values the threshold was drawn from (before rounding to two significant figures). A given threshold: its quantile rank among the minute values (ties count as their middle); null without data'),
       would_have_fired: z.number().int().describe('Deliveries with event fired the alert would have sent'),
       minutes_in_breach: z.number().int().describe('Minutes in which the condition held'),

@@ -108,8 +108,24 @@ export function twoSignificant(x: number): number {
   return x === 0 ? 0 : Number(x.toPrecision(2))
 }
 
+// The extreme itself (quantile 1 or 0) is no candidate: `above` and `below` are strict, so a threshold equal to
+// the largest value would not have fired on it. The highest candidate is the closest round number inside it.
 const ABOVE_QUANTILES = [0.95, 0.99, 0.999, 1]
 const BELOW_QUANTILES = [0.05, 0.01, 0.001, 0]
+/** How many of the most extreme minutes each suggestion is checked against. */
+const LARGEST = 3
+
+/**
+ * The two-significant-figure number one step inside `extreme` (below it for `above`, above it for `below`):
+ * 2,400 -> 2,300 (above), so that a breach as large as the largest one seen is caught.
+ */
+export function stepInside(extreme: number, condition: 'above' | 'below'): number {
+  if (extreme === 0) return condition === 'above' ? -0.01 : 0.01
+  const unit = 10 ** (Math.floor(Math.log10(Math.abs(extreme))) - 1)
+  const rounded = (condition === 'above' ? Math.floor : Math.ceil)(extreme / unit) * unit
+  const inside = rounded === extreme ? rounded + (condition === 'above' ? -unit : unit) : rounded
+  return Number(inside.toPrecision(2))
+}
 
 export interface SuggestInput {
   stat: Pick<Stat, 'name' | 'kind' | 'createdAt'>
@@ -140,17 +156,31 @@ export function suggestThresholds(input: SuggestInput) {
   const q = (p: number) => (sorted.length ? quantileSorted(sorted, p) : null)
   const rule = (threshold: number): Rule => ({ condition, threshold, windowMinutes: 1, direction: condition, cooldownMinutes })
 
+  const warnings: string[] = []
   const candidates: Array<{ threshold: number; quantile: number | null }> = []
   if (input.threshold !== undefined) {
     candidates.push({ threshold: input.threshold, quantile: sorted.length ? round(quantileRankSorted(sorted, input.threshold), 4) : null })
   } else if (sorted.length) {
+    const extreme = condition === 'above' ? q(1)! : q(0)!
+    const inside = (t: number) => (condition === 'above' ? t < extreme : t > extreme)
+    // A threshold that 5 % of the minutes or more would breach is no alert (it would fire most of the time).
+    const rare = (t: number) => (condition === 'above' ? t >= q(0.95)! : t <= q(0.05)!)
     for (const p of condition === 'above' ? ABOVE_QUANTILES : BELOW_QUANTILES) {
-      const threshold = twoSignificant(q(p)!)
-      if (!candidates.some((c) => c.threshold === threshold)) candidates.push({ threshold, quantile: p })
+      const drawn = twoSignificant(q(p)!)
+      const threshold = inside(drawn) ? drawn : stepInside(extreme, condition)
+      if (rare(threshold) && !candidates.some((c) => c.threshold === threshold)) candidates.push({ threshold, quantile: p })
+    }
+    if (!candidates.length) {
+      warnings.push(`the ${condition === 'above' ? 'largest' : 'smallest'} value, ${extreme}, is also a common one: no threshold ${condition === 'above' ? 'under' : 'over'} it would fire only on rare minutes, so none is suggested`)
     }
   }
+  // The most extreme minutes of the lookback: what a person saw and expects an alert to catch.
+  const largest = series.values
+    .map((value, i) => ({ at: iso(series.from + (i + 1) * MINUTE), value }))
+    .filter((m): m is { at: string; value: number } => m.value !== null)
+    .sort((a, b) => (condition === 'above' ? b.value - a.value : a.value - b.value))
+    .slice(0, LARGEST)
 
-  const warnings: string[] = []
   if (input.clampedToDays !== null) {
     warnings.push(`the lookback of ${input.lookbackDays} days is longer than the plan's retention: back-tested the last ${input.clampedToDays} days`)
   }
@@ -162,6 +192,10 @@ export function suggestThresholds(input: SuggestInput) {
   } else {
     const days = (to - (series.from + firstWithValue * MINUTE)) / DAY
     if (days < 7) warnings.push(`only ${round(days, 1)} days of data in the lookback: a threshold drawn from less than 7 days can miss weekly patterns`)
+    // Days of the lookback (UTC) on which some minute has a value: gaps make the distribution a partial picture.
+    const spanned = Math.ceil((to - series.from) / DAY)
+    const withData = new Set(series.values.flatMap((v, i) => (v === null ? [] : [Math.floor((series.from + i * MINUTE) / DAY)]))).size
+    if (withData < spanned) warnings.push(`${withData} of ${spanned} days have data: the suggestions are drawn from those days only`)
   }
 
   return {
@@ -177,11 +211,13 @@ export function suggestThresholds(input: SuggestInput) {
       minutes_with_value: sorted.length,
     },
     distribution: { min: q(0), p50: q(0.5), p90: q(0.9), p95: q(0.95), p99: q(0.99), max: q(1) },
+    largest_minutes: largest,
     suggestions: candidates.map((c) => {
       const b = backtest(rule(c.threshold), series)
       return {
         threshold: c.threshold,
         quantile: c.quantile,
+        catches_largest: largest.filter((m) => conditionHolds(rule(c.threshold), { value: m.value, previous: null })).length,
         would_have_fired: b.fired,
         minutes_in_breach: b.minutesInBreach,
         suppressed_by_cooldown: b.suppressed,

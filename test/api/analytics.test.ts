@@ -150,12 +150,19 @@ test('4.8 thresholds: suggestions come from the per-minute distribution, two sig
   for (const s of b.suggestions) t.is(Number(s.threshold.toPrecision(2)), s.threshold)
   t.deepEqual(b.suggestions.map((s: any) => s.quantile), [...b.suggestions.map((s: any) => s.quantile)].sort())
   t.like(b.suggestions[0], { threshold: 110, quantile: 0.95, would_have_fired: 3, minutes_in_breach: 6 })
-  t.like(b.suggestions.at(-1), { threshold: 500, quantile: 1, would_have_fired: 0, minutes_in_breach: 0 })
+  // Issue 27 item 3: the highest suggestion is one step inside the maximum, never the maximum itself (above is
+  // strict: 500 would have fired 0 times on the spike of 500); each says how many of the largest minutes it catches.
+  t.like(b.suggestions.at(-1), { threshold: 490, quantile: 1, would_have_fired: 1, catches_largest: 3 })
+  t.true(b.suggestions.every((s: any) => s.threshold < b.distribution.max))
+  t.deepEqual(b.largest_minutes.map((m: any) => m.value), [500, 500, 500])
   t.true(b.warnings.some((w: string) => w.includes('only 2 days of data')))
+  t.true(b.warnings.includes('3 of 30 days have data: the suggestions are drawn from those days only'), JSON.stringify(b.warnings))
   const below = (await get('/api/v1/thresholds/suggest?stat=latency&condition_type=below&lookback=7d')).body
   t.like(below, { condition_type: 'below' })
-  // Every low quantile is 100 (a seventh of the minutes read exactly 100): one suggestion, and nothing is below it.
-  t.deepEqual(below.suggestions.map((s: any) => [s.quantile, s.threshold, s.would_have_fired, s.minutes_in_breach]), [[0.05, 100, 0, 0]])
+  // Every low quantile is 100 (a seventh of the minutes read exactly 100): a threshold of 100 would catch nothing
+  // (below is strict) and one over it would fire most minutes, so none is suggested, and the answer says why.
+  t.deepEqual(below.suggestions, [])
+  t.true(below.warnings.includes('the smallest value, 100, is also a common one: no threshold over it would fire only on rare minutes, so none is suggested'), JSON.stringify(below.warnings))
 })
 
 test('4.8 thresholds: a stat created inside the lookback and a lookback past retention are warned about', async (t) => {

@@ -111,12 +111,16 @@ test.serial('suggest a threshold: candidates from the stat\'s history with how o
   await table.waitFor()
   const rows = await table.locator('tbody tr').allTextContents()
   t.true(rows.length >= 1)
-  // The largest candidate is the maximum (500): never strictly above it, so it would never have fired.
-  const max = table.locator('tbody tr', { hasText: /^500/ })
-  t.regex((await max.locator('td[data-label="Would have fired"]').textContent())!, /^0 times/)
+  // The largest candidate is one step inside the maximum (490, not 500, which `above` would never have fired
+  // on): it would have fired on each of the four spikes and catches the largest minutes (issue 27 item 3).
+  t.false(rows.some((r) => r.startsWith('500')), JSON.stringify(rows))
+  const top = table.locator('tbody tr', { hasText: /^490/ })
+  t.regex((await top.locator('td[data-label="Would have fired"]').textContent())!, /^4 times/)
+  t.is(await top.locator('td[data-label="Catches the largest"]').textContent(), '3 of 3')
+  t.regex((await page.locator('.suggest').textContent())!, /The largest minutes of the lookback: 500 \(/)
   await screenshot(page, 'alerts-suggest')
-  await max.getByRole('button', { name: 'Use 500' }).click()
-  t.is(await page.getByLabel('Threshold').inputValue(), '500')
+  await top.getByRole('button', { name: 'Use 490' }).click()
+  t.is(await page.getByLabel('Threshold').inputValue(), '490')
 
   // An unknown stat: the API's detail, as it says it.
   await page.getByLabel('Stat', { exact: true }).fill('no.such.stat')

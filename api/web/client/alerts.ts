@@ -59,7 +59,8 @@ function Deliveries({ alert }: { alert: Alert }) {
 
 interface Suggestions {
   basis: { from: string; to: string; minutes_with_value: number }
-  suggestions: Array<{ threshold: number; quantile: number | null; would_have_fired: number; minutes_in_breach: number; suppressed_by_cooldown: number }>
+  largest_minutes: Array<{ at: string; value: number }>
+  suggestions: Array<{ threshold: number; quantile: number | null; catches_largest: number; would_have_fired: number; minutes_in_breach: number; suppressed_by_cooldown: number }>
   warnings: string[]
 }
 
@@ -86,14 +87,16 @@ function SuggestThreshold({ stat, condition, cooldown, onPick }: { stat: string;
     <button type="button" class="secondary" onClick=${load} disabled=${busy || !stat.trim()}>${busy ? 'Looking at the history…' : 'Suggest a threshold'}</button>
     <${ErrorNotice} error=${error} />
     ${res ? html`<div class="card small" aria-live="polite">
-      ${res.suggestions.length === 0 ? html`<p class="muted">No minute of “${stat}” has a value in the last ${days} days: nothing to suggest from yet.</p>` : html`
+      ${res.suggestions.length === 0 ? (res.basis.minutes_with_value ? null : html`<p class="muted">No minute of “${stat}” has a value in the last ${days} days: nothing to suggest from yet.</p>`) : html`
         <p>From ${res.basis.minutes_with_value.toLocaleString('en-US')} minutes of “${stat}” over the last ${days} days, replayed minute by minute as the alert would run:</p>
-        <div class="table-wrap"><table class="stack"><thead><tr><th class="num">Threshold</th><th>Percentile</th><th class="num">Would have fired</th><th class="num">Minutes in breach</th><th><span class="sr-only">Use</span></th></tr></thead><tbody>
+        <div class="table-wrap"><table class="stack"><thead><tr><th class="num">Threshold</th><th>Percentile</th><th class="num">Would have fired</th><th class="num">Catches the largest</th><th class="num">Minutes in breach</th><th><span class="sr-only">Use</span></th></tr></thead><tbody>
           ${res.suggestions.map((c) => html`<tr><td data-label="Threshold" class="num">${num(c.threshold)}</td><td data-label="Percentile">${c.quantile === null ? '—' : `p${+(c.quantile * 100).toFixed(1)}`}</td>
             <td data-label="Would have fired" class="num">${c.would_have_fired} ${c.would_have_fired === 1 ? 'time' : 'times'}${c.suppressed_by_cooldown ? ` (+${c.suppressed_by_cooldown} held back by the cooldown)` : ''}</td>
+            <td data-label="Catches the largest" class="num">${c.catches_largest} of ${res.largest_minutes.length}</td>
             <td data-label="Minutes in breach" class="num">${c.minutes_in_breach}</td>
             <td data-label=""><button type="button" class="link" onClick=${() => onPick(c.threshold)} aria-label=${`Use ${c.threshold}`}>Use</button></td></tr>`)}
-        </tbody></table></div>`}
+        </tbody></table></div>
+        <p class="small muted">The largest minutes of the lookback: ${res.largest_minutes.map((m) => `${num(m.value)} (${when(m.at)})`).join(', ')}.</p>`}
       ${res.warnings.map((w) => html`<p class="muted">${w}</p>`)}
     </div>` : null}
   </div>`
