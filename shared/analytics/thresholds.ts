@@ -114,6 +114,20 @@ const ABOVE_QUANTILES = [0.95, 0.99, 0.999, 1]
 const BELOW_QUANTILES = [0.05, 0.01, 0.001, 0]
 /** How many of the most extreme minutes each suggestion is checked against. */
 const LARGEST = 3
+const MAX_BREACH_SHARE = 0.1
+
+/** The share of the (ascending) minute values strictly beyond a threshold: what `above`/`below` count as breaches. */
+function breachShare(sorted: ArrayLike<number>, threshold: number, condition: 'above' | 'below'): number {
+  let lo = 0
+  let hi = sorted.length
+  // The first index whose value is > threshold (above) or >= threshold (below).
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if (condition === 'above' ? sorted[mid] <= threshold : sorted[mid] < threshold) lo = mid + 1
+    else hi = mid
+  }
+  return (condition === 'above' ? sorted.length - lo : lo) / sorted.length
+}
 
 /**
  * The two-significant-figure number one step inside `extreme` (below it for `above`, above it for `below`):
@@ -121,10 +135,16 @@ const LARGEST = 3
  */
 export function stepInside(extreme: number, condition: 'above' | 'below'): number {
   if (extreme === 0) return condition === 'above' ? -0.01 : 0.01
+  const toward = condition === 'above' ? Math.floor : Math.ceil
+  const round2 = (x: number) => {
+    const unit = 10 ** (Math.floor(Math.log10(Math.abs(x))) - 1)
+    return Number((toward(x / unit) * unit).toPrecision(2))
+  }
+  const rounded = round2(extreme)
+  if (rounded !== extreme) return rounded
+  // Already round: the next round number inside, from a point a tenth of a step in (1,000 -> 990, 2,400 -> 2,300).
   const unit = 10 ** (Math.floor(Math.log10(Math.abs(extreme))) - 1)
-  const rounded = (condition === 'above' ? Math.floor : Math.ceil)(extreme / unit) * unit
-  const inside = rounded === extreme ? rounded + (condition === 'above' ? -unit : unit) : rounded
-  return Number(inside.toPrecision(2))
+  return round2(extreme + (condition === 'above' ? -unit / 10 : unit / 10))
 }
 
 export interface SuggestInput {
@@ -163,8 +183,9 @@ export function suggestThresholds(input: SuggestInput) {
   } else if (sorted.length) {
     const extreme = condition === 'above' ? q(1)! : q(0)!
     const inside = (t: number) => (condition === 'above' ? t < extreme : t > extreme)
-    // A threshold that 5 % of the minutes or more would breach is no alert (it would fire most of the time).
-    const rare = (t: number) => (condition === 'above' ? t >= q(0.95)! : t <= q(0.05)!)
+    // A threshold that more than 10 % of the minutes would breach is no alert (it would fire much of the time);
+    // 10 %, not 5 %, so that a 95th percentile rounded down to two figures stays a candidate.
+    const rare = (t: number) => breachShare(sorted, t, condition) <= MAX_BREACH_SHARE
     for (const p of condition === 'above' ? ABOVE_QUANTILES : BELOW_QUANTILES) {
       const drawn = twoSignificant(q(p)!)
       const threshold = inside(drawn) ? drawn : stepInside(extreme, condition)
@@ -192,9 +213,10 @@ export function suggestThresholds(input: SuggestInput) {
   } else {
     const days = (to - (series.from + firstWithValue * MINUTE)) / DAY
     if (days < 7) warnings.push(`only ${round(days, 1)} days of data in the lookback: a threshold drawn from less than 7 days can miss weekly patterns`)
-    // Days of the lookback (UTC) on which some minute has a value: gaps make the distribution a partial picture.
+    // Days of the lookback (24 h each, from its start) on which some minute has a value: gaps make the
+    // distribution a partial picture.
     const spanned = Math.ceil((to - series.from) / DAY)
-    const withData = new Set(series.values.flatMap((v, i) => (v === null ? [] : [Math.floor((series.from + i * MINUTE) / DAY)]))).size
+    const withData = new Set(series.values.flatMap((v, i) => (v === null ? [] : [Math.floor((i * MINUTE) / DAY)]))).size
     if (withData < spanned) warnings.push(`${withData} of ${spanned} days have data: the suggestions are drawn from those days only`)
   }
 

@@ -5,7 +5,7 @@ import test from 'ava'
 import { sampleRankCorrelation } from 'simple-statistics'
 import type { Rule } from '../../shared/alerts/conditions.js'
 import { bestLag, diff, MIN_PAIRS } from '../../shared/analytics/correlations.js'
-import { backtest, suggestThresholds, twoSignificant, type MinuteSeries } from '../../shared/analytics/thresholds.js'
+import { backtest, stepInside, suggestThresholds, twoSignificant, type MinuteSeries } from '../../shared/analytics/thresholds.js'
 
 const FROM = 1_700_000_040 // a whole minute
 const series = (values: Array<number | null>): MinuteSeries => ({ from: FROM, values })
@@ -60,9 +60,11 @@ test('suggestions: quantiles of the minute values rounded to two significant fig
   const values = Array.from({ length: 1000 }, (_, i) => i + 1)
   const r = suggestThresholds({ stat: stat(longAgo), series: series(values), condition: 'above', cooldownMinutes: 0, lookbackDays: 30, clampedToDays: null })
   t.like(r.distribution, { min: 1, p50: 500.5, max: 1000 })
-  t.deepEqual(r.suggestions.map((s) => [s.threshold, s.quantile]), [[950, 0.95], [990, 0.99], [1000, 0.999]], '999.001 and 1000 both round to 1000')
+  // 999.001 and 1000 round to the maximum, which `above` never fires on: one step inside it is 990, already there.
+  t.deepEqual(r.suggestions.map((s) => [s.threshold, s.quantile]), [[950, 0.95], [990, 0.99]])
   // A rising series breaches once and stays in breach: one fire, and every minute above counts.
-  t.deepEqual(r.suggestions.map((s) => [s.would_have_fired, s.minutes_in_breach]), [[1, 50], [1, 10], [0, 0]])
+  t.deepEqual(r.suggestions.map((s) => [s.would_have_fired, s.minutes_in_breach, s.catches_largest]), [[1, 50, 3], [1, 10, 3]])
+  t.deepEqual(r.largest_minutes.map((m) => m.value), [1000, 999, 998])
   t.is(r.basis.evaluations, 1000)
   t.true(r.warnings.some((w) => /only 0.7 days of data/.test(w)))
 })
@@ -71,8 +73,9 @@ test('suggestions for below come from the low quantiles; a given threshold is ba
   const values = Array.from({ length: 1000 }, (_, i) => 1000 - i)
   const below = suggestThresholds({ stat: stat(longAgo), series: series(values), condition: 'below', cooldownMinutes: 0, lookbackDays: 30, clampedToDays: null })
   t.deepEqual(below.suggestions.map((s) => s.quantile), [0.05, 0.01, 0.001, 0])
-  t.deepEqual(below.suggestions.map((s) => s.threshold), [51, 11, 2, 1])
-  t.deepEqual(below.suggestions.map((s) => s.minutes_in_breach), [50, 10, 1, 0])
+  // The minimum (1) becomes one step inside it (1.1): `below` is strict, so 1 would never have fired on the 1.
+  t.deepEqual(below.suggestions.map((s) => s.threshold), [51, 11, 2, 1.1])
+  t.deepEqual(below.suggestions.map((s) => s.minutes_in_breach), [50, 10, 1, 1])
   const given = suggestThresholds({ stat: stat(longAgo), series: series(values), condition: 'below', cooldownMinutes: 0, threshold: 100.5, lookbackDays: 30, clampedToDays: null })
   t.is(given.suggestions.length, 1)
   t.like(given.suggestions[0], { threshold: 100.5, quantile: 0.1, would_have_fired: 1, minutes_in_breach: 100 })
@@ -151,4 +154,28 @@ test('correlation: the reported coefficient is simple-statistics\' own on the ch
   const b = diff(walk(4, 100))
   const whole = bestLag(a, b, 'spearman', 0)
   t.true('coefficient' in whole && Math.abs(whole.coefficient - sampleRankCorrelation(a as number[], b as number[])) < 1e-12)
+})
+
+test('issue 27 item 3: stepInside is the round number one step inside the extreme, for above and below', (t) => {
+  t.is(stepInside(2400, 'above'), 2300)
+  t.is(stepInside(2450, 'above'), 2400)
+  t.is(stepInside(1000, 'above'), 990)
+  t.is(stepInside(500, 'above'), 490)
+  t.is(stepInside(0.5, 'above'), 0.49)
+  t.is(stepInside(-3, 'above'), -3.1)
+  t.is(stepInside(100, 'below'), 110)
+  t.is(stepInside(1, 'below'), 1.1)
+  t.is(stepInside(0, 'below'), 0.01)
+})
+
+test('issue 27 item 3: a spike the size of the maximum is caught by the top suggestion; days without data are counted', (t) => {
+  // 30 days of minutes, data on the first 14 only: 100 everywhere but one minute of 2,400.
+  const values: Array<number | null> = Array.from({ length: 30 * 1440 }, (_, i) => (i < 14 * 1440 ? (i === 5000 ? 2400 : 100 + (i % 7)) : null))
+  const r = suggestThresholds({ stat: stat(longAgo), series: series(values), condition: 'above', cooldownMinutes: 0, lookbackDays: 30, clampedToDays: null })
+  const top = r.suggestions.at(-1)!
+  t.true(top.threshold < 2400)
+  t.is(top.would_have_fired, 1)
+  t.true(r.suggestions.every((s) => s.threshold !== r.distribution.max))
+  t.is(r.largest_minutes[0].value, 2400)
+  t.true(r.warnings.includes('14 of 30 days have data: the suggestions are drawn from those days only'), JSON.stringify(r.warnings))
 })
