@@ -3,7 +3,7 @@
 // lead-in before the first scored hour only warms the streaming baseline, as
 // a stat's first sweep does, so the replay and the live sweep agree.
 import type { Kind } from '../stats/repo.js'
-import { initialState, replay, warm, WINDOW_HOURS, type ClosedIncident, type DetectorState, type Hour, type OpenIncident } from './detector.js'
+import { initialState, replay, warm, WEEKLY_HOURS, type ClosedIncident, type DetectorState, type Hour, type OpenIncident } from './detector.js'
 
 export interface ReplayedIncident {
   startedAt: number
@@ -22,8 +22,8 @@ export interface Replayed {
   incidents: ReplayedIncident[]
 }
 
-/** Lead-in hours a replay needs before its first scored hour: the window, less the scored hour. */
-export const LEAD_IN_HOURS = WINDOW_HOURS - 1
+/** Lead-in hours a replay needs before its first scored hour: three weeks, for a weekly cycle. */
+export const LEAD_IN_HOURS = WEEKLY_HOURS
 
 /**
  * Replays a dense hourly series (shared/stats/hourly.ts) from index `lo`: a fresh state

@@ -1,53 +1,79 @@
-// The anomaly detector (interface 3.3, decisions.md section 11): two
-// independent baselines over complete hourly buckets and the incident state
-// machine on top of them. Pure: the sweep (shared/anomalies/sweep.ts) and the
-// back-test (shared/anomalies/backtest.ts) both step hours through `stepHour`,
-// so what the back-test draws is what the sweep would have said.
+// The anomaly detector (interface 3.3, decisions.md sections 11 and 16): two
+// independent baselines over complete hourly buckets, the stat's daily and
+// weekly cycle where it has one, and the incident state machine on top. Pure:
+// the sweep (shared/anomalies/sweep.ts) and the back-test
+// (shared/anomalies/backtest.ts) both step hours through `replay`, so what the
+// back-test draws is what the sweep would have said.
 //
-//   window baseline     median and MAD of the trailing complete hours (up to 167: the
-//                       168-hour window minus the hour being scored), robust to the
-//                       outliers it contains; arms at 8 usable hours.
-//   streaming baseline  exponentially weighted mean and variance, persisted per stat,
-//                       updated once per hour after scoring, the update clamped to
-//                       mean +- 3 scales and skipped for hours outside the normal range,
-//                       so that a spike does not poison it; arms at 8.
+//   cycle               where the trailing hours show one (autocorrelation of the series less its
+//                       centred 24-hour mean, at 24 h for daily, at 168 h over 3 weeks for weekly), the
+//                       median offset of each hour of the day (or of the week) from that mean; the
+//                       expected value of an hour is the recent level plus its hour's offset, so a
+//                       trough is measured against troughs and a peak against peaks.
+//   window baseline     level: the median of the trailing 167 hours less their offsets; scale: the
+//                       standard deviation of the same (with floors below). Robust centre, plain
+//                       spread: measured on NAB's real series, a MAD scale flags their heavy tails every
+//                       few hours, a standard deviation that includes past bursts does not; arms at 8
+//                       usable hours.
+//   streaming baseline  exponentially weighted mean and variance of the hours less their offsets,
+//                       persisted per stat, updated once per hour after scoring (clamped to mean +- 3
+//                       scales, skipped for hours outside the range); it speaks only while the window
+//                       cannot arm (a new stat, or the hours after a level shift).
 //
-// Scale floors (the guard against flagging noise): the scale a deviation is
-// measured in is at least a share of the expected level (a constant non-zero gauge
-// is scoreable, and small relative wobbles are not anomalies), at least the
-// window's 5-95 % spread (zero-heavy counters, where the MAD is 0), and for
-// counters at least a Poisson standard deviation and 4 counts, so that a
-// counter with small expected counts needs a large absolute burst to be flagged.
-import { medianSorted, quantileSorted } from 'simple-statistics'
+// An hour is outside when it is THRESHOLD scales from expected; one such hour opens an incident,
+// two inside hours close it. A level shift (LEVEL_SHIFT_HOURS outside on one side, or an incident that closes
+// with the stat still beyond the band where it began) is reported once, then both baselines start again from
+// the new level. The constants were set on two NAB groups and
+// checked on the other two, then the other way round (README "Anomaly detection"; npm run bench:anomalies).
+//
+// Scale floors (the guard against flagging noise): at least REL_FLOOR of the expected level (a constant
+// non-zero gauge is scoreable, a 1 % wobble is not an anomaly), at least SLOT_SPREAD times the spread
+// of this hour's own offsets (a cycle whose peaks are noisier than its troughs), and for counters at
+// least a Poisson standard deviation and COUNT_FLOOR counts.
+import { medianSorted } from 'simple-statistics'
 import { HOUR } from '../stats/hourly.js'
 import type { Kind } from '../stats/repo.js'
 
 export { HOUR }
 /** The trailing window in hours; the detector's baseline is this minus the hour scored. */
 export const WINDOW_HOURS = 168
+/** Hours a weekly cycle is learned from: three values for every hour of the week. */
+export const WEEKLY_HOURS = 3 * 168
+/** A stat's weekly cycle is looked for again this long after the last look. */
+export const WEEKLY_CHECK_HOURS = 24
+/** Hours of history a daily cycle needs: two days. */
+export const DAILY_MIN_HOURS = 48
+/** The autocorrelation at the season's lag above which a cycle is used. */
+export const CYCLE_ACF = 0.3
 export const MIN_SAMPLES = 8
 export const ALPHA = 0.1
-/** One hour this far out opens an incident. */
-export const STRONG = 5
-/** Two consecutive hours this far out on the same side open one; hours this far out keep one open. */
-export const MODERATE = 3.5
+/** An hour this many scales from expected is outside the normal range. */
+export const THRESHOLD = 4
 /** Inside hours in a row that close an incident. */
 export const CLOSE_AFTER = 2
 /** Outside hours in a row on one side that make an incident a level shift (then both baselines re-seed). */
-export const LEVEL_SHIFT_HOURS = 6
+export const LEVEL_SHIFT_HOURS = 24
+/**
+ * An incident of at least this many outside hours that closes with the stat still beyond the band where it
+ * began is a level shift too: the window's spread grew with the new level until the new level looked normal.
+ */
+export const ABSORBED_SHIFT_HOURS = 2
+/** Hours after a level shift during which the spread is at least the one before it (a few hours tell little of it). */
+export const SETTLE_HOURS = 48
 /** The scale is at least this share of the expected level. */
-export const REL_FLOOR = 0.08
-/** A counter's scale is at least this many counts (a strong deviation is then at least 20 counts). */
-export const COUNT_FLOOR = 4
+export const REL_FLOOR = 0.01
+/** ... and at least this many times the spread (MAD) of the hour's own cycle offsets. */
+export const SLOT_SPREAD = 1.25
+/** A counter's scale is at least this many counts (an outside hour is then at least 20 counts away). */
+export const COUNT_FLOOR = 5
 const GAUGE_FLOOR = 1e-9
 /** Robust scale from the MAD under normality. */
 const MAD_TO_SD = 1.4826
-/** q95 - q05 of a normal distribution, in standard deviations. */
-const SPREAD_TO_SD = 3.29
 
 export type WindowVerdict = 'used' | 'short' | 'no_signal'
 export type Direction = 'spike' | 'dip'
 export type DetectorName = 'window' | 'streaming' | 'both'
+export type Cycle = 'none' | 'daily' | 'weekly'
 
 export interface Streaming {
   n: number
@@ -76,6 +102,10 @@ export interface OpenIncident {
   inside: number
   /** Outside hours in a row on the incident's side since it started (level shift at LEVEL_SHIFT_HOURS). */
   sameSide: number
+  /** Outside hours on the incident's side in all. */
+  outsideHours?: number
+  /** The band where the incident began: a close with the stat still beyond it is a level shift the window absorbed. */
+  before?: { lower: number; upper: number }
 }
 
 export interface DetectorState {
@@ -83,22 +113,25 @@ export interface DetectorState {
   lastHour: number | null
   /** Hours before this one are not part of either baseline (set by a level shift). */
   since: number | null
+  /** The spread before the last level shift: the least spread for the SETTLE_HOURS after it, when few hours are known. */
+  shiftScale?: number
   streaming: Streaming
-  /** The previous scored hour was a moderate deviation in this direction (one more opens an incident). */
-  pending: { direction: Direction; hour: Hour } | null
   incident: OpenIncident | null
   lastDetectedAt: number | null
   /**
-   * Hours flagged anomalous within the window: left out of the window baseline, so that a
-   * baseline does not learn the anomaly it is measuring (a level shift stays outside until
-   * it is recognised, and a burst does not widen the range for the week after it).
+   * Whether the stat has a weekly cycle, and the hour that was last decided: it needs three weeks of
+   * history, which the sweep reads only for stats that have one or are due a look (once a day).
    */
-  flagged: number[]
+  weekly: { on: boolean; checkedAt: number | null }
 }
 
 export const initialState = (): DetectorState => ({
-  lastHour: null, since: null, streaming: { n: 0, mean: 0, var: 0, nonzero: 0 }, pending: null, incident: null, lastDetectedAt: null, flagged: [],
+  lastHour: null, since: null, streaming: { n: 0, mean: 0, var: 0, nonzero: 0 }, incident: null, lastDetectedAt: null,
+  weekly: { on: false, checkedAt: null },
 })
+
+/** A state read back from storage: fields a state written by an older version lacks take their defaults. */
+export const restoreState = (stored: Partial<DetectorState> | null): DetectorState => ({ ...initialState(), ...(stored ?? {}) })
 
 /** What one detector says about one hour. */
 export interface Opinion {
@@ -116,6 +149,7 @@ export interface Hour {
   upper: number | null
   score: number | null
   detector: DetectorName | null
+  cycle: Cycle
   /** Part of an incident and outside the normal range. */
   anomalous: boolean
   window: { verdict: WindowVerdict; samples: number }
@@ -141,6 +175,128 @@ export interface StepResult {
   closed: ClosedIncident | null
 }
 
+/** The hours before the one scored, oldest first: `values[k]` is the hour `from + k * HOUR` (null: a gauge hour without points). */
+export interface Trailing {
+  values: ReadonlyArray<number | null>
+  from: number
+}
+
+// ------------------------------------------------------------------ cycles
+
+const sortedOf = (xs: readonly number[]) => Float64Array.from(xs).sort() as unknown as number[]
+const median = (xs: readonly number[]) => medianSorted(sortedOf(xs))
+
+function acf(r: readonly number[], lag: number): number {
+  const n = r.length
+  if (n <= lag + 2) return 0
+  let m = 0
+  for (const v of r) m += v
+  m /= n
+  let den = 0
+  let num = 0
+  for (let i = 0; i < n; i++) den += (r[i] - m) ** 2
+  for (let i = lag; i < n; i++) num += (r[i] - m) * (r[i - lag] - m)
+  // Each lag's products averaged over its own pairs: a week's lag has a third fewer pairs in three weeks than a day's.
+  return den > 0 ? (num / (n - lag)) / (den / n) : 0
+}
+
+/**
+ * Each hour less the mean of the 24 hours centred on it (at the edges, of those there are; null where fewer
+ * than 12 have values): what is left is the shape within a day, without the trend or a level shift.
+ */
+function detrended(values: ReadonlyArray<number | null>): Array<number | null> {
+  const n = values.length
+  const sum = new Float64Array(n + 1)
+  const cnt = new Int32Array(n + 1)
+  for (let j = 0; j < n; j++) {
+    const v = values[j]
+    sum[j + 1] = sum[j] + (v ?? 0)
+    cnt[j + 1] = cnt[j] + (v === null || v === undefined ? 0 : 1)
+  }
+  const out: Array<number | null> = new Array(n).fill(null)
+  for (let j = 0; j < n; j++) {
+    const a = Math.max(0, j - 12)
+    const b = Math.min(n, j + 12)
+    const c = cnt[b] - cnt[a]
+    const v = values[j]
+    if (v !== null && v !== undefined && c >= 12) out[j] = v - (sum[b] - sum[a]) / c
+  }
+  return out
+}
+
+/** A cycle's offset per hour of its period (24 or 168), with the spread about it, pooled over the hour and its two neighbours. */
+interface Profile {
+  cycle: Exclude<Cycle, 'none'>
+  period: number
+  offset: Float64Array
+  spread: Float64Array
+  /** Values each hour's offset was taken from. */
+  samples: Int32Array
+}
+
+function profileOf(cycle: Profile['cycle'], period: number, from: number, residuals: ReadonlyArray<number | null>): Profile {
+  const slots: number[][] = Array.from({ length: period }, () => [])
+  residuals.forEach((r, j) => r !== null && slots[slotOf(from + j * HOUR, period)].push(r))
+  const offset = new Float64Array(period)
+  const spread = new Float64Array(period)
+  const samples = new Int32Array(period)
+  slots.forEach((xs, k) => {
+    if (!xs.length) return
+    offset[k] = median(xs)
+    samples[k] = xs.length
+  })
+  // An hour's spread is pooled with its neighbours' (each about its own offset): three weeks give an hour of the
+  // week only three values, too few to say how noisy it is. A standard deviation with one degree of freedom taken
+  // per offset, as the window's spread is one: a median of deviations from a median of three is biased to 0.
+  const squares = slots.map((xs, k) => xs.reduce((a, x) => a + (x - offset[k]) ** 2, 0))
+  for (let k = 0; k < period; k++) {
+    const around = [(k + period - 1) % period, k, (k + 1) % period]
+    const n = around.reduce((a, j) => a + samples[j], 0)
+    const used = around.filter((j) => samples[j] > 0).length
+    spread[k] = n - used >= 2 ? Math.sqrt(around.reduce((a, j) => a + squares[j], 0) / (n - used)) : 0
+  }
+  return { cycle, period, offset, spread, samples }
+}
+
+/** The hour of the day (period 24) or of the week (168, Monday 00:00 UTC first) of hour t. */
+export function slotOf(t: number, period: number): number {
+  const h = Math.floor(t / HOUR)
+  // 1970-01-01 was a Thursday: shift so that slot 0 of the week is Monday 00:00.
+  return period === 168 ? (h + 72) % 168 : h % period
+}
+
+/**
+ * The daily cycle of the trailing hours, or null where they show none: at least two days of them, and the
+ * detrended series correlates with itself a day earlier (above CYCLE_ACF, and clearly more than half a
+ * day earlier, which a cycle of 12 hours or plain noise would not).
+ */
+export function dailyCycle(tr: Trailing): Profile | null {
+  if (tr.values.length < DAILY_MIN_HOURS) return null
+  const r = detrended(tr.values)
+  const dense = r.map((v) => v ?? 0)
+  const a24 = acf(dense, 24)
+  if (!(a24 > CYCLE_ACF && a24 > acf(dense, 12) + 0.1)) return null
+  return profileOf('daily', 24, tr.from, r)
+}
+
+/**
+ * The weekly cycle of three weeks of trailing hours, or null: the detrended series correlates with itself a
+ * week earlier, clearly more than a day earlier. Its offsets are each hour of the week against the three weeks' median, so that a quiet
+ * weekend is part of the cycle rather than a dip.
+ */
+export function weeklyCycle(tr: Trailing): Profile | null {
+  if (tr.values.length < WEEKLY_HOURS) return null
+  const recent = { values: tr.values.slice(-WEEKLY_HOURS), from: tr.from + (tr.values.length - WEEKLY_HOURS) * HOUR }
+  const dense = detrended(recent.values).map((v) => v ?? 0)
+  // A daily cycle repeats at 168 hours as well: a weekly one must repeat clearly better there than a day later.
+  const a168 = acf(dense, 168)
+  if (!(a168 > CYCLE_ACF && a168 > acf(dense, 24) + 0.1)) return null
+  const known = recent.values.filter((v): v is number => v !== null)
+  if (known.length < WEEKLY_HOURS / 2) return null
+  const m = median(known)
+  return profileOf('weekly', 168, recent.from, recent.values.map((v) => (v === null ? null : v - m)))
+}
+
 // ------------------------------------------------------------------ baselines
 
 /** Whether a window of usable hours arms the window baseline, and why not. */
@@ -154,19 +310,36 @@ function floorScale(kind: Kind, expected: number, level: number): number {
   return kind === 'counter' ? Math.max(rel, COUNT_FLOOR, Math.sqrt(Math.max(level, 0))) : Math.max(rel, GAUGE_FLOOR)
 }
 
-/** The window baseline's opinion of `x`, or null when the window does not arm. */
-export function windowOpinion(kind: Kind, usable: readonly number[], x: number): Opinion | null {
+/** Index in `tr` of the window's first hour: WINDOW_HOURS - 1 before the scored one, and none before `since` (a level shift). */
+function windowStart(tr: Trailing, since: number | null): number {
+  return Math.max(0, tr.values.length - (WINDOW_HOURS - 1), since === null ? 0 : Math.ceil((since - tr.from) / HOUR))
+}
+
+const offsetAt = (p: Profile | null, t: number) => (p ? p.offset[slotOf(t, p.period)] : 0)
+
+/** The window baseline's opinion of hour t's value x, or null when the window does not arm. */
+export function windowOpinion(kind: Kind, tr: Trailing, t: number, x: number, profile: Profile | null = null, since: number | null = null, minScale = 0): Opinion | null {
+  const lo = windowStart(tr, since)
+  const usable: number[] = []
+  const flat: number[] = []
+  for (let j = lo; j < tr.values.length; j++) {
+    const v = tr.values[j]
+    if (v === null || v === undefined) continue
+    usable.push(v)
+    flat.push(v - offsetAt(profile, tr.from + j * HOUR))
+  }
   if (windowVerdict(usable).verdict !== 'used') return null
-  // Typed-array sorts are numeric and several times faster than Array#sort with a comparator (the sweep's hot path).
-  const sorted = Float64Array.from(usable).sort() as unknown as number[]
-  const expected = medianSorted(sorted)
-  const deviations = Float64Array.from(sorted, (v) => Math.abs(v - expected)).sort() as unknown as number[]
-  const mad = medianSorted(deviations) * MAD_TO_SD
-  const spread = (quantileSorted(sorted, 0.95) - quantileSorted(sorted, 0.05)) / SPREAD_TO_SD
+  const expected = median(flat) + offsetAt(profile, t)
   let sum = 0
-  for (const v of usable) sum += v
-  const mean = sum / usable.length
-  const scale = Math.max(mad, spread, floorScale(kind, expected, Math.max(expected, mean)))
+  let sq = 0
+  for (const v of flat) {
+    sum += v
+    sq += v * v
+  }
+  const mean = sum / flat.length
+  const sd = Math.sqrt(Math.max(0, sq / flat.length - mean * mean))
+  const slotSpread = profile ? SLOT_SPREAD * profile.spread[slotOf(t, profile.period)] : 0
+  const scale = Math.max(sd, slotSpread, minScale, floorScale(kind, expected, Math.max(expected, mean)))
   return { expected, scale, score: (x - expected) / scale }
 }
 
@@ -178,10 +351,12 @@ function streamingScale(kind: Kind, s: Streaming): number {
   return Math.max(Math.sqrt(Math.max(s.var, 0)), floorScale(kind, s.mean, s.mean))
 }
 
-export function streamingOpinion(kind: Kind, s: Streaming, x: number): Opinion | null {
+/** The streaming baseline's opinion of x, whose hour's cycle offset is `offset` (the baseline learns hours less theirs). */
+export function streamingOpinion(kind: Kind, s: Streaming, x: number, offset = 0): Opinion | null {
   if (!streamingArmed(s)) return null
   const scale = streamingScale(kind, s)
-  return { expected: s.mean, scale, score: (x - s.mean) / scale }
+  const expected = s.mean + offset
+  return { expected, scale, score: (x - expected) / scale }
 }
 
 /**
@@ -220,45 +395,64 @@ export function fmt(x: number): string {
   return x.toPrecision(3)
 }
 
+const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday']
+const hh = (t: number) => new Date(t * 1000).toISOString().slice(11, 16)
+
 function hourLabel(t: number): string {
-  const iso = new Date(t * 1000).toISOString()
-  const end = new Date((t + HOUR) * 1000).toISOString()
-  return `${iso.slice(0, 10)} ${iso.slice(11, 16)}-${end.slice(11, 16)} UTC`
+  return `${new Date(t * 1000).toISOString().slice(0, 10)} ${hh(t)}-${hh(t + HOUR)} UTC`
 }
 
-function describeBaseline(detector: DetectorName, windowSamples: number, streamingSamples: number): string {
-  const w = `median of ${windowSamples} trailing hours`
-  const s = `weighted mean of ${streamingSamples} hourly samples`
-  return detector === 'window' ? w : detector === 'streaming' ? s : `${w}; ${s} agrees`
+/** "at 04:00 UTC", "on Mondays at 04:00 UTC" or "this week": when the expected value applies. */
+function whenLabel(cycle: Cycle, t: number): string {
+  if (cycle === 'daily') return `at ${hh(t)} UTC`
+  if (cycle === 'weekly') return `on ${DAYS[Math.floor(slotOf(t, 168) / 24)]}s at ${hh(t)} UTC`
+  return 'lately'
+}
+
+function describeBaseline(detector: DetectorName, cycle: Cycle, windowSamples: number, streamingSamples: number): string {
+  const shape = cycle === 'daily' ? ', following its daily cycle' : cycle === 'weekly' ? ', following its weekly cycle (3 weeks)' : ''
+  const w = `from the ${windowSamples} trailing hours${shape}`
+  const s = `from a weighted mean of ${streamingSamples} hourly samples${shape}`
+  return detector === 'window' ? w : detector === 'streaming' ? s : `${w}; the weighted mean of ${streamingSamples} samples agrees`
 }
 
 // ------------------------------------------------------------------ one hour
 
+/** The cycle that applies to hour t given its trailing hours: weekly where the state says so and three weeks are there, else daily, else none. */
+export function cycleOf(state: DetectorState, tr: Trailing): Profile | null {
+  return (state.weekly.on ? weeklyCycle(tr) : null) ?? dailyCycle({ values: tr.values.slice(-(WINDOW_HOURS - 1)), from: tr.from + Math.max(0, tr.values.length - (WINDOW_HOURS - 1)) * HOUR })
+}
+
 /**
- * Steps one complete hour. `usable` is the window baseline's input: the values
- * of the hours before `t` inside the window (and after `state.since`), counters
- * with 0 for empty hours, gauges without them. `x` is the hour's value (null:
- * a gauge hour without points, which is not scored and changes nothing).
+ * Steps one complete hour t whose value is x (null: a gauge hour without points, which is not scored and
+ * changes nothing). `tr` holds the hours before t: WINDOW_HOURS - 1 of them, or WEEKLY_HOURS when the stat
+ * has a weekly cycle or is due a look for one; counters with 0 for empty hours. The cycle is learned from all
+ * of them (its offsets are measured against the centred daily mean, so a level shift does not disturb it);
+ * level and spread only from the hours after `state.since`.
  */
-export function stepHour(kind: Kind, state: DetectorState, t: number, usable: readonly number[], x: number | null): StepResult {
+export function stepHour(kind: Kind, state: DetectorState, t: number, tr: Trailing, x: number | null): StepResult {
+  const weekly = weeklyLook(state, tr, t)
+  const st0: DetectorState = { ...state, weekly }
+  const profile = cycleOf(st0, tr)
+  const cycle: Cycle = profile?.cycle ?? 'none'
+  const usable = tr.values.slice(windowStart(tr, state.since)).filter((v): v is number => v !== null && v !== undefined)
   const wv = windowVerdict(usable)
   const unit = kind === 'counter' ? 'counter sum' : 'gauge mean'
   const base: Hour = {
-    t, observed: x, expected: null, lower: null, upper: null, score: null, detector: null, anomalous: false,
+    t, observed: x, expected: null, lower: null, upper: null, score: null, detector: null, cycle, anomalous: false,
     window: wv, streaming: { samples: state.streaming.n, armed: streamingArmed(state.streaming) }, explanation: '',
   }
   if (x === null) {
-    return { state: { ...state, lastHour: t }, hour: { ...base, explanation: `${hourLabel(t)}: no points this hour (a gauge is not scored without samples)` }, opened: null, closed: null }
+    return { state: { ...st0, lastHour: t }, hour: { ...base, explanation: `${hourLabel(t)}: no points this hour (a gauge is not scored without samples)` }, opened: null, closed: null }
   }
-  const w = windowOpinion(kind, usable, x)
-  const s = streamingOpinion(kind, state.streaming, x)
-  // Both armed: both must agree, and the milder of the two speaks (fewer false flags on noisy history).
-  const pick = w && s ? (Math.abs(w.score) <= Math.abs(s.score) ? w : s) : w ?? s
-  const detector: DetectorName | null = w && s ? 'both' : w ? 'window' : s ? 'streaming' : null
-  const next: DetectorState = {
-    ...state, lastHour: t, streaming: updateStreaming(kind, state.streaming, x),
-    flagged: (state.flagged ?? []).filter((f) => f > t - WINDOW_HOURS * HOUR),
-  }
+  const offset = offsetAt(profile, t)
+  const settling = state.since !== null && t - state.since < SETTLE_HOURS * HOUR ? state.shiftScale ?? 0 : 0
+  const w = windowOpinion(kind, tr, t, x, profile, state.since, settling)
+  const s = streamingOpinion(kind, state.streaming, x, offset)
+  // The window speaks when it arms (it knows the cycle's shape and the spread); the streaming baseline covers the hours it cannot.
+  const pick = w ?? s
+  const detector: DetectorName | null = w ? (s && Math.sign(s.score) === Math.sign(w.score) && Math.abs(s.score) >= THRESHOLD ? 'both' : 'window') : s ? 'streaming' : null
+  const next: DetectorState = { ...st0, lastHour: t, streaming: updateStreaming(kind, state.streaming, x - offset) }
   if (!pick || !detector) {
     const why = wv.verdict === 'no_signal' ? `every one of the ${wv.samples} hours in the window is 0 (no_signal)` : `the window has ${wv.samples} of ${MIN_SAMPLES} usable hourly buckets (short)`
     return {
@@ -267,21 +461,18 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, usable: re
       opened: null, closed: null,
     }
   }
-  // Two armed baselines that disagree on the side are not an anomaly.
-  const agree = !(w && s) || Math.sign(w.score) === Math.sign(s.score)
   const score = pick.score
-  const lowerRaw = pick.expected - MODERATE * pick.scale
+  const lowerRaw = pick.expected - THRESHOLD * pick.scale
   const lower = kind === 'counter' ? Math.max(0, lowerRaw) : lowerRaw
-  const upper = pick.expected + MODERATE * pick.scale
+  const upper = pick.expected + THRESHOLD * pick.scale
   const direction: Direction = score >= 0 ? 'spike' : 'dip'
-  const outside = agree && Math.abs(score) >= MODERATE
-  const strong = outside && Math.abs(score) >= STRONG
+  const outside = Math.abs(score) >= THRESHOLD
   // An hour outside the range does not teach the streaming baseline (its variance would grow with every clamped
   // outlier until a level shift looked normal within hours); a lasting change is learned by the level-shift re-seed.
   if (outside) next.streaming = state.streaming
-  const position = outside ? `${fmt(Math.abs(score))} deviations ${score > 0 ? 'above' : 'below'}` : `inside (${fmt(score)} deviations)`
-  const explanation = `${hourLabel(t)}: ${fmt(x)} (${unit}) vs expected ${fmt(pick.expected)} (${describeBaseline(detector, wv.samples, state.streaming.n)}); ` +
-    `normal range ${fmt(lower)} to ${fmt(upper)} (${MODERATE} x scale ${fmt(pick.scale)}); ${position}`
+  const verdict = outside ? `it was ${fmt(x)}, ${fmt(Math.abs(score))} times the usual spread ${score > 0 ? 'above' : 'below'}` : `it was ${fmt(x)}, inside`
+  const explanation = `${hourLabel(t)}: ${whenLabel(cycle, t)} this stat (${unit}) is usually ${fmt(lower)} to ${fmt(upper)}; ${verdict}. ` +
+    `Expected ${fmt(pick.expected)} ${describeBaseline(detector, cycle, wv.samples, state.streaming.n)}; the range is ${THRESHOLD} x the spread ${fmt(pick.scale)} either side`
   const hour: Hour = { ...base, expected: pick.expected, lower, upper, score, detector, explanation }
   const peak: Peak = { t, observed: x, expected: pick.expected, lower, upper, score }
 
@@ -292,58 +483,69 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, usable: re
     if (outside) {
       const sameSide = direction === inc.direction ? inc.sameSide + 1 : 0
       const better = Math.abs(score) > Math.abs(inc.peak.score)
-      const updated: OpenIncident = { ...inc, inside: 0, sameSide, ...(better ? { peak, explanation } : {}) }
+      const updated: OpenIncident = { ...inc, inside: 0, sameSide, outsideHours: (inc.outsideHours ?? 1) + (direction === inc.direction ? 1 : 0), ...(better ? { peak, explanation } : {}) }
       hour.anomalous = true
       next.lastDetectedAt = t
-      next.flagged = [...next.flagged, t]
       if (sameSide >= LEVEL_SHIFT_HOURS) {
         // A level shift: reported once, closed, and both baselines start again from the new level.
         closed = { startedAt: inc.startedAt, endedAt: t + HOUR, direction: inc.direction, detector: inc.detector, levelShift: true, peak: updated.peak, explanation: `${updated.explanation}; level shift: ${sameSide} hours in a row ${inc.direction === 'spike' ? 'above' : 'below'}, baselines re-seeded from the new level` }
         next.incident = null
         next.since = t - (sameSide - 1) * HOUR
         next.streaming = seedStreaming(kind, [])
-        next.flagged = []
       } else next.incident = updated
     } else {
       const inside = inc.inside + 1
       if (inside >= CLOSE_AFTER) {
-        // It ended where the first of the inside hours began.
-        closed = { startedAt: inc.startedAt, endedAt: t - (inside - 1) * HOUR, direction: inc.direction, detector: inc.detector, levelShift: false, peak: inc.peak, explanation: inc.explanation }
+        // It ended where the first of the inside hours began; if those hours are still beyond the band where it began,
+        // the stat moved to a new level and stayed: a level shift, and both baselines start again from where it began.
+        const closing = [...tr.values.slice(-(inside - 1)), x]
+        const beyond = (v: number | null) => v !== null && inc.before !== undefined && (inc.direction === 'spike' ? v > inc.before.upper : v < inc.before.lower)
+        const shifted = (inc.outsideHours ?? 1) >= ABSORBED_SHIFT_HOURS && closing.every(beyond)
+        closed = {
+          startedAt: inc.startedAt, endedAt: t - (inside - 1) * HOUR, direction: inc.direction, detector: inc.detector, levelShift: shifted, peak: inc.peak,
+          explanation: shifted ? `${inc.explanation}; level shift: the stat stayed ${inc.direction === 'spike' ? 'above' : 'below'} ${fmt(inc.direction === 'spike' ? inc.before!.upper : inc.before!.lower)} for ${(t + HOUR - inc.startedAt) / HOUR} hours, baselines re-seeded from the new level` : inc.explanation,
+        }
         next.incident = null
+        if (shifted) {
+          next.since = inc.startedAt
+          next.shiftScale = (inc.before!.upper - inc.before!.lower) / (2 * THRESHOLD)
+          next.streaming = seedStreaming(kind, [])
+        }
       } else next.incident = { ...inc, inside, sameSide: 0 }
     }
-    next.pending = null
-  } else if (strong || (outside && state.pending?.direction === direction)) {
-    const first = strong ? null : state.pending!.hour
-    const startPeak = first && Math.abs(first.score ?? 0) > Math.abs(score) ? { t: first.t, observed: first.observed!, expected: first.expected!, lower: first.lower!, upper: first.upper!, score: first.score! } : peak
-    opened = {
-      startedAt: first ? first.t : t, direction, detector, peak: startPeak, explanation: startPeak === peak ? explanation : first!.explanation,
-      inside: 0, sameSide: first ? 2 : 1,
-    }
+  } else if (outside) {
+    opened = { startedAt: t, direction, detector, peak, explanation, inside: 0, sameSide: 1, outsideHours: 1, before: { lower, upper } }
     next.incident = opened
-    next.pending = null
     next.lastDetectedAt = t
-    next.flagged = first ? [...next.flagged, first.t, t] : [...next.flagged, t]
     hour.anomalous = true
-  } else {
-    next.pending = outside ? { direction, hour } : null
   }
   return { state: next, hour, opened, closed }
 }
 
-/**
- * The window baseline's input for hour index i of a dense series starting at `from`: the
- * known values of the hours before it inside the window, after `since`, not `flagged`.
- */
-export function usableBefore(values: ReadonlyArray<number | null>, from: number, i: number, since: number | null, flagged: readonly number[] = []): number[] {
-  const lo = Math.max(0, i - (WINDOW_HOURS - 1), since === null ? 0 : Math.ceil((since - from) / HOUR))
-  const skip = flagged.length ? new Set(flagged.map((t) => (t - from) / HOUR)) : null
-  const out: number[] = []
-  for (let j = lo; j < i; j++) {
-    const v = values[j]
-    if (v !== null && v !== undefined && !skip?.has(j)) out.push(v)
-  }
-  return out
+/** The weekly decision for hour t: looked at again once a day, when three weeks of history are at hand. */
+function weeklyLook(state: DetectorState, tr: Trailing, t: number): DetectorState['weekly'] {
+  const w = state.weekly ?? { on: false, checkedAt: null }
+  if (w.checkedAt !== null && t - w.checkedAt < WEEKLY_CHECK_HOURS * HOUR) return w
+  if (tr.values.length < WEEKLY_HOURS) return w.on ? { on: false, checkedAt: t } : w
+  return { on: weeklyCycle(tr) !== null, checkedAt: t }
+}
+
+/** Whether the sweep should read three weeks for a stat in this state before scoring hour t. */
+export function needsWeeks(state: DetectorState | null, t: number): boolean {
+  const w = state?.weekly
+  return !w || w.on || w.checkedAt === null || t - w.checkedAt >= WEEKLY_CHECK_HOURS * HOUR
+}
+
+/** The trailing hours of hour index i of a dense series starting at `from`: up to `hours` hours before it. */
+export function trailingOf(values: ReadonlyArray<number | null>, from: number, i: number, hours = WEEKLY_HOURS): Trailing {
+  const lo = Math.max(0, i - hours)
+  return { values: values.slice(lo, Math.max(lo, i)), from: from + lo * HOUR }
+}
+
+/** The window baseline's input for hour index i: the known values of the WINDOW_HOURS - 1 hours before it, after `since`. */
+export function usableBefore(values: ReadonlyArray<number | null>, from: number, i: number, since: number | null): number[] {
+  const tr = trailingOf(values, from, i, WINDOW_HOURS - 1)
+  return tr.values.slice(windowStart(tr, since)).filter((v): v is number => v !== null && v !== undefined)
 }
 
 /**
@@ -365,9 +567,10 @@ export function reseedAfterShift(kind: Kind, state: DetectorState, values: Reado
  */
 export function warm(kind: Kind, state: DetectorState, values: ReadonlyArray<number | null>, from: number, lo: number, hi: number): DetectorState {
   let streaming = state.streaming
+  const profile = hi > 0 ? cycleOf(state, trailingOf(values, from, hi)) : null
   for (let j = Math.max(0, lo); j < hi; j++) {
     const v = values[j]
-    if (v !== null && v !== undefined) streaming = updateStreaming(kind, streaming, v)
+    if (v !== null && v !== undefined) streaming = updateStreaming(kind, streaming, v - offsetAt(profile, from + j * HOUR))
   }
   return { ...state, streaming, lastHour: hi > lo ? from + (hi - 1) * HOUR : state.lastHour }
 }
@@ -383,15 +586,9 @@ export function replay(kind: Kind, state: DetectorState, values: ReadonlyArray<n
   let st = state
   for (let i = Math.max(0, lo); i < values.length; i++) {
     const t = from + i * HOUR
-    const wasPending = st.pending
-    const r = stepHour(kind, st, t, usableBefore(values, from, i, st.since, st.flagged), values[i])
+    const r = stepHour(kind, st, t, trailingOf(values, from, i), values[i])
     st = r.state
     if (r.closed?.levelShift) st = reseedAfterShift(kind, st, values, from, i)
-    // The first of two moderate hours becomes part of the incident it opened.
-    if (r.opened && wasPending && r.opened.startedAt === wasPending.hour.t) {
-      const prev = hours.find((h) => h.t === wasPending.hour.t)
-      if (prev) prev.anomalous = true
-    }
     hours.push(r.hour)
     if (r.opened || r.closed) events.push({ ...(r.opened ? { opened: r.opened } : {}), ...(r.closed ? { closed: r.closed } : {}), hour: r.hour })
   }

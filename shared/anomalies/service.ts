@@ -10,7 +10,7 @@ import { RANGES, resolveWindow, type RangeName } from '../stats/ranges.js'
 import type { Kind, Stat } from '../stats/repo.js'
 import { replaySeries, LEAD_IN_HOURS } from './backtest.js'
 import {
-  HOUR, initialState, MIN_SAMPLES, streamingArmed, usableBefore, WINDOW_HOURS, windowVerdict, type DetectorState, type Peak, type WindowVerdict,
+  HOUR, MIN_SAMPLES, restoreState, streamingArmed, usableBefore, WINDOW_HOURS, windowVerdict, type DetectorState, type Peak, type WindowVerdict,
 } from './detector.js'
 import type { DiagnosticsJson, StatDiagnosticsJson } from './schema.js'
 import { newestCompleteHour, SETTLE_SECONDS } from './sweep.js'
@@ -104,11 +104,11 @@ const PAGE = 500
 /** Window verdicts of one stat now (the trailing window) and for the detector (that window minus its newest hour). */
 function windowVerdicts(values: Array<number | null>, from: number, state: DetectorState) {
   // `values` holds exactly the trailing window; the detector's baseline is every hour of it but the newest.
-  const det = windowVerdict(usableBefore(values, from, values.length - 1, state.since, state.flagged))
+  const before = usableBefore(values, from, values.length - 1, state.since)
+  const det = windowVerdict(before)
   const newestValue = values[values.length - 1]
-  const newestUsable = newestValue !== null && newestValue !== undefined && (state.since === null || from + (values.length - 1) * HOUR >= state.since) &&
-    !state.flagged.includes(from + (values.length - 1) * HOUR)
-  const now = windowVerdict(newestUsable ? [...usableBefore(values, from, values.length - 1, state.since, state.flagged), newestValue] : usableBefore(values, from, values.length - 1, state.since, state.flagged))
+  const newestUsable = newestValue !== null && newestValue !== undefined && (state.since === null || from + (values.length - 1) * HOUR >= state.since)
+  const now = windowVerdict(newestUsable ? [...before, newestValue] : before)
   return { now, det }
 }
 
@@ -142,7 +142,7 @@ export async function diagnostics(sql: Sql, account: Account, one: Stat | null, 
       new Date((newest - (WINDOW_HOURS - 1) * HOUR) * 1000), new Date((newest + HOUR) * 1000))
     for (const [k, r] of page.entries()) {
       const s = series.get(r.id)!
-      const state = { ...initialState(), ...(r.detector ?? {}) }
+      const state = restoreState(r.detector)
       const { now: wNow, det } = windowVerdicts(s.values, s.from, state)
       const armedStreaming = streamingArmed(state.streaming)
       const stale = r.has_rollup && r.pending && r.refreshed_at!.getTime() < staleBefore

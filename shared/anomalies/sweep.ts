@@ -7,10 +7,10 @@
 // once split the stats between them and score each hour once.
 import type { Sql, TxSql } from '../db.js'
 import { PLANS } from '../plans.js'
-import { readHourly } from '../stats/hourly.js'
+import { readHourly, type HourlySeries } from '../stats/hourly.js'
 import type { Kind } from '../stats/repo.js'
 import { replaySeries } from './backtest.js'
-import { HOUR, initialState, WINDOW_HOURS, type DetectorState, type Hour } from './detector.js'
+import { HOUR, needsWeeks, restoreState, WEEKLY_HOURS, WINDOW_HOURS, type DetectorState, type Hour } from './detector.js'
 
 /** An hour counts as complete this long after it ends, so that its last points are persisted before it is scored. */
 export const SETTLE_SECONDS = 60
@@ -110,15 +110,20 @@ async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, o
       where st.stat_id = u.id`
   }
 
-  // One history read for the page, from the earliest hour any of its stats needs.
+  // Two history reads for the page, each from the earliest hour any of its stats needs: three weeks for the stats
+  // with a weekly cycle or due a look for one (about one in 24 an hour), the window for the rest.
   const startOf = (r: DueRow) => {
     const last = r.last_hour ? r.last_hour.getTime() / 1000 : null
     return last === null || newest - last > MAX_CATCH_UP_HOURS * HOUR ? newest : last + HOUR
   }
-  const from = Math.min(...due.map(startOf), newest) - (WINDOW_HOURS - 1) * HOUR
-  const series = due.length
-    ? await readHourly(tx, due.map((r) => ({ id: r.stat_id, kind: r.kind, since: r.created_at })), new Date(from * 1000), new Date((newest + HOUR) * 1000))
-    : new Map()
+  const weeks = (r: DueRow) => needsWeeks(r.detector && restoreState(r.detector), startOf(r))
+  const series = new Map<string, HourlySeries>()
+  for (const group of [due.filter(weeks), due.filter((r) => !weeks(r))]) {
+    if (!group.length) continue
+    const from = Math.min(...group.map(startOf)) - (weeks(group[0]) ? WEEKLY_HOURS : WINDOW_HOURS - 1) * HOUR
+    const read = await readHourly(tx, group.map((r) => ({ id: r.stat_id, kind: r.kind, since: r.created_at })), new Date(from * 1000), new Date((newest + HOUR) * 1000))
+    for (const [id, s] of read) series.set(id, s)
+  }
 
   const updates: Array<{ id: string; state: DetectorState; last: Hour }> = []
   for (const r of due) {
@@ -130,7 +135,7 @@ async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, o
       await closeIncident(tx, r.stat_id, r.detector.incident.startedAt, r.last_hour!.getTime() / 1000 + HOUR, false, r.detector.incident.peak, r.detector.incident.explanation)
       result.closed++
     }
-    const replayed = replaySeries(r.kind, s.values, s.from, (start - s.from) / HOUR, fresh ? undefined : { ...initialState(), ...r.detector })
+    const replayed = replaySeries(r.kind, s.values, s.from, (start - s.from) / HOUR, fresh ? undefined : restoreState(r.detector))
     for (const inc of replayed.incidents) {
       await tx`
         insert into anomalies (account_id, stat_id, detector, direction, status, level_shift, started_at, ended_at, peak, explanation)

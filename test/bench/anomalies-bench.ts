@@ -24,9 +24,6 @@
 // Env: BENCH_ANOMALY_SEED (20261123), BENCH_ANOMALY_PER_GROUP (40), BENCH_SWEEP_STATS (10000; 0 skips part 2),
 // BENCH_NAB_DIR (default ../shared/data/nab beside the project), BENCH_NAB_GROUPS (comma-separated NAB group
 // names, e.g. realAWSCloudwatch,realAdExchange: score only these, for a train/test split by group; default all), DATABASE_URL.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
-import { dirname, join, relative, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { HOUR } from '../../shared/anomalies/detector.js'
 import { newestCompleteHour, sweep } from '../../shared/anomalies/sweep.js'
 import type { Sql } from '../../shared/db.js'
@@ -35,7 +32,8 @@ import { usesTimescale } from '../../shared/points/storage.js'
 import { refreshRollups } from '../../shared/points/rollups.js'
 import { beginBench, busyLines, closingLines, envInt, isMain, machineLine, runStandalone, tableLines, type BenchResultsBase } from './common.js'
 import { corpus, SCORE_FROM, type LabelledSeries } from './anomaly-corpus.js'
-import { detectorFlags, emptyTally, falsePer1000, recall, tally, zscoreFlags, type Tally } from './anomaly-score.js'
+import { detectorFlags, emptyTally, falsePer1000, nabNormalised, recall, tally, zscoreFlags, type Tally } from './anomaly-score.js'
+import { loadNab, NAB_DIR, nabLayout } from './nab.js'
 import { round } from './stats.js'
 
 export const ANOMALIES_DB_NAME = 'metrics_bench_anomalies'
@@ -48,7 +46,7 @@ interface Options {
   sweepStats: number
 }
 
-interface GroupRow {
+export interface GroupRow {
   group: string
   series: number
   detector: Tally
@@ -61,9 +59,6 @@ interface Results extends BenchResultsBase<Options> {
   sweep?: { stats: number; hours: number; readMs: number; firstMs: number; steadyReadMs: number; steadyMs: number; firstScored: number; steadyScored: number }
 }
 
-const here = dirname(fileURLToPath(import.meta.url))
-/** `../shared/data/nab` beside the project (the team's shared folder), or BENCH_NAB_DIR. */
-const NAB_DIR = process.env.BENCH_NAB_DIR || resolve(here, '../../../shared/data/nab')
 /** NAB groups to score (BENCH_NAB_GROUPS), or all when unset: tune on some groups, report on the others. */
 const NAB_GROUPS = (process.env.BENCH_NAB_GROUPS ?? '').split(',').map((g) => g.trim()).filter(Boolean)
 
@@ -71,7 +66,7 @@ function fromEnv(): Options {
   return { seed: envInt('BENCH_ANOMALY_SEED', 20261123, 0), perGroup: envInt('BENCH_ANOMALY_PER_GROUP', 40, 1), sweepStats: envInt('BENCH_SWEEP_STATS', 10_000, 0) }
 }
 
-function score(series: LabelledSeries[], lo: (s: LabelledSeries) => number): GroupRow[] {
+export function score<S extends LabelledSeries>(series: S[], lo: (s: S) => number): GroupRow[] {
   const groups = new Map<string, GroupRow>()
   for (const s of series) {
     const g = groups.get(s.group) ?? { group: s.group, series: 0, detector: emptyTally(), zscore: emptyTally() }
@@ -81,53 +76,6 @@ function score(series: LabelledSeries[], lo: (s: LabelledSeries) => number): Gro
     tally(g.zscore, zscoreFlags(s.values, lo(s)), s.windows, lo(s))
   }
   return [...groups.values()]
-}
-
-// ------------------------------------------------------------------ NAB
-
-function csvFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((f) => {
-    const p = join(dir, f)
-    return statSync(p).isDirectory() ? csvFiles(p) : f.endsWith('.csv') ? [p] : []
-  })
-}
-
-const nabTime = (s: string) => Date.parse(`${s.trim().replace(' ', 'T')}Z`) / 1000
-
-/**
- * Where the labels and the group folders are: NAB's own layout (labels/combined_windows.json, data/<group>/)
- * or the flat copy in the team's folder (combined_windows.json beside the group folders).
- */
-function nabLayout(): { labelsFile: string; dataDir: string } | null {
-  if (existsSync(join(NAB_DIR, 'labels', 'combined_windows.json'))) return { labelsFile: join(NAB_DIR, 'labels', 'combined_windows.json'), dataDir: join(NAB_DIR, 'data') }
-  if (existsSync(join(NAB_DIR, 'combined_windows.json'))) return { labelsFile: join(NAB_DIR, 'combined_windows.json'), dataDir: NAB_DIR }
-  return null
-}
-
-/** NAB series bucketed hourly (gauge means), windows mapped to hour indexes; grouped by NAB category. */
-function loadNab(): LabelledSeries[] {
-  const { labelsFile, dataDir } = nabLayout()!
-  const labels = JSON.parse(readFileSync(labelsFile, 'utf8')) as Record<string, Array<[string, string]>>
-  const out: LabelledSeries[] = []
-  for (const file of csvFiles(dataDir)) {
-    const key = relative(dataDir, file).split('\\').join('/')
-    if (NAB_GROUPS.length > 0 && !NAB_GROUPS.includes(key.split('/')[0])) continue
-    const rows = readFileSync(file, 'utf8').trim().split('\n').slice(1).map((l) => l.split(',')).map(([t, v]) => [nabTime(t), Number(v)] as const).filter(([t, v]) => Number.isFinite(t) && Number.isFinite(v))
-    if (rows.length < 2) continue
-    const first = Math.floor(rows[0][0] / HOUR) * HOUR
-    const hours = Math.floor((rows[rows.length - 1][0] - first) / HOUR) + 1
-    const sum = new Array<number>(hours).fill(0)
-    const n = new Array<number>(hours).fill(0)
-    for (const [t, v] of rows) {
-      const i = Math.floor((t - first) / HOUR)
-      sum[i] += v
-      n[i]++
-    }
-    const values = sum.map((s, i) => (n[i] ? s / n[i] : null)) as number[]
-    const windows = (labels[key] ?? []).map(([a, b]) => [Math.max(0, Math.floor((nabTime(a) - first) / HOUR)), Math.min(hours - 1, Math.floor((nabTime(b) - first) / HOUR))] as [number, number])
-    out.push({ group: `NAB ${key.split('/')[0]}`, kind: 'gauge', values, windows })
-  }
-  return out
 }
 
 // ------------------------------------------------------------------ sweep speed
@@ -171,9 +119,9 @@ export async function runAnomaliesBench(options: Partial<Options> & { log?: (l: 
     if (cfg.seed === TUNING_SEED) problems.push(`BENCH_ANOMALY_SEED is the tuning seed (${TUNING_SEED}): the synthetic figures are not on unseen data`)
     if (nabLayout()) {
       say('NAB: scoring')
-      const series = loadNab()
+      const series = loadNab(NAB_GROUPS)
       if (series.length === 0) problems.push(`NAB: no series in ${NAB_DIR} match BENCH_NAB_GROUPS=${NAB_GROUPS.join(',')}`)
-      results.nab = { rows: await bench.stage('nab', async () => score(series, () => 0)) }
+      results.nab = { rows: await bench.stage('nab', async () => score(series, (s) => s.probation)) }
     } else {
       results.nab = { skipped: `skipped: ${NAB_DIR} is not on this machine (the labelled NAB series are needed beside the project); NAB figures not measured` }
       say(`NAB ${results.nab.skipped}`)
@@ -228,17 +176,18 @@ function check(r: Results): void {
 }
 
 function sum(ts: Tally[]): Tally {
-  return ts.reduce((a, t) => ({ windows: a.windows + t.windows, found: a.found + t.found, scored: a.scored + t.scored, falseFlags: a.falseFlags + t.falseFlags }), emptyTally())
+  return ts.reduce((a, t) => ({ windows: a.windows + t.windows, found: a.found + t.found, scored: a.scored + t.scored, falseFlags: a.falseFlags + t.falseFlags, nab: { raw: a.nab.raw + t.nab.raw, null: a.nab.null + t.nab.null, perfect: a.nab.perfect + t.nab.perfect } }), emptyTally())
 }
 
-function qualityTable(rows: GroupRow[]): string[] {
+export function qualityTable(rows: GroupRow[]): string[] {
   const f = (x: number | null) => (x === null ? '-' : x.toFixed(2))
+  const nab = (t: Tally) => (nabNormalised(t) === null ? '-' : nabNormalised(t)!.toFixed(1))
   const ratio = (a: number, b: number) => (b === 0 ? (a === 0 ? '-' : 'inf') : (a / b).toFixed(2))
   const all = { group: 'all', series: rows.reduce((a, r) => a + r.series, 0), detector: sum(rows.map((r) => r.detector)), zscore: sum(rows.map((r) => r.zscore)) }
   return tableLines([
-    ['group', 'series', 'windows', 'recall', 'false/1k h', 'z recall', 'z false/1k h', 'recall ratio', 'false ratio'],
+    ['group', 'series', 'windows', 'recall', 'false/1k h', 'NAB score', 'z recall', 'z false/1k h', 'z NAB score', 'recall ratio', 'false ratio'],
     ...[...rows, all].map((r) => [
-      r.group, String(r.series), String(r.detector.windows), f(recall(r.detector)), falsePer1000(r.detector).toFixed(2), f(recall(r.zscore)), falsePer1000(r.zscore).toFixed(2),
+      r.group, String(r.series), String(r.detector.windows), f(recall(r.detector)), falsePer1000(r.detector).toFixed(2), nab(r.detector), f(recall(r.zscore)), falsePer1000(r.zscore).toFixed(2), nab(r.zscore),
       recall(r.detector) === null ? '-' : ratio(recall(r.detector)!, recall(r.zscore)!), ratio(falsePer1000(r.detector), falsePer1000(r.zscore)),
     ]),
   ], (c) => c >= 1)
