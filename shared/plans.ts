@@ -37,3 +37,6 @@ export function isPlanName(name: string): name is PlanName {
 
 /** Alerts each plan evaluates, as JSON for SQL: alerts past this count (the newest) are paused, never deleted. */
 export const ALERT_ALLOWANCES_JSON = JSON.stringify(Object.fromEntries(PLAN_NAMES.map((n) => [n, PLANS[n].alerts])))
+
+/** The plans whose stats the anomaly sweep scores. */
+export const DETECTING_PLANS = Object.values(PLANS).filter((p) => p.anomalyDetection).map((p) => p.name)

@@ -20,7 +20,8 @@
 //                       scales, skipped for hours outside the range); it speaks only while the window
 //                       cannot arm (a new stat, or the hours after a level shift).
 //
-// An hour is outside when it is THRESHOLD scales from expected; one such hour opens an incident,
+// An hour is outside when it is THRESHOLD scales from expected (twice that while fewer than DAILY_MIN_HOURS
+// are known: a young stat's daily cycle cannot be told from an anomaly yet); one such hour opens an incident,
 // two inside hours close it. A level shift (LEVEL_SHIFT_HOURS outside on one side, or an incident that closes
 // with the stat still beyond the band where it began) is reported once, then both baselines start again from
 // the new level. The constants were set on two NAB groups and
@@ -462,17 +463,19 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, tr: Traili
     }
   }
   const score = pick.score
-  const lowerRaw = pick.expected - THRESHOLD * pick.scale
+  // Fewer than DAILY_MIN_HOURS known hours cannot tell a daily cycle from an anomaly: a young stat's range is twice as wide.
+  const k = wv.samples < DAILY_MIN_HOURS ? 2 * THRESHOLD : THRESHOLD
+  const lowerRaw = pick.expected - k * pick.scale
   const lower = kind === 'counter' ? Math.max(0, lowerRaw) : lowerRaw
-  const upper = pick.expected + THRESHOLD * pick.scale
+  const upper = pick.expected + k * pick.scale
   const direction: Direction = score >= 0 ? 'spike' : 'dip'
-  const outside = Math.abs(score) >= THRESHOLD
+  const outside = Math.abs(score) >= k
   // An hour outside the range does not teach the streaming baseline (its variance would grow with every clamped
   // outlier until a level shift looked normal within hours); a lasting change is learned by the level-shift re-seed.
   if (outside) next.streaming = state.streaming
   const verdict = outside ? `it was ${fmt(x)}, ${fmt(Math.abs(score))} times the usual spread ${score > 0 ? 'above' : 'below'}` : `it was ${fmt(x)}, inside`
   const explanation = `${hourLabel(t)}: ${whenLabel(cycle, t)} this stat (${unit}) is usually ${fmt(lower)} to ${fmt(upper)}; ${verdict}. ` +
-    `Expected ${fmt(pick.expected)} ${describeBaseline(detector, cycle, wv.samples, state.streaming.n)}; the range is ${THRESHOLD} x the spread ${fmt(pick.scale)} either side`
+    `Expected ${fmt(pick.expected)} ${describeBaseline(detector, cycle, wv.samples, state.streaming.n)}; the range is ${k} x the spread ${fmt(pick.scale)} either side${k > THRESHOLD ? ` (twice the usual ${THRESHOLD}: fewer than ${DAILY_MIN_HOURS} hours are known)` : ''}`
   const hour: Hour = { ...base, expected: pick.expected, lower, upper, score, detector, explanation }
   const peak: Peak = { t, observed: x, expected: pick.expected, lower, upper, score }
 
@@ -508,7 +511,7 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, tr: Traili
         next.incident = null
         if (shifted) {
           next.since = inc.startedAt
-          next.shiftScale = (inc.before!.upper - inc.before!.lower) / (2 * THRESHOLD)
+          next.shiftScale = (inc.before!.upper - inc.before!.lower) / (2 * k)
           next.streaming = seedStreaming(kind, [])
         }
       } else next.incident = { ...inc, inside, sameSide: 0 }

@@ -6,7 +6,7 @@
 // stepped hour is older than the newest complete one, so two sweeps running at
 // once split the stats between them and score each hour once.
 import type { Sql, TxSql } from '../db.js'
-import { PLANS } from '../plans.js'
+import { DETECTING_PLANS } from '../plans.js'
 import { readHourly, type HourlySeries } from '../stats/hourly.js'
 import type { Kind } from '../stats/repo.js'
 import { replaySeries } from './backtest.js'
@@ -17,8 +17,9 @@ export const SETTLE_SECONDS = 60
 export const PAGE_SIZE = 500
 /** A stat further behind than this is evaluated afresh (warm-up, then its newest hour) rather than hour by hour. */
 const MAX_CATCH_UP_HOURS = WINDOW_HOURS
+/** History written behind the sweep is replayed from at most this far back (the back-test's default range). */
+export const RESCORE_HOURS = 30 * 24
 
-export const ENTITLED_PLANS = Object.values(PLANS).filter((p) => p.anomalyDetection).map((p) => p.name)
 
 /** Unix seconds of the newest hour that is complete (and settled) at `now`. */
 export function newestCompleteHour(now: Date): number {
@@ -57,7 +58,7 @@ export async function sweep(sql: Sql, now: Date, opts: SweepOptions): Promise<Sw
   await sql`
     insert into anomaly_state (stat_id, account_id)
     select s.id, s.account_id from stats s join accounts a on a.id = s.account_id
-    where a.plan = any(${ENTITLED_PLANS}) and not exists (select 1 from anomaly_state st where st.stat_id = s.id)
+    where a.plan = any(${DETECTING_PLANS}) and not exists (select 1 from anomaly_state st where st.stat_id = s.id)
     on conflict (stat_id) do nothing`
   const total: SweepResult = { reached: 0, scored: 0, hours: 0, opened: 0, closed: 0 }
   let cursor = '00000000-0000-0000-0000-000000000000'
@@ -93,16 +94,24 @@ async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, o
     join stats s on s.id = st.stat_id
     join accounts a on a.id = st.account_id
     left join rollup_state rs on rs.stat_id = st.stat_id
-    where st.stat_id > ${cursor} and a.plan = any(${ENTITLED_PLANS}) and (st.last_hour is null or st.last_hour < ${newestAt})
+    where st.stat_id > ${cursor} and a.plan = any(${DETECTING_PLANS})
+      and (st.last_hour is null or st.last_hour < ${newestAt} or exists (select 1 from anomaly_rescore r where r.stat_id = st.stat_id))
     order by st.stat_id
     limit ${size}
     for update of st skip locked`
+  // Stats whose history changed behind the sweep (sql/0021_anomaly_rescore.sql), locked so that a refresh marking
+  // one meanwhile waits and leaves its mark for the next sweep; one a refresh holds now is replayed next time.
+  const marks = rows.length
+    ? new Map((await tx<{ stat_id: string; from_hour: Date }[]>`
+        select stat_id, from_hour from anomaly_rescore where stat_id = any(${rows.map((r) => r.stat_id)}::uuid[]) for update skip locked`)
+        .map((m) => [m.stat_id, Math.floor(m.from_hour.getTime() / 1000 / HOUR) * HOUR]))
+    : new Map<string, number>()
   const result: PageResult = { reached: rows.length, scored: 0, hours: 0, opened: 0, closed: 0, last: rows.length === size ? rows[rows.length - 1].stat_id : null }
   if (!rows.length) return result
 
   const staleBefore = now.getTime() - opts.staleAfterSeconds * 1000
   const declined = rows.filter((r) => !r.has_rollup || (r.pending && r.refreshed_at!.getTime() < staleBefore))
-  const due = rows.filter((r) => !declined.includes(r))
+  let due = rows.filter((r) => !declined.includes(r))
   if (declined.length) {
     await tx`
       update anomaly_state st set reached_at = ${now}, state = 'skipped', reason = u.reason
@@ -110,17 +119,27 @@ async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, o
       where st.stat_id = u.id`
   }
 
-  // Two history reads for the page, each from the earliest hour any of its stats needs: three weeks for the stats
-  // with a weekly cycle or due a look for one (about one in 24 an hour), the window for the rest.
-  const startOf = (r: DueRow) => {
+  // Where each stat's replay starts: after its last scored hour; from the earliest changed hour (at most
+  // RESCORE_HOURS back) when history was written behind the sweep; at the newest hour for a stat seen afresh.
+  const plan = (r: DueRow) => {
     const last = r.last_hour ? r.last_hour.getTime() / 1000 : null
-    return last === null || newest - last > MAX_CATCH_UP_HOURS * HOUR ? newest : last + HOUR
+    const mark = marks.get(r.stat_id)
+    const behind = last === null || newest - last > MAX_CATCH_UP_HOURS * HOUR
+    const next = behind ? newest : last! + HOUR
+    if (mark === undefined) return { start: next, fresh: behind, weeks: needsWeeks(r.detector && restoreState(r.detector), next) }
+    return { start: Math.min(next, Math.max(mark, newest - RESCORE_HOURS * HOUR)), fresh: true, weeks: true }
   }
-  const weeks = (r: DueRow) => needsWeeks(r.detector && restoreState(r.detector), startOf(r))
+  const plans = new Map(due.map((r) => [r.stat_id, plan(r)]))
+  // A stat another sweep replayed while this page was being picked (its mark was seen, its hours are all scored): nothing to do.
+  due = due.filter((r) => plans.get(r.stat_id)!.start <= newest)
+  result.reached = declined.length + due.length
+  // Two history reads for the page, each from the earliest hour any of its stats needs: three weeks before the
+  // start for the stats with a weekly cycle, due a look for one (about one in 24 an hour) or replayed afresh, the
+  // window for the rest.
   const series = new Map<string, HourlySeries>()
-  for (const group of [due.filter(weeks), due.filter((r) => !weeks(r))]) {
+  for (const group of [due.filter((r) => plans.get(r.stat_id)!.weeks), due.filter((r) => !plans.get(r.stat_id)!.weeks)]) {
     if (!group.length) continue
-    const from = Math.min(...group.map(startOf)) - (weeks(group[0]) ? WEEKLY_HOURS : WINDOW_HOURS - 1) * HOUR
+    const from = Math.min(...group.map((r) => plans.get(r.stat_id)!.start)) - (plans.get(group[0].stat_id)!.weeks ? WEEKLY_HOURS : WINDOW_HOURS - 1) * HOUR
     const read = await readHourly(tx, group.map((r) => ({ id: r.stat_id, kind: r.kind, since: r.created_at })), new Date(from * 1000), new Date((newest + HOUR) * 1000))
     for (const [id, s] of read) series.set(id, s)
   }
@@ -128,12 +147,17 @@ async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, o
   const updates: Array<{ id: string; state: DetectorState; last: Hour }> = []
   for (const r of due) {
     const s = series.get(r.stat_id)!
-    const start = startOf(r)
-    const fresh = r.detector === null || r.last_hour === null || newest - r.last_hour.getTime() / 1000 > MAX_CATCH_UP_HOURS * HOUR
-    if (fresh && r.detector?.incident && r.last_hour) {
-      // Too far behind to step hour by hour: an incident left open is closed where the detector stopped watching.
-      await closeIncident(tx, r.stat_id, r.detector.incident.startedAt, r.last_hour!.getTime() / 1000 + HOUR, false, r.detector.incident.peak, r.detector.incident.explanation)
+    const { start, fresh } = plans.get(r.stat_id)!
+    const old = r.detector?.incident
+    if (fresh && old && r.last_hour && old.startedAt < start) {
+      // Replayed from after its start (or too far behind to step hour by hour): an incident left open is closed
+      // where the detector stopped watching it.
+      await closeIncident(tx, r.stat_id, old.startedAt, Math.min(start, r.last_hour.getTime() / 1000 + HOUR), false, old.peak, old.explanation)
       result.closed++
+    }
+    if (marks.has(r.stat_id)) {
+      // The replay finds the incidents from `start` on again: what it no longer finds there goes.
+      await tx`delete from anomalies where stat_id = ${r.stat_id} and started_at >= ${new Date(start * 1000)}`
     }
     const replayed = replaySeries(r.kind, s.values, s.from, (start - s.from) / HOUR, fresh ? undefined : restoreState(r.detector))
     for (const inc of replayed.incidents) {
@@ -157,6 +181,8 @@ async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, o
     updates.push({ id: r.stat_id, state: replayed.state, last: replayed.hours[replayed.hours.length - 1] })
   }
 
+  const replayed = due.filter((r) => marks.has(r.stat_id)).map((r) => r.stat_id)
+  if (replayed.length) await tx`delete from anomaly_rescore where stat_id = any(${replayed}::uuid[])`
   if (updates.length) {
     const armed = (h: Hour) => h.window.verdict === 'used' || h.streaming.armed
     const iso = (t: number | null) => (t === null ? null : new Date(t * 1000).toISOString())

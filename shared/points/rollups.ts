@@ -13,6 +13,7 @@
 // took new points and records their refresh time. Points committed while the
 // refresh ran may be claimed here and materialized by the next run.
 import type { Sql } from '../db.js'
+import { DETECTING_PLANS } from '../plans.js'
 import { usesTimescale } from './storage.js'
 
 /**
@@ -24,6 +25,28 @@ import { usesTimescale } from './storage.js'
 function claimable(sql: Sql, limit: number) {
   return sql`select p.ctid from rollup_pending p join stats s on s.id = p.stat_id limit ${limit}
     for update of p skip locked for key share of s skip locked`
+}
+
+/**
+ * The CTE that marks stats for a replay by the anomaly sweep (sql/0021_anomaly_rescore.sql): points folded into an
+ * hour the sweep already scored (a backfill, an import, a late point), or into any hour of a stat it never scored;
+ * stats of plans that detect anomalies only.
+ * Waits on a marker the sweep holds (it is replaying that stat): the marker written after the sweep commits is
+ * then the next sweep's, so no folded hour goes unscored.
+ */
+function rescore(sql: Sql) {
+  return sql`rescore as (
+      insert into anomaly_rescore as r (stat_id, from_hour)
+      select c.stat_id, date_trunc('hour', min(c.bucket), 'UTC') from claimed c
+      join stats s on s.id = c.stat_id
+      join accounts a on a.id = s.account_id and a.plan = any(${DETECTING_PLANS})
+      left join anomaly_state st on st.stat_id = c.stat_id
+      group by c.stat_id, st.last_hour
+      having st.last_hour is null or date_trunc('hour', min(c.bucket), 'UTC') <= st.last_hour
+      order by 1
+      on conflict (stat_id) do update set from_hour = least(r.from_hour, excluded.from_hour)
+      returning 1
+    )`
 }
 
 export async function refreshRollups(sql: Sql, limit = 200_000): Promise<{ rows: number; stats: number }> {
@@ -60,7 +83,8 @@ export async function refreshRollups(sql: Sql, limit = 200_000): Promise<{ rows:
       insert into rollup_state as s (stat_id, refreshed_at) select distinct stat_id, now() from m
       on conflict (stat_id) do update set refreshed_at = excluded.refreshed_at
       returning 1
-    )
+    ),
+    ${rescore(sql)}
     select (select count(*) from claimed)::int as rows,
            (select count(*) from state)::int as stats,
            (select count(*) from up_1m) + (select count(*) from up_1h) + (select count(*) from up_1d) as upserts`
@@ -75,13 +99,14 @@ async function refreshAggregates(sql: Sql, limit: number): Promise<{ rows: numbe
   const [r] = await sql<{ rows: number; stats: number }[]>`
     with claimed as (
       delete from rollup_pending where ctid in (${claimable(sql, limit)})
-      returning stat_id
+      returning stat_id, bucket
     ),
     state as (
       insert into rollup_state as s (stat_id, refreshed_at) select distinct stat_id, now() from claimed
       on conflict (stat_id) do update set refreshed_at = excluded.refreshed_at
       returning 1
-    )
+    ),
+    ${rescore(sql)}
     select (select count(*) from claimed)::int as rows, (select count(*) from state)::int as stats`
   return { rows: r.rows, stats: r.stats }
 }

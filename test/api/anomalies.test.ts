@@ -84,6 +84,68 @@ test.serial('a 20x hour after a steady day is listed within two sweeps, with its
   t.regex(s.explanation, /Armed: the window baseline \(30 hours\) and the streaming baseline \(30 samples\)\. Last scored hour: .*2400/)
 })
 
+/** Hourly points (mid-hour) ending at `lastHour`, written with past timestamps through the v1 API and rolled up. */
+async function writeUpTo(key: string, stat: string, values: number[], lastHour: number) {
+  const first = lastHour - (values.length - 1) * HOUR
+  const res = await request(app.url, '/api/v1/points', { bearer: key, json: { points: values.map((v, i) => ({ stat, value: v, t: first + i * HOUR + 1800 })) } })
+  if (res.status !== 200) throw new Error(`write failed: ${res.status} ${res.text}`)
+  await settle(app)
+  await refreshRollups(app.sql)
+}
+
+/** A daily cycle whose trough (100) falls at NEWEST's hour of the day and peak (300) twelve hours later; noise within 5 %. */
+function cycle(hours: number, lastHour: number): number[] {
+  return Array.from({ length: hours }, (_, i) => {
+    const t = lastHour - (hours - 1 - i) * HOUR
+    return (200 - 100 * Math.cos((2 * Math.PI * (t - NEWEST)) / 86_400)) * (1 + 0.05 * Math.sin(i * 1.7))
+  })
+}
+
+test.serial('a clean daily cycle is not listed; the usual peak level at the trough hour is, with the hour\'s own range (decision 16)', async (t) => {
+  const { key } = await paidUser()
+  await writeUpTo(key, 'checkout.rate', cycle(14 * 24, NEWEST - HOUR), NEWEST - HOUR)
+  await sweep(app.sql, NOW, OPTS)
+  t.deepEqual((await get(key, '/api/v1/anomalies?status=all')).body.anomalies, [], '14 days of a daily cycle: nothing listed')
+  const bt = (await get(key, '/api/v1/anomalies/backtest?stat=checkout.rate&range=7d')).body
+  const hourOfCycle = (b: any) => (((b.t - NEWEST) % 86_400) + 86_400) % 86_400
+  const trough = bt.buckets.filter((b: any) => b.observed !== null && hourOfCycle(b) === 0).at(-1)
+  const peak = bt.buckets.filter((b: any) => b.observed !== null && hourOfCycle(b) === 43_200).at(-1)
+  t.true(trough.upper < 200 && peak.lower > 200, `the band follows the hour: ${trough.lower}-${trough.upper} at the trough, ${peak.lower}-${peak.upper} at the peak`)
+
+  // The newest hour is the trough hour: written at the peak's level, it is listed by the next sweep.
+  await writeUpTo(key, 'checkout.rate', [300], NEWEST)
+  await sweep(app.sql, new Date(NOW.getTime() + 60_000), OPTS)
+  const list = (await get(key, '/api/v1/anomalies?status=all')).body.anomalies
+  t.is(list.length, 1)
+  const hh = new Date(NEWEST * 1000).toISOString().slice(11, 16)
+  t.like(list[0], { stat_name: 'checkout.rate', direction: 'spike', status: 'open', started_at: new Date(NEWEST * 1000).toISOString() })
+  t.regex(list[0].explanation, new RegExp(`at ${hh} UTC this stat \\(gauge mean\\) is usually [\\d.]+ to 1\\d\\d(\\.\\d+)?; it was 300, [\\d.]+ times the usual spread above\\. Expected 1\\d\\d(\\.\\d+)? from the 167 trailing hours, following its daily cycle`))
+})
+
+test.serial('history written with a past t is scored: closed incidents are listed, and they are the hours the chart flags', async (t) => {
+  const { key } = await paidUser()
+  const values = steady(10 * 24, 50)
+  const spikeAt = NEWEST - 5 * 24 * HOUR
+  values[values.length - 1 - 5 * 24] = 1000
+  await writeUpTo(key, 'queue.wait', values, NEWEST)
+  await sweep(app.sql, NOW, OPTS)
+  const closed = (await get(key, '/api/v1/anomalies?status=closed')).body.anomalies
+  t.deepEqual(closed.map((a: any) => [a.stat_name, a.started_at, a.ended_at, a.direction]),
+    [['queue.wait', new Date(spikeAt * 1000).toISOString(), new Date((spikeAt + HOUR) * 1000).toISOString(), 'spike']])
+  t.is(closed[0].peak.observed, 1000)
+  t.deepEqual((await get(key, '/api/v1/anomalies?status=open')).body.anomalies, [])
+  const flagged = () => get(key, '/api/v1/anomalies/backtest?stat=queue.wait&range=7d').then((r) => r.body.buckets.filter((b: any) => b.anomalous).map((b: any) => b.t))
+  t.deepEqual(await flagged(), [spikeAt], 'the chart flags the same hour')
+
+  // A backfill behind the sweep (a dip two days ago, written now) is scored by the next sweep.
+  const dipAt = NEWEST - 2 * 24 * HOUR
+  await writeUpTo(key, 'queue.wait', [-1000], dipAt)
+  await sweep(app.sql, new Date(NOW.getTime() + 60_000), OPTS)
+  const all = (await get(key, '/api/v1/anomalies?status=all')).body.anomalies
+  t.deepEqual(all.map((a: any) => [a.started_at, a.direction]), [[new Date(dipAt * 1000).toISOString(), 'dip'], [new Date(spikeAt * 1000).toISOString(), 'spike']])
+  t.deepEqual(await flagged(), [spikeAt, dipAt])
+})
+
 test.serial('diagnostics: every field from real state, the eleven counters by hand, limit and truncation', async (t) => {
   const { user, key } = await paidUser('starter')
   await write(key, 'a.short', 'value', [5, 6, 7])
