@@ -331,6 +331,9 @@ export function windowOpinion(kind: Kind, tr: Trailing, t: number, x: number, pr
   }
   if (windowVerdict(usable).verdict !== 'used') return null
   const expected = median(flat) + offsetAt(profile, t)
+  // The plain standard deviation, bursts included: clipping the window's largest hours before it (winsorising 1, 2
+  // or 4 hours) raised the false flags on both halves of NAB by a fifth to three quarters; a burst widening the
+  // range for the week after it is what keeps its repeats from being flagged again.
   let sum = 0
   let sq = 0
   for (const v of flat) {

@@ -8,6 +8,8 @@ import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
+import { newestCompleteHour, sweep } from '../../shared/anomalies/sweep.js'
+import { refreshRollups } from '../../shared/points/rollups.js'
 
 let app: TestApp
 let browser: Browser
@@ -51,9 +53,43 @@ test.serial('anomalies: a starter account sees its stat and why it is not checke
   t.is(await row.locator('td[data-label="Stat"]').textContent(), 'orders')
   t.is(await row.locator('td[data-label="Checked"]').textContent(), 'no')
   t.regex((await row.locator('td[data-label="Why"]').textContent())!, /^It does not have enough hours of history yet to learn what normal looks like\./)
-  await page.getByText('No open incidents').waitFor()
+  await page.getByText('No incidents in the last 7d.').waitFor()
   t.is(await page.getByTestId('plan-notice').count(), 0)
   await screenshot(page, 'anomalies')
+  t.deepEqual(problems, [])
+})
+
+test.serial('anomalies: open and closed incidents, filtered by status, each linking to its stat\'s chart where its hours are marked', async (t) => {
+  const user = await signUp(app.url)
+  await app.sql`update accounts set plan = 'pro' where id = ${user.accountId}`
+  const { key } = await createKey(app.url, user)
+  const now = new Date()
+  const newest = newestCompleteHour(now)
+  // Ten days of a steady gauge with a spike five days ago (closed) and one in the newest hour (open).
+  const values = Array.from({ length: 240 }, (_, i) => 50 * (1 + 0.05 * Math.sin(i * 1.7)))
+  values[240 - 1 - 120] = 900
+  values[239] = 1200
+  const points = values.map((v, i) => ({ stat: 'queue.wait', value: v, t: newest - (239 - i) * 3600 + 1800 }))
+  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(app)
+  await refreshRollups(app.sql)
+  await sweep(app.sql, now, { staleAfterSeconds: 900 })
+
+  const { page, problems } = await signedInTab(browser, app.url, user)
+  await page.goto(`${app.url}/anomalies`)
+  const rows = page.getByTestId('incidents').locator('tbody tr')
+  await rows.first().waitFor()
+  t.deepEqual(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-status'))), ['open', 'closed'])
+  t.regex((await rows.nth(1).locator('td[data-label="What"]').textContent())!, /^Spike.*it was 900/)
+  t.regex((await rows.nth(0).locator('td[data-label="When"]').textContent())!, /Ongoing/)
+  await screenshot(page, 'incidents')
+  await page.getByTestId('incident-status').selectOption('closed')
+  await page.waitForURL(/status=closed/)
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="incidents"] tbody tr').length === 1)
+  t.is(await rows.first().getAttribute('data-status'), 'closed')
+  await rows.first().getByRole('link', { name: 'queue.wait' }).click()
+  await page.waitForURL(/\/stats\/queue\.wait\?range=7d$/)
+  await page.getByText(/Red dots: the 2 hours the detector flagged as unusual/).waitFor()
   t.deepEqual(problems, [])
 })
 

@@ -1,5 +1,6 @@
-// Anomalies (interface 4.7, 4.8): the open incidents with their numbers, and
-// per stat whether the detector scores it and, if not, why in plain words.
+// Anomalies (interface 4.7, 4.8; decisions 11 and 16): the incidents, open and closed, with their numbers and a
+// link to the stat's chart where their hours are marked, and per stat whether the detector scores it and, if
+// not, why in plain words.
 import type { AnomalyJson, DiagnosticsJson, StatDiagnosticsJson } from '../../../shared/anomalies/schema.js'
 import type { z } from 'zod'
 import { api } from './lib/api.js'
@@ -24,12 +25,21 @@ function verdict(s: StatDiagnosticsJson): string {
 
 const v = (x: number) => html`<span title=${full(x)}>${num(x)}</span>`
 
-function Incidents({ anomalies }: { anomalies: Anomaly[] }) {
-  if (!anomalies.length) return html`<${Empty}><p>No open incidents: every checked stat is within its normal range.</p><//>`
-  return html`<div class="table-wrap"><table class="stack" data-testid="incidents"><thead><tr><th>Stat</th><th>What</th><th>Since</th><th class="num">Observed</th><th class="num">Expected</th><th class="num">Normal range</th></tr></thead><tbody>
-    ${anomalies.map((a) => html`<tr key=${a.id}><td data-label="Stat" class="row-title"><a href=${`/stats/${encodeURIComponent(a.stat_name)}`}>${a.stat_name}</a></td>
+/** The stat's chart over the shortest range that still shows the incident's start, where its flagged hours are marked. */
+function chartLink(a: Anomaly): string {
+  const ago = (Date.now() - Date.parse(a.started_at)) / 86_400_000
+  const range = ago < 6.9 ? '7d' : ago < 29.9 ? '30d' : '90d'
+  return `/stats/${encodeURIComponent(a.stat_name)}?range=${range}`
+}
+
+function Incidents({ anomalies, status, range }: { anomalies: Anomaly[]; status: string; range: string }) {
+  if (!anomalies.length) {
+    return html`<${Empty}><p>${status === 'open' ? 'No open incidents: every checked stat is within its normal range.' : `No incidents in the last ${range}.`}</p><//>`
+  }
+  return html`<div class="table-wrap"><table class="stack" data-testid="incidents"><thead><tr><th>Stat</th><th>What</th><th>When</th><th class="num">Observed</th><th class="num">Expected</th><th class="num">Normal range</th></tr></thead><tbody>
+    ${anomalies.map((a) => html`<tr key=${a.id} data-status=${a.status}><td data-label="Stat" class="row-title"><a href=${chartLink(a)}>${a.stat_name}</a></td>
       <td data-label="What">${a.level_shift ? `Level shift (${a.direction === 'spike' ? 'up' : 'down'})` : a.direction === 'spike' ? 'Spike' : 'Dip'}<div class="small muted">${a.explanation}</div></td>
-      <td data-label="Since" class="small">${when(a.started_at)}</td>
+      <td data-label="When" class="small">${when(a.started_at)}<br />${a.ended_at ? html`to ${when(a.ended_at)}` : html`<span class="badge firing">Ongoing</span>`}</td>
       <td data-label="Observed" class="num">${v(a.peak.observed)}</td><td data-label="Expected" class="num">${v(a.peak.expected)}</td>
       <td data-label="Normal range" class="num">${v(a.peak.lower)} – ${v(a.peak.upper)}</td></tr>`)}
   </tbody></table></div>`
@@ -46,25 +56,43 @@ function DiagnosticsTable({ d }: { d: DiagnosticsJson }) {
   ${d.account.truncated ? html`<p class="small muted">Showing ${d.account.stats_reported} of ${d.account.stats_total} stats.</p>` : null}`
 }
 
+const STATUSES = [['all', 'Open and closed'], ['open', 'Open'], ['closed', 'Closed']] as const
+const LIST_RANGES = ['24h', '7d', '30d'] as const
+
 function AnomaliesPage() {
+  const params = new URLSearchParams(location.search)
+  const [status, setStatus] = useState<string>(STATUSES.some(([s]) => s === params.get('status')) ? params.get('status')! : 'all')
+  const [range, setRange] = useState<string>(LIST_RANGES.includes(params.get('range') as never) ? params.get('range')! : '7d')
   const [list, setList] = useState<{ anomalies: Anomaly[] } | null>(null)
   const [diag, setDiag] = useState<DiagnosticsJson | null>(null)
   const [error, setError] = useState<unknown>(null)
   const load = () => {
     setError(null)
     setList(null)
-    setDiag(null)
-    Promise.all([api<{ anomalies: Anomaly[] }>('GET', '/api/v1/anomalies?status=open&limit=100'), api<DiagnosticsJson>('GET', '/api/v1/anomalies/diagnostics?limit=100')])
+    Promise.all([api<{ anomalies: Anomaly[] }>('GET', `/api/v1/anomalies?status=${status}&range=${range}&limit=100`), api<DiagnosticsJson>('GET', '/api/v1/anomalies/diagnostics?limit=100')])
       .then(([l, d]) => { setList(l); setDiag(d) }, setError)
   }
-  useEffect(load, [])
+  useEffect(load, [status, range])
+  // The filters live in the address, so a link or a reload shows the same list.
+  const choose = (key: 'status' | 'range', value: string) => {
+    const u = new URL(location.href)
+    u.searchParams.set(key, value)
+    history.replaceState(null, '', u)
+    ;(key === 'status' ? setStatus : setRange)(value)
+  }
   const entitled = diag?.account.anomalies_entitled_by_plan
   return html`<h1>Anomalies</h1>
-    <p class="muted">Each stat's complete hours are compared with its normal range; a spike or dip outside it opens an incident.</p>
+    <p class="muted">Each stat's complete hours are compared with what that hour usually looks like (its daily or weekly cycle, where it has one); an hour far outside that range opens an incident, which closes after two normal hours.</p>
     <${ErrorNotice} error=${error} retry=${load} />
     ${!list || !diag ? (error ? null : html`<${Loading} />`)
       : entitled === false ? html`<div class="notice info" data-testid="plan-notice">Anomaly detection is part of the starter, pro and business plans. <a href="/billing">See plans</a></div>`
-      : html`<h2>Open incidents</h2><${Incidents} anomalies=${list.anomalies} />
+      : html`<h2>Incidents</h2>
+        <div class="actions">
+          <label>Show <select data-testid="incident-status" value=${status} onChange=${(e: Event) => choose('status', (e.target as HTMLSelectElement).value)}>
+            ${STATUSES.map(([s, label]) => html`<option value=${s}>${label}</option>`)}</select></label>
+          <div class="ranges" role="group" aria-label="Incidents of the last">${LIST_RANGES.map((r) => html`<button type="button" aria-pressed=${r === range ? 'true' : 'false'} onClick=${() => choose('range', r)}>${r}</button>`)}</div>
+        </div>
+        <${Incidents} anomalies=${list.anomalies} status=${status} range=${range} />
         <h2>Which stats are checked</h2>
         ${diag.evaluator.enabled ? null : html`<div class="notice info">No worker runs the hourly sweep right now: stats are not being checked.</div>`}
         <${DiagnosticsTable} d=${diag} />`}`
