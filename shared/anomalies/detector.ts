@@ -288,12 +288,12 @@ export function dailyCycle(tr: Trailing): Profile | null {
 export function weeklyCycle(tr: Trailing): Profile | null {
   if (tr.values.length < WEEKLY_HOURS) return null
   const recent = { values: tr.values.slice(-WEEKLY_HOURS), from: tr.from + (tr.values.length - WEEKLY_HOURS) * HOUR }
+  const known = recent.values.filter((v): v is number => v !== null)
+  if (known.length < WEEKLY_HOURS / 2) return null
   const dense = detrended(recent.values).map((v) => v ?? 0)
   // A daily cycle repeats at 168 hours as well: a weekly one must repeat clearly better there than a day later.
   const a168 = acf(dense, 168)
   if (!(a168 > CYCLE_ACF && a168 > acf(dense, 24) + 0.1)) return null
-  const known = recent.values.filter((v): v is number => v !== null)
-  if (known.length < WEEKLY_HOURS / 2) return null
   const m = median(known)
   return profileOf('weekly', 168, recent.from, recent.values.map((v) => (v === null ? null : v - m)))
 }

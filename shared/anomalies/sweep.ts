@@ -126,7 +126,10 @@ async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, o
     const mark = marks.get(r.stat_id)
     const behind = last === null || newest - last > MAX_CATCH_UP_HOURS * HOUR
     const next = behind ? newest : last! + HOUR
-    if (mark === undefined) return { start: next, fresh: behind, weeks: needsWeeks(r.detector && restoreState(r.detector), next) }
+    // A stat younger than three weeks cannot show a weekly cycle yet: its short read is enough (history imported
+    // before it was created is marked, and replayed with the long one).
+    const old = r.created_at.getTime() / 1000 <= next - WEEKLY_HOURS * HOUR
+    if (mark === undefined) return { start: next, fresh: behind, weeks: old && needsWeeks(r.detector && restoreState(r.detector), next) }
     return { start: Math.min(next, Math.max(mark, newest - RESCORE_HOURS * HOUR)), fresh: true, weeks: true }
   }
   const plans = new Map(due.map((r) => [r.stat_id, plan(r)]))
