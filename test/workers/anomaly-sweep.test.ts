@@ -102,6 +102,35 @@ test.serial('a dip fires; a level shift fires once over a day of hourly sweeps a
   t.true(st.detector.streaming.mean > 250)
 })
 
+test.serial('a weekly cycle: five weeks of history with two quiet days a week are not listed; a quiet-day hour at the busy level is', async (t) => {
+  const acc = await account('business')
+  const id = await stat(acc, 'orders.per.hour', 'gauge')
+  // The stat is as old as its history (the sweep reads three weeks only for a stat that old).
+  await app.sql`update stats set created_at = ${new Date((NEWEST - 36 * 24 * HOUR) * 1000)} where id = ${id}`
+  // Days counted back from NEWEST's: day 0 and day 1 of every week are quiet (50 all day); the others follow a
+  // daily cycle peaking at 300 at NEWEST's hour of the day. Noise within 5 %.
+  const level = (t: number, i: number) => {
+    const day = ((Math.floor((t - NEWEST) / 86_400) % 7) + 7) % 7
+    const busy = 200 - 100 * Math.cos(2 * Math.PI * ((t - NEWEST) / 86_400 + 0.5))
+    return (day <= 1 ? 50 : busy) * (1 + 0.05 * Math.sin(i * 1.7))
+  }
+  const hours = 35 * 24
+  await backfill(id, Array.from({ length: hours }, (_, i) => level(NEWEST - (hours - i) * HOUR, i)), NEWEST - HOUR)
+  await sweep(app.sql, NOW, OPTS)
+  t.deepEqual((await incidents(id)).map((i) => i.explanation), [], 'quiet days are part of the weekly cycle')
+  const [st] = await app.sql<{ detector: any }[]>`select detector from anomaly_state where stat_id = ${id}`
+  t.is(st.detector.weekly.on, true)
+
+  // NEWEST is on a quiet day at the hour the busy days peak: at the busy level it is an anomaly.
+  await backfill(id, [300], NEWEST)
+  await sweep(app.sql, new Date(NOW.getTime() + 60_000), OPTS)
+  const inc = await incidents(id)
+  t.is(inc.length, 1)
+  t.like(inc[0], { status: 'open', direction: 'spike' })
+  t.is(inc[0].started_at.getTime(), NEWEST * 1000)
+  t.regex(inc[0].explanation, /on [A-Z][a-z]+days at \d\d:00 UTC this stat \(gauge mean\) is usually [\d.]+ to \d+(\.\d+)?; it was 300, .*following its weekly cycle \(3 weeks\)/)
+})
+
 test.serial('sparse counters, constant gauges and noise within 10 % are scored and never listed', async (t) => {
   const acc = await account('business')
   const sparse = await stat(acc, 'signups', 'counter')
