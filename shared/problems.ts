@@ -83,6 +83,7 @@ export const PROBLEMS: Record<string, ProblemDoc> = {
   import_not_found: p('not_found', 'No import with that id in your account.', 'Use the id the upload answered with.'),
   method_not_allowed: p('method_not_allowed', 'The path exists but not with this method.', 'Check the method against the API reference (/docs).'),
   already_subscribed: p('conflict', 'The account already has a live subscription.', 'Change or cancel the plan in the billing portal (`GET /api/billing/portal`).'),
+  alert_pending_confirmation: p('conflict', 'The alert\'s e-mail address is not confirmed yet, so nothing (not even a test) may be mailed to it.', 'Click the link in the confirmation mail, then try again.'),
   email_taken: p('conflict', 'An account with this e-mail address exists.', 'Sign in instead.'),
   body_too_large: p('too_large', 'The request body is larger than the route takes.', 'Send less per request (split batches).'),
   too_many_attempts: p('rate_limited', 'Too many sign-in or sign-up attempts for this e-mail address or client address; each further attempt waits a little longer (up to a minute).', 'Wait the seconds given in `Retry-After`; check the e-mail address and password.'),

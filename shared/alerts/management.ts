@@ -1,0 +1,69 @@
+// The rules of decisions.md section 18 that sit on top of interface 3.2's state
+// machine (conditions.ts), as pure functions: what silence means for a
+// threshold alert (on_no_data), and what a mute withholds. Evaluation
+// (evaluate.ts) runs step() first, then these.
+import type { AlertState, Rule, Step } from './conditions.js'
+import { THRESHOLD_CONDITIONS, type OnNoData } from './schema.js'
+
+export type EventKind = 'fired' | 'resolved' | 'suppressed' | 'muted' | 'test'
+
+/**
+ * What silence decides for a threshold alert whose stat has received no point (by arrival time) for longer
+ * than its window: on_no_data `alert` a breach (true), `resolve` a recovery (false). Undefined when the
+ * value decides as usual (keep, not silent long enough, or a condition that is about missing data already).
+ */
+export function silenceVerdict(rule: Rule, onNoData: OnNoData, silentSeconds: number | null): boolean | undefined {
+  if (onNoData === 'keep' || silentSeconds === null || !THRESHOLD_CONDITIONS.includes(rule.condition)) return undefined
+  if (silentSeconds <= rule.windowMinutes * 60) return undefined
+  return onNoData === 'alert'
+}
+
+export interface Managed extends AlertState {
+  /** The open incident's fire was withheld by a mute (not yet delivered). */
+  incidentMuted: boolean
+}
+
+export interface Outcome {
+  next: Managed
+  /** A delivery to queue now, if any. */
+  deliver?: 'fired' | 'resolved'
+  /** A line of the alert's history, if this evaluation changed anything. */
+  record?: { event: EventKind; detail: string | null }
+}
+
+/**
+ * Applies a mute to one evaluation's step. Muted: state goes on, deliveries are withheld (a withheld fire is
+ * remembered on the incident). Not muted (the mute ended or was lifted): an incident whose fire was withheld
+ * and whose breach is still in force is delivered now. Every transition leaves a line in the history.
+ */
+export function applyMute(current: Managed, s: Step, mutedUntil: Date | null, now: Date): Outcome {
+  const muted = mutedUntil !== null && mutedUntil.getTime() > now.getTime()
+  const until = muted ? ` (muted until ${mutedUntil!.toISOString()})` : ''
+  if (s.event === 'fired') {
+    if (!muted) return { next: { ...s.next, incidentMuted: false }, deliver: 'fired', record: { event: 'fired', detail: null } }
+    // Not notified, and the cooldown is not restarted by a fire nobody received.
+    return {
+      next: { ...s.next, incidentNotified: false, lastNotifiedAt: current.lastNotifiedAt, incidentMuted: true },
+      record: { event: 'muted', detail: `fire withheld${until}; delivered if the breach lasts past the mute` },
+    }
+  }
+  if (s.event === 'resolved') {
+    if (!muted) return { next: { ...s.next, incidentMuted: false }, deliver: 'resolved', record: { event: 'resolved', detail: null } }
+    return { next: { ...s.next, incidentMuted: false }, record: { event: 'muted', detail: `resolve withheld${until}` } }
+  }
+  if (current.state === 'ok' && s.next.state === 'firing') {
+    return { next: { ...s.next, incidentMuted: false }, record: { event: 'suppressed', detail: 'fire held back by the cooldown' } }
+  }
+  if (current.state === 'firing' && s.next.state === 'ok') {
+    const why = current.incidentMuted ? 'its fire was withheld by a mute' : 'its fire was held back by the cooldown'
+    return { next: { ...s.next, incidentMuted: false }, record: { event: 'resolved', detail: `not delivered: ${why}` } }
+  }
+  if (s.next.state === 'firing' && current.incidentMuted && !muted) {
+    return {
+      next: { ...s.next, incidentNotified: true, lastNotifiedAt: now, incidentMuted: false },
+      deliver: 'fired',
+      record: { event: 'fired', detail: 'the breach outlasted the mute: delivered when it ended' },
+    }
+  }
+  return { next: s.next === current ? current : { ...s.next, incidentMuted: current.incidentMuted } }
+}
