@@ -52,6 +52,13 @@ export function alertRoutes(routes: Routes): void {
       if (!rows) throw notFound('alert', 'alert_not_found')
       ctx.body = { deliveries: rows.map(deliveryJson) }
     })
+    .add({ ...common, method: 'get', path: '/api/v1/alerts/:id', summary: 'One alert, with its state, mute and on_no_data',
+      errors: [404, 429], responses: { 200: { description: 'The alert', schema: AlertResponse } } },
+    async (ctx, { params }) => {
+      const alert = (await listAlerts(ctx.deps.sql, accountOf(ctx).id)).find((a) => a.id === alertId(params))
+      if (!alert) throw notFound('alert', 'alert_not_found')
+      ctx.body = { alert: alertJson(alert) }
+    })
     .add({ ...common, method: 'patch', path: '/api/v1/alerts/:id', summary: 'Change an alert: threshold, window, cooldown, channel target, mute, on_no_data',
       body: UpdateAlertBody, errors: [404, 409, 429], responses: { 200: { description: 'The alert as changed', schema: AlertResponse } } },
     async (ctx, { params, body }) => {

@@ -30,7 +30,7 @@ function securityHeaders(ctx: Ctx): void {
 }
 
 const NAV: Array<[string, string, Page[]]> = [
-  ['/stats', 'Stats', ['stats', 'stat']], ['/alerts', 'Alerts', ['alerts']], ['/ask', 'Ask', ['ask']], ['/anomalies', 'Anomalies', ['anomalies']], ['/import', 'Import', ['import']], ['/billing', 'Billing', ['billing']], ['/keys', 'API keys', ['keys']], ['/account', 'Account', ['account']],
+  ['/stats', 'Stats', ['stats', 'stat']], ['/alerts', 'Alerts', ['alerts', 'alert']], ['/ask', 'Ask', ['ask']], ['/anomalies', 'Anomalies', ['anomalies']], ['/import', 'Import', ['import']], ['/billing', 'Billing', ['billing']], ['/keys', 'API keys', ['keys']], ['/account', 'Account', ['account']],
 ]
 
 interface ShellOptions {
@@ -136,6 +136,7 @@ export function webRoutes(router: Router<AppState, AppContext>): void {
   router.get('/stats', signedIn('stats', () => 'Stats'))
   router.get('/stats/:name', signedIn('stat', (ctx) => param(ctx, 'name'), statPage))
   router.get('/alerts', signedIn('alerts', () => 'Alerts'))
+  router.get('/alerts/:id', signedIn('alert', () => 'Alert', (ctx) => ({ data: { alert: param(ctx, 'id') } })))
   router.get('/ask', signedIn('ask', () => 'Ask'))
   router.get('/anomalies', signedIn('anomalies', () => 'Anomalies'))
   router.get('/import', signedIn('import', () => 'Import'))

@@ -10,6 +10,7 @@ interface Alert {
   id: string; stat_name: string; condition_type: Condition; threshold: number; window_minutes: number; direction: 'above' | 'below'
   channel: Channel; channel_config: Record<string, string>; cooldown_minutes: number; state: string; last_value: number | null
   last_evaluated_at: string | null; last_delivery_error: string | null; last_delivery_failed_at: string | null; created_at: string
+  muted_until: string | null
 }
 interface Delivery { id: string; event: string; status: string; attempts: number; last_error: string | null; observed_value: number | null; created_at: string; delivered_at: string | null }
 type Condition = 'above' | 'below' | 'pct_change' | 'heartbeat' | 'missing_data' | 'sustained'
@@ -237,7 +238,8 @@ function AlertsPage() {
       : alerts.map((a) => html`<article class="card" key=${a.id} data-alert=${a.id}>
           <div class="actions"><${Badge} state=${a.state} /><a class="row-title" href=${`/stats/${encodeURIComponent(a.stat_name)}`}>${a.stat_name}</a><span>${describe(a)}</span></div>
           <p class="small">→ ${CHANNELS[a.channel].label}: <code>${Object.values(a.channel_config)[0]}</code>${a.cooldown_minutes ? ` · cooldown ${a.cooldown_minutes} min` : ''}</p>
-          <p class="small muted">Last value ${num(a.last_value)} · checked ${age(a.last_evaluated_at)}</p>
+          <p class="small muted">Last value ${num(a.last_value)} · checked ${age(a.last_evaluated_at)}${a.muted_until && Date.parse(a.muted_until) > Date.now() ? ` · muted until ${when(a.muted_until)}` : ''}</p>
+          <p class="small"><a href=${`/alerts/${a.id}`} aria-label=${`Manage alert on ${a.stat_name}`}>History, mute, test and changes</a></p>
           ${a.last_delivery_error ? html`<div class="notice error small">Last delivery failed ${age(a.last_delivery_failed_at)}: ${a.last_delivery_error}</div>` : null}
           <${Deliveries} alert=${a} />
           <button type="button" class="secondary" onClick=${() => remove(a)} aria-label=${`Delete alert on ${a.stat_name}`}>Delete</button>
