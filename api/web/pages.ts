@@ -125,7 +125,8 @@ export function webRoutes(router: Router<AppState, AppContext>): void {
   router.get('/', async (ctx) => {
     const back = ctx.query.billing === 'updated' || ctx.query.billing === 'cancelled' ? `/billing?billing=${ctx.query.billing}` : '/stats'
     if (await sessionOf(ctx)) return ctx.redirect(back)
-    await shell(ctx, { title: 'Counters and gauges over HTTP', main: landing(baseUrl(ctx)) })
+    const deleted = ctx.query.deleted === '1' ? '<p class="notice ok" role="status">Your account and all of its data were deleted.</p>' : ''
+    await shell(ctx, { title: 'Counters and gauges over HTTP', main: deleted + landing(baseUrl(ctx)) })
   })
   for (const path of ['/signin', '/signup']) {
     router.get(path, async (ctx) => {
@@ -133,6 +134,10 @@ export function webRoutes(router: Router<AppState, AppContext>): void {
       await shell(ctx, { page: 'signin', title: path === '/signup' ? 'Create an account' : 'Sign in', data: { mode: path.slice(1) } })
     })
   }
+  // Signed in or not: a mailed link must open wherever it is clicked. The token stays in the page (Referrer-Policy same-origin).
+  router.get('/reset', async (ctx) => {
+    await shell(ctx, { page: 'reset', title: 'Reset your password' })
+  })
   router.get('/stats', signedIn('stats', () => 'Stats'))
   router.get('/stats/:name', signedIn('stat', (ctx) => param(ctx, 'name'), statPage))
   router.get('/alerts', signedIn('alerts', () => 'Alerts'))

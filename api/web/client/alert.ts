@@ -16,11 +16,7 @@ interface AlertEvent { at: string; event: string; observed_value: number | null;
 
 const THRESHOLD = ['above', 'below', 'pct_change', 'sustained']
 const FIELD = { webhook: ['webhook_url', 'Webhook URL'], slack: ['slack_webhook_url', 'Slack incoming-webhook URL'], email: ['email', 'E-mail address'] } as const
-const NO_DATA = {
-  keep: 'Keep its state (a firing alert stays firing)',
-  resolve: 'Resolve it (a firing alert resolves after the window without data)',
-  alert: 'Fire (silence for the window fires, like "data goes missing")',
-}
+const NO_DATA = { keep: 'Keep its state', resolve: 'Resolve it', alert: 'Fire' }
 const id = pageData.alert ?? ''
 const isMuted = (a: Alert) => a.muted_until !== null && Date.parse(a.muted_until) > Date.now()
 
@@ -125,7 +121,7 @@ function Edit({ alert, onChange }: { alert: Alert; onChange: (a: Alert) => void 
         <input id="cooldown_minutes" inputMode="numeric" value=${f.cooldown_minutes} onInput=${set('cooldown_minutes')} aria-invalid=${inv('cooldown_minutes')} /><//>
       <${Field} id="target" label=${label} hint=${alert.channel === 'email' ? 'A new address gets a confirmation link first; nothing is mailed to it before.' : undefined} error=${errors[`channel_config.${field}`]}>
         <input id="target" type=${alert.channel === 'email' ? 'email' : 'url'} value=${f.target} onInput=${set('target')} aria-invalid=${inv(`channel_config.${field}`)} /><//>
-      ${threshold ? html`<${Field} id="on_no_data" label="When the stat goes quiet" error=${errors.on_no_data}>
+      ${threshold ? html`<${Field} id="on_no_data" label="When the stat goes quiet" hint="No point for the window: keep (a firing alert stays firing), resolve a firing alert, or fire." error=${errors.on_no_data}>
         <select id="on_no_data" value=${f.on_no_data} onChange=${set('on_no_data')}>${Object.entries(NO_DATA).map(([k, v]) => html`<option value=${k}>${v}</option>`)}</select><//>` : null}
     </div>
     <${ErrorNotice} error=${error} />
