@@ -87,9 +87,11 @@ export async function deleteAccount(sql: Sql, account: Account, password: string
     throw conflict('subscription_active', `the account has a ${billing.status} subscription: cancel it in the billing portal first, so that nothing is charged after the account is gone; nothing was deleted`)
   }
   return sql.begin(async (tx) => {
-    // Serialises with a concurrent write creating a stat (its per-account lock in the stat directory) and sign-ins.
+    // The account row locked: no stat (or anything else referencing the account) can be created meanwhile.
     await tx`select id from accounts where id = ${account.id} for update`
-    const stats = await tx<{ id: string; name: string }[]>`select id, name from stats where account_id = ${account.id}`
+    // The stats locked before their points go: a persist transaction holding one FOR KEY SHARE commits first, so
+    // its points are visible to the deletes below instead of landing after them (points have no foreign key).
+    const stats = await tx<{ id: string; name: string }[]>`select id, name from stats where account_id = ${account.id} for update`
     const keys = await tx<{ id: string }[]>`select id from api_keys where account_id = ${account.id}`
     const tables = await tx<{ table: string; column: 'account_id' | 'stat_id' }[]>`
       select c.table_name as table, c.column_name as column from information_schema.columns c

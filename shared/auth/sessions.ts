@@ -53,8 +53,10 @@ export async function revokeAccountSessions(sql: Db, accountId: string, keep?: s
   return res.count
 }
 
-/** Deletes sessions that expired or were revoked more than a day ago (run by the maintenance schedule). */
+/** Deletes sessions that expired or were revoked more than a day ago, and old reset links (run by the maintenance schedule). */
 export async function purgeSessions(sql: Db, now: Date): Promise<number> {
   const res = await sql`delete from sessions where expires_at < ${now} - interval '1 day' or revoked_at < ${now} - interval '1 day'`
+  // Password-reset links are an hour's credential: kept a day past their end (for a support question), then gone.
+  await sql`delete from password_resets where expires_at < ${now} - interval '1 day'`
   return res.count
 }
