@@ -1,6 +1,6 @@
 // Account recovery and removal (decisions.md section 19): password reset by mail, password change, and
 // deleting the account with all of its data.
-import { changePassword, confirmPasswordReset, deleteAccount, requestPasswordReset } from '../../shared/accounts/recovery.js'
+import { changePassword, confirmPasswordReset, deleteAccount, forgetAccountInRedis, requestPasswordReset } from '../../shared/accounts/recovery.js'
 import {
   ChangePasswordBody, DeleteAccountBody, PasswordResetAccepted, PasswordResetBody, PasswordResetConfirmBody, PasswordResetDone,
 } from '../../shared/accounts/schema.js'
@@ -58,6 +58,8 @@ export function accountRoutes(routes: Routes): void {
         directory.evict(account.id, name)
         await publishStatDeleted(redis, config, account.id, name).catch((err) => log.warn('could not announce a stat delete; other processes forget it within seconds', { error: err }))
       }
+      // Counters and idempotency keys expire by themselves within a week; gone now, without holding the answer.
+      void forgetAccountInRedis(redis, config, account.id, removed.statIds).catch((err: Error) => log.warn('could not clear the deleted account\'s keys in Redis; they expire by themselves', { error: err.message }))
       ctx.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'lax', path: '/', expires: new Date(0) })
       ctx.status = 204
     })

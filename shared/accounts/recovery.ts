@@ -1,6 +1,8 @@
 // Account recovery and removal (decisions.md section 19): password reset by mail, password change, and
 // deleting an account with every piece of its data.
+import type { Redis } from 'ioredis'
 import type { Config } from '../config.js'
+import { deleteChosenKeys, redisKey } from '../redis.js'
 import type { Db, Sql } from '../db.js'
 import { conflict, forbidden, invalid } from '../errors.js'
 import { sendMail } from '../alerts/mail.js'
@@ -71,6 +73,7 @@ export async function changePassword(sql: Sql, account: Account, sessionId: stri
 export interface Removed {
   apiKeyIds: string[]
   statNames: string[]
+  statIds: string[]
 }
 
 /**
@@ -109,6 +112,23 @@ export async function deleteAccount(sql: Sql, account: Account, password: string
       }
     }
     await tx`delete from accounts where id = ${account.id}`
-    return { apiKeyIds: keys.map((k) => k.id), statNames: stats.map((s) => s.name) }
+    return { apiKeyIds: keys.map((k) => k.id), statNames: stats.map((s) => s.name), statIds }
   }) as Promise<Removed>
+}
+
+/**
+ * What Redis holds of a deleted account: its request-rate bucket, its daily point counters, and the
+ * idempotency keys (the client's own ikey strings) and replay marks of its stats. All of it expires by itself
+ * within a week; this removes it now. One SCAN per pattern over the keyspace: run after the answer.
+ */
+export async function forgetAccountInRedis(redis: Redis, config: Pick<Config, 'redisPrefix'>, accountId: string, statIds: string[]): Promise<number> {
+  const stats = new Set(statIds)
+  const statOf = (key: string) => key.slice(config.redisPrefix.length + 1).split(':')[1]
+  let n = await redis.unlink(redisKey(config, 'rate', accountId))
+  n += await deleteChosenKeys(redis, `${redisKey(config, 'points', accountId)}:*`, () => true)
+  if (stats.size) {
+    n += await deleteChosenKeys(redis, `${redisKey(config, 'ikey')}:*`, (k) => stats.has(statOf(k)))
+    n += await deleteChosenKeys(redis, `${redisKey(config, 'seen')}:*`, (k) => stats.has(statOf(k)))
+  }
+  return n
 }

@@ -251,6 +251,12 @@ test.serial('19 account deletion: 204, and no row of the account is left in any 
   t.is((await request(app.url, '/api/v1/stats', { bearer: key })).status, 401)
   t.is((await login(u.email, u.password)).res.status, 401)
   t.is((await app.sql`select claimed from free_tier`)[0].claimed, claimed, 'the free-tier slot is not given back')
+  // Nor does Redis keep anything named after the account or its stats (rate bucket, day counters, ikeys).
+  const redis = app.api.deps.redis
+  const mentions = async () => (await redis.keys(`${app.config.redisPrefix}:*`)).filter((k) => [ids.account, ...ids.stats].some((id) => k.includes(id)))
+  await eventually(async () => (await mentions()).length === 0, 'the account forgotten in Redis', 5000).catch(() => {})
+  t.deepEqual(await mentions(), [])
+  t.true((await redis.keys(`${app.config.redisPrefix}:*`)).some((k) => other.ids.stats.some((id) => k.includes(id)) || k.includes(other.ids.account)), 'the other account\'s keys stay')
   t.deepEqual(await rowsOf(other.ids), otherBefore, 'another account keeps every row')
   t.is((await request(app.url, '/api/v1/stats', { bearer: other.key })).status, 200)
   // The address may sign up again, as a new account.
