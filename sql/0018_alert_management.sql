@@ -9,6 +9,8 @@ alter table alerts add column muted_until timestamptz;
 alter table alerts add column on_no_data text not null default 'keep' check (on_no_data in ('keep', 'resolve', 'alert'));
 -- The open incident's fire was withheld by a mute: delivered when the mute ends while the breach lasts.
 alter table alerts add column incident_muted boolean not null default false;
+-- An incident whose fire was delivered and whose resolve a mute withheld: the resolve goes when the mute ends.
+alter table alerts add column resolve_withheld uuid;
 -- The open incident was opened by silence (on_no_data = alert), so its messages speak of missing data.
 alter table alerts add column incident_no_data boolean not null default false;
 

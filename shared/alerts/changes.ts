@@ -91,7 +91,7 @@ export async function updateAlert(deps: AlertDeps, account: Account, id: string,
       update alerts set ${Object.keys(set).length ? tx(set) : tx`threshold = threshold`}
         ${body.channel_config ? tx`, channel_config = ${tx.json(body.channel_config)}` : tx``}
         -- An unconfirmed address starts over (its incident is forgotten: nothing may be mailed to it); a confirmed one arms a pending alert.
-        ${confirmed === false ? tx`, state = 'pending_confirmation', incident_id = null, incident_notified = false, incident_muted = false, incident_no_data = false, condition_since = null` : tx``}
+        ${confirmed === false ? tx`, state = 'pending_confirmation', incident_id = null, incident_notified = false, incident_muted = false, incident_no_data = false, resolve_withheld = null, condition_since = null` : tx``}
         ${confirmed === true ? tx`, state = case when state = 'pending_confirmation' then 'ok' else state end` : tx``}
       where id = ${id} and account_id = ${account.id}
       returning *`

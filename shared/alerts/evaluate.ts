@@ -29,6 +29,7 @@ interface Row {
   muted_until: Date | null
   incident_muted: boolean
   incident_no_data: boolean
+  resolve_withheld: string | null
   on_no_data: OnNoData
   /** Seconds since the stat last received a point (by arrival), when on_no_data asks. */
   silent: number | null
@@ -82,7 +83,7 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
              case when a.condition_type in ('heartbeat', 'missing_data')
                   then extract(epoch from ${now}::timestamptz - coalesce(last.ts, a.created_at))::float8
                   else cur.v end as value,
-             prev.v as previous, a.muted_until, a.incident_muted, a.incident_no_data, a.on_no_data,
+             prev.v as previous, a.muted_until, a.incident_muted, a.incident_no_data, a.resolve_withheld, a.on_no_data,
              extract(epoch from ${now}::timestamptz - greatest(arr.at, a.created_at))::float8 as silent
       from alerts a
       left join stats s on s.account_id = a.account_id and s.name = a.stat_name
@@ -118,7 +119,7 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
     const events: NewEvent[] = []
     for (const r of rows) {
       const rule: Rule = { condition: r.condition_type, threshold: r.threshold, windowMinutes: r.window_minutes, direction: r.direction, cooldownMinutes: r.cooldown_minutes }
-      const current: Managed = { state: r.state, incidentId: r.incident_id, incidentNotified: r.incident_notified, lastNotifiedAt: r.last_notified_at, conditionSince: r.condition_since, incidentMuted: r.incident_muted }
+      const current: Managed = { state: r.state, incidentId: r.incident_id, incidentNotified: r.incident_notified, lastNotifiedAt: r.last_notified_at, conditionSince: r.condition_since, incidentMuted: r.incident_muted, resolveWithheld: r.resolve_withheld }
       const silence = silenceVerdict(rule, r.on_no_data, r.silent)
       // Silence is judged on its own: it has lasted the window already, so `sustained` need not wait it out again.
       const s = silence === undefined
@@ -128,6 +129,12 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
       next.push(o.next)
       const opened = current.state === 'ok' && o.next.state === 'firing'
       noData.push(o.next.state === 'firing' && (opened ? silence === true : r.incident_no_data))
+      if (o.releasedResolve) {
+        // The resolve a mute withheld, first: the receiver closes that incident before hearing of any new one.
+        const p = payload(r, 'resolved', o.releasedResolve, now)
+        outbox.push({ id: p.idempotency_key, alertId: r.id, incidentId: o.releasedResolve, event: 'resolved', payload: p })
+        events.push({ alertId: r.id, at: now, event: 'resolved', observedValue: r.value, detail: 'withheld by a mute, delivered when it ended', deliveryId: p.idempotency_key })
+      }
       let deliveryId: string | null = null
       if (o.deliver) {
         const incidentId = o.deliver === 'fired' ? o.next.incidentId! : r.incident_id!
@@ -142,12 +149,12 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
     await tx`
       update alerts a set state = u.state, incident_id = u.incident_id::uuid, incident_notified = u.notified::bool,
         last_notified_at = u.notified_at::timestamptz, condition_since = u.since::timestamptz, last_value = u.value::float8, last_evaluated_at = ${now},
-        incident_muted = u.muted::bool, incident_no_data = u.no_data::bool
+        incident_muted = u.muted::bool, incident_no_data = u.no_data::bool, resolve_withheld = u.withheld::uuid
       from unnest(${rows.map((r) => r.id)}::text[], ${next.map((n) => n.state)}::text[], ${next.map((n) => n.incidentId)}::text[],
                   ${next.map((n) => String(n.incidentNotified))}::text[], ${next.map((n) => iso(n.lastNotifiedAt))}::text[],
                   ${next.map((n) => iso(n.conditionSince))}::text[], ${rows.map((r) => (r.value === null ? null : String(r.value)))}::text[],
-                  ${next.map((n) => String(n.incidentMuted))}::text[], ${noData.map(String)}::text[])
-        as u(id, state, incident_id, notified, notified_at, since, value, muted, no_data)
+                  ${next.map((n) => String(n.incidentMuted))}::text[], ${noData.map(String)}::text[], ${next.map((n) => n.resolveWithheld)}::text[])
+        as u(id, state, incident_id, notified, notified_at, since, value, muted, no_data, withheld)
       where a.id = u.id::uuid`
     if (outbox.length) {
       await tx`

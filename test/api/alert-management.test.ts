@@ -205,6 +205,27 @@ test.serial('18 a breach still in force when the mute is lifted is delivered at 
   t.deepEqual((await deliveries(a.id)).map((d) => d.event), ['fired', 'resolved'])
 })
 
+test.serial('18 a resolve withheld by a mute (its fire was delivered) is delivered with the same incident when the mute is lifted', async (t) => {
+  const u = await user()
+  const a = await createAlert(u.key)
+  await gauge(u.key, a.stat_name, 95)
+  await evaluate(new Date(Date.now() + 1000))
+  t.deepEqual((await deliveries(a.id)).map((d) => d.event), ['fired'])
+  await patch(u, a.id, { muted_until: new Date(Date.now() + 3600_000).toISOString() })
+  await gauge(u.key, a.stat_name, 10)
+  await evaluate(new Date(Date.now() + 2000))
+  t.deepEqual((await deliveries(a.id)).map((d) => d.event), ['fired'], 'withheld while muted')
+  t.is((await events(u, a.id))[0].event, 'muted')
+  await patch(u, a.id, { muted_until: null })
+  await evaluate(new Date(Date.now() + 3000))
+  const d = await deliveries(a.id)
+  t.deepEqual(d.map((x) => x.event), ['fired', 'resolved'])
+  t.is(d[1].payload.incident_key, d[0].payload.incident_key)
+  t.is((await events(u, a.id))[0].detail, 'withheld by a mute, delivered when it ended')
+  await evaluate(new Date(Date.now() + 4000))
+  t.is((await deliveries(a.id)).length, 2, 'once')
+})
+
 test.serial('18 a mute that runs out by itself: the breach is delivered at the first evaluation after muted_until', async (t) => {
   const u = await user()
   const a = await createAlert(u.key)

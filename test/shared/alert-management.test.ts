@@ -7,7 +7,7 @@ import { applyMute, silenceVerdict, type Managed } from '../../shared/alerts/man
 const rule: Rule = { condition: 'above', threshold: 90, windowMinutes: 5, direction: 'above', cooldownMinutes: 0 }
 const T0 = new Date('2026-11-25T10:00:00Z')
 const at = (s: number) => new Date(T0.getTime() + s * 1000)
-const ok: Managed = { state: 'ok', incidentId: null, incidentNotified: false, lastNotifiedAt: null, conditionSince: null, incidentMuted: false }
+const ok: Managed = { state: 'ok', incidentId: null, incidentNotified: false, lastNotifiedAt: null, conditionSince: null, incidentMuted: false, resolveWithheld: null }
 
 test('silenceVerdict: keep never decides; resolve and alert decide only past the window; conditions about missing data are left alone', (t) => {
   t.is(silenceVerdict(rule, 'keep', 10_000), undefined)
@@ -46,13 +46,27 @@ test('applyMute: when the mute ends with the breach in force, the open incident 
   t.is(resolved.deliver, 'resolved')
 })
 
-test('applyMute: a resolve while muted is withheld; a fire never delivered resolves without a delivery, saying why', (t) => {
+test('applyMute: a resolve while muted is withheld and delivered, with its incident, when the mute ends; a fire never delivered resolves without a delivery, saying why', (t) => {
   const fired = applyMute(ok, step(rule, ok, true, at(0)), null, at(0))
   t.is(fired.deliver, 'fired')
   const quiet = applyMute(fired.next, step(rule, fired.next, false, at(30)), at(3600), at(30))
   t.is(quiet.deliver, undefined)
   t.is(quiet.record?.event, 'muted')
   t.regex(quiet.record!.detail!, /^resolve withheld/)
+  t.is(quiet.next.resolveWithheld, fired.next.incidentId)
+  const stillMuted = applyMute(quiet.next, step(rule, quiet.next, false, at(60)), at(3600), at(60))
+  t.is(stillMuted.releasedResolve, undefined)
+  const ended = applyMute(stillMuted.next, step(rule, stillMuted.next, false, at(3601)), at(3600), at(3601))
+  t.is(ended.releasedResolve, fired.next.incidentId!)
+  t.is(ended.next.resolveWithheld, null)
+  t.is(applyMute(ended.next, step(rule, ended.next, false, at(3615)), at(3600), at(3615)).releasedResolve, undefined, 'released once')
+  // Lifted while a new breach is withheld: the old incident's resolve and the new fire both go.
+  const again = applyMute(quiet.next, step(rule, quiet.next, true, at(90)), at(3600), at(90))
+  t.true(again.next.incidentMuted)
+  const lifted = applyMute(again.next, step(rule, again.next, true, at(100)), null, at(100))
+  t.is(lifted.releasedResolve, fired.next.incidentId!)
+  t.is(lifted.deliver, 'fired')
+  t.is(lifted.next.incidentId, again.next.incidentId)
   const withheld = applyMute(ok, step(rule, ok, true, at(0)), at(3600), at(0)).next
   const gone = applyMute(withheld, step(rule, withheld, false, at(30)), at(3600), at(30))
   t.is(gone.deliver, undefined)
