@@ -6,6 +6,8 @@
 -- are new tables.
 
 alter table alerts add column muted_until timestamptz;
+-- window_minutes was given (not the default): only then is it also the on_no_data silence, else 60 minutes.
+alter table alerts add column window_minutes_set boolean not null default false;
 alter table alerts add column on_no_data text not null default 'keep' check (on_no_data in ('keep', 'resolve', 'alert'));
 -- The open incident's fire was withheld by a mute: delivered when the mute ends while the breach lasts.
 alter table alerts add column incident_muted boolean not null default false;

@@ -79,7 +79,7 @@ export async function updateAlert(deps: AlertDeps, account: Account, id: string,
   const confirmed = newAddress ? await optIn(deps, account, alert, email, baseUrl) : null
   const set = {
     ...(body.threshold !== undefined ? { threshold: body.threshold } : {}),
-    ...(body.window_minutes !== undefined ? { window_minutes: body.window_minutes } : {}),
+    ...(body.window_minutes !== undefined ? { window_minutes: body.window_minutes, window_minutes_set: true } : {}),
     ...(body.direction !== undefined ? { direction: body.direction } : {}),
     ...(body.cooldown_minutes !== undefined ? { cooldown_minutes: body.cooldown_minutes } : {}),
     ...(body.on_no_data !== undefined ? { on_no_data: body.on_no_data } : {}),

@@ -6,7 +6,7 @@ import type { Sql } from '../db.js'
 import { conditionHolds, step, type Rule } from './conditions.js'
 import { recordEvents, type NewEvent } from './history.js'
 import { applyMute, silenceVerdict, type Managed } from './management.js'
-import { pausedAlertIds } from './repo.js'
+import { DEFAULT_NO_DATA_MINUTES, pausedAlertIds } from './repo.js'
 import type { Condition, DeliveryPayload, OnNoData } from './schema.js'
 
 const LOCK_ID = 72_410_002
@@ -30,6 +30,7 @@ interface Row {
   incident_muted: boolean
   incident_no_data: boolean
   resolve_withheld: string | null
+  silence_minutes: number
   on_no_data: OnNoData
   /** Seconds since the stat last received a point (by arrival), when on_no_data asks. */
   silent: number | null
@@ -50,7 +51,7 @@ const describe: Record<Condition, string> = {
 function payload(r: Row, event: 'fired' | 'resolved', incidentId: string, now: Date, noData = false): DeliveryPayload {
   const limit = r.condition_type === 'heartbeat' || r.condition_type === 'missing_data' ? r.window_minutes * 60 : r.threshold
   const observed = r.value === null ? 'no data' : String(Math.round(r.value * 1000) / 1000)
-  const silence = `no data for more than ${r.window_minutes * 60} s`
+  const silence = `no data for more than ${r.silence_minutes * 60} s`
   return {
     alert_id: r.id, event, status: event === 'fired' ? 'firing' : 'resolved', stat_name: r.stat_name,
     observed_value: r.value, condition: r.condition_type, threshold: r.threshold, triggered_at: now.toISOString(),
@@ -84,6 +85,7 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
                   then extract(epoch from ${now}::timestamptz - coalesce(last.ts, a.created_at))::float8
                   else cur.v end as value,
              prev.v as previous, a.muted_until, a.incident_muted, a.incident_no_data, a.resolve_withheld, a.on_no_data,
+             case when a.window_minutes_set then a.window_minutes else ${DEFAULT_NO_DATA_MINUTES} end as silence_minutes,
              extract(epoch from ${now}::timestamptz - greatest(arr.at, a.created_at))::float8 as silent
       from alerts a
       left join stats s on s.account_id = a.account_id and s.name = a.stat_name
@@ -120,7 +122,7 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
     for (const r of rows) {
       const rule: Rule = { condition: r.condition_type, threshold: r.threshold, windowMinutes: r.window_minutes, direction: r.direction, cooldownMinutes: r.cooldown_minutes }
       const current: Managed = { state: r.state, incidentId: r.incident_id, incidentNotified: r.incident_notified, lastNotifiedAt: r.last_notified_at, conditionSince: r.condition_since, incidentMuted: r.incident_muted, resolveWithheld: r.resolve_withheld }
-      const silence = silenceVerdict(rule, r.on_no_data, r.silent)
+      const silence = silenceVerdict(rule, r.on_no_data, r.silent, r.silence_minutes)
       // Silence is judged on its own: it has lasted the window already, so `sustained` need not wait it out again.
       const s = silence === undefined
         ? step(rule, current, conditionHolds(rule, { value: r.value, previous: r.previous }), now)

@@ -9,12 +9,13 @@ export type EventKind = 'fired' | 'resolved' | 'suppressed' | 'muted' | 'test'
 
 /**
  * What silence decides for a threshold alert whose stat has received no point (by arrival time) for longer
- * than its window: on_no_data `alert` a breach (true), `resolve` a recovery (false). Undefined when the
- * value decides as usual (keep, not silent long enough, or a condition that is about missing data already).
+ * than `silenceMinutes` (its window_minutes when given, else 60): on_no_data `alert` a breach (true),
+ * `resolve` a recovery (false). Undefined when the value decides as usual (keep, not silent long enough, or
+ * a condition that is about missing data already).
  */
-export function silenceVerdict(rule: Rule, onNoData: OnNoData, silentSeconds: number | null): boolean | undefined {
+export function silenceVerdict(rule: Rule, onNoData: OnNoData, silentSeconds: number | null, silenceMinutes: number): boolean | undefined {
   if (onNoData === 'keep' || silentSeconds === null || !THRESHOLD_CONDITIONS.includes(rule.condition)) return undefined
-  if (silentSeconds <= rule.windowMinutes * 60) return undefined
+  if (silentSeconds <= silenceMinutes * 60) return undefined
   return onNoData === 'alert'
 }
 

@@ -24,6 +24,8 @@ export interface AlertRow {
   created_at: Date
   muted_until: Date | null
   on_no_data: OnNoData
+  /** window_minutes was given (at creation or by a change): it is then also the on_no_data silence, else 60 minutes. */
+  window_minutes_set: boolean
   /** Set by listAlerts: beyond the plan's alert count after a downgrade (see pausedAlertIds). */
   paused?: boolean
 }
@@ -52,9 +54,9 @@ export async function insertAlert(sql: Sql, accountId: string, body: CreateAlert
     const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from alerts where account_id = ${accountId}`
     if (n >= limit) return null
     const [row] = await tx<AlertRow[]>`
-      insert into alerts (account_id, stat_name, condition_type, threshold, window_minutes, direction, channel, channel_config, cooldown_minutes, signing_secret, state, on_no_data)
-      values (${accountId}, ${body.stat_name}, ${body.condition_type}, ${body.threshold}, ${body.window_minutes}, ${body.direction}, ${body.channel},
-              ${tx.json(body.channel_config)}, ${body.cooldown_minutes}, ${`whsec_${randomToken(24)}`}, ${state}, ${body.on_no_data ?? 'keep'})
+      insert into alerts (account_id, stat_name, condition_type, threshold, window_minutes, direction, channel, channel_config, cooldown_minutes, signing_secret, state, on_no_data, window_minutes_set)
+      values (${accountId}, ${body.stat_name}, ${body.condition_type}, ${body.threshold}, ${body.window_minutes ?? DEFAULT_WINDOW_MINUTES}, ${body.direction}, ${body.channel},
+              ${tx.json(body.channel_config)}, ${body.cooldown_minutes}, ${`whsec_${randomToken(24)}`}, ${state}, ${body.on_no_data ?? 'keep'}, ${body.window_minutes !== undefined})
       returning *`
     return row
   }) as Promise<AlertRow | null>
@@ -81,6 +83,11 @@ export async function deleteAlert(sql: Db, accountId: string, id: string): Promi
   return rows.length ? rows[0].queued : null
 }
 
+export const DEFAULT_WINDOW_MINUTES = 5
+/** How long a silence lasts before on_no_data acts (decisions.md 18): window_minutes when given, else 60. */
+export const DEFAULT_NO_DATA_MINUTES = 60
+export const noDataMinutes = (a: Pick<AlertRow, 'window_minutes' | 'window_minutes_set'>) => (a.window_minutes_set ? a.window_minutes : DEFAULT_NO_DATA_MINUTES)
+
 /** The public JSON form of an alert (never the signing secret). */
 export function alertJson(a: AlertRow) {
   return {
@@ -88,7 +95,7 @@ export function alertJson(a: AlertRow) {
     direction: a.direction, channel: a.channel, channel_config: a.channel_config, cooldown_minutes: a.cooldown_minutes, state: a.state,
     last_value: a.last_value, last_evaluated_at: a.last_evaluated_at?.toISOString() ?? null,
     last_delivery_error: a.last_delivery_error, last_delivery_failed_at: a.last_delivery_failed_at?.toISOString() ?? null,
-    created_at: a.created_at.toISOString(), muted_until: a.muted_until?.toISOString() ?? null, on_no_data: a.on_no_data, paused: a.paused ?? false,
+    created_at: a.created_at.toISOString(), no_data_minutes: noDataMinutes(a), muted_until: a.muted_until?.toISOString() ?? null, on_no_data: a.on_no_data, paused: a.paused ?? false,
   }
 }
 

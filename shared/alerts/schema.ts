@@ -27,15 +27,17 @@ export const ChannelConfig = z
 
 const OnNoDataField = z.enum(ON_NO_DATA).describe(
   'Threshold conditions only. What silence does: keep (nothing: a firing alert stays firing), resolve (a firing alert whose stat ' +
-  'receives no point, by arrival time, for window_minutes resolves) or alert (that silence fires, like missing_data)')
+  'receives no point, by arrival time, for window_minutes, or 60 minutes when window_minutes was never given, resolves) or alert ' +
+  '(that silence fires, like missing_data)')
 
 export const CreateAlertBody = z
   .object({
     stat_name: StatName.describe('The stat\'s name (it need not exist yet)'),
     condition_type: z.enum(CONDITIONS),
     threshold: z.number().finite(),
-    window_minutes: z.number().int().min(1).max(10_080).default(5)
-      .describe('heartbeat/missing_data: staleness window; pct_change: lookback; sustained: how long the condition must hold'),
+    window_minutes: z.number().int().min(1).max(10_080).optional()
+      .describe('Default 5. heartbeat/missing_data: staleness window; pct_change: lookback; sustained: how long the condition must hold; ' +
+        'with on_no_data resolve or alert, also how long a silence must last (60 minutes when not given)'),
     direction: z.enum(['above', 'below']).default('above').describe('sustained only: which side of the threshold must hold'),
     channel: z.enum(CHANNELS),
     channel_config: ChannelConfig,
@@ -62,6 +64,7 @@ export const AlertJson = z
     direction: z.enum(['above', 'below']), channel: z.enum(CHANNELS), channel_config: ChannelConfig, cooldown_minutes: z.number().int(),
     state: z.enum(['ok', 'firing', 'pending_confirmation']), last_value: z.number().nullable(), last_evaluated_at: z.iso.datetime().nullable(),
     last_delivery_error: z.string().nullable(), last_delivery_failed_at: z.iso.datetime().nullable(), created_at: z.iso.datetime(),
+    no_data_minutes: z.number().int().describe('How long a silence must last for on_no_data: window_minutes when it was given, else 60'),
     muted_until: z.iso.datetime().nullable().describe('Deliveries (fires and resolves) are withheld until then; a breach still in force when it ends is delivered'),
     on_no_data: z.enum(ON_NO_DATA),
     paused: z.boolean().describe('Beyond the plan\'s alert count after a downgrade (the newest alerts): kept and listed, not evaluated, until the plan allows it again'),

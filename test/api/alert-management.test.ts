@@ -245,6 +245,11 @@ test.serial('18 on_no_data resolve: a gauge alert fired by one reading resolves 
   const stat = `quiet ${++seq}`
   const resolving = await createAlert(u.key, { stat_name: stat, on_no_data: 'resolve', window_minutes: 5 })
   const keeping = await createAlert(u.key, { stat_name: stat })
+  // Without window_minutes the silence is 60 minutes (decisions.md 18).
+  const hourly = await createAlert(u.key, { stat_name: stat, on_no_data: 'resolve', window_minutes: undefined })
+  t.is(hourly.window_minutes, 5)
+  t.is(hourly.no_data_minutes, 60)
+  t.is(resolving.no_data_minutes, 5)
   await gauge(u.key, stat, 95)
   const t0 = Date.now()
   await evaluate(new Date(t0 + 1000))
@@ -261,6 +266,13 @@ test.serial('18 on_no_data resolve: a gauge alert fired by one reading resolves 
   t.is((await app.sql`select state from alerts where id = ${keeping.id}`)[0].state, 'firing')
   t.deepEqual((await deliveries(keeping.id)).map((x) => x.event), ['fired'])
   t.deepEqual((await events(u, resolving.id)).map((e) => e.event), ['resolved', 'fired'])
+  t.is((await app.sql`select state from alerts where id = ${hourly.id}`)[0].state, 'firing', 'not yet an hour of silence')
+  await evaluate(new Date(t0 + 60 * 60_000 + 5000))
+  const h = await deliveries(hourly.id)
+  t.deepEqual(h.map((x) => x.event), ['fired', 'resolved'])
+  t.regex(h[1].payload.message, /resolved, no data for more than 3600 s/)
+  // A window given later by a change is the silence from then on.
+  t.is((await patch(u, hourly.id, { window_minutes: 7 })).body.alert.no_data_minutes, 7)
 })
 
 test.serial('18 on_no_data alert: silence for window_minutes fires like missing_data; a reading within the threshold resolves it', async (t) => {

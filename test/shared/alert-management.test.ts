@@ -10,13 +10,14 @@ const at = (s: number) => new Date(T0.getTime() + s * 1000)
 const ok: Managed = { state: 'ok', incidentId: null, incidentNotified: false, lastNotifiedAt: null, conditionSince: null, incidentMuted: false, resolveWithheld: null }
 
 test('silenceVerdict: keep never decides; resolve and alert decide only past the window; conditions about missing data are left alone', (t) => {
-  t.is(silenceVerdict(rule, 'keep', 10_000), undefined)
-  t.is(silenceVerdict(rule, 'resolve', 300), undefined, 'exactly the window is not past it')
-  t.is(silenceVerdict(rule, 'resolve', 301), false)
-  t.is(silenceVerdict(rule, 'alert', 301), true)
-  t.is(silenceVerdict(rule, 'alert', null), undefined)
-  t.is(silenceVerdict({ ...rule, condition: 'missing_data' }, 'alert', 10_000), undefined)
-  t.is(silenceVerdict({ ...rule, condition: 'sustained' }, 'resolve', 10_000), false)
+  t.is(silenceVerdict(rule, 'keep', 10_000, 5), undefined)
+  t.is(silenceVerdict(rule, 'resolve', 300, 5), undefined, 'exactly the window is not past it')
+  t.is(silenceVerdict(rule, 'resolve', 301, 5), false)
+  t.is(silenceVerdict(rule, 'alert', 301, 5), true)
+  t.is(silenceVerdict(rule, 'alert', 301, 60), undefined)
+  t.is(silenceVerdict(rule, 'alert', null, 5), undefined)
+  t.is(silenceVerdict({ ...rule, condition: 'missing_data' }, 'alert', 10_000, 5), undefined)
+  t.is(silenceVerdict({ ...rule, condition: 'sustained' }, 'resolve', 10_000, 5), false)
 })
 
 test('applyMute: a fire while muted is withheld and remembered; the cooldown is not restarted by it', (t) => {

@@ -10,6 +10,7 @@ interface Alert {
   id: string; stat_name: string; condition_type: string; threshold: number; window_minutes: number; direction: 'above' | 'below'
   channel: 'webhook' | 'slack' | 'email'; channel_config: Record<string, string>; cooldown_minutes: number; state: string
   last_value: number | null; last_evaluated_at: string | null; muted_until: string | null; on_no_data: 'keep' | 'resolve' | 'alert'
+  no_data_minutes: number
 }
 interface Attempt { attempt: number; at: string; status_code: number | null; error: string | null }
 interface AlertEvent { at: string; event: string; observed_value: number | null; detail: string | null; delivery_status: string | null; deliveries: Attempt[] }
@@ -101,7 +102,9 @@ function Edit({ alert, onChange }: { alert: Alert; onChange: (a: Alert) => void 
     if (Object.keys(found).length) return
     try {
       const body = {
-        ...(threshold ? { threshold: Number(f.threshold), on_no_data: f.on_no_data } : {}), window_minutes: Number(f.window_minutes),
+        ...(threshold ? { threshold: Number(f.threshold), on_no_data: f.on_no_data } : {}),
+        // Sent only when changed: a window given is also the on_no_data silence (else 60 minutes).
+        ...(Number(f.window_minutes) !== alert.window_minutes ? { window_minutes: Number(f.window_minutes) } : {}),
         cooldown_minutes: Number(f.cooldown_minutes), channel_config: { [field]: f.target.trim() },
       }
       onChange((await api<{ alert: Alert }>('PATCH', `/api/v1/alerts/${id}`, body)).alert)
@@ -115,7 +118,7 @@ function Edit({ alert, onChange }: { alert: Alert; onChange: (a: Alert) => void 
   return html`<form class="card" onSubmit=${submit} noValidate aria-labelledby="edit-title"><h2 id="edit-title">Change</h2>
     <div class="grid2">
       ${threshold ? html`<${Field} id="threshold" label="Threshold" error=${errors.threshold}><input id="threshold" inputMode="decimal" value=${f.threshold} onInput=${set('threshold')} aria-invalid=${inv('threshold')} /><//>` : null}
-      <${Field} id="window_minutes" label="Window (minutes)" hint=${threshold ? 'Also how long without data counts as silence.' : 'Minutes without a point before it fires.'} error=${errors.window_minutes}>
+      <${Field} id="window_minutes" label="Window (minutes)" hint=${threshold ? `Silence before "when the stat goes quiet" acts: ${alert.no_data_minutes} min (the window once set, else 60).` : 'Minutes without a point before it fires.'} error=${errors.window_minutes}>
         <input id="window_minutes" inputMode="numeric" value=${f.window_minutes} onInput=${set('window_minutes')} aria-invalid=${inv('window_minutes')} /><//>
       <${Field} id="cooldown_minutes" label="Cooldown (minutes)" error=${errors.cooldown_minutes}>
         <input id="cooldown_minutes" inputMode="numeric" value=${f.cooldown_minutes} onInput=${set('cooldown_minutes')} aria-invalid=${inv('cooldown_minutes')} /><//>

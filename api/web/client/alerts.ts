@@ -150,7 +150,8 @@ function CreateForm({ stats, onCreated }: { stats: string[]; onCreated: (a: Aler
     try {
       const body = {
         stat_name: f.stat_name, condition_type: f.condition_type, threshold: c.threshold ? Number(f.threshold) : 0,
-        window_minutes: c.window ? Number(f.window_minutes) : 5, ...(f.condition_type === 'sustained' ? { direction: f.direction } : {}),
+        // Left out where the condition has no window: the API's default, and on_no_data then waits 60 minutes of silence.
+        ...(c.window ? { window_minutes: Number(f.window_minutes) } : {}), ...(f.condition_type === 'sustained' ? { direction: f.direction } : {}),
         channel: f.channel, channel_config: { [ch.field]: f.target.trim() }, cooldown_minutes: Number(f.cooldown_minutes),
       }
       const res = await api<{ alert: Alert; signing_secret: string }>('POST', '/api/v1/alerts', body)
