@@ -76,3 +76,6 @@ export const RecoveryCodes = z
 export const TwoFactorDisableBody = z
   .object({ password: z.string().max(1024), code: z.string().trim().max(64).describe('A code of the app, or a recovery code') })
   .meta({ id: 'TwoFactorDisableBody' })
+export const RenewRecoveryCodesBody = z
+  .object({ code: z.string().trim().min(1).max(64).describe('A code of the app, or a recovery code') })
+  .meta({ id: 'RenewRecoveryCodesBody' })

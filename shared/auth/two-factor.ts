@@ -114,3 +114,16 @@ export async function disableTwoFactor(sql: Sql, account: Account, password: str
     await tx`delete from recovery_codes where account_id = ${account.id}`
   })
 }
+
+/** New recovery codes for an account with two-factor on (the old ones stop working); takes a code of the app, or a recovery code. */
+export async function renewRecoveryCodes(sql: Sql, accountId: string, code: string): Promise<string[]> {
+  const row = await totpOf(sql, accountId)
+  if (!row.totp_secret) throw invalid('two_factor_not_started', 'two-factor sign-in is off: turn it on first (POST /api/v1/auth/2fa/setup)')
+  if (!(await acceptCode(sql, accountId, row, code))) throw forbidden('wrong_second_factor', 'that code is wrong or was already used; nothing was changed')
+  const codes = Array.from({ length: RECOVERY_CODES }, newRecoveryCode)
+  await sql.begin(async (tx) => {
+    await tx`delete from recovery_codes where account_id = ${accountId}`
+    await tx`insert into recovery_codes ${tx(codes.map((c) => ({ account_id: accountId, code_hash: sha256(normalise(c)) })))}`
+  })
+  return codes
+}

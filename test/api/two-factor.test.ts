@@ -102,6 +102,23 @@ test('2FA off: needs the password and a code; refusals change nothing; afterward
   t.is((await login(u)).status, 200)
 })
 
+test('2FA recovery codes renewed: the old ones stop working, the new ones work once; a wrong code renews nothing', async (t) => {
+  const u = await signUp(app.url)
+  const { secret, codes } = await enabled(u)
+  const refused = await post(u, '/api/v1/auth/2fa/recovery-codes', { code: 'aaaaa-aaaaa' })
+  t.is(refused.status, 403)
+  t.is(refused.body.code, 'wrong_second_factor')
+  t.is((await login(u, codes[0])).status, 200, 'the old codes still work after a refusal')
+  const res = await post(u, '/api/v1/auth/2fa/recovery-codes', { code: await codeAt(secret, 1) })
+  t.is(res.status, 200, res.text)
+  const fresh: string[] = res.body.recovery_codes
+  t.is(fresh.length, 10)
+  t.is((await login(u, codes[1])).body.code, 'two_factor_invalid', 'an old code no longer works')
+  t.is((await login(u, fresh[0])).status, 200)
+  t.is((await login(u, fresh[0])).status, 401)
+  t.is((await request(app.url, '/api/v1/auth/2fa', { session: u.session })).body.recovery_codes_left, 9)
+})
+
 test('2FA routes take a session, not an API key, and a session write needs its CSRF token; they are in the OpenAPI document', async (t) => {
   const u = await signUp(app.url)
   const { key } = await createKey(app.url, u)
@@ -111,7 +128,7 @@ test('2FA routes take a session, not an API key, and a session write needs its C
   t.is((await request(app.url, '/api/v1/auth/2fa')).status, 401)
   t.is((await app.sql`select totp_pending_secret from accounts where id = ${u.accountId}`)[0].totp_pending_secret, null)
   const doc = (await request(app.url, '/api/v1/openapi.json')).body
-  for (const [path, method] of [['/api/v1/auth/2fa', 'get'], ['/api/v1/auth/2fa/setup', 'post'], ['/api/v1/auth/2fa/enable', 'post'], ['/api/v1/auth/2fa/disable', 'post'],
+  for (const [path, method] of [['/api/v1/auth/2fa', 'get'], ['/api/v1/auth/2fa/setup', 'post'], ['/api/v1/auth/2fa/enable', 'post'], ['/api/v1/auth/2fa/disable', 'post'], ['/api/v1/auth/2fa/recovery-codes', 'post'],
     ['/api/v1/auth/password-reset', 'post'], ['/api/v1/auth/password-reset/confirm', 'post'], ['/api/v1/auth/password', 'post'], ['/api/v1/account', 'delete']]) {
     t.truthy(doc.paths[path]?.[method], `${method} ${path} documented`)
   }

@@ -85,6 +85,14 @@ test('account page: change the password, set up two-factor sign-in, then sign-in
   t.is(codes.length, 10)
   t.regex((await page.getByTestId('two-factor-status').textContent())!, /^On since .*Recovery codes left: 10\./)
   await screenshot(page, 'account-two-factor')
+  // New recovery codes, confirmed with one of the old ones: a new set replaces the list shown.
+  await page.getByLabel('Code from the app, or a recovery code').fill(codes[9])
+  await page.getByRole('button', { name: 'New recovery codes' }).click()
+  await page.waitForFunction((old) => document.querySelector('[data-testid="recovery-codes"]')?.textContent !== old, codes.join('\n'))
+  const renewed = (await page.getByTestId('recovery-codes').textContent())!.split('\n')
+  t.is(renewed.length, 10)
+  t.false(renewed.includes(codes[0]))
+  t.is(await signsIn(user.email, 'changed passphrase'), 401, 'two-factor on: the password alone no longer signs in')
 
   // Signing in now takes a code: the page asks for it after the password.
   const other = await openTab(browser)
@@ -95,7 +103,7 @@ test('account page: change the password, set up two-factor sign-in, then sign-in
   const codeField = other.page.getByLabel('Code from your authenticator app')
   await codeField.waitFor()
   t.false(other.page.url().includes('/stats'))
-  await codeField.fill(codes[0])
+  await codeField.fill(renewed[0])
   await other.page.getByRole('button', { name: 'Sign in' }).click()
   await other.page.waitForURL(/\/stats/)
   t.deepEqual([...problems, ...other.problems].filter((p) => !p.includes('40')), [])

@@ -71,6 +71,11 @@ export function TwoFactor() {
     setCode('')
     await load()
   })
+  const renew = act(async () => {
+    setCodes((await api<{ recovery_codes: string[] }>('POST', '/api/v1/auth/2fa/recovery-codes', { code: code.trim() })).recovery_codes)
+    setCode('')
+    await load()
+  })
   const disable = act(async () => {
     await api('POST', '/api/v1/auth/2fa/disable', { password, code: code.trim() })
     setPassword('')
@@ -82,14 +87,16 @@ export function TwoFactor() {
   if (!status) body = error ? null : html`<${Loading} />`
   else if (status.enabled) {
     body = html`<p data-testid="two-factor-status">On since ${status.enabled_at?.slice(0, 10)}. Recovery codes left: ${status.recovery_codes_left}.</p>
-      ${codes ? html`<div class="notice ok" role="status"><p>Two-factor sign-in is on. Keep these recovery codes somewhere safe: each signs in once without the app, and they are not shown again.</p>
+      ${codes ? html`<div class="notice ok" role="status"><p>Keep these recovery codes somewhere safe: each signs in once without the app, and they are not shown again.</p>
         <pre data-testid="recovery-codes">${codes.join('\n')}</pre><${CopyButton} text=${codes.join('\n')} label="Copy the codes" /></div>` : null}
       <form onSubmit=${disable} noValidate><h3>Turn off</h3>
         <div class="grid2">
           <${Field} id="tf-password" label="Password"><input id="tf-password" type="password" autocomplete="current-password" value=${password} onInput=${value(setPassword)} /><//>
           <${Field} id="tf-code" label="Code from the app, or a recovery code"><input id="tf-code" autocomplete="one-time-code" value=${code} onInput=${value(setCode)} /><//>
         </div>
-        <div class="actions"><button type="submit" class="secondary">Turn off two-factor sign-in</button></div>
+        <div class="actions"><button type="submit" class="secondary">Turn off two-factor sign-in</button>
+          <button type="button" class="secondary" onClick=${() => renew()}>New recovery codes</button></div>
+        <p class="small muted">New recovery codes take a code (of the app, or a recovery code) in the field above; the old codes then stop working.</p>
       </form>`
   } else if (setup) {
     body = html`<ol><li>In your authenticator app, add an account with this key (time-based, 6 digits):
