@@ -66,6 +66,44 @@ function payload(r: Row, event: 'fired' | 'resolved', incidentId: string, now: D
   }
 }
 
+type Outbox = { id: string; alertId: string; incidentId: string; event: string; payload: DeliveryPayload }
+
+/**
+ * One alert's evaluation: the state machine of interface 3.2 on its value (or on its silence, per on_no_data),
+ * then the mute; what to store, deliver and record in its history.
+ */
+function decide(r: Row, now: Date): { next: Managed; noData: boolean; outbox: Outbox[]; events: NewEvent[] } {
+  const rule: Rule = { condition: r.condition_type, threshold: r.threshold, windowMinutes: r.window_minutes, direction: r.direction, cooldownMinutes: r.cooldown_minutes }
+  const current: Managed = {
+    state: r.state, incidentId: r.incident_id, incidentNotified: r.incident_notified, lastNotifiedAt: r.last_notified_at, conditionSince: r.condition_since,
+    incidentMuted: r.incident_muted, resolveWithheld: r.resolve_withheld,
+  }
+  const silence = silenceVerdict(rule, r.on_no_data, r.silent, r.silence_minutes)
+  // Silence is judged on its own: it has lasted the window already, so `sustained` need not wait it out again.
+  const s = silence === undefined
+    ? step(rule, current, conditionHolds(rule, { value: r.value, previous: r.previous }), now)
+    : step({ ...rule, condition: 'above' }, current, silence, now)
+  const o = applyMute(current, s, r.muted_until, now)
+  const opened = current.state === 'ok' && o.next.state === 'firing'
+  const outbox: Outbox[] = []
+  const events: NewEvent[] = []
+  if (o.releasedResolve) {
+    // The resolve a mute withheld, first: the receiver closes that incident before hearing of any new one.
+    const p = payload(r, 'resolved', o.releasedResolve, now)
+    outbox.push({ id: p.idempotency_key, alertId: r.id, incidentId: o.releasedResolve, event: 'resolved', payload: p })
+    events.push({ alertId: r.id, at: now, event: 'resolved', observedValue: r.value, detail: 'withheld by a mute, delivered when it ended', deliveryId: p.idempotency_key })
+  }
+  let deliveryId: string | null = null
+  if (o.deliver) {
+    const incidentId = o.deliver === 'fired' ? o.next.incidentId! : r.incident_id!
+    const p = payload(r, o.deliver, incidentId, now, o.deliver === 'fired' ? (opened ? silence === true : r.incident_no_data) : r.incident_no_data || silence === false)
+    outbox.push({ id: p.idempotency_key, alertId: r.id, incidentId, event: o.deliver, payload: p })
+    deliveryId = p.idempotency_key
+  }
+  if (o.record) events.push({ alertId: r.id, at: now, event: o.record.event, observedValue: r.value, detail: o.record.detail, deliveryId })
+  return { next: o.next, noData: o.next.state === 'firing' && (opened ? silence === true : r.incident_no_data), outbox, events }
+}
+
 /** Evaluates every confirmed alert at `now`; returns the ids of the deliveries it queued in the outbox. */
 export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
   return sql.begin(async (tx) => {
@@ -117,34 +155,14 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
 
     const next: Managed[] = []
     const noData: boolean[] = []
-    const outbox: Array<{ id: string; alertId: string; incidentId: string; event: string; payload: DeliveryPayload }> = []
+    const outbox: Outbox[] = []
     const events: NewEvent[] = []
     for (const r of rows) {
-      const rule: Rule = { condition: r.condition_type, threshold: r.threshold, windowMinutes: r.window_minutes, direction: r.direction, cooldownMinutes: r.cooldown_minutes }
-      const current: Managed = { state: r.state, incidentId: r.incident_id, incidentNotified: r.incident_notified, lastNotifiedAt: r.last_notified_at, conditionSince: r.condition_since, incidentMuted: r.incident_muted, resolveWithheld: r.resolve_withheld }
-      const silence = silenceVerdict(rule, r.on_no_data, r.silent, r.silence_minutes)
-      // Silence is judged on its own: it has lasted the window already, so `sustained` need not wait it out again.
-      const s = silence === undefined
-        ? step(rule, current, conditionHolds(rule, { value: r.value, previous: r.previous }), now)
-        : step({ ...rule, condition: 'above' }, current, silence, now)
-      const o = applyMute(current, s, r.muted_until, now)
-      next.push(o.next)
-      const opened = current.state === 'ok' && o.next.state === 'firing'
-      noData.push(o.next.state === 'firing' && (opened ? silence === true : r.incident_no_data))
-      if (o.releasedResolve) {
-        // The resolve a mute withheld, first: the receiver closes that incident before hearing of any new one.
-        const p = payload(r, 'resolved', o.releasedResolve, now)
-        outbox.push({ id: p.idempotency_key, alertId: r.id, incidentId: o.releasedResolve, event: 'resolved', payload: p })
-        events.push({ alertId: r.id, at: now, event: 'resolved', observedValue: r.value, detail: 'withheld by a mute, delivered when it ended', deliveryId: p.idempotency_key })
-      }
-      let deliveryId: string | null = null
-      if (o.deliver) {
-        const incidentId = o.deliver === 'fired' ? o.next.incidentId! : r.incident_id!
-        const p = payload(r, o.deliver, incidentId, now, o.deliver === 'fired' ? (opened ? silence === true : r.incident_no_data) : r.incident_no_data || silence === false)
-        outbox.push({ id: p.idempotency_key, alertId: r.id, incidentId, event: o.deliver, payload: p })
-        deliveryId = p.idempotency_key
-      }
-      if (o.record) events.push({ alertId: r.id, at: now, event: o.record.event, observedValue: r.value, detail: o.record.detail, deliveryId })
+      const d = decide(r, now)
+      next.push(d.next)
+      noData.push(d.noData)
+      outbox.push(...d.outbox)
+      events.push(...d.events)
     }
     // Every array goes as text and is cast in SQL: postgres.js cannot infer array types from nulls or booleans.
     const iso = (d: Date | null) => d?.toISOString() ?? null
