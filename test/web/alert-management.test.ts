@@ -80,6 +80,21 @@ test('alert page: mute 1 hour, unmute, mute until a chosen time, send a test, ch
   t.deepEqual(problems, [])
 })
 
+test('alerts page: the create form sets on_no_data for a threshold condition', async (t) => {
+  const user = await signUp(app.url)
+  const { page, problems } = await signedInTab(browser, app.url, user)
+  await page.goto(`${app.url}/alerts`)
+  await page.getByLabel('Stat', { exact: true }).fill('queue.depth')
+  await page.getByLabel('Threshold').fill('5')
+  await page.getByLabel('When the stat goes quiet').selectOption('resolve')
+  await page.getByLabel('Webhook URL').fill(hook.url)
+  await page.getByRole('button', { name: 'Create alert' }).click()
+  await page.getByText('Alert on “queue.depth” created').waitFor()
+  const [row] = await app.sql`select on_no_data, window_minutes_set from alerts where account_id = ${user.accountId}`
+  t.like(row, { on_no_data: 'resolve', window_minutes_set: false })
+  t.deepEqual(problems, [])
+})
+
 test('alert page: another account\'s alert shows the API\'s 404, not its data', async (t) => {
   const owner = await signUp(app.url)
   const { key } = await createKey(app.url, owner)

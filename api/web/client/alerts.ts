@@ -103,7 +103,7 @@ function SuggestThreshold({ stat, condition, cooldown, onPick }: { stat: string;
   </div>`
 }
 
-interface Form { stat_name: string; condition_type: Condition; threshold: string; window_minutes: string; direction: 'above' | 'below'; channel: Channel; target: string; cooldown_minutes: string }
+interface Form { stat_name: string; condition_type: Condition; threshold: string; window_minutes: string; direction: 'above' | 'below'; channel: Channel; target: string; cooldown_minutes: string; on_no_data: 'keep' | 'resolve' | 'alert' }
 
 /** The checks the API makes, run before sending so that mistakes show next to their field. */
 export function validate(f: Form): Record<string, string> {
@@ -127,7 +127,7 @@ export function validate(f: Form): Record<string, string> {
 function CreateForm({ stats, onCreated }: { stats: string[]; onCreated: (a: Alert, secret: string) => void }) {
   const [f, setF] = useState<Form>({
     stat_name: new URLSearchParams(location.search).get('stat') ?? '', condition_type: 'above', threshold: '', window_minutes: '5',
-    direction: 'above', channel: 'webhook', target: '', cooldown_minutes: '0',
+    direction: 'above', channel: 'webhook', target: '', cooldown_minutes: '0', on_no_data: 'keep',
   })
   const [errors, setErrors] = useState<Record<string, string>>({})
   const [error, setError] = useState<unknown>(null)
@@ -153,6 +153,7 @@ function CreateForm({ stats, onCreated }: { stats: string[]; onCreated: (a: Aler
         // Left out where the condition has no window: the API's default, and on_no_data then waits 60 minutes of silence.
         ...(c.window ? { window_minutes: Number(f.window_minutes) } : {}), ...(f.condition_type === 'sustained' ? { direction: f.direction } : {}),
         channel: f.channel, channel_config: { [ch.field]: f.target.trim() }, cooldown_minutes: Number(f.cooldown_minutes),
+        ...(c.threshold ? { on_no_data: f.on_no_data } : {}),
       }
       const res = await api<{ alert: Alert; signing_secret: string }>('POST', '/api/v1/alerts', body)
       onCreated(res.alert, res.signing_secret)
@@ -188,6 +189,9 @@ function CreateForm({ stats, onCreated }: { stats: string[]; onCreated: (a: Aler
     </div>
     ${f.condition_type === 'above' || f.condition_type === 'below' ? html`<${SuggestThreshold} stat=${f.stat_name} condition=${f.condition_type} cooldown=${f.cooldown_minutes}
       onPick=${(t: number) => setF({ ...f, threshold: String(t) })} />` : null}
+    ${c.threshold ? html`<${Field} id="on_no_data" label="When the stat goes quiet" hint=${`No point for ${c.window ? 'the window' : 'an hour'}: keep the alert as it is (a firing alert stays firing), resolve it, or fire.`}>
+      <select id="on_no_data" value=${f.on_no_data} onChange=${set('on_no_data')}>
+        <option value="keep">Keep its state</option><option value="resolve">Resolve it</option><option value="alert">Fire</option></select><//>` : null}
     <fieldset><legend>Send to</legend>
       <div class="actions" role="radiogroup" aria-label="Channel">${(Object.keys(CHANNELS) as Channel[]).map((k) => html`<label class="inline"><input type="radio" name="channel" value=${k} checked=${f.channel === k}
         onChange=${() => setF({ ...f, channel: k, target: '' })} /> ${CHANNELS[k].label}</label>`)}</div>
