@@ -109,9 +109,14 @@ export async function disableTwoFactor(sql: Sql, account: Account, password: str
   const row = await totpOf(sql, account.id)
   if (!row.totp_secret) return
   if (!(await acceptCode(sql, account.id, row, code))) throw forbidden('wrong_second_factor', 'that code is wrong or was already used; nothing was changed')
+  await turnOffTwoFactor(sql, account.id)
+}
+
+/** Forgets the account's TOTP secret and recovery codes (also the operator's command line, for a lost app and codes). */
+export async function turnOffTwoFactor(sql: Sql, accountId: string): Promise<void> {
   await sql.begin(async (tx) => {
-    await tx`update accounts set totp_secret = null, totp_pending_secret = null, totp_enabled_at = null, totp_last_step = null where id = ${account.id}`
-    await tx`delete from recovery_codes where account_id = ${account.id}`
+    await tx`update accounts set totp_secret = null, totp_pending_secret = null, totp_enabled_at = null, totp_last_step = null where id = ${accountId}`
+    await tx`delete from recovery_codes where account_id = ${accountId}`
   })
 }
 

@@ -2,6 +2,8 @@
 // turning it on with a first code, sign-in requiring a code (each app code and each recovery code once),
 // turning it off, the refusals, and the routes in the OpenAPI document.
 import test from 'ava'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import { generate } from 'otplib'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
@@ -117,6 +119,19 @@ test('2FA recovery codes renewed: the old ones stop working, the new ones work o
   t.is((await login(u, fresh[0])).status, 200)
   t.is((await login(u, fresh[0])).status, 401)
   t.is((await request(app.url, '/api/v1/auth/2fa', { session: u.session })).body.recovery_codes_left, 9)
+})
+
+test('2FA lost app and codes: the operator command line turns it off and signs out every session', async (t) => {
+  const u = await signUp(app.url)
+  await enabled(u)
+  t.is((await login(u)).body.code, 'two_factor_required')
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'shared/cli.ts', 'accounts:two-factor-off', '--email', u.email], {
+    env: { ...process.env, DATABASE_URL: app.config.databaseUrl, LOG_LEVEL: 'error' },
+  })
+  t.like(JSON.parse(stdout), { account: { id: u.accountId }, two_factor: false, sessions_revoked: 1 })
+  t.is((await request(app.url, '/api/v1/auth/me', { session: u.session })).status, 401)
+  t.is((await login(u)).status, 200)
+  t.is((await app.sql`select count(*)::int as n from recovery_codes where account_id = ${u.accountId}`)[0].n, 0)
 })
 
 test('2FA routes take a session, not an API key, and a session write needs its CSRF token; they are in the OpenAPI document', async (t) => {
