@@ -9,6 +9,8 @@ import { alertRoutes } from './routes/alerts.js'
 import { analyticsRoutes } from './routes/analytics.js'
 import { apiKeyRoutes } from './routes/api-keys.js'
 import { authRoutes } from './routes/auth.js'
+import { accountRoutes } from './routes/account.js'
+import { twoFactorRoutes } from './routes/two-factor.js'
 import { dashboardRoutes } from './routes/dashboard.js'
 import { embedRoutes } from './routes/embed.js'
 import { exportRoutes } from './routes/export.js'
@@ -30,6 +32,8 @@ export function createRoutes(): Routes {
   healthRoutes(routes)
   docsRoutes(routes)
   authRoutes(routes)
+  accountRoutes(routes)
+  twoFactorRoutes(routes)
   apiKeyRoutes(routes)
   legacyRoutes(routes)
   writeRoutes(routes)

@@ -2,11 +2,14 @@
 //   accounts:create --email E [--plan P] [--password P]   prints {account, api_key}
 //   accounts:set-plan --email E --plan P
 //   accounts:list
+//   accounts:two-factor-off --email E   for someone who lost both the authenticator app and the recovery codes
 //   points:parked [--limit N]   points the persist worker parked (PostgreSQL refused them), newest first
 import { parseArgs } from 'node:util'
 import { accountJson, findAccountByEmail, listAccounts, setAccountPlan } from './accounts/repo.js'
 import { signUp } from './accounts/service.js'
 import { createApiKey } from './auth/api-keys.js'
+import { revokeAccountSessions } from './auth/sessions.js'
+import { turnOffTwoFactor } from './auth/two-factor.js'
 import { loadConfigOrExit } from './config.js'
 import { createSql, type Sql } from './db.js'
 import { AppError } from './errors.js'
@@ -16,6 +19,7 @@ import { listParked } from './points/parked.js'
 const USAGE = `usage: npm run cli -- accounts:create --email E [--plan ${PLAN_NAMES.join('|')}] [--password P]
        npm run cli -- accounts:set-plan --email E --plan P
        npm run cli -- accounts:list
+       npm run cli -- accounts:two-factor-off --email E
        npm run cli -- points:parked [--limit N]`
 
 class UsageError extends Error {}
@@ -49,6 +53,14 @@ async function run(sql: Sql, argv: string[]): Promise<unknown> {
     }
     case 'accounts:list':
       return { accounts: (await listAccounts(sql)).map(accountJson) }
+    case 'accounts:two-factor-off': {
+      // The way back for someone who lost the app and every recovery code: an operator, after checking who asks.
+      if (!values.email) throw new UsageError('--email is required')
+      const found = await findAccountByEmail(sql, values.email)
+      if (!found) throw new UsageError(`no account with e-mail ${values.email}`)
+      await turnOffTwoFactor(sql, found.account.id)
+      return { account: accountJson(found.account), two_factor: false, sessions_revoked: await revokeAccountSessions(sql, found.account.id) }
+    }
     case 'points:parked': {
       const limit = Number(values.limit ?? 100)
       if (!Number.isInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive integer')

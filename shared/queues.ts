@@ -24,7 +24,7 @@ export class Queues {
   }
 
   /** Validates a payload against the registry and adds the job with its declared options. */
-  async enqueue<N extends JobName>(name: N, data: JobData<N>, opts: { jobId?: string; delay?: number } = {}) {
+  async enqueue<N extends JobName>(name: N, data: JobData<N>, opts: { jobId?: string; delay?: number; attempts?: number } = {}) {
     const spec = jobs[name]
     return this.get(spec.queue).add(name, parseJob(name, data), { ...spec.opts, ...opts })
   }

@@ -70,6 +70,21 @@ export async function deleteKeys(redis: Redis, pattern: string): Promise<number>
   return deleted
 }
 
+/** Unlinks the keys matching `pattern` that `chosen` picks (one SCAN per node, whatever the number of keys chosen). */
+export async function deleteChosenKeys(redis: Redis, pattern: string, chosen: (key: string) => boolean): Promise<number> {
+  await ready(redis)
+  let deleted = 0
+  for (const node of serverNodes(redis)) {
+    let cursor = '0'
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000)
+      deleted += (await Promise.all(keys.filter(chosen).map((k) => redis.unlink(k)))).reduce((a, b) => a + b, 0)
+      cursor = next
+    } while (cursor !== '0')
+  }
+  return deleted
+}
+
 /**
  * A connection for request-path commands: it fails fast instead of queueing
  * while Redis is down, so a write is refused rather than left hanging.

@@ -3,8 +3,10 @@ import { z } from 'zod'
 import { invalid, notFound } from '../../shared/errors.js'
 import { confirmEmail } from '../../shared/alerts/mail.js'
 import { alertJson, deliveryJson, listAlerts, listDeliveries } from '../../shared/alerts/repo.js'
-import { AlertList, CreateAlertBody, CreatedAlert, DeliveryList } from '../../shared/alerts/schema.js'
+import { AlertEventList, AlertList, AlertResponse, CreateAlertBody, CreatedAlert, DeliveryList, TestDelivery, UpdateAlertBody } from '../../shared/alerts/schema.js'
 import { createAlert, removeAlert } from '../../shared/alerts/service.js'
+import { sendTest, updateAlert } from '../../shared/alerts/changes.js'
+import { eventJson, listEvents } from '../../shared/alerts/history.js'
 import type { Sql } from '../../shared/db.js'
 import { closestStatName } from '../../shared/stats/closest.js'
 import { findStat } from '../../shared/stats/repo.js'
@@ -19,6 +21,11 @@ async function statWarnings(sql: Sql, accountId: string, statName: string): Prom
   if (await findStat(sql, accountId, statName)) return {}
   const closest = await closestStatName(sql, accountId, statName)
   return { warnings: [`no stat named "${statName}" exists yet; the alert will evaluate once points arrive${closest ? ` (did you mean "${closest}"?)` : ''}`] }
+}
+
+function alertId(params: Record<string, string>): string {
+  if (!z.uuid().safeParse(params.id).success) throw invalid('invalid_id', 'alert id must be a UUID')
+  return params.id
 }
 
 export function alertRoutes(routes: Routes): void {
@@ -44,6 +51,33 @@ export function alertRoutes(routes: Routes): void {
       const rows = await listDeliveries(ctx.deps.sql, accountOf(ctx).id, params.id, 20)
       if (!rows) throw notFound('alert', 'alert_not_found')
       ctx.body = { deliveries: rows.map(deliveryJson) }
+    })
+    .add({ ...common, method: 'get', path: '/api/v1/alerts/:id', summary: 'One alert, with its state, mute and on_no_data',
+      errors: [404, 429], responses: { 200: { description: 'The alert', schema: AlertResponse } } },
+    async (ctx, { params }) => {
+      const alert = (await listAlerts(ctx.deps.sql, accountOf(ctx).id)).find((a) => a.id === alertId(params))
+      if (!alert) throw notFound('alert', 'alert_not_found')
+      ctx.body = { alert: alertJson(alert) }
+    })
+    .add({ ...common, method: 'patch', path: '/api/v1/alerts/:id', summary: 'Change an alert: threshold, window, cooldown, channel target, mute, on_no_data',
+      body: UpdateAlertBody, errors: [404, 409, 429], responses: { 200: { description: 'The alert as changed', schema: AlertResponse } } },
+    async (ctx, { params, body }) => {
+      const id = alertId(params)
+      ctx.body = { alert: alertJson(await updateAlert(ctx.deps, accountOf(ctx), id, body, baseUrl(ctx))) }
+    })
+    .add({ ...common, method: 'post', path: '/api/v1/alerts/:id/test', summary: 'Send one test delivery (event "test") through the alert\'s channel, signed like any delivery',
+      errors: [404, 409, 429, 503], responses: { 202: { description: 'Queued; its attempts show in the alert\'s events', schema: TestDelivery } } },
+    async (ctx, { params }) => {
+      const deliveryId = await sendTest(ctx.deps, accountOf(ctx).id, alertId(params))
+      ctx.status = 202
+      ctx.body = { delivery_id: deliveryId }
+    })
+    .add({ ...common, method: 'get', path: '/api/v1/alerts/:id/events', summary: 'The alert\'s history, newest first: fired, resolved, suppressed, muted and test, each with every delivery attempt',
+      query: z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) }), responses: { 200: { description: 'Events', schema: AlertEventList } } },
+    async (ctx, { params, query }) => {
+      const rows = await listEvents(ctx.deps.sql, accountOf(ctx).id, alertId(params), query.limit)
+      if (!rows) throw notFound('alert', 'alert_not_found')
+      ctx.body = { events: rows.map(eventJson) }
     })
     .add({ ...common, method: 'delete', path: '/api/v1/alerts/:id', summary: 'Delete an alert; its queued deliveries are dropped and no resolve is sent',
       responses: { 204: { description: 'Deleted' } } },

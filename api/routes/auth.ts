@@ -4,6 +4,7 @@ import { Credentials, LoginBody, SessionResponse } from '../../shared/accounts/s
 import { logIn, signUp } from '../../shared/accounts/service.js'
 import { createSession, revokeSession, SESSION_COOKIE } from '../../shared/auth/sessions.js'
 import { clearLoginThrottle, throttleLogin, throttleSignup } from '../../shared/auth/throttle.js'
+import { checkSecondFactor } from '../../shared/auth/two-factor.js'
 import type { Account } from '../../shared/accounts/repo.js'
 import { accountOf, type Ctx } from '../context.js'
 import type { Routes } from '../route.js'
@@ -26,12 +27,15 @@ export function authRoutes(routes: Routes): void {
       await startSession(ctx, await signUp(ctx.deps.sql, body.email, body.password, 'free', ctx.deps.config.passwordHashCost))
       ctx.status = 201
     })
-    .add({ method: 'post', path: '/api/v1/auth/login', tag: 'auth', summary: 'Start a dashboard session', body: LoginBody,
+    .add({ method: 'post', path: '/api/v1/auth/login', tag: 'auth', body: LoginBody,
+      summary: 'Start a dashboard session; with two-factor sign-in on, also a code (401 two_factor_required without one)',
       responses: { 200: { description: 'Signed in; the session cookie is set', schema: SessionResponse } }, errors: [401, 429] },
     async (ctx, { body }) => {
       const { redis, config, sql } = ctx.deps
       await throttleLogin(redis, config, ctx.ip, body.email)
-      await startSession(ctx, await logIn(sql, body.email, body.password, config.passwordHashCost))
+      const account = await logIn(sql, body.email, body.password, config.passwordHashCost)
+      await checkSecondFactor(sql, account.id, body.code)
+      await startSession(ctx, account)
       await clearLoginThrottle(redis, config, body.email)
     })
     .add({ method: 'post', path: '/api/v1/auth/logout', tag: 'auth', summary: 'End the dashboard session (revoked server-side)', auth: ['session'],

@@ -30,7 +30,7 @@ function securityHeaders(ctx: Ctx): void {
 }
 
 const NAV: Array<[string, string, Page[]]> = [
-  ['/stats', 'Stats', ['stats', 'stat']], ['/alerts', 'Alerts', ['alerts']], ['/ask', 'Ask', ['ask']], ['/anomalies', 'Anomalies', ['anomalies']], ['/import', 'Import', ['import']], ['/billing', 'Billing', ['billing']], ['/keys', 'API keys', ['keys']], ['/account', 'Account', ['account']],
+  ['/stats', 'Stats', ['stats', 'stat']], ['/alerts', 'Alerts', ['alerts', 'alert']], ['/ask', 'Ask', ['ask']], ['/anomalies', 'Anomalies', ['anomalies']], ['/import', 'Import', ['import']], ['/billing', 'Billing', ['billing']], ['/keys', 'API keys', ['keys']], ['/account', 'Account', ['account']],
 ]
 
 interface ShellOptions {
@@ -125,7 +125,8 @@ export function webRoutes(router: Router<AppState, AppContext>): void {
   router.get('/', async (ctx) => {
     const back = ctx.query.billing === 'updated' || ctx.query.billing === 'cancelled' ? `/billing?billing=${ctx.query.billing}` : '/stats'
     if (await sessionOf(ctx)) return ctx.redirect(back)
-    await shell(ctx, { title: 'Counters and gauges over HTTP', main: landing(baseUrl(ctx)) })
+    const deleted = ctx.query.deleted === '1' ? '<p class="notice ok" role="status">Your account and all of its data were deleted.</p>' : ''
+    await shell(ctx, { title: 'Counters and gauges over HTTP', main: deleted + landing(baseUrl(ctx)) })
   })
   for (const path of ['/signin', '/signup']) {
     router.get(path, async (ctx) => {
@@ -133,9 +134,14 @@ export function webRoutes(router: Router<AppState, AppContext>): void {
       await shell(ctx, { page: 'signin', title: path === '/signup' ? 'Create an account' : 'Sign in', data: { mode: path.slice(1) } })
     })
   }
+  // Signed in or not: a mailed link must open wherever it is clicked. The token stays in the page (Referrer-Policy same-origin).
+  router.get('/reset', async (ctx) => {
+    await shell(ctx, { page: 'reset', title: 'Reset your password' })
+  })
   router.get('/stats', signedIn('stats', () => 'Stats'))
   router.get('/stats/:name', signedIn('stat', (ctx) => param(ctx, 'name'), statPage))
   router.get('/alerts', signedIn('alerts', () => 'Alerts'))
+  router.get('/alerts/:id', signedIn('alert', () => 'Alert', (ctx) => ({ data: { alert: param(ctx, 'id') } })))
   router.get('/ask', signedIn('ask', () => 'Ask'))
   router.get('/anomalies', signedIn('anomalies', () => 'Anomalies'))
   router.get('/import', signedIn('import', () => 'Import'))

@@ -10,7 +10,12 @@ export const Credentials = z
   .meta({ id: 'Credentials' })
 export type Credentials = z.infer<typeof Credentials>
 
-export const LoginBody = z.object({ email: z.string().max(254), password: z.string().max(1024) }).meta({ id: 'LoginBody' })
+export const LoginBody = z
+  .object({
+    email: z.string().max(254), password: z.string().max(1024),
+    code: z.string().max(64).optional().describe('With two-factor sign-in on: the 6-digit code of the authenticator app, or an unused recovery code'),
+  })
+  .meta({ id: 'LoginBody' })
 
 export const AccountJson = z
   .object({ id: z.uuid(), email: z.string(), plan: z.enum(PLAN_NAMES), created_at: z.iso.datetime() })
@@ -35,3 +40,42 @@ export const CreatedApiKey = z
 export const ApiKeyList = z.object({ api_keys: z.array(ApiKeyJson) }).meta({ id: 'ApiKeyList' })
 
 export const KeyIdParams = z.object({ id: z.uuid() })
+
+const NewPassword = z.string().min(10, { error: 'must be at least 10 characters' }).max(1024)
+
+export const PasswordResetBody = z.object({ email: z.string().trim().max(254) }).meta({ id: 'PasswordResetBody' })
+export const PasswordResetAccepted = z
+  .object({ status: z.literal('accepted').describe('The same answer whether or not the address has an account') })
+  .meta({ id: 'PasswordResetAccepted' })
+export const PasswordResetConfirmBody = z
+  .object({ token: z.string().max(200).describe('The token of the link in the reset mail'), password: NewPassword })
+  .meta({ id: 'PasswordResetConfirmBody' })
+export const PasswordResetDone = z
+  .object({ account: z.object({ email: z.string() }), sessions_revoked: z.literal(true) })
+  .meta({ id: 'PasswordResetDone' })
+export const ChangePasswordBody = z
+  .object({ current_password: z.string().max(1024), new_password: NewPassword })
+  .meta({ id: 'ChangePasswordBody' })
+export const DeleteAccountBody = z.object({ password: z.string().max(1024) }).meta({ id: 'DeleteAccountBody' })
+
+export const TwoFactorStatus = z
+  .object({ enabled: z.boolean(), enabled_at: z.iso.datetime().nullable(), recovery_codes_left: z.number().int() })
+  .meta({ id: 'TwoFactorStatus' })
+export const TwoFactorSetup = z
+  .object({
+    secret: z.string().describe('Base32 TOTP secret (SHA-1, 6 digits, 30 s), for typing into an authenticator app'),
+    otpauth_uri: z.string().describe('The same as an otpauth:// URI (what a QR code would hold)'),
+  })
+  .meta({ id: 'TwoFactorSetup' })
+export const TwoFactorCodeBody = z
+  .object({ code: z.string().trim().regex(/^\d{6}$/, { error: 'must be the 6 digits the authenticator app shows' }) })
+  .meta({ id: 'TwoFactorCodeBody' })
+export const RecoveryCodes = z
+  .object({ recovery_codes: z.array(z.string()).describe('Ten one-time codes, each good for one sign-in without the app; shown only here') })
+  .meta({ id: 'RecoveryCodes' })
+export const TwoFactorDisableBody = z
+  .object({ password: z.string().max(1024), code: z.string().trim().max(64).describe('A code of the app, or a recovery code') })
+  .meta({ id: 'TwoFactorDisableBody' })
+export const RenewRecoveryCodesBody = z
+  .object({ code: z.string().trim().min(1).max(64).describe('A code of the app, or a recovery code') })
+  .meta({ id: 'RenewRecoveryCodesBody' })

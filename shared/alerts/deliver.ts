@@ -24,14 +24,29 @@ export function statLink(config: Pick<Config, 'publicUrl' | 'port'>, name: strin
   return `${base}/stats/${encodeURIComponent(name)}`
 }
 
-async function post(config: Config, url: string, body: string, headers: Record<string, string>): Promise<void> {
-  const res = await postJson(url, body, { 'content-type': 'application/json', 'user-agent': 'metrics-alerts/1', ...headers }, { allowPrivate: config.webhookAllowPrivate, allowLoopback: config.webhookAllowLoopback })
-  if (res.status < 200 || res.status >= 300) throw new Error(`receiver answered HTTP ${res.status}`)
+/** A failed attempt, with the receiver's HTTP status when it answered (the alert's history shows it). */
+export class DeliveryFailed extends Error {
+  constructor(message: string, readonly statusCode: number | null) {
+    super(message)
+  }
 }
 
-/** Sends a delivery once; throws on any failure so the job is retried. */
-export async function send(config: Config, sql: Db, alert: AlertRow, delivery: Delivery, now: Date): Promise<void> {
+/** Posts once; returns the receiver's status (2xx), throws DeliveryFailed with it otherwise. */
+async function post(config: Config, url: string, body: string, headers: Record<string, string>): Promise<number> {
+  const res = await postJson(url, body, { 'content-type': 'application/json', 'user-agent': 'metrics-alerts/1', ...headers }, { allowPrivate: config.webhookAllowPrivate, allowLoopback: config.webhookAllowLoopback })
+  if (res.status < 200 || res.status >= 300) throw new DeliveryFailed(`receiver answered HTTP ${res.status}`, res.status)
+  return res.status
+}
+
+const HEADLINE = { fired: ['FIRING', ':rotating_light:', 'Alert firing'], resolved: ['RESOLVED', ':white_check_mark:', 'Resolved'], test: ['TEST', ':test_tube:', 'Test'] } as const
+
+/**
+ * Sends a delivery once; returns the receiver's HTTP status (null for e-mail, which has none). Throws on any
+ * failure so the job is retried.
+ */
+export async function send(config: Config, sql: Db, alert: AlertRow, delivery: Delivery, now: Date): Promise<number | null> {
   const p = delivery.payload as DeliveryPayload
+  const [subjectTag, icon, title] = HEADLINE[p.event]
   switch (alert.channel) {
     case 'webhook': {
       const body = JSON.stringify(p)
@@ -42,19 +57,19 @@ export async function send(config: Config, sql: Db, alert: AlertRow, delivery: D
       })
     }
     case 'slack': {
-      const icon = p.event === 'fired' ? ':rotating_light:' : ':white_check_mark:'
-      const text = `${icon} *${p.event === 'fired' ? 'Alert firing' : 'Resolved'}*: ${p.message}\n<${statLink(config, p.stat_name)}|${p.stat_name}> · ${p.condition} ${p.threshold} · ${p.triggered_at}`
+      const text = `${icon} *${title}*: ${p.message}\n<${statLink(config, p.stat_name)}|${p.stat_name}> · ${p.condition} ${p.threshold} · ${p.triggered_at}`
       return post(config, alert.channel_config.slack_webhook_url!, JSON.stringify({ text }), {})
     }
     case 'email': {
       const to = alert.channel_config.email!
       // Double opt-in is checked again at send time: a confirmation can only ever be added, but be strict.
       if (!(await isConfirmed(sql, alert.account_id, to))) throw new Error('address not confirmed')
-      return sendMail(config, {
+      await sendMail(config, {
         to,
-        subject: `[${p.event === 'fired' ? 'FIRING' : 'RESOLVED'}] ${p.stat_name}`,
+        subject: `[${subjectTag}] ${p.stat_name}`,
         text: `${p.message}\n\nCondition: ${p.condition} ${p.threshold}\nObserved: ${p.observed_value ?? 'no data'}\nAt: ${p.triggered_at}\nIncident: ${p.incident_key}\n\n${statLink(config, p.stat_name)}\n`,
       })
+      return null
     }
   }
 }

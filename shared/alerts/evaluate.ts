@@ -3,9 +3,11 @@
 // the new states and one inserts the deliveries (the outbox), all in one
 // transaction. An advisory lock keeps two passes from overlapping anywhere.
 import type { Sql } from '../db.js'
-import { conditionHolds, step, type AlertState, type Rule } from './conditions.js'
-import { pausedAlertIds } from './repo.js'
-import type { Condition, DeliveryPayload } from './schema.js'
+import { conditionHolds, step, type Rule } from './conditions.js'
+import { recordEvents, type NewEvent } from './history.js'
+import { applyMute, silenceVerdict, type Managed } from './management.js'
+import { DEFAULT_NO_DATA_MINUTES, pausedAlertIds } from './repo.js'
+import type { Condition, DeliveryPayload, OnNoData } from './schema.js'
 
 const LOCK_ID = 72_410_002
 
@@ -24,6 +26,14 @@ interface Row {
   condition_since: Date | null
   value: number | null
   previous: number | null
+  muted_until: Date | null
+  incident_muted: boolean
+  incident_no_data: boolean
+  resolve_withheld: string | null
+  silence_minutes: number
+  on_no_data: OnNoData
+  /** Seconds since the stat last received a point (by arrival), when on_no_data asks. */
+  silent: number | null
 }
 
 export interface PassResult {
@@ -37,19 +47,61 @@ const describe: Record<Condition, string> = {
   missing_data: 'no data for more than (s)', sustained: 'sustained beyond',
 }
 
-function payload(r: Row, event: 'fired' | 'resolved', incidentId: string, now: Date): DeliveryPayload {
+/** `noData`: the event comes of the stat's silence (on_no_data), or ends an incident silence opened. */
+function payload(r: Row, event: 'fired' | 'resolved', incidentId: string, now: Date, noData = false): DeliveryPayload {
   const limit = r.condition_type === 'heartbeat' || r.condition_type === 'missing_data' ? r.window_minutes * 60 : r.threshold
   const observed = r.value === null ? 'no data' : String(Math.round(r.value * 1000) / 1000)
+  const silence = `no data for more than ${r.silence_minutes * 60} s`
   return {
     alert_id: r.id, event, status: event === 'fired' ? 'firing' : 'resolved', stat_name: r.stat_name,
     observed_value: r.value, condition: r.condition_type, threshold: r.threshold, triggered_at: now.toISOString(),
     message: event === 'fired'
-      ? `${r.stat_name}: ${describe[r.condition_type]} ${limit} (observed ${observed})`
-      : `${r.stat_name}: recovered, no longer ${describe[r.condition_type]} ${limit} (observed ${observed})`,
+      ? noData ? `${r.stat_name}: ${silence}` : `${r.stat_name}: ${describe[r.condition_type]} ${limit} (observed ${observed})`
+      : noData && r.on_no_data === 'resolve' ? `${r.stat_name}: resolved, ${silence}`
+        : noData ? `${r.stat_name}: data is back (observed ${observed})`
+          : `${r.stat_name}: recovered, no longer ${describe[r.condition_type]} ${limit} (observed ${observed})`,
     // Also the BullMQ job id, which may not contain ':'.
     idempotency_key: `${r.id}.${incidentId}.${event}`,
     incident_key: `${r.id}.${incidentId}`,
   }
+}
+
+type Outbox = { id: string; alertId: string; incidentId: string; event: string; payload: DeliveryPayload }
+
+/**
+ * One alert's evaluation: the state machine of interface 3.2 on its value (or on its silence, per on_no_data),
+ * then the mute; what to store, deliver and record in its history.
+ */
+function decide(r: Row, now: Date): { next: Managed; noData: boolean; outbox: Outbox[]; events: NewEvent[] } {
+  const rule: Rule = { condition: r.condition_type, threshold: r.threshold, windowMinutes: r.window_minutes, direction: r.direction, cooldownMinutes: r.cooldown_minutes }
+  const current: Managed = {
+    state: r.state, incidentId: r.incident_id, incidentNotified: r.incident_notified, lastNotifiedAt: r.last_notified_at, conditionSince: r.condition_since,
+    incidentMuted: r.incident_muted, resolveWithheld: r.resolve_withheld,
+  }
+  const silence = silenceVerdict(rule, r.on_no_data, r.silent, r.silence_minutes)
+  // Silence is judged on its own: it has lasted the window already, so `sustained` need not wait it out again.
+  const s = silence === undefined
+    ? step(rule, current, conditionHolds(rule, { value: r.value, previous: r.previous }), now)
+    : step({ ...rule, condition: 'above' }, current, silence, now)
+  const o = applyMute(current, s, r.muted_until, now)
+  const opened = current.state === 'ok' && o.next.state === 'firing'
+  const outbox: Outbox[] = []
+  const events: NewEvent[] = []
+  if (o.releasedResolve) {
+    // The resolve a mute withheld, first: the receiver closes that incident before hearing of any new one.
+    const p = payload(r, 'resolved', o.releasedResolve, now)
+    outbox.push({ id: p.idempotency_key, alertId: r.id, incidentId: o.releasedResolve, event: 'resolved', payload: p })
+    events.push({ alertId: r.id, at: now, event: 'resolved', observedValue: r.value, detail: 'withheld by a mute, delivered when it ended', deliveryId: p.idempotency_key })
+  }
+  let deliveryId: string | null = null
+  if (o.deliver) {
+    const incidentId = o.deliver === 'fired' ? o.next.incidentId! : r.incident_id!
+    const p = payload(r, o.deliver, incidentId, now, o.deliver === 'fired' ? (opened ? silence === true : r.incident_no_data) : r.incident_no_data || silence === false)
+    outbox.push({ id: p.idempotency_key, alertId: r.id, incidentId, event: o.deliver, payload: p })
+    deliveryId = p.idempotency_key
+  }
+  if (o.record) events.push({ alertId: r.id, at: now, event: o.record.event, observedValue: r.value, detail: o.record.detail, deliveryId })
+  return { next: o.next, noData: o.next.state === 'firing' && (opened ? silence === true : r.incident_no_data), outbox, events }
 }
 
 /** Evaluates every confirmed alert at `now`; returns the ids of the deliveries it queued in the outbox. */
@@ -70,7 +122,9 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
              case when a.condition_type in ('heartbeat', 'missing_data')
                   then extract(epoch from ${now}::timestamptz - coalesce(last.ts, a.created_at))::float8
                   else cur.v end as value,
-             prev.v as previous
+             prev.v as previous, a.muted_until, a.incident_muted, a.incident_no_data, a.resolve_withheld, a.on_no_data,
+             case when a.window_minutes_set then a.window_minutes else ${DEFAULT_NO_DATA_MINUTES} end as silence_minutes,
+             extract(epoch from ${now}::timestamptz - greatest(arr.at, a.created_at))::float8 as silent
       from alerts a
       left join stats s on s.account_id = a.account_id and s.name = a.stat_name
       left join lateral (
@@ -87,33 +141,40 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
       left join lateral (
         select max(p.ts) as ts from points p where a.condition_type in ('heartbeat', 'missing_data') and p.stat_id = s.id
       ) last on s.id is not null
+      -- Arrival, not the points' own t (a backfill is data arriving): the refresh job stamps each stat that
+      -- took points, and points it has not folded yet are arriving now.
+      left join lateral (
+        select greatest((select rs.refreshed_at from rollup_state rs where rs.stat_id = s.id),
+                        (select ${now}::timestamptz from rollup_pending rp where rp.stat_id = s.id limit 1)) as at
+        where a.on_no_data <> 'keep'
+      ) arr on true
       where a.state in ('ok', 'firing') and a.id not in (${pausedAlertIds(tx)})
       order by a.id
       for update of a`
     if (!rows.length) return { evaluated: 0, deliveries: [] }
 
-    const next: AlertState[] = []
-    const outbox: Array<{ id: string; alertId: string; incidentId: string; event: string; payload: DeliveryPayload }> = []
+    const next: Managed[] = []
+    const noData: boolean[] = []
+    const outbox: Outbox[] = []
+    const events: NewEvent[] = []
     for (const r of rows) {
-      const rule: Rule = { condition: r.condition_type, threshold: r.threshold, windowMinutes: r.window_minutes, direction: r.direction, cooldownMinutes: r.cooldown_minutes }
-      const current: AlertState = { state: r.state, incidentId: r.incident_id, incidentNotified: r.incident_notified, lastNotifiedAt: r.last_notified_at, conditionSince: r.condition_since }
-      const s = step(rule, current, conditionHolds(rule, { value: r.value, previous: r.previous }), now)
-      next.push(s.next)
-      if (s.event) {
-        const incidentId = s.event === 'fired' ? s.next.incidentId! : r.incident_id!
-        const p = payload(r, s.event, incidentId, now)
-        outbox.push({ id: p.idempotency_key, alertId: r.id, incidentId, event: s.event, payload: p })
-      }
+      const d = decide(r, now)
+      next.push(d.next)
+      noData.push(d.noData)
+      outbox.push(...d.outbox)
+      events.push(...d.events)
     }
     // Every array goes as text and is cast in SQL: postgres.js cannot infer array types from nulls or booleans.
     const iso = (d: Date | null) => d?.toISOString() ?? null
     await tx`
       update alerts a set state = u.state, incident_id = u.incident_id::uuid, incident_notified = u.notified::bool,
-        last_notified_at = u.notified_at::timestamptz, condition_since = u.since::timestamptz, last_value = u.value::float8, last_evaluated_at = ${now}
+        last_notified_at = u.notified_at::timestamptz, condition_since = u.since::timestamptz, last_value = u.value::float8, last_evaluated_at = ${now},
+        incident_muted = u.muted::bool, incident_no_data = u.no_data::bool, resolve_withheld = u.withheld::uuid
       from unnest(${rows.map((r) => r.id)}::text[], ${next.map((n) => n.state)}::text[], ${next.map((n) => n.incidentId)}::text[],
                   ${next.map((n) => String(n.incidentNotified))}::text[], ${next.map((n) => iso(n.lastNotifiedAt))}::text[],
-                  ${next.map((n) => iso(n.conditionSince))}::text[], ${rows.map((r) => (r.value === null ? null : String(r.value)))}::text[])
-        as u(id, state, incident_id, notified, notified_at, since, value)
+                  ${next.map((n) => iso(n.conditionSince))}::text[], ${rows.map((r) => (r.value === null ? null : String(r.value)))}::text[],
+                  ${next.map((n) => String(n.incidentMuted))}::text[], ${noData.map(String)}::text[], ${next.map((n) => n.resolveWithheld)}::text[])
+        as u(id, state, incident_id, notified, notified_at, since, value, muted, no_data, withheld)
       where a.id = u.id::uuid`
     if (outbox.length) {
       await tx`
@@ -123,6 +184,7 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
                     ${outbox.map((o) => o.event)}::text[], ${outbox.map((o) => JSON.stringify(o.payload))}::text[]) as u(id, alert_id, incident_id, event, payload)
         on conflict (id) do nothing`
     }
+    await recordEvents(tx, events)
     return { evaluated: rows.length, deliveries: outbox.map((o) => o.id) }
   }) as Promise<PassResult>
 }

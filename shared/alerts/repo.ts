@@ -2,7 +2,7 @@
 import type { Db, Sql } from '../db.js'
 import { randomToken } from '../auth/secrets.js'
 import { ALERT_ALLOWANCES_JSON } from '../plans.js'
-import type { CreateAlertBody } from './schema.js'
+import type { CreateAlertBody, OnNoData } from './schema.js'
 
 export interface AlertRow {
   id: string
@@ -22,6 +22,10 @@ export interface AlertRow {
   last_delivery_error: string | null
   last_delivery_failed_at: Date | null
   created_at: Date
+  muted_until: Date | null
+  on_no_data: OnNoData
+  /** window_minutes was given (at creation or by a change): it is then also the on_no_data silence, else 60 minutes. */
+  window_minutes_set: boolean
   /** Set by listAlerts: beyond the plan's alert count after a downgrade (see pausedAlertIds). */
   paused?: boolean
 }
@@ -50,9 +54,9 @@ export async function insertAlert(sql: Sql, accountId: string, body: CreateAlert
     const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from alerts where account_id = ${accountId}`
     if (n >= limit) return null
     const [row] = await tx<AlertRow[]>`
-      insert into alerts (account_id, stat_name, condition_type, threshold, window_minutes, direction, channel, channel_config, cooldown_minutes, signing_secret, state)
-      values (${accountId}, ${body.stat_name}, ${body.condition_type}, ${body.threshold}, ${body.window_minutes}, ${body.direction}, ${body.channel},
-              ${tx.json(body.channel_config)}, ${body.cooldown_minutes}, ${`whsec_${randomToken(24)}`}, ${state})
+      insert into alerts (account_id, stat_name, condition_type, threshold, window_minutes, direction, channel, channel_config, cooldown_minutes, signing_secret, state, on_no_data, window_minutes_set)
+      values (${accountId}, ${body.stat_name}, ${body.condition_type}, ${body.threshold}, ${body.window_minutes ?? DEFAULT_WINDOW_MINUTES}, ${body.direction}, ${body.channel},
+              ${tx.json(body.channel_config)}, ${body.cooldown_minutes}, ${`whsec_${randomToken(24)}`}, ${state}, ${body.on_no_data ?? 'keep'}, ${body.window_minutes !== undefined})
       returning *`
     return row
   }) as Promise<AlertRow | null>
@@ -79,6 +83,11 @@ export async function deleteAlert(sql: Db, accountId: string, id: string): Promi
   return rows.length ? rows[0].queued : null
 }
 
+export const DEFAULT_WINDOW_MINUTES = 5
+/** How long a silence lasts before on_no_data acts (decisions.md 18): window_minutes when given, else 60. */
+export const DEFAULT_NO_DATA_MINUTES = 60
+export const noDataMinutes = (a: Pick<AlertRow, 'window_minutes' | 'window_minutes_set'>) => (a.window_minutes_set ? a.window_minutes : DEFAULT_NO_DATA_MINUTES)
+
 /** The public JSON form of an alert (never the signing secret). */
 export function alertJson(a: AlertRow) {
   return {
@@ -86,14 +95,14 @@ export function alertJson(a: AlertRow) {
     direction: a.direction, channel: a.channel, channel_config: a.channel_config, cooldown_minutes: a.cooldown_minutes, state: a.state,
     last_value: a.last_value, last_evaluated_at: a.last_evaluated_at?.toISOString() ?? null,
     last_delivery_error: a.last_delivery_error, last_delivery_failed_at: a.last_delivery_failed_at?.toISOString() ?? null,
-    created_at: a.created_at.toISOString(), paused: a.paused ?? false,
+    created_at: a.created_at.toISOString(), no_data_minutes: noDataMinutes(a), muted_until: a.muted_until?.toISOString() ?? null, on_no_data: a.on_no_data, paused: a.paused ?? false,
   }
 }
 
 export interface Delivery {
   id: string
   alert_id: string
-  event: 'fired' | 'resolved'
+  event: 'fired' | 'resolved' | 'test'
   payload: Record<string, unknown>
   status: 'queued' | 'delivered' | 'failed'
   attempts: number
@@ -104,22 +113,28 @@ export async function findDelivery(sql: Db, id: string): Promise<Delivery | null
   return row ?? null
 }
 
-export async function markDelivered(sql: Db, id: string): Promise<void> {
-  await sql`update alert_deliveries set status = 'delivered', delivered_at = now(), attempts = attempts + 1, last_error = null where id = ${id}`
+/** Marks a delivery sent and records the attempt with the receiver's status code (null for e-mail). */
+export async function markDelivered(sql: Db, id: string, statusCode: number | null = null): Promise<void> {
+  await sql`
+    with d as (update alert_deliveries set status = 'delivered', delivered_at = now(), attempts = attempts + 1, last_error = null where id = ${id} returning id, attempts)
+    insert into alert_delivery_attempts (delivery_id, attempt, status_code) select id, attempts, ${statusCode} from d
+    on conflict do nothing`
 }
 
 /** Records a failed attempt; `final` marks the delivery failed for good and shows the error on the alert. */
-export async function recordAttemptFailure(sql: Sql, id: string, error: string, final: boolean): Promise<void> {
+export async function recordAttemptFailure(sql: Sql, id: string, error: string, final: boolean, statusCode: number | null = null): Promise<void> {
   await sql.begin(async (tx) => {
-    const [d] = await tx<{ alert_id: string }[]>`
-      update alert_deliveries set attempts = attempts + 1, last_error = ${error}, status = ${final ? 'failed' : 'queued'} where id = ${id} returning alert_id`
-    if (d && final) await tx`update alerts set last_delivery_error = ${error}, last_delivery_failed_at = now() where id = ${d.alert_id}`
+    const [d] = await tx<{ alert_id: string; attempts: number }[]>`
+      update alert_deliveries set attempts = attempts + 1, last_error = ${error}, status = ${final ? 'failed' : 'queued'} where id = ${id} returning alert_id, attempts`
+    if (!d) return
+    await tx`insert into alert_delivery_attempts (delivery_id, attempt, status_code, error) values (${id}, ${d.attempts}, ${statusCode}, ${error}) on conflict do nothing`
+    if (final) await tx`update alerts set last_delivery_error = ${error}, last_delivery_failed_at = now() where id = ${d.alert_id}`
   })
 }
 
 export interface DeliveryRow {
   id: string
-  event: 'fired' | 'resolved'
+  event: 'fired' | 'resolved' | 'test'
   status: 'queued' | 'delivered' | 'failed'
   attempts: number
   last_error: string | null

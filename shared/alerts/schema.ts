@@ -6,6 +6,10 @@ export const CONDITIONS = ['above', 'below', 'pct_change', 'heartbeat', 'missing
 export type Condition = (typeof CONDITIONS)[number]
 export const CHANNELS = ['webhook', 'slack', 'email'] as const
 export type Channel = (typeof CHANNELS)[number]
+export const ON_NO_DATA = ['keep', 'resolve', 'alert'] as const
+export type OnNoData = (typeof ON_NO_DATA)[number]
+/** The conditions on a stat's value, for which on_no_data applies (the others are about missing data already). */
+export const THRESHOLD_CONDITIONS: readonly Condition[] = ['above', 'below', 'pct_change', 'sustained']
 
 const StatName = z.string().transform((raw, ctx) => {
   const p = parseStatName(raw)
@@ -21,19 +25,29 @@ export const ChannelConfig = z
   })
   .strict()
 
+const OnNoDataField = z.enum(ON_NO_DATA).describe(
+  'Threshold conditions only. What silence does: keep (nothing: a firing alert stays firing), resolve (a firing alert whose stat ' +
+  'receives no point, by arrival time, for window_minutes, or 60 minutes when window_minutes was never given, resolves) or alert ' +
+  '(that silence fires, like missing_data)')
+
 export const CreateAlertBody = z
   .object({
     stat_name: StatName.describe('The stat\'s name (it need not exist yet)'),
     condition_type: z.enum(CONDITIONS),
     threshold: z.number().finite(),
-    window_minutes: z.number().int().min(1).max(10_080).default(5)
-      .describe('heartbeat/missing_data: staleness window; pct_change: lookback; sustained: how long the condition must hold'),
+    window_minutes: z.number().int().min(1).max(10_080).optional()
+      .describe('Default 5. heartbeat/missing_data: staleness window; pct_change: lookback; sustained: how long the condition must hold; ' +
+        'with on_no_data resolve or alert, also how long a silence must last (60 minutes when not given)'),
     direction: z.enum(['above', 'below']).default('above').describe('sustained only: which side of the threshold must hold'),
     channel: z.enum(CHANNELS),
     channel_config: ChannelConfig,
     cooldown_minutes: z.number().int().min(0).max(10_080).default(0).describe('Suppresses repeat fires only; never a resolve'),
+    on_no_data: OnNoDataField.default('keep'),
   })
   .superRefine((b, ctx) => {
+    if (b.on_no_data !== 'keep' && !THRESHOLD_CONDITIONS.includes(b.condition_type)) {
+      ctx.addIssue({ code: 'custom', path: ['on_no_data'], message: `applies to threshold conditions only (${THRESHOLD_CONDITIONS.join(', ')}), not ${b.condition_type}` })
+    }
     const need = { webhook: 'webhook_url', slack: 'slack_webhook_url', email: 'email' } as const
     const field = need[b.channel]
     if (!b.channel_config[field]) ctx.addIssue({ code: 'custom', path: ['channel_config', field], message: `required for channel ${b.channel}` })
@@ -50,6 +64,9 @@ export const AlertJson = z
     direction: z.enum(['above', 'below']), channel: z.enum(CHANNELS), channel_config: ChannelConfig, cooldown_minutes: z.number().int(),
     state: z.enum(['ok', 'firing', 'pending_confirmation']), last_value: z.number().nullable(), last_evaluated_at: z.iso.datetime().nullable(),
     last_delivery_error: z.string().nullable(), last_delivery_failed_at: z.iso.datetime().nullable(), created_at: z.iso.datetime(),
+    no_data_minutes: z.number().int().describe('How long a silence must last for on_no_data: window_minutes when it was given, else 60'),
+    muted_until: z.iso.datetime().nullable().describe('Deliveries (fires and resolves) are withheld until then; a breach still in force when it ends is delivered'),
+    on_no_data: z.enum(ON_NO_DATA),
     paused: z.boolean().describe('Beyond the plan\'s alert count after a downgrade (the newest alerts): kept and listed, not evaluated, until the plan allows it again'),
   })
   .meta({ id: 'Alert' })
@@ -67,7 +84,7 @@ export const AlertList = z.object({ alerts: z.array(AlertJson) }).meta({ id: 'Al
 /** The body POSTed to a webhook (interface 2.5). */
 export const DeliveryPayload = z
   .object({
-    alert_id: z.uuid(), event: z.enum(['fired', 'resolved']), status: z.enum(['firing', 'resolved']), stat_name: z.string(),
+    alert_id: z.uuid(), event: z.enum(['fired', 'resolved', 'test']).describe('test: sent by POST /api/v1/alerts/{id}/test'), status: z.enum(['firing', 'resolved']), stat_name: z.string(),
     observed_value: z.number().nullable(), condition: z.enum(CONDITIONS), threshold: z.number(), triggered_at: z.iso.datetime(),
     message: z.string(), idempotency_key: z.string(), incident_key: z.string(),
   })
@@ -77,8 +94,51 @@ export type DeliveryPayload = z.infer<typeof DeliveryPayload>
 export const DeliveryList = z
   .object({
     deliveries: z.array(z.object({
-      id: z.string(), event: z.enum(['fired', 'resolved']), status: z.enum(['queued', 'delivered', 'failed']), attempts: z.number().int(),
+      id: z.string(), event: z.enum(['fired', 'resolved', 'test']), status: z.enum(['queued', 'delivered', 'failed']), attempts: z.number().int(),
       last_error: z.string().nullable(), observed_value: z.number().nullable(), created_at: z.iso.datetime(), delivered_at: z.iso.datetime().nullable(),
     })),
   })
   .meta({ id: 'AlertDeliveryList' })
+
+/** PATCH /api/v1/alerts/:id: any of these; the condition and the channel stay as created. */
+export const UpdateAlertBody = z
+  .object({
+    threshold: z.number().finite(),
+    window_minutes: z.number().int().min(1).max(10_080),
+    direction: z.enum(['above', 'below']).describe('sustained only'),
+    cooldown_minutes: z.number().int().min(0).max(10_080),
+    channel_config: ChannelConfig.describe('The whole channel_config of the alert\'s channel; a changed e-mail address goes back to pending_confirmation'),
+    muted_until: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date and time (or null to unmute)' }).nullable()
+      .describe('Withhold deliveries until then (null: unmute now)'),
+    on_no_data: OnNoDataField,
+  })
+  .partial()
+  .strict()
+  .refine((b) => Object.keys(b).length > 0, { message: 'nothing to change: send at least one field' })
+  .meta({ id: 'UpdateAlertBody' })
+export type UpdateAlertBody = z.infer<typeof UpdateAlertBody>
+
+export const AlertResponse = z.object({ alert: AlertJson }).meta({ id: 'AlertResponse' })
+
+export const ALERT_EVENTS = ['fired', 'resolved', 'suppressed', 'muted', 'test'] as const
+
+export const AlertEventList = z
+  .object({
+    events: z.array(z.object({
+      at: z.iso.datetime(),
+      event: z.enum(ALERT_EVENTS).describe('fired/resolved: a transition delivered; suppressed: a fire held back by the cooldown; ' +
+        'muted: a transition withheld by a mute, or a mute set; test: a test delivery'),
+      observed_value: z.number().nullable(),
+      detail: z.string().nullable().describe('What happened, in words (why nothing was sent, until when a mute runs)'),
+      delivery_status: z.enum(['queued', 'delivered', 'failed']).nullable().describe('The delivery\'s state; null when nothing was sent'),
+      deliveries: z.array(z.object({
+        attempt: z.number().int(), at: z.iso.datetime(), status_code: z.number().int().nullable().describe('The receiver\'s HTTP status; null for e-mail and when no answer came'),
+        error: z.string().nullable(),
+      })).describe('Every attempt of the delivery, first first'),
+    })),
+  })
+  .meta({ id: 'AlertEventList' })
+
+export const TestDelivery = z
+  .object({ delivery_id: z.string().describe('Its idempotency key; the attempts show in GET /api/v1/alerts/{id}/events') })
+  .meta({ id: 'AlertTestDelivery' })

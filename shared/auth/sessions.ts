@@ -45,8 +45,18 @@ export async function revokeSession(sql: Db, sessionId: string): Promise<void> {
   await sql`update sessions set revoked_at = now() where id = ${sessionId} and revoked_at is null`
 }
 
-/** Deletes sessions that expired or were revoked more than a day ago (run by the maintenance schedule). */
+/** Revokes every live session of an account but `keep` (the one changing its password); returns how many. */
+export async function revokeAccountSessions(sql: Db, accountId: string, keep?: string): Promise<number> {
+  const res = keep
+    ? await sql`update sessions set revoked_at = now() where account_id = ${accountId} and revoked_at is null and id <> ${keep}`
+    : await sql`update sessions set revoked_at = now() where account_id = ${accountId} and revoked_at is null`
+  return res.count
+}
+
+/** Deletes sessions that expired or were revoked more than a day ago, and old reset links (run by the maintenance schedule). */
 export async function purgeSessions(sql: Db, now: Date): Promise<number> {
   const res = await sql`delete from sessions where expires_at < ${now} - interval '1 day' or revoked_at < ${now} - interval '1 day'`
+  // Password-reset links are an hour's credential: kept a day past their end (for a support question), then gone.
+  await sql`delete from password_resets where expires_at < ${now} - interval '1 day'`
   return res.count
 }

@@ -73,3 +73,13 @@ export async function clearLoginThrottle(redis: Redis, config: ThrottleConfig, e
 export async function throttleSignup(redis: Redis, config: ThrottleConfig, clientIp: string): Promise<void> {
   await attempt(redis, [[throttleKey(config, 'signup-ip', clientIp), config.authAttemptsPerClient]], 'sign-up')
 }
+
+/**
+ * Counts a password-reset request, throttled like sign-in (decisions.md 19): per address, so one inbox is not
+ * flooded with reset mails, and per client. Separate counters from sign-in, so that resetting is not blocked by
+ * the failed sign-ins that made someone reset.
+ */
+export async function throttlePasswordReset(redis: Redis, config: ThrottleConfig, clientIp: string, email: string): Promise<void> {
+  const address = createHash('sha256').update(email.trim().toLowerCase()).digest('hex').slice(0, 32)
+  await attempt(redis, [[throttleKey(config, 'reset-email', address), config.authAttemptsPerAddress], [throttleKey(config, 'reset-ip', clientIp), config.authAttemptsPerClient]], 'password reset')
+}

@@ -1,7 +1,8 @@
-// The account: who is signed in, the plan and its limits, sign out.
+// The account: who is signed in, the plan and its limits, sign out; password, two-factor sign-in, deletion.
 import { api } from './lib/api.js'
 import { when } from './lib/format.js'
 import { ErrorNotice, html, Loading, mount, useEffect, useState } from './lib/ui.js'
+import { ChangePassword, DeleteAccount, TwoFactor } from './account-security.js'
 
 interface Me { account: { id: string; email: string; plan: string; created_at: string } }
 interface Limit { used: number; limit: number }
@@ -34,7 +35,10 @@ function Account() {
       <p class="small muted">History kept: ${usage.retention_days} days. Anomaly detection: ${usage.anomaly_detection ? 'included' : 'on paid plans'}.</p>`}
     <h2>Keys</h2><p><a href="/keys">Manage API keys</a></p>
     <h2>Sign out</h2><p class="muted small">Ends this session on the server; your keys keep working.</p>
-    <div class="actions"><button type="button" class="secondary" onClick=${signOut}>Sign out</button></div>`
+    <div class="actions"><button type="button" class="secondary" onClick=${signOut}>Sign out</button></div>
+    <${ChangePassword} />
+    <${TwoFactor} />
+    <${DeleteAccount} />`
 }
 
 mount(Account)

@@ -10,6 +10,7 @@ interface Alert {
   id: string; stat_name: string; condition_type: Condition; threshold: number; window_minutes: number; direction: 'above' | 'below'
   channel: Channel; channel_config: Record<string, string>; cooldown_minutes: number; state: string; last_value: number | null
   last_evaluated_at: string | null; last_delivery_error: string | null; last_delivery_failed_at: string | null; created_at: string
+  muted_until: string | null
 }
 interface Delivery { id: string; event: string; status: string; attempts: number; last_error: string | null; observed_value: number | null; created_at: string; delivered_at: string | null }
 type Condition = 'above' | 'below' | 'pct_change' | 'heartbeat' | 'missing_data' | 'sustained'
@@ -102,7 +103,7 @@ function SuggestThreshold({ stat, condition, cooldown, onPick }: { stat: string;
   </div>`
 }
 
-interface Form { stat_name: string; condition_type: Condition; threshold: string; window_minutes: string; direction: 'above' | 'below'; channel: Channel; target: string; cooldown_minutes: string }
+interface Form { stat_name: string; condition_type: Condition; threshold: string; window_minutes: string; direction: 'above' | 'below'; channel: Channel; target: string; cooldown_minutes: string; on_no_data: 'keep' | 'resolve' | 'alert' }
 
 /** The checks the API makes, run before sending so that mistakes show next to their field. */
 export function validate(f: Form): Record<string, string> {
@@ -126,7 +127,7 @@ export function validate(f: Form): Record<string, string> {
 function CreateForm({ stats, onCreated }: { stats: string[]; onCreated: (a: Alert, secret: string) => void }) {
   const [f, setF] = useState<Form>({
     stat_name: new URLSearchParams(location.search).get('stat') ?? '', condition_type: 'above', threshold: '', window_minutes: '5',
-    direction: 'above', channel: 'webhook', target: '', cooldown_minutes: '0',
+    direction: 'above', channel: 'webhook', target: '', cooldown_minutes: '0', on_no_data: 'keep',
   })
   const [errors, setErrors] = useState<Record<string, string>>({})
   const [error, setError] = useState<unknown>(null)
@@ -149,8 +150,10 @@ function CreateForm({ stats, onCreated }: { stats: string[]; onCreated: (a: Aler
     try {
       const body = {
         stat_name: f.stat_name, condition_type: f.condition_type, threshold: c.threshold ? Number(f.threshold) : 0,
-        window_minutes: c.window ? Number(f.window_minutes) : 5, ...(f.condition_type === 'sustained' ? { direction: f.direction } : {}),
+        // Left out where the condition has no window: the API's default, and on_no_data then waits 60 minutes of silence.
+        ...(c.window ? { window_minutes: Number(f.window_minutes) } : {}), ...(f.condition_type === 'sustained' ? { direction: f.direction } : {}),
         channel: f.channel, channel_config: { [ch.field]: f.target.trim() }, cooldown_minutes: Number(f.cooldown_minutes),
+        ...(c.threshold ? { on_no_data: f.on_no_data } : {}),
       }
       const res = await api<{ alert: Alert; signing_secret: string }>('POST', '/api/v1/alerts', body)
       onCreated(res.alert, res.signing_secret)
@@ -186,6 +189,9 @@ function CreateForm({ stats, onCreated }: { stats: string[]; onCreated: (a: Aler
     </div>
     ${f.condition_type === 'above' || f.condition_type === 'below' ? html`<${SuggestThreshold} stat=${f.stat_name} condition=${f.condition_type} cooldown=${f.cooldown_minutes}
       onPick=${(t: number) => setF({ ...f, threshold: String(t) })} />` : null}
+    ${c.threshold ? html`<${Field} id="on_no_data" label="When the stat goes quiet" hint=${`No point for ${c.window ? 'the window' : 'an hour'}: keep the alert as it is (a firing alert stays firing), resolve it, or fire.`}>
+      <select id="on_no_data" value=${f.on_no_data} onChange=${set('on_no_data')}>
+        <option value="keep">Keep its state</option><option value="resolve">Resolve it</option><option value="alert">Fire</option></select><//>` : null}
     <fieldset><legend>Send to</legend>
       <div class="actions" role="radiogroup" aria-label="Channel">${(Object.keys(CHANNELS) as Channel[]).map((k) => html`<label class="inline"><input type="radio" name="channel" value=${k} checked=${f.channel === k}
         onChange=${() => setF({ ...f, channel: k, target: '' })} /> ${CHANNELS[k].label}</label>`)}</div>
@@ -237,7 +243,8 @@ function AlertsPage() {
       : alerts.map((a) => html`<article class="card" key=${a.id} data-alert=${a.id}>
           <div class="actions"><${Badge} state=${a.state} /><a class="row-title" href=${`/stats/${encodeURIComponent(a.stat_name)}`}>${a.stat_name}</a><span>${describe(a)}</span></div>
           <p class="small">→ ${CHANNELS[a.channel].label}: <code>${Object.values(a.channel_config)[0]}</code>${a.cooldown_minutes ? ` · cooldown ${a.cooldown_minutes} min` : ''}</p>
-          <p class="small muted">Last value ${num(a.last_value)} · checked ${age(a.last_evaluated_at)}</p>
+          <p class="small muted">Last value ${num(a.last_value)} · checked ${age(a.last_evaluated_at)}${a.muted_until && Date.parse(a.muted_until) > Date.now() ? ` · muted until ${when(a.muted_until)}` : ''}</p>
+          <p class="small"><a href=${`/alerts/${a.id}`} aria-label=${`Manage alert on ${a.stat_name}`}>History, mute, test and changes</a></p>
           ${a.last_delivery_error ? html`<div class="notice error small">Last delivery failed ${age(a.last_delivery_failed_at)}: ${a.last_delivery_error}</div>` : null}
           <${Deliveries} alert=${a} />
           <button type="button" class="secondary" onClick=${() => remove(a)} aria-label=${`Delete alert on ${a.stat_name}`}>Delete</button>

@@ -1,5 +1,5 @@
 // Sign in and create an account (decisions.md section 2): one form, two modes.
-import { api, fieldErrors, pageData } from './lib/api.js'
+import { api, ApiError, fieldErrors, pageData } from './lib/api.js'
 import { ErrorNotice, Field, html, mount, useState } from './lib/ui.js'
 
 /**
@@ -26,6 +26,9 @@ function SignIn() {
   const [password, setPassword] = useState('')
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
+  // Asked for once the password is right and the account has two-factor sign-in on.
+  const [needCode, setNeedCode] = useState(false)
+  const [code, setCode] = useState('')
   const fields = fieldErrors(error)
 
   const submit = async (e: Event) => {
@@ -33,10 +36,16 @@ function SignIn() {
     setBusy(true)
     setError(null)
     try {
-      await api('POST', signup ? '/api/v1/auth/signup' : '/api/v1/auth/login', { email, password })
+      await api('POST', signup ? '/api/v1/auth/signup' : '/api/v1/auth/login', { email, password, ...(needCode ? { code } : {}) })
       location.assign(signup ? '/keys?welcome=1' : nextPath())
     } catch (err) {
-      setError(err)
+      if (err instanceof ApiError && err.code === 'two_factor_required') {
+        setNeedCode(true)
+        setError(null)
+        setTimeout(() => document.getElementById('code')?.focus())
+      } else {
+        setError(err)
+      }
       setBusy(false)
     }
   }
@@ -54,10 +63,14 @@ function SignIn() {
         <input id="password" type="password" autocomplete=${signup ? 'new-password' : 'current-password'} required minLength=${signup ? 10 : undefined}
           value=${password} onInput=${(e: any) => setPassword(e.currentTarget.value)} aria-invalid=${fields['password'] ? 'true' : undefined} />
       <//>
+      ${needCode ? html`<${Field} id="code" label="Code from your authenticator app" hint="The 6 digits the app shows now, or one of your recovery codes.">
+        <input id="code" autocomplete="one-time-code" inputMode="text" value=${code} onInput=${(e: any) => setCode(e.currentTarget.value)} />
+      <//>` : null}
       ${Object.keys(fields).length ? null : html`<${ErrorNotice} error=${error} />`}
       <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Please wait…' : signup ? 'Create account' : 'Sign in'}</button></div>
     </form>
     <p>${signup ? 'Already have an account? ' : 'New here? '}<a href=${other}>${signup ? 'Sign in' : 'Create an account'}</a></p>
+    ${signup ? null : html`<p><a href="/reset">Forgot your password?</a></p>`}
   </div>`
 }
 

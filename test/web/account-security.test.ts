@@ -1,0 +1,128 @@
+// Journeys: password reset from the sign-in page through the mailed link (used twice: the second refused),
+// password change, two-factor sign-in set up on the account page and then required at sign-in, and account
+// deletion, in Chromium against a real server, database, Redis and a local SMTP server.
+import test from 'ava'
+import type { Browser } from 'playwright-core'
+import { generate } from 'otplib'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+import { launchBrowser, openTab, screenshot, signedInTab } from '../helpers/browser.js'
+import { signUp } from '../helpers/factories.js'
+import { request } from '../helpers/http.js'
+import { startSmtpReceiver, type SmtpReceiver } from '../helpers/receivers.js'
+
+let app: TestApp
+let browser: Browser
+let smtp: SmtpReceiver
+
+test.before(async () => {
+  ;[smtp, browser] = await Promise.all([startSmtpReceiver(), launchBrowser()])
+  app = await startTestApp({ SMTP_URL: smtp.url })
+})
+test.after.always(async () => {
+  await browser?.close()
+  await app?.close()
+  await smtp?.close()
+})
+
+const signsIn = async (email: string, password: string) => (await request(app.url, '/api/v1/auth/login', { json: { email, password } })).status
+
+test('reset page: forgot password from sign-in, the mailed link sets a new one, the same link a second time is refused', async (t) => {
+  const user = await signUp(app.url)
+  const { page, problems } = await openTab(browser)
+  await page.goto(`${app.url}/signin`)
+  await page.getByRole('link', { name: 'Forgot your password?' }).click()
+  await page.waitForURL(`${app.url}/reset`)
+  await page.getByLabel('E-mail').fill(user.email)
+  await page.getByRole('button', { name: 'Mail me a link' }).click()
+  await page.getByText(`If an account uses ${user.email}, a link`).waitFor()
+  const [mail] = await smtp.waitFor(1, (m) => m.to.includes(user.email))
+  const link = /(http\S+\/reset\?token=\S+)/.exec(mail.text)![1]
+
+  await page.goto(link)
+  await page.getByRole('heading', { name: 'Choose a new password' }).waitFor()
+  await page.getByLabel('New password', { exact: true }).fill('fresh passphrase 1')
+  await page.getByLabel('New password, again').fill('fresh passphrase 2')
+  await page.getByRole('button', { name: 'Set the new password' }).click()
+  t.is(await page.locator('#again-error').textContent(), 'The two passwords differ.')
+  t.is(await signsIn(user.email, user.password), 200, 'nothing changed yet')
+  await page.getByLabel('New password, again').fill('fresh passphrase 1')
+  await page.getByRole('button', { name: 'Set the new password' }).click()
+  await page.getByText('Your password is changed.').waitFor()
+  t.is(await signsIn(user.email, 'fresh passphrase 1'), 200)
+  t.is(await signsIn(user.email, user.password), 401)
+
+  // The same link again: refused, and the page says what to do.
+  await page.goto(link)
+  await page.getByLabel('New password', { exact: true }).fill('third passphrase!')
+  await page.getByLabel('New password, again').fill('third passphrase!')
+  await page.getByRole('button', { name: 'Set the new password' }).click()
+  await page.getByText(/this reset link is unknown, expired or already used.*\(400\)/).waitFor()
+  await page.getByRole('link', { name: 'Ask for a new link' }).waitFor()
+  t.is(await signsIn(user.email, 'third passphrase!'), 401)
+  await screenshot(page, 'reset-used-twice')
+  t.deepEqual(problems.filter((p) => !p.includes('400')), [])
+})
+
+test('account page: change the password, set up two-factor sign-in, then sign-in asks for the code', async (t) => {
+  const user = await signUp(app.url)
+  const { page, problems } = await signedInTab(browser, app.url, user)
+  await page.goto(`${app.url}/account`)
+
+  await page.getByLabel('Current password').fill('wrong password!!')
+  await page.getByLabel('New password').fill('changed passphrase')
+  await page.getByRole('button', { name: 'Change password' }).click()
+  await page.getByText('the password is wrong; nothing was changed (403)').waitFor()
+  await page.getByLabel('Current password').fill(user.password)
+  await page.getByRole('button', { name: 'Change password' }).click()
+  await page.getByText('Password changed. Other sessions are signed out.').waitFor()
+  t.is(await signsIn(user.email, 'changed passphrase'), 200)
+
+  await page.getByRole('button', { name: 'Set up two-factor sign-in' }).click()
+  const secret = (await page.getByTestId('totp-secret').textContent())!
+  await page.getByLabel('The 6-digit code the app shows').fill(await generate({ secret }))
+  await page.getByRole('button', { name: 'Turn on' }).click()
+  const codes = (await page.getByTestId('recovery-codes').textContent())!.split('\n')
+  t.is(codes.length, 10)
+  t.regex((await page.getByTestId('two-factor-status').textContent())!, /^On since .*Recovery codes left: 10\./)
+  await screenshot(page, 'account-two-factor')
+  // New recovery codes, confirmed with one of the old ones: a new set replaces the list shown.
+  await page.getByLabel('Code from the app, or a recovery code').fill(codes[9])
+  await page.getByRole('button', { name: 'New recovery codes' }).click()
+  await page.waitForFunction((old) => document.querySelector('[data-testid="recovery-codes"]')?.textContent !== old, codes.join('\n'))
+  const renewed = (await page.getByTestId('recovery-codes').textContent())!.split('\n')
+  t.is(renewed.length, 10)
+  t.false(renewed.includes(codes[0]))
+  t.is(await signsIn(user.email, 'changed passphrase'), 401, 'two-factor on: the password alone no longer signs in')
+
+  // Signing in now takes a code: the page asks for it after the password.
+  const other = await openTab(browser)
+  await other.page.goto(`${app.url}/signin`)
+  await other.page.getByLabel('E-mail').fill(user.email)
+  await other.page.getByLabel('Password').fill('changed passphrase')
+  await other.page.getByRole('button', { name: 'Sign in' }).click()
+  const codeField = other.page.getByLabel('Code from your authenticator app')
+  await codeField.waitFor()
+  t.false(other.page.url().includes('/stats'))
+  await codeField.fill(renewed[0])
+  await other.page.getByRole('button', { name: 'Sign in' }).click()
+  await other.page.waitForURL(/\/stats/)
+  t.deepEqual([...problems, ...other.problems].filter((p) => !p.includes('40')), [])
+})
+
+test('account page: deleting the account takes the password, then everything goes and the landing page says so', async (t) => {
+  const user = await signUp(app.url)
+  const { page } = await signedInTab(browser, app.url, user)
+  await page.goto(`${app.url}/account`)
+  page.on('dialog', (d) => void d.accept())
+  await page.getByLabel('Password', { exact: true }).last().fill('not my password')
+  await page.getByRole('button', { name: 'Delete my account and all its data' }).click()
+  await page.getByText('the password is wrong; nothing was changed (403)').waitFor()
+  t.is((await app.sql`select 1 from accounts where id = ${user.accountId}`).length, 1)
+  await page.locator('#delete-password').fill(user.password)
+  await page.getByRole('button', { name: 'Delete my account and all its data' }).click()
+  await page.waitForURL(`${app.url}/?deleted=1`)
+  await page.getByText('Your account and all of its data were deleted.').waitFor()
+  t.is((await app.sql`select 1 from accounts where id = ${user.accountId}`).length, 0)
+  await page.goto(`${app.url}/account`)
+  await page.waitForURL(/\/signin/)
+})

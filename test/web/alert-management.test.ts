@@ -1,0 +1,109 @@
+// Journey: one alert's page (decisions.md section 18). From the list to the alert, mute for an hour, unmute,
+// mute until a chosen time, send a test that reaches a local receiver with its answer in the history, and
+// change the threshold and on_no_data (a refused value shown by its field, nothing stored).
+import test from 'ava'
+import type { Browser } from 'playwright-core'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
+import { createKey, signUp } from '../helpers/factories.js'
+import { request } from '../helpers/http.js'
+import { startHttpReceiver, type HttpReceiver } from '../helpers/receivers.js'
+
+let app: TestApp
+let browser: Browser
+let hook: HttpReceiver
+
+test.before(async () => {
+  ;[hook, browser] = await Promise.all([startHttpReceiver(), launchBrowser()])
+  app = await startTestApp({ ALERT_EVAL_INTERVAL_SECONDS: '3600' })
+  await app.startWorkers()
+})
+test.after.always(async () => {
+  await browser?.close()
+  await app?.close()
+  await hook?.close()
+})
+
+test('alert page: mute 1 hour, unmute, mute until a chosen time, send a test, change it; the history shows each', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const created = await request(app.url, '/api/v1/alerts', {
+    json: { stat_name: 'queue.depth', condition_type: 'above', threshold: 5, channel: 'webhook', channel_config: { webhook_url: hook.url } }, bearer: key,
+  })
+  t.is(created.status, 201)
+  const id = created.body.alert.id
+  const row = async () => (await app.sql`select threshold, on_no_data, muted_until from alerts where id = ${id}`)[0]
+  const { page, problems } = await signedInTab(browser, app.url, user)
+  await page.goto(`${app.url}/alerts`)
+  await page.getByRole('link', { name: 'Manage alert on queue.depth' }).click()
+  await page.waitForURL(`${app.url}/alerts/${id}`)
+  await page.getByText('Not muted.').waitFor()
+
+  await page.getByRole('button', { name: 'Mute for 1 hour' }).click()
+  await page.getByText(/^Muted until /).waitFor()
+  const muted = (await row()).muted_until as Date
+  t.true(Math.abs(muted.getTime() - (Date.now() + 3600_000)) < 60_000)
+  await page.getByRole('button', { name: 'Unmute' }).click()
+  await page.getByText('Not muted.').waitFor()
+  t.is((await row()).muted_until, null)
+
+  // A chosen time, in the person's local clock: two days from now at 09:30.
+  const target = new Date(Date.now() + 2 * 86_400_000)
+  target.setHours(9, 30, 0, 0)
+  const local = `${target.getFullYear()}-${String(target.getMonth() + 1).padStart(2, '0')}-${String(target.getDate()).padStart(2, '0')}T09:30`
+  await page.getByLabel('Mute until (your local time)').fill(local)
+  await page.getByRole('button', { name: 'Mute until then' }).click()
+  await page.getByText(/^Muted until /).waitFor()
+  const chosen = await page.evaluate((v) => new Date(v).getTime(), local)
+  t.is(((await row()).muted_until as Date).getTime(), chosen)
+
+  await page.getByRole('button', { name: 'Send a test' }).click()
+  await page.getByText('Test queued').waitFor()
+  const [req] = await hook.waitFor(1, (r) => r.json?.event === 'test')
+  t.is(req.json.alert_id, id)
+  await page.getByTestId('history').getByText(/#1 .*: 200/).waitFor()
+
+  // A bad threshold is shown by its field and not sent; then a real change.
+  await page.getByLabel('Threshold').fill('lots')
+  await page.getByRole('button', { name: 'Save changes' }).click()
+  t.is(await page.locator('#threshold-error').textContent(), 'Enter a number.')
+  t.is((await row()).threshold, 5)
+  await page.getByLabel('Threshold').fill('7.5')
+  await page.getByLabel('When the stat goes quiet').selectOption('resolve')
+  await page.getByRole('button', { name: 'Save changes' }).click()
+  await page.getByText('Saved.').waitFor()
+  t.like(await row(), { threshold: 7.5, on_no_data: 'resolve' })
+
+  const history = page.getByTestId('history')
+  t.regex((await history.textContent())!, /test.*muted.*mute lifted.*muted/s)
+  await screenshot(page, 'alert-management')
+  t.deepEqual(problems, [])
+})
+
+test('alerts page: the create form sets on_no_data for a threshold condition', async (t) => {
+  const user = await signUp(app.url)
+  const { page, problems } = await signedInTab(browser, app.url, user)
+  await page.goto(`${app.url}/alerts`)
+  await page.getByLabel('Stat', { exact: true }).fill('queue.depth')
+  await page.getByLabel('Threshold').fill('5')
+  await page.getByLabel('When the stat goes quiet').selectOption('resolve')
+  await page.getByLabel('Webhook URL').fill(hook.url)
+  await page.getByRole('button', { name: 'Create alert' }).click()
+  await page.getByText('Alert on “queue.depth” created').waitFor()
+  const [row] = await app.sql`select on_no_data, window_minutes_set from alerts where account_id = ${user.accountId}`
+  t.like(row, { on_no_data: 'resolve', window_minutes_set: false })
+  t.deepEqual(problems, [])
+})
+
+test('alert page: another account\'s alert shows the API\'s 404, not its data', async (t) => {
+  const owner = await signUp(app.url)
+  const { key } = await createKey(app.url, owner)
+  const created = await request(app.url, '/api/v1/alerts', {
+    json: { stat_name: 'secret.stat', condition_type: 'above', threshold: 5, channel: 'webhook', channel_config: { webhook_url: hook.url } }, bearer: key,
+  })
+  const stranger = await signUp(app.url)
+  const { page } = await signedInTab(browser, app.url, stranger)
+  await page.goto(`${app.url}/alerts/${created.body.alert.id}`)
+  await page.getByText('alert not found (404)').waitFor()
+  t.false((await page.content()).includes('secret.stat'))
+})
