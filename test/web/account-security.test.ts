@@ -17,6 +17,8 @@ let smtp: SmtpReceiver
 test.before(async () => {
   ;[smtp, browser] = await Promise.all([startSmtpReceiver(), launchBrowser()])
   app = await startTestApp({ SMTP_URL: smtp.url })
+  // The page bundles are built on a process's first page request: built here, not inside a test's navigation timeout.
+  await fetch(`${app.url}/signin`)
 })
 test.after.always(async () => {
   await browser?.close()
@@ -26,7 +28,7 @@ test.after.always(async () => {
 
 const signsIn = async (email: string, password: string) => (await request(app.url, '/api/v1/auth/login', { json: { email, password } })).status
 
-test('reset page: forgot password from sign-in, the mailed link sets a new one, the same link a second time is refused', async (t) => {
+test.serial('reset page: forgot password from sign-in, the mailed link sets a new one, the same link a second time is refused', async (t) => {
   const user = await signUp(app.url)
   const { page, problems } = await openTab(browser)
   await page.goto(`${app.url}/signin`)
@@ -63,7 +65,7 @@ test('reset page: forgot password from sign-in, the mailed link sets a new one, 
   t.deepEqual(problems.filter((p) => !p.includes('400')), [])
 })
 
-test('account page: change the password, set up two-factor sign-in, then sign-in asks for the code', async (t) => {
+test.serial('account page: change the password, set up two-factor sign-in, then sign-in asks for the code', async (t) => {
   const user = await signUp(app.url)
   const { page, problems } = await signedInTab(browser, app.url, user)
   await page.goto(`${app.url}/account`)
@@ -109,7 +111,7 @@ test('account page: change the password, set up two-factor sign-in, then sign-in
   t.deepEqual([...problems, ...other.problems].filter((p) => !p.includes('40')), [])
 })
 
-test('account page: deleting the account takes the password, then everything goes and the landing page says so', async (t) => {
+test.serial('account page: deleting the account takes the password, then everything goes and the landing page says so', async (t) => {
   const user = await signUp(app.url)
   const { page } = await signedInTab(browser, app.url, user)
   await page.goto(`${app.url}/account`)

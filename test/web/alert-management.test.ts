@@ -17,6 +17,8 @@ test.before(async () => {
   ;[hook, browser] = await Promise.all([startHttpReceiver(), launchBrowser()])
   app = await startTestApp({ ALERT_EVAL_INTERVAL_SECONDS: '3600' })
   await app.startWorkers()
+  // The page bundles are built on a process's first page request: built here, not inside a test's navigation timeout.
+  await fetch(`${app.url}/signin`)
 })
 test.after.always(async () => {
   await browser?.close()
@@ -24,7 +26,7 @@ test.after.always(async () => {
   await hook?.close()
 })
 
-test('alert page: mute 1 hour, unmute, mute until a chosen time, send a test, change it; the history shows each', async (t) => {
+test.serial('alert page: mute 1 hour, unmute, mute until a chosen time, send a test, change it; the history shows each', async (t) => {
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   const created = await request(app.url, '/api/v1/alerts', {
@@ -80,7 +82,7 @@ test('alert page: mute 1 hour, unmute, mute until a chosen time, send a test, ch
   t.deepEqual(problems, [])
 })
 
-test('alerts page: the create form sets on_no_data for a threshold condition', async (t) => {
+test.serial('alerts page: the create form sets on_no_data for a threshold condition', async (t) => {
   const user = await signUp(app.url)
   const { page, problems } = await signedInTab(browser, app.url, user)
   await page.goto(`${app.url}/alerts`)
@@ -95,7 +97,7 @@ test('alerts page: the create form sets on_no_data for a threshold condition', a
   t.deepEqual(problems, [])
 })
 
-test('alert page: another account\'s alert shows the API\'s 404, not its data', async (t) => {
+test.serial('alert page: another account\'s alert shows the API\'s 404, not its data', async (t) => {
   const owner = await signUp(app.url)
   const { key } = await createKey(app.url, owner)
   const created = await request(app.url, '/api/v1/alerts', {
