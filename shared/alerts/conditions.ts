@@ -16,6 +16,8 @@ export interface Observation {
   value: number | null
   /** pct_change: the value `windowMinutes` ago. */
   previous: number | null
+  /** anomaly: whether the stat's latest anomaly incident since the alert was created is open (null: there is none). */
+  open?: boolean | null
 }
 
 /**
@@ -40,6 +42,8 @@ export function conditionHolds(rule: Rule, obs: Observation): boolean | null {
     case 'heartbeat':
     case 'missing_data':
       return value === null ? null : value > rule.windowMinutes * 60
+    case 'anomaly':
+      return obs.open === true
   }
 }
 

@@ -34,6 +34,9 @@ interface Row {
   on_no_data: OnNoData
   /** Seconds since the stat last received a point (by arrival), when on_no_data asks. */
   silent: number | null
+  /** anomaly: whether the stat's latest incident since the alert was created is open, and its explanation (null: none). */
+  anomaly_open: boolean | null
+  anomaly_explanation: string | null
 }
 
 export interface PassResult {
@@ -44,7 +47,12 @@ export interface PassResult {
 
 const describe: Record<Condition, string> = {
   above: 'above', below: 'below', pct_change: 'changed by more than (%)', heartbeat: 'no data for more than (s)',
-  missing_data: 'no data for more than (s)', sustained: 'sustained beyond',
+  missing_data: 'no data for more than (s)', sustained: 'sustained beyond', anomaly: 'anomaly',
+}
+
+/** An anomaly alert's message: the incident's own explanation in numbers, or its peak once it has closed. */
+function anomalyMessage(r: Row, event: 'fired' | 'resolved', observed: string): string {
+  return event === 'fired' ? `${r.stat_name}: anomaly: ${r.anomaly_explanation ?? `observed ${observed}`}` : `${r.stat_name}: the anomaly is over (its peak was ${observed})`
 }
 
 /** `noData`: the event comes of the stat's silence (on_no_data), or ends an incident silence opened. */
@@ -55,7 +63,7 @@ function payload(r: Row, event: 'fired' | 'resolved', incidentId: string, now: D
   return {
     alert_id: r.id, event, status: event === 'fired' ? 'firing' : 'resolved', stat_name: r.stat_name,
     observed_value: r.value, condition: r.condition_type, threshold: r.threshold, triggered_at: now.toISOString(),
-    message: event === 'fired'
+    message: r.condition_type === 'anomaly' ? anomalyMessage(r, event, observed) : event === 'fired'
       ? noData ? `${r.stat_name}: ${silence}` : `${r.stat_name}: ${describe[r.condition_type]} ${limit} (observed ${observed})`
       : noData && r.on_no_data === 'resolve' ? `${r.stat_name}: resolved, ${silence}`
         : noData ? `${r.stat_name}: data is back (observed ${observed})`
@@ -81,7 +89,7 @@ function decide(r: Row, now: Date): { next: Managed; noData: boolean; outbox: Ou
   const silence = silenceVerdict(rule, r.on_no_data, r.silent, r.silence_minutes)
   // Silence is judged on its own: it has lasted the window already, so `sustained` need not wait it out again.
   const s = silence === undefined
-    ? step(rule, current, conditionHolds(rule, { value: r.value, previous: r.previous }), now)
+    ? step(rule, current, conditionHolds(rule, { value: r.value, previous: r.previous, open: r.anomaly_open }), now)
     : step({ ...rule, condition: 'above' }, current, silence, now)
   const o = applyMute(current, s, r.muted_until, now)
   const opened = current.state === 'ok' && o.next.state === 'firing'
@@ -121,7 +129,8 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
              a.state, a.incident_id, a.incident_notified, a.last_notified_at, a.condition_since,
              case when a.condition_type in ('heartbeat', 'missing_data')
                   then extract(epoch from ${now}::timestamptz - coalesce(last.ts, a.created_at))::float8
-                  else cur.v end as value,
+                  when a.condition_type = 'anomaly' then inc.observed
+                  else cur.v end as value, inc.open as anomaly_open, inc.explanation as anomaly_explanation,
              prev.v as previous, a.muted_until, a.incident_muted, a.incident_no_data, a.resolve_withheld, a.on_no_data,
              case when a.window_minutes_set then a.window_minutes else ${DEFAULT_NO_DATA_MINUTES} end as silence_minutes,
              extract(epoch from ${now}::timestamptz - greatest(arr.at, a.created_at))::float8 as silent
@@ -129,7 +138,7 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
       left join stats s on s.account_id = a.account_id and s.name = a.stat_name
       left join lateral (
         select case when s.kind = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
-        from points p where a.condition_type not in ('heartbeat', 'missing_data')
+        from points p where a.condition_type not in ('heartbeat', 'missing_data', 'anomaly')
           and p.stat_id = s.id and p.ts >= ${now}::timestamptz - interval '60 seconds' and p.ts < ${now}
       ) cur on s.id is not null
       left join lateral (
@@ -141,6 +150,13 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
       left join lateral (
         select max(p.ts) as ts from points p where a.condition_type in ('heartbeat', 'missing_data') and p.stat_id = s.id
       ) last on s.id is not null
+      -- anomaly: the stat's latest incident recorded after the alert was created (while open it fires the alert;
+      -- its close resolves it). observed_value is the incident's peak (decisions.md section 16).
+      left join lateral (
+        select (an.peak ->> 'observed')::float8 as observed, an.status = 'open' as open, an.explanation
+        from anomalies an where a.condition_type = 'anomaly' and an.stat_id = s.id and an.opened_at >= a.created_at
+        order by an.started_at desc limit 1
+      ) inc on s.id is not null
       -- Arrival, not the points' own t (a backfill is data arriving): the refresh job stamps each stat that
       -- took points, and points it has not folded yet are arriving now.
       left join lateral (

@@ -55,7 +55,7 @@ export async function insertAlert(sql: Sql, accountId: string, body: CreateAlert
     if (n >= limit) return null
     const [row] = await tx<AlertRow[]>`
       insert into alerts (account_id, stat_name, condition_type, threshold, window_minutes, direction, channel, channel_config, cooldown_minutes, signing_secret, state, on_no_data, window_minutes_set)
-      values (${accountId}, ${body.stat_name}, ${body.condition_type}, ${body.threshold}, ${body.window_minutes ?? DEFAULT_WINDOW_MINUTES}, ${body.direction}, ${body.channel},
+      values (${accountId}, ${body.stat_name}, ${body.condition_type}, ${body.threshold ?? 0}, ${body.window_minutes ?? DEFAULT_WINDOW_MINUTES}, ${body.direction}, ${body.channel},
               ${tx.json(body.channel_config)}, ${body.cooldown_minutes}, ${`whsec_${randomToken(24)}`}, ${state}, ${body.on_no_data ?? 'keep'}, ${body.window_minutes !== undefined})
       returning *`
     return row

@@ -2,7 +2,7 @@
 import { z } from 'zod'
 import { parseStatName } from '../ingest/names.js'
 
-export const CONDITIONS = ['above', 'below', 'pct_change', 'heartbeat', 'missing_data', 'sustained'] as const
+export const CONDITIONS = ['above', 'below', 'pct_change', 'heartbeat', 'missing_data', 'sustained', 'anomaly'] as const
 export type Condition = (typeof CONDITIONS)[number]
 export const CHANNELS = ['webhook', 'slack', 'email'] as const
 export type Channel = (typeof CHANNELS)[number]
@@ -33,8 +33,8 @@ const OnNoDataField = z.enum(ON_NO_DATA).describe(
 export const CreateAlertBody = z
   .object({
     stat_name: StatName.describe('The stat\'s name (it need not exist yet)'),
-    condition_type: z.enum(CONDITIONS),
-    threshold: z.number().finite(),
+    condition_type: z.enum(CONDITIONS).describe('anomaly: fires when the anomaly detector opens an incident on the stat, resolves when it closes (plans with anomaly detection)'),
+    threshold: z.number().finite().optional().describe('Required, except for anomaly (which has none and ignores one)'),
     window_minutes: z.number().int().min(1).max(10_080).optional()
       .describe('Default 5. heartbeat/missing_data: staleness window; pct_change: lookback; sustained: how long the condition must hold; ' +
         'with on_no_data resolve or alert, also how long a silence must last (60 minutes when not given)'),
@@ -45,6 +45,7 @@ export const CreateAlertBody = z
     on_no_data: OnNoDataField.default('keep'),
   })
   .superRefine((b, ctx) => {
+    if (b.threshold === undefined && b.condition_type !== 'anomaly') ctx.addIssue({ code: 'custom', path: ['threshold'], message: 'is required' })
     if (b.on_no_data !== 'keep' && !THRESHOLD_CONDITIONS.includes(b.condition_type)) {
       ctx.addIssue({ code: 'custom', path: ['on_no_data'], message: `applies to threshold conditions only (${THRESHOLD_CONDITIONS.join(', ')}), not ${b.condition_type}` })
     }

@@ -1,7 +1,7 @@
 // Creating and deleting alerts: the rules around them that are more than one query.
 import type { Config } from '../config.js'
 import type { Sql } from '../db.js'
-import { AppError, invalid, unavailable } from '../errors.js'
+import { AppError, forbidden, invalid, unavailable } from '../errors.js'
 import type { Account } from '../accounts/repo.js'
 import { planOf } from '../plans.js'
 import type { Queues } from '../queues.js'
@@ -19,6 +19,10 @@ export interface AlertDeps {
 /** Validates the channel, applies the plan's alert limit and, for e-mail, starts the double opt-in. */
 export async function createAlert(deps: AlertDeps, account: Account, body: CreateAlertBody, baseUrl: string): Promise<AlertRow> {
   const { config, sql } = deps
+  const plan = planOf(account.plan)
+  if (body.condition_type === 'anomaly' && !plan.anomalyDetection) {
+    throw forbidden('plan_lacks_anomaly_detection', `the ${plan.name} plan does not include anomaly detection, so an anomaly alert would never fire; starter, pro and business do`)
+  }
   const target = body.channel_config.webhook_url ?? body.channel_config.slack_webhook_url
   if (target) {
     try {
@@ -31,7 +35,6 @@ export async function createAlert(deps: AlertDeps, account: Account, body: Creat
   const email = body.channel_config.email
   if (email && !canSendMail(config)) throw invalid('email_unavailable', 'e-mail alerts are not available on this deployment: set SMTP_URL')
   const confirmed = email ? await isConfirmed(sql, account.id, email) : true
-  const plan = planOf(account.plan)
   const alert = await insertAlert(sql, account.id, body, confirmed ? 'ok' : 'pending_confirmation', plan.alerts)
   if (!alert) throw new AppError('quota', 'alert_limit', `plan limit reached: the ${plan.name} plan allows at most ${plan.alerts} alerts`)
   if (email && !confirmed) {

@@ -158,11 +158,13 @@ async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, o
       await closeIncident(tx, r.stat_id, old.startedAt, Math.min(start, r.last_hour.getTime() / 1000 + HOUR), false, old.peak, old.explanation)
       result.closed++
     }
-    if (marks.has(r.stat_id)) {
-      // The replay finds the incidents from `start` on again: what it no longer finds there goes.
-      await tx`delete from anomalies where stat_id = ${r.stat_id} and started_at >= ${new Date(start * 1000)}`
-    }
     const replayed = replaySeries(r.kind, s.values, s.from, (start - s.from) / HOUR, fresh ? undefined : restoreState(r.detector))
+    if (marks.has(r.stat_id)) {
+      // The replay finds the incidents from `start` on again: what it no longer finds there goes; what it finds again
+      // is updated in place below (keeping when it was first recorded, which anomaly alerts go by).
+      const again = replayed.incidents.map((i) => new Date(i.startedAt * 1000).toISOString())
+      await tx`delete from anomalies where stat_id = ${r.stat_id} and started_at >= ${new Date(start * 1000)} and not (started_at = any(${again}::timestamptz[]))`
+    }
     for (const inc of replayed.incidents) {
       await tx`
         insert into anomalies (account_id, stat_id, detector, direction, status, level_shift, started_at, ended_at, peak, explanation)

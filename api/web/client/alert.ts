@@ -118,8 +118,8 @@ function Edit({ alert, onChange }: { alert: Alert; onChange: (a: Alert) => void 
   return html`<form class="card" onSubmit=${submit} noValidate aria-labelledby="edit-title"><h2 id="edit-title">Change</h2>
     <div class="grid2">
       ${threshold ? html`<${Field} id="threshold" label="Threshold" error=${errors.threshold}><input id="threshold" inputMode="decimal" value=${f.threshold} onInput=${set('threshold')} aria-invalid=${inv('threshold')} /><//>` : null}
-      <${Field} id="window_minutes" label="Window (minutes)" hint=${threshold ? `Silence before "when the stat goes quiet" acts: ${alert.no_data_minutes} min (the window once set, else 60).` : 'Minutes without a point before it fires.'} error=${errors.window_minutes}>
-        <input id="window_minutes" inputMode="numeric" value=${f.window_minutes} onInput=${set('window_minutes')} aria-invalid=${inv('window_minutes')} /><//>
+      ${alert.condition_type === 'anomaly' ? null : html`<${Field} id="window_minutes" label="Window (minutes)" hint=${threshold ? `Silence before "when the stat goes quiet" acts: ${alert.no_data_minutes} min (the window once set, else 60).` : 'Minutes without a point before it fires.'} error=${errors.window_minutes}>
+        <input id="window_minutes" inputMode="numeric" value=${f.window_minutes} onInput=${set('window_minutes')} aria-invalid=${inv('window_minutes')} /><//>`}
       <${Field} id="cooldown_minutes" label="Cooldown (minutes)" error=${errors.cooldown_minutes}>
         <input id="cooldown_minutes" inputMode="numeric" value=${f.cooldown_minutes} onInput=${set('cooldown_minutes')} aria-invalid=${inv('cooldown_minutes')} /><//>
       <${Field} id="target" label=${label} hint=${alert.channel === 'email' ? 'A new address gets a confirmation link first; nothing is mailed to it before.' : undefined} error=${errors[`channel_config.${field}`]}>
@@ -156,7 +156,7 @@ function AlertPage() {
   if (!alert) return html`<p><a href="/alerts">← Alerts</a></p><h1>Alert</h1>${error ? html`<${ErrorNotice} error=${error} retry=${load} />` : html`<${Loading} />`}`
   return html`<p><a href="/alerts">← Alerts</a></p>
     <h1>Alert on <a href=${`/stats/${encodeURIComponent(alert.stat_name)}`}>${alert.stat_name}</a></h1>
-    <p><${Badge} state=${alert.state} /> ${alert.condition_type} ${THRESHOLD.includes(alert.condition_type) ? num(alert.threshold) : `${alert.window_minutes} min`} · last value ${num(alert.last_value)} · checked ${age(alert.last_evaluated_at)}</p>
+    <p><${Badge} state=${alert.state} /> ${alert.condition_type} ${THRESHOLD.includes(alert.condition_type) ? num(alert.threshold) : alert.condition_type === 'anomaly' ? '(fires when an anomaly incident opens)' : `${alert.window_minutes} min`} · last value ${num(alert.last_value)} · checked ${age(alert.last_evaluated_at)}</p>
     <${ErrorNotice} error=${error} retry=${load} />
     <${Mute} alert=${alert} onChange=${(a: Alert) => { setAlert(a); void load() }} />
     <${SendTest} alert=${alert} onSent=${load} />

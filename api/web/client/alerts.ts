@@ -1,6 +1,7 @@
 // Alerts (interface 2.4, 3.2; decisions.md section 8): state badges, the
-// recent deliveries of each, and a create form for the six conditions and
+// recent deliveries of each, and a create form for the seven conditions and
 // three channels that explains each field and checks what the API checks.
+import type { Condition } from '../../../shared/alerts/schema.js'
 import { api, fieldErrors, pageData } from './lib/api.js'
 import { age, num, when } from './lib/format.js'
 import { usePoll } from './lib/poll.js'
@@ -13,7 +14,6 @@ interface Alert {
   muted_until: string | null
 }
 interface Delivery { id: string; event: string; status: string; attempts: number; last_error: string | null; observed_value: number | null; created_at: string; delivered_at: string | null }
-type Condition = 'above' | 'below' | 'pct_change' | 'heartbeat' | 'missing_data' | 'sustained'
 type Channel = 'webhook' | 'slack' | 'email'
 
 const CONDITIONS: Record<Condition, { label: string; explain: string; threshold?: string; window?: string }> = {
@@ -23,6 +23,7 @@ const CONDITIONS: Record<Condition, { label: string; explain: string; threshold?
   sustained: { label: 'Stays beyond a threshold', explain: 'Fires when every evaluation over the window saw the value beyond the threshold, on the side you pick.', threshold: 'Threshold', window: 'For how many minutes it must hold' },
   heartbeat: { label: 'Heartbeat stops', explain: 'Fires when no point has arrived for longer than the window: for jobs that report when they run.', window: 'Minutes without a point before it fires' },
   missing_data: { label: 'Data goes missing', explain: 'Fires when the stat has had no point for longer than the window.', window: 'Minutes without a point before it fires' },
+  anomaly: { label: 'Does something unusual', explain: 'Fires when the anomaly detector opens an incident on the stat (an hour far outside what that hour usually looks like) and resolves when it closes. Plans with anomaly detection only.' },
 }
 const CHANNELS: Record<Channel, { label: string; field: string; input: string; explain: string }> = {
   webhook: { label: 'Webhook', field: 'webhook_url', input: 'Webhook URL', explain: 'An http(s) URL that receives a signed JSON POST on fire and on resolve. Private and internal addresses are refused.' },
@@ -38,6 +39,7 @@ function describe(a: Alert): string {
     case 'sustained': return `stays ${a.direction} ${num(a.threshold)} for ${a.window_minutes} min`
     case 'heartbeat': return `no heartbeat for ${a.window_minutes} min`
     case 'missing_data': return `no data for ${a.window_minutes} min`
+    case 'anomaly': return 'an anomaly incident opens'
   }
 }
 
