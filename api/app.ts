@@ -13,6 +13,7 @@ import { dashboardRoutes } from './routes/dashboard.js'
 import { embedRoutes } from './routes/embed.js'
 import { exportRoutes } from './routes/export.js'
 import { healthRoutes } from './routes/health.js'
+import { influxRoutes } from './routes/influx.js'
 import { importRoutes } from './routes/import.js'
 import { statAdminRoutes } from './routes/stat-admin.js'
 import { legacyRoutes } from './routes/legacy.js'
@@ -33,6 +34,7 @@ export function createRoutes(): Routes {
   apiKeyRoutes(routes)
   legacyRoutes(routes)
   writeRoutes(routes)
+  influxRoutes(routes)
   statRoutes(routes)
   statAdminRoutes(routes)
   embedRoutes(routes)
