@@ -14,6 +14,7 @@ import { embedRoutes } from './routes/embed.js'
 import { exportRoutes } from './routes/export.js'
 import { healthRoutes } from './routes/health.js'
 import { influxRoutes } from './routes/influx.js'
+import { promRoutes } from './routes/prom.js'
 import { importRoutes } from './routes/import.js'
 import { statAdminRoutes } from './routes/stat-admin.js'
 import { legacyRoutes } from './routes/legacy.js'
@@ -35,6 +36,7 @@ export function createRoutes(): Routes {
   legacyRoutes(routes)
   writeRoutes(routes)
   influxRoutes(routes)
+  promRoutes(routes)
   statRoutes(routes)
   statAdminRoutes(routes)
   embedRoutes(routes)
