@@ -43,13 +43,16 @@ export function parseLineProtocol(body: string, precision: Precision, nowSeconds
   const lines = body.split('\n')
   const points: ValidPoint[] = []
   const lineOf: number[] = []
+  // A body repeats its series (Telegraf sends each host's series every interval, in batches of thousands):
+  // each distinct series and field is named once per request.
+  const names = new Map<string, ReturnType<typeof protocolStatName>>()
   for (let i = 0; i < lines.length; i++) {
     let line = lines[i]
     if (line.endsWith('\r')) line = line.slice(0, -1)
     const start = firstNonSpace(line)
     if (start === line.length || line[start] === '#') continue
     const fail = (reason: string, code?: string) => lineError(lines, i + 1, reason, code)
-    const parsed = parseLine(line, start, fail)
+    const parsed = parseSimpleLine(line, start) ?? parseLine(line, start, fail)
     let t: number | undefined
     if (parsed.timestamp !== undefined) {
       const seconds = toSeconds(parsed.timestamp, precision)
@@ -61,7 +64,9 @@ export function parseLineProtocol(body: string, precision: Precision, nowSeconds
     for (const [field, raw] of parsed.fields) {
       const value = fieldNumber(raw)
       if (!value.ok) throw fail(`field "${field}": ${value.message}`, value.code)
-      const name = protocolStatName(field === 'value' ? parsed.measurement : `${parsed.measurement}.${field}`, parsed.tags)
+      const memo = `${parsed.series}\u0000${field}`
+      let name = names.get(memo)
+      if (!name) names.set(memo, (name = protocolStatName(field === 'value' ? parsed.measurement : `${parsed.measurement}.${field}`, parsed.tags)))
       if (!name.ok) throw fail(name.message, name.code)
       points.push({ name: name.value, kind: 'gauge', value: value.value, t, ikey: undefined })
       lineOf.push(i + 1)
@@ -77,6 +82,8 @@ function firstNonSpace(s: string): number {
 }
 
 interface Line {
+  /** The line's text up to its fields (measurement and tags as sent): the key of the name memo. */
+  series: string
   measurement: string
   tags: Array<[string, string]>
   fields: Array<[string, string]>
@@ -118,6 +125,7 @@ function parseLine(line: string, start: number, fail: (reason: string) => Error)
     if (!value) throw fail(`tag "${key}": empty value`)
     tags.push([key, value])
   }
+  const seriesEnd = i
   if (line[i] !== ' ') throw fail('missing fields')
   while (line[i] === ' ') i++
   const fields: Array<[string, string]> = []
@@ -151,7 +159,35 @@ function parseLine(line: string, start: number, fail: (reason: string) => Error)
     timestamp = end === -1 ? line.slice(i) : line.slice(i, end)
     if (end !== -1 && line.slice(end).trim() !== '') throw fail('unexpected text after the timestamp')
   }
-  return { measurement, tags, fields, timestamp }
+  return { series: line.slice(start, seriesEnd), measurement, tags, fields, timestamp }
+}
+
+/**
+ * The common line, split without the escaping rules: no backslash, no quote, single spaces between
+ * series, fields and timestamp. undefined sends the line to parseLine, which reads every form and says
+ * what is wrong with a bad one.
+ */
+function parseSimpleLine(line: string, start: number): Line | undefined {
+  if (line.includes('\\') || line.includes('"')) return undefined
+  const parts = (start ? line.slice(start) : line).split(' ')
+  if (parts.length < 2 || parts.length > 3 || parts.some((p) => p === '')) return undefined
+  const [series, fieldText, timestamp] = parts
+  const seriesParts = series.split(',')
+  const measurement = seriesParts[0]
+  if (!measurement) return undefined
+  const tags: Array<[string, string]> = []
+  for (let i = 1; i < seriesParts.length; i++) {
+    const eq = seriesParts[i].indexOf('=')
+    if (eq <= 0 || eq === seriesParts[i].length - 1 || seriesParts[i].indexOf('=', eq + 1) !== -1) return undefined
+    tags.push([seriesParts[i].slice(0, eq), seriesParts[i].slice(eq + 1)])
+  }
+  const fields: Array<[string, string]> = []
+  for (const f of fieldText.split(',')) {
+    const eq = f.indexOf('=')
+    if (eq <= 0 || eq === f.length - 1 || f.indexOf('=', eq + 1) !== -1) return undefined
+    fields.push([f.slice(0, eq), f.slice(eq + 1)])
+  }
+  return { series, measurement, tags, fields, timestamp }
 }
 
 const INTEGER = /^-?[0-9]+$/
@@ -169,6 +205,8 @@ function fieldNumber(raw: string) {
 function toSeconds(text: string, precision: Precision): number | undefined {
   if (!INTEGER.test(text)) return undefined
   if (precision.digits === 0) return Number(text) * precision.multiplier
+  // Non-negative: truncating is dropping the last digits (no BigInt for the common timestamp).
+  if (text[0] !== '-') return text.length <= precision.digits ? 0 : Number(text.slice(0, text.length - precision.digits))
   // Integer division in decimal digits: BigInt is exact where a double would round a nanosecond timestamp.
   return Number(BigInt(text) / 10n ** BigInt(precision.digits))
 }
