@@ -15,6 +15,8 @@ import { dashboardRoutes } from './routes/dashboard.js'
 import { embedRoutes } from './routes/embed.js'
 import { exportRoutes } from './routes/export.js'
 import { healthRoutes } from './routes/health.js'
+import { influxRoutes } from './routes/influx.js'
+import { promRoutes } from './routes/prom.js'
 import { importRoutes } from './routes/import.js'
 import { statAdminRoutes } from './routes/stat-admin.js'
 import { legacyRoutes } from './routes/legacy.js'
@@ -37,6 +39,8 @@ export function createRoutes(): Routes {
   apiKeyRoutes(routes)
   legacyRoutes(routes)
   writeRoutes(routes)
+  influxRoutes(routes)
+  promRoutes(routes)
   statRoutes(routes)
   statAdminRoutes(routes)
   embedRoutes(routes)

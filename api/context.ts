@@ -48,6 +48,8 @@ export interface AppState {
   apiKeyId?: string
   /** Set on /ez, /c and /v: errors are answered with the legacy envelope. */
   legacy?: { strict: boolean }
+  /** Set on the InfluxDB write routes: errors are answered with InfluxDB's JSON error body (v2 or 1.x shape). */
+  influx?: 'v1' | 'v2'
   input: { body?: unknown; query?: unknown; params?: Record<string, string> }
 }
 

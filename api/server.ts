@@ -18,12 +18,15 @@ import { Ingest } from '../shared/ingest/ingest.js'
 import { Limits } from '../shared/ingest/limits.js'
 import { StatDirectory } from '../shared/stats/directory.js'
 import { createApp } from './app.js'
+import { startStatsd, type RunningStatsd } from './statsd-server.js'
 import type { AppDeps } from './context.js'
 
 export interface RunningApi {
   server: Server
   url: string
   deps: AppDeps
+  /** The StatsD listener, when STATSD_PORT is set. */
+  statsd: RunningStatsd | undefined
   close(): Promise<void>
 }
 
@@ -67,7 +70,10 @@ export async function startApi(config: Config, log: Logger, deps: AppDeps = crea
   }
   const { port } = server.address() as AddressInfo
   const url = `http://127.0.0.1:${port}`
+  const statsd = config.statsdPort === undefined ? undefined : await startStatsd(deps, config.statsdPort, log)
   const close = async () => {
+    // Packets already taken are written before the connections they need are closed.
+    await statsd?.close()
     // Stop accepting, let in-flight requests finish, then cut idle keep-alive sockets.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()))
     server.closeIdleConnections()
@@ -85,7 +91,7 @@ export async function startApi(config: Config, log: Logger, deps: AppDeps = crea
     await deps.reads.close()
     await deps.sql.end({ timeout: 2 })
   }
-  return { server, url, deps, close }
+  return { server, url, deps, statsd, close }
 }
 
 async function main(): Promise<void> {

@@ -15,6 +15,8 @@ export const PASSWORD_HASH_COST_MAX = 17
 const Env = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: int(0).max(65535).default(3000),
+  // StatsD and DogStatsD over UDP and TCP on this port (decisions.md 21); unset: off. npm run dev uses 8125. 0 picks free ports.
+  STATSD_PORT: int(0).max(65535).optional(),
   DATABASE_URL: z.string().url().default('postgres://localhost/metrics'),
   // A streaming replica for chart, export, dashboard and analytics reads (decisions.md section 22); unset: the primary.
   DATABASE_READ_URL: z.string().url().optional(),
@@ -81,6 +83,8 @@ const Env = z.object({
 export type Config = Readonly<{
   env: 'development' | 'production' | 'test'
   port: number
+  /** StatsD/DogStatsD UDP and TCP port; undefined: no listener. */
+  statsdPort: number | undefined
   databaseUrl: string
   databaseReadUrl: string | undefined
   readReplicaMaxLagSeconds: number
@@ -142,6 +146,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return Object.freeze({
     env: e.NODE_ENV,
     port: e.PORT,
+    statsdPort: e.STATSD_PORT,
     databaseUrl: e.DATABASE_URL,
     databaseReadUrl: e.DATABASE_READ_URL,
     readReplicaMaxLagSeconds: e.READ_REPLICA_MAX_LAG_SECONDS,

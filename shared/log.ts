@@ -14,6 +14,8 @@ const REDACTED = '[REDACTED]'
 // key (`ikey`) is not a secret and stays readable.
 const CREDENTIAL_NAME = /key|token|secret|pass|auth|session|csrf|signature|email|cookie/i
 const NOT_CREDENTIAL = new Set(['ikey'])
+// InfluxDB 1.x's `/write?u=...&p=<API key>` (decisions.md 21): `p` is the password.
+const CREDENTIAL_EXACT = new Set(['p'])
 // `name=value` after the start of a query string, a `&`/`;` separator or whitespace (URLs inside messages).
 const PARAM = /(^|[?&;\s])([^=&;\s"'#?]+)=([^&;\s"'#]*)/g
 
@@ -27,7 +29,7 @@ function decodedName(raw: string): string {
 
 export function isCredentialName(raw: string): boolean {
   const name = decodedName(raw).trim().toLowerCase()
-  return CREDENTIAL_NAME.test(name) && !NOT_CREDENTIAL.has(name)
+  return (CREDENTIAL_NAME.test(name) && !NOT_CREDENTIAL.has(name)) || CREDENTIAL_EXACT.has(name)
 }
 
 // An API key's shape (`mk_` + 12 + `_` + 32 letters and digits), wherever it appears: inside another word
@@ -42,6 +44,7 @@ const API_KEY_SHAPE = new RegExp(`${ENC('m')}${ENC('k')}${ENC('_')}${ALNUM}{12}$
 // Secrets recognised by their shape wherever they appear (a key pasted into a path, a message).
 const TEXT_PATTERNS: Array<[RegExp, string]> = [
   [/(Bearer\s+)[^\s"',]+/gi, `$1${REDACTED}`],
+  [/((?:Token|Basic)\s+)[^\s"',]+/g, `$1${REDACTED}`],
   [/(service_session=)[^;\s"',]+/gi, `$1${REDACTED}`],
   [API_KEY_SHAPE, `mk_${REDACTED}`],
 ]

@@ -48,6 +48,26 @@ export function sendLegacyError(ctx: Ctx, err: AppError | null, strict: boolean)
   ctx.body = { status: 'error', msg: err ? err.message : `internal error (request id ${ctx.state.requestId})`, ...(accepted !== undefined ? { accepted } : {}) }
 }
 
+// InfluxDB 2.x error codes by kind (its API's `code` enum), so its clients read our refusals as theirs.
+const INFLUX_CODE: Record<string, string> = {
+  invalid: 'invalid', unauthorized: 'unauthorized', forbidden: 'forbidden', quota: 'forbidden', not_found: 'not found',
+  method_not_allowed: 'method not allowed', conflict: 'conflict', too_large: 'request too large', unsupported_media_type: 'unsupported media type',
+  rate_limited: 'too many requests', unavailable: 'unavailable',
+}
+
+/**
+ * InfluxDB's answer to a refused write: `{"code", "message"}` on /api/v2/write, `{"error"}` (and the
+ * X-Influxdb-Error header) on the 1.x /write, with the same status our v1 routes give. Telegraf and the
+ * client libraries show `message`/`error` to the person, so the line named there reaches them.
+ */
+export function sendInfluxError(ctx: Ctx, err: AppError | null, version: 'v1' | 'v2'): void {
+  ctx.status = err ? err.status : 500
+  if (err?.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter))
+  const message = err ? err.message : `internal error (request id ${ctx.state.requestId})`
+  if (version === 'v1') ctx.set('X-Influxdb-Error', message.replace(/[^\x20-\x7e]/g, '?'))
+  ctx.body = version === 'v1' ? { error: message } : { code: err ? (INFLUX_CODE[err.kind] ?? 'invalid') : 'internal error', message }
+}
+
 /** A request no route answered: the problem body of its 404 or 405. */
 export function answerUnrouted(ctx: Ctx): void {
   // A method the router implements nowhere (TRACE, PROPFIND, ...) comes back as 501 with the path's methods
@@ -73,6 +93,7 @@ export function answerError(ctx: Ctx, thrown: unknown): void {
   const err = toAppError(thrown) ?? (down ? unavailableFor(down) : null)
   if (!err) ctx.deps.log.error('unhandled error', { request_id: ctx.state.requestId, method: ctx.method, url: ctx.originalUrl, error: thrown })
   if (ctx.state.legacy) return sendLegacyError(ctx, err, ctx.state.legacy.strict)
+  if (ctx.state.influx) return sendInfluxError(ctx, err, ctx.state.influx)
   if (err) return sendProblem(ctx, err)
   ctx.status = 500
   ctx.body = { type: '/docs/problems#internal', title: 'Internal Server Error', status: 500, detail: `internal error (request id ${ctx.state.requestId})`, code: 'internal' }

@@ -1,6 +1,7 @@
 // What the account uses of its plan today (the stats page and billing show it against the limits).
 import { z } from 'zod'
 import { PLAN_NAMES, planOf } from '../../shared/plans.js'
+import { statsdRefusedToday } from '../../shared/ingest/protocols/statsd-intake.js'
 import { accountOf } from '../context.js'
 import type { Routes } from '../route.js'
 
@@ -10,6 +11,7 @@ const UsageJson = z
     plan: z.enum(PLAN_NAMES),
     stats: Limit, points_today: Limit.describe('Points counted against today\'s allowance (resets 00:00 UTC)'), alerts: Limit,
     retention_days: z.number().int(), anomaly_detection: z.boolean(),
+    statsd_refused_today: z.number().int().describe('StatsD packets with this account\'s key refused today (UTC): a bad line, a quota or the rate limit. UDP has no answer, so they are counted here.'),
   })
   .meta({ id: 'Usage' })
 
@@ -20,11 +22,12 @@ export function usageRoutes(routes: Routes): void {
     const account = accountOf(ctx)
     const plan = planOf(account.plan)
     const { sql, limits } = ctx.deps
-    const [[counts], points] = await Promise.all([
+    const [[counts], points, statsdRefused] = await Promise.all([
       sql<{ stats: number; alerts: number }[]>`
         select (select count(*)::int from stats where account_id = ${account.id}) as stats,
                (select count(*)::int from alerts where account_id = ${account.id}) as alerts`,
       limits.pointsUsedToday(account.id),
+      statsdRefusedToday(ctx.deps.redis, ctx.deps.config, account.id),
     ])
     ctx.body = {
       plan: plan.name,
@@ -33,6 +36,7 @@ export function usageRoutes(routes: Routes): void {
       alerts: { used: counts.alerts, limit: plan.alerts },
       retention_days: plan.retentionDays,
       anomaly_detection: plan.anomalyDetection,
+      statsd_refused_today: statsdRefused,
     }
   })
 }

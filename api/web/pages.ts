@@ -30,7 +30,7 @@ function securityHeaders(ctx: Ctx): void {
 }
 
 const NAV: Array<[string, string, Page[]]> = [
-  ['/stats', 'Stats', ['stats', 'stat']], ['/alerts', 'Alerts', ['alerts', 'alert']], ['/ask', 'Ask', ['ask']], ['/anomalies', 'Anomalies', ['anomalies']], ['/import', 'Import', ['import']], ['/billing', 'Billing', ['billing']], ['/keys', 'API keys', ['keys']], ['/account', 'Account', ['account']],
+  ['/stats', 'Stats', ['stats', 'stat']], ['/alerts', 'Alerts', ['alerts', 'alert']], ['/ask', 'Ask', ['ask']], ['/anomalies', 'Anomalies', ['anomalies']], ['/import', 'Import', ['import']], ['/billing', 'Billing', ['billing']], ['/keys', 'API keys', ['keys']], ['/send', 'Send data', ['send']], ['/account', 'Account', ['account']],
 ]
 
 interface ShellOptions {
@@ -147,6 +147,12 @@ export function webRoutes(router: Router<AppState, AppContext>): void {
   router.get('/import', signedIn('import', () => 'Import'))
   router.get('/billing', signedIn('billing', () => 'Billing'))
   router.get('/keys', signedIn('keys', () => 'API keys'))
+  // The StatsD port goes to the page: its set-up names it, or says StatsD is off.
+  router.get('/send', signedIn('send', () => 'Send data', (ctx) => {
+    const port = ctx.deps.config.statsdPort
+    const data: Record<string, string> = port === undefined ? {} : { statsdPort: String(port) }
+    return { data }
+  }))
   router.get('/account', signedIn('account', () => 'Account'))
   router.get('/assets/:file', async (ctx) => {
     const file = (await assets()).files.get(param(ctx, 'file'))

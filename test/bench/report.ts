@@ -1,4 +1,5 @@
 // The bench's results: one JSON document, and the table printed from it.
+import type { StatsdPhase } from './statsd-load.js'
 import { closingLines, isFailed, tableLines, type Failed } from './common.js'
 import type { CopyResult } from './copy-ref.js'
 import type { InfluxPhase } from './influx-ref.js'
@@ -12,6 +13,8 @@ export const TARGETS = {
   singleVsKoa: 0.7,
   batchVsCopy: 0.5,
   visibleP99Ms: 1000,
+  linesVsInflux: 1.0,
+  statsdDroppedPct: 0.1,
   /** CPU of the web processes per single write, steady state (issue 18, where a bare Koa request then cost about 45 µs). */
   webCpuPerWriteUs: 100,
 } as const
@@ -40,7 +43,7 @@ export interface Results {
   startedAt: string
   finishedAt?: string
   machine: { cpus: number; node: string; loadavgAtStart: number[]; cpuByStage: Record<string, CpuUsage>; quietBeforeStage?: Record<string, { waitedMs: number; othersPct: number; quiet: boolean }> }
-  config: { benchSeconds: number; connections: number; loadAccounts: number; webProcesses: number; workerProcesses: number; statsPerPhase: number; batchSize: number; v1BatchSize?: number; copyConnections: number; serviceFrom?: string }
+  config: { benchSeconds: number; connections: number; loadAccounts: number; webProcesses: number; workerProcesses: number; statsPerPhase: number; batchSize: number; v1BatchSize?: number; lineProtocolLines?: number; statsdRate?: number; copyConnections: number; serviceFrom?: string }
   rateLimit: { perAccountRequestsPerSec: number; burst: number; accounts: number; capRequestsPerSec: number; note?: string }
   /** The bar of phase 1, measured before it and again after it (the ratio uses the mean). */
   referenceA?: LoadResult | Failed
@@ -53,13 +56,19 @@ export interface Results {
   /** The peer reference: InfluxDB 1.x under the same load, 1 and 100 points per request. */
   influxSingle?: InfluxPhase | Failed
   influxBatch?: InfluxPhase | Failed
+  /** InfluxDB taking 5,000-line requests: the bar of phase L. */
+  influxLines?: InfluxPhase | Failed
   service?: { ready: boolean; error?: string; warnings?: number; logTail?: string[] }
   phase1?: PhaseResult | Failed
   phase2?: PhaseResult | Failed
   /** 1,000-point batches on /api/v1/points, inside the COPY reference's bracket. */
   phaseV?: PhaseResult | Failed
+  /** 5,000-line InfluxDB line-protocol requests on /api/v2/write. */
+  phaseL?: PhaseResult | Failed
+  /** StatsD counters over UDP at a fixed rate. */
+  phaseS?: StatsdPhase | Failed
   phase3?: { load: LoadResult; probe: ProbeResult } | Failed
-  ratios: { singleAcceptedVsKoa?: number; singleStoredVsKoa?: number; batchAcceptedVsCopy?: number; batchStoredVsCopy?: number; singleStoredVsInflux?: number; batchStoredVsInflux?: number; v1BatchAcceptedVsCopy?: number; v1BatchStoredVsCopy?: number }
+  ratios: { singleAcceptedVsKoa?: number; singleStoredVsKoa?: number; batchAcceptedVsCopy?: number; batchStoredVsCopy?: number; singleStoredVsInflux?: number; batchStoredVsInflux?: number; v1BatchAcceptedVsCopy?: number; v1BatchStoredVsCopy?: number; linesStoredVsInflux?: number }
   /** What looked wrong in the service's behaviour. */
   problems: string[]
   /** What disturbed the measurement (other work on the machine). */
@@ -120,6 +129,17 @@ export function renderTable(r: Results): string {
     rows.push(['v1 batch (1000) stored points/s', pv ? n(pv.storedPointsPerSec) : 'failed', copy, ratio(vs), `>= ${TARGETS.batchVsCopy}x COPY`, verdict(ge(vs, TARGETS.batchVsCopy))])
     rows.push(['v1 batch request latency p50 / p99 ms', pv ? `${ms(pv.load.latencyMs.p50)} / ${ms(pv.load.latencyMs.p99)}` : 'failed', '', '', '', ''])
   }
+  const pl = isFailed(r.phaseL) ? undefined : r.phaseL
+  if (r.phaseL && !(isFailed(r.phaseL) && r.phaseL.error.startsWith('skipped'))) {
+    const IL = isFailed(r.influxLines) ? undefined : r.influxLines
+    const li = r.ratios.linesStoredVsInflux
+    rows.push(['line protocol (5000) stored points/s', pl ? n(pl.storedPointsPerSec) : 'failed', IL ? `InfluxDB ${n(IL.storedPointsPerSec)} points/s` : 'InfluxDB: not run', ratio(li), `>= ${TARGETS.linesVsInflux}x InfluxDB`, verdict(ge(li, TARGETS.linesVsInflux))])
+    rows.push(['line protocol request latency p50 / p99 ms', pl ? `${ms(pl.load.latencyMs.p50)} / ${ms(pl.load.latencyMs.p99)}` : 'failed', IL ? `InfluxDB ${ms(IL.load.latencyMs.p50)} / ${ms(IL.load.latencyMs.p99)}` : '', '', '', ''])
+  }
+  const ps = isFailed(r.phaseS) ? undefined : r.phaseS
+  if (r.phaseS && !(isFailed(r.phaseS) && r.phaseS.error.startsWith('skipped'))) {
+    rows.push([`StatsD UDP dropped share at ${n(ps?.ratePerSec)}/s`, ps ? `${ps.droppedPct}% (${n(ps.sent - ps.stored)} of ${n(ps.sent)})` : 'failed', ps ? `refused ${n(ps.refused)}, kernel drops ${n(ps.kernelDrops)}` : '', '', `< ${TARGETS.statsdDroppedPct}%`, ps ? verdict(ps.droppedPct < TARGETS.statsdDroppedPct) : ''])
+  }
   const vis = p3?.probe
   rows.push([
     'write -> visible p50 / p99 ms',
@@ -152,7 +172,10 @@ export function renderReport(r: Results): string {
   const p1 = isFailed(r.phase1) ? undefined : r.phase1
   const p2 = isFailed(r.phase2) ? undefined : r.phase2
   const pv = isFailed(r.phaseV) ? undefined : r.phaseV
-  for (const [name, p] of [['phase 1 (single)', p1], ['phase 2 (batch)', p2], ['phase V (v1 batch)', pv]] as const) {
+  const pl = isFailed(r.phaseL) ? undefined : r.phaseL
+  const ps = isFailed(r.phaseS) ? undefined : r.phaseS
+  if (ps) lines.push(`phase S: ${n(ps.sent)} StatsD counters sent over UDP in ${(ps.durationMs / 1000).toFixed(0)} s (${n(ps.ratePerSec)}/s), ${n(ps.stored)} stored (${ps.droppedPct}% dropped; refused by the service ${n(ps.refused)}, dropped by the kernel's receive buffer ${n(ps.kernelDrops)}); the last stored ${ps.drainSeconds} s after the last sent`)
+  for (const [name, p] of [['phase 1 (single)', p1], ['phase 2 (batch)', p2], ['phase V (v1 batch)', pv], ['phase L (line protocol)', pl]] as const) {
     if (!p) continue
     const reqs = p.load.completed + p.load.warmupCompleted || 1
     const busiest = Object.entries(p.db.tables)
@@ -181,13 +204,13 @@ export function renderReport(r: Results): string {
     lines.push('CPU time per unit of work, by process (stage CPU, warmup and drain included, divided by the requests or points of the stage):')
     lines.push(...perUnit.map((l) => `  ${l}`))
   }
-  for (const [name, x] of [['InfluxDB single', r.influxSingle], ['InfluxDB batch', r.influxBatch]] as const) {
+  for (const [name, x] of [['InfluxDB single', r.influxSingle], ['InfluxDB batch', r.influxBatch], ['InfluxDB lines', r.influxLines]] as const) {
     if (!x) continue
     if (isFailed(x)) lines.push(`${name}: ${x.error.startsWith('skipped') ? x.error.toUpperCase().slice(0, 7) + x.error.slice(7) : `FAILED: ${x.error}`}`)
     else lines.push(`${name}: ${n(x.load.completed)} answers (${n(x.load.accepted)} accepted, 204) in ${(x.load.windowMs / 1000).toFixed(1)} s; ${n(x.stored)} points stored of ${n(x.load.accepted * x.pointsPerRequest)}; latency p50 / p99 ${ms(x.load.latencyMs.p50)} / ${ms(x.load.latencyMs.p99)} ms`)
   }
   if (r.service?.error) lines.push(`service: ${r.service.error}`)
-  for (const [name, x] of [['reference A', r.referenceA], ['reference B', r.referenceB], ['reference B streaming', r.referenceBStreaming], ['phase 1', r.phase1], ['phase 2', r.phase2], ['phase V', r.phaseV], ['phase 3', r.phase3]] as const) {
+  for (const [name, x] of [['reference A', r.referenceA], ['reference B', r.referenceB], ['reference B streaming', r.referenceBStreaming], ['phase 1', r.phase1], ['phase 2', r.phase2], ['phase V', r.phaseV], ['phase L', r.phaseL], ['phase S', r.phaseS], ['phase 3', r.phase3]] as const) {
     if (isFailed(x)) lines.push(x.error.startsWith('skipped') ? `${name}: ${x.error}` : `${name} FAILED: ${x.error}`)
   }
   if (r.disturbances.length) {
@@ -216,5 +239,7 @@ function perUnitCpu(r: Results): string[] {
   if (!isFailed(r.phase1) && r.phase1) line('phase 1', 'phase 1', r.phase1.load.accepted + r.phase1.load.warmupCompleted, 'point')
   if (!isFailed(r.phase2) && r.phase2) line('phase 2', 'phase 2', (r.phase2.load.accepted + r.phase2.load.warmupCompleted) * r.phase2.pointsPerRequest, 'point')
   if (!isFailed(r.phaseV) && r.phaseV) line('phase V', 'phase V', (r.phaseV.load.accepted + r.phaseV.load.warmupCompleted) * r.phaseV.pointsPerRequest, 'point')
+  if (!isFailed(r.influxLines) && r.influxLines) line('influx 5000', 'influx lines', (r.influxLines.load.accepted + r.influxLines.load.warmupCompleted) * r.influxLines.pointsPerRequest, 'point')
+  if (!isFailed(r.phaseL) && r.phaseL) line('phase L', 'phase L', (r.phaseL.load.accepted + r.phaseL.load.warmupCompleted) * r.phaseL.pointsPerRequest, 'point')
   return out
 }

@@ -16,6 +16,9 @@
 // with 100 points per request -> phase 2 100-point batches -> reference B again ->
 // phase 3 write-to-visible probes under phase-1 load -> table and
 // test/bench/last-results.json -> cleanup (always, also on SIGINT/SIGTERM).
+// Issue 31 adds, after phase V: InfluxDB taking 5,000-line requests, then phase L, the same requests of
+// line protocol on /api/v2/write (both still inside reference B's bracket), and phase S, StatsD counters
+// over UDP at BENCH_STATSD_RATE (20,000) metrics a second with the share that never got stored.
 // Each reference runs right before the phase it is the bar for and again right
 // after it, so that the pair sees the same machine (another session's test run
 // comes and goes); ratios use the mean of the two.
@@ -30,7 +33,8 @@
 //
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), BENCH_ACCOUNTS (16),
 // BENCH_WEB_PROCESSES (2), BENCH_NODE_ARGS (extra node flags for the service's
-// processes, e.g. --cpu-prof), BENCH_PHASES (A,B,I,1,2,V,3: the parts to run; V is
+// processes, e.g. --cpu-prof), BENCH_PHASES (A,B,I,1,2,V,L,S,3: the parts to run; L is 5,000-line
+// line-protocol requests, S StatsD over UDP; V is
 // 1,000-point batches on the v1 API, run after phase 2 inside the COPY reference's bracket; I is
 // InfluxDB), BENCH_INFLUX (0: skip InfluxDB),
 // BENCH_WAIT_QUIET (15: seconds to wait, before each stage, for the machine to
@@ -52,7 +56,8 @@ import { Children, freePort, HOST, ROOT, waitForHttp200, type Child } from './pr
 import { meanOf, renderReport, type PhaseResult, type Results } from './report.js'
 import { activityDelta, createAccounts, createBenchDatabase, dbActivity, DB_NAME, serverUrl, waitForDrain, type BenchAccount, type BenchEnv } from './setup.js'
 import { sleep } from './stats.js'
-import { batchGroups, runLoadProcess, singleGroups, v1BatchGroups } from './workloads.js'
+import { batchGroups, lineProtocolGroups, lineProtocolStatNames, runLoadProcess, singleGroups, v1BatchGroups } from './workloads.js'
+import { sendStatsd, udpReceiveDrops, type StatsdPhase } from './statsd-load.js'
 
 const SECONDS = int('BENCH_SECONDS', 10, 1)
 const CONNECTIONS = int('BENCH_CONNECTIONS', 64, 1)
@@ -61,11 +66,13 @@ const WEB = int('BENCH_WEB_PROCESSES', 2, 1)
 const STATS = 8
 const BATCH = 100
 const V1_BATCH = 1000
+const LP_LINES = 5000
+const STATSD_RATE = int('BENCH_STATSD_RATE', 20_000, 1)
 const WARMUP_MS = Math.min(2000, SECONDS * 250)
 // Before each stage, wait up to this long for a second in which other processes use under 20% of the machine: 0 turns it off.
 const QUIET_WAIT_MS = int('BENCH_WAIT_QUIET', 15, 0) * 1000
 // Which parts to run (all by default): A, B, 1, 2, 3, comma-separated. Skipped parts print as "skipped".
-const PHASES = new Set((process.env.BENCH_PHASES || 'A,B,I,1,2,V,3').toUpperCase().split(',').map((x) => x.trim()))
+const PHASES = new Set((process.env.BENCH_PHASES || 'A,B,I,1,2,V,L,S,3').toUpperCase().split(',').map((x) => x.trim()))
 // Extra node flags for the service's processes, e.g. "--cpu-prof --cpu-prof-dir=test/bench/logs/prof".
 const SERVICE_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)
 const RESULTS_FILE = join(ROOT, 'test', 'bench', 'last-results.json')
@@ -234,9 +241,13 @@ async function persistJobs(sql: BenchEnv['sql']): Promise<{ jobs: number; points
   return row
 }
 
-async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys: string[], statPrefix: string, kind: 'single' | 'batch' | 'v1batch', problems: string[]): Promise<PhaseResult> {
-  const groups = kind === 'single' ? singleGroups(keys, statPrefix, STATS) : kind === 'batch' ? batchGroups(keys, statPrefix, STATS, BATCH) : v1BatchGroups(keys, statPrefix, STATS, V1_BATCH)
-  const warm = kind === 'single' ? singleGroups(keys, 'bench.warm.', STATS) : kind === 'batch' ? batchGroups(keys, 'bench.warmb.', STATS, BATCH) : v1BatchGroups(keys, 'bench.warmv.', STATS, V1_BATCH)
+type PhaseKind = 'single' | 'batch' | 'v1batch' | 'lines'
+
+async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys: string[], statPrefix: string, kind: PhaseKind, problems: string[]): Promise<PhaseResult> {
+  const groups = kind === 'single' ? singleGroups(keys, statPrefix, STATS) : kind === 'batch' ? batchGroups(keys, statPrefix, STATS, BATCH)
+    : kind === 'lines' ? lineProtocolGroups(keys, statPrefix.replace(/\.$/, ''), STATS, LP_LINES) : v1BatchGroups(keys, statPrefix, STATS, V1_BATCH)
+  const warm = kind === 'single' ? singleGroups(keys, 'bench.warm.', STATS) : kind === 'batch' ? batchGroups(keys, 'bench.warmb.', STATS, BATCH)
+    : kind === 'lines' ? lineProtocolGroups(keys, 'bench.warml', STATS, LP_LINES) : v1BatchGroups(keys, 'bench.warmv.', STATS, V1_BATCH)
   say(`${label}: ${CONNECTIONS} connections for ${SECONDS} s (+${WARMUP_MS} ms warmup)`)
   const before = await dbActivity(e.sql)
   const jobsBefore = await persistJobs(e.sql)
@@ -257,7 +268,7 @@ async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys:
   const ioAfter = await ioCounts(webProcs)
   const answered = load.completed || 1
   const io = ioBefore && ioAfter ? { pgPerRequest: (ioAfter.pg - ioBefore.pg) / answered, redisPerRequest: (ioAfter.redis - ioBefore.redis) / answered } : undefined
-  const pointsPerRequest = kind === 'single' ? 1 : kind === 'batch' ? BATCH : V1_BATCH
+  const pointsPerRequest = kind === 'single' ? 1 : kind === 'batch' ? BATCH : kind === 'lines' ? LP_LINES : V1_BATCH
   // A batch answer may say how many of its points it took; a single write takes one.
   const expected = kind !== 'single' && load.acceptedItems !== null ? load.acceptedItems : load.accepted * pointsPerRequest
   if (kind !== 'single' && load.acceptedItems !== null && load.acceptedItems !== load.accepted * pointsPerRequest) {
@@ -291,11 +302,33 @@ async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys:
   return result
 }
 
+/** Phase S: StatsD counters over UDP at STATSD_RATE a second; how many never reached the table, and why. */
+async function statsdPhase(e: BenchEnv, target: Target, port: number, keys: string[], problems: string[]): Promise<StatsdPhase> {
+  const health = async () => Number(((await (await fetch(`http://${target.host}:${target.port}/api/v1/health`)).json()) as { statsd?: { refused_today?: number } }).statsd?.refused_today ?? 0)
+  const durationMs = SECONDS * 1000
+  say(`phase S: StatsD counters over UDP, ${STATSD_RATE.toLocaleString('en-US')} a second for ${SECONDS} s`)
+  const refusedBefore = await health()
+  const dropsBefore = udpReceiveDrops()
+  const send = await sendStatsd(port, keys, 'bench.statsd.', STATS, STATSD_RATE, durationMs)
+  const drain = await waitForDrain(e.sql, 'bench.statsd.', send.sent, { stallMs: 5_000 })
+  const dropsAfter = udpReceiveDrops()
+  await sleep(1_100) // the intake adds its counts to Redis once a second
+  const refused = (await health()) - refusedBefore
+  const droppedPct = send.sent ? Math.round(((send.sent - drain.rows) / send.sent) * 100_000) / 1000 : 0
+  if (refused > 0) problems.push(`phase S: the service refused ${refused} StatsD packets`)
+  if (send.errors) problems.push(`phase S: ${send.errors} datagrams could not be sent`)
+  return {
+    ratePerSec: Math.round((send.sent / durationMs) * 1000), durationMs, sent: send.sent, sendErrors: send.errors, stored: drain.rows, droppedPct, refused,
+    kernelDrops: dropsBefore === undefined || dropsAfter === undefined ? undefined : dropsAfter - dropsBefore,
+    drainSeconds: Math.round((drain.lastStoredAt - send.endedAt) / 100) / 10,
+  }
+}
+
 async function main(): Promise<Results> {
   const results: Results = {
     startedAt: new Date().toISOString(),
     machine: { ...machineInfo(), cpuByStage: {} },
-    config: { benchSeconds: SECONDS, connections: CONNECTIONS, loadAccounts: ACCOUNTS, webProcesses: WEB, workerProcesses: 1, statsPerPhase: STATS, batchSize: BATCH, v1BatchSize: V1_BATCH, copyConnections: 2, serviceFrom: FROM_SOURCE ? 'sources (tsx)' : 'dist/ (npm run build)' },
+    config: { benchSeconds: SECONDS, connections: CONNECTIONS, loadAccounts: ACCOUNTS, webProcesses: WEB, workerProcesses: 1, statsPerPhase: STATS, batchSize: BATCH, v1BatchSize: V1_BATCH, lineProtocolLines: LP_LINES, statsdRate: STATSD_RATE, copyConnections: 2, serviceFrom: FROM_SOURCE ? 'sources (tsx)' : 'dist/ (npm run build)' },
     rateLimit: { perAccountRequestsPerSec: PLANS.business.requestsPerSecond, burst: PLANS.business.burst, accounts: ACCOUNTS, capRequestsPerSec: ACCOUNTS * PLANS.business.requestsPerSecond },
     ratios: {},
     problems: [],
@@ -318,6 +351,10 @@ async function main(): Promise<Results> {
   const names = ['bench.single.', 'bench.batch.', 'bench.v1.'].flatMap((p) => Array.from({ length: STATS }, (_, k) => `${p}${k}`))
   await e.sql`insert into stats (account_id, name, kind)
     select a, n, 'counter' from unnest(${load.map((a) => a.id)}::uuid[]) as a, unnest(${names}::text[]) as n`
+  // Phase L's gauges (named from each account's lines) and phase S's counters, likewise.
+  const lpRows = load.flatMap((a, i) => lineProtocolStatNames('bench.lp', i, STATS).map((name) => ({ account_id: a.id, name, kind: 'gauge' })))
+  const statsdRows = load.flatMap((a) => Array.from({ length: STATS }, (_, k) => ({ account_id: a.id, name: `bench.statsd.${k}`, kind: 'counter' })))
+  await e.sql`insert into stats ${e.sql([...lpRows, ...statsdRows], 'account_id', 'name', 'kind')}`
 
   const skipped = { error: 'skipped (BENCH_PHASES)' }
 
@@ -373,6 +410,7 @@ async function main(): Promise<Results> {
   // The service starts first and idles while reference A runs.
   const svc: Child[] = []
   let targets: Target[] = []
+  let statsdPort: number | undefined
   try {
     if (!FROM_SOURCE) {
       say('service: compiling it as production runs it (npm run build)')
@@ -380,7 +418,14 @@ async function main(): Promise<Results> {
     }
     say(`service: ${WEB} web process(es) + 1 worker${FROM_SOURCE ? ', from the TypeScript sources (BENCH_FROM_SOURCE=1)' : ', from dist/'}`)
     svc.push(children.start('worker', FROM_SOURCE ? 'workers/main.ts' : 'dist/workers/main.js', serviceEnv(e), undefined, SERVICE_NODE_ARGS))
-    const web = await startWeb(FROM_SOURCE ? 'api/server.ts' : 'dist/api/server.js', 'web', () => serviceEnv(e), SERVICE_NODE_ARGS)
+    // StatsD on the first web process only: one process holds a UDP port.
+    statsdPort = PHASES.has('S') ? await freePort() : undefined
+    let first = true
+    const web = await startWeb(FROM_SOURCE ? 'api/server.ts' : 'dist/api/server.js', 'web', () => {
+      const extra: Record<string, string> = first && statsdPort !== undefined ? { STATSD_PORT: String(statsdPort) } : {}
+      first = false
+      return { ...serviceEnv(e), ...extra }
+    }, SERVICE_NODE_ARGS)
     svc.push(...web.procs)
     webProcs = web.procs
     targets = web.targets
@@ -414,7 +459,7 @@ async function main(): Promise<Results> {
     }
   }
   // A service phase, when the service is up and the phase was asked for; a failure is recorded, not thrown.
-  const runPhase = async (key: string, label: string, statPrefix: string, kind: 'single' | 'batch' | 'v1batch'): Promise<PhaseResult | Failed> => {
+  const runPhase = async (key: string, label: string, statPrefix: string, kind: PhaseKind): Promise<PhaseResult | Failed> => {
     if (!service.ready) return notReady
     if (!PHASES.has(key)) return skipped
     try {
@@ -429,11 +474,24 @@ async function main(): Promise<Results> {
 
   await referenceB()
   results.influxBatch = (await influxPhase('influx batch', BATCH)) ?? results.influxBatch
+  if (PHASES.has('L')) results.influxLines = (await influxPhase('influx lines', LP_LINES)) ?? results.influxSingle
+  else results.influxLines = skipped
   await influx?.stop()
   influx = undefined
   results.phase2 = await runPhase('2', 'phase 2', 'bench.batch.', 'batch')
   results.phaseV = await runPhase('V', 'phase V', 'bench.v1.', 'v1batch')
+  results.phaseL = await runPhase('L', 'phase L', 'bench.lp.', 'lines')
   await referenceB(true)
+
+  if (!service.ready) results.phaseS = notReady
+  else if (!PHASES.has('S') || statsdPort === undefined) results.phaseS = skipped
+  else {
+    try {
+      results.phaseS = await measured('phase S', () => statsdPhase(e, targets[0], statsdPort!, keys, problems))
+    } catch (err) {
+      results.phaseS = { error: (err as Error).message }
+    }
+  }
 
   if (!service.ready) results.phase3 = notReady
   else if (!PHASES.has('3')) results.phase3 = skipped
@@ -506,6 +564,9 @@ async function main(): Promise<Results> {
     results.ratios.batchAcceptedVsCopy = r2(p2.acceptedPointsPerSec / copyPerSec)
     results.ratios.batchStoredVsCopy = r2(p2.storedPointsPerSec / copyPerSec)
   }
+  const il = isFailed(results.influxLines) ? undefined : results.influxLines
+  const pl = isFailed(results.phaseL) ? undefined : results.phaseL
+  if (il && pl) results.ratios.linesStoredVsInflux = r2(pl.storedPointsPerSec / il.storedPointsPerSec)
   const pv = isFailed(results.phaseV) ? undefined : results.phaseV
   if (copyPerSec && pv) {
     results.ratios.v1BatchAcceptedVsCopy = r2(pv.acceptedPointsPerSec / copyPerSec)
@@ -537,7 +598,7 @@ if (results) {
   results.finishedAt = new Date().toISOString()
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`)
   process.stdout.write(`${renderReport(results)}\n\nResults written to test/bench/last-results.json\n`)
-  const serviceFailed = [results.phase1, results.phase2, results.phaseV, results.phase3].some((p) => isFailed(p) && !p.error.startsWith('skipped'))
+  const serviceFailed = [results.phase1, results.phase2, results.phaseV, results.phaseL, results.phaseS, results.phase3].some((p) => isFailed(p) && !p.error.startsWith('skipped'))
   if (serviceFailed) {
     process.stdout.write('\nThe service phases did not all run: see the FAILED lines above.\n')
     exitCode = 1

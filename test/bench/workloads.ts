@@ -50,3 +50,20 @@ export async function runLoadProcess(children: Children, name: string, cfg: Load
   if (child.exited?.code !== 0 || !line) throw new Error(`load generator ${name} failed (code ${child.exited?.code}):\n${child.tail()}`)
   return JSON.parse(line) as LoadResult
 }
+
+/**
+ * InfluxDB line protocol requests of `size` lines on /api/v2/write (issue 31): line i is the gauge
+ * `${measurement}.account_a<n>.stat_s<i % stats>`, the same shape and length as the InfluxDB reference's lines
+ * (which need a distinct series per line, or InfluxDB would keep only the last point of a request).
+ */
+export function lineProtocolGroups(keys: string[], measurement: string, stats: number, size = 5000): RequestSpec[][] {
+  return keys.map((key, a) => {
+    const body = Array.from({ length: size }, (_, i) => `${measurement},account=a${a},stat=s${i % stats} value=1`).join('\n')
+    return [{ method: 'POST' as const, path: '/api/v2/write?precision=s', headers: { 'Content-Type': 'text/plain; charset=utf-8', Authorization: `Token ${key}` }, body }]
+  })
+}
+
+/** The stat names lineProtocolGroups writes, per account index, for creating them before the phase. */
+export function lineProtocolStatNames(measurement: string, account: number, stats: number): string[] {
+  return Array.from({ length: stats }, (_, k) => `${measurement}.account_a${account}.stat_s${k}`)
+}

@@ -169,7 +169,7 @@ test('GET /api/v1/usage: the plan\'s limits and what is used, for a key or a ses
   t.is(res.status, 200)
   t.deepEqual(res.body, {
     plan: 'free', stats: { used: 2, limit: 10 }, points_today: { used: 3, limit: 100_000 }, alerts: { used: 0, limit: 2 },
-    retention_days: 30, anomaly_detection: false,
+    retention_days: 30, anomaly_detection: false, statsd_refused_today: 0,
   })
   t.is((await request(app.url, '/api/v1/usage')).status, 401)
 })

@@ -1,0 +1,36 @@
+// The account key as the protocols' own clients send it (decisions.md 21): `Authorization: Token <key>`
+// (InfluxDB 2.x), `Bearer <key>` (Prometheus, and accepted everywhere), HTTP Basic with the key as the
+// password (InfluxDB 1.x clients, Telegraf's username/password), or 1.x's `?u=&p=<key>` query.
+import { unauthorized } from '../shared/errors.js'
+import type { Account } from '../shared/accounts/repo.js'
+import type { Ctx } from './context.js'
+import { enforceRate } from './middleware/rate-limit.js'
+
+const MISSING = 'missing credentials: send Authorization: Token <API key> (or Bearer), or the key as the password'
+
+function presentedKey(ctx: Ctx, allowQuery: boolean): string | undefined {
+  const header = ctx.get('authorization')
+  if (header) {
+    const m = /^(Token|Bearer|Basic)\s+(\S+)\s*$/i.exec(header)
+    if (!m) return ''
+    if (m[1].toLowerCase() !== 'basic') return m[2]
+    const decoded = Buffer.from(m[2], 'base64').toString('utf8')
+    const colon = decoded.indexOf(':')
+    return colon === -1 ? '' : decoded.slice(colon + 1)
+  }
+  const p = allowQuery ? ctx.query.p : undefined
+  return typeof p === 'string' ? p : undefined
+}
+
+/** The account behind the presented key, with one request taken from its rate; 401 when none or unknown. */
+export async function protocolAccount(ctx: Ctx, allowQuery: boolean): Promise<Account> {
+  const key = presentedKey(ctx, allowQuery)
+  if (key === undefined) throw unauthorized(MISSING)
+  const resolved = key ? await ctx.deps.keys.resolve(key) : null
+  if (!resolved) throw unauthorized('invalid API key')
+  ctx.state.account = resolved.account
+  ctx.state.apiKeyId = resolved.keyId
+  ctx.state.authKind = 'bearer'
+  await enforceRate(ctx, resolved.account)
+  return resolved.account
+}

@@ -1,0 +1,212 @@
+// InfluxDB line protocol (decisions.md 21): `measurement[,tag=v...] field=v[,field=v...] [timestamp]`, one
+// point per line. Each field becomes the gauge `<measurement>.<field>` (the field `value` maps to
+// `<measurement>`), tags appended by stat-name.ts; timestamps are truncated to seconds, none means the receive
+// time. Every number rule of interface 2.2 applies to field values, so string and boolean fields are refused
+// like any other non-number. The first bad line refuses the whole request, named by its number.
+import { invalid } from '../../errors.js'
+import { parseNumber } from '../numbers.js'
+import { reject } from '../parsed.js'
+import type { ValidPoint } from '../point.js'
+import { parseTimestamp } from '../timestamps.js'
+import { protocolStatName } from './stat-name.js'
+
+/** Units of a timestamp as InfluxDB's `precision` names them (2.x spellings, and 1.x's n, u, m, h). */
+const PRECISION_DIGITS: Record<string, number> = { ns: 9, n: 9, us: 6, u: 6, 'µ': 6, ms: 3, s: 0 }
+const PRECISION_UNITS: Record<string, number> = { m: 60, h: 3600 }
+
+export type Precision = { digits: number; multiplier: number }
+
+/** The precision query parameter; unset is nanoseconds, as InfluxDB reads it. */
+export function parsePrecision(raw: unknown): Precision {
+  if (raw === undefined || raw === '') return { digits: 9, multiplier: 1 }
+  if (typeof raw === 'string' && Object.hasOwn(PRECISION_DIGITS, raw)) return { digits: PRECISION_DIGITS[raw], multiplier: 1 }
+  if (typeof raw === 'string' && Object.hasOwn(PRECISION_UNITS, raw)) return { digits: 0, multiplier: PRECISION_UNITS[raw] }
+  throw invalid('invalid_precision', `invalid precision: ${JSON.stringify(String(raw))}; use ns, us, ms or s`)
+}
+
+export interface ParsedLines {
+  points: ValidPoint[]
+  /** The 1-based line number each point came from. */
+  lineOf: number[]
+  lines: string[]
+}
+
+/** Thrown text for line `n`: InfluxDB names the line too (`unable to parse '...': reason`). */
+export function lineError(lines: string[], n: number, reason: string, code = 'invalid_line'): Error {
+  const text = lines[n - 1] ?? ''
+  const shown = text.length > 100 ? `${text.slice(0, 100)}...` : text
+  return invalid(code, `line ${n}: ${reason} (unable to parse '${shown}')`, { line: n })
+}
+
+/** Reads a line-protocol body into validated gauge points; throws on the first bad line. */
+export function parseLineProtocol(body: string, precision: Precision, nowSeconds: number): ParsedLines {
+  const lines = body.split('\n')
+  const points: ValidPoint[] = []
+  const lineOf: number[] = []
+  // A body repeats its series (Telegraf sends each host's series every interval, in batches of thousands):
+  // each distinct series and field is named once per request.
+  const names = new Map<string, ReturnType<typeof protocolStatName>>()
+  for (let i = 0; i < lines.length; i++) {
+    let line = lines[i]
+    if (line.endsWith('\r')) line = line.slice(0, -1)
+    const start = firstNonSpace(line)
+    if (start === line.length || line[start] === '#') continue
+    const fail = (reason: string, code?: string) => lineError(lines, i + 1, reason, code)
+    const parsed = parseSimpleLine(line, start) ?? parseLine(line, start, fail)
+    let t: number | undefined
+    if (parsed.timestamp !== undefined) {
+      const seconds = toSeconds(parsed.timestamp, precision)
+      if (seconds === undefined) throw fail(`invalid timestamp ${JSON.stringify(parsed.timestamp)}: not an integer`)
+      const checked = parseTimestamp(seconds, nowSeconds)
+      if (!checked.ok) throw fail(checked.message, checked.code)
+      t = checked.value
+    }
+    for (const [field, raw] of parsed.fields) {
+      const value = fieldNumber(raw)
+      if (!value.ok) throw fail(`field "${field}": ${value.message}`, value.code)
+      const memo = `${parsed.series}\u0000${field}`
+      let name = names.get(memo)
+      if (!name) names.set(memo, (name = protocolStatName(field === 'value' ? parsed.measurement : `${parsed.measurement}.${field}`, parsed.tags)))
+      if (!name.ok) throw fail(name.message, name.code)
+      points.push({ name: name.value, kind: 'gauge', value: value.value, t, ikey: undefined })
+      lineOf.push(i + 1)
+    }
+  }
+  return { points, lineOf, lines }
+}
+
+function firstNonSpace(s: string): number {
+  let i = 0
+  while (i < s.length && (s[i] === ' ' || s[i] === '\t')) i++
+  return i
+}
+
+interface Line {
+  /** The line's text up to its fields (measurement and tags as sent): the key of the name memo. */
+  series: string
+  measurement: string
+  tags: Array<[string, string]>
+  fields: Array<[string, string]>
+  timestamp: string | undefined
+}
+
+/**
+ * Splits one line by the protocol's escaping rules: `\` escapes comma and space in the measurement, and
+ * comma, `=` and space in tag keys, tag values and field keys; string field values are double-quoted with
+ * `\"` and `\\` escaped. A backslash before anything else is itself.
+ */
+function parseLine(line: string, start: number, fail: (reason: string) => Error): Line {
+  let i = start
+  const read = (stops: string): string => {
+    let out = ''
+    while (i < line.length) {
+      const c = line[i]
+      if (c === '\\' && i + 1 < line.length && (stops.includes(line[i + 1]) || line[i + 1] === '\\')) {
+        out += line[i + 1]
+        i += 2
+        continue
+      }
+      if (stops.includes(c)) break
+      out += c
+      i++
+    }
+    return out
+  }
+  const measurement = read(', ')
+  if (!measurement) throw fail('missing measurement')
+  const tags: Array<[string, string]> = []
+  while (line[i] === ',') {
+    i++
+    const key = read(',= ')
+    if (line[i] !== '=') throw fail(`tag "${key}": missing "="`)
+    i++
+    const value = read(',= ')
+    if (!key) throw fail('empty tag key')
+    if (!value) throw fail(`tag "${key}": empty value`)
+    tags.push([key, value])
+  }
+  const seriesEnd = i
+  if (line[i] !== ' ') throw fail('missing fields')
+  while (line[i] === ' ') i++
+  const fields: Array<[string, string]> = []
+  for (;;) {
+    const key = read(',= ')
+    if (!key) throw fail('missing field key')
+    if (line[i] !== '=') throw fail(`field "${key}": missing "="`)
+    i++
+    let value: string
+    if (line[i] === '"') {
+      const from = i
+      i++
+      while (i < line.length && line[i] !== '"') i += line[i] === '\\' ? 2 : 1
+      if (i >= line.length) throw fail(`field "${key}": unterminated string`)
+      i++
+      value = line.slice(from, i)
+    } else {
+      const from = i
+      while (i < line.length && line[i] !== ',' && line[i] !== ' ') i++
+      value = line.slice(from, i)
+    }
+    if (!value) throw fail(`field "${key}": missing value`)
+    fields.push([key, value])
+    if (line[i] !== ',') break
+    i++
+  }
+  while (line[i] === ' ') i++
+  let timestamp: string | undefined
+  if (i < line.length) {
+    const end = line.indexOf(' ', i)
+    timestamp = end === -1 ? line.slice(i) : line.slice(i, end)
+    if (end !== -1 && line.slice(end).trim() !== '') throw fail('unexpected text after the timestamp')
+  }
+  return { series: line.slice(start, seriesEnd), measurement, tags, fields, timestamp }
+}
+
+/**
+ * The common line, split without the escaping rules: no backslash, no quote, single spaces between
+ * series, fields and timestamp. undefined sends the line to parseLine, which reads every form and says
+ * what is wrong with a bad one.
+ */
+function parseSimpleLine(line: string, start: number): Line | undefined {
+  if (line.includes('\\') || line.includes('"')) return undefined
+  const parts = (start ? line.slice(start) : line).split(' ')
+  if (parts.length < 2 || parts.length > 3 || parts.some((p) => p === '')) return undefined
+  const [series, fieldText, timestamp] = parts
+  const seriesParts = series.split(',')
+  const measurement = seriesParts[0]
+  if (!measurement) return undefined
+  const tags: Array<[string, string]> = []
+  for (let i = 1; i < seriesParts.length; i++) {
+    const eq = seriesParts[i].indexOf('=')
+    if (eq <= 0 || eq === seriesParts[i].length - 1 || seriesParts[i].indexOf('=', eq + 1) !== -1) return undefined
+    tags.push([seriesParts[i].slice(0, eq), seriesParts[i].slice(eq + 1)])
+  }
+  const fields: Array<[string, string]> = []
+  for (const f of fieldText.split(',')) {
+    const eq = f.indexOf('=')
+    if (eq <= 0 || eq === f.length - 1 || f.indexOf('=', eq + 1) !== -1) return undefined
+    fields.push([f.slice(0, eq), f.slice(eq + 1)])
+  }
+  return { series, measurement, tags, fields, timestamp }
+}
+
+const INTEGER = /^-?[0-9]+$/
+
+/** A field value as a number by interface 2.2: floats, `12i` integers and `12u` unsigned; strings and booleans are not numbers. */
+function fieldNumber(raw: string) {
+  const last = raw[raw.length - 1]
+  if ((last === 'i' || last === 'u') && INTEGER.test(raw.slice(0, -1))) return parseNumber(raw.slice(0, -1), 'value')
+  // A quoted string is text even when it spells a number: InfluxDB stores it as a string field.
+  if (raw[0] === '"') return reject('invalid_value', 'invalid value: not a number (a string field)')
+  return parseNumber(raw, 'value')
+}
+
+/** Whole seconds of an integer timestamp in `precision`, truncated (exact for nanoseconds past 2^53); undefined when not an integer. */
+function toSeconds(text: string, precision: Precision): number | undefined {
+  if (!INTEGER.test(text)) return undefined
+  if (precision.digits === 0) return Number(text) * precision.multiplier
+  // Non-negative: truncating is dropping the last digits (no BigInt for the common timestamp).
+  if (text[0] !== '-') return text.length <= precision.digits ? 0 : Number(text.slice(0, text.length - precision.digits))
+  // Integer division in decimal digits: BigInt is exact where a double would round a nanosecond timestamp.
+  return Number(BigInt(text) / 10n ** BigInt(precision.digits))
+}
