@@ -51,7 +51,10 @@ function declineDraft(i: ParsedIntent, stats: StatRef[]): Draft {
   const names = (i.candidates ?? []).map((n) => d.stat(n, kinds.get(n) ?? 'counter'))
   const list = names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}` : names[0]
   if (i.percentile) {
-    d.text = `Percentiles are not kept yet, so I can't give one for ${list}. I can give ${names.length > 1 ? 'each' : 'its'} ${stats.find((s) => s.name === i.candidates?.[0])?.kind === 'counter' ? 'total' : 'average, lowest and highest reading'}, latest value, a comparison of two periods, a breakdown by hour or day, or when it peaked.`
+    const asked = (i.candidates ?? []).filter((n) => n !== i.ownStat).map((n) => d.stat(n, kinds.get(n) ?? 'counter'))
+    const of = asked.length > 1 ? `${asked.slice(0, -1).join(', ')} or ${asked[asked.length - 1]}` : asked[0]
+    d.text = `Percentiles are not kept yet, so I can't give one for ${of}. I can give ${asked.length > 1 ? 'each' : 'its'} ${stats.find((s) => s.name === i.candidates?.[0])?.kind === 'counter' ? 'total' : 'average, lowest and highest reading'}, latest value, a comparison of two periods, a breakdown by hour or day, or when it peaked.`
+      + (i.ownStat ? ` Your stat ${d.stat(i.ownStat, kinds.get(i.ownStat) ?? 'gauge')} may hold the figure you want: ask about it by name.` : '')
   } else if (i.unsupported) d.text = `I can't answer that: ${i.reason}.`
   // The period's own words are not repeated (they may hold digits no data grounds).
   else if (i.unreadPeriod) d.text = 'I couldn\'t read the period in this question. I understand periods such as today, yesterday, the last 6 hours, this or last week or month, since Monday, on a date, or between two dates (UTC).'

@@ -31,6 +31,8 @@ export interface ParsedIntent {
   bucket?: 3600 | 86400
   /** Declined because the question asks for percentiles. */
   percentile?: boolean
+  /** A percentile declined where a stat of the account keeps that figure itself (api.latency.p95). */
+  ownStat?: string
   reason?: string
   /** Declined because the question is outside what the engine answers (forecasts, causes). */
   unsupported?: boolean
@@ -128,7 +130,9 @@ export function parseIntent(question: string, stats: StatRef[], now: Date): Pars
       const without = leftover.filter((w) => w !== pct)
       const bare = without.length ? fuzzyMatch(without.join(' '), stats) : { match: null, candidates: [] }
       const named = bare.match ? [bare.match.stat] : bare.candidates.map((n) => stats.find((s) => s.name === n)!)
-      if (named.length) return percentileDecline(named, leftover)
+      const own = named.find((st) => tokens(st.name).includes(pct))
+      const rest = named.filter((st) => st !== own)
+      if (rest.length) return { ...percentileDecline(rest, leftover), ...(own ? { ownStat: own.name, candidates: [...rest.map((st) => st.name), own.name], suggestions: suggest(leftover, [...rest.map((st) => st.name), own.name]) } : {}) }
     }
     if (!fuzzy.match) {
       if (fuzzy.candidates.length) return none(`no stat matches "${phrase}" with confidence`, { candidates: fuzzy.candidates, suggestions: suggest(leftover, fuzzy.candidates) })
@@ -141,7 +145,15 @@ export function parseIntent(question: string, stats: StatRef[], now: Date): Pars
     let named = rest
     for (const m of found) named = named.replace(m.phrase.toLowerCase(), ' ')
     const pct = percentileIn(named)
-    if (pct) return percentileDecline(found.map((m) => m.stat), [...found.flatMap((m) => tokens(m.phrase)), ...tokens(pct)])
+    if (pct) {
+      const words = [...found.flatMap((m) => tokens(m.phrase)), ...tokens(pct)]
+      // "p95 api latency" where a stat api.latency.p95 keeps that figure: it is named beside the decline.
+      const own = stats.find((s) => !found.some((m) => m.stat.id === s.id) && tokens(s.name).includes(pct)
+        && found.every((m) => tokens(m.stat.name).every((t) => tokens(s.name).includes(t))))
+      const d = percentileDecline(found.map((m) => m.stat), words)
+      if (!own) return d
+      return { ...d, ownStat: own.name, candidates: [...d.candidates!, own.name], suggestions: [...d.suggestions!, ...suggest(words, [own.name])] }
+    }
   }
   // "signups from germany": a stat is answered as a whole, so a breakdown asked for is declined, not ignored.
   if (found[0].how !== 'fuzzy' && leftover.length) {

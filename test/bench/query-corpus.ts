@@ -287,6 +287,7 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
     ['p95 of cpu usage yesterday', /percentiles are not kept/i],
     ['median api latency last week', /percentiles are not kept/i],
     ['api latency p99 yesterday', /percentiles are not kept/i],
+    ['p95 api latency yesterday', /percentiles are not kept.*api\.latency\.p95 may hold/i],
     ['how many zeppelin launches yesterday?', /no stat is named like/i, 3],
     ['average rainfall in the last 6 hours', /no stat is named like/i, 3],
     ['errors by minute yesterday', /by hour or by day/i],
