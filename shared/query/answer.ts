@@ -25,7 +25,7 @@ function valueOf(s: Summary, agg: 'sum' | 'avg' | 'min' | 'max' | 'count'): numb
   return agg === 'min' ? s.min : agg === 'max' ? s.max : s.value
 }
 
-function retrieved(stat: StatRef, agg: string, period: 'window' | 'compare_to', span: Span, s: Summary, value: number | null): DataRecord {
+function retrieved(stat: StatRef, agg: string, period: 'window' | 'compare_to' | 'context', span: Span, s: Summary, value: number | null): DataRecord {
   return {
     type: 'retrieved', stat: stat.name, stat_kind: stat.kind, agg, period, from: iso(span.from), to: iso(span.to), value, n: s.n,
     ...(stat.kind === 'gauge' && s.n && agg === 'avg' ? { min: s.min!, max: s.max! } : {}),
@@ -118,6 +118,17 @@ export async function compareAnswer(sql: Db, intent: ParsedIntent): Promise<Draf
     change = `, up ${d.num(diff, 'the size of the change')} from nothing (no percentage change from zero)`
   }
   d.text = `The ${what} of ${name} was ${d.num(x, `${what} in the first period`)} ${pw} against ${d.num(y, `${what} in the second period`)} ${pc}${change}.`
+  if (intent.context && intent.stretch) {
+    // The same elapsed stretch is compared; the whole earlier period is context, never the comparison.
+    const ctx = intent.context
+    const sc = (await summarise(sql, [stat], ctx)).get(stat.id)!
+    const vc = valueOf(sc, agg) ?? (stat.kind === 'counter' ? 0 : null)
+    d.text = `Over the same stretch of each period (${d.period(intent.stretch)}), the ${what} of ${name} was ${d.num(x, `${what} in the first period`)} ${pw} against ${d.num(y, `${what} in the second period`)} ${pc}${change}.`
+    if (vc !== null) {
+      d.record(retrieved(stat, agg, 'context', ctx, sc, vc))
+      d.text += ` For context, ${d.period(ctx.label)} ${agg === 'sum' ? 'totalled' : `had ${AGG_WORD[agg] === 'average' ? 'an' : 'a'} ${AGG_WORD[agg]} of`} ${d.num(vc, `${what} of the whole earlier period`)}.`
+    }
+  }
   return d
 }
 
@@ -204,5 +215,61 @@ export async function peakAnswer(sql: Db, intent: ParsedIntent): Promise<Draft> 
   d.text = stat.kind === 'counter'
     ? `${name} ${desc ? 'peaked' : 'was lowest'} ${when} with ${v}, its ${desc ? 'busiest' : 'quietest'} ${unit} ${p}.`
     : `${name} ${desc ? 'peaked' : 'was lowest'} ${when} with a reading of ${v}, its ${desc ? 'highest' : 'lowest'} ${p}.`
+  return d
+}
+
+/**
+ * One stat in hourly or daily buckets (UTC) over the window: every bucket is a record in data (a
+ * counter's empty bucket is a 0, a gauge's is left out), the answer lists them when they are few and
+ * otherwise gives the total or average, the highest and the lowest bucket. The first and last bucket
+ * may be cut by the window; each record's from and to say so.
+ */
+export async function breakdownAnswer(sql: Db, intent: ParsedIntent, listUpTo = 12): Promise<Draft> {
+  const d = new Draft()
+  const stat = intent.stats[0]
+  const w = intent.window!
+  const slot = intent.bucket!
+  const unit = slot === 3_600 ? 'hour' : 'day'
+  const name = d.stat(stat.name, stat.kind)
+  const p = d.period(w.label)
+  const got = new Map((await slots(sql, stat, w, slot)).map((s) => [s.t, s]))
+  const fromS = w.from.getTime() / 1000
+  const toS = w.to.getTime() / 1000
+  const buckets: Array<{ t: number; value: number; min: number; max: number; n: number; complete: boolean }> = []
+  for (let t = Math.floor(fromS / slot) * slot; t < toS; t += slot) {
+    const s = got.get(t)
+    if (s) buckets.push(s)
+    else if (stat.kind === 'counter') buckets.push({ t, value: 0, min: 0, max: 0, n: 0, complete: t >= fromS && t + slot <= toS })
+  }
+  if (!buckets.some((b) => b.n > 0)) {
+    d.source = 'template'
+    d.text = stat.kind === 'counter' ? `No ${name} were recorded ${p}.` : `${name} has no readings ${p}.`
+    return d
+  }
+  const agg = intent.agg === 'min' || intent.agg === 'max' ? intent.agg : stat.kind === 'counter' ? 'sum' : 'avg'
+  const pick = (b: (typeof buckets)[number]) => (agg === 'min' ? b.min : agg === 'max' ? b.max : b.value)
+  const idx = buckets.map((b) => d.record({
+    type: 'retrieved', stat: stat.name, stat_kind: stat.kind, agg, period: 'window',
+    from: iso(new Date(Math.max(b.t, fromS) * 1000)), to: iso(new Date(Math.min(b.t + slot, toS) * 1000)), t: b.t, bucket_seconds: slot, value: pick(b), n: b.n,
+    ...(agg === 'avg' ? { min: b.min, max: b.max } : {}),
+  }))
+  const label = (b: (typeof buckets)[number]) => `${d.time(b.t, slot === 3_600)}${b.complete ? '' : ' (part)'}`
+  const what = agg === 'sum' ? '' : ` (${AGG_WORD[agg]} of each ${unit})`
+  if (buckets.length <= listUpTo) {
+    d.text = `${name} ${p} by ${unit}${what}: ${buckets.map((b) => `${label(b)} ${d.num(pick(b), `the ${unit}'s ${AGG_WORD[agg]}`)}`).join(', ')}.`
+    return d
+  }
+  // Too many to read out: the whole, the highest and the lowest whole bucket; every bucket is in data.
+  const whole = buckets.filter((b) => b.complete)
+  const pool = whole.length ? whole : buckets
+  const hi = buckets.reduce((a, b) => (pick(b) > pick(a) ? b : a))
+  const lo = pool.reduce((a, b) => (pick(b) < pick(a) ? b : a))
+  let head = ''
+  if (agg === 'sum') {
+    const total = buckets.reduce((a, b) => a + b.value, 0)
+    d.record({ type: 'derived', agg: 'sum', of: idx, value: total })
+    head = `${d.num(total, 'the total of the buckets')} in all; `
+  }
+  d.text = `${name} ${p} by ${unit}${what}: ${head}highest ${label(hi)} with ${d.num(pick(hi), `the highest ${unit}`)}, lowest ${label(lo)} with ${d.num(pick(lo), `the lowest ${unit}`)}. Each ${unit}'s figure is in the data.`
   return d
 }

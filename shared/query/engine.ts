@@ -6,7 +6,7 @@
 import type { Config } from '../config.js'
 import type { Db } from '../db.js'
 import type { Logger } from '../log.js'
-import { aggregateAnswer, compareAnswer, peakAnswer, rankAnswer } from './answer.js'
+import { aggregateAnswer, breakdownAnswer, compareAnswer, peakAnswer, rankAnswer } from './answer.js'
 import { Draft } from './draft.js'
 import { parseIntent, type ParsedIntent } from './intent.js'
 import type { StatRef } from './match.js'
@@ -32,9 +32,13 @@ function intentJson(i: ParsedIntent): Intent {
     stats: i.stats.map((s) => s.name),
     window: i.window ? periodJson(i.window) : null,
     ...(i.compareTo ? { compare_to: periodJson(i.compareTo) } : {}),
+    ...(i.context ? { context: periodJson(i.context) } : {}),
+    ...(i.stretch ? { stretch: i.stretch } : {}),
     timezone: 'UTC',
     matched: i.matched.map((m) => ({ phrase: m.phrase, stat: m.stat.name, how: m.how, score: m.score })),
     ...(i.candidates ? { candidates: i.candidates } : {}),
+    ...(i.suggestions?.length ? { suggestions: i.suggestions } : {}),
+    ...(i.bucket ? { bucket_seconds: i.bucket } : {}),
     ...(i.reason ? { reason: i.reason } : {}),
   }
 }
@@ -46,11 +50,18 @@ function declineDraft(i: ParsedIntent, stats: StatRef[]): Draft {
   const kinds = new Map(stats.map((s) => [s.name, s.kind]))
   const names = (i.candidates ?? []).map((n) => d.stat(n, kinds.get(n) ?? 'counter'))
   const list = names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}` : names[0]
-  if (i.unsupported) d.text = `I can't answer that: ${i.reason}.`
+  if (i.percentile) {
+    const asked = (i.candidates ?? []).filter((n) => n !== i.ownStat).map((n) => d.stat(n, kinds.get(n) ?? 'counter'))
+    const of = asked.length > 1 ? `${asked.slice(0, -1).join(', ')} or ${asked[asked.length - 1]}` : asked[0]
+    d.text = `Percentiles are not kept yet, so I can't give one for ${of}. I can give ${asked.length > 1 ? 'each' : 'its'} ${stats.find((s) => s.name === i.candidates?.[0])?.kind === 'counter' ? 'total' : 'average, lowest and highest reading'}, latest value, a comparison of two periods, a breakdown by hour or day, or when it peaked.`
+      + (i.ownStat ? ` Your stat ${d.stat(i.ownStat, kinds.get(i.ownStat) ?? 'gauge')} may hold the figure you want: ask about it by name.` : '')
+  } else if (i.unsupported) d.text = `I can't answer that: ${i.reason}.`
   // The period's own words are not repeated (they may hold digits no data grounds).
   else if (i.unreadPeriod) d.text = 'I couldn\'t read the period in this question. I understand periods such as today, yesterday, the last 6 hours, this or last week or month, since Monday, on a date, or between two dates (UTC).'
   else if (!stats.length) d.text = 'This account has no stats yet, so there is nothing to answer from.'
   // The question's own words are not repeated: they could carry digits that no data grounds.
+  else if (names.length && i.unlike) d.text = `None of your stats is named like that, so I won't guess. Your ${stats.filter((s) => names.includes(s.name)).every((s) => s.kind === 'counter') ? 'counters' : 'stats'} include ${list}.`
+  else if (names.length && i.reason?.startsWith('no stat is named')) d.text = `None of your stats is named like that, so I won't guess. The closest by name are ${list}.`
   else if (names.length) d.text = `I'm not sure which stat you mean, so I won't guess. Did you mean ${list}?`
   else d.text = 'I couldn\'t match this question to any of your stats, so I won\'t guess an answer.'
   return d
@@ -62,6 +73,7 @@ async function draftFor(sql: Db, i: ParsedIntent, stats: StatRef[]): Promise<Dra
     case 'compare': return compareAnswer(sql, i)
     case 'rank': return rankAnswer(sql, i)
     case 'peak': return peakAnswer(sql, i)
+    case 'breakdown': return breakdownAnswer(sql, i)
     default: return declineDraft(i, stats)
   }
 }

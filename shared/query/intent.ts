@@ -3,7 +3,7 @@
 // read with confidence comes back as op "unknown" with the reason and the
 // closest stats, and the engine answers that honestly.
 import { defaultPeriod, findPeriods, type Span } from './periods.js'
-import { findNamedStats, fuzzyMatch, type Match, type StatRef } from './match.js'
+import { closestByName, findNamedStats, fuzzyMatch, rephrase, tokens, type Match, type StatRef } from './match.js'
 import type { Intent } from './schema.js'
 
 export type Op = Intent['op']
@@ -16,10 +16,23 @@ export interface ParsedIntent {
   stats: StatRef[]
   window: Span | null
   compareTo?: Span
+  /** A comparison of the same elapsed stretch: the whole earlier period, given beside it, and the stretch in words. */
+  context?: Span
+  stretch?: string
   matched: Match[]
   /** For a rank: the stats it ranks. */
   pool?: StatRef[]
   candidates?: string[]
+  /** For a decline that names candidates: the question asked again about each (the page's "Did you mean" links). */
+  suggestions?: Array<{ stat: string; query: string }>
+  /** The candidates share nothing with the question's words: they are the account's stats, not near misses. */
+  unlike?: boolean
+  /** A breakdown: the bucket, an hour or a day. */
+  bucket?: 3600 | 86400
+  /** Declined because the question asks for percentiles. */
+  percentile?: boolean
+  /** A percentile declined where a stat of the account keeps that figure itself (api.latency.p95). */
+  ownStat?: string
   reason?: string
   /** Declined because the question is outside what the engine answers (forecasts, causes). */
   unsupported?: boolean
@@ -28,11 +41,19 @@ export interface ParsedIntent {
 }
 
 const has = (re: RegExp, s: string) => re.test(s)
+const sameSpan = (a: Span, b: Span) => a.from.getTime() === b.from.getTime() && a.to.getTime() === b.to.getTime()
 const UNSUPPORTED = /\b(forecast|predict(ed|ion)?|projection|will (there|we|it|be)|expect(ed)? to|why|cause[ds]?|reason|explain|correlat\w*|anomal\w*)\b/
 const CHANGE_UP = /\b(grew|grow[ns]?|growth|increas\w*|rose|rise[ns]?|gain\w*|jump\w*|climb\w*|(go|goes|went|gone|is|was|are|were) up)\b/
 const CHANGE_DOWN = /\b(drop\w*|fell|fall\w*|declin\w*|decreas\w*|shr[ai]nk\w*|(go|goes|went|gone|is|was|are|were) down)\b/
 const CHANGE = /\b(chang\w*|mov(ed|ers?)|trend\w*|differ\w*|delta)\b/
 const UNREAD_TIME = /\b(?:19|20)\d\d\b|\b(ago|weekends?|ytd|q[1-4]|h[12]|years?|months?|weeks?|days?|hours?|minutes?|mins?|night|tonight|morning|evening|afternoon|noon|midnight|jan(uary)?|feb(ruary)?|march|april|june|july|aug(ust)?|sept?(ember)?|oct(ober)?|nov(ember)?|dec(ember)?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|\d{1,2}(am|pm)|\d{1,2}:\d\d|\d{1,2}\/\d{1,2})\b/
+// Percentiles are not kept yet (decisions.md section 20 is wave 3): asked for, they are declined, never read as an average.
+const PERCENTILE = /\b(p\d{1,2}(?:\.\d+)?|tp\d{2}|\d{1,2}(?:st|nd|rd|th) percentile|percentiles?|median|quantiles?)\b/
+// A breakdown in hourly or daily buckets: "by hour", "per day", "hourly", "day by day".
+const BREAKDOWN = /\b(?:by|per|each|every|for each|for every) (hour|day)\b|\b(hourly|daily)\b|\b(hour) by hour\b|\b(day) by day\b/
+const BREAKDOWN_OTHER = /\b(?:by|per|each|every) (minute|week|month|quarter|year)\b|\b(weekly|monthly|yearly|quarterly)\b/
+/** The most buckets a breakdown lists: a week of hours, a quarter of days (more is a chart, not an answer). */
+export const MAX_BREAKDOWN = { 3600: 7 * 24 + 1, 86400: 93 } as const
 const LOW = /\b(lowest|least|fewest|smallest|min|minimum|quietest|bottom|worst)\b/
 
 /** The aggregation a question asks for, or null (the stat's kind decides). */
@@ -64,6 +85,9 @@ export function parseIntent(question: string, stats: StatRef[], now: Date): Pars
   let timeLeft = rest
   for (const m of matches) timeLeft = timeLeft.replace(m.phrase.toLowerCase(), ' ')
   timeLeft = timeLeft.replace(/\b(which|what|busiest|quietest|peak|the) (minute|hour|day|week|month)s?\b|\bwhat time\b/g, ' ')
+  const breakdown = BREAKDOWN.exec(rest)
+  const breakdownOther = BREAKDOWN_OTHER.exec(rest)
+  for (const re of [BREAKDOWN, BREAKDOWN_OTHER]) timeLeft = timeLeft.replace(new RegExp(re.source, 'g'), ' ')
   const unread = UNREAD_TIME.exec(timeLeft)
   if (unread) return none(`the period in the question ("${unread[0]}") is not one this engine reads`, { unreadPeriod: true })
   const kindFilter = has(/\bgauges?\b/, rest) ? 'gauge' : has(/\bcounters?\b/, rest) ? 'counter' : null
@@ -81,15 +105,55 @@ export function parseIntent(question: string, stats: StatRef[], now: Date): Pars
     return { op: 'rank', agg, order, stats: pool, pool, window, compareTo, matched: [] }
   }
 
+  // The question asked again about each candidate, for the page's "Did you mean" links.
+  const suggest = (words: string[], names: string[]) => {
+    const set = new Set(words)
+    return names.map((n) => stats.find((s) => s.name === n)!).flatMap((s) => {
+      const query = rephrase(q, set, s)
+      return query ? [{ stat: s.name, query }] : []
+    })
+  }
+  const wantsKind = /\b(how many|total|sum|count|number of)\b/.test(rest) ? 'counter' : /\b(average|avg|mean|typical)\b/.test(rest) ? 'gauge' : null
+  const percentileIn = (text: string) => PERCENTILE.exec(text)?.[0]
+  const percentileDecline = (named: StatRef[], words: string[]) => none('percentiles are not kept yet, so they cannot be answered; for a stat this engine gives the total or average, lowest and highest reading, latest value, a comparison, a breakdown by hour or day, or when it peaked',
+    { candidates: named.map((s) => s.name), suggestions: suggest(words, named.map((s) => s.name)), unsupported: true, percentile: true })
+
   let found = matches
   let candidates: string[] | undefined
   if (!found.length) {
     const phrase = leftover.join(' ')
     if (!phrase) return none('the question names no stat', { candidates: stats.slice(0, 5).map((s) => s.name) })
     const fuzzy = fuzzyMatch(phrase, stats)
-    if (!fuzzy.match) return none(`no stat matches "${phrase}" with confidence`, { candidates: fuzzy.candidates })
+    const pct = percentileIn(phrase)
+    // "latncy p95" names the stat api.latency.p95; "p95 latency" of a stat latency_ms asks a percentile.
+    if (pct && !(fuzzy.match && tokens(fuzzy.match.stat.name).includes(pct))) {
+      const without = leftover.filter((w) => w !== pct)
+      const bare = without.length ? fuzzyMatch(without.join(' '), stats) : { match: null, candidates: [] }
+      const named = bare.match ? [bare.match.stat] : bare.candidates.map((n) => stats.find((s) => s.name === n)!)
+      const own = named.find((st) => tokens(st.name).includes(pct))
+      const rest = named.filter((st) => st !== own)
+      if (rest.length) return { ...percentileDecline(rest, leftover), ...(own ? { ownStat: own.name, candidates: [...rest.map((st) => st.name), own.name], suggestions: suggest(leftover, [...rest.map((st) => st.name), own.name]) } : {}) }
+    }
+    if (!fuzzy.match) {
+      if (fuzzy.candidates.length) return none(`no stat matches "${phrase}" with confidence`, { candidates: fuzzy.candidates, suggestions: suggest(leftover, fuzzy.candidates) })
+      const near = closestByName(phrase, stats, wantsKind)
+      return none(`no stat is named like "${phrase}"`, { candidates: near.names, suggestions: suggest(leftover, near.names), unlike: !near.similar })
+    }
     found = [fuzzy.match]
     candidates = fuzzy.candidates
+  } else {
+    let named = rest
+    for (const m of found) named = named.replace(m.phrase.toLowerCase(), ' ')
+    const pct = percentileIn(named)
+    if (pct) {
+      const words = [...found.flatMap((m) => tokens(m.phrase)), ...tokens(pct)]
+      // "p95 api latency" where a stat api.latency.p95 keeps that figure: it is named beside the decline.
+      const own = stats.find((s) => !found.some((m) => m.stat.id === s.id) && tokens(s.name).includes(pct)
+        && found.every((m) => tokens(m.stat.name).every((t) => tokens(s.name).includes(t))))
+      const d = percentileDecline(found.map((m) => m.stat), words)
+      if (!own) return d
+      return { ...d, ownStat: own.name, candidates: [...d.candidates!, own.name], suggestions: [...d.suggestions!, ...suggest(words, [own.name])] }
+    }
   }
   // "signups from germany": a stat is answered as a whole, so a breakdown asked for is declined, not ignored.
   if (found[0].how !== 'fuzzy' && leftover.length) {
@@ -101,6 +165,25 @@ export function parseIntent(question: string, stats: StatRef[], now: Date): Pars
   // Op words are read without the stat names, so that a stat called "uptime.drops" asks nothing.
   for (const m of found) rest = rest.replace(m.phrase.toLowerCase(), ' ')
   const base = { stats: named, matched: found, candidates: found[0].how === 'fuzzy' ? candidates : undefined }
+
+  if (breakdownOther && !breakdown) {
+    return none(`a breakdown is by hour or by day ("${breakdownOther[0]}" is not one this engine gives)`, { candidates: named.map((s) => s.name), unsupported: true })
+  }
+  if (breakdown) {
+    if (named.length > 1) return none('a breakdown is of one stat at a time', { candidates: named.map((s) => s.name) })
+    const bucket = (breakdown.slice(1).find(Boolean)!.startsWith('h') ? 3600 : 86400) as 3600 | 86400
+    const days = bucket === 3600 ? 1 : 7
+    const end = Math.floor(now.getTime() / 60_000) * 60_000
+    const w = periods[0] ?? { from: new Date(end - days * 86_400_000), to: now, label: `in the last ${days === 1 ? '24 hours' : '7 days'}` }
+    const count = Math.ceil(w.to.getTime() / 1000 / bucket) - Math.floor(w.from.getTime() / 1000 / bucket)
+    if (count > MAX_BREAKDOWN[bucket]) {
+      // No digits in the reason: the answer repeats it, and every number in an answer must be grounded in data.
+      return none(`a breakdown by ${bucket === 3600 ? 'hour covers at most a week; ask by day' : 'day covers at most a quarter; ask for a shorter period'}${bucket === 3600 ? ' for a longer period' : ''}`, { candidates: named.map((s) => s.name), unsupported: true })
+    }
+    let agg = aggOf(rest)
+    agg = named[0].kind === 'counter' ? 'sum' : agg === 'min' || agg === 'max' ? agg : 'avg'
+    return { op: 'breakdown', agg, window: w, bucket, ...base }
+  }
 
   const wantsPeak = has(/\bwhen\b|\bwhat time\b|\bwhich (hour|day|minute)\b|\bbusiest\b|\bquietest\b|\bpeak\w*\b|\bspik\w*\b/, rest)
   if (wantsPeak) {
@@ -115,7 +198,17 @@ export function parseIntent(question: string, stats: StatRef[], now: Date): Pars
     let agg = aggOf(rest)
     if (agg === 'last' || agg === 'count') agg = null
     // "the last 6 hours vs the previous 6 hours": a second phrase that reads as the same span means the one before it.
-    const second = periods[1] && !(periods[1].from.getTime() === window.from.getTime() && periods[1].to.getTime() === window.to.getTime()) ? periods[1] : undefined
+    const second = periods[1] && !sameSpan(periods[1], window) ? periods[1] : undefined
+    // A period still running against the whole one before ("this week with last week", "today vs
+    // yesterday") compares the same elapsed stretch of both and gives the whole earlier one as context,
+    // as a rank by growth does: two days against seven would read as a fall while daily orders doubled.
+    const running = 'sofar' in window ? window.sofar : undefined
+    if (running && (!second || sameSpan(second, running.whole))) {
+      return { op: 'compare', agg, window, compareTo: window.previous(), context: running.whole, stretch: running.stretch, ...base }
+    }
+    if (second?.sofar && sameSpan(window, second.sofar.whole)) { // asked the other way round: "last month with this month"
+      return { op: 'compare', agg, window: second.previous(), compareTo: second, context: second.sofar.whole, stretch: second.sofar.stretch, ...base }
+    }
     return { op: 'compare', agg, window, compareTo: second ?? window.previous(), ...base }
   }
 

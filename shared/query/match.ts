@@ -32,7 +32,7 @@ i in increase increased is it its just largest last latest least level low lower
 month months most much my now number numbers of on or our over past peak peaked peaks per period please point points previous reading readings
 recent right rise rose see shift show shrank since smallest so spike spiked stat stats metric metrics sum tell than that the their there these this
 those time times to today top total totals up us value values versus vs was we week weeks were what whats when where which did while with
-year years yesterday you your hi hey ok okay quarter quietest observations samples went go going`.split(/\s+/))
+year years yesterday you your hi hey ok okay quarter quietest observations samples went go going hourly daily per each every breakdown`.split(/\s+/))
 
 /** Lower-case tokens of a name or question (separators: space, dot, underscore, hyphen, slash). */
 export function tokens(text: string): string[] {
@@ -100,4 +100,58 @@ export function fuzzyMatch(phrase: string, stats: StatRef[]): { match: Match | n
     return { match: { stat: best.item.s, phrase, how: 'fuzzy', score: Math.round(best.score! * 1000) / 1000 }, candidates }
   }
   return { match: null, candidates }
+}
+
+/** Character bigrams of a text's tokens (" signups " -> " s", "si", ...), for a similarity that needs no shared word. */
+function bigrams(text: string): Map<string, number> {
+  const out = new Map<string, number>()
+  for (const t of tokens(text)) {
+    const w = ` ${stem(t)} `
+    for (let i = 0; i < w.length - 1; i++) out.set(w.slice(i, i + 2), (out.get(w.slice(i, i + 2)) ?? 0) + 1)
+  }
+  return out
+}
+
+/** Dice coefficient of two bigram bags: 0 (nothing shared) .. 1 (the same). */
+function dice(a: Map<string, number>, b: Map<string, number>): number {
+  let shared = 0, total = 0
+  for (const [g, n] of a) { shared += Math.min(n, b.get(g) ?? 0); total += n }
+  for (const n of b.values()) total += n
+  return total ? (2 * shared) / total : 0
+}
+
+/**
+ * The stats closest by name to a phrase that fuzzy matching found nothing near (decision 13: a
+ * decline still names the closest candidates): by shared character pairs, the kind the question
+ * implies first ("how many" asks of counters), then by name. `similar` is false when no stat shares
+ * anything with the phrase: then they are only the account's stats of that kind, and the answer says so.
+ */
+export function closestByName(phrase: string, stats: StatRef[], kind: StatRef['kind'] | null, n = 3): { names: string[]; similar: boolean } {
+  const p = bigrams(phrase)
+  const scored = stats.map((s) => ({ s, score: dice(p, bigrams(s.name)) }))
+    .sort((a, b) => Number(b.s.kind === kind) - Number(a.s.kind === kind) || b.score - a.score || a.s.name.localeCompare(b.s.name))
+  const top = scored.slice(0, n)
+  return { names: top.map((x) => x.s.name), similar: top.some((x) => x.score >= 0.2) }
+}
+
+/**
+ * The question asked again about `stat`: the words of the phrase that named no stat (`words`, by
+ * their tokens) give way to the stat's name, the rest of the question kept. "How many" and totals are
+ * asked only of counters: of a gauge the question asks its average. Null when no word is replaced.
+ */
+export function rephrase(question: string, words: Set<string>, stat: StatRef): string | null {
+  const parts = question.split(' ')
+  let placed = false
+  const out: string[] = []
+  for (const w of parts) {
+    const ts = tokens(w)
+    if (ts.length && ts.every((t) => words.has(t))) {
+      if (!placed) out.push(stat.name)
+      placed = true
+    } else out.push(w)
+  }
+  if (!placed) return null
+  let q = out.join(' ')
+  if (stat.kind === 'gauge') q = q.replace(/\b(how many|how much|total( number of)?|number of|sum of|count of)\b/, 'average')
+  return q
 }

@@ -24,6 +24,12 @@ export interface FoundPeriod extends Span {
   future?: boolean
   /** The period the phrase most naturally compares with ("this week" -> "last week"). */
   previous: () => Span
+  /**
+   * A period still running ("today", "this week"): the whole period before it ("yesterday",
+   * "last week"), and the elapsed stretch both share ("Mon 00:00 to Wed 01:52"). `previous` is then
+   * that stretch of the period before, so that two days are never set against seven.
+   */
+  sofar?: { whole: Span; stretch: string }
 }
 
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday']
@@ -63,6 +69,22 @@ function span(from: Date, to: Date, label: string, previous?: () => Span): Omit<
     return { from: f, to: from, label }
   })
   return { from, to, label, previous: prev }
+}
+
+const SHORT_DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat']
+const ordinal = (n: number) => `${n}${n % 10 === 1 && n !== 11 ? 'st' : n % 10 === 2 && n !== 12 ? 'nd' : n % 10 === 3 && n !== 13 ? 'rd' : 'th'}`
+
+/**
+ * The elapsed stretch a running period shares with the same stretch of the one before, in words
+ * ("Mon 00:00 to Wed 01:52 UTC of each week"); the earlier one's dates when it was cut short
+ * (this month running past the length of the last).
+ */
+function stretchOf(unit: string, from: Date, now: Date, pf: Date, prevTo: Date): string {
+  if (prevTo.getTime() - pf.getTime() < now.getTime() - from.getTime()) return `${isoDate(pf)} ${hhmm(pf)} to ${isoDate(prevTo)} ${hhmm(prevTo)} UTC, all of last ${unit}, against ${isoDate(from)} ${hhmm(from)} to ${isoDate(now)} ${hhmm(now)} UTC`
+  if (unit === 'week') return `${SHORT_DAYS[from.getUTCDay()]} ${hhmm(from)} to ${SHORT_DAYS[now.getUTCDay()]} ${hhmm(now)} UTC of each week`
+  if (unit === 'month') return `the ${ordinal(from.getUTCDate())} ${hhmm(from)} to the ${ordinal(now.getUTCDate())} ${hhmm(now)} UTC of each month`
+  const days = Math.floor((now.getTime() - from.getTime()) / DAY)
+  return `the first ${days} days and ${hhmm(new Date(now.getTime() - days * DAY - from.getTime()))} hours of each ${unit}`
 }
 
 function describeLength(ms: number): string {
@@ -227,7 +249,11 @@ const RULES: Rule[] = [
     re: /\b(?:so far )?today(?: so far)?\b|\bthis (?:morning|afternoon|evening)\b/g,
     read: (_m, now) => {
       const from = dayStart(now)
-      return span(from, now, `today (${isoDate(from)} UTC, so far)`, () => ({ from: addDays(from, -1), to: addDays(now, -1), label: `yesterday up to the same time (${isoDate(addDays(from, -1))} until ${hhmm(now)} UTC)` }))
+      const y = addDays(from, -1)
+      return {
+        ...span(from, now, `today (${isoDate(from)} UTC, so far)`, () => ({ from: y, to: addDays(now, -1), label: `yesterday up to the same time (${isoDate(y)} until ${hhmm(now)} UTC)` })),
+        sofar: { whole: { from: y, to: from, label: `the whole of yesterday (${isoDate(y)} UTC)` }, stretch: `00:00 to ${hhmm(now)} UTC of each day` },
+      }
     },
   },
   {
@@ -261,9 +287,11 @@ const RULES: Rule[] = [
       // "This week" so far is set against the same stretch of last week, not the whole of it.
       const elapsed = now.getTime() - from.getTime()
       const prevTo = new Date(Math.min(pf.getTime() + elapsed, pt.getTime()))
-      return span(from, to, label, () => current
+      const found = span(from, to, label, () => current
         ? { from: pf, to: prevTo, label: `last ${unit} up to the same point (${isoDate(pf)} until ${isoDate(prevTo)} ${hhmm(prevTo)} UTC)` }
         : { from: pf, to: pt, label: `the ${unit} before (${days(pf, pt)} UTC)` })
+      if (!current) return found
+      return { ...found, sofar: { whole: { from: pf, to: pt, label: `the whole of last ${unit} (${days(pf, pt)} UTC)` }, stretch: stretchOf(unit, from, now, pf, prevTo) } }
     },
   },
   {

@@ -14,7 +14,7 @@ export const QueryBody = z
   .meta({ id: 'QueryBody' })
 export type QueryBody = z.infer<typeof QueryBody>
 
-export const Op = z.enum(['aggregate', 'compare', 'rank', 'peak', 'unknown'])
+export const Op = z.enum(['aggregate', 'compare', 'rank', 'peak', 'breakdown', 'unknown'])
 export const Agg = z.enum(['sum', 'avg', 'min', 'max', 'count', 'last', 'change'])
 
 export const Period = z.object({
@@ -26,16 +26,21 @@ export type Period = z.infer<typeof Period>
 
 export const Intent = z
   .object({
-    op: Op.describe('aggregate: one figure per stat; compare: two periods; rank: stats ordered; peak: when a stat was highest (or lowest); unknown: declined'),
+    op: Op.describe('aggregate: one figure per stat; compare: two periods; rank: stats ordered; peak: when a stat was highest (or lowest); breakdown: one stat in hourly or daily buckets; unknown: declined'),
     agg: Agg.nullable().describe('Counters default to sum, gauges to avg; rank by change orders by percentage change'),
     order: z.enum(['desc', 'asc']).optional().describe('rank and peak: highest first (desc) or lowest first (asc)'),
     stats: z.array(z.string()).describe('Stats the answer is about (all candidates for a rank)'),
     window: Period.nullable(),
     compare_to: Period.optional(),
+    context: Period.optional().describe('compare of a period still running (today, this week): the whole earlier period, given beside the same-stretch comparison'),
+    stretch: z.string().optional().describe('compare of a period still running: the elapsed stretch both periods are compared over, e.g. "Mon 00:00 to Wed 01:52 UTC of each week"'),
     timezone: z.literal('UTC').describe('Periods are calendar periods in UTC'),
     matched: z.array(z.object({ phrase: z.string(), stat: z.string(), how: z.enum(['exact', 'normalised', 'fuzzy']), score: z.number() }))
       .describe('How each stat was recognised in the question; fuzzy scores run from 0 (identical) to 1'),
     candidates: z.array(z.string()).optional().describe('When declined: the closest stats'),
+    suggestions: z.array(z.object({ stat: z.string(), query: z.string() })).optional()
+      .describe('When declined: the question asked again about each candidate (the page links them)'),
+    bucket_seconds: z.union([z.literal(3600), z.literal(86400)]).optional().describe('breakdown: the bucket, an hour or a day (UTC)'),
     reason: z.string().optional().describe('When declined: why'),
   })
   .meta({ id: 'QueryIntent' })
@@ -48,7 +53,7 @@ export const DataRecord = z
     stat: z.string().optional(),
     stat_kind: z.enum(['counter', 'gauge']).optional(),
     agg: z.string().describe('sum, avg, min, max, count, last, peak, difference, pct_change'),
-    period: z.enum(['window', 'compare_to']).optional(),
+    period: z.enum(['window', 'compare_to', 'context']).optional().describe('context: the whole earlier period given beside a same-stretch comparison'),
     from: z.iso.datetime().optional(),
     to: z.iso.datetime().optional(),
     t: z.number().int().optional().describe('Unix seconds: the bucket start of a peak, the time of a latest value'),

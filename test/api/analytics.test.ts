@@ -76,7 +76,7 @@ test('4.8 correlations: a scaled copy and a derived counter rank first near 1, a
   const b = res.body
   t.like(b, { target: 'cpu', target_kind: 'gauge', target_n: 167 })
   t.deepEqual(b.window, { from: new Date((thisHour - 168 * HOUR) * 1000).toISOString(), to: new Date(thisHour * 1000).toISOString(), bucket_seconds: 3600 })
-  t.like(b, { method: 'spearman', transform: 'diff', max_lag: 0 })
+  t.like(b, { method: 'departures', transform: 'diff', max_lag: 0 })
   t.deepEqual(b.results.slice(0, 2).map((r: any) => r.stat_name), ['cpu.scaled', 'requests'])
   t.like(b.results[0], { kind: 'gauge', coefficient: 1, lag_buckets: 0, n: 167 })
   t.true(b.results[1].coefficient > 0.95)
@@ -191,7 +191,7 @@ for (const [path, status, code, detail] of [
   ['/api/v1/correlations?stat=cpu&stat=noise', 400, 'validation_failed', 'query.stat: given more than once'],
   ['/api/v1/correlations?stat=nope', 404, 'stat_not_found', 'stat not found'],
   ['/api/v1/correlations?stat=cpu.copy', 404, 'stat_not_found', 'stat not found'],
-  ['/api/v1/correlations?stat=cpu&method=kendall', 400, 'validation_failed', 'query.method: must be one of spearman, pearson'],
+  ['/api/v1/correlations?stat=cpu&method=kendall', 400, 'validation_failed', 'query.method: must be one of spearman, pearson, departures'],
   ['/api/v1/correlations?stat=cpu&transform=log', 400, 'validation_failed', 'query.transform: must be one of diff, none'],
   ['/api/v1/correlations?stat=cpu&range=2d', 400, 'validation_failed', 'query.range: must be one of 1h, 6h, 24h, 7d, 30d, 90d, 180d'],
   ['/api/v1/correlations?stat=cpu&max_lag=25', 400, 'validation_failed', 'query.max_lag: must be an integer from 0 to 24'],

@@ -18,11 +18,19 @@
 //      under 500 ms without lag. References: the bare read of the same
 //      rollups_1h rows (SELECT), and readHourly() for the same stats (the
 //      shared reading code) in this process.
+//   3. The labelled correlation set (correlation-set.ts, issue 27 item 4):
+//      seeded stats that move together (shared spikes, a shared trend, a
+//      copy two hours late) among stats that do not (independent noise on
+//      the same daily cycle), every method scored with the route's own code.
+//      Targets: every related pair in its target's top 3, every unrelated
+//      pair under 0.3 in absolute value. Seeds 1-10 (the constants were set
+//      on them) and 101-120 (checked), side by side. Run first, in process.
 //
 // Own database (metrics_bench_analytics, dropped at the end) and Redis prefix
 // (deleted at the end) on the local PostgreSQL and Redis.
 //
-// Env: BENCH_CORR_STATS (500), BENCH_ANALYTICS_REQUESTS (20), DATABASE_URL
+// Env: BENCH_CORR_STATS (500), BENCH_ANALYTICS_REQUESTS (20), BENCH_ANALYTICS_ONLY
+// (labelled: the labelled set alone, no database), DATABASE_URL
 // (server only; postgres://localhost), REDIS_URL (redis://127.0.0.1:6379).
 import http from 'node:http'
 import type { Sql } from '../../shared/db.js'
@@ -30,6 +38,7 @@ import { HOUR, readHourly } from '../../shared/stats/hourly.js'
 import { beginBench, closingLines, busyLines, envInt, isFailed, isMain, machineLine, runStandalone, tableLines, type BenchResultsBase, type Failed } from './common.js'
 import { freePort, HOST, waitForHttp200 } from './procs.js'
 import { buildRollups, loadPoints, type PointJob } from './reads-bench.js'
+import { CORR_SET_MAX_LAG, CORR_SET_TARGET, scoreCorrelationSet, type MethodScore } from './correlation-set.js'
 import { createAccount } from './setup.js'
 import { percentile, round } from './stats.js'
 
@@ -61,6 +70,7 @@ export interface AnalyticsBenchResults extends BenchResultsBase<Options> {
   setup?: { points: number; seconds: number }
   backtest?: Figure[] | Failed
   correlations?: Figure[] | Failed
+  labelled?: Array<{ seeds: string; scores: MethodScore[] }>
 }
 
 function timing(samples: number[]): Timing {
@@ -103,6 +113,14 @@ export async function runAnalyticsBench(options: Partial<Options> & { log?: (l: 
   const problems = results.problems
   let sql: Sql | undefined
   try {
+    results.labelled = [
+      { seeds: '1-10 (set on)', scores: scoreCorrelationSet(Array.from({ length: 10 }, (_, i) => 1 + i)) },
+      { seeds: '101-120 (checked)', scores: scoreCorrelationSet(Array.from({ length: 20 }, (_, i) => 101 + i)) },
+    ]
+    const byDefault = results.labelled.flatMap((l) => l.scores.filter((x) => x.method === 'departures'))
+    for (const x of byDefault) if (x.relatedInTop < x.related || x.unrelatedOver) problems.push(`labelled set, departures: ${x.relatedInTop}/${x.related} related in the top ${CORR_SET_TARGET.topK}, ${x.unrelatedOver} unrelated at ${CORR_SET_TARGET.unrelatedBelow} or more`)
+    say('labelled correlation set scored')
+    if (process.env.BENCH_ANALYTICS_ONLY === 'labelled') return results
     const t0 = performance.now()
     say(`creating database ${ANALYTICS_DB_NAME} and migrating`)
     sql = await bench.createDatabase('metrics-bench-analytics')
@@ -221,6 +239,12 @@ export function renderAnalyticsReport(r: AnalyticsBenchResults): string {
   const out = ['', machineLine('analytics', r.machine)]
   if (r.setup) out.push(`setup: ${r.setup.points.toLocaleString('en-US')} points, rollups built, in ${r.setup.seconds} s`)
   out.push('', ...tableLines(rows, (c) => c >= 1 && c <= 3), '')
+  if (r.labelled) {
+    out.push(`labelled correlation set (range two weeks, transform diff, max_lag ${CORR_SET_MAX_LAG}; target: every related pair in its target's top ${CORR_SET_TARGET.topK}, every unrelated pair |coefficient| < ${CORR_SET_TARGET.unrelatedBelow}):`)
+    out.push(...tableLines([['seeds', 'method', 'related in top 3', 'worst rank', 'min |r| related', 'unrelated >= 0.3', 'max |r| unrelated', ''],
+      ...r.labelled.flatMap((l) => l.scores.map((x) => [l.seeds, x.method, `${x.relatedInTop}/${x.related}`, String(x.worstRank), x.relatedMinAbs.toFixed(3), `${x.unrelatedOver}/${x.unrelated}`, x.unrelatedMaxAbs.toFixed(3),
+        x.relatedInTop === x.related && !x.unrelatedOver ? 'met' : 'NOT MET']))], (c) => c >= 2 && c <= 6), '')
+  }
   for (const part of [r.backtest, r.correlations]) if (part && !isFailed(part)) for (const f of part) out.push(`${f.name}: reference = ${f.reference}; ${f.note}`)
   out.push(...busyLines(r.othersCpuPct), ...closingLines(r.problems, 'Nothing looked wrong: every answer complete, no warnings logged.'))
   return out.join('\n')

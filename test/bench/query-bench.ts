@@ -82,6 +82,10 @@ function judge(c: Case, r: QueryResponse): Omit<Judged, 'q' | 'holdout' | 'answe
   const base = { mustDecline }
   if (r.intent.op === 'unknown') {
     if (r.data.length || shownNumbers(r.answer).length) return { ...base, verdict: 'wrong', why: 'a decline that states a number' }
+    // A decline is correct only when its reason is true and it names what decision 13 asks for.
+    if (mustDecline && c.reason && !c.reason.test(`${r.intent.reason ?? ''} ${r.answer}`)) return { ...base, verdict: 'wrong', why: `declined for another reason: ${r.intent.reason ?? r.answer}` }
+    const offered = ALL_NAMES.filter((n) => new RegExp(`(^|[\\s,(])${n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}([\\s,?.)]|$)`).test(r.answer)).length
+    if (mustDecline && c.namesCandidates && offered < c.namesCandidates) return { ...base, verdict: 'wrong', why: `declined naming ${offered} stats, at least ${c.namesCandidates} expected` }
     if (c.candidates && !c.candidates.every((n) => r.answer.includes(n))) return { ...base, verdict: mustDecline ? 'correct' : 'declined', why: `declined without naming ${c.candidates.join(', ')}` }
     return { ...base, verdict: mustDecline ? 'correct' : 'declined', why: mustDecline ? undefined : r.intent.reason }
   }
@@ -96,7 +100,12 @@ function judge(c: Case, r: QueryResponse): Omit<Judged, 'q' | 'holdout' | 'answe
   if (c.compareTo && (r.intent.compare_to?.from !== iso(c.compareTo.from) || r.intent.compare_to?.to !== iso(c.compareTo.to))) {
     return wrong(`compared with ${r.intent.compare_to?.from}..${r.intent.compare_to?.to}, expected ${iso(c.compareTo.from)}..${iso(c.compareTo.to)}`)
   }
+  if (c.context && (r.intent.context?.from !== iso(c.context.from) || r.intent.context?.to !== iso(c.context.to))) {
+    return wrong(`context ${r.intent.context?.from}..${r.intent.context?.to}, expected the whole earlier period ${iso(c.context.from)}..${iso(c.context.to)}`)
+  }
+  if (c.context && !r.intent.stretch) return wrong('a same-stretch comparison that does not say which stretch')
   if (c.top && r.data[0]?.stat !== c.top) return wrong(`ranked ${r.data[0]?.stat} first, expected ${c.top}`)
+  if (c.buckets !== undefined && r.data.filter((d) => d.bucket_seconds).length !== c.buckets) return wrong(`${r.data.filter((d) => d.bucket_seconds).length} buckets in data, expected ${c.buckets}`)
   if (c.t !== undefined && r.data[0]?.t !== c.t) return wrong(`time ${r.data[0]?.t}, expected ${c.t}`)
   const shown = shownNumbers(r.answer)
   for (const n of c.numbers ?? []) {

@@ -10,10 +10,18 @@ import { DAY, HOUR, MIN, type Oracle, type Window } from './query-seed.js'
 export interface Case {
   q: string
   /** Expected operation; 'decline' = the engine must not answer with a number. */
-  op: 'aggregate' | 'compare' | 'rank' | 'peak' | 'decline'
+  op: 'aggregate' | 'compare' | 'rank' | 'peak' | 'breakdown' | 'decline'
+  /** A breakdown: how many buckets data must hold. */
+  buckets?: number
   stat?: string
   window?: Window
   compareTo?: Window
+  /** A same-stretch comparison: the whole earlier period given as context (its value must be in data and shown). */
+  context?: Window
+  /** A decline: at least this many stat names the answer must offer (decision 13: the closest candidates). */
+  namesCandidates?: number
+  /** A decline: words its reason must hold (a decline is correct only when its reason is true). */
+  reason?: RegExp
   /** Numbers that must be in `data` and in the answer (at the precision shown). */
   numbers?: number[]
   /** A peak's slot start, a latest value's time. */
@@ -64,6 +72,8 @@ export function windows(now: number) {
     thisMonth: w(month, now),
     thisQuarter: w(quarter, now),
     lastMonth: w(prevMonth, month),
+    /** The same elapsed stretch of last month as this month so far (all of last month when it is shorter). */
+    lastMonthBefore: w(prevMonth, Math.min(prevMonth + (now - month), month)),
     since: (t: number) => w(t, now),
     range: (a: number, b: number) => w(a, b),
   }
@@ -162,20 +172,29 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
   add({ q: 'how many readings of cpu_usage today', op: 'aggregate', stat: 'cpu_usage', window: W.today, numbers: [o.count('cpu_usage', W.today)], tags: ['count'] })
 
   // ---- comparisons
+  // A period still running against the whole one before compares the same elapsed stretch (issue 27 item 1),
+  // the whole earlier period given beside it.
+  const stretches: Array<[string, string, Window, Window, Window]> = [
+    ['compare orders this week with last week', 'orders', W.thisWeek, W.thisWeekBefore, W.lastWeek],
+    ['signups today vs yesterday', 'signups', W.today, W.todayBefore, W.yesterday],
+    ['jobs processed this week compared to last week', 'jobs.processed', W.thisWeek, W.thisWeekBefore, W.lastWeek],
+    ['cpu usage today against yesterday', 'cpu_usage', W.today, W.todayBefore, W.yesterday],
+    ['compare revenue last month with this month', 'revenue', W.lastMonthBefore, W.thisMonth, W.lastMonth],
+    ['how did page views change this week', 'page-views', W.thisWeek, W.thisWeekBefore, W.lastWeek],
+    ['how did errors change today', 'errors', W.today, W.todayBefore, W.yesterday],
+    ['compare page views this week with last week', 'page-views', W.thisWeek, W.thisWeekBefore, W.lastWeek],
+    ['orders today compared with yesterday', 'orders', W.today, W.todayBefore, W.yesterday],
+  ]
+  for (const [q, stat, a, b, ctx] of stretches) {
+    add({ q, op: 'compare', stat, window: a, compareTo: b, context: ctx, numbers: [...compared(o, stat, a, b), o.value(stat, ctx)], tags: ['compare', 'same stretch'] })
+  }
   const comparisons: Array<[string, string, Window, Window, string]> = [
-    ['compare orders this week with last week', 'orders', W.thisWeek, W.lastWeek, 'explicit'],
-    ['signups today vs yesterday', 'signups', W.today, W.yesterday, 'explicit'],
-    ['how did page views change this week', 'page-views', W.thisWeek, W.thisWeekBefore, 'like for like'],
     ['did revenue grow yesterday?', 'revenue', W.yesterday, W.dayBefore, 'implicit'],
     ['compare api latency yesterday and the day before yesterday', 'api.latency', W.yesterday, W.dayBefore, 'gauge'],
     ['orders last week versus the week before', 'orders', W.lastWeek, W.weekBeforeLast, 'implicit'],
     ['signups in the last 6 hours versus the previous 6 hours', 'signups', W.hours(6), W.hoursBefore(6), 'rolling'],
-    ['how did errors change today', 'errors', W.today, W.todayBefore, 'like for like'],
-    ['jobs processed this week compared to last week', 'jobs.processed', W.thisWeek, W.lastWeek, 'explicit'],
-    ['cpu usage today against yesterday', 'cpu_usage', W.today, W.yesterday, 'gauge'],
     ['did checkout started go up over the past 3 days', 'checkout.started', W.days(3), W.daysBefore(3), 'rolling'],
     ['has the queue depth increased over the last 24 hours', 'queue_depth', W.hours(24), W.hoursBefore(24), 'rolling gauge'],
-    ['compare revenue last month with this month', 'revenue', W.lastMonth, W.thisMonth, 'order as asked'],
     [`signups on ${W.iso(W.D(-2))} vs ${W.iso(W.D(-9))}`, 'signups', W.day(2), W.day(9), 'dates'],
   ]
   for (const [q, stat, a, b, tag] of comparisons) add({ q, op: 'compare', stat, window: a, compareTo: b, numbers: compared(o, stat, a, b), tags: ['compare', tag] })
@@ -235,6 +254,46 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
   add({ q: 'avrage cpu usage yesterday', op: 'aggregate', stat: 'cpu_usage', window: W.yesterday, numbers: avgOf(o, 'cpu_usage', W.yesterday), tags: ['typo'] })
   add({ q: 'qeue depth yesterday', op: 'aggregate', stat: 'queue_depth', window: W.yesterday, numbers: avgOf(o, 'queue_depth', W.yesterday), tags: ['typo'] })
   add({ q: 'disk free yesterday', op: 'aggregate', stat: 'disk.free_gb', window: W.yesterday, numbers: avgOf(o, 'disk.free_gb', W.yesterday), tags: ['typo'] })
+
+  // ---- breakdowns in hourly or daily buckets (issue 27 item 2): every bucket in data, the answer grounded
+  const bucketsOf = (stat: string, x: Window, slot: number) => {
+    const out: Array<{ t: number; value: number }> = []
+    for (let t = Math.floor(x.from / slot) * slot; t < x.to; t += slot) {
+      const part = { from: Math.max(t, x.from), to: Math.min(t + slot, x.to) }
+      const n = o.count(stat, part)
+      if (o.kinds.get(stat) === 'counter') out.push({ t, value: o.sum(stat, part) })
+      else if (n) out.push({ t, value: o.avg(stat, part) })
+    }
+    return out
+  }
+  const breakdowns: Array<[string, string, Window, number]> = [
+    ['errors in the last 2 days by hour', 'errors', W.days(2), HOUR],
+    ['errors in the last 2 days by day', 'errors', W.days(2), DAY],
+    ['hourly orders yesterday', 'orders', W.yesterday, HOUR],
+    ['signups per day this week', 'signups', W.thisWeek, DAY],
+    ['average cpu usage by hour today', 'cpu_usage', W.today, HOUR],
+    ['revenue day by day last week', 'revenue', W.lastWeek, DAY],
+  ]
+  for (const [q, stat, x, slot] of breakdowns) {
+    const bs = bucketsOf(stat, x, slot)
+    const whole = bs.filter((b) => b.t >= x.from && b.t + slot <= x.to)
+    const numbers = bs.length <= 12 ? bs.map((b) => b.value)
+      : [Math.max(...bs.map((b) => b.value)), Math.min(...(whole.length ? whole : bs).map((b) => b.value)), ...(o.kinds.get(stat) === 'counter' ? [o.sum(stat, x)] : [])]
+    add({ q, op: 'breakdown', stat, window: x, buckets: bs.length, numbers, tags: ['breakdown', slot === HOUR ? 'by hour' : 'by day'] })
+  }
+
+  // ---- declines whose reason must be true (issue 27 item 2)
+  const reasoned: Array<[string, RegExp, number?]> = [
+    ['p95 of cpu usage yesterday', /percentiles are not kept/i],
+    ['median api latency last week', /percentiles are not kept/i],
+    ['api latency p99 yesterday', /percentiles are not kept/i],
+    ['p95 api latency yesterday', /percentiles are not kept.*api\.latency\.p95 may hold/i],
+    ['how many zeppelin launches yesterday?', /no stat is named like/i, 3],
+    ['average rainfall in the last 6 hours', /no stat is named like/i, 3],
+    ['errors by minute yesterday', /by hour or by day/i],
+    ['orders in the last 30 days by hour', /at most a week/i],
+  ]
+  for (const [q, reason, names] of reasoned) add({ q, op: 'decline', reason, namesCandidates: names, tags: ['decline', 'true reason'] })
 
   // ---- questions it must decline (unknown stats, ambiguous names, forecasts, causes, nonsense)
   const declines: Array<[string, string[]?]> = [

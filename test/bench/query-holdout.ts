@@ -32,7 +32,7 @@ export function buildHoldout(o: Oracle, now: number): Case[] {
     const y = o.value(stat, b)
     out.push({ q, op: 'compare', stat, window: a, compareTo: b, numbers: y ? [x, y, Math.abs(x - y), ((x - y) / Math.abs(y)) * 100] : [x, y, Math.abs(x - y)], holdout: true, tags: ['holdout compare'] })
   }
-  cmp('how do signups this week compare with last week?', 'signups', W.thisWeek, W.lastWeek)
+  cmp('how do signups this week compare with last week?', 'signups', W.thisWeek, W.thisWeekBefore)
   cmp('revenue yesterday vs the day before yesterday', 'revenue', W.yesterday, W.dayBefore)
   cmp('did orders drop today?', 'orders', W.today, W.todayBefore)
   cmp('has api latency gone up this week', 'api.latency', W.thisWeek, W.thisWeekBefore)

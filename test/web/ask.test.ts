@@ -46,3 +46,37 @@ test.serial('ask: a question answered with its data and the verifier line', asyn
   await screenshot(page, 'ask')
   t.deepEqual(problems.filter((p) => !p.includes('status of 400')), [], 'nothing but the refused empty question')
 })
+
+test.serial('ask: a "Did you mean" hint is a link that asks again; example questions say "how many" only of counters', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const noonYesterday = Math.floor(Date.now() / 86_400_000) * 86_400 - 43_200
+  const points = [
+    ...[100, 200, 300].map((value, i) => ({ stat: 'latency_ms', value, t: noonYesterday + i * 600 })),
+    { stat: 'orders', count: 5, t: noonYesterday },
+  ]
+  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(app)
+
+  const { page, problems } = await signedInTab(browser, app.url, user)
+  await page.goto(`${app.url}/ask`)
+  // Examples: "How many" of the counter, an average of the gauge, never "How many latency_ms".
+  await page.getByRole('button', { name: 'How many orders yesterday?' }).waitFor()
+  t.is(await page.getByRole('button', { name: /How many latency_ms/ }).count(), 0)
+  t.is(await page.getByRole('button', { name: 'Average latency_ms over the last 6 hours' }).count(), 1)
+
+  await page.getByLabel('Your question').fill('p95 latency yesterday')
+  await page.keyboard.press('Enter')
+  const answer = page.getByTestId('answer')
+  await answer.waitFor()
+  t.regex((await answer.textContent())!, /^Percentiles are not kept yet/)
+  const link = page.getByTestId('did-you-mean').getByRole('link', { name: 'latency_ms' })
+  t.is(await link.getAttribute('href'), `/ask?q=${encodeURIComponent('latency_ms yesterday')}`)
+  await link.click()
+  await page.waitForFunction(() => /averaged 200/.test(document.querySelector('[data-testid="answer"]')?.textContent ?? ''))
+  t.regex((await answer.textContent())!, /latency_ms averaged 200/)
+  t.is(await page.getByLabel('Your question').inputValue(), 'latency_ms yesterday')
+  t.regex(page.url(), /\?q=latency_ms\+yesterday/)
+  await screenshot(page, 'ask-did-you-mean')
+  t.deepEqual(problems, [])
+})

@@ -7,13 +7,23 @@ import { ErrorNotice, Field, html, mount, useEffect, useState } from './lib/ui.j
 interface Record_ { type: string; stat?: string; agg: string; period?: string; from?: string; to?: string; t?: number; value: number | null; n?: number; of?: number[] }
 interface Answer {
   answer: string; data: Record_[]; source: string; llm_used: boolean; verifier: string
-  intent: { op: string; stats: string[]; window: { label: string; from: string; to: string } | null; compare_to?: { label: string }; candidates?: string[]; reason?: string }
+  intent: {
+    op: string; stats: string[]; window: { label: string; from: string; to: string } | null; compare_to?: { label: string }; context?: { label: string }
+    candidates?: string[]; suggestions?: Array<{ stat: string; query: string }>; reason?: string
+  }
 }
+interface StatItem { name: string; kind: 'counter' | 'gauge' }
 
-function examples(stats: string[]): string[] {
-  const [a, b] = stats
-  if (!a) return ['How many signups yesterday?', 'Which stat had the most yesterday?']
-  return [`How many ${a} yesterday?`, `Compare ${a} this week with last week`, `When did ${b ?? a} peak yesterday?`, 'Which stat had the most yesterday?']
+/** Example questions from the account's own stats: "how many" only of a counter, an average of a gauge. */
+function examples(stats: StatItem[]): string[] {
+  const counter = stats.find((s) => s.kind === 'counter')?.name
+  const gauge = stats.find((s) => s.kind === 'gauge')?.name
+  if (!counter && !gauge) return ['How many signups yesterday?', 'Which stat had the most yesterday?']
+  return [
+    ...(counter ? [`How many ${counter} yesterday?`, `Compare ${counter} this week with last week`, `${counter} in the last 2 days by hour`] : []),
+    ...(gauge ? [`Average ${gauge} over the last 6 hours`, `When did ${gauge} peak yesterday?`] : []),
+    'Which stat had the most yesterday?',
+  ]
 }
 
 function DataTable({ data }: { data: Record_[] }) {
@@ -32,8 +42,8 @@ function Ask() {
   const [asked, setAsked] = useState('')
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
-  const [stats, setStats] = useState<string[]>([])
-  useEffect(() => { api<{ stats: Array<{ name: string }> }>('GET', '/api/v1/stats').then((r) => setStats(r.stats.map((s) => s.name)), () => {}) }, [])
+  const [stats, setStats] = useState<StatItem[]>([])
+  useEffect(() => { api<{ stats: StatItem[] }>('GET', '/api/v1/stats').then((r) => setStats(r.stats), () => {}) }, [])
 
   const ask = async (q: string) => {
     setBusy(true)
@@ -41,6 +51,7 @@ function Ask() {
     try {
       setResult(await api<Answer>('POST', '/api/v1/query', { query: q }))
       setAsked(q)
+      setQuery(q)
       const u = new URL(location.href)
       u.searchParams.set('q', q)
       history.replaceState(null, '', u)
@@ -67,10 +78,16 @@ function Ask() {
       <h2 id="answer-title" class="sr-only">Answer</h2>
       <p class="small muted">${asked}</p>
       <p class="answer" data-testid="answer">${result.answer}</p>
-      ${result.intent.candidates?.length ? html`<p>Did you mean ${result.intent.candidates.map((c, i) => html`${i ? ', ' : ''}<a href=${`/stats/${encodeURIComponent(c)}`}>${c}</a>`)}?</p>` : null}
+      ${result.intent.candidates?.length ? html`<p data-testid="did-you-mean">Did you mean ${result.intent.candidates.map((c, i) => {
+        // A candidate with the question asked again about it is a link that asks it; else the stat's page.
+        const again = result.intent.suggestions?.find((s) => s.stat === c)?.query
+        return html`${i ? ', ' : ''}${again
+          ? html`<a href=${`/ask?q=${encodeURIComponent(again)}`} title=${`Ask: ${again}`} onClick=${(e: Event) => { e.preventDefault(); void ask(again) }}>${c}</a>`
+          : html`<a href=${`/stats/${encodeURIComponent(c)}`}>${c}</a>`}`
+      })}?</p>` : null}
       <details><summary>The data this answer rests on (${result.data.length} ${result.data.length === 1 ? 'value' : 'values'})</summary>
         <${DataTable} data=${result.data} />
-        <p class="small muted">Read as: ${result.intent.op}${result.intent.stats.length ? ` of ${result.intent.stats.join(', ')}` : ''}${result.intent.window ? `, ${result.intent.window.label}` : ''}${result.intent.compare_to ? ` vs ${result.intent.compare_to.label}` : ''}.</p>
+        <p class="small muted">Read as: ${result.intent.op}${result.intent.stats.length ? ` of ${result.intent.stats.join(', ')}` : ''}${result.intent.window ? `, ${result.intent.window.label}` : ''}${result.intent.compare_to ? ` vs ${result.intent.compare_to.label}` : ''}${result.intent.context ? `; context: ${result.intent.context.label}` : ''}.</p>
       </details>
       <p class="small verifier" data-testid="verifier"><strong>Verifier:</strong> ${result.verifier}</p>
       <p class="small muted">Answered by the ${result.source} engine${result.llm_used ? ', worded by a model' : ', no model used'}.</p>

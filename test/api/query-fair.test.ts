@@ -1,0 +1,170 @@
+// Answers a person can act on (issue 27 items 1 and 2), through a real server
+// on real PostgreSQL and Redis: a running period compared over the same
+// elapsed stretch with the whole earlier one as context, agreeing with the
+// rank by growth; percentiles declined for the true reason; breakdowns by
+// hour and by day that pass the verifier; a question naming nothing like any
+// stat still names the closest ones, each with the question asked again.
+import test from 'ava'
+import { randomUUID } from 'node:crypto'
+import type { QueuedPoint } from '../../shared/jobs.js'
+import { applyBatch } from '../../shared/points/repo.js'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+import { createKey, signUp } from '../helpers/factories.js'
+import { request } from '../helpers/http.js'
+
+const DAY = 86_400
+const HOUR = 3_600
+const NOW = Math.floor(Date.now() / 1000)
+const today = Math.floor(NOW / DAY) * DAY
+const monday = today - ((new Date(NOW * 1000).getUTCDay() + 6) % 7) * DAY
+const lastMonday = monday - 7 * DAY
+const elapsed = NOW - monday
+const iso = (t: number) => new Date(t * 1000).toISOString()
+
+let app: TestApp
+let key: string
+
+async function statWith(accountId: string, name: string, kind: 'counter' | 'gauge', points: Array<[number, number]>) {
+  const [s] = await app.sql<{ id: string }[]>`
+    insert into stats (account_id, name, kind, created_at) values (${accountId}, ${name}, ${kind}, ${new Date((NOW - 30 * DAY) * 1000)}) returning id`
+  if (points.length) await applyBatch(app.sql, randomUUID(), points.map(([ts, v]): QueuedPoint => [s.id, ts, v, null]))
+}
+
+// orders: 10 a day last week, 20 a day this week (a minute past midnight): daily orders doubled.
+const lastWeek = Array.from({ length: 7 }, (_, d): [number, number] => [lastMonday + d * DAY + 60, 10])
+const thisWeek = Array.from({ length: 7 }, (_, d): [number, number] => [monday + d * DAY + 60, 20]).filter(([t]) => t < NOW - 60)
+const stretchBefore = lastWeek.filter(([t]) => t < lastMonday + elapsed)
+// errors: 2 an hour over the last 3 days, with 9 more in the hour 30 hours ago.
+const spikeHour = Math.floor(NOW / HOUR) * HOUR - 30 * HOUR
+const errors = Array.from({ length: 72 }, (_, h): [number, number] => [Math.floor(NOW / HOUR) * HOUR - (72 - h) * HOUR + 600, 2])
+  .concat([[spikeHour + 900, 9]])
+
+test.before(async () => {
+  app = await startTestApp()
+  const owner = await signUp(app.url)
+  key = (await createKey(app.url, owner)).key
+  await statWith(owner.accountId, 'orders', 'counter', [...lastWeek, ...thisWeek])
+  await statWith(owner.accountId, 'errors', 'counter', errors)
+  await statWith(owner.accountId, 'latency_ms', 'gauge', Array.from({ length: 48 }, (_, h): [number, number] => [NOW - (h + 1) * HOUR, 100 + h]))
+  await statWith(owner.accountId, 'signups', 'counter', [[NOW - 2 * HOUR, 3]])
+})
+test.after.always(async () => { await app?.close() })
+
+const ask = (query: string) => request(app.url, '/api/v1/query', { json: { query }, bearer: key })
+type Rec = { agg: string; period?: string; value: number; t?: number; bucket_seconds?: number; from: string; to: string }
+
+test('this week against last week: the same elapsed stretch, which stretch, and the whole of last week as context', async (t) => {
+  const res = await ask('compare orders this week with last week')
+  t.is(res.status, 200)
+  const { intent, data, answer, verifier } = res.body
+  t.like(intent, { op: 'compare', stats: ['orders'] })
+  t.is(intent.window.from, iso(monday))
+  t.is(intent.compare_to.from, iso(lastMonday))
+  const ms = (x: string) => new Date(x).getTime()
+  t.is(ms(intent.compare_to.to) - ms(intent.compare_to.from), ms(intent.window.to) - ms(intent.window.from), 'the same elapsed stretch of last week, not all of it')
+  t.true(Math.abs(ms(intent.compare_to.to) / 1000 - (lastMonday + elapsed)) < 120)
+  t.deepEqual([intent.context.from, intent.context.to], [iso(lastMonday), iso(monday)])
+  t.regex(intent.stretch, /^Mon 00:00 to \w{3} \d\d:\d\d UTC of each week$/)
+  t.true(answer.includes(intent.stretch), 'the answer says which stretch')
+  const by = (p: string) => data.find((r: Rec) => r.period === p)?.value
+  t.is(by('window'), 20 * thisWeek.length)
+  t.is(by('compare_to'), 10 * stretchBefore.length)
+  t.is(by('context'), 70)
+  if (thisWeek.length && thisWeek.length === stretchBefore.length) t.regex(answer, /up \d[\d,]* \(\+100%\)/, 'daily orders doubled: up, not down')
+  t.regex(answer, /For context, the whole of last week \([^)]*\) totalled 70\./)
+  t.regex(verifier, /^passed/)
+
+  // "which stat grew the most this week" compares the same stretches, so the two answers agree.
+  const rank = await ask('which stat grew the most this week')
+  t.is(rank.body.intent.compare_to.from, intent.compare_to.from)
+  t.true(Math.abs(ms(rank.body.intent.compare_to.to) - ms(intent.compare_to.to)) < 60_000, 'the same stretch as the comparison')
+  const orders = rank.body.data.filter((r: Rec & { stat?: string }) => r.stat === 'orders')
+  if (orders.length) t.deepEqual(orders.map((r: Rec) => r.value).slice(0, 2), [by('window'), by('compare_to')])
+})
+
+test('today vs yesterday: yesterday up to the same time, the whole of yesterday as context', async (t) => {
+  const res = await ask('errors today vs yesterday')
+  t.is(res.status, 200)
+  const { intent, data, answer } = res.body
+  t.is(new Date(intent.compare_to.to).getTime(), new Date(intent.window.to).getTime() - DAY * 1000, 'yesterday up to the same time')
+  t.is(intent.compare_to.from, iso(today - DAY))
+  t.deepEqual([intent.context.from, intent.context.to], [iso(today - DAY), iso(today)])
+  t.regex(intent.stretch, /^00:00 to \d\d:\d\d UTC of each day$/)
+  const ctx = data.find((r: Rec) => r.period === 'context')
+  t.is(ctx.value, errors.filter(([ts]) => ts >= today - DAY && ts < today).reduce((a, [, v]) => a + v, 0))
+  t.regex(res.body.verifier, /^passed/)
+  t.true(answer.includes('the whole of yesterday'))
+})
+
+test('a percentile: declined because percentiles are not kept, naming the stat and what can be asked, with the question asked again', async (t) => {
+  const res = await ask('p95 latency yesterday')
+  t.is(res.status, 200)
+  t.like(res.body, { data: [], source: 'template' })
+  t.is(res.body.intent.op, 'unknown')
+  t.regex(res.body.intent.reason, /^percentiles are not kept yet/)
+  t.deepEqual(res.body.intent.candidates, ['latency_ms'])
+  t.regex(res.body.answer, /^Percentiles are not kept yet, so I can't give one for latency_ms\. I can give its average, lowest and highest reading/)
+  t.notRegex(res.body.answer, /not sure which stat/)
+  t.deepEqual(res.body.intent.suggestions, [{ stat: 'latency_ms', query: 'latency_ms yesterday' }])
+  const again = await ask(res.body.intent.suggestions[0].query)
+  t.like(again.body.intent, { op: 'aggregate', agg: null, stats: ['latency_ms'] })
+  t.is(again.body.data[0].agg, 'avg')
+
+  const median = await ask('median latency_ms last week')
+  t.regex(median.body.intent.reason, /^percentiles are not kept yet/)
+})
+
+test('errors in the last 2 days by hour: every hour in data, the answer grounded', async (t) => {
+  const res = await ask('errors in the last 2 days by hour')
+  t.is(res.status, 200)
+  const { intent, data, answer, verifier } = res.body
+  t.like(intent, { op: 'breakdown', agg: 'sum', stats: ['errors'], bucket_seconds: 3600 })
+  t.regex(verifier, /^passed: \d+ of \d+ numbers grounded/)
+  const buckets = data.filter((r: Rec) => r.bucket_seconds === 3600)
+  t.is(buckets.length, 49, 'a rolling 48 hours touches 49 UTC hours (the first and last in part)')
+  const spike = buckets.find((r: Rec) => r.t === spikeHour)
+  t.is(spike.value, 11)
+  const from = NOW - 2 * DAY - (NOW % 60)
+  const total = errors.filter(([ts]) => ts >= from && ts < NOW).reduce((a, [, v]) => a + v, 0)
+  t.is(data.find((r: Rec & { type: string }) => r.type === 'derived').value, total)
+  t.true(answer.includes(`${total.toLocaleString('en-US')} in all`))
+  t.regex(answer, /highest \d{4}-\d\d-\d\d \d\d:00 UTC with 11/)
+})
+
+test('errors in the last 2 days by day: each day listed, the cut days marked', async (t) => {
+  const res = await ask('errors in the last 2 days by day')
+  t.is(res.status, 200)
+  const { data, answer, verifier } = res.body
+  t.regex(verifier, /^passed/)
+  const days = data.filter((r: Rec) => r.bucket_seconds === DAY)
+  t.is(days.length, 3)
+  const from = NOW - 2 * DAY - (NOW % 60)
+  for (const d of days) {
+    const a = Math.max(d.t!, from)
+    const b = Math.min(d.t! + DAY, NOW)
+    t.is(d.value, errors.filter(([ts]) => ts >= a && ts < b).reduce((x, [, v]) => x + v, 0))
+    t.true(answer.includes(d.value.toLocaleString('en-US')))
+  }
+  t.regex(answer, /\(part\)/)
+})
+
+test('a question naming nothing like any stat still names the closest ones, each with the question asked again', async (t) => {
+  const res = await ask('how many zeppelin launches yesterday?')
+  t.is(res.status, 200)
+  t.like(res.body, { data: [], source: 'template' })
+  t.is(res.body.intent.candidates.length, 3)
+  t.true(res.body.intent.candidates.every((c: string) => res.body.answer.includes(c)))
+  t.deepEqual(res.body.intent.candidates.slice(0, 3).map((c: string) => ['errors', 'latency_ms', 'orders', 'signups'].includes(c)), [true, true, true])
+  t.is(res.body.intent.candidates.includes('latency_ms'), false, '"how many" asks of counters first')
+  t.regex(res.body.answer, /won't guess/)
+  for (const s of res.body.intent.suggestions) t.is(s.query, `how many ${s.stat} yesterday`)
+  t.is(res.body.answer.replace(/latency_ms/g, '').match(/\d/), null)
+})
+
+test('OpenAPI: the breakdown op, suggestions and the context period are documented', async (t) => {
+  const doc = (await request(app.url, '/api/v1/openapi.json')).body
+  const text = JSON.stringify(doc)
+  t.regex(text, /"breakdown"/)
+  t.regex(text, /"suggestions"/)
+  t.regex(text, /"context"/)
+})
