@@ -1,0 +1,107 @@
+// Percentiles of a gauge per chart bucket (decisions.md section 20), nearest-rank, within 1 % of exact.
+// Buckets under an hour (ranges 1h, 6h, 24h) are computed exactly from the raw points (percentile_disc is
+// nearest-rank). Buckets of whole hours merge sketches (shared/points/sketches.ts): day sketches for
+// whole days (90d, 180d), hour sketches otherwise (7d, 30d), and the raw points, binned the way a sketch
+// files them, of every hour with no up-to-date sketch: the current hour, hours whose points are still in
+// rollup_pending, and hours marked for a rebuild. So a point is in the percentiles as soon as it is
+// persisted, as it is in the averages, and a refresh changes no answer beyond the sketch's 1 %.
+import type { Db } from '../db.js'
+import { invalid } from '../errors.js'
+import { binOf, Sketch } from '../points/sketches.js'
+import type { Bucket } from './read.js'
+import type { Kind } from './repo.js'
+import type { Window } from './ranges.js'
+
+const HOUR = 3_600_000
+const DAY = 86_400_000
+
+/** A requested percentile: its response key (p95, p99.9) and its fraction. */
+export interface Percentile {
+  key: string
+  q: number
+}
+
+/** `percentiles=50,95,99` (already checked by the query schema) as keys and fractions, each once. */
+export function parsePercentiles(raw: string, kind: Kind): Percentile[] {
+  if (kind !== 'gauge') throw invalid('percentiles_on_counter', 'invalid percentiles: only gauges have percentiles (a counter\'s bucket is a sum)')
+  const seen = new Map<string, Percentile>()
+  for (const part of raw.split(',')) {
+    const p = Number(part)
+    seen.set(`p${p}`, { key: `p${p}`, q: p / 100 })
+  }
+  return [...seen.values()]
+}
+
+/** Each bucket's percentiles, in the order asked, by bucket start (Unix seconds). */
+export async function readPercentiles(sql: Db, statId: string, w: Window, ps: Percentile[]): Promise<Map<number, number[]>> {
+  const out = new Map<number, number[]>()
+  const b = w.bucketSeconds
+  if (w.from >= w.to) return out
+  if (b % 3_600 !== 0) {
+    const rows = await sql<{ t: string; v: number[] }[]>`
+      select (floor(date_part('epoch', ts) / ${b}) * ${b})::bigint as t,
+             percentile_disc(${ps.map((p) => p.q)}::float8[]) within group (order by value) as v
+      from points where stat_id = ${statId} and ts >= ${w.from} and ts < ${w.to} group by 1`
+    for (const r of rows) out.set(Number(r.t), r.v.map(Number))
+    return out
+  }
+  const sketches = await mergedSketches(sql, statId, w)
+  for (const [t, s] of sketches) out.set(t, ps.map((p) => s.quantile(p.q)!))
+  return out
+}
+
+/** The merged sketch of each bucket of a window whose buckets are whole hours. */
+async function mergedSketches(sql: Db, statId: string, w: Window): Promise<Map<number, Sketch>> {
+  const b = w.bucketSeconds * 1000
+  const from = w.from.getTime()
+  const hourEdge = new Date(Math.max(from, Math.floor(w.to.getTime() / HOUR) * HOUR))
+  const staleRows = await sql<{ h: Date }[]>`
+    select date_trunc('hour', bucket, 'UTC') as h from rollup_pending where stat_id = ${statId} and bucket >= ${w.from} and bucket < ${hourEdge}
+    union
+    select hour from sketch_dirty where stat_id = ${statId} and hour >= ${w.from} and hour < ${hourEdge}`
+  const stale = new Set(staleRows.map((r) => r.h.getTime()))
+  const daily = b % DAY === 0
+  const dayEdge = new Date(daily ? Math.max(from, Math.floor(hourEdge.getTime() / DAY) * DAY) : from)
+  const staleDays = [...new Set([...stale].map((h) => Math.floor(h / DAY) * DAY))]
+  const [days, hours, raw] = await Promise.all([
+    daily
+      ? sql<{ bucket: Date; sketch: Uint8Array }[]>`
+          select bucket, sketch from sketches_1d where stat_id = ${statId} and bucket >= ${w.from} and bucket < ${dayEdge}`
+      : [],
+    sql<{ bucket: Date; sketch: Uint8Array }[]>`
+      select bucket, sketch from sketches_1h where stat_id = ${statId} and bucket >= ${w.from} and bucket < ${hourEdge}
+        and (bucket >= ${dayEdge} or date_trunc('day', bucket, 'UTC') = any(${staleDays.map((d) => new Date(d).toISOString())}::timestamptz[]))`,
+    sql<{ t: string; s: number; k: number; n: number }[]>`
+      select (floor(date_part('epoch', ts) / ${w.bucketSeconds}) * ${w.bucketSeconds})::bigint as t, s, k, count(*)::int as n from (
+        select ts, ${binOf(sql)} from points where stat_id = ${statId} and ts >= ${hourEdge} and ts < ${w.to}
+        union all
+        select p.ts, ${binOf(sql)} from unnest(${[...stale].map((h) => new Date(h).toISOString())}::timestamptz[]) as h(h)
+        join points p on p.stat_id = ${statId} and p.ts >= h.h and p.ts < h.h + interval '1 hour'
+      ) x group by 1, 2, 3`,
+  ])
+  const out = new Map<number, Sketch>()
+  const into = (ms: number) => {
+    const t = Math.floor(ms / b) * (b / 1000)
+    let s = out.get(t)
+    if (!s) out.set(t, (s = new Sketch()))
+    return s
+  }
+  for (const d of days) if (!staleDays.includes(d.bucket.getTime())) into(d.bucket.getTime()).merge(Sketch.decode(d.sketch))
+  for (const h of hours) if (!stale.has(h.bucket.getTime())) into(h.bucket.getTime()).merge(Sketch.decode(h.sketch))
+  for (const r of raw) into(Number(r.t) * 1000).add(r.s, r.k, r.n)
+  return out
+}
+
+/**
+ * The buckets with their percentiles added (`p50`, `p95`, ...). A sketch's value is clamped to the bucket's
+ * exact min and max (kept in the rollups' columns), so p0 and p100 are exact and nothing falls outside them.
+ */
+export function withPercentiles(buckets: Bucket[], ps: Percentile[], values: Map<number, number[]>): Array<Bucket & Record<string, number>> {
+  return buckets.map((bucket) => {
+    const v = values.get(bucket.t)
+    if (!v || !('min' in bucket)) return bucket
+    const extra: Record<string, number> = {}
+    ps.forEach((p, i) => { extra[p.key] = Math.min(bucket.max, Math.max(bucket.min, v[i])) })
+    return { ...bucket, ...extra }
+  })
+}
