@@ -34,16 +34,48 @@ const MIN_MAGNITUDE = 2 ** -1023 * ((1 + RELATIVE_ACCURACY) / (1 - RELATIVE_ACCU
 
 const VERSION = 1
 
+/** Counts by bin key, dense (a merge of hundreds of sketches is array additions, not map look-ups). */
+class Bins {
+  lo = 0
+  counts = new Float64Array(0)
+  /** Keys holding a count, for encoding. */
+  nonEmpty = 0
+
+  add(key: number, n: number): void {
+    if (!this.counts.length) {
+      this.lo = key - 32
+      this.counts = new Float64Array(128)
+    } else if (key < this.lo || key >= this.lo + this.counts.length) {
+      const lo = Math.min(this.lo, key - 32)
+      const hi = Math.max(this.lo + this.counts.length, key + 33)
+      const grown = new Float64Array(Math.max(hi - lo, this.counts.length * 2))
+      grown.set(this.counts, this.lo - lo)
+      this.lo = lo
+      this.counts = grown
+    }
+    const i = key - this.lo
+    if (this.counts[i] === 0 && n) this.nonEmpty++
+    this.counts[i] += n
+  }
+
+  /** [key, count] of every non-empty bin, keys ascending. */
+  entries(): Array<[number, number]> {
+    const out: Array<[number, number]> = []
+    for (let i = 0; i < this.counts.length; i++) if (this.counts[i]) out.push([this.lo + i, this.counts[i]])
+    return out
+  }
+}
+
 /** Bin counts of one sketch: positive and negative bins by key, and the zeros. */
 export class Sketch {
-  pos = new Map<number, number>()
-  neg = new Map<number, number>()
+  pos = new Bins()
+  neg = new Bins()
   zero = 0
   count = 0
 
   add(sign: number, key: number, n: number): void {
-    if (sign > 0) this.pos.set(key, (this.pos.get(key) ?? 0) + n)
-    else if (sign < 0) this.neg.set(key, (this.neg.get(key) ?? 0) + n)
+    if (sign > 0) this.pos.add(key, n)
+    else if (sign < 0) this.neg.add(key, n)
     else this.zero += n
     this.count += n
   }
@@ -55,8 +87,8 @@ export class Sketch {
   }
 
   merge(other: Sketch): void {
-    for (const [k, n] of other.pos) this.pos.set(k, (this.pos.get(k) ?? 0) + n)
-    for (const [k, n] of other.neg) this.neg.set(k, (this.neg.get(k) ?? 0) + n)
+    for (const [k, n] of other.pos.entries()) this.pos.add(k, n)
+    for (const [k, n] of other.neg.entries()) this.neg.add(k, n)
     this.zero += other.zero
     this.count += other.count
   }
@@ -70,10 +102,17 @@ export class Sketch {
     const rank = Math.max(1, Math.ceil(q * this.count - 1e-9))
     let seen = 0
     // Ascending: the most negative first (largest key of |v|), then zeros, then positives by key.
-    for (const k of [...this.neg.keys()].sort((a, b) => b - a)) if ((seen += this.neg.get(k)!) >= rank) return -mapping.value(k)
+    const neg = this.neg.counts
+    for (let i = neg.length - 1; i >= 0; i--) if (neg[i] && (seen += neg[i]) >= rank) return -mapping.value(this.neg.lo + i)
     if ((seen += this.zero) >= rank) return 0
-    for (const k of [...this.pos.keys()].sort((a, b) => a - b)) if ((seen += this.pos.get(k)!) >= rank) return mapping.value(k)
-    return mapping.value(Math.max(...this.pos.keys()))
+    const pos = this.pos.counts
+    let last = 0
+    for (let i = 0; i < pos.length; i++) {
+      if (!pos[i]) continue
+      last = i
+      if ((seen += pos[i]) >= rank) return mapping.value(this.pos.lo + i)
+    }
+    return mapping.value(this.pos.lo + last)
   }
 
   encode(): Buffer {
@@ -85,21 +124,26 @@ export class Sketch {
   }
 
   static decode(buf: Uint8Array): Sketch {
+    return new Sketch().mergeEncoded(buf)
+  }
+
+  /** Adds an encoded sketch's bins to this one, without building it first (the read path's merge). */
+  mergeEncoded(buf: Uint8Array): this {
     if (buf[0] !== VERSION) throw new Error(`unknown sketch encoding version ${buf[0]}`)
-    const s = new Sketch()
     const r = { buf, at: 1 }
-    s.zero = readVarint(r)
-    s.count = s.zero
-    s.count += decodeStore(r, s.pos)
-    s.count += decodeStore(r, s.neg)
-    return s
+    const zero = readVarint(r)
+    this.zero += zero
+    this.count += zero
+    this.count += decodeStore(r, this.pos)
+    this.count += decodeStore(r, this.neg)
+    return this
   }
 
   /** The same bins as a @datadog/sketches-js DDSketch (interop, and its own quantile as a cross-check). */
   toDDSketch(): DDSketch {
     const d = new DDSketch({ relativeAccuracy: RELATIVE_ACCURACY })
-    for (const [k, n] of this.pos) d.accept(mapping.value(k), n)
-    for (const [k, n] of this.neg) d.accept(-mapping.value(k), n)
+    for (const [k, n] of this.pos.entries()) d.accept(mapping.value(k), n)
+    for (const [k, n] of this.neg.entries()) d.accept(-mapping.value(k), n)
     if (this.zero) d.accept(0, this.zero)
     return d
   }
@@ -108,23 +152,24 @@ export class Sketch {
 // Store layout: varint bin count m (0: empty). Then a mode byte: 0 dense (zigzag first key, then the
 // counts of every key up to the last, zeros included), 1 sparse (zigzag first key, then (gap, count)
 // pairs). Dense is one byte a bin for small counts and wins on many points; sparse wins on few.
-function encodeStore(out: number[], bins: Map<number, number>): void {
-  const keys = [...bins.keys()].sort((a, b) => a - b)
-  varint(out, keys.length)
-  if (!keys.length) return
+function encodeStore(out: number[], bins: Bins): void {
+  const entries = bins.entries()
+  varint(out, entries.length)
+  if (!entries.length) return
+  const first = entries[0][0]
   const dense: number[] = []
-  for (let k = keys[0]; k <= keys[keys.length - 1]; k++) varint(dense, bins.get(k) ?? 0)
+  for (let i = first - bins.lo, end = entries[entries.length - 1][0] - bins.lo; i <= end; i++) varint(dense, bins.counts[i])
   const sparse: number[] = []
-  keys.forEach((k, i) => {
-    if (i) varint(sparse, k - keys[i - 1])
-    varint(sparse, bins.get(k)!)
+  entries.forEach(([k, n], i) => {
+    if (i) varint(sparse, k - entries[i - 1][0])
+    varint(sparse, n)
   })
   out.push(dense.length <= sparse.length ? 0 : 1)
-  varint(out, zigzag(keys[0]))
+  varint(out, zigzag(first))
   for (const b of dense.length <= sparse.length ? dense : sparse) out.push(b)
 }
 
-function decodeStore(r: { buf: Uint8Array; at: number }, bins: Map<number, number>): number {
+function decodeStore(r: { buf: Uint8Array; at: number }, bins: Bins): number {
   const m = readVarint(r)
   if (!m) return 0
   const mode = r.buf[r.at++]
@@ -134,7 +179,7 @@ function decodeStore(r: { buf: Uint8Array; at: number }, bins: Map<number, numbe
     for (let found = 0; found < m; key++) {
       const n = readVarint(r)
       if (n) {
-        bins.set(key, n)
+        bins.add(key, n)
         total += n
         found++
       }
@@ -143,7 +188,7 @@ function decodeStore(r: { buf: Uint8Array; at: number }, bins: Map<number, numbe
     for (let i = 0; i < m; i++) {
       if (i) key += readVarint(r)
       const n = readVarint(r)
-      bins.set(key, n)
+      bins.add(key, n)
       total += n
     }
   }
@@ -237,7 +282,7 @@ export async function refreshSketches(sql: Sql, limit = 5_000): Promise<{ hours:
     for (const d of days) {
       const key = `${d.stat_id}|${d.day.getTime()}`
       if (!byDay.has(key)) byDay.set(key, { stat_id: d.stat_id, day: d.day, sketch: new Sketch() })
-      if (d.sketch) byDay.get(key)!.sketch.merge(Sketch.decode(d.sketch))
+      if (d.sketch) byDay.get(key)!.sketch.mergeEncoded(d.sketch)
     }
     const dayList = [...byDay.values()]
     await tx`delete from sketches_1d x using unnest(${dayList.map((d) => d.stat_id)}::uuid[], ${dayList.map((d) => d.day.toISOString())}::timestamptz[]) as d(stat_id, day)

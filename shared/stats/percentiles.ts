@@ -86,8 +86,8 @@ async function mergedSketches(sql: Db, statId: string, w: Window): Promise<Map<n
     if (!s) out.set(t, (s = new Sketch()))
     return s
   }
-  for (const d of days) if (!staleDays.includes(d.bucket.getTime())) into(d.bucket.getTime()).merge(Sketch.decode(d.sketch))
-  for (const h of hours) if (!stale.has(h.bucket.getTime())) into(h.bucket.getTime()).merge(Sketch.decode(h.sketch))
+  for (const d of days) if (!staleDays.includes(d.bucket.getTime())) into(d.bucket.getTime()).mergeEncoded(d.sketch)
+  for (const h of hours) if (!stale.has(h.bucket.getTime())) into(h.bucket.getTime()).mergeEncoded(h.sketch)
   for (const r of raw) into(Number(r.t) * 1000).add(r.s, r.k, r.n)
   return out
 }

@@ -22,6 +22,7 @@ test.after.always(() => app?.close())
 const HOUR = 3_600
 const DAY = 86_400
 const RANGES = ['1h', '6h', '24h', '7d', '30d', '90d', '180d']
+// A value on a bin edge is off by exactly the sketch's 1 %; 1e-12 leaves room for floating-point rounding there.
 const PS = [50, 95, 99]
 
 /** A seeded generator, so a failure can be replayed. */
@@ -125,7 +126,7 @@ for (const [i, name] of Object.keys(DISTRIBUTIONS).entries()) {
 
     // Before any refresh: every hour is pending, so all of it is read raw.
     const before = await worstError(key, stat, points)
-    t.true(before.worst <= 0.01, `before the refresh: ${(before.worst * 100).toFixed(3)} % at ${before.where}`)
+    t.true(before.worst <= 0.01 + 1e-12, `before the refresh: ${(before.worst * 100).toFixed(3)} % at ${before.where}`)
 
     await refreshRollups(app.sql)
     const [{ hours, days }] = await app.sql<{ hours: number; days: number }[]>`
@@ -134,7 +135,7 @@ for (const [i, name] of Object.keys(DISTRIBUTIONS).entries()) {
     t.true(hours >= 180 * 24, `hour sketches built (${hours})`)
     t.true(days >= 180, `day sketches built (${days})`)
     const after = await worstError(key, stat, points)
-    t.true(after.worst <= 0.01, `from sketches: ${(after.worst * 100).toFixed(3)} % at ${after.where}`)
+    t.true(after.worst <= 0.01 + 1e-12, `from sketches: ${(after.worst * 100).toFixed(3)} % at ${after.where}`)
     t.log(`${name}: worst relative error ${(before.worst * 100).toFixed(3)} % raw, ${(after.worst * 100).toFixed(3)} % with sketches over ${after.buckets} buckets`)
 
     // A late point into a sketched hour: its hour is read raw until the next refresh rebuilds it, and counts at once.
@@ -142,10 +143,10 @@ for (const [i, name] of Object.keys(DISTRIBUTIONS).entries()) {
     points.push({ t: late, value: 1e6 })
     await write(key, [{ stat, t: late, value: 1e6 }])
     const pending = await worstError(key, stat, points)
-    t.true(pending.worst <= 0.01, `late point, not yet refreshed: ${(pending.worst * 100).toFixed(3)} % at ${pending.where}`)
+    t.true(pending.worst <= 0.01 + 1e-12, `late point, not yet refreshed: ${(pending.worst * 100).toFixed(3)} % at ${pending.where}`)
     await refreshRollups(app.sql)
     const rebuilt = await worstError(key, stat, points)
-    t.true(rebuilt.worst <= 0.01, `late point, rebuilt: ${(rebuilt.worst * 100).toFixed(3)} % at ${rebuilt.where}`)
+    t.true(rebuilt.worst <= 0.01 + 1e-12, `late point, rebuilt: ${(rebuilt.worst * 100).toFixed(3)} % at ${rebuilt.where}`)
   })
 }
 
@@ -211,7 +212,7 @@ test('sketch encoding: round trip keeps every bin; merged sketches equal one ske
   }
   const merged = new Sketch()
   for (const p of parts) merged.merge(Sketch.decode(p.encode()))
-  const bins = (s: Sketch) => ({ pos: [...s.pos].sort((a, b) => a[0] - b[0]), neg: [...s.neg].sort((a, b) => a[0] - b[0]), zero: s.zero, count: s.count })
+  const bins = (s: Sketch) => ({ pos: s.pos.entries(), neg: s.neg.entries(), zero: s.zero, count: s.count })
   t.deepEqual(bins(Sketch.decode(whole.encode())), bins(whole))
   t.deepEqual(bins(merged), bins(whole))
   t.is(merged.count, whole.count)
