@@ -24,3 +24,6 @@ create table sketch_dirty (
   hour    timestamptz not null,
   primary key (stat_id, hour)
 );
+-- The refresh looks for complete hours among the marks every 2 s; the current hour's marks of every active
+-- gauge wait there until it ends.
+create index sketch_dirty_hour_idx on sketch_dirty (hour);

@@ -73,10 +73,7 @@ async function mergedSketches(sql: Db, statId: string, w: Window): Promise<Map<n
         and (bucket >= ${dayEdge} or date_trunc('day', bucket, 'UTC') = any(${staleDays.map((d) => new Date(d).toISOString())}::timestamptz[]))`,
     sql<{ t: string; s: number; k: number; n: number }[]>`
       select (floor(date_part('epoch', ts) / ${w.bucketSeconds}) * ${w.bucketSeconds})::bigint as t, s, k, count(*)::int as n from (
-        select ts, ${binOf(sql)} from points where stat_id = ${statId} and ts >= ${hourEdge} and ts < ${w.to}
-        union all
-        select p.ts, ${binOf(sql)} from unnest(${[...stale].map((h) => new Date(h).toISOString())}::timestamptz[]) as h(h)
-        join points p on p.stat_id = ${statId} and p.ts >= h.h and p.ts < h.h + interval '1 hour'
+        ${unsketched(sql, statId, [...runsOf(stale), [hourEdge.getTime(), w.to.getTime()]])}
       ) x group by 1, 2, 3`,
   ])
   const out = new Map<number, Sketch>()
@@ -90,6 +87,36 @@ async function mergedSketches(sql: Db, statId: string, w: Window): Promise<Map<n
   for (const h of hours) if (!stale.has(h.bucket.getTime())) into(h.bucket.getTime()).mergeEncoded(h.sketch)
   for (const r of raw) into(Number(r.t) * 1000).add(r.s, r.k, r.n)
   return out
+}
+
+/** Sorted hour starts (ms) as [from, to) runs of consecutive hours. */
+function runsOf(hours: Set<number>): Array<[number, number]> {
+  const runs: Array<[number, number]> = []
+  for (const h of [...hours].sort((a, b) => a - b)) {
+    const last = runs[runs.length - 1]
+    if (last && last[1] === h) last[1] = h + HOUR
+    else runs.push([h, h + HOUR])
+  }
+  return runs
+}
+
+/**
+ * The binned points of a stat in a few time ranges, as one union of index range scans. (A join of the points
+ * with an array of hours let the planner scan all of a stat's points: 1.3 s on 10 million.) Past 20 ranges
+ * (an import not yet refreshed), one scan from the first to the last, keeping the points inside a range.
+ */
+function unsketched(sql: Db, statId: string, ranges: Array<[number, number]>) {
+  const iso = (ms: number) => new Date(ms).toISOString()
+  const live = ranges.filter(([a, b]) => a < b)
+  if (live.length > 20) {
+    const starts = live.map(([a]) => iso(a))
+    const ends = live.map(([, b]) => iso(b))
+    return sql`select ts, ${binOf(sql)} from points where stat_id = ${statId} and ts >= ${iso(live[0][0])} and ts < ${iso(live[live.length - 1][1])}
+      and exists (select 1 from unnest(${starts}::timestamptz[], ${ends}::timestamptz[]) as r(a, b) where ts >= r.a and ts < r.b)`
+  }
+  if (!live.length) return sql`select null::timestamptz as ts, 0 as s, 0 as k where false`
+  return live.map(([a, b]) => sql`select ts, ${binOf(sql)} from points where stat_id = ${statId} and ts >= ${iso(a)} and ts < ${iso(b)}`)
+    .reduce((acc, q) => sql`${acc} union all ${q}`)
 }
 
 /**

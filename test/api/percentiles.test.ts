@@ -138,10 +138,11 @@ for (const [i, name] of Object.keys(DISTRIBUTIONS).entries()) {
     t.true(after.worst <= 0.01 + 1e-12, `from sketches: ${(after.worst * 100).toFixed(3)} % at ${after.where}`)
     t.log(`${name}: worst relative error ${(before.worst * 100).toFixed(3)} % raw, ${(after.worst * 100).toFixed(3)} % with sketches over ${after.buckets} buckets`)
 
-    // A late point into a sketched hour: its hour is read raw until the next refresh rebuilds it, and counts at once.
-    const late = now - 40 * DAY + 17
-    points.push({ t: late, value: 1e6 })
-    await write(key, [{ stat, t: late, value: 1e6 }])
+    // Late points into 25 sketched hours, every other hour: each is read raw until the next refresh rebuilds it
+    // (more than 20 separate hours: the read's single-scan form), and counts at once.
+    const late = Array.from({ length: 25 }, (_, k) => ({ t: now - 40 * DAY + k * 2 * HOUR + 17, value: 1e6 }))
+    points.push(...late)
+    await write(key, late.map((p) => ({ stat, ...p })))
     const pending = await worstError(key, stat, points)
     t.true(pending.worst <= 0.01 + 1e-12, `late point, not yet refreshed: ${(pending.worst * 100).toFixed(3)} % at ${pending.where}`)
     await refreshRollups(app.sql)
