@@ -1,5 +1,5 @@
 -- Percentiles of gauges (decisions.md section 20): mergeable quantile sketches (DDSketch bins, relative
--- accuracy 1 %) per gauge stat and hour, and per day, beside the rollups whose count/sum/min/max stay in
+-- accuracy 1 %) per gauge stat and hour, 6 hours and day, beside the rollups whose count/sum/min/max stay in
 -- their own columns. Tables of their own, not columns of rollups_1h/1d: on TimescaleDB those are
 -- continuous aggregates, which cannot hold a value built in Node, so one layout serves both storage paths.
 -- The sketch encoding starts with a version byte (shared/points/sketches.ts).
@@ -15,6 +15,9 @@ create table sketches_1h (
 
 create table sketches_1d (like sketches_1h including all);
 alter table sketches_1d add foreign key (stat_id) references stats (id) on delete cascade;
+-- 6 hours: the 30d chart's bucket, 120 sketches to merge instead of 720 hours.
+create table sketches_6h (like sketches_1h including all);
+alter table sketches_6h add foreign key (stat_id) references stats (id) on delete cascade;
 
 -- Hours of gauges that took points since their sketch was built: the rollup refresh marks them (in the
 -- statement that claims rollup_pending, so no point goes unmarked) and rebuilds the complete ones from

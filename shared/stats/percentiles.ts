@@ -1,19 +1,18 @@
 // Percentiles of a gauge per chart bucket (decisions.md section 20), nearest-rank, within 1 % of exact.
 // Buckets under an hour (ranges 1h, 6h, 24h) are computed exactly from the raw points (percentile_disc is
 // nearest-rank). Buckets of whole hours merge sketches (shared/points/sketches.ts): day sketches for
-// whole days (90d, 180d), hour sketches otherwise (7d, 30d), and the raw points, binned the way a sketch
+// 90d and 180d, 6-hour sketches for 30d, hour sketches otherwise (7d), and the raw points, binned the way a sketch
 // files them, of every hour with no up-to-date sketch: the current hour, hours whose points are still in
 // rollup_pending, and hours marked for a rebuild. So a point is in the percentiles as soon as it is
 // persisted, as it is in the averages, and a refresh changes no answer beyond the sketch's 1 %.
 import type { Db } from '../db.js'
 import { invalid } from '../errors.js'
-import { binOf, Sketch } from '../points/sketches.js'
+import { binOf, COARSE_TIERS, Sketch } from '../points/sketches.js'
 import type { Bucket } from './read.js'
 import type { Kind } from './repo.js'
 import type { Window } from './ranges.js'
 
 const HOUR = 3_600_000
-const DAY = 86_400_000
 
 /** A requested percentile: its response key (p95, p99.9) and its fraction. */
 export interface Percentile {
@@ -60,17 +59,20 @@ async function mergedSketches(sql: Db, statId: string, w: Window): Promise<Map<n
     union
     select hour from sketch_dirty where stat_id = ${statId} and hour >= ${w.from} and hour < ${hourEdge}`
   const stale = new Set(staleRows.map((r) => r.h.getTime()))
-  const daily = b % DAY === 0
-  const dayEdge = new Date(daily ? Math.max(from, Math.floor(hourEdge.getTime() / DAY) * DAY) : from)
-  const staleDays = [...new Set([...stale].map((h) => Math.floor(h / DAY) * DAY))]
-  const [days, hours, raw] = await Promise.all([
-    daily
+  // The coarsest tier whose period divides the bucket serves the whole periods before the current one,
+  // except those holding an unsketched hour (their other hours come from the hour sketches).
+  const tier = [...COARSE_TIERS].reverse().find((t) => b % (t.seconds * 1000) === 0)
+  const P = (tier?.seconds ?? 3_600) * 1000
+  const periodEdge = new Date(tier ? Math.max(from, Math.floor(hourEdge.getTime() / P) * P) : from)
+  const stalePeriods = [...new Set([...stale].map((h) => Math.floor(h / P) * P))]
+  const [periods, hours, raw] = await Promise.all([
+    tier
       ? sql<{ bucket: Date; sketch: Uint8Array }[]>`
-          select bucket, sketch from sketches_1d where stat_id = ${statId} and bucket >= ${w.from} and bucket < ${dayEdge}`
+          select bucket, sketch from ${sql(tier.table)} where stat_id = ${statId} and bucket >= ${w.from} and bucket < ${periodEdge}`
       : [],
     sql<{ bucket: Date; sketch: Uint8Array }[]>`
       select bucket, sketch from sketches_1h where stat_id = ${statId} and bucket >= ${w.from} and bucket < ${hourEdge}
-        and (bucket >= ${dayEdge} or date_trunc('day', bucket, 'UTC') = any(${staleDays.map((d) => new Date(d).toISOString())}::timestamptz[]))`,
+        and (bucket >= ${periodEdge} or date_bin(${`${P / 1000} seconds`}::interval, bucket, timestamptz 'epoch') = any(${stalePeriods.map((d) => new Date(d).toISOString())}::timestamptz[]))`,
     sql<{ t: string; s: number; k: number; n: number }[]>`
       select (floor(date_part('epoch', ts) / ${w.bucketSeconds}) * ${w.bucketSeconds})::bigint as t, s, k, count(*)::int as n from (
         ${unsketched(sql, statId, [...runsOf(stale), [hourEdge.getTime(), w.to.getTime()]])}
@@ -83,7 +85,7 @@ async function mergedSketches(sql: Db, statId: string, w: Window): Promise<Map<n
     if (!s) out.set(t, (s = new Sketch()))
     return s
   }
-  for (const d of days) if (!staleDays.includes(d.bucket.getTime())) into(d.bucket.getTime()).mergeEncoded(d.sketch)
+  for (const d of periods) if (!stalePeriods.includes(d.bucket.getTime())) into(d.bucket.getTime()).mergeEncoded(d.sketch)
   for (const h of hours) if (!stale.has(h.bucket.getTime())) into(h.bucket.getTime()).mergeEncoded(h.sketch)
   for (const r of raw) into(Number(r.t) * 1000).add(r.s, r.k, r.n)
   return out

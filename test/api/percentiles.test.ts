@@ -129,10 +129,12 @@ for (const [i, name] of Object.keys(DISTRIBUTIONS).entries()) {
     t.true(before.worst <= 0.01 + 1e-12, `before the refresh: ${(before.worst * 100).toFixed(3)} % at ${before.where}`)
 
     await refreshRollups(app.sql)
-    const [{ hours, days }] = await app.sql<{ hours: number; days: number }[]>`
+    const [{ hours, sixes, days }] = await app.sql<{ hours: number; sixes: number; days: number }[]>`
       select (select count(*) from sketches_1h h join stats s on s.id = h.stat_id where s.name = ${stat})::int as hours,
+             (select count(*) from sketches_6h x join stats s on s.id = x.stat_id where s.name = ${stat})::int as sixes,
              (select count(*) from sketches_1d d join stats s on s.id = d.stat_id where s.name = ${stat})::int as days`
     t.true(hours >= 180 * 24, `hour sketches built (${hours})`)
+    t.true(sixes >= 180 * 4, `6-hour sketches built (${sixes})`)
     t.true(days >= 180, `day sketches built (${days})`)
     const after = await worstError(key, stat, points)
     t.true(after.worst <= 0.01 + 1e-12, `from sketches: ${(after.worst * 100).toFixed(3)} % at ${after.where}`)
