@@ -50,6 +50,7 @@ export const PROBLEMS: Record<string, ProblemDoc> = {
   invalid_range: p('invalid', '`range` is not one of the chart ranges.', 'Use one of the ranges listed in `detail`.'),
   range_with_from_to: p('invalid', '`range` was given together with `from` or `to`.', 'Send either `range` or a `from`/`to` window.'),
   invalid_window: p('invalid', '`from` is not before `to`.', 'Swap or correct the dates.'),
+  percentiles_on_counter: p('invalid', '`percentiles` was asked of a counter: a counter\'s bucket is a sum, so only gauges have percentiles.', 'Leave out `percentiles` on counters, or record the quantity as a gauge.'),
   invalid_date: p('invalid', 'A date is not ISO 8601, or is outside the dates the service can store.', 'Send a date such as `2026-11-23` or `2026-11-23T10:00:00Z`.'),
   invalid_id: p('invalid', 'An id in the path is not a UUID.', 'Use the id as the API returned it.'),
   invalid_stat_id: p('invalid', 'The stat id in the path is not a UUID.', 'Use the id from the share or embed URL as given.'),

@@ -1,9 +1,10 @@
 // Reading stats back (interface 4.3, decisions.md section 6).
 import { planOf } from '../../shared/plans.js'
 import { clampToRetention, resolveWindow, windowJson } from '../../shared/stats/ranges.js'
+import { parsePercentiles, readPercentiles, withPercentiles } from '../../shared/stats/percentiles.js'
 import { readBuckets } from '../../shared/stats/read.js'
 import { listStats, statJson } from '../../shared/stats/repo.js'
-import { StatDetail, StatList, WindowQuery } from '../../shared/stats/schema.js'
+import { StatDetail, StatDetailQuery, StatList } from '../../shared/stats/schema.js'
 import { accountOf } from '../context.js'
 import type { Routes } from '../route.js'
 import { statFromParam } from '../stat-param.js'
@@ -16,15 +17,14 @@ export function statRoutes(routes: Routes): void {
       ctx.body = { stats: (await listStats(ctx.deps.sql, accountOf(ctx).id)).map(statJson) }
     })
     .add({ method: 'get', path: '/api/v1/stats/:name', tag: 'stats', summary: 'One stat with its points bucketed for a range or a from/to window', auth: ['bearer', 'session'], rateLimited: true,
-      query: WindowQuery, responses: { 200: { description: 'The stat and its buckets (empty buckets omitted)', schema: StatDetail } }, errors: [404, 429] },
+      query: StatDetailQuery, responses: { 200: { description: 'The stat and its buckets (empty buckets omitted)', schema: StatDetail } }, errors: [404, 429] },
     async (ctx, { params, query }) => {
       const stat = await statFromParam(ctx, params.name)
       const now = new Date()
       const w = clampToRetention(resolveWindow(query, now), planOf(accountOf(ctx).plan).retentionDays, now)
-      ctx.body = {
-        stat: statJson(stat),
-        range: windowJson(w),
-        points: await ctx.deps.reads.run((sql) => readBuckets(sql, stat.id, stat.kind, w)),
-      }
+      const ps = query.percentiles === undefined ? [] : parsePercentiles(query.percentiles, stat.kind)
+      const [points, values] = await ctx.deps.reads.run((sql) =>
+        Promise.all([readBuckets(sql, stat.id, stat.kind, w), ps.length ? readPercentiles(sql, stat.id, w, ps) : new Map()]))
+      ctx.body = { stat: statJson(stat), range: windowJson(w), points: ps.length ? withPercentiles(points, ps, values) : points }
     })
 }

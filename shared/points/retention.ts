@@ -8,6 +8,7 @@ import { usesTimescale } from './storage.js'
 
 const DAY_MS = 86_400_000
 const ROLLUPS = [['rollups_1m', 60], ['rollups_1h', 3_600], ['rollups_1d', 86_400]] as const
+const SKETCHES = [['sketches_1h', 3_600], ['sketches_6h', 21_600], ['sketches_1d', 86_400]] as const
 
 export interface RetentionResult {
   points: number
@@ -26,8 +27,8 @@ export async function enforceRetention(sql: Sql, now: Date): Promise<RetentionRe
     out.points += points.n
     // TimescaleDB's rollups are continuous aggregates: deleting the points invalidates them and the next refresh
     // re-materializes them; whole chunks past the longest plan go by its retention policy (sql/0003).
-    if (timescale) continue
-    for (const [table, seconds] of ROLLUPS) {
+    // Sketches are tables on both paths (sql/0023): the same whole-bucket rule.
+    for (const [table, seconds] of timescale ? SKETCHES : [...ROLLUPS, ...SKETCHES]) {
       // Only buckets wholly before the cutoff: a straddling bucket still holds points inside retention.
       const [rows] = await sql<{ n: number }[]>`
         with d as (delete from ${sql(table)} where bucket < ${new Date(cutoff.getTime() - seconds * 1000)} and stat_id in (${ofPlan}) returning 1)

@@ -12,8 +12,12 @@
 // on 1m and 1d on 1h. It then claims rollup_pending only to learn which stats
 // took new points and records their refresh time. Points committed while the
 // refresh ran may be claimed here and materialized by the next run.
+//
+// On both paths the claim also marks the gauge hours it touched (sketch_dirty), and the complete marked
+// hours get their quantile sketches rebuilt from the points table (shared/points/sketches.ts).
 import type { Sql } from '../db.js'
 import { DETECTING_PLANS } from '../plans.js'
+import { markDirty, refreshSketches } from './sketches.js'
 import { usesTimescale } from './storage.js'
 
 /**
@@ -50,7 +54,12 @@ function rescore(sql: Sql) {
 }
 
 export async function refreshRollups(sql: Sql, limit = 200_000): Promise<{ rows: number; stats: number }> {
-  if (await usesTimescale(sql)) return refreshAggregates(sql, limit)
+  const r = (await usesTimescale(sql)) ? await refreshAggregates(sql, limit) : await refreshTables(sql, limit)
+  await refreshSketches(sql)
+  return r
+}
+
+async function refreshTables(sql: Sql, limit: number): Promise<{ rows: number; stats: number }> {
   // Folding an aggregate into a bucket that already holds one: the same for every resolution.
   const merge = sql`on conflict (stat_id, bucket) do update set count = r.count + excluded.count, sum = r.sum + excluded.sum,
     min = least(r.min, excluded.min), max = greatest(r.max, excluded.max)`
@@ -84,7 +93,8 @@ export async function refreshRollups(sql: Sql, limit = 200_000): Promise<{ rows:
       on conflict (stat_id) do update set refreshed_at = excluded.refreshed_at
       returning 1
     ),
-    ${rescore(sql)}
+    ${rescore(sql)},
+    ${markDirty(sql)}
     select (select count(*) from claimed)::int as rows,
            (select count(*) from state)::int as stats,
            (select count(*) from up_1m) + (select count(*) from up_1h) + (select count(*) from up_1d) as upserts`
@@ -106,7 +116,8 @@ async function refreshAggregates(sql: Sql, limit: number): Promise<{ rows: numbe
       on conflict (stat_id) do update set refreshed_at = excluded.refreshed_at
       returning 1
     ),
-    ${rescore(sql)}
+    ${rescore(sql)},
+    ${markDirty(sql)}
     select (select count(*) from claimed)::int as rows, (select count(*) from state)::int as stats`
   return { rows: r.rows, stats: r.stats }
 }

@@ -29,7 +29,24 @@ export const RangeJson = z
   })
   .meta({ id: 'Range' })
 
-export const StatDetail = z.object({ stat: StatJson, range: RangeJson, points: z.array(BucketJson) }).meta({ id: 'StatDetail' })
+/** `percentiles=50,95,99`: numbers from 0 to 100 (decimals allowed, 99.9), comma-separated, at most 10. */
+const PERCENTILE = /^(100(\.0+)?|\d{1,2}(\.\d{1,6})?)$/
+export const StatDetailQuery = WindowQuery.extend({
+  percentiles: z
+    .string()
+    .refine((s) => s.split(',').every((p) => PERCENTILE.test(p)), { error: 'must be numbers from 0 to 100 separated by commas, e.g. 50,95,99' })
+    .refine((s) => s.split(',').length <= 10, { error: 'at most 10 percentiles' })
+    .optional()
+    .describe('Gauges only (400 on a counter): adds pNN to each point, the nearest-rank percentile of its observations, within 1 %'),
+})
+
+export const StatBucketJson = BucketJson.extend({
+  p50: z.number().optional(), p95: z.number().optional(), p99: z.number().optional(),
+})
+  .catchall(z.number())
+  .meta({ id: 'StatBucket', description: 'A Bucket, plus pNN (p50, p95, p99.9, ...) for each percentile asked for on a gauge.' })
+
+export const StatDetail = z.object({ stat: StatJson, range: RangeJson, points: z.array(StatBucketJson) }).meta({ id: 'StatDetail' })
 
 export const PatchStatBody = z
   .object({ description: z.string().max(500, { error: 'must be at most 500 characters' }).nullable() })

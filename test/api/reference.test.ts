@@ -64,7 +64,7 @@ test('every route the app serves is in the document, with its path parameters', 
 test('query parameters and the legacy form fields are documented from their schemas', async (t) => {
   const doc = await fetchDoc(app.url)
   const queryOf = (path: string, method = 'get') => (doc.paths[path][method].parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name).sort()
-  t.deepEqual(queryOf('/api/v1/stats/{name}'), ['from', 'range', 'to'])
+  t.deepEqual(queryOf('/api/v1/stats/{name}'), ['from', 'percentiles', 'range', 'to'])
   for (const name of ['format', 'range', 'from', 'to']) t.true(queryOf('/api/v1/export').includes(name), `export ${name}`)
   t.deepEqual(queryOf('/ez'), ['count', 'email', 'ezkey', 'ikey', 'stat', 't', 'value'])
   const form = (path: string) => Object.keys(formFields(doc, path))

@@ -132,3 +132,34 @@ test.serial('the chart\'s first reads are the two the shell preloads, also when 
   t.true(await page.getByText('Your plan keeps 30 days of history').isVisible())
   t.deepEqual(problems, [])
 })
+
+test.serial('a gauge\'s page draws p50, p95 and p99 beside the average when asked, and keeps the choice in the address', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const now = Math.floor(Date.now() / 1000)
+  // 100 observations 1..100 in one quarter hour: p50 50, p95 95, p99 99 (nearest rank), average 50.5.
+  const bucketStart = Math.floor((now - 900) / 900) * 900
+  const points = Array.from({ length: 100 }, (_, i) => ({ stat: 'api latency', value: i + 1, t: bucketStart + (i % 900) }))
+  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(app)
+
+  const { page, problems } = await signedInTab(browser, app.url, user)
+  await page.goto(`${app.url}/stats/${encodeURIComponent('api latency')}`)
+  await page.locator('.chart[data-drawn]').waitFor()
+  t.is(await page.locator('.u-legend .u-series').filter({ hasText: 'p95' }).count(), 0, 'no percentile lines until asked')
+  const asked = page.waitForRequest((r) => r.url().includes('percentiles=50,95,99'))
+  await page.getByLabel('Show p50, p95 and p99').check()
+  await asked
+  for (const k of ['p50', 'p95', 'p99']) await page.locator('.u-legend .u-series').filter({ hasText: k }).first().waitFor()
+  t.regex((await page.locator('p.small.muted').first().textContent())!, /p50, p95 and p99 of each bucket/)
+  t.is(new URL(page.url()).searchParams.get('percentiles'), '1')
+  // The values the chart drew are the API's.
+  const res = await request(app.url, `/api/v1/stats/${encodeURIComponent('api latency')}?range=24h&percentiles=50,95,99`, { bearer: key })
+  const b = (res.body as { points: Array<Record<string, number>> }).points.find((p) => p.t === bucketStart)!
+  t.deepEqual([b.p50, b.p95, b.p99, b.value], [50, 95, 99, 50.5])
+  // Reloaded with the address: drawn again with the lines.
+  await page.reload()
+  await page.locator('.u-legend .u-series').filter({ hasText: 'p99' }).first().waitFor()
+  await screenshot(page, 'stat-percentiles', false)
+  t.deepEqual(problems, [])
+})

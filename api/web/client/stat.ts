@@ -14,6 +14,8 @@ const RANGES = RANGE_NAMES
 const SECONDS = (r: string) => RANGE_TABLE[r as RangeName].seconds
 const BUCKET = (r: string) => RANGE_TABLE[r as RangeName].bucket
 const EMBED_RANGES = ['1h', '6h', '24h', '7d', '30d']
+/** The percentile lines a gauge's chart can draw beside its average (decisions.md section 20). */
+const PERCENTILE_KEYS = ['p50', 'p95', 'p99'] as const
 const name = pageData.stat ?? ''
 
 interface Stat { id: string; name: string; kind: 'counter' | 'gauge'; description: string | null; created_at: string }
@@ -55,6 +57,7 @@ function Chart({ detail, prev, band }: { detail: Detail; prev: Bucket[]; band: B
     const plot = drawChart(el, {
       kind: detail.stat.kind, from, to: Date.parse(detail.range.to) / 1000, bucket: detail.range.bucket_seconds,
       current: detail.points, previous: prev, shift: SECONDS(detail.range.requested_range), band: detail.range.bucket_seconds === 3600 ? band : [],
+      percentiles: detail.points.some((p) => p.p50 !== undefined) ? PERCENTILE_KEYS : [],
     }, detail.stat.name)
     const stop = followWidth(el, plot)
     el.dataset.drawn = String(detail.points.length) // buckets drawn (the browser tests wait for it)
@@ -234,6 +237,9 @@ function StatPage() {
   const [error, setError] = useState<unknown>(null)
   const [stat, setStat] = useState<Stat | null>(null)
   const [band, setBand] = useState<Band[]>([])
+  // Percentile lines, kept in the address like the range (a gauge's; a counter's bucket is a sum).
+  const [withPct, setWithPct] = useState(new URLSearchParams(location.search).get('percentiles') === '1')
+  const kindRef = useRef<string | undefined>(undefined)
   // The back-test is hourly: its band is drawn only where the chart's buckets are hours too, on plans with detection.
   const showBand = range === '7d' && PLANS[pageData.plan as PlanName]?.anomalyDetection === true
 
@@ -246,7 +252,11 @@ function StatPage() {
       ticked = true
       const guess = fromServer || Math.floor((Date.now() / 1000 - SECONDS(range)) / BUCKET(range)) * BUCKET(range) * 1000
       const backtest = showBand ? hourlyBand() : Promise.resolve([] as Band[])
-      const [d, p0, b] = await Promise.all([api<Detail>('GET', `${statPath(name)}?range=${range}`), previous(guess), backtest])
+      // Percentiles are asked only of a gauge: on a first read of unknown kind, asked again once it is known.
+      const read = (kind: string | undefined) => api<Detail>('GET', `${statPath(name)}?range=${range}${withPct && kind === 'gauge' ? `&percentiles=${PERCENTILE_KEYS.map((k) => k.slice(1)).join(',')}` : ''}`)
+      let [d, p0, b] = await Promise.all([read(kindRef.current), previous(guess), backtest])
+      if (withPct && kindRef.current === undefined && d.stat.kind === 'gauge') d = await read('gauge')
+      kindRef.current = d.stat.kind
       const from = Date.parse(d.range.from)
       const p = from === guess ? p0 : await previous(from)
       setDetail(d)
@@ -257,7 +267,15 @@ function StatPage() {
     } catch (err) {
       setError(err)
     }
-  }, [range])
+  }, [range, withPct])
+
+  const togglePct = (on: boolean) => {
+    setWithPct(on)
+    const u = new URL(location.href)
+    if (on) u.searchParams.set('percentiles', '1')
+    else u.searchParams.delete('percentiles')
+    history.replaceState(null, '', u)
+  }
 
   const pick = (r: string) => {
     setRange(r)
@@ -275,12 +293,13 @@ function StatPage() {
     <h1>${name} ${s ? html`<span class="kind">${s.kind}</span>` : null}</h1>
     ${s ? html`<${Description} stat=${s} onSaved=${setStat} />` : null}
     <div class="ranges" role="group" aria-label="Range">${RANGES.map((r) => html`<button type="button" aria-pressed=${r === range ? 'true' : 'false'} onClick=${() => pick(r)}>${r}</button>`)}</div>
+    ${s?.kind === 'gauge' ? html`<label class="small"><input type="checkbox" name="percentiles" checked=${withPct} onChange=${(e: any) => togglePct(e.currentTarget.checked)} /> Show p50, p95 and p99</label>` : null}
     <${ErrorNotice} error=${error} />
     ${detail === null ? (error ? null : html`<${Loading} what="Loading the chart…" />`) : html`
       ${detail.range.range_clamped_by_retention ? html`<div class="notice info">Your plan keeps ${detail.range.retention_days} days of history: this chart starts ${when(detail.range.from)}. <a href="/account">Plan limits</a></div>` : null}
       ${detail.points.length === 0 ? html`<div class="notice info">No points in the last ${range}. Pick a longer range, or send one.</div>` : null}
       <${Chart} detail=${detail} prev=${prev} band=${band} />
-      <p class="small muted">Buckets of ${detail.range.bucket_seconds >= 3600 ? `${detail.range.bucket_seconds / 3600} h` : `${detail.range.bucket_seconds / 60} min`}, ${detail.stat.kind === 'counter' ? 'summed' : 'averaged'}; dashed: the ${range} before, shifted to line up.${band.length && detail.range.bucket_seconds === 3600 ? ' Shaded: the normal range the anomaly detector expected for each hour.' : ''}${flaggedNote(detail, band)} Updated ${age(detail.range.to)}.</p>
+      <p class="small muted">Buckets of ${detail.range.bucket_seconds >= 3600 ? `${detail.range.bucket_seconds / 3600} h` : `${detail.range.bucket_seconds / 60} min`}, ${detail.stat.kind === 'counter' ? 'summed' : 'averaged'}; dashed: the ${range} before, shifted to line up.${band.length && detail.range.bucket_seconds === 3600 ? ' Shaded: the normal range the anomaly detector expected for each hour.' : ''}${flaggedNote(detail, band)}${detail.points.some((p) => p.p50 !== undefined) ? ' Dotted: p50, p95 and p99 of each bucket\'s observations (within 1 %).' : ''} Updated ${age(detail.range.to)}.</p>
       <${Summary} kind=${detail.stat.kind} cur=${detail.points} prev=${prev} />`}
     <section aria-labelledby="export-title"><h2 id="export-title">Export</h2>
       <p class="muted small">Raw observations of the last ${range}, within your plan's retention.</p>

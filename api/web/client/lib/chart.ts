@@ -5,7 +5,8 @@
 import uPlot from 'uplot'
 import { num } from './format.js'
 
-export interface Bucket { t: number; value: number; n: number; min?: number; max?: number }
+/** A bucket of the stats API; a gauge's may carry percentiles asked for (p50, p95, p99). */
+export interface Bucket { t: number; value: number; n: number; min?: number; max?: number; [percentile: `p${string}`]: number | undefined }
 export interface Band { t: number; lo: number; hi: number; flagged?: boolean }
 
 export interface ChartInput {
@@ -19,7 +20,12 @@ export interface ChartInput {
   shift: number
   /** The anomaly back-test's normal range per hour, drawn as a shaded band (only on hourly buckets). */
   band?: Band[]
+  /** Percentile keys of the current buckets to draw as thin lines beside the average (gauges: p50, p95, p99). */
+  percentiles?: ReadonlyArray<`p${string}`>
 }
+
+/** Line colours of the percentile series, lightest for the median. */
+const PERCENTILE_STROKES = ['#7c3aed', '#ea580c', '#b91c1c', '#0f766e']
 
 export function chartData(c: ChartInput): uPlot.AlignedData {
   const xs: number[] = []
@@ -30,13 +36,16 @@ export function chartData(c: ChartInput): uPlot.AlignedData {
     return xs.map((t) => byT.get(t) ?? fill)
   }
   const out: uPlot.AlignedData = [xs, series(c.current, 0), series(c.previous, c.shift)]
-  if (!c.band?.length) return out
+  // Percentile lines go last, so the band's series numbers stay what drawChart says.
+  const byP = new Map(c.current.map((p) => [p.t, p]))
+  const percentiles = (c.percentiles ?? []).map((k) => xs.map((t) => byP.get(t)?.[k] ?? null))
+  if (!c.band?.length) return [...out, ...percentiles]
   const byT = new Map(c.band.map((b) => [b.t, b]))
   const withBand: uPlot.AlignedData = [...out, xs.map((t) => byT.get(t)?.lo ?? null), xs.map((t) => byT.get(t)?.hi ?? null)]
-  if (!flaggedCount(c)) return withBand
+  if (!flaggedCount(c)) return [...withBand, ...percentiles]
   // The flagged hours: a marker at this period's value, nothing elsewhere.
   const current = out[1] as Array<number | null>
-  return [...withBand, xs.map((t, i) => (byT.get(t)?.flagged ? current[i] : null))]
+  return [...withBand, xs.map((t, i) => (byT.get(t)?.flagged ? current[i] : null)), ...percentiles]
 }
 
 /** How many of the chart's hours the back-test flagged as anomalous. */
@@ -75,6 +84,10 @@ export function drawChart(el: HTMLElement, c: ChartInput, label: string): uPlot 
       ...(flaggedCount(c) ? [
         { label: 'Flagged hour', stroke: '#dc2626', width: 0, paths: () => null, value: (_u: uPlot, v: number | null) => (v == null ? '—' : num(v)), points: { show: true, size: 9, fill: '#dc2626', stroke: '#dc2626' } },
       ] : []),
+      ...(c.percentiles ?? []).map((k, i) => ({
+        label: k, stroke: PERCENTILE_STROKES[i % PERCENTILE_STROKES.length], width: 1.25, dash: [2, 3], spanGaps: true,
+        value: (_u: uPlot, v: number | null) => (v == null ? '—' : num(v)), points: { size: 4, filter: loneToo },
+      })),
     ],
     // Shade between the high (4) and low (3) edges of the normal range.
     bands: c.band?.length ? [{ series: [4, 3], fill: 'rgba(22,163,74,0.12)' }] : undefined,
