@@ -53,7 +53,11 @@ function declineDraft(i: ParsedIntent, stats: StatRef[]): Draft {
   if (i.percentile) {
     const asked = (i.candidates ?? []).filter((n) => n !== i.ownStat).map((n) => d.stat(n, kinds.get(n) ?? 'counter'))
     const of = asked.length > 1 ? `${asked.slice(0, -1).join(', ')} or ${asked[asked.length - 1]}` : asked[0]
-    d.text = `Percentiles are not kept yet, so I can't give one for ${of}. I can give ${asked.length > 1 ? 'each' : 'its'} ${stats.find((s) => s.name === i.candidates?.[0])?.kind === 'counter' ? 'total' : 'average, lowest and highest reading'}, latest value, a comparison of two periods, a breakdown by hour or day, or when it peaked.`
+    const gauge = stats.find((s) => s.name === i.candidates?.[0])?.kind === 'gauge'
+    // Percentiles are kept for gauges (decision 20) and drawn on the chart; the question box does not compute them.
+    d.text = `The question box does not answer percentiles yet, so I can't give one for ${of} here. ${gauge
+      ? 'The stat\'s chart draws them (tick the percentile lines under it), and the stats API gives them for each bucket with its percentiles parameter.'
+      : 'Percentiles are kept for gauges only.'} I can give ${asked.length > 1 ? 'each' : 'its'} ${stats.find((s) => s.name === i.candidates?.[0])?.kind === 'counter' ? 'total' : 'average, lowest and highest reading'}, latest value, a comparison of two periods, a breakdown by hour or day, or when it peaked.`
       + (i.ownStat ? ` Your stat ${d.stat(i.ownStat, kinds.get(i.ownStat) ?? 'gauge')} may hold the figure you want: ask about it by name.` : '')
   } else if (i.unsupported) d.text = `I can't answer that: ${i.reason}.`
   // The period's own words are not repeated (they may hold digits no data grounds).

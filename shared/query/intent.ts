@@ -47,7 +47,7 @@ const CHANGE_UP = /\b(grew|grow[ns]?|growth|increas\w*|rose|rise[ns]?|gain\w*|ju
 const CHANGE_DOWN = /\b(drop\w*|fell|fall\w*|declin\w*|decreas\w*|shr[ai]nk\w*|(go|goes|went|gone|is|was|are|were) down)\b/
 const CHANGE = /\b(chang\w*|mov(ed|ers?)|trend\w*|differ\w*|delta)\b/
 const UNREAD_TIME = /\b(?:19|20)\d\d\b|\b(ago|weekends?|ytd|q[1-4]|h[12]|years?|months?|weeks?|days?|hours?|minutes?|mins?|night|tonight|morning|evening|afternoon|noon|midnight|jan(uary)?|feb(ruary)?|march|april|june|july|aug(ust)?|sept?(ember)?|oct(ober)?|nov(ember)?|dec(ember)?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|\d{1,2}(am|pm)|\d{1,2}:\d\d|\d{1,2}\/\d{1,2})\b/
-// Percentiles are not kept yet (decisions.md section 20 is wave 3): asked for, they are declined, never read as an average.
+// The question box does not compute percentiles (the chart and the stats API do, decision 20): asked for, they are declined, never read as an average.
 const PERCENTILE = /\b(p\d{1,2}(?:\.\d+)?|tp\d{2}|\d{1,2}(?:st|nd|rd|th) percentile|percentiles?|median|quantiles?)\b/
 // A breakdown in hourly or daily buckets: "by hour", "per day", "hourly", "day by day".
 const BREAKDOWN = /\b(?:by|per|each|every|for each|for every) (hour|day)\b|\b(hourly|daily)\b|\b(hour) by hour\b|\b(day) by day\b/
@@ -115,7 +115,7 @@ export function parseIntent(question: string, stats: StatRef[], now: Date): Pars
   }
   const wantsKind = /\b(how many|total|sum|count|number of)\b/.test(rest) ? 'counter' : /\b(average|avg|mean|typical)\b/.test(rest) ? 'gauge' : null
   const percentileIn = (text: string) => PERCENTILE.exec(text)?.[0]
-  const percentileDecline = (named: StatRef[], words: string[]) => none('percentiles are not kept yet, so they cannot be answered; for a stat this engine gives the total or average, lowest and highest reading, latest value, a comparison, a breakdown by hour or day, or when it peaked',
+  const percentileDecline = (named: StatRef[], words: string[]) => none('the question box does not answer percentiles yet (a gauge\'s chart and the stats API give them); for a stat this engine gives the total or average, lowest and highest reading, latest value, a comparison, a breakdown by hour or day, or when it peaked',
     { candidates: named.map((s) => s.name), suggestions: suggest(words, named.map((s) => s.name)), unsupported: true, percentile: true })
 
   let found = matches

@@ -96,14 +96,14 @@ test('today vs yesterday: yesterday up to the same time, the whole of yesterday 
   t.true(answer.includes('the whole of yesterday'))
 })
 
-test('a percentile: declined because percentiles are not kept, naming the stat and what can be asked, with the question asked again', async (t) => {
+test('a percentile: declined because the question box does not compute them (the chart and the API do), naming the stat and what can be asked, with the question asked again', async (t) => {
   const res = await ask('p95 latency yesterday')
   t.is(res.status, 200)
   t.like(res.body, { data: [], source: 'template' })
   t.is(res.body.intent.op, 'unknown')
-  t.regex(res.body.intent.reason, /^percentiles are not kept yet/)
+  t.regex(res.body.intent.reason, /^the question box does not answer percentiles yet/)
   t.deepEqual(res.body.intent.candidates, ['latency_ms'])
-  t.regex(res.body.answer, /^Percentiles are not kept yet, so I can't give one for latency_ms\. I can give its average, lowest and highest reading/)
+  t.regex(res.body.answer, /^The question box does not answer percentiles yet, so I can't give one for latency_ms here\. The stat's chart draws them .* I can give its average, lowest and highest reading/)
   t.notRegex(res.body.answer, /not sure which stat/)
   t.deepEqual(res.body.intent.suggestions, [{ stat: 'latency_ms', query: 'latency_ms yesterday' }])
   const again = await ask(res.body.intent.suggestions[0].query)
@@ -111,7 +111,7 @@ test('a percentile: declined because percentiles are not kept, naming the stat a
   t.is(again.body.data[0].agg, 'avg')
 
   const median = await ask('median latency_ms last week')
-  t.regex(median.body.intent.reason, /^percentiles are not kept yet/)
+  t.regex(median.body.intent.reason, /^the question box does not answer percentiles yet/)
 })
 
 test('errors in the last 2 days by hour: every hour in data, the answer grounded', async (t) => {

@@ -69,7 +69,7 @@ test.serial('ask: a "Did you mean" hint is a link that asks again; example quest
   await page.keyboard.press('Enter')
   const answer = page.getByTestId('answer')
   await answer.waitFor()
-  t.regex((await answer.textContent())!, /^Percentiles are not kept yet/)
+  t.regex((await answer.textContent())!, /^The question box does not answer percentiles yet/)
   const link = page.getByTestId('did-you-mean').getByRole('link', { name: 'latency_ms' })
   t.is(await link.getAttribute('href'), `/ask?q=${encodeURIComponent('latency_ms yesterday')}`)
   await link.click()
