@@ -2,6 +2,7 @@
 // its kind is fixed there, under the unique (account_id, name) constraint, so
 // two concurrent first writes of different kinds end with exactly one kind.
 import type { Db, Sql } from '../db.js'
+import { removeStatFromDashboards } from '../dashboards/repo.js'
 import { parseStatName } from '../ingest/names.js'
 
 export type Kind = 'counter' | 'gauge'
@@ -108,7 +109,7 @@ export async function setDescription(sql: Db, accountId: string, name: string, d
  * Deletes a stat with its points, pending and folded rollups, share token and
  * idempotency records. A persist transaction holding the stat FOR KEY SHARE
  * finishes first and its points go too; points still queued carry the old id
- * and are dropped by the persist worker. A later write creates a new stat.
+ * and are dropped by the persist worker. Dashboard cards let go of its name. A later write creates a new stat.
  */
 export async function deleteStat(sql: Sql, accountId: string, name: string): Promise<Stat | null> {
   return sql.begin(async (tx) => {
@@ -118,6 +119,7 @@ export async function deleteStat(sql: Sql, accountId: string, name: string): Pro
     if (!row) return null
     await tx`delete from points where stat_id = ${row.id}`
     await tx`delete from rollup_pending where stat_id = ${row.id}`
+    await removeStatFromDashboards(tx, accountId, row.name)
     return toStat(row)
   }) as Promise<Stat | null>
 }
