@@ -30,7 +30,7 @@ function securityHeaders(ctx: Ctx): void {
 }
 
 const NAV: Array<[string, string, Page[]]> = [
-  ['/stats', 'Stats', ['stats', 'stat']], ['/alerts', 'Alerts', ['alerts']], ['/ask', 'Ask', ['ask']], ['/anomalies', 'Anomalies', ['anomalies']], ['/import', 'Import', ['import']], ['/billing', 'Billing', ['billing']], ['/keys', 'API keys', ['keys']], ['/account', 'Account', ['account']],
+  ['/stats', 'Stats', ['stats', 'stat']], ['/dashboards', 'Dashboards', ['dashboards', 'dashboard']], ['/alerts', 'Alerts', ['alerts']], ['/ask', 'Ask', ['ask']], ['/anomalies', 'Anomalies', ['anomalies']], ['/import', 'Import', ['import']], ['/billing', 'Billing', ['billing']], ['/keys', 'API keys', ['keys']], ['/account', 'Account', ['account']],
 ]
 
 interface ShellOptions {
@@ -135,6 +135,12 @@ export function webRoutes(router: Router<AppState, AppContext>): void {
   }
   router.get('/stats', signedIn('stats', () => 'Stats'))
   router.get('/stats/:name', signedIn('stat', (ctx) => param(ctx, 'name'), statPage))
+  router.get('/dashboards', signedIn('dashboards', () => 'Dashboards'))
+  // The first read the module makes (no ?range: the dashboard's own) is fetched while the module loads.
+  router.get('/dashboards/:id', signedIn('dashboard', () => 'Dashboard', (ctx) => ({
+    data: { dashboard: param(ctx, 'id') },
+    preload: typeof ctx.query.range === 'string' ? [] : [`/api/v1/dashboards/${encodeURIComponent(param(ctx, 'id'))}/data`],
+  })))
   router.get('/alerts', signedIn('alerts', () => 'Alerts'))
   router.get('/ask', signedIn('ask', () => 'Ask'))
   router.get('/anomalies', signedIn('anomalies', () => 'Anomalies'))

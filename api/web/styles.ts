@@ -55,6 +55,13 @@ fieldset{border:1px solid var(--line);border-radius:var(--radius);margin:.8rem 0
 .grid2{display:grid;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr));gap:0 1rem}
 label.inline{display:inline-flex;align-items:center;gap:.35rem;font-weight:500;margin:0 .8rem 0 0}input[type=radio],input[type=checkbox]{width:auto}
 .sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+.boards{list-style:none;padding:0}.boards .card{margin:.5rem 0}
+.dash-grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,30rem),1fr));gap:.8rem}.dash-card{margin:0;padding:.6rem .7rem;min-width:0}
+.dash-card-head{display:flex;flex-wrap:wrap;align-items:center;justify-content:space-between;gap:.3rem .6rem}.dash-card-head h2{margin:0;font-size:1rem;overflow-wrap:anywhere}
+.dash-card-tools{display:flex;gap:.3rem;align-items:center}.dash-card-tools select{width:auto;padding:.25rem .4rem;font-size:.85rem}
+button.icon{padding:.2rem .55rem;font-size:.9rem;line-height:1.2}.chart.small-chart{min-height:200px}.chart .u-legend .u-series{cursor:pointer}
+.dash-card-foot{display:flex;flex-wrap:wrap;gap:.3rem .6rem;align-items:center;margin-top:.3rem}.inline-add{display:flex;gap:.3rem;align-items:center}.inline-add select{width:auto;padding:.25rem .4rem;font-size:.85rem}
+.inline-add button{padding:.25rem .6rem}
 @media (max-width:640px){main{padding:.8rem .7rem 2rem}h1{font-size:1.25rem}
 table.stack thead{display:none}table.stack tr{display:block;border-bottom:1px solid var(--line);padding:.4rem 0}
 table.stack td{display:flex;justify-content:space-between;gap:1rem;border:none;padding:.2rem 0;text-align:right}

@@ -68,7 +68,8 @@ async function checkedCards(sql: Db, accountId: string, cards: CardInputT[], exi
       if (seen.has(c.id)) throw invalid('validation_failed', `cards[${i}].id: the same card is listed twice`)
       seen.add(c.id)
     }
-    return { id: c.id ?? randomUUID(), title: c.title ? c.title : null, stats: c.stats, range: c.range ?? null }
+    // A title that is only the default (the names joined, as a read gives it back) is not kept: it follows the stats.
+    return { id: c.id ?? randomUUID(), title: c.title && c.title !== c.stats.join(', ') ? c.title : null, stats: c.stats, range: c.range ?? null }
   })
 }
 

@@ -167,6 +167,42 @@ function StatAlerts({ stat }: { stat: Stat }) {
   </section>`
 }
 
+/** A card for this stat on one of the account's dashboards, or on a new one; then the way to it. */
+function AddToDashboard({ stat }: { stat: Stat }) {
+  const [boards, setBoards] = useState<Array<{ id: string; name: string; cards: Array<{ id: string; stats: string[] }> }> | null>(null)
+  const [pick, setPick] = useState('')
+  const [newName, setNewName] = useState('')
+  const [done, setDone] = useState<{ id: string; name: string } | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  useEffect(() => {
+    api<{ dashboards: Array<{ id: string; name: string; cards: Array<{ id: string; stats: string[] }> }> }>('GET', '/api/v1/dashboards')
+      .then((r) => { setBoards(r.dashboards); setPick(r.dashboards[0]?.id ?? 'new') }, setError)
+  }, [])
+  const add = async (e: Event) => {
+    e.preventDefault()
+    setError(null)
+    try {
+      const board = boards!.find((b) => b.id === pick)
+      const d = board
+        ? (await api<{ dashboard: { id: string; name: string } }>('PATCH', `/api/v1/dashboards/${board.id}`, { cards: [...board.cards.map((c) => ({ id: c.id, stats: c.stats, title: (c as { title?: string }).title, range: (c as { range?: string | null }).range })), { stats: [stat.name] }] })).dashboard
+        : (await api<{ dashboard: { id: string; name: string } }>('POST', '/api/v1/dashboards', { name: newName.trim() || stat.name, cards: [{ stats: [stat.name] }] })).dashboard
+      setDone(d)
+    } catch (err) {
+      setError(err)
+    }
+  }
+  return html`<section aria-labelledby="dash-title"><h2 id="dash-title">Dashboards</h2>
+    ${done ? html`<div class="notice ok" role="status">Added to <a href=${`/dashboards/${done.id}`}>${done.name}</a>.</div>` : null}
+    <${ErrorNotice} error=${error} />
+    ${boards === null ? (error ? null : html`<${Loading} />`) : html`<form class="actions" onSubmit=${add}>
+      <label class="sr-only" for="dash-pick">Dashboard</label>
+      <select id="dash-pick" class="filter" value=${pick} onChange=${(e: any) => setPick(e.currentTarget.value)}>
+        ${boards.map((b) => html`<option value=${b.id}>${b.name}</option>`)}<option value="new">A new dashboard…</option></select>
+      ${pick === 'new' ? html`<label class="sr-only" for="dash-new">Name of the new dashboard</label><input id="dash-new" class="filter" placeholder=${`Name (default: ${stat.name})`} value=${newName} maxlength="100" onInput=${(e: any) => setNewName(e.currentTarget.value)} />` : null}
+      <button type="submit">Add to a dashboard</button></form>`}
+  </section>`
+}
+
 /** What the delete dialog says it removes: the points counted, from the oldest (backfilled history included). */
 function deletes(extent: { points: number; oldest: string | null; newest: string | null } | null | undefined): string {
   if (extent === undefined) return 'every point it holds (counting them…)'
@@ -285,7 +321,7 @@ function StatPage() {
     <section aria-labelledby="export-title"><h2 id="export-title">Export</h2>
       <p class="muted small">Raw observations of the last ${range}, within your plan's retention.</p>
       <div class="actions"><a class="button secondary" href=${exportHref('csv')} download>Download CSV</a><a class="button secondary" href=${exportHref('json')} download>Download JSON</a></div></section>
-    ${s ? html`<${StatAlerts} stat=${s} /><${Share} stat=${s} /><${Delete} stat=${s} />` : null}`
+    ${s ? html`<${AddToDashboard} stat=${s} /><${StatAlerts} stat=${s} /><${Share} stat=${s} /><${Delete} stat=${s} />` : null}`
 }
 
 mount(StatPage)

@@ -86,11 +86,67 @@ export function drawChart(el: HTMLElement, c: ChartInput, label: string): uPlot 
 }
 
 /** Keeps the chart as wide as its container (375 px phones to 1440 px screens). */
-export function followWidth(el: HTMLElement, plot: uPlot): () => void {
+export function followWidth(el: HTMLElement, plot: uPlot, height: (width: number) => number = (w) => (w < 500 ? 240 : 320)): () => void {
   const ro = new ResizeObserver(() => {
-    const w = Math.max(280, el.clientWidth)
-    if (Math.abs(w - plot.width) > 2) plot.setSize({ width: w, height: w < 500 ? 240 : 320 })
+    const w = Math.max(260, el.clientWidth)
+    if (Math.abs(w - plot.width) > 2) plot.setSize({ width: w, height: height(w) })
   })
   ro.observe(el)
   return () => ro.disconnect()
+}
+
+/** One stat of an overlaid chart (a dashboard card, the correlations page). */
+export interface OverlaySeries { name: string; kind: 'counter' | 'gauge'; points: Bucket[]; unit?: string | null }
+export interface OverlayInput { from: number; to: number; bucket: number; series: OverlaySeries[] }
+
+export const PALETTE = ['#1d4ed8', '#d97706', '#059669', '#9333ea', '#dc2626']
+
+/**
+ * What puts two series on one axis: their unit where they have one, else their kind (a counter's sums and a
+ * gauge's levels are not the same quantity). The first such group reads on the left axis, the rest on the right.
+ */
+export const axisGroup = (s: OverlaySeries) => s.unit || (s.kind === 'counter' ? 'count' : 'level')
+
+export function overlayData(c: OverlayInput): uPlot.AlignedData {
+  const xs: number[] = []
+  for (let t = c.from; t < c.to; t += c.bucket) xs.push(t)
+  return [xs, ...c.series.map((s) => {
+    const byT = new Map(s.points.map((p) => [p.t, p.value]))
+    const fill = s.kind === 'counter' ? 0 : null
+    return xs.map((t) => byT.get(t) ?? fill)
+  })]
+}
+
+/**
+ * Several stats on one time axis, a second y axis when they are not one quantity. `sync` joins charts whose
+ * crosshair moves together (uPlot's cursor sync, by time); clicking a legend entry shows that series alone,
+ * clicking it again shows them all (uPlot's legend isolate).
+ */
+export function drawOverlay(el: HTMLElement, c: OverlayInput, o: { sync?: string; height?: (w: number) => number } = {}): uPlot {
+  const width = Math.max(260, el.clientWidth)
+  const height = o.height ?? ((w: number) => (w < 500 ? 200 : 240))
+  const groups = [...new Set(c.series.map(axisGroup))]
+  const scaleOf = (s: OverlaySeries) => (groups.indexOf(axisGroup(s)) === 0 ? 'y' : 'y2')
+  const axisLabel = (g: string | undefined) => (g === 'count' ? undefined : g === 'level' ? undefined : g)
+  const fmt = (_u: uPlot, v: number | null) => (v == null ? '—' : num(v))
+  const opts: uPlot.Options = {
+    width, height: height(width),
+    scales: { x: { time: true } },
+    axes: [
+      {},
+      { scale: 'y', values: (_u, ticks) => ticks.map((v) => num(v)), size: 56, label: axisLabel(groups[0]), labelSize: axisLabel(groups[0]) ? 18 : 0 },
+      ...(groups.length > 1 ? [{ scale: 'y2', side: 1 as const, grid: { show: false }, values: (_u: uPlot, ticks: number[]) => ticks.map((v) => num(v)), size: 56, label: axisLabel(groups[1]), labelSize: axisLabel(groups[1]) ? 18 : 0 }] : []),
+    ],
+    series: [
+      { label: 'Time' },
+      ...c.series.map((s, i) => ({
+        label: groups.length > 1 ? `${s.name} (${groups.indexOf(axisGroup(s)) === 0 ? 'left' : 'right'})` : s.name,
+        scale: scaleOf(s), stroke: PALETTE[i % PALETTE.length], width: 2, spanGaps: s.kind === 'gauge', value: fmt, points: { size: 5, filter: loneToo },
+      })),
+    ],
+    legend: { isolate: true },
+    cursor: { drag: { x: false, y: false }, ...(o.sync ? { sync: { key: o.sync, setSeries: false } } : {}) },
+    hooks: { draw: [() => { el.dataset.drawnAt ??= String(Math.round(performance.now())) }] },
+  }
+  return new uPlot(opts, overlayData(c), el)
 }
