@@ -11,7 +11,7 @@ import { gzipSync } from 'node:zlib'
 import { fileURLToPath } from 'node:url'
 import { APP_CSS } from './styles.js'
 
-export const PAGES = ['signin', 'stats', 'stat', 'alerts', 'ask', 'anomalies', 'import', 'billing', 'keys', 'account', 'dashboards', 'dashboard'] as const
+export const PAGES = ['signin', 'stats', 'stat', 'alerts', 'ask', 'anomalies', 'import', 'billing', 'keys', 'account', 'dashboards', 'dashboard', 'correlations'] as const
 export type Page = (typeof PAGES)[number]
 
 export interface Asset {

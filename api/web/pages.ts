@@ -30,7 +30,7 @@ function securityHeaders(ctx: Ctx): void {
 }
 
 const NAV: Array<[string, string, Page[]]> = [
-  ['/stats', 'Stats', ['stats', 'stat']], ['/dashboards', 'Dashboards', ['dashboards', 'dashboard']], ['/alerts', 'Alerts', ['alerts']], ['/ask', 'Ask', ['ask']], ['/anomalies', 'Anomalies', ['anomalies']], ['/import', 'Import', ['import']], ['/billing', 'Billing', ['billing']], ['/keys', 'API keys', ['keys']], ['/account', 'Account', ['account']],
+  ['/stats', 'Stats', ['stats', 'stat', 'correlations']], ['/dashboards', 'Dashboards', ['dashboards', 'dashboard']], ['/alerts', 'Alerts', ['alerts']], ['/ask', 'Ask', ['ask']], ['/anomalies', 'Anomalies', ['anomalies']], ['/import', 'Import', ['import']], ['/billing', 'Billing', ['billing']], ['/keys', 'API keys', ['keys']], ['/account', 'Account', ['account']],
 ]
 
 interface ShellOptions {
@@ -134,6 +134,7 @@ export function webRoutes(router: Router<AppState, AppContext>): void {
     })
   }
   router.get('/stats', signedIn('stats', () => 'Stats'))
+  router.get('/stats/:name/correlations', signedIn('correlations', (ctx) => `What moved with ${param(ctx, 'name')}`, (ctx) => ({ data: { stat: param(ctx, 'name') } })))
   router.get('/stats/:name', signedIn('stat', (ctx) => param(ctx, 'name'), statPage))
   router.get('/dashboards', signedIn('dashboards', () => 'Dashboards'))
   // The first read the module makes (no ?range: the dashboard's own) is fetched while the module loads.

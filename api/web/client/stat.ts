@@ -317,7 +317,8 @@ function StatPage() {
       ${detail.points.length === 0 ? html`<div class="notice info">No points in the last ${range}. Pick a longer range, or send one.</div>` : null}
       <${Chart} detail=${detail} prev=${prev} band=${band} />
       <p class="small muted">Buckets of ${detail.range.bucket_seconds >= 3600 ? `${detail.range.bucket_seconds / 3600} h` : `${detail.range.bucket_seconds / 60} min`}, ${detail.stat.kind === 'counter' ? 'summed' : 'averaged'}; dashed: the ${range} before, shifted to line up.${band.length && detail.range.bucket_seconds === 3600 ? ' Shaded: the normal range the anomaly detector expected for each hour.' : ''}${flaggedNote(detail, band)} Updated ${age(detail.range.to)}.</p>
-      <${Summary} kind=${detail.stat.kind} cur=${detail.points} prev=${prev} />`}
+      <${Summary} kind=${detail.stat.kind} cur=${detail.points} prev=${prev} />
+      <p><a href=${`/stats/${encodeURIComponent(name)}/correlations`}>What moved with this?</a> <span class="small muted">Your other stats ranked by how closely they move with ${name}.</span></p>`}
     <section aria-labelledby="export-title"><h2 id="export-title">Export</h2>
       <p class="muted small">Raw observations of the last ${range}, within your plan's retention.</p>
       <div class="actions"><a class="button secondary" href=${exportHref('csv')} download>Download CSV</a><a class="button secondary" href=${exportHref('json')} download>Download JSON</a></div></section>

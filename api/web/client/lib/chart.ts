@@ -122,12 +122,17 @@ export function overlayData(c: OverlayInput): uPlot.AlignedData {
  * crosshair moves together (uPlot's cursor sync, by time); clicking a legend entry shows that series alone,
  * clicking it again shows them all (uPlot's legend isolate).
  */
-export function drawOverlay(el: HTMLElement, c: OverlayInput, o: { sync?: string; height?: (w: number) => number } = {}): uPlot {
+export function drawOverlay(el: HTMLElement, c: OverlayInput, o: { sync?: string; height?: (w: number) => number; axisEach?: boolean } = {}): uPlot {
   const width = Math.max(260, el.clientWidth)
   const height = o.height ?? ((w: number) => (w < 500 ? 200 : 240))
-  const groups = [...new Set(c.series.map(axisGroup))]
-  const scaleOf = (s: OverlaySeries) => (groups.indexOf(axisGroup(s)) === 0 ? 'y' : 'y2')
-  const axisLabel = (g: string | undefined) => (g === 'count' ? undefined : g === 'level' ? undefined : g)
+  // axisEach: two stats compared for their shape (correlations), each on its own scale whatever they count.
+  const group = (s: OverlaySeries) => (o.axisEach ? `${axisGroup(s)}\u0000${c.series.indexOf(s)}` : axisGroup(s))
+  const groups = [...new Set(c.series.map(group))]
+  const scaleOf = (s: OverlaySeries) => (groups.indexOf(group(s)) === 0 ? 'y' : 'y2')
+  const axisLabel = (g: string | undefined) => {
+    const unit = g?.split('\u0000')[0]
+    return unit === 'count' || unit === 'level' ? undefined : unit
+  }
   const fmt = (_u: uPlot, v: number | null) => (v == null ? '—' : num(v))
   const opts: uPlot.Options = {
     width, height: height(width),
@@ -140,7 +145,7 @@ export function drawOverlay(el: HTMLElement, c: OverlayInput, o: { sync?: string
     series: [
       { label: 'Time' },
       ...c.series.map((s, i) => ({
-        label: groups.length > 1 ? `${s.name} (${groups.indexOf(axisGroup(s)) === 0 ? 'left' : 'right'})` : s.name,
+        label: groups.length > 1 ? `${s.name} (${groups.indexOf(group(s)) === 0 ? 'left' : 'right'})` : s.name,
         scale: scaleOf(s), stroke: PALETTE[i % PALETTE.length], width: 2, spanGaps: s.kind === 'gauge', value: fmt, points: { size: 5, filter: loneToo },
       })),
     ],
