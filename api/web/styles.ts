@@ -42,6 +42,7 @@ th{font-size:.8rem;text-transform:uppercase;letter-spacing:.03em;color:var(--mut
 .chart{min-height:320px;position:relative}.chart .u-legend{font-size:.85rem}.u-legend th{text-transform:none;letter-spacing:0;color:inherit;font-size:inherit;font-weight:600;padding:0;border:none}.u-legend td{border:none;padding:0 .3rem}
 .summary{display:grid;grid-template-columns:repeat(auto-fit,minmax(9rem,1fr));gap:.6rem;margin:.8rem 0}
 .summary div{background:var(--soft);border-radius:var(--radius);padding:.5rem .7rem}.summary dt{font-size:.8rem;color:var(--muted)}.summary dd{margin:0;font-size:1.2rem;font-weight:600;font-variant-numeric:tabular-nums}
+.summary .unit{font-size:.8rem;font-weight:400;color:var(--muted)}
 tr[aria-current=true]{background:var(--soft)}button.link[aria-pressed=true]{font-weight:700}
 .up{color:var(--ok)}.down{color:var(--bad)}
 .usage{display:grid;grid-template-columns:repeat(auto-fit,minmax(12rem,1fr));gap:.6rem;margin:.6rem 0 1rem}.usage .card{margin:0;padding:.6rem .8rem}

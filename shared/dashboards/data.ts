@@ -11,7 +11,7 @@ import type { Dashboard } from './repo.js'
 export interface CardData {
   id: string
   range: ReturnType<typeof windowJson>
-  series: Array<{ name: string; kind: Stat['kind']; points: Bucket[] }>
+  series: Array<{ name: string; kind: Stat['kind']; unit: string | null; points: Bucket[] }>
 }
 
 export async function dashboardData(sql: Db, d: Dashboard, plan: PlanName, range: string | undefined, now: Date): Promise<CardData[]> {
@@ -35,7 +35,7 @@ export async function dashboardData(sql: Db, d: Dashboard, plan: PlanName, range
       // A stat deleted since the card was read is simply not drawn.
       series: c.stats.flatMap((n) => {
         const s = stats.get(n)
-        return s ? [{ name: s.name, kind: s.kind, points: byRange.get(r)!.get(s.id) ?? [] }] : []
+        return s ? [{ name: s.name, kind: s.kind, unit: s.unit, points: byRange.get(r)!.get(s.id) ?? [] }] : []
       }),
     }
   })

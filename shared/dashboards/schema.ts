@@ -63,7 +63,7 @@ export const DashboardData = z
     cards: z.array(z.object({
       id: z.uuid(),
       range: RangeJson,
-      series: z.array(z.object({ name: z.string(), kind: z.enum(['counter', 'gauge']), points: z.array(BucketJson) })),
+      series: z.array(z.object({ name: z.string(), kind: z.enum(['counter', 'gauge']), unit: z.string().nullable().describe('The stat\'s unit: stats of different units read on two axes'), points: z.array(BucketJson) })),
     })),
   })
   .meta({ id: 'DashboardData', description: 'Every card\'s window and its stats\' buckets, in card order: what the page draws, in one read' })

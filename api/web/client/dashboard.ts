@@ -36,7 +36,7 @@ function Chart({ card, data }: { card: Card; data: CardData }) {
     plot.current?.setData(overlayData(input()))
     ref.current!.dataset.points = String(data.series.reduce((n, s) => n + s.points.length, 0)) // buckets drawn (the browser tests wait for it)
   }, [data])
-  return html`<div class="chart small-chart" ref=${ref} data-card=${card.id} role="img" aria-label=${`Chart of ${data.series.map((s) => s.name).join(', ')} over ${data.range.requested_range}`}></div>`
+  return html`<div class="chart small-chart" ref=${ref} data-card=${card.id} role="img" aria-label=${`Chart of ${data.series.map((s) => (s.unit ? `${s.name} (${s.unit})` : s.name)).join(', ')} over ${data.range.requested_range}`}></div>`
 }
 
 function CardView({ card, data, index, count, stats, save }: { card: Card; data?: CardData; index: number; count: number; stats: string[] | null; save: (change: (cards: Card[]) => Card[]) => Promise<void> }) {

@@ -17,6 +17,8 @@ export interface ChartInput {
   /** Previous period's buckets with their own timestamps; drawn shifted forward by `shift` seconds. */
   previous: Bucket[]
   shift: number
+  /** The stat's unit, written on the value axis. */
+  unit?: string | null
   /** The anomaly back-test's normal range per hour, drawn as a shaded band (only on hourly buckets). */
   band?: Band[]
 }
@@ -62,7 +64,7 @@ export function drawChart(el: HTMLElement, c: ChartInput, label: string): uPlot 
   const opts: uPlot.Options = {
     width, height, title: undefined,
     scales: { x: { time: true } },
-    axes: [{}, { values: (_u, ticks) => ticks.map((v) => num(v)), size: 60 }],
+    axes: [{}, { values: (_u, ticks) => ticks.map((v) => num(v)), size: 60, ...(c.unit ? { label: c.unit, labelSize: 18 } : {}) }],
     series: [
       { label: 'Time' },
       { label: `${label} (this period)`, stroke: '#1d4ed8', width: 2, spanGaps: c.kind === 'gauge', value: (_u, v) => (v == null ? '—' : num(v)), points: { size: 5, filter: loneToo } },
