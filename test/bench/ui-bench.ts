@@ -156,10 +156,11 @@ export async function runUiBench(options: Partial<Options> & { log?: (l: string)
       for (let i = 0; i < cfg.runs + 2; i++) {
         await page.goto(`${base}/dashboards`)
         await page.getByRole('link', { name: 'Bench board' }).click()
-        await page.waitForFunction(`document.querySelectorAll('.chart[data-drawn-at]').length >= ${DASH_CARDS}`, undefined, { timeout: 30_000 })
+        // A locator, not waitForFunction: that evaluates a string, which the page's CSP (no unsafe-eval) refuses.
+        await page.locator('.chart[data-drawn-at]').nth(DASH_CARDS - 1).waitFor({ timeout: 30_000 })
         const [last, data, charts, points] = await page.evaluate<number[]>(`(() => {
           const charts = [...document.querySelectorAll('.chart[data-drawn-at]')]
-          const res = performance.getEntriesByType('resource').filter((r) => /\/api\/v1\/dashboards\/[^/]+\/data/.test(r.name))
+          const res = performance.getEntriesByType('resource').filter((r) => /\\/api\\/v1\\/dashboards\\/[^/]+\\/data/.test(r.name))
           return [Math.max(...charts.map((c) => Number(c.dataset.drawnAt))), Math.max(0, ...res.map((r) => r.responseEnd)), charts.length,
             charts.reduce((n, c) => n + Number(c.dataset.points || 0), 0)]
         })()`)

@@ -5,6 +5,26 @@
 import uPlot from 'uplot'
 import { num } from './format.js'
 
+// One clock (issue 29 item 4, in part): the time axis in the browser's zone, says which zone, and writes
+// dates and times the browser's locale's way (not uPlot's US 12-hour default).
+const ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'
+const fmtTime = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' })
+const fmtDay = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' })
+const fmtFull = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+const dayOf = (t: number) => fmtDay.format(t * 1000)
+
+/** The x axis: times under a day apart read as times with the day under the first of each day; else days. */
+export const timeAxis: uPlot.Axis = {
+  label: `Time (${ZONE})`, labelSize: 20, labelFont: '12px system-ui, sans-serif',
+  values: (_u, ticks, _space, _n, incr) => ticks.map((t, i) => {
+    if (incr >= 86_400) return dayOf(t)
+    const first = i === 0 || dayOf(ticks[i - 1]) !== dayOf(t)
+    return first ? `${fmtTime.format(t * 1000)}\n${dayOf(t)}` : fmtTime.format(t * 1000)
+  }),
+}
+/** The legend's time: the full date and time, in the same zone. */
+export const timeLegend = (_u: uPlot, t: number | null) => (t == null ? '—' : fmtFull.format(t * 1000))
+
 export interface Bucket { t: number; value: number; n: number; min?: number; max?: number }
 export interface Band { t: number; lo: number; hi: number; flagged?: boolean }
 
@@ -64,9 +84,9 @@ export function drawChart(el: HTMLElement, c: ChartInput, label: string): uPlot 
   const opts: uPlot.Options = {
     width, height, title: undefined,
     scales: { x: { time: true } },
-    axes: [{}, { values: (_u, ticks) => ticks.map((v) => num(v)), size: 60, ...(c.unit ? { label: c.unit, labelSize: 18 } : {}) }],
+    axes: [timeAxis, { values: (_u, ticks) => ticks.map((v) => num(v)), size: 60, ...(c.unit ? { label: c.unit, labelSize: 18 } : {}) }],
     series: [
-      { label: 'Time' },
+      { label: 'Time', value: timeLegend },
       { label: `${label} (this period)`, stroke: '#1d4ed8', width: 2, spanGaps: c.kind === 'gauge', value: (_u, v) => (v == null ? '—' : num(v)), points: { size: 5, filter: loneToo } },
       { label: 'Previous period', stroke: '#8a94a3', width: 1.5, dash: [6, 5], spanGaps: c.kind === 'gauge', value: (_u, v) => (v == null ? '—' : num(v)), points: { size: 5, filter: loneToo } },
       ...(c.band?.length ? [
@@ -140,12 +160,12 @@ export function drawOverlay(el: HTMLElement, c: OverlayInput, o: { sync?: string
     width, height: height(width),
     scales: { x: { time: true } },
     axes: [
-      {},
+      timeAxis,
       { scale: 'y', values: (_u, ticks) => ticks.map((v) => num(v)), size: 56, label: axisLabel(groups[0]), labelSize: axisLabel(groups[0]) ? 18 : 0 },
       ...(groups.length > 1 ? [{ scale: 'y2', side: 1 as const, grid: { show: false }, values: (_u: uPlot, ticks: number[]) => ticks.map((v) => num(v)), size: 56, label: axisLabel(groups[1]), labelSize: axisLabel(groups[1]) ? 18 : 0 }] : []),
     ],
     series: [
-      { label: 'Time' },
+      { label: 'Time', value: timeLegend },
       ...c.series.map((s, i) => ({
         label: groups.length > 1 ? `${s.name} (${groups.indexOf(group(s)) === 0 ? 'left' : 'right'})` : s.name,
         scale: scaleOf(s), stroke: PALETTE[i % PALETTE.length], width: 2, spanGaps: s.kind === 'gauge', value: fmt, points: { size: 5, filter: loneToo },
