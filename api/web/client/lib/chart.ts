@@ -16,6 +16,8 @@ const dayOf = (t: number) => fmtDay.format(t * 1000)
 /** The x axis: times under a day apart read as times with the day under the first of each day; else days. */
 export const timeAxis: uPlot.Axis = {
   label: `Time (${ZONE})`, labelSize: 20, labelFont: '12px system-ui, sans-serif',
+  // Room for a locale's widest time ("12:00 PM") between ticks, so labels never run together at 375 px.
+  space: 90,
   values: (_u, ticks, _space, _n, incr) => ticks.map((t, i) => {
     if (incr >= 86_400) return dayOf(t)
     const first = i === 0 || dayOf(ticks[i - 1]) !== dayOf(t)
