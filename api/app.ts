@@ -27,6 +27,7 @@ import { usageRoutes } from './routes/usage.js'
 import { webRoutes } from './web/pages.js'
 import { billingRoutes } from './routes/billing.js'
 import { anomalyRoutes } from './routes/anomalies.js'
+import { dashboardsRoutes } from './routes/dashboards.js'
 
 /** Every route with its OpenAPI entry; the app serves them and the reference documents them. */
 export function createRoutes(): Routes {
@@ -53,6 +54,7 @@ export function createRoutes(): Routes {
   billingRoutes(routes)
   importRoutes(routes)
   anomalyRoutes(routes)
+  dashboardsRoutes(routes)
   return routes
 }
 

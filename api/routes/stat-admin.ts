@@ -2,7 +2,7 @@
 import { notFound } from '../../shared/errors.js'
 import { assertPrintable } from '../../shared/ingest/text.js'
 import { publishStatDeleted } from '../../shared/stats/directory.js'
-import { deleteStat, pointExtent, setDescription, statJson } from '../../shared/stats/repo.js'
+import { deleteStat, pointExtent, describeStat, statJson } from '../../shared/stats/repo.js'
 import { PatchStatBody, ShareJson, ShareState, StatExtent, StatOne } from '../../shared/stats/schema.js'
 import { createShare, revokeShare, shareSince } from '../../shared/stats/shares.js'
 import { baseUrl, type AuthKind } from '../context.js'
@@ -12,12 +12,13 @@ import type { Routes } from '../route.js'
 export function statAdminRoutes(routes: Routes): void {
   const common = { tag: 'stats', auth: ['bearer', 'session'] as AuthKind[], rateLimited: true, errors: [403, 404, 429] }
   routes
-    .add({ ...common, method: 'patch', path: '/api/v1/stats/:name', summary: 'Set (or clear with null) the stat\'s description', body: PatchStatBody,
+    .add({ ...common, method: 'patch', path: '/api/v1/stats/:name', summary: 'Set (or clear with null) the stat\'s description and unit, and whether higher is better', body: PatchStatBody,
       responses: { 200: { description: 'The updated stat', schema: StatOne } } },
     async (ctx, { params, body }) => {
       assertPrintable(body.description, 'body.description')
+      assertPrintable(body.unit, 'body.unit')
       const stat = await statFromParam(ctx, params.name)
-      const updated = await setDescription(ctx.deps.sql, stat.accountId, stat.name, body.description)
+      const updated = await describeStat(ctx.deps.sql, stat.accountId, stat.name, { description: body.description, unit: body.unit, higherIs: body.higher_is })
       if (!updated) throw notFound('stat', 'stat_not_found')
       ctx.body = { stat: statJson(updated) }
     })

@@ -11,7 +11,7 @@ import { gzipSync } from 'node:zlib'
 import { fileURLToPath } from 'node:url'
 import { APP_CSS } from './styles.js'
 
-export const PAGES = ['signin', 'reset', 'stats', 'stat', 'alerts', 'alert', 'ask', 'anomalies', 'import', 'billing', 'keys', 'send', 'account'] as const
+export const PAGES = ['signin', 'reset', 'stats', 'stat', 'alerts', 'alert', 'ask', 'anomalies', 'import', 'billing', 'keys', 'send', 'account', 'dashboards', 'dashboard', 'correlations'] as const
 export type Page = (typeof PAGES)[number]
 
 export interface Asset {

@@ -30,7 +30,7 @@ function securityHeaders(ctx: Ctx): void {
 }
 
 const NAV: Array<[string, string, Page[]]> = [
-  ['/stats', 'Stats', ['stats', 'stat']], ['/alerts', 'Alerts', ['alerts', 'alert']], ['/ask', 'Ask', ['ask']], ['/anomalies', 'Anomalies', ['anomalies']], ['/import', 'Import', ['import']], ['/billing', 'Billing', ['billing']], ['/keys', 'API keys', ['keys']], ['/send', 'Send data', ['send']], ['/account', 'Account', ['account']],
+  ['/stats', 'Stats', ['stats', 'stat', 'correlations']], ['/dashboards', 'Dashboards', ['dashboards', 'dashboard']], ['/alerts', 'Alerts', ['alerts', 'alert']], ['/ask', 'Ask', ['ask']], ['/anomalies', 'Anomalies', ['anomalies']], ['/import', 'Import', ['import']], ['/billing', 'Billing', ['billing']], ['/keys', 'API keys', ['keys']], ['/send', 'Send data', ['send']], ['/account', 'Account', ['account']],
 ]
 
 interface ShellOptions {
@@ -139,7 +139,14 @@ export function webRoutes(router: Router<AppState, AppContext>): void {
     await shell(ctx, { page: 'reset', title: 'Reset your password' })
   })
   router.get('/stats', signedIn('stats', () => 'Stats'))
+  router.get('/stats/:name/correlations', signedIn('correlations', (ctx) => `What moved with ${param(ctx, 'name')}`, (ctx) => ({ data: { stat: param(ctx, 'name') } })))
   router.get('/stats/:name', signedIn('stat', (ctx) => param(ctx, 'name'), statPage))
+  router.get('/dashboards', signedIn('dashboards', () => 'Dashboards'))
+  // The first read the module makes (no ?range: the dashboard's own) is fetched while the module loads.
+  router.get('/dashboards/:id', signedIn('dashboard', () => 'Dashboard', (ctx) => ({
+    data: { dashboard: param(ctx, 'id') },
+    preload: typeof ctx.query.range === 'string' ? [] : [`/api/v1/dashboards/${encodeURIComponent(param(ctx, 'id'))}/data`],
+  })))
   router.get('/alerts', signedIn('alerts', () => 'Alerts'))
   router.get('/alerts/:id', signedIn('alert', () => 'Alert', (ctx) => ({ data: { alert: param(ctx, 'id') } })))
   router.get('/ask', signedIn('ask', () => 'Ask'))

@@ -42,6 +42,8 @@ th{font-size:.8rem;text-transform:uppercase;letter-spacing:.03em;color:var(--mut
 .chart{min-height:320px;position:relative}.chart .u-legend{font-size:.85rem}.u-legend th{text-transform:none;letter-spacing:0;color:inherit;font-size:inherit;font-weight:600;padding:0;border:none}.u-legend td{border:none;padding:0 .3rem}
 .summary{display:grid;grid-template-columns:repeat(auto-fit,minmax(9rem,1fr));gap:.6rem;margin:.8rem 0}
 .summary div{background:var(--soft);border-radius:var(--radius);padding:.5rem .7rem}.summary dt{font-size:.8rem;color:var(--muted)}.summary dd{margin:0;font-size:1.2rem;font-weight:600;font-variant-numeric:tabular-nums}
+.summary .unit{font-size:.8rem;font-weight:400;color:var(--muted)}
+tr[aria-current=true]{background:var(--soft)}button.link[aria-pressed=true]{font-weight:700}
 .up{color:var(--ok)}.down{color:var(--bad)}
 .usage{display:grid;grid-template-columns:repeat(auto-fit,minmax(12rem,1fr));gap:.6rem;margin:.6rem 0 1rem}.usage .card{margin:0;padding:.6rem .8rem}
 .meter{height:.45rem;background:var(--idle-bg);border-radius:999px;overflow:hidden;margin-top:.3rem}.meter span{display:block;height:100%;background:var(--accent)}
@@ -55,6 +57,13 @@ fieldset{border:1px solid var(--line);border-radius:var(--radius);margin:.8rem 0
 .grid2{display:grid;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr));gap:0 1rem}
 label.inline{display:inline-flex;align-items:center;gap:.35rem;font-weight:500;margin:0 .8rem 0 0}input[type=radio],input[type=checkbox]{width:auto}
 .sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+.boards{list-style:none;padding:0}.boards .card{margin:.5rem 0}
+.dash-grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,30rem),1fr));gap:.8rem}.dash-card{margin:0;padding:.6rem .7rem;min-width:0}
+.dash-card-head{display:flex;flex-wrap:wrap;align-items:center;justify-content:space-between;gap:.3rem .6rem}.dash-card-head h2{margin:0;font-size:1rem;overflow-wrap:anywhere}
+.dash-card-tools{display:flex;gap:.3rem;align-items:center}.dash-card-tools select{width:auto;padding:.25rem .4rem;font-size:.85rem}
+button.icon{padding:.2rem .55rem;font-size:.9rem;line-height:1.2}.chart.small-chart{min-height:200px}.chart .u-legend .u-series{cursor:pointer}
+.dash-card-foot{display:flex;flex-wrap:wrap;gap:.3rem .6rem;align-items:center;margin-top:.3rem}.inline-add{display:flex;gap:.3rem;align-items:center}.inline-add select{width:auto;padding:.25rem .4rem;font-size:.85rem}
+.inline-add button{padding:.25rem .6rem}
 @media (max-width:640px){main{padding:.8rem .7rem 2rem}h1{font-size:1.25rem}
 table.stack thead{display:none}table.stack tr{display:block;border-bottom:1px solid var(--line);padding:.4rem 0}
 table.stack td{display:flex;justify-content:space-between;gap:1rem;border:none;padding:.2rem 0;text-align:right}

@@ -5,6 +5,7 @@
 // Each reader feeds Rows; a file that is none of these is a 400 saying what was expected.
 import { parse as parseCsv } from 'csv-parse/sync'
 import { AppError, invalid } from '../errors.js'
+import { parseStatName } from '../ingest/names.js'
 import { linesOfPaths } from './json-lines.js'
 import { kindFromText, Rows, type Where } from './rows.js'
 
@@ -77,7 +78,17 @@ function readJson(text: string, rows: Rows): ImportFormat {
     path = [dkey]
     const [, list] = field(doc, 'statlist')
     if (Array.isArray(list)) {
-      for (const s of list) if (isObject(s) && typeof field(s, 'name')[1] === 'string') kinds.set(field(s, 'name')[1] as string, field(s, 'counter')[1])
+      for (const s of list) {
+        if (!isObject(s) || typeof field(s, 'name')[1] !== 'string') continue
+        const name = field(s, 'name')[1] as string
+        kinds.set(name, field(s, 'counter')[1])
+        // Its unit ("smoots"), when it is one a stat can carry (1 to 20 printable characters); else it is left out.
+        const unit = field(s, 'unit')[1]
+        if (typeof unit === 'string' && unit.trim().length >= 1 && unit.trim().length <= 20 && !/[\p{C}]/u.test(unit)) {
+          const parsed = parseStatName(name)
+          if (parsed.ok) rows.units.set(parsed.value, unit.trim())
+        }
+      }
     }
   }
   const items = datasets as unknown[]

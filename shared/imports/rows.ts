@@ -51,6 +51,8 @@ export function kindFromText(text: unknown): Kind | undefined | null {
 
 export class Rows {
   readonly stats: FileStat[] = []
+  /** Units the file states by stat name (the predecessor's statlist `unit`), given to stats that have none. */
+  readonly units = new Map<string, string>()
   private readonly statIx = new Map<string, number>()
   private readonly names = new Map<string, number | string>()
   /** Valid points, columnar, in file order. */

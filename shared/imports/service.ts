@@ -12,7 +12,7 @@ import type { Limits } from '../ingest/limits.js'
 import { planOf } from '../plans.js'
 import type { Queues } from '../queues.js'
 import type { StatDirectory } from '../stats/directory.js'
-import { dropUnusedStats, findStatsByName, type Kind, type Stat } from '../stats/repo.js'
+import { dropUnusedStats, setUnitsWhereUnset, findStatsByName, type Kind, type Stat } from '../stats/repo.js'
 import { readImportFile, type ReadFile } from './formats.js'
 import { duplicateKey, planImport, type ImportFacts, type ImportPlan } from './plan.js'
 import { deleteImport, importJson, insertImport } from './repo.js'
@@ -80,6 +80,7 @@ export async function startImport(deps: ImportDeps, account: Account, file: Buff
     const used = new Set(statIds)
     await dropUnusedStats(sql, created.filter((id) => !used.has(id)))
     const row = await insertImport(sql, account.id, plan, statIds, payload)
+    await setUnitsWhereUnset(sql, account.id, read.rows.units)
     importId = row.id
     if (row.status === 'queued') await deps.queues.enqueue('import-points', { import_id: row.id }, { jobId: row.id })
     return importJson(row)

@@ -2,6 +2,7 @@
 // its kind is fixed there, under the unique (account_id, name) constraint, so
 // two concurrent first writes of different kinds end with exactly one kind.
 import type { Db, Sql } from '../db.js'
+import { removeStatFromDashboards } from '../dashboards/repo.js'
 import { parseStatName } from '../ingest/names.js'
 
 export type Kind = 'counter' | 'gauge'
@@ -12,8 +13,15 @@ export interface Stat {
   name: string
   kind: Kind
   description: string | null
+  /** Shown on axes and beside values ('ms', 'requests'); null: none given. */
+  unit: string | null
+  /** Which way is good news: colours the change figures. */
+  higherIs: HigherIs
   createdAt: Date
 }
+
+export const HIGHER_IS = ['better', 'worse', 'neither'] as const
+export type HigherIs = (typeof HIGHER_IS)[number]
 
 interface StatRow {
   id: string
@@ -21,20 +29,22 @@ interface StatRow {
   name: string
   kind: Kind
   description: string | null
+  unit: string | null
+  higher_is: HigherIs
   created_at: Date
 }
 
-const toStat = (r: StatRow): Stat => ({ id: r.id, accountId: r.account_id, name: r.name, kind: r.kind, description: r.description, createdAt: r.created_at })
+const toStat = (r: StatRow): Stat => ({ id: r.id, accountId: r.account_id, name: r.name, kind: r.kind, description: r.description, unit: r.unit, higherIs: r.higher_is, createdAt: r.created_at })
 
 export async function findStat(sql: Db, accountId: string, name: string): Promise<Stat | null> {
-  const [row] = await sql<StatRow[]>`select id, account_id, name, kind, description, created_at from stats where account_id = ${accountId} and name = ${name}`
+  const [row] = await sql<StatRow[]>`select id, account_id, name, kind, description, unit, higher_is, created_at from stats where account_id = ${accountId} and name = ${name}`
   return row ? toStat(row) : null
 }
 
 export async function findStatsByName(sql: Db, accountId: string, names: string[]): Promise<Stat[]> {
   if (!names.length) return []
   const rows = await sql<StatRow[]>`
-    select id, account_id, name, kind, description, created_at from stats where account_id = ${accountId} and name = any(${names})`
+    select id, account_id, name, kind, description, unit, higher_is, created_at from stats where account_id = ${accountId} and name = any(${names})`
   return rows.map(toStat)
 }
 
@@ -57,7 +67,7 @@ export async function createStats(sql: Sql, accountId: string, wanted: Array<{ n
     const rows = await tx<StatRow[]>`
       insert into stats (account_id, name, kind)
       select ${accountId}, name, kind from unnest(${missing.map((m) => m.name)}::text[], ${missing.map((m) => m.kind)}::text[]) as u(name, kind)
-      returning id, account_id, name, kind, description, created_at`
+      returning id, account_id, name, kind, description, unit, higher_is, created_at`
     for (const r of rows) out.set(r.name, { stat: toStat(r), created: true })
     return out
   }) as Promise<Map<string, { stat: Stat; created: boolean }> | null>
@@ -77,7 +87,7 @@ export interface StatListItem extends Stat {
 /** The account's stats with the time of their newest point, by name. */
 export async function listStats(sql: Db, accountId: string): Promise<StatListItem[]> {
   const rows = await sql<(StatRow & { last_point_at: Date | null })[]>`
-    select s.id, s.account_id, s.name, s.kind, s.description, s.created_at,
+    select s.id, s.account_id, s.name, s.kind, s.description, s.unit, s.higher_is, s.created_at,
            (select max(ts) from points p where p.stat_id = s.id) as last_point_at
     from stats s where s.account_id = ${accountId} order by s.name`
   return rows.map((r) => ({ ...toStat(r), lastPointAt: r.last_point_at }))
@@ -86,21 +96,25 @@ export async function listStats(sql: Db, accountId: string): Promise<StatListIte
 /** The public JSON form of a stat. */
 export function statJson(s: Stat & { lastPointAt?: Date | null }) {
   return {
-    id: s.id, name: s.name, kind: s.kind, description: s.description, created_at: s.createdAt.toISOString(),
+    id: s.id, name: s.name, kind: s.kind, description: s.description, unit: s.unit, higher_is: s.higherIs, created_at: s.createdAt.toISOString(),
     ...(s.lastPointAt !== undefined ? { last_point_at: s.lastPointAt?.toISOString() ?? null } : {}),
   }
 }
 
 export async function findStatById(sql: Db, id: string): Promise<Stat | null> {
-  const [row] = await sql<StatRow[]>`select id, account_id, name, kind, description, created_at from stats where id = ${id}`
+  const [row] = await sql<StatRow[]>`select id, account_id, name, kind, description, unit, higher_is, created_at from stats where id = ${id}`
   return row ? toStat(row) : null
 }
 
-/** Sets or clears (null) a stat's description. */
-export async function setDescription(sql: Db, accountId: string, name: string, description: string | null): Promise<Stat | null> {
+/** Sets or clears (null) a stat's description, unit and which way is good; a field left undefined is kept. */
+export async function describeStat(sql: Db, accountId: string, name: string, p: { description?: string | null; unit?: string | null; higherIs?: HigherIs }): Promise<Stat | null> {
   const [row] = await sql<StatRow[]>`
-    update stats set description = ${description} where account_id = ${accountId} and name = ${name}
-    returning id, account_id, name, kind, description, created_at`
+    update stats set
+      description = case when ${p.description !== undefined} then ${p.description ?? null}::text else description end,
+      unit = case when ${p.unit !== undefined} then ${p.unit ?? null}::text else unit end,
+      higher_is = coalesce(${p.higherIs ?? null}::text, higher_is)
+    where account_id = ${accountId} and name = ${name}
+    returning id, account_id, name, kind, description, unit, higher_is, created_at`
   return row ? toStat(row) : null
 }
 
@@ -108,16 +122,17 @@ export async function setDescription(sql: Db, accountId: string, name: string, d
  * Deletes a stat with its points, pending and folded rollups, share token and
  * idempotency records. A persist transaction holding the stat FOR KEY SHARE
  * finishes first and its points go too; points still queued carry the old id
- * and are dropped by the persist worker. A later write creates a new stat.
+ * and are dropped by the persist worker. Dashboard cards let go of its name. A later write creates a new stat.
  */
 export async function deleteStat(sql: Sql, accountId: string, name: string): Promise<Stat | null> {
   return sql.begin(async (tx) => {
     const [row] = await tx<StatRow[]>`
       delete from stats where account_id = ${accountId} and name = ${name}
-      returning id, account_id, name, kind, description, created_at`
+      returning id, account_id, name, kind, description, unit, higher_is, created_at`
     if (!row) return null
     await tx`delete from points where stat_id = ${row.id}`
     await tx`delete from rollup_pending where stat_id = ${row.id}`
+    await removeStatFromDashboards(tx, accountId, row.name)
     return toStat(row)
   }) as Promise<Stat | null>
 }
@@ -133,4 +148,12 @@ export async function pointExtent(sql: Db, statId: string): Promise<{ points: nu
   const [row] = await sql<{ points: number; oldest: Date | null; newest: Date | null }[]>`
     select count(*)::float8 as points, min(ts) as oldest, max(ts) as newest from points where stat_id = ${statId}`
   return row
+}
+
+/** Units a file stated (the predecessor's statlist), given to the named stats that have none yet. */
+export async function setUnitsWhereUnset(sql: Db, accountId: string, units: Map<string, string>): Promise<void> {
+  if (!units.size) return
+  await sql`
+    update stats s set unit = u.unit from unnest(${[...units.keys()]}::text[], ${[...units.values()]}::text[]) as u(name, unit)
+    where s.account_id = ${accountId} and s.name = u.name and s.unit is null`
 }

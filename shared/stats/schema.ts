@@ -5,6 +5,8 @@ import { RANGE_NAMES } from './ranges.js'
 export const StatJson = z
   .object({
     id: z.uuid(), name: z.string(), kind: z.enum(['counter', 'gauge']), description: z.string().nullable(),
+    unit: z.string().nullable().optional().describe('Shown on axes and beside values; null: none'),
+    higher_is: z.enum(['better', 'worse', 'neither']).optional().describe('Whether a rise is good news (better), bad news (worse, as for latency) or neither: colours the change figures'),
     created_at: z.iso.datetime(), last_point_at: z.iso.datetime().nullable().optional(),
   })
   .meta({ id: 'Stat' })
@@ -49,8 +51,15 @@ export const StatBucketJson = BucketJson.extend({
 export const StatDetail = z.object({ stat: StatJson, range: RangeJson, points: z.array(StatBucketJson) }).meta({ id: 'StatDetail' })
 
 export const PatchStatBody = z
-  .object({ description: z.string().max(500, { error: 'must be at most 500 characters' }).nullable() })
+  .object({
+    description: z.string().max(500, { error: 'must be at most 500 characters' }).nullable().optional(),
+    unit: z.string().trim().min(1, { error: 'must not be empty (null clears it)' }).max(20, { error: 'must be at most 20 characters' }).nullable().optional()
+      .describe('Shown on axes and beside values, e.g. ms, requests, EUR; null clears it'),
+    higher_is: z.enum(['better', 'worse', 'neither'], { error: 'must be one of better, worse, neither' }).optional()
+      .describe('Whether a rise is good news: colours the change figures (latency: worse)'),
+  })
   .strict()
+  .refine((b) => b.description !== undefined || b.unit !== undefined || b.higher_is !== undefined, { error: 'nothing to change: give description, unit or higher_is' })
   .meta({ id: 'PatchStatBody' })
 
 export const StatOne = z.object({ stat: StatJson }).meta({ id: 'StatOne' })

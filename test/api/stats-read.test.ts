@@ -114,7 +114,7 @@ test('GET /api/v1/stats lists the account\'s stats only (account isolation)', as
   const listA = await request(app.url, '/api/v1/stats', { bearer: a.key })
   t.is(listA.status, 200)
   t.deepEqual(listA.body.stats.map((s: { name: string }) => s.name), ['cpu', 'only a', 'orders'])
-  for (const s of listA.body.stats) t.deepEqual(Object.keys(s).sort(), ['created_at', 'description', 'id', 'kind', 'last_point_at', 'name'])
+  for (const s of listA.body.stats) t.deepEqual(Object.keys(s).sort(), ['created_at', 'description', 'higher_is', 'id', 'kind', 'last_point_at', 'name', 'unit'])
   const byName = Object.fromEntries(listA.body.stats.map((s: { name: string }) => [s.name, s]))
   t.is(byName.orders.kind, 'counter')
   t.is(byName.cpu.kind, 'gauge')

@@ -18,7 +18,7 @@ const EMBED_RANGES = ['1h', '6h', '24h', '7d', '30d']
 const PERCENTILE_KEYS = ['p50', 'p95', 'p99'] as const
 const name = pageData.stat ?? ''
 
-interface Stat { id: string; name: string; kind: 'counter' | 'gauge'; description: string | null; created_at: string }
+interface Stat { id: string; name: string; kind: 'counter' | 'gauge'; description: string | null; unit?: string | null; higher_is?: 'better' | 'worse' | 'neither'; created_at: string }
 interface Detail { stat: Stat; range: { requested_range: string; from: string; to: string; bucket_seconds: number; retention_days?: number; range_clamped_by_retention?: boolean }; points: Bucket[] }
 interface Alert { id: string; stat_name: string; condition_type: string; threshold: number; window_minutes: number; channel: string; state: string; last_value: number | null }
 
@@ -28,15 +28,23 @@ function aggregate(kind: Stat['kind'], pts: Bucket[]) {
   return { value: n ? pts.reduce((s, p) => s + p.value * p.n, 0) / n : null, n }
 }
 
-function Summary({ kind, cur, prev }: { kind: Stat['kind']; cur: Bucket[]; prev: Bucket[] }) {
+/** A change's colour: green when it is good news, red when bad, none when the stat says neither way is. */
+export function changeClass(diff: number | null, higherIs: Stat['higher_is']): string {
+  if (diff === null || diff === 0 || !higherIs || higherIs === 'neither') return ''
+  return (diff > 0) === (higherIs === 'better') ? 'up' : 'down'
+}
+
+function Summary({ stat, cur, prev }: { stat: Stat; cur: Bucket[]; prev: Bucket[] }) {
+  const kind = stat.kind
   const a = aggregate(kind, cur), b = aggregate(kind, prev)
   const diff = a.value !== null && b.value !== null ? a.value - b.value : null
   const word = kind === 'counter' ? 'Total' : 'Average'
-  const cls = diff === null || diff === 0 ? '' : diff > 0 ? 'up' : 'down'
+  const cls = changeClass(diff, stat.higher_is)
+  const unit = stat.unit ? html` <span class="unit">${stat.unit}</span>` : null
   return html`<dl class="summary" aria-label="Summary">
-    <div><dt>${word}, this period</dt><dd title=${a.value === null ? '' : full(a.value)}>${num(a.value)}</dd></div>
-    <div><dt>${word}, previous period</dt><dd title=${b.value === null ? '' : full(b.value)}>${num(b.value)}</dd></div>
-    <div><dt>Difference</dt><dd class=${cls}>${diff === null ? '—' : `${diff > 0 ? '+' : ''}${num(diff)}`}</dd></div>
+    <div><dt>${word}, this period</dt><dd title=${a.value === null ? '' : full(a.value)}>${num(a.value)}${a.value === null ? null : unit}</dd></div>
+    <div><dt>${word}, previous period</dt><dd title=${b.value === null ? '' : full(b.value)}>${num(b.value)}${b.value === null ? null : unit}</dd></div>
+    <div><dt>Difference</dt><dd class=${cls}>${diff === null ? '—' : `${diff > 0 ? '+' : ''}${num(diff)}`}${diff === null ? null : unit}</dd></div>
     <div><dt>Change</dt><dd class=${cls}>${a.value === null || b.value === null ? '—' : pct(a.value, b.value)}</dd></div>
     <div><dt>Observations</dt><dd>${a.n.toLocaleString('en-US')}</dd></div>
   </dl>`
@@ -48,7 +56,7 @@ function flaggedNote(detail: Detail, band: Band[]): string {
   return n ? ` Red dots: ${n === 1 ? 'the hour' : `the ${n} hours`} the detector flagged as unusual (see Anomalies).` : ''
 }
 
-function Chart({ detail, prev, band }: { detail: Detail; prev: Bucket[]; band: Band[] }) {
+function Chart({ detail, prev, band, unit }: { detail: Detail; prev: Bucket[]; band: Band[]; unit?: string | null }) {
   const ref = useRef<HTMLDivElement>(null)
   // Drawn as soon as the element exists, not an animation frame later.
   useLayoutEffect(() => {
@@ -56,14 +64,14 @@ function Chart({ detail, prev, band }: { detail: Detail; prev: Bucket[]; band: B
     const from = Date.parse(detail.range.from) / 1000
     const plot = drawChart(el, {
       kind: detail.stat.kind, from, to: Date.parse(detail.range.to) / 1000, bucket: detail.range.bucket_seconds,
-      current: detail.points, previous: prev, shift: SECONDS(detail.range.requested_range), band: detail.range.bucket_seconds === 3600 ? band : [],
+      current: detail.points, previous: prev, shift: SECONDS(detail.range.requested_range), unit: unit, band: detail.range.bucket_seconds === 3600 ? band : [],
       percentiles: detail.points.some((p) => p.p50 !== undefined) ? PERCENTILE_KEYS : [],
     }, detail.stat.name)
     const stop = followWidth(el, plot)
     el.dataset.drawn = String(detail.points.length) // buckets drawn (the browser tests wait for it)
     return () => { stop(); plot.destroy() }
-  }, [detail, prev, band])
-  return html`<div class="chart" ref=${ref} role="img" aria-label=${`Chart of ${detail.stat.name}: this period solid, previous period dashed${band.length && detail.range.bucket_seconds === 3600 ? ', the normal range shaded' : ''}`}></div>`
+  }, [detail, prev, band, unit])
+  return html`<div class="chart" ref=${ref} role="img" aria-label=${`Chart of ${detail.stat.name}${unit ? ` in ${unit}` : ''}: this period solid, previous period dashed${band.length && detail.range.bucket_seconds === 3600 ? ', the normal range shaded' : ''}`}></div>`
 }
 
 function Description({ stat, onSaved }: { stat: Stat; onSaved: (s: Stat) => void }) {
@@ -92,6 +100,42 @@ function Description({ stat, onSaved }: { stat: Stat; onSaved: (s: Stat) => void
     <//>
     ${fields['description'] ? null : html`<${ErrorNotice} error=${error} />`}
     <div class="actions"><button type="submit">Save description</button><button type="button" class="secondary" onClick=${() => setEditing(false)}>Cancel</button></div>
+  </form>`
+}
+
+const DIRECTION_WORDS = { better: 'higher is better', worse: 'higher is worse', neither: 'neither way is better' } as const
+
+/** The unit and which way is good news: the axis label, the figures' unit, the change's colour. */
+function Meaning({ stat, onSaved }: { stat: Stat; onSaved: (s: Stat) => void }) {
+  const [editing, setEditing] = useState(false)
+  const [unit, setUnit] = useState(stat.unit ?? '')
+  const [higherIs, setHigherIs] = useState<string>(stat.higher_is ?? 'neither')
+  const [error, setError] = useState<unknown>(null)
+  const save = async (e: Event) => {
+    e.preventDefault()
+    setError(null)
+    try {
+      onSaved((await api<{ stat: Stat }>('PATCH', statPath(stat.name), { unit: unit.trim() === '' ? null : unit, higher_is: higherIs })).stat)
+      setEditing(false)
+    } catch (err) {
+      setError(err)
+    }
+  }
+  if (!editing) {
+    return html`<p class="small muted" data-testid="meaning">${stat.unit ? `In ${stat.unit}; ` : 'No unit; '}${DIRECTION_WORDS[stat.higher_is ?? 'neither']}.${' '}
+      <button type="button" class="link" onClick=${() => { setUnit(stat.unit ?? ''); setHigherIs(stat.higher_is ?? 'neither'); setEditing(true) }}>Set the unit and direction</button></p>`
+  }
+  const fields = fieldErrors(error)
+  return html`<form onSubmit=${save} class="grid2">
+    <${Field} id="unit" label="Unit" hint="Shown on the axis and beside the figures (ms, requests, EUR). Empty: none." error=${fields['unit']}>
+      <input id="unit" value=${unit} maxlength="20" onInput=${(e: any) => setUnit(e.currentTarget.value)} aria-invalid=${fields['unit'] ? 'true' : undefined} />
+    <//>
+    <${Field} id="higher-is" label="When it goes up" hint="Colours the change: green for good news, red for bad.">
+      <select id="higher-is" value=${higherIs} onChange=${(e: any) => setHigherIs(e.currentTarget.value)}>
+        <option value="better">Higher is better (sign-ups)</option><option value="worse">Higher is worse (latency, errors)</option><option value="neither">Neither</option></select>
+    <//>
+    ${fields['unit'] ? null : html`<${ErrorNotice} error=${error} />`}
+    <div class="actions"><button type="submit">Save</button><button type="button" class="secondary" onClick=${() => setEditing(false)}>Cancel</button></div>
   </form>`
 }
 
@@ -167,6 +211,42 @@ function StatAlerts({ stat }: { stat: Stat }) {
       : html`<ul>${alerts.map((a) => html`<li key=${a.id}><${Badge} state=${a.state} /> ${a.condition_type.replace('_', ' ')} ${a.condition_type === 'heartbeat' || a.condition_type === 'missing_data' ? `${a.window_minutes} min` : num(a.threshold)} → ${a.channel}
           ${a.last_value !== null ? html` <span class="muted small">(last value ${num(a.last_value)})</span>` : null}</li>`)}</ul>
         <p><a href="/alerts">Manage alerts</a> · <a href=${create}>Create another</a></p>`}
+  </section>`
+}
+
+/** A card for this stat on one of the account's dashboards, or on a new one; then the way to it. */
+function AddToDashboard({ stat }: { stat: Stat }) {
+  const [boards, setBoards] = useState<Array<{ id: string; name: string; cards: Array<{ id: string; stats: string[] }> }> | null>(null)
+  const [pick, setPick] = useState('')
+  const [newName, setNewName] = useState('')
+  const [done, setDone] = useState<{ id: string; name: string } | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  useEffect(() => {
+    api<{ dashboards: Array<{ id: string; name: string; cards: Array<{ id: string; stats: string[] }> }> }>('GET', '/api/v1/dashboards')
+      .then((r) => { setBoards(r.dashboards); setPick(r.dashboards[0]?.id ?? 'new') }, setError)
+  }, [])
+  const add = async (e: Event) => {
+    e.preventDefault()
+    setError(null)
+    try {
+      const board = boards!.find((b) => b.id === pick)
+      const d = board
+        ? (await api<{ dashboard: { id: string; name: string } }>('PATCH', `/api/v1/dashboards/${board.id}`, { cards: [...board.cards.map((c) => ({ id: c.id, stats: c.stats, title: (c as { title?: string }).title, range: (c as { range?: string | null }).range })), { stats: [stat.name] }] })).dashboard
+        : (await api<{ dashboard: { id: string; name: string } }>('POST', '/api/v1/dashboards', { name: newName.trim() || stat.name, cards: [{ stats: [stat.name] }] })).dashboard
+      setDone(d)
+    } catch (err) {
+      setError(err)
+    }
+  }
+  return html`<section aria-labelledby="dash-title"><h2 id="dash-title">Dashboards</h2>
+    ${done ? html`<div class="notice ok" role="status">Added to <a href=${`/dashboards/${done.id}`}>${done.name}</a>.</div>` : null}
+    <${ErrorNotice} error=${error} />
+    ${boards === null ? (error ? null : html`<${Loading} />`) : html`<form class="actions" onSubmit=${add}>
+      <label class="sr-only" for="dash-pick">Dashboard</label>
+      <select id="dash-pick" class="filter" value=${pick} onChange=${(e: any) => setPick(e.currentTarget.value)}>
+        ${boards.map((b) => html`<option value=${b.id}>${b.name}</option>`)}<option value="new">A new dashboard…</option></select>
+      ${pick === 'new' ? html`<label class="sr-only" for="dash-new">Name of the new dashboard</label><input id="dash-new" class="filter" placeholder=${`Name (default: ${stat.name})`} value=${newName} maxlength="100" onInput=${(e: any) => setNewName(e.currentTarget.value)} />` : null}
+      <button type="submit">Add to a dashboard</button></form>`}
   </section>`
 }
 
@@ -290,21 +370,22 @@ function StatPage() {
   const s = stat ?? detail?.stat
   const exportHref = (format: string) => `${statPath(name)}/export?format=${format}&range=${range}`
   return html`<p class="small"><a href="/stats">← Stats</a></p>
-    <h1>${name} ${s ? html`<span class="kind">${s.kind}</span>` : null}</h1>
-    ${s ? html`<${Description} stat=${s} onSaved=${setStat} />` : null}
+    <h1>${name} ${s ? html`<span class="kind">${s.kind}</span>` : null}${s?.unit ? html` <span class="kind" data-testid="unit">${s.unit}</span>` : null}</h1>
+    ${s ? html`<${Description} stat=${s} onSaved=${setStat} /><${Meaning} stat=${s} onSaved=${setStat} />` : null}
     <div class="ranges" role="group" aria-label="Range">${RANGES.map((r) => html`<button type="button" aria-pressed=${r === range ? 'true' : 'false'} onClick=${() => pick(r)}>${r}</button>`)}</div>
     ${s?.kind === 'gauge' ? html`<label class="small"><input type="checkbox" name="percentiles" checked=${withPct} onChange=${(e: any) => togglePct(e.currentTarget.checked)} /> Show p50, p95 and p99</label>` : null}
     <${ErrorNotice} error=${error} />
     ${detail === null ? (error ? null : html`<${Loading} what="Loading the chart…" />`) : html`
       ${detail.range.range_clamped_by_retention ? html`<div class="notice info">Your plan keeps ${detail.range.retention_days} days of history: this chart starts ${when(detail.range.from)}. <a href="/account">Plan limits</a></div>` : null}
       ${detail.points.length === 0 ? html`<div class="notice info">No points in the last ${range}. Pick a longer range, or send one.</div>` : null}
-      <${Chart} detail=${detail} prev=${prev} band=${band} />
+      <${Chart} detail=${detail} prev=${prev} band=${band} unit=${s?.unit} />
       <p class="small muted">Buckets of ${detail.range.bucket_seconds >= 3600 ? `${detail.range.bucket_seconds / 3600} h` : `${detail.range.bucket_seconds / 60} min`}, ${detail.stat.kind === 'counter' ? 'summed' : 'averaged'}; dashed: the ${range} before, shifted to line up.${band.length && detail.range.bucket_seconds === 3600 ? ' Shaded: the normal range the anomaly detector expected for each hour.' : ''}${flaggedNote(detail, band)}${detail.points.some((p) => p.p50 !== undefined) ? ' Dotted: p50, p95 and p99 of each bucket\'s observations (within 1 %).' : ''} Updated ${age(detail.range.to)}.</p>
-      <${Summary} kind=${detail.stat.kind} cur=${detail.points} prev=${prev} />`}
+      <${Summary} stat=${s ?? detail.stat} cur=${detail.points} prev=${prev} />
+      <p><a href=${`/stats/${encodeURIComponent(name)}/correlations`}>What moved with this?</a> <span class="small muted">Your other stats ranked by how closely they move with ${name}.</span></p>`}
     <section aria-labelledby="export-title"><h2 id="export-title">Export</h2>
       <p class="muted small">Raw observations of the last ${range}, within your plan's retention.</p>
       <div class="actions"><a class="button secondary" href=${exportHref('csv')} download>Download CSV</a><a class="button secondary" href=${exportHref('json')} download>Download JSON</a></div></section>
-    ${s ? html`<${StatAlerts} stat=${s} /><${Share} stat=${s} /><${Delete} stat=${s} />` : null}`
+    ${s ? html`<${AddToDashboard} stat=${s} /><${StatAlerts} stat=${s} /><${Share} stat=${s} /><${Delete} stat=${s} />` : null}`
 }
 
 mount(StatPage)

@@ -5,6 +5,28 @@
 import uPlot from 'uplot'
 import { num } from './format.js'
 
+// One clock (issue 29 item 4, in part): the time axis in the browser's zone, says which zone, and writes
+// dates and times the browser's locale's way (not uPlot's US 12-hour default).
+const ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'
+const fmtTime = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' })
+const fmtDay = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' })
+const fmtFull = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+const dayOf = (t: number) => fmtDay.format(t * 1000)
+
+/** The x axis: times under a day apart read as times with the day under the first of each day; else days. */
+export const timeAxis: uPlot.Axis = {
+  label: `Time (${ZONE})`, labelSize: 20, labelFont: '12px system-ui, sans-serif',
+  // Room for a locale's widest time ("12:00 PM") between ticks, so labels never run together at 375 px.
+  space: 90,
+  values: (_u, ticks, _space, _n, incr) => ticks.map((t, i) => {
+    if (incr >= 86_400) return dayOf(t)
+    const first = i === 0 || dayOf(ticks[i - 1]) !== dayOf(t)
+    return first ? `${fmtTime.format(t * 1000)}\n${dayOf(t)}` : fmtTime.format(t * 1000)
+  }),
+}
+/** The legend's time: the full date and time, in the same zone. */
+export const timeLegend = (_u: uPlot, t: number | null) => (t == null ? '—' : fmtFull.format(t * 1000))
+
 /** A bucket of the stats API; a gauge's may carry percentiles asked for (p50, p95, p99). */
 export interface Bucket { t: number; value: number; n: number; min?: number; max?: number; [percentile: `p${string}`]: number | undefined }
 export interface Band { t: number; lo: number; hi: number; flagged?: boolean }
@@ -18,6 +40,8 @@ export interface ChartInput {
   /** Previous period's buckets with their own timestamps; drawn shifted forward by `shift` seconds. */
   previous: Bucket[]
   shift: number
+  /** The stat's unit, written on the value axis. */
+  unit?: string | null
   /** The anomaly back-test's normal range per hour, drawn as a shaded band (only on hourly buckets). */
   band?: Band[]
   /** Percentile keys of the current buckets to draw as thin lines beside the average (gauges: p50, p95, p99). */
@@ -71,9 +95,9 @@ export function drawChart(el: HTMLElement, c: ChartInput, label: string): uPlot 
   const opts: uPlot.Options = {
     width, height, title: undefined,
     scales: { x: { time: true } },
-    axes: [{}, { values: (_u, ticks) => ticks.map((v) => num(v)), size: 60 }],
+    axes: [timeAxis, { values: (_u, ticks) => ticks.map((v) => num(v)), size: 60, ...(c.unit ? { label: c.unit, labelSize: 18 } : {}) }],
     series: [
-      { label: 'Time' },
+      { label: 'Time', value: timeLegend },
       { label: `${label} (this period)`, stroke: '#1d4ed8', width: 2, spanGaps: c.kind === 'gauge', value: (_u, v) => (v == null ? '—' : num(v)), points: { size: 5, filter: loneToo } },
       { label: 'Previous period', stroke: '#8a94a3', width: 1.5, dash: [6, 5], spanGaps: c.kind === 'gauge', value: (_u, v) => (v == null ? '—' : num(v)), points: { size: 5, filter: loneToo } },
       ...(c.band?.length ? [
@@ -99,11 +123,72 @@ export function drawChart(el: HTMLElement, c: ChartInput, label: string): uPlot 
 }
 
 /** Keeps the chart as wide as its container (375 px phones to 1440 px screens). */
-export function followWidth(el: HTMLElement, plot: uPlot): () => void {
+export function followWidth(el: HTMLElement, plot: uPlot, height: (width: number) => number = (w) => (w < 500 ? 240 : 320)): () => void {
   const ro = new ResizeObserver(() => {
-    const w = Math.max(280, el.clientWidth)
-    if (Math.abs(w - plot.width) > 2) plot.setSize({ width: w, height: w < 500 ? 240 : 320 })
+    const w = Math.max(260, el.clientWidth)
+    if (Math.abs(w - plot.width) > 2) plot.setSize({ width: w, height: height(w) })
   })
   ro.observe(el)
   return () => ro.disconnect()
+}
+
+/** One stat of an overlaid chart (a dashboard card, the correlations page). */
+export interface OverlaySeries { name: string; kind: 'counter' | 'gauge'; points: Bucket[]; unit?: string | null }
+export interface OverlayInput { from: number; to: number; bucket: number; series: OverlaySeries[] }
+
+export const PALETTE = ['#1d4ed8', '#d97706', '#059669', '#9333ea', '#dc2626']
+
+/**
+ * What puts two series on one axis: their unit where they have one, else their kind (a counter's sums and a
+ * gauge's levels are not the same quantity). The first such group reads on the left axis, the rest on the right.
+ */
+export const axisGroup = (s: OverlaySeries) => s.unit || (s.kind === 'counter' ? 'count' : 'level')
+
+export function overlayData(c: OverlayInput): uPlot.AlignedData {
+  const xs: number[] = []
+  for (let t = c.from; t < c.to; t += c.bucket) xs.push(t)
+  return [xs, ...c.series.map((s) => {
+    const byT = new Map(s.points.map((p) => [p.t, p.value]))
+    const fill = s.kind === 'counter' ? 0 : null
+    return xs.map((t) => byT.get(t) ?? fill)
+  })]
+}
+
+/**
+ * Several stats on one time axis, a second y axis when they are not one quantity. `sync` joins charts whose
+ * crosshair moves together (uPlot's cursor sync, by time); clicking a legend entry shows that series alone,
+ * clicking it again shows them all (uPlot's legend isolate).
+ */
+export function drawOverlay(el: HTMLElement, c: OverlayInput, o: { sync?: string; height?: (w: number) => number; axisEach?: boolean } = {}): uPlot {
+  const width = Math.max(260, el.clientWidth)
+  const height = o.height ?? ((w: number) => (w < 500 ? 200 : 240))
+  // axisEach: two stats compared for their shape (correlations), each on its own scale whatever they count.
+  const group = (s: OverlaySeries) => (o.axisEach ? `${axisGroup(s)}\u0000${c.series.indexOf(s)}` : axisGroup(s))
+  const groups = [...new Set(c.series.map(group))]
+  const scaleOf = (s: OverlaySeries) => (groups.indexOf(group(s)) === 0 ? 'y' : 'y2')
+  const axisLabel = (g: string | undefined) => {
+    const unit = g?.split('\u0000')[0]
+    return unit === 'count' || unit === 'level' ? undefined : unit
+  }
+  const fmt = (_u: uPlot, v: number | null) => (v == null ? '—' : num(v))
+  const opts: uPlot.Options = {
+    width, height: height(width),
+    scales: { x: { time: true } },
+    axes: [
+      timeAxis,
+      { scale: 'y', values: (_u, ticks) => ticks.map((v) => num(v)), size: 56, label: axisLabel(groups[0]), labelSize: axisLabel(groups[0]) ? 18 : 0 },
+      ...(groups.length > 1 ? [{ scale: 'y2', side: 1 as const, grid: { show: false }, values: (_u: uPlot, ticks: number[]) => ticks.map((v) => num(v)), size: 56, label: axisLabel(groups[1]), labelSize: axisLabel(groups[1]) ? 18 : 0 }] : []),
+    ],
+    series: [
+      { label: 'Time', value: timeLegend },
+      ...c.series.map((s, i) => ({
+        label: groups.length > 1 ? `${s.name} (${groups.indexOf(group(s)) === 0 ? 'left' : 'right'})` : s.name,
+        scale: scaleOf(s), stroke: PALETTE[i % PALETTE.length], width: 2, spanGaps: s.kind === 'gauge', value: fmt, points: { size: 5, filter: loneToo },
+      })),
+    ],
+    legend: { isolate: true },
+    cursor: { drag: { x: false, y: false }, ...(o.sync ? { sync: { key: o.sync, setSeries: false } } : {}) },
+    hooks: { draw: [() => { el.dataset.drawnAt ??= String(Math.round(performance.now())) }] },
+  }
+  return new uPlot(opts, overlayData(c), el)
 }

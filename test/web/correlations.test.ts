@@ -1,0 +1,59 @@
+// Journey: "what moved with this?" (issue 29 item 2) from a stat's page: the ranked list of the stats that
+// move with it, the strongest chosen first and overlaid on it, another chosen from the list; at 375 px too.
+import test from 'ava'
+import type { Browser } from 'playwright-core'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
+import { createKey, signUp } from '../helpers/factories.js'
+import { request } from '../helpers/http.js'
+import { settle } from '../helpers/storage.js'
+
+let app: TestApp
+let browser: Browser
+
+test.before(async () => {
+  ;[app, browser] = await Promise.all([startTestApp(), launchBrowser()])
+  await app.startWorkers()
+})
+test.after.always(async () => {
+  await browser?.close()
+  await app?.close()
+})
+
+test.serial('correlations: from the stat page, the ranked list and the overlaid chart of the target and the chosen stat', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const hour = Math.floor(Date.now() / 3_600_000) * 3600
+  const points = []
+  // 60 hours: checkouts follow orders hour by hour, refunds go the other way, noise is its own walk.
+  let walk = 50
+  for (let i = 1; i <= 60; i++) {
+    const orders = 20 + ((i * 7919) % 23)
+    walk += ((i * 104_729) % 11) - 5
+    points.push({ stat: 'orders', count: orders, t: hour - i * 3600 + 60 }, { stat: 'checkouts', count: orders * 2 + (i % 2), t: hour - i * 3600 + 60 },
+      { stat: 'refunds', count: 100 - orders, t: hour - i * 3600 + 60 }, { stat: 'noise', value: walk, t: hour - i * 3600 + 60 })
+  }
+  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(app)
+
+  for (const [width, shot] of [[1440, 'correlations'], [375, 'correlations-375']] as const) {
+    const { page, problems } = await signedInTab(browser, app.url, user, width, 900)
+    await page.goto(`${app.url}/stats`)
+    await page.getByRole('link', { name: 'orders', exact: true }).click()
+    await page.getByRole('link', { name: 'What moved with this?' }).click()
+    await page.waitForURL(/\/stats\/orders\/correlations/)
+    const rows = page.getByTestId('ranked').locator('tbody tr')
+    await rows.first().waitFor()
+    const names = await rows.locator('td[data-label="Stat"]').allTextContents()
+    t.deepEqual(names.slice(0, 2).sort(), ['checkouts', 'refunds'], 'the two that move with it rank first')
+    t.is(names.at(-1), 'noise')
+    await page.locator(`[data-testid=overlay][data-drawn="${names[0]}"]`).waitFor()
+    await page.getByRole('button', { name: 'noise' }).click()
+    await page.locator('[data-testid=overlay][data-drawn="noise"]').waitFor()
+    t.is(await page.locator('[data-testid=overlay] .u-axis').count(), 3, 'time and one axis for each stat')
+    await page.getByRole('heading', { name: 'orders and noise' }).waitFor()
+    if (width === 375) t.true(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no sideways scroll at 375 px')
+    await screenshot(page, shot)
+    t.deepEqual(problems, [])
+  }
+})
