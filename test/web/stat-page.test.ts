@@ -151,7 +151,7 @@ test.serial('a gauge\'s page draws p50, p95 and p99 beside the average when aske
   await page.getByLabel('Show p50, p95 and p99').check()
   await asked
   for (const k of ['p50', 'p95', 'p99']) await page.locator('.u-legend .u-series').filter({ hasText: k }).first().waitFor()
-  t.regex((await page.locator('p.small.muted').first().textContent())!, /p50, p95 and p99 of each bucket/)
+  t.regex((await page.locator('p.small.muted', { hasText: 'Buckets of' }).textContent())!, /p50, p95 and p99 of each bucket/)
   t.is(new URL(page.url()).searchParams.get('percentiles'), '1')
   // The values the chart drew are the API's.
   const res = await request(app.url, `/api/v1/stats/${encodeURIComponent('api latency')}?range=24h&percentiles=50,95,99`, { bearer: key })
