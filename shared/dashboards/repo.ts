@@ -99,7 +99,11 @@ export async function deleteDashboard(sql: Db, accountId: string, id: string): P
   if (!rows.length) throw notFound('dashboard', 'dashboard_not_found')
 }
 
-/** A deleted stat leaves the cards that held it; a card left with no stat goes (decision 17). */
+/**
+ * A deleted stat leaves the cards that held it; a card left with no stat goes (decision 17). The containment
+ * filter is a text parameter cast twice, not sql.json: a stat's delete also runs on the TimescaleDB test's
+ * PGlite driver, which has no json helper, and a string cast straight to jsonb would be sent as a JSON string.
+ */
 export async function removeStatFromDashboards(sql: Db, accountId: string, name: string): Promise<void> {
   await sql`
     update dashboards d set cards = coalesce((
@@ -107,5 +111,5 @@ export async function removeStatFromDashboards(sql: Db, accountId: string, name:
       from jsonb_array_elements(d.cards) with ordinality as e(c, i)
       where jsonb_array_length((c->'stats') - ${name}::text) > 0
     ), '[]'::jsonb), updated_at = now()
-    where d.account_id = ${accountId} and d.cards @> ${sql.json([{ stats: [name] }] as never)}`
+    where d.account_id = ${accountId} and d.cards @> ${JSON.stringify([{ stats: [name] }])}::text::jsonb`
 }
