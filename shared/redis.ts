@@ -57,17 +57,7 @@ export async function ready(redis: Redis): Promise<void> {
  * each: a cluster refuses a DEL of keys in several slots.
  */
 export async function deleteKeys(redis: Redis, pattern: string): Promise<number> {
-  await ready(redis)
-  let deleted = 0
-  for (const node of serverNodes(redis)) {
-    let cursor = '0'
-    do {
-      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000)
-      deleted += (await Promise.all(keys.map((k) => redis.unlink(k)))).reduce((a, b) => a + b, 0)
-      cursor = next
-    } while (cursor !== '0')
-  }
-  return deleted
+  return deleteChosenKeys(redis, pattern, () => true)
 }
 
 /** Unlinks the keys matching `pattern` that `chosen` picks (one SCAN per node, whatever the number of keys chosen). */
