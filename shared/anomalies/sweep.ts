@@ -95,7 +95,9 @@ async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, o
     join accounts a on a.id = st.account_id
     left join rollup_state rs on rs.stat_id = st.stat_id
     where st.stat_id > ${cursor} and a.plan = any(${DETECTING_PLANS})
-      and (st.last_hour is null or st.last_hour < ${newestAt} or exists (select 1 from anomaly_rescore r where r.stat_id = st.stat_id))
+      -- IN, not a correlated EXISTS: under the OR the planner ran the EXISTS once per row of every page (measured:
+      -- 17 s of a 22 s steady sweep of 10,000 stats); IN becomes one hashed subplan (0.1 s).
+      and (st.last_hour is null or st.last_hour < ${newestAt} or st.stat_id in (select r.stat_id from anomaly_rescore r))
     order by st.stat_id
     limit ${size}
     for update of st skip locked`
