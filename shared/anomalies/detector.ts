@@ -531,7 +531,7 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, tr: Traili
 /** The weekly decision for hour t: looked at again once a day, when three weeks of history are at hand. */
 function weeklyLook(state: DetectorState, tr: Trailing, t: number): DetectorState['weekly'] {
   const w = state.weekly ?? { on: false, checkedAt: null }
-  if (w.checkedAt !== null && t - w.checkedAt < WEEKLY_CHECK_HOURS * HOUR) return w
+  if (!lookDue(w, t)) return w
   if (tr.values.length < WEEKLY_HOURS) return w.on ? { on: false, checkedAt: t } : w
   return { on: weeklyCycle(tr) !== null, checkedAt: t }
 }
@@ -539,8 +539,11 @@ function weeklyLook(state: DetectorState, tr: Trailing, t: number): DetectorStat
 /** Whether the sweep should read three weeks for a stat in this state before scoring hour t. */
 export function needsWeeks(state: DetectorState | null, t: number): boolean {
   const w = state?.weekly
-  return !w || w.on || w.checkedAt === null || t - w.checkedAt >= WEEKLY_CHECK_HOURS * HOUR
+  return !w || w.on || lookDue(w, t)
 }
+
+/** Whether the weekly cycle is due another look at hour t (never looked, or a day since the last look). */
+const lookDue = (w: DetectorState['weekly'], t: number) => w.checkedAt === null || t - w.checkedAt >= WEEKLY_CHECK_HOURS * HOUR
 
 /** The trailing hours of hour index i of a dense series starting at `from`: up to `hours` hours before it. */
 export function trailingOf(values: ReadonlyArray<number | null>, from: number, i: number, hours = WEEKLY_HOURS): Trailing {
