@@ -153,11 +153,11 @@ async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, o
   for (const r of due) {
     const s = series.get(r.stat_id)!
     const { start, fresh } = plans.get(r.stat_id)!
-    const old = r.detector?.incident
-    if (fresh && old && r.last_hour && old.startedAt < start) {
+    const leftOpen = r.detector?.incident
+    if (fresh && leftOpen && r.last_hour && leftOpen.startedAt < start) {
       // Replayed from after its start (or too far behind to step hour by hour): an incident left open is closed
       // where the detector stopped watching it.
-      await closeIncident(tx, r.stat_id, old.startedAt, Math.min(start, r.last_hour.getTime() / 1000 + HOUR), false, old.peak, old.explanation)
+      await closeIncident(tx, r.stat_id, leftOpen.startedAt, Math.min(start, r.last_hour.getTime() / 1000 + HOUR), false, leftOpen.peak, leftOpen.explanation)
       result.closed++
     }
     const replayed = replaySeries(r.kind, s.values, s.from, (start - s.from) / HOUR, fresh ? undefined : restoreState(r.detector))
@@ -188,8 +188,8 @@ async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, o
     updates.push({ id: r.stat_id, state: replayed.state, last: replayed.hours[replayed.hours.length - 1] })
   }
 
-  const replayed = due.filter((r) => marks.has(r.stat_id)).map((r) => r.stat_id)
-  if (replayed.length) await tx`delete from anomaly_rescore where stat_id = any(${replayed}::uuid[])`
+  const rescored = due.filter((r) => marks.has(r.stat_id)).map((r) => r.stat_id)
+  if (rescored.length) await tx`delete from anomaly_rescore where stat_id = any(${rescored}::uuid[])`
   if (updates.length) {
     const armed = (h: Hour) => h.window.verdict === 'used' || h.streaming.armed
     const iso = (t: number | null) => (t === null ? null : new Date(t * 1000).toISOString())
