@@ -481,7 +481,8 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, tr: Traili
   // Fewer than DAILY_MIN_HOURS known hours cannot tell a daily cycle from an anomaly: a young stat's range is twice as wide.
   const k = wv.samples < DAILY_MIN_HOURS ? 2 * THRESHOLD : THRESHOLD
   const lowerRaw = pick.expected - k * pick.scale
-  const lower = kind === 'counter' ? Math.max(0, lowerRaw) : lowerRaw
+  // A range that dips below 0 reads wrong for a stat that never went there ("usually -212 to 312" for a queue depth).
+  const lower = kind === 'counter' || (x >= 0 && usable.every((v) => v >= 0)) ? Math.max(0, lowerRaw) : lowerRaw
   const upper = pick.expected + k * pick.scale
   const direction: Direction = score >= 0 ? 'spike' : 'dip'
   const outside = Math.abs(score) >= k && (detector !== 'window' || !s)

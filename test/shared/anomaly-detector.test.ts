@@ -89,6 +89,15 @@ test('once both baselines are armed, an hour is flagged only where the streaming
   t.regex(last.explanation, /it was 1110, outside, but within 4 spreads of the recent hours' weighted mean [\d.]+, so not flagged/)
 })
 
+test('a gauge that never went below 0 is not told it usually ranges below 0; one that did keeps its range', (t) => {
+  const bursty = Array.from({ length: 60 }, (_, i) => (i % 3 === 0 ? 100 : 5))
+  const h = replaySeries('gauge', bursty, T0, 24).hours.at(-1)!
+  t.is(h.lower, 0)
+  t.regex(h.explanation, /is usually 0 to [\d.]+;/)
+  const signed = replaySeries('gauge', bursty.map((v, i) => (i === 10 ? -5 : v)), T0, 24).hours.at(-1)!
+  t.true(signed.lower! < 0, `lower ${signed.lower}`)
+})
+
 test('a level shift is reported once, closes, and does not alarm for the days after it', (t) => {
   const values = [...noisy(100, 100), ...noisy(200, 250, 9)]
   const r = replaySeries('gauge', values, T0, 24)
