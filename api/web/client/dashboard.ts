@@ -4,7 +4,7 @@
 // like the stat page: the data read is one request for every card (GET /api/v1/dashboards/:id/data).
 import { RANGE_NAMES } from '../../../shared/stats/ranges.js'
 import { api, ApiError, pageData } from './lib/api.js'
-import { drawOverlay, followWidth, overlayData, type Bucket } from './lib/chart.js'
+import { drawOverlay, followWidth, overlayData, zoneWords, type Bucket } from './lib/chart.js'
 import { age } from './lib/format.js'
 import { usePoll } from './lib/poll.js'
 import { Empty, ErrorNotice, html, Loading, mount, useLayoutEffect, useRef, useState } from './lib/ui.js'
@@ -40,7 +40,7 @@ function Chart({ card, data }: { card: Card; data: CardData }) {
     drawnWith.current = data
     ref.current!.dataset.points = String(data.series.reduce((n, s) => n + s.points.length, 0)) // buckets drawn (the browser tests wait for it)
   }, [data])
-  return html`<div class="chart small-chart" ref=${ref} data-card=${card.id} role="img" aria-label=${`Chart of ${data.series.map((s) => (s.unit ? `${s.name} (${s.unit})` : s.name)).join(', ')} over ${data.range.requested_range}`}></div>`
+  return html`<div class="chart small-chart" ref=${ref} data-card=${card.id} role="img" aria-label=${`Chart of ${data.series.map((s) => (s.unit ? `${s.name} (${s.unit})` : s.name)).join(', ')} over ${data.range.requested_range}; ${zoneWords}`}></div>`
 }
 
 function CardView({ card, data, index, count, stats, save }: { card: Card; data?: CardData; index: number; count: number; stats: string[] | null; save: (change: (cards: Card[]) => Card[]) => Promise<void> }) {
