@@ -7,18 +7,21 @@ import { startTestApp, type TestApp } from '../helpers/app.js'
 import { launchBrowser, screenshot } from '../helpers/browser.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
+import { startHttpReceiver, type HttpReceiver } from '../helpers/receivers.js'
 import { settle } from '../helpers/storage.js'
 
 let app: TestApp
 let browser: Browser
+let hook: HttpReceiver
 
 test.before(async () => {
-  ;[app, browser] = await Promise.all([startTestApp(), launchBrowser()])
+  ;[app, browser, hook] = await Promise.all([startTestApp(), launchBrowser(), startHttpReceiver()])
   await app.startWorkers()
 })
 test.after.always(async () => {
   await browser?.close()
   await app?.close()
+  await hook?.close()
 })
 
 /** A tab in a browser set to New York time and a British locale, signed in as the user. */
@@ -97,6 +100,16 @@ test.serial('29 one clock: the browser\'s zone by default, then the account\'s o
   t.is(body.intent.timezone, 'Asia/Tokyo')
   t.is(body.intent.window.from, new Date(tokyoYesterday * 1000).toISOString())
   t.regex((await page.getByTestId('answer').textContent())!, /Asia\/Tokyo/)
+
+  // A mute "until" typed on the alert page is read on Tokyo's clock, not the browser's New York one.
+  const alert = (await request(app.url, '/api/v1/alerts', { bearer: key, json: { stat_name: 'signups', condition_type: 'above', threshold: 1_000, channel: 'webhook', channel_config: { webhook_url: hook.url } } })).body.alert
+  const day = new Date(Date.now() + 3 * 86_400_000).toISOString().slice(0, 10)
+  await page.goto(`${app.url}/alerts/${alert.id}`)
+  await page.getByLabel('Mute until (Asia/Tokyo time)').fill(`${day}T09:30`)
+  await page.getByRole('button', { name: 'Mute until then' }).click()
+  await page.getByText(/^Muted until /).waitFor()
+  const [muted] = await app.sql<{ muted_until: Date }[]>`select muted_until from alerts where id = ${alert.id}`
+  t.is(muted.muted_until.toISOString(), new Date(Date.parse(`${day}T09:30:00Z`) - 9 * 3_600_000).toISOString())
   t.deepEqual(problems, [])
 })
 
