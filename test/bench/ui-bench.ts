@@ -20,7 +20,8 @@
 //      figure is navigation start to the last of the 12 charts' first draw.
 //
 // Own database (metrics_bench_ui) and Redis prefix, both removed at the end.
-// Env: BENCH_UI_POINTS (10000000), BENCH_UI_RUNS (20), CHROMIUM_PATH.
+// Env: BENCH_UI_POINTS (10000000), BENCH_UI_RUNS (20), CHROMIUM_PATH; BENCH_UI_PROFILE=1 also prints where one
+// dashboard load's main-thread time goes, by function (the bundle is minified: line:column into it).
 import http from 'node:http'
 import { gzipSync } from 'node:zlib'
 import { createSession, SESSION_COOKIE } from '../../shared/auth/sessions.js'
@@ -171,6 +172,26 @@ export async function runUiBench(options: Partial<Options> & { log?: (l: string)
         if (i >= 2) { dash.drawMs.push(last); dash.dataMs.push(data); dash.scriptMs.push(script); dash.firstMs.push(first) }
         dash.charts = charts
         dash.points = points
+      }
+      // Where a load's main-thread time goes, by function (self time; a layout forced by a DOM read counts
+      // against the function that read): one more load from the list under the CPU profiler.
+      if (process.env.BENCH_UI_PROFILE) {
+        const cdp = await context.newCDPSession(page)
+        await cdp.send('Profiler.enable')
+        await cdp.send('Profiler.setSamplingInterval', { interval: 200 })
+        await page.goto(`${base}/dashboards`)
+        await cdp.send('Profiler.start')
+        await page.getByRole('link', { name: 'Bench board' }).click()
+        await page.locator('.chart[data-drawn-at]').nth(DASH_CARDS - 1).waitFor({ timeout: 30_000 })
+        const { profile } = await cdp.send('Profiler.stop')
+        const nodes = new Map(profile.nodes.map((n) => [n.id, n.callFrame]))
+        const self = new Map<string, number>()
+        profile.samples?.forEach((id, i) => {
+          const f = nodes.get(id)!
+          const k = `${f.functionName || '(anonymous)'} ${f.url.split('/').pop()}:${f.lineNumber + 1}:${f.columnNumber + 1}`
+          self.set(k, (self.get(k) ?? 0) + (profile.timeDeltas?.[i] ?? 0) / 1000)
+        })
+        say(`dashboard load, main-thread self time by function:\n${[...self].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, ms]) => `  ${ms.toFixed(1).padStart(7)} ms  ${k}`).join('\n')}`)
       }
       for (let i = 0; i < cfg.runs; i++) {
         const read = await get(port, `/api/v1/dashboards/${board.id}/data`, auth)

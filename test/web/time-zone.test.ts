@@ -81,6 +81,7 @@ test.serial('29 one clock: the browser\'s zone by default, then the account\'s o
   await page.goto(`${app.url}/stats/signups`)
   await chart.waitFor()
   t.is(await chart.getAttribute('data-time-axis'), 'Time (Asia/Tokyo)')
+  await screenshot(page, 'stat-time-zone', false)
   await page.goto(`${app.url}/dashboards/${d.id}`)
   const card = page.locator('.chart[data-card][data-drawn-at]')
   await card.waitFor()

@@ -18,6 +18,20 @@ const id = pageData.dashboard ?? ''
 const path = `/api/v1/dashboards/${encodeURIComponent(id)}`
 const SYNC = `dashboard-${id}`
 
+/**
+ * The cards' width, read once for all the charts drawn in one go: the grid's columns are equal, and every
+ * read after a chart is inserted would lay the whole page out again (a dozen layouts cost more than the
+ * dozen charts' drawing).
+ */
+let cardWidth: number | null = null
+function widthOfCards(el: HTMLElement): number {
+  if (cardWidth === null) {
+    cardWidth = el.clientWidth
+    queueMicrotask(() => { cardWidth = null })
+  }
+  return cardWidth
+}
+
 function Chart({ card, data }: { card: Card; data: CardData }) {
   const ref = useRef<HTMLDivElement>(null)
   const plot = useRef<uPlot | null>(null)
@@ -28,7 +42,7 @@ function Chart({ card, data }: { card: Card; data: CardData }) {
   const shape = `${data.series.map((s) => `${s.name}:${s.unit ?? ''}`).join('|')}@${data.range.requested_range}`
   useLayoutEffect(() => {
     const el = ref.current!
-    const p = drawOverlay(el, input(), { sync: SYNC })
+    const p = drawOverlay(el, input(), { sync: SYNC, width: widthOfCards(el) })
     plot.current = p
     drawnWith.current = data
     const stop = followWidth(el, p, (w) => (w < 500 ? 200 : 240))

@@ -176,8 +176,8 @@ export function overlayData(c: OverlayInput): uPlot.AlignedData {
  * crosshair moves together (uPlot's cursor sync, by time); clicking a legend entry shows that series alone,
  * clicking it again shows them all (uPlot's legend isolate).
  */
-export function drawOverlay(el: HTMLElement, c: OverlayInput, o: { sync?: string; height?: (w: number) => number; axisEach?: boolean } = {}): uPlot {
-  const width = Math.max(260, el.clientWidth)
+export function drawOverlay(el: HTMLElement, c: OverlayInput, o: { sync?: string; height?: (w: number) => number; axisEach?: boolean; width?: number } = {}): uPlot {
+  const width = Math.max(260, o.width ?? el.clientWidth)
   const height = o.height ?? ((w: number) => (w < 500 ? 200 : 240))
   // axisEach: two stats compared for their shape (correlations), each on its own scale whatever they count.
   const group = (s: OverlaySeries) => (o.axisEach ? `${axisGroup(s)}\u0000${c.series.indexOf(s)}` : axisGroup(s))
