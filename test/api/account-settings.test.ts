@@ -92,7 +92,8 @@ test('29 the question box reads yesterday in the account\'s zone, else in the zo
     { stat: 'signups', count: 2, t: kiriYesterday + HOUR },
     { stat: 'signups', count: 3, t: kiriYesterday + 23 * HOUR },
     { stat: 'signups', count: 5, t: kiriYesterday - HOUR },
-    { stat: 'signups', count: 7, t: kiriYesterday + DAY + HOUR },
+    // Kiritimati's today so far (it may have begun minutes ago).
+    { stat: 'signups', count: 7, t: Math.min(now - 1, kiriYesterday + DAY + 60) },
   ]
   const sent = await request(app.url, '/ez', { json: { ezkey: key, data: points.map((p) => ({ ...p, t: String(p.t) })) } })
   t.is(sent.body.accepted, points.length, sent.text)
