@@ -1,10 +1,10 @@
-// Account recovery and removal (decisions.md section 19): password reset by mail, password change, and
+// Account settings (its time zone, issue 29) and account recovery and removal (decisions.md section 19): password reset by mail, password change, and
 // deleting the account with all of its data.
 import { changePassword, confirmPasswordReset, deleteAccount, forgetAccountInRedis, requestPasswordReset } from '../../shared/accounts/recovery.js'
 import {
-  ChangePasswordBody, DeleteAccountBody, PasswordResetAccepted, PasswordResetBody, PasswordResetConfirmBody, PasswordResetDone,
+  AccountResponse, ChangePasswordBody, DeleteAccountBody, PatchAccountBody, PasswordResetAccepted, PasswordResetBody, PasswordResetConfirmBody, PasswordResetDone,
 } from '../../shared/accounts/schema.js'
-import { findAccountById } from '../../shared/accounts/repo.js'
+import { accountJson, findAccountById, setAccountTimeZone } from '../../shared/accounts/repo.js'
 import { SESSION_COOKIE } from '../../shared/auth/sessions.js'
 import { clearLoginThrottle, throttleLogin, throttlePasswordReset } from '../../shared/auth/throttle.js'
 import { publishStatDeleted } from '../../shared/stats/directory.js'
@@ -43,6 +43,13 @@ export function accountRoutes(routes: Routes): void {
       await changePassword(sql, account, ctx.state.session!.id, body.current_password, body.new_password, config.passwordHashCost)
       await clearLoginThrottle(redis, config, account.email)
       ctx.status = 204
+    })
+    .add({ method: 'patch', path: '/api/v1/account', tag: 'auth', auth: ['bearer', 'session'], body: PatchAccountBody, errors: [403],
+      summary: 'Change the account\'s settings: its time zone (null: each browser\'s own)',
+      responses: { 200: { description: 'The account as changed', schema: AccountResponse } } },
+    async (ctx, { body }) => {
+      const account = await setAccountTimeZone(ctx.deps.sql, accountOf(ctx).id, body.time_zone)
+      ctx.body = { account: accountJson(account!) }
     })
     .add({ method: 'delete', path: '/api/v1/account', tag: 'auth', auth: ['session'], body: DeleteAccountBody, errors: [403, 409, 429],
       summary: 'Delete the account and all of its data: stats, points, alerts, keys, shares, dashboards, imports, sessions (its free-tier slot is not given back)',

@@ -9,6 +9,9 @@ export function queryRoutes(routes: Routes): void {
     summary: 'Answer a plain-language question about your stats; every number in the answer is checked against `data`',
     responses: { 200: { description: 'The answer, the values it rests on, how the question was read and the verifier\'s result', schema: QueryResponse } }, errors: [403, 429] },
   async (ctx, { body }) => {
-    ctx.body = await ctx.deps.reads.run((sql) => answerQuestion({ ...ctx.deps, sql }, accountOf(ctx).id, body))
+    const account = accountOf(ctx)
+    // The account's zone, once set, is the one clock of every page; the browser's only stands in until then.
+    const time_zone = account.timeZone ?? body.time_zone
+    ctx.body = await ctx.deps.reads.run((sql) => answerQuestion({ ...ctx.deps, sql }, account.id, { ...body, time_zone }))
   })
 }

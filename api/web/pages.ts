@@ -49,7 +49,7 @@ interface ShellOptions {
 
 async function shell(ctx: Ctx, o: ShellOptions): Promise<void> {
   const a = await assets()
-  const data = { base: baseUrl(ctx), ...(o.csrf ? { csrf: o.csrf } : {}), ...(o.account ? { plan: o.account.plan, email: o.account.email } : {}), ...o.data }
+  const data = { base: baseUrl(ctx), ...(o.csrf ? { csrf: o.csrf } : {}), ...(o.account ? { plan: o.account.plan, email: o.account.email, ...(o.account.timeZone ? { timeZone: o.account.timeZone } : {}) } : {}), ...o.data }
   // data-window-from is read back as dataset.windowFrom (HTML lowercases attribute names: data-windowFrom would not be).
   const attrs = Object.entries(data).map(([k, v]) => ` data-${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}="${esc(v)}"`).join('')
   const nav = o.account

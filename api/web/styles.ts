@@ -9,7 +9,7 @@ header.top .brand{font-weight:700;color:var(--fg);text-decoration:none;margin-ri
 header.top nav{display:flex;flex-wrap:wrap;gap:.1rem .9rem}header.top nav a{text-decoration:none;color:var(--muted);padding:.2rem 0}
 header.top nav a[aria-current=page]{color:var(--fg);font-weight:600;border-bottom:2px solid var(--accent)}
 header.top .who{margin-left:auto;color:var(--muted);font-size:.85rem}
-main{max-width:72rem;margin:0 auto;padding:1.2rem 1rem 3rem}
+main{max-width:72rem;margin:0 auto;padding:1.2rem 1rem 3rem;overflow-wrap:break-word}
 h1{font-size:1.45rem;margin:.2rem 0 1rem;overflow-wrap:anywhere}h2{font-size:1.1rem;margin:1.8rem 0 .6rem}h3{font-size:1rem;margin:1rem 0 .4rem}
 p{margin:.4rem 0 .8rem}.muted{color:var(--muted)}.small{font-size:.85rem}
 code,pre,.mono{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
@@ -20,7 +20,7 @@ textarea{min-height:4.5rem}input:focus-visible,select:focus-visible,textarea:foc
 input[aria-invalid=true],select[aria-invalid=true]{border-color:var(--bad)}.field-error{color:var(--bad);font-size:.85rem;margin:.2rem 0 0}
 button,.button{font:inherit;font-weight:600;padding:.45rem .9rem;border-radius:var(--radius);border:1px solid var(--accent);background:var(--accent);color:var(--accent-fg);cursor:pointer;text-decoration:none;display:inline-block}
 button.secondary,.button.secondary{background:#fff;color:var(--accent)}button.danger{background:var(--bad);border-color:var(--bad)}
-button.link{background:none;border:none;color:var(--accent);padding:0;font-weight:400;text-decoration:underline}
+button.link{background:none;border:none;color:var(--accent);padding:0;font-weight:400;text-decoration:underline;text-align:left;overflow-wrap:anywhere}
 button:disabled{opacity:.55;cursor:default}.actions{display:flex;flex-wrap:wrap;gap:.5rem;margin:.8rem 0;align-items:center}
 .card{border:1px solid var(--line);border-radius:var(--radius);padding:.9rem 1rem;margin:.8rem 0;background:#fff}
 .card>:first-child{margin-top:0}.narrow{max-width:26rem;margin:2rem auto}.landing{max-width:46rem;margin:1.5rem auto}
@@ -41,7 +41,7 @@ th{font-size:.8rem;text-transform:uppercase;letter-spacing:.03em;color:var(--mut
 .ranges button[aria-pressed=true]{background:var(--accent);color:#fff;border-color:var(--accent)}
 .chart{min-height:320px;position:relative}.chart .u-legend{font-size:.85rem}.u-legend th{text-transform:none;letter-spacing:0;color:inherit;font-size:inherit;font-weight:600;padding:0;border:none}.u-legend td{border:none;padding:0 .3rem}
 .summary{display:grid;grid-template-columns:repeat(auto-fit,minmax(9rem,1fr));gap:.6rem;margin:.8rem 0}
-.summary div{background:var(--soft);border-radius:var(--radius);padding:.5rem .7rem}.summary dt{font-size:.8rem;color:var(--muted)}.summary dd{margin:0;font-size:1.2rem;font-weight:600;font-variant-numeric:tabular-nums}
+.summary div{background:var(--soft);border-radius:var(--radius);padding:.5rem .7rem}.summary dt{font-size:.8rem;color:var(--muted)}.summary dd{margin:0;font-size:1.2rem;font-weight:600;font-variant-numeric:tabular-nums;overflow-wrap:anywhere}
 .summary .unit{font-size:.8rem;font-weight:400;color:var(--muted)}
 tr[aria-current=true]{background:var(--soft)}button.link[aria-pressed=true]{font-weight:700}
 .up{color:var(--ok)}.down{color:var(--bad)}
@@ -62,9 +62,9 @@ label.inline{display:inline-flex;align-items:center;gap:.35rem;font-weight:500;m
 .dash-card-head{display:flex;flex-wrap:wrap;align-items:center;justify-content:space-between;gap:.3rem .6rem}.dash-card-head h2{margin:0;font-size:1rem;overflow-wrap:anywhere}
 .dash-card-tools{display:flex;gap:.3rem;align-items:center}.dash-card-tools select{width:auto;padding:.25rem .4rem;font-size:.85rem}
 button.icon{padding:.2rem .55rem;font-size:.9rem;line-height:1.2}.chart.small-chart{min-height:200px}.chart .u-legend .u-series{cursor:pointer}
-.dash-card-foot{display:flex;flex-wrap:wrap;gap:.3rem .6rem;align-items:center;margin-top:.3rem}.inline-add{display:flex;gap:.3rem;align-items:center}.inline-add select{width:auto;padding:.25rem .4rem;font-size:.85rem}
+.dash-card-foot{display:flex;flex-wrap:wrap;gap:.3rem .6rem;align-items:center;margin-top:.3rem}.inline-add{display:flex;gap:.3rem;align-items:center;max-width:100%}.inline-add select{width:auto;min-width:0;flex:0 1 auto;padding:.25rem .4rem;font-size:.85rem}
 .inline-add button{padding:.25rem .6rem}
-@media (max-width:640px){main{padding:.8rem .7rem 2rem}h1{font-size:1.25rem}
+@media (max-width:640px){main{padding:.8rem .7rem 2rem}h1{font-size:1.25rem}.u-legend{text-align:left}.u-legend.u-inline tr{display:block;margin:0 0 .15rem}.u-legend.u-inline th,.u-legend.u-inline td,.u-legend.u-inline .u-label{display:inline;overflow-wrap:anywhere}
 table.stack thead{display:none}table.stack tr{display:block;border-bottom:1px solid var(--line);padding:.4rem 0}
 table.stack td{display:flex;justify-content:space-between;gap:1rem;border:none;padding:.2rem 0;text-align:right}
 table.stack td:before{content:attr(data-label);color:var(--muted);font-size:.8rem;text-align:left}

@@ -7,6 +7,8 @@ export interface Account {
   email: string
   plan: PlanName
   createdAt: Date
+  /** IANA zone chosen for the account; null: each browser's own. */
+  timeZone: string | null
 }
 
 interface AccountRow {
@@ -14,51 +16,58 @@ interface AccountRow {
   email: string
   plan: PlanName
   created_at: Date
+  time_zone: string | null
   password_hash: string | null
 }
 
-const toAccount = (r: AccountRow): Account => ({ id: r.id, email: r.email, plan: r.plan, createdAt: r.created_at })
+const toAccount = (r: AccountRow): Account => ({ id: r.id, email: r.email, plan: r.plan, createdAt: r.created_at, timeZone: r.time_zone })
 
 /** Inserts an account; returns null when the e-mail is taken (in any letter case). */
 export async function insertAccount(sql: Db, email: string, passwordHash: string | null, plan: PlanName = 'free'): Promise<Account | null> {
   const rows = await sql<AccountRow[]>`
     insert into accounts (email, password_hash, plan) values (${email}, ${passwordHash}, ${plan})
     on conflict ((lower(email))) do nothing
-    returning id, email, plan, created_at, password_hash`
+    returning id, email, plan, created_at, time_zone, password_hash`
   return rows.length ? toAccount(rows[0]) : null
 }
 
 /** Finds an account and its password hash by e-mail, whatever the case. */
 export async function findAccountByEmail(sql: Db, email: string): Promise<{ account: Account; passwordHash: string | null } | null> {
-  const [row] = await sql<AccountRow[]>`select id, email, plan, created_at, password_hash from accounts where lower(email) = lower(${email})`
+  const [row] = await sql<AccountRow[]>`select id, email, plan, created_at, time_zone, password_hash from accounts where lower(email) = lower(${email})`
   return row ? { account: toAccount(row), passwordHash: row.password_hash } : null
 }
 
 export async function findAccountById(sql: Db, id: string): Promise<Account | null> {
-  const [row] = await sql<AccountRow[]>`select id, email, plan, created_at, password_hash from accounts where id = ${id}`
+  const [row] = await sql<AccountRow[]>`select id, email, plan, created_at, time_zone, password_hash from accounts where id = ${id}`
   return row ? toAccount(row) : null
 }
 
 /** Several accounts by id (the key resolver's background refresh). */
 export async function findAccountsByIds(sql: Db, ids: string[]): Promise<Account[]> {
   if (!ids.length) return []
-  const rows = await sql<AccountRow[]>`select id, email, plan, created_at, password_hash from accounts where id = any(${ids}::uuid[])`
+  const rows = await sql<AccountRow[]>`select id, email, plan, created_at, time_zone, password_hash from accounts where id = any(${ids}::uuid[])`
   return rows.map(toAccount)
 }
 
 export async function setAccountPlan(sql: Db, id: string, plan: PlanName): Promise<Account | null> {
-  const [row] = await sql<AccountRow[]>`update accounts set plan = ${plan} where id = ${id} returning id, email, plan, created_at, password_hash`
+  const [row] = await sql<AccountRow[]>`update accounts set plan = ${plan} where id = ${id} returning id, email, plan, created_at, time_zone, password_hash`
   return row ? toAccount(row) : null
 }
 
 export async function listAccounts(sql: Db): Promise<Account[]> {
-  const rows = await sql<AccountRow[]>`select id, email, plan, created_at, password_hash from accounts order by created_at`
+  const rows = await sql<AccountRow[]>`select id, email, plan, created_at, time_zone, password_hash from accounts order by created_at`
   return rows.map(toAccount)
 }
 
 /** The public JSON form of an account. */
 export function accountJson(a: Account) {
-  return { id: a.id, email: a.email, plan: a.plan, created_at: a.createdAt.toISOString() }
+  return { id: a.id, email: a.email, plan: a.plan, created_at: a.createdAt.toISOString(), time_zone: a.timeZone }
+}
+
+/** Sets (or, with null, clears) the account's time zone; the name is checked by the caller's schema. */
+export async function setAccountTimeZone(sql: Db, id: string, timeZone: string | null): Promise<Account | null> {
+  const [row] = await sql<AccountRow[]>`update accounts set time_zone = ${timeZone} where id = ${id} returning id, email, plan, created_at, time_zone, password_hash`
+  return row ? toAccount(row) : null
 }
 
 /**

@@ -17,9 +17,47 @@ export const LoginBody = z
   })
   .meta({ id: 'LoginBody' })
 
+/**
+ * The zones this runtime knows: Intl's canonical list (which leaves out "UTC" itself) and the aliases it
+ * resolves to one of them ("Asia/Kolkata", "Etc/UTC"), stored under the name Intl resolves them to.
+ */
+const ZONES = new Set([...Intl.supportedValuesOf('timeZone'), 'UTC'])
+function canonicalZone(name: string): string | null {
+  if (ZONES.has(name)) return name
+  try {
+    const resolved = new Intl.DateTimeFormat('en', { timeZone: name }).resolvedOptions().timeZone
+    return ZONES.has(resolved) ? resolved : null
+  } catch {
+    return null
+  }
+}
+
+export const TimeZoneName = z.string().trim().max(64, { error: 'must be an IANA time zone such as Europe/Paris' })
+  .transform((name, ctx) => {
+    const zone = canonicalZone(name)
+    if (zone) return zone
+    ctx.issues.push({ code: 'custom', input: name, message: `unknown time zone "${name}": must be an IANA time zone such as Europe/Paris or America/New_York` })
+    return z.NEVER
+  })
+  .describe('An IANA time zone name ("Europe/Paris", "America/New_York", "UTC")')
+
+export const PatchAccountBody = z
+  .object({
+    time_zone: TimeZoneName.nullable()
+      .describe('The zone pages draw times in and the question box reads "today" and "last Monday" in; null: each browser\'s own zone'),
+  })
+  .strict()
+  .meta({ id: 'PatchAccountBody' })
+export type PatchAccountBody = z.infer<typeof PatchAccountBody>
+
 export const AccountJson = z
-  .object({ id: z.uuid(), email: z.string(), plan: z.enum(PLAN_NAMES), created_at: z.iso.datetime() })
+  .object({
+    id: z.uuid(), email: z.string(), plan: z.enum(PLAN_NAMES), created_at: z.iso.datetime(),
+    time_zone: z.string().nullable().describe('The account\'s IANA time zone; null: each browser uses its own'),
+  })
   .meta({ id: 'Account' })
+
+export const AccountResponse = z.object({ account: AccountJson }).meta({ id: 'AccountResponse' })
 
 export const SessionResponse = z
   .object({ account: AccountJson, csrf_token: z.string().optional().describe('Present for a dashboard session: send it in X-Service-CSRF on writes.') })

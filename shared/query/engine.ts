@@ -24,7 +24,7 @@ export interface QueryDeps {
 
 const periodJson = (p: Span) => ({ from: p.from.toISOString(), to: p.to.toISOString(), label: p.label })
 
-function intentJson(i: ParsedIntent): Intent {
+function intentJson(i: ParsedIntent, zone: string): Intent {
   return {
     op: i.op,
     agg: i.agg,
@@ -34,7 +34,7 @@ function intentJson(i: ParsedIntent): Intent {
     ...(i.compareTo ? { compare_to: periodJson(i.compareTo) } : {}),
     ...(i.context ? { context: periodJson(i.context) } : {}),
     ...(i.stretch ? { stretch: i.stretch } : {}),
-    timezone: 'UTC',
+    timezone: zone,
     matched: i.matched.map((m) => ({ phrase: m.phrase, stat: m.stat.name, how: m.how, score: m.score })),
     ...(i.candidates ? { candidates: i.candidates } : {}),
     ...(i.suggestions?.length ? { suggestions: i.suggestions } : {}),
@@ -61,7 +61,7 @@ function declineDraft(i: ParsedIntent, stats: StatRef[]): Draft {
       + (i.ownStat ? ` Your stat ${d.stat(i.ownStat, kinds.get(i.ownStat) ?? 'gauge')} may hold the figure you want: ask about it by name.` : '')
   } else if (i.unsupported) d.text = `I can't answer that: ${i.reason}.`
   // The period's own words are not repeated (they may hold digits no data grounds).
-  else if (i.unreadPeriod) d.text = 'I couldn\'t read the period in this question. I understand periods such as today, yesterday, the last 6 hours, this or last week or month, since Monday, on a date, or between two dates (UTC).'
+  else if (i.unreadPeriod) d.text = 'I couldn\'t read the period in this question. I understand periods such as today, yesterday, the last 6 hours, this or last week or month, since Monday, on a date, or between two dates (in your account\'s time zone).'
   else if (!stats.length) d.text = 'This account has no stats yet, so there is nothing to answer from.'
   // The question's own words are not repeated: they could carry digits that no data grounds.
   else if (names.length && i.unlike) d.text = `None of your stats is named like that, so I won't guess. Your ${stats.filter((s) => names.includes(s.name)).every((s) => s.kind === 'counter') ? 'counters' : 'stats'} include ${list}.`
@@ -82,10 +82,11 @@ async function draftFor(sql: Db, i: ParsedIntent, stats: StatRef[]): Promise<Dra
   }
 }
 
-/** Answers one question for one account at `now`. */
+/** Answers one question for one account at `now`, reading its periods in `body.time_zone` (UTC when absent). */
 export async function answerQuestion(deps: QueryDeps, accountId: string, body: QueryBody, now = new Date()): Promise<QueryResponse> {
   const stats = await accountStats(deps.sql, accountId)
-  const intent = parseIntent(body.query, stats, now)
+  const zone = body.time_zone ?? 'UTC'
+  const intent = parseIntent(body.query, stats, now, zone)
   let draft = await draftFor(deps.sql, intent, stats)
   let answer = draft.fill()
   let verdict = verify(answer, draft.data, draft.quoted())
@@ -98,7 +99,7 @@ export async function answerQuestion(deps: QueryDeps, accountId: string, body: Q
     answer = draft.fill()
     verdict = verify(answer, draft.data)
   }
-  const base = { data: draft.data, intent: intentJson(intent) }
+  const base = { data: draft.data, intent: intentJson(intent, zone) }
   const deterministic = { ...base, answer, source: draft.source, llm_used: false }
   const checked = describeVerdict(verdict)
   const llm = deps.config.queryLlm

@@ -67,10 +67,10 @@ function aggOf(q: string): Agg | null {
   return null
 }
 
-/** Reads a question against the account's stats at `now`. */
-export function parseIntent(question: string, stats: StatRef[], now: Date): ParsedIntent {
+/** Reads a question against the account's stats at `now`, its periods in time zone `zone`. */
+export function parseIntent(question: string, stats: StatRef[], now: Date, zone = 'UTC'): ParsedIntent {
   const q = question.toLowerCase().replace(/[’‘`]/g, "'").replace(/[?!,;"()]/g, ' ').replace(/\s+/g, ' ').trim()
-  const periods = findPeriods(q, now)
+  const periods = findPeriods(q, now, zone)
   let rest = q
   for (const p of [...periods].reverse()) rest = rest.slice(0, p.start) + ' ' + rest.slice(p.end)
   const none = (reason: string, extra: Partial<ParsedIntent> = {}): ParsedIntent =>

@@ -1,10 +1,16 @@
 // Periods in questions: a small grammar of relative periods, calendar-aligned
-// in UTC (today, yesterday, last/past N units, this/last week|month|quarter|
+// in the account's time zone (today, yesterday, last/past N units, this/last week|month|quarter|
 // year, since <weekday|date>, on <weekday|date>, in <month>, between two dates
 // or two hours), with an absolute-date reader as the fallback. A general date
 // library reads "last week" as an instant seven days ago and "between 9 and 5"
 // not at all, so the grammar is our own. Weeks start on Monday (ISO 8601).
 // Rolling windows ("last 6 hours") start on a whole minute, the finest rollup.
+//
+// The rules reckon on the zone's wall clock written as if it were UTC, so that a
+// day is always 24 hours and getUTCDay() is the local weekday; findPeriods turns
+// their answer back into instants. Calendar bounds go through the zone's offset
+// at that bound (a day in New York around a DST change is 23 or 25 hours long);
+// rolling windows keep their length ("the last 6 hours" is six real hours).
 
 const DAY = 86_400_000
 const HOUR = 3_600_000
@@ -58,14 +64,14 @@ const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`
 const days = (from: Date, to: Date) => (to.getTime() - from.getTime() <= DAY ? isoDate(from) : `${isoDate(from)} to ${isoDate(addDays(to, -1))}`)
 
 /** A calendar span; its natural previous period is the one of equal length just before it. */
-function span(from: Date, to: Date, label: string, previous?: () => Span): Omit<FoundPeriod, 'start' | 'end'> {
+function span(tz: string, from: Date, to: Date, label: string, previous?: () => Span): Omit<FoundPeriod, 'start' | 'end'> {
   const prev = previous ?? (() => {
     // Whole minutes: a window running to now ends mid-minute, and windows start on a minute.
     const len = Math.floor(to.getTime() / MINUTE) * MINUTE - from.getTime()
     const f = new Date(from.getTime() - len)
-    const label = len % DAY === 0 && from.getTime() % DAY === 0 ? `the period before (${days(f, from)} UTC)`
+    const label = len % DAY === 0 && from.getTime() % DAY === 0 ? `the period before (${days(f, from)} ${tz})`
       : len % HOUR === 0 ? `the ${describeLength(len)} before`
-      : `the same length of time before (${isoDate(f)} ${hhmm(f)} to ${isoDate(from)} ${hhmm(from)} UTC)`
+      : `the same length of time before (${isoDate(f)} ${hhmm(f)} to ${isoDate(from)} ${hhmm(from)} ${tz})`
     return { from: f, to: from, label }
   })
   return { from, to, label, previous: prev }
@@ -76,13 +82,13 @@ const ordinal = (n: number) => `${n}${n % 10 === 1 && n !== 11 ? 'st' : n % 10 =
 
 /**
  * The elapsed stretch a running period shares with the same stretch of the one before, in words
- * ("Mon 00:00 to Wed 01:52 UTC of each week"); the earlier one's dates when it was cut short
+ * ("Mon 00:00 to Wed 01:52 Europe/Paris of each week"); the earlier one's dates when it was cut short
  * (this month running past the length of the last).
  */
-function stretchOf(unit: string, from: Date, now: Date, pf: Date, prevTo: Date): string {
-  if (prevTo.getTime() - pf.getTime() < now.getTime() - from.getTime()) return `${isoDate(pf)} ${hhmm(pf)} to ${isoDate(prevTo)} ${hhmm(prevTo)} UTC, all of last ${unit}, against ${isoDate(from)} ${hhmm(from)} to ${isoDate(now)} ${hhmm(now)} UTC`
-  if (unit === 'week') return `${SHORT_DAYS[from.getUTCDay()]} ${hhmm(from)} to ${SHORT_DAYS[now.getUTCDay()]} ${hhmm(now)} UTC of each week`
-  if (unit === 'month') return `the ${ordinal(from.getUTCDate())} ${hhmm(from)} to the ${ordinal(now.getUTCDate())} ${hhmm(now)} UTC of each month`
+function stretchOf(tz: string, unit: string, from: Date, now: Date, pf: Date, prevTo: Date): string {
+  if (prevTo.getTime() - pf.getTime() < now.getTime() - from.getTime()) return `${isoDate(pf)} ${hhmm(pf)} to ${isoDate(prevTo)} ${hhmm(prevTo)} ${tz}, all of last ${unit}, against ${isoDate(from)} ${hhmm(from)} to ${isoDate(now)} ${hhmm(now)} ${tz}`
+  if (unit === 'week') return `${SHORT_DAYS[from.getUTCDay()]} ${hhmm(from)} to ${SHORT_DAYS[now.getUTCDay()]} ${hhmm(now)} ${tz} of each week`
+  if (unit === 'month') return `the ${ordinal(from.getUTCDate())} ${hhmm(from)} to the ${ordinal(now.getUTCDate())} ${hhmm(now)} ${tz} of each month`
   const days = Math.floor((now.getTime() - from.getTime()) / DAY)
   return `the first ${days} days and ${hhmm(new Date(now.getTime() - days * DAY - from.getTime()))} hours of each ${unit}`
 }
@@ -135,7 +141,7 @@ function clock(h: string, min: string | undefined, ampm: string | undefined): { 
   return { minutes: hour * 60 + Number(min ?? 0), said: Boolean(ampm) || h === 'noon' || h === 'midnight' || hour > 12 }
 }
 
-type Rule = { re: RegExp; read: (m: RegExpExecArray, now: Date) => Omit<FoundPeriod, 'start' | 'end'> | null }
+type Rule = { re: RegExp; rolling?: true; read: (m: RegExpExecArray, now: Date, tz: string) => Omit<FoundPeriod, 'start' | 'end'> | null }
 
 const CLOCK = '(\\d{1,2}|noon|midnight)(?::(\\d{2}))?(?:\\s*(am|pm))?'
 const DAYWORD = `(today|yesterday|on ${DATE_RE}|on ${WEEKDAY_RE})`
@@ -147,7 +153,7 @@ const RULES: Rule[] = [
   {
     // between 9 and 5 (yesterday) / from 14:00 to 15:30 today: hours of one day; "9 and 5" reads 09:00-17:00
     re: new RegExp(`\\b(?:${nc(DAYWORD)}\\s+)?(?:between|from)\\s+${CLOCK}\\s+(?:and|to|until|-)\\s+${CLOCK}(?:\\s+${nc(DAYWORD)})?`, 'g'),
-    read: (m, now) => {
+    read: (m, now, tz) => {
       const a = clock(m[1], m[2], m[3])
       const b = clock(m[4], m[5], m[6])
       if (!a || !b) return null
@@ -170,26 +176,27 @@ const RULES: Rule[] = [
       }
       const from = new Date(day.getTime() + a.minutes * MINUTE)
       const to = new Date(day.getTime() + end * MINUTE)
-      const label = `${dayLabel} between ${hhmm(from)} and ${end === 24 * 60 ? '24:00' : hhmm(to)} UTC`
-      return { ...span(from, to, label, () => ({ from: addDays(from, -1), to: addDays(to, -1), label: `the same hours the day before (${isoDate(addDays(from, -1))})` })), future: from > now }
+      const label = `${dayLabel} between ${hhmm(from)} and ${end === 24 * 60 ? '24:00' : hhmm(to)} ${tz}`
+      return { ...span(tz, from, to, label, () => ({ from: addDays(from, -1), to: addDays(to, -1), label: `the same hours the day before (${isoDate(addDays(from, -1))})` })), future: from > now }
     },
   },
   {
     // between 2026-11-01 and 2026-11-07 / from nov 1 to nov 7: whole days, both included
     re: new RegExp(`\\b(?:between|from)\\s+${DATE_RE}\\s+(?:and|to|until|through|-)\\s+${DATE_RE}`, 'g'),
-    read: (m, now) => {
+    read: (m, now, tz) => {
       const parts = new RegExp(`^(?:between|from)\\s+(.+?)\\s+(?:and|to|until|through|-)\\s+(.+)$`).exec(m[0])
       const a = parts && parseDate(parts[1], now)
       const b = parts && parseDate(parts[2], now)
       if (!a || !b || b < a) return null
       const to = addDays(b, 1)
-      return { ...span(a, to, `from ${isoDate(a)} to ${isoDate(b)} UTC`), future: a > now }
+      return { ...span(tz, a, to, `from ${isoDate(a)} to ${isoDate(b)} ${tz}`), future: a > now }
     },
   },
   {
     // last/past/previous N units, "the last 24h", "past 7d"
+    rolling: true,
     re: new RegExp(`\\b(?:in |over |during |for )?(?:the )?(?:last|past|previous|trailing)\\s+${NUM_RE}\\s*(minutes?|mins?|hours?|hrs?|h|days?|d|weeks?|wks?|w|months?)\\b`, 'g'),
-    read: (m, now) => {
+    read: (m, now, tz) => {
       const n = num(m[1])
       if (!n) return null
       const u = m[2]
@@ -199,77 +206,79 @@ const RULES: Rule[] = [
       const from = unit === 'month'
         ? new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - n, now.getUTCDate(), now.getUTCHours(), now.getUTCMinutes()))
         : new Date(end - n * unitMs[unit])
-      return span(from, to, `in the last ${plural(n, unit)}`)
+      return span(tz, from, to, `in the last ${plural(n, unit)}`)
     },
   },
   {
     // the last/past hour|day, the past week|month: rolling windows ("last week" alone is the calendar week, below)
+    rolling: true,
     re: /\b(?:in |over |during |for )?(?:the )?(last|past) (hour|24 hours|day|week|month)\b/g,
-    read: (m, now) => {
+    read: (m, now, tz) => {
       const unit = m[2] === '24 hours' ? 'day' : m[2] as 'hour' | 'day' | 'week' | 'month'
       if (m[1] === 'last' && (unit === 'week' || unit === 'month')) return null
       const end = Math.floor(now.getTime() / MINUTE) * MINUTE
       const from = unit === 'month'
         ? new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, now.getUTCDate(), now.getUTCHours(), now.getUTCMinutes()))
         : new Date(end - unitMs[unit])
-      return span(from, now, `in the last ${unit === 'day' ? '24 hours' : unit === 'week' ? '7 days' : unit}`)
+      return span(tz, from, now, `in the last ${unit === 'day' ? '24 hours' : unit === 'week' ? '7 days' : unit}`)
     },
   },
   {
     re: new RegExp(`\\bsince\\s+(yesterday|${WEEKDAY_RE}|${DATE_RE})`, 'g'),
-    read: (m, now) => {
+    read: (m, now, tz) => {
       const w = m[1]
       const from = w === 'yesterday' ? addDays(dayStart(now), -1) : new RegExp(`^${WEEKDAY_RE}$`).test(w) ? lastWeekday(w, now) : parseDate(w, now)
       if (!from) return null
-      return { ...span(from, now, `since ${isoDate(from)} (UTC)`), future: from > now }
+      return { ...span(tz, from, now, `since ${isoDate(from)} (${tz})`), future: from > now }
     },
   },
   {
     // N days ago: that whole day; N weeks ago: that calendar week
     re: new RegExp(`\\b${NUM_RE}\\s+(days?|weeks?)\\s+ago\\b`, 'g'),
-    read: (m, now) => {
+    read: (m, now, tz) => {
       const n = num(m[1])
       if (!n) return null
       if (m[2].startsWith('day')) {
         const from = addDays(dayStart(now), -n)
-        return span(from, addDays(from, 1), `on ${isoDate(from)} (UTC)`)
+        return span(tz, from, addDays(from, 1), `on ${isoDate(from)} (${tz})`)
       }
       const from = addDays(weekStart(now), -7 * n)
-      return span(from, addDays(from, 7), `the week of ${isoDate(from)} (${days(from, addDays(from, 7))} UTC)`)
+      return span(tz, from, addDays(from, 7), `the week of ${isoDate(from)} (${days(from, addDays(from, 7))} ${tz})`)
     },
   },
   {
     re: /\b(?:the )?day before yesterday\b/g,
-    read: (_m, now) => {
+    read: (_m, now, tz) => {
       const from = addDays(dayStart(now), -2)
-      return span(from, addDays(from, 1), `on ${isoDate(from)} (UTC)`)
+      return span(tz, from, addDays(from, 1), `on ${isoDate(from)} (${tz})`)
     },
   },
   {
     re: /\b(?:so far )?today(?: so far)?\b|\bthis (?:morning|afternoon|evening)\b/g,
-    read: (_m, now) => {
+    read: (_m, now, tz) => {
       const from = dayStart(now)
       const y = addDays(from, -1)
       return {
-        ...span(from, now, `today (${isoDate(from)} UTC, so far)`, () => ({ from: y, to: addDays(now, -1), label: `yesterday up to the same time (${isoDate(y)} until ${hhmm(now)} UTC)` })),
-        sofar: { whole: { from: y, to: from, label: `the whole of yesterday (${isoDate(y)} UTC)` }, stretch: `00:00 to ${hhmm(now)} UTC of each day` },
+        ...span(tz, from, now, `today (${isoDate(from)} ${tz}, so far)`, () => ({ from: y, to: addDays(now, -1), label: `yesterday up to the same time (${isoDate(y)} until ${hhmm(now)} ${tz})` })),
+        sofar: { whole: { from: y, to: from, label: `the whole of yesterday (${isoDate(y)} ${tz})` }, stretch: `00:00 to ${hhmm(now)} ${tz} of each day` },
       }
     },
   },
   {
     re: /\byesterday\b/g,
-    read: (_m, now) => {
+    read: (_m, now, tz) => {
       const from = addDays(dayStart(now), -1)
-      return span(from, addDays(from, 1), `yesterday (${isoDate(from)} UTC)`, () => ({ from: addDays(from, -1), to: from, label: `the day before (${isoDate(addDays(from, -1))} UTC)` }))
+      return span(tz, from, addDays(from, 1), `yesterday (${isoDate(from)} ${tz})`, () => ({ from: addDays(from, -1), to: from, label: `the day before (${isoDate(addDays(from, -1))} ${tz})` }))
     },
   },
   {
+    rolling: true,
     re: /\b(tomorrow|next (?:hour|day|week|month|quarter|year|\d+ \w+))\b/g,
-    read: (m, now) => ({ ...span(now, new Date(now.getTime() + DAY), m[1]), future: true }),
+    read: (m, now, tz) => ({ ...span(tz, now, new Date(now.getTime() + DAY), m[1]), future: true }),
   },
   {
     re: /\b(this|current|last|previous|past) (week|month|quarter|year)\b/g,
-    read: (m, now) => {
+    read: (m, now, tz) => {
       const current = m[1] === 'this' || m[1] === 'current'
       const unit = m[2]
       const y = now.getUTCFullYear()
@@ -283,48 +292,91 @@ const RULES: Rule[] = [
       const [from, end] = bounds(current ? 0 : -1)
       const [pf, pt] = bounds(current ? -1 : -2)
       const to = current ? now : end
-      const label = current ? `this ${unit} (since ${isoDate(from)} UTC, so far)` : `last ${unit} (${days(from, end)} UTC)`
+      const label = current ? `this ${unit} (since ${isoDate(from)} ${tz}, so far)` : `last ${unit} (${days(from, end)} ${tz})`
       // "This week" so far is set against the same stretch of last week, not the whole of it.
       const elapsed = now.getTime() - from.getTime()
       const prevTo = new Date(Math.min(pf.getTime() + elapsed, pt.getTime()))
-      const found = span(from, to, label, () => current
-        ? { from: pf, to: prevTo, label: `last ${unit} up to the same point (${isoDate(pf)} until ${isoDate(prevTo)} ${hhmm(prevTo)} UTC)` }
-        : { from: pf, to: pt, label: `the ${unit} before (${days(pf, pt)} UTC)` })
+      const found = span(tz, from, to, label, () => current
+        ? { from: pf, to: prevTo, label: `last ${unit} up to the same point (${isoDate(pf)} until ${isoDate(prevTo)} ${hhmm(prevTo)} ${tz})` }
+        : { from: pf, to: pt, label: `the ${unit} before (${days(pf, pt)} ${tz})` })
       if (!current) return found
-      return { ...found, sofar: { whole: { from: pf, to: pt, label: `the whole of last ${unit} (${days(pf, pt)} UTC)` }, stretch: stretchOf(unit, from, now, pf, prevTo) } }
+      return { ...found, sofar: { whole: { from: pf, to: pt, label: `the whole of last ${unit} (${days(pf, pt)} ${tz})` }, stretch: stretchOf(tz, unit, from, now, pf, prevTo) } }
     },
   },
   {
     re: new RegExp(`\\bin\\s+${MONTH_RE}(?:\\s+(\\d{4}))?\\b`, 'g'),
-    read: (m, now) => {
+    read: (m, now, tz) => {
       const mi = monthIndex(m[1])
       let y = m[2] ? Number(m[2]) : now.getUTCFullYear()
       if (!m[2] && monthStart(y, mi) > now) y -= 1
       const from = monthStart(y, mi)
       const end = monthStart(y, mi + 1)
       const to = end > now ? now : end
-      return { ...span(from, to, `in ${MONTHS[mi][0].toUpperCase()}${MONTHS[mi].slice(1)} ${y} (UTC${end > now ? ', so far' : ''})`), future: from > now }
+      return { ...span(tz, from, to, `in ${MONTHS[mi][0].toUpperCase()}${MONTHS[mi].slice(1)} ${y} (${tz}${end > now ? ', so far' : ''})`), future: from > now }
     },
   },
   {
     // on <date>, a bare date, on <weekday>, a bare weekday: that whole day
     re: new RegExp(`\\b(?:on\\s+)?(?:(last|this)\\s+)?(${DATE_RE}|${WEEKDAY_RE})\\b`, 'g'),
-    read: (m, now) => {
+    read: (m, now, tz) => {
       const w = m[2]
       let from = new RegExp(`^${WEEKDAY_RE}$`).test(w) ? lastWeekday(w, now) : parseDate(w, now)
       if (!from) return null
       if (m[1] === 'last' && from.getTime() === dayStart(now).getTime()) from = addDays(from, -7)
       const end = addDays(from, 1)
-      return { ...span(from, end > now ? now : end, `on ${isoDate(from)} (UTC${end > now ? ', so far' : ''})`, () => ({ from: addDays(from!, -1), to: from!, label: `the day before (${isoDate(addDays(from!, -1))} UTC)` })), future: from > now }
+      return { ...span(tz, from, end > now ? now : end, `on ${isoDate(from)} (${tz}${end > now ? ', so far' : ''})`, () => ({ from: addDays(from!, -1), to: from!, label: `the day before (${isoDate(addDays(from!, -1))} ${tz})` })), future: from > now }
     },
   },
 ]
 
+/** Reads wall-clock time in one zone, and back; one formatter per zone, reused. */
+class Clock {
+  private static readonly formats = new Map<string, Intl.DateTimeFormat>()
+  private readonly format: Intl.DateTimeFormat
+
+  constructor(readonly zone: string) {
+    let f = Clock.formats.get(zone)
+    if (!f) {
+      f = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
+      Clock.formats.set(zone, f)
+    }
+    this.format = f
+  }
+
+  /** The zone's wall clock at instant `ms`, as milliseconds of a UTC date reading the same. */
+  wall(ms: number): number {
+    const p: Record<string, number> = {}
+    for (const part of this.format.formatToParts(ms)) if (part.type !== 'literal') p[part.type] = Number(part.value)
+    return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) + (((ms % 1000) + 1000) % 1000)
+  }
+
+  /**
+   * The instant the wall clock reads `w`. A reading that happens twice (clocks going back) is its
+   * first; one that never happens (clocks going forward past it) is the moment of the jump, where a
+   * day or hour starting in the gap really starts.
+   */
+  instant(w: number): number {
+    const before = w - (this.wall(w - DAY) - (w - DAY))
+    const after = w - (this.wall(w + DAY) - (w + DAY))
+    const fits = [before, after].filter((t) => this.wall(t) === w)
+    return fits.length ? Math.min(...fits) : Math.max(before, after)
+  }
+}
+
+function toInstants(p: Span, convert: (d: Date) => Date): Span {
+  return { from: convert(p.from), to: convert(p.to), label: p.label }
+}
+
 /**
- * Every period phrase in a (lower-case) question, in the order they appear.
- * A phrase already taken by an earlier rule is not read again by a later one.
+ * Every period phrase in a (lower-case) question, in the order they appear, as calendar periods of
+ * `zone` (an IANA name; UTC when not given). A phrase already taken by an earlier rule is not read
+ * again by a later one.
  */
-export function findPeriods(question: string, now: Date): FoundPeriod[] {
+export function findPeriods(question: string, now: Date, zone = 'UTC'): FoundPeriod[] {
+  const clock = new Clock(zone)
+  const wallNow = clock.wall(now.getTime())
+  const calendar = (d: Date) => (d.getTime() === wallNow ? now : new Date(clock.instant(d.getTime())))
+  const rolling = (d: Date) => new Date(now.getTime() + (d.getTime() - wallNow))
   const taken: Array<[number, number]> = []
   const found: FoundPeriod[] = []
   for (const rule of RULES) {
@@ -333,10 +385,15 @@ export function findPeriods(question: string, now: Date): FoundPeriod[] {
       const start = m.index
       const end = start + m[0].length
       if (taken.some(([a, b]) => start < b && end > a)) continue
-      const p = rule.read(m, now)
+      const p = rule.read(m, new Date(wallNow), zone)
       if (!p) continue
       taken.push([start, end])
-      found.push({ ...p, start, end })
+      const convert = rule.rolling ? rolling : calendar
+      found.push({
+        ...p, ...toInstants(p, convert), start, end,
+        previous: () => toInstants(p.previous(), convert),
+        ...(p.sofar ? { sofar: { whole: toInstants(p.sofar.whole, convert), stretch: p.sofar.stretch } } : {}),
+      })
     }
   }
   return found.sort((a, b) => a.start - b.start)

@@ -1,6 +1,7 @@
 // The plain-language query contract (interface 4.6.1, decisions.md section 13):
 // the request body, the parsed intent and the response, one zod schema each.
 import { z } from 'zod'
+import { TimeZoneName } from '../accounts/schema.js'
 
 export const MAX_QUERY_LENGTH = 500
 
@@ -10,6 +11,8 @@ export const QueryBody = z
       .describe('A question about your stats in plain English, e.g. "how many signups yesterday?"'),
     residency: z.enum(['us']).optional()
       .describe('"us" asks for US-based model inference. It is not available yet and fails closed: the deterministic engine answers and no model is called.'),
+    time_zone: TimeZoneName.optional()
+      .describe('The zone to read "today" or "last Monday" in when the account has none set (the page sends the browser\'s); the account\'s own zone wins, and UTC is used when neither is known'),
   })
   .meta({ id: 'QueryBody' })
 export type QueryBody = z.infer<typeof QueryBody>
@@ -33,8 +36,8 @@ export const Intent = z
     window: Period.nullable(),
     compare_to: Period.optional(),
     context: Period.optional().describe('compare of a period still running (today, this week): the whole earlier period, given beside the same-stretch comparison'),
-    stretch: z.string().optional().describe('compare of a period still running: the elapsed stretch both periods are compared over, e.g. "Mon 00:00 to Wed 01:52 UTC of each week"'),
-    timezone: z.literal('UTC').describe('Periods are calendar periods in UTC'),
+    stretch: z.string().optional().describe('compare of a period still running: the elapsed stretch both periods are compared over, e.g. "Mon 00:00 to Wed 01:52 Europe/Paris of each week"'),
+    timezone: z.string().describe('The IANA zone the periods are calendar periods of ("UTC" unless the account or the request names one)'),
     matched: z.array(z.object({ phrase: z.string(), stat: z.string(), how: z.enum(['exact', 'normalised', 'fuzzy']), score: z.number() }))
       .describe('How each stat was recognised in the question; fuzzy scores run from 0 (identical) to 1'),
     candidates: z.array(z.string()).optional().describe('When declined: the closest stats'),

@@ -20,7 +20,8 @@
 //      figure is navigation start to the last of the 12 charts' first draw.
 //
 // Own database (metrics_bench_ui) and Redis prefix, both removed at the end.
-// Env: BENCH_UI_POINTS (10000000), BENCH_UI_RUNS (20), CHROMIUM_PATH.
+// Env: BENCH_UI_POINTS (10000000), BENCH_UI_RUNS (20), CHROMIUM_PATH; BENCH_UI_PROFILE=1 also prints where one
+// dashboard load's main-thread time goes, by function (the bundle is minified: line:column into it).
 import http from 'node:http'
 import { gzipSync } from 'node:zlib'
 import { createSession, SESSION_COOKIE } from '../../shared/auth/sessions.js'
@@ -43,7 +44,7 @@ const DASH_STATS_PER_CARD = 3
 interface Options { points: number; runs: number }
 interface UiResults extends BenchResultsBase<Options> {
   bundles?: Array<{ page: string; bytes: number; gzip: number }>
-  dashboard?: { drawMs: number[]; dataMs: number[]; apiMs: number[]; charts: number; points: number }
+  dashboard?: { drawMs: number[]; firstMs: number[]; dataMs: number[]; scriptMs: number[]; apiMs: number[]; charts: number; points: number; jsonBytes: number }
   chart?: { drawMs: number[]; fromBlankMs: number[]; shellMs: number[]; scriptMs: number[]; dataMs: number[]; apiCurrentMs: number[]; apiPreviousMs: number[]; blankMs: number[]; buckets: number; setupSeconds: number }
 }
 
@@ -152,23 +153,51 @@ export async function runUiBench(options: Partial<Options> & { log?: (l: string)
         apiPreviousMs.push((await get(port, `/api/v1/stats/bench.chart?from=${new Date(from.getTime() - 180 * DAY * 1000).toISOString()}&to=${from.toISOString()}`, auth)).ms)
       }
       // ---- 3. the dashboard, opened from the list by its link
-      const dash = { drawMs: [] as number[], dataMs: [] as number[], apiMs: [] as number[], charts: 0, points: 0 }
+      const dash = { drawMs: [] as number[], firstMs: [] as number[], dataMs: [] as number[], scriptMs: [] as number[], apiMs: [] as number[], charts: 0, points: 0, jsonBytes: 0 }
       for (let i = 0; i < cfg.runs + 2; i++) {
         await page.goto(`${base}/dashboards`)
         await page.getByRole('link', { name: 'Bench board' }).click()
         // A locator, not waitForFunction: that evaluates a string, which the page's CSP (no unsafe-eval) refuses.
         await page.locator('.chart[data-drawn-at]').nth(DASH_CARDS - 1).waitFor({ timeout: 30_000 })
-        const [last, data, charts, points] = await page.evaluate<number[]>(`(() => {
+        // Where the time went: the page module's arrival, the data read's (the first: later ones are polls), the first chart's paint.
+        const [last, data, charts, points, script, first] = await page.evaluate<number[]>(`(() => {
           const charts = [...document.querySelectorAll('.chart[data-drawn-at]')]
-          const res = performance.getEntriesByType('resource').filter((r) => /\\/api\\/v1\\/dashboards\\/[^/]+\\/data/.test(r.name))
-          return [Math.max(...charts.map((c) => Number(c.dataset.drawnAt))), Math.max(0, ...res.map((r) => r.responseEnd)), charts.length,
-            charts.reduce((n, c) => n + Number(c.dataset.points || 0), 0)]
+          const all = performance.getEntriesByType('resource')
+          const res = all.filter((r) => /\\/api\\/v1\\/dashboards\\/[^/]+\\/data/.test(r.name))
+          const drawn = charts.map((c) => Number(c.dataset.drawnAt))
+          return [Math.max(...drawn), res.length ? Math.min(...res.map((r) => r.responseEnd)) : 0, charts.length,
+            charts.reduce((n, c) => n + Number(c.dataset.points || 0), 0),
+            Math.max(0, ...all.filter((r) => /\\/assets\\/dashboard-/.test(r.name)).map((r) => r.responseEnd)), Math.min(...drawn)]
         })()`)
-        if (i >= 2) { dash.drawMs.push(last); dash.dataMs.push(data) }
+        if (i >= 2) { dash.drawMs.push(last); dash.dataMs.push(data); dash.scriptMs.push(script); dash.firstMs.push(first) }
         dash.charts = charts
         dash.points = points
       }
-      for (let i = 0; i < cfg.runs; i++) dash.apiMs.push((await get(port, `/api/v1/dashboards/${board.id}/data`, auth)).ms)
+      // Where a load's main-thread time goes, by function (self time; a layout forced by a DOM read counts
+      // against the function that read): one more load from the list under the CPU profiler.
+      if (process.env.BENCH_UI_PROFILE) {
+        const cdp = await context.newCDPSession(page)
+        await cdp.send('Profiler.enable')
+        await cdp.send('Profiler.setSamplingInterval', { interval: 200 })
+        await page.goto(`${base}/dashboards`)
+        await cdp.send('Profiler.start')
+        await page.getByRole('link', { name: 'Bench board' }).click()
+        await page.locator('.chart[data-drawn-at]').nth(DASH_CARDS - 1).waitFor({ timeout: 30_000 })
+        const { profile } = await cdp.send('Profiler.stop')
+        const nodes = new Map(profile.nodes.map((n) => [n.id, n.callFrame]))
+        const self = new Map<string, number>()
+        profile.samples?.forEach((id, i) => {
+          const f = nodes.get(id)!
+          const k = `${f.functionName || '(anonymous)'} ${f.url.split('/').pop()}:${f.lineNumber + 1}:${f.columnNumber + 1}`
+          self.set(k, (self.get(k) ?? 0) + (profile.timeDeltas?.[i] ?? 0) / 1000)
+        })
+        say(`dashboard load, main-thread self time by function:\n${[...self].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, ms]) => `  ${ms.toFixed(1).padStart(7)} ms  ${k}`).join('\n')}`)
+      }
+      for (let i = 0; i < cfg.runs; i++) {
+        const read = await get(port, `/api/v1/dashboards/${board.id}/data`, auth)
+        dash.apiMs.push(read.ms)
+        dash.jsonBytes = read.body.length
+      }
       results.dashboard = dash
       if (dash.charts !== DASH_CARDS) results.problems.push(`the dashboard drew ${dash.charts} charts of ${DASH_CARDS}`)
       results.chart = { drawMs, fromBlankMs, shellMs, scriptMs, dataMs, apiCurrentMs, apiPreviousMs, blankMs, buckets, setupSeconds: round(setupSeconds, 1) }
@@ -212,8 +241,10 @@ export function renderUiReport(r: UiResults): string {
     lines.push(...tableLines([
       ['measure', 'p50 ms', 'p90 ms', 'max ms'],
       ['navigation -> every chart drawn', String(p(d.drawMs, 0.5)), String(p(d.drawMs, 0.9)), String(p(d.drawMs, 1))],
-      ['  of which: the data read received (preloaded)', String(p(d.dataMs, 0.5)), String(p(d.dataMs, 0.9)), String(p(d.dataMs, 1))],
-      ['ref: API data read (Node client)', String(p(d.apiMs, 0.5)), String(p(d.apiMs, 0.9)), String(p(d.apiMs, 1))],
+      ['  of which: page module received', String(p(d.scriptMs, 0.5)), String(p(d.scriptMs, 0.9)), String(p(d.scriptMs, 1))],
+      ['  the data read received (preloaded)', String(p(d.dataMs, 0.5)), String(p(d.dataMs, 0.9)), String(p(d.dataMs, 1))],
+      ['  the first chart drawn', String(p(d.firstMs, 0.5)), String(p(d.firstMs, 0.9)), String(p(d.firstMs, 1))],
+      [`ref: API data read (Node client, ${(d.jsonBytes / 1024).toFixed(0)} KB of JSON)`, String(p(d.apiMs, 0.5)), String(p(d.apiMs, 0.9)), String(p(d.apiMs, 1))],
     ], (col) => col > 0))
     lines.push('', `every chart drawn at p90 ${p(d.drawMs, 0.9)} ms against the ${DASHBOARD_BUDGET_MS} ms budget`)
   }

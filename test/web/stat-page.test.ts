@@ -87,7 +87,10 @@ test.serial('stat page: describe, share and embed, export, delete', async (t) =>
   await page.getByRole('button', { name: 'Delete this stat…' }).click()
   const dialog = page.getByRole('dialog')
   // It names the count and the oldest point, which is a day older than the stat itself (backdated writes).
-  const iso = (sec: number) => `${new Date(sec * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`
+  // Times read in the browser's zone and locale (no account zone is set), with the zone's name (issue 29 item 4).
+  const [locale, zone] = await page.evaluate(() => [navigator.language, Intl.DateTimeFormat().resolvedOptions().timeZone])
+  const fmt = new Intl.DateTimeFormat(locale, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short', timeZone: zone })
+  const iso = (sec: number) => fmt.format(sec * 1000)
   await dialog.getByText(/all 48 points/).waitFor()
   t.is(await dialog.getByTestId('delete-extent').textContent(),
     `This removes the stat and all 48 points, from the oldest (${iso(now - 86_400 - 1_800 - 23 * 150)}) to the newest (${iso(now)}), and ends its share link. It cannot be undone.`)

@@ -2,6 +2,7 @@
 // its channel, change it, and read its history (every fire, resolve, suppression, mute and test with each
 // delivery attempt and the receiver's answer).
 import { api, fieldErrors, pageData } from './lib/api.js'
+import { instantInZone, ZONE } from './lib/clock.js'
 import { age, num, when } from './lib/format.js'
 import { usePoll } from './lib/poll.js'
 import { Badge, Empty, ErrorNotice, Field, html, Loading, mount, useState } from './lib/ui.js'
@@ -22,7 +23,7 @@ const id = pageData.alert ?? ''
 const isMuted = (a: Alert) => a.muted_until !== null && Date.parse(a.muted_until) > Date.now()
 
 /** A datetime-local value (the person's own clock) as an ISO instant. */
-const fromLocal = (v: string) => new Date(v).toISOString()
+const fromLocal = (v: string) => instantInZone(v).toISOString()
 
 function Mute({ alert, onChange }: { alert: Alert; onChange: (a: Alert) => void }) {
   const [custom, setCustom] = useState('')
@@ -51,7 +52,7 @@ function Mute({ alert, onChange }: { alert: Alert; onChange: (a: Alert) => void 
       ${isMuted(alert) ? html`<button type="button" onClick=${() => mute(null)}>Unmute</button>` : null}
     </div>
     <form class="actions" onSubmit=${submitCustom}>
-      <${Field} id="mute-until" label="Mute until (your local time)"><input id="mute-until" type="datetime-local" value=${custom} onInput=${(e: any) => setCustom(e.currentTarget.value)} /><//>
+      <${Field} id="mute-until" label=${`Mute until (${ZONE} time)`}><input id="mute-until" type="datetime-local" value=${custom} onInput=${(e: any) => setCustom(e.currentTarget.value)} /><//>
       <button type="submit" class="secondary">Mute until then</button>
     </form>
     <${ErrorNotice} error=${error} />

@@ -1,6 +1,7 @@
 // Ask (interface 4.6.1): a question box; the answer, the values it rests on
 // behind a disclosure, how the question was read, and the verifier's line.
 import { api, fieldErrors } from './lib/api.js'
+import { ZONE } from './lib/clock.js'
 import { full, num, when } from './lib/format.js'
 import { ErrorNotice, Field, html, mount, useEffect, useState } from './lib/ui.js'
 
@@ -49,7 +50,7 @@ function Ask() {
     setBusy(true)
     setError(null)
     try {
-      setResult(await api<Answer>('POST', '/api/v1/query', { query: q }))
+      setResult(await api<Answer>('POST', '/api/v1/query', { query: q, time_zone: ZONE }))
       setAsked(q)
       setQuery(q)
       const u = new URL(location.href)
@@ -65,7 +66,7 @@ function Ask() {
   const submit = (e: Event) => { e.preventDefault(); void ask(query) }
   const fields = fieldErrors(error)
   return html`<h1>Ask</h1>
-    <p class="muted">Ask about your stats in plain English. Periods are calendar periods in UTC; every number in an answer is checked against the values it rests on.</p>
+    <p class="muted">Ask about your stats in plain English. Periods such as today or last Monday are calendar periods in ${ZONE} (<a href="/account">change</a>); every number in an answer is checked against the values it rests on.</p>
     <form class="card" onSubmit=${submit} noValidate>
       <${Field} id="query" label="Your question" hint="For example: how many signups yesterday? average latency over the last 6 hours? which stat had the most this week?" error=${fields['query']}>
         <input id="query" value=${query} maxLength=${500} onInput=${(e: any) => setQuery(e.currentTarget.value)} aria-invalid=${fields['query'] ? 'true' : undefined} autocomplete="off" />

@@ -2,7 +2,7 @@
 // strongly their hour-to-hour changes follow this stat's, and the chosen one overlaid on this one over the
 // same hours, each on its own axis (the shapes are compared, not the sizes).
 import { api, ApiError, pageData, statPath } from './lib/api.js'
-import { drawOverlay, followWidth, type Bucket } from './lib/chart.js'
+import { drawOverlay, followWidth, zoneWords, type Bucket } from './lib/chart.js'
 import { when } from './lib/format.js'
 import { Empty, ErrorNotice, html, Loading, mount, useEffect, useLayoutEffect, useRef, useState } from './lib/ui.js'
 
@@ -49,7 +49,7 @@ function Overlay({ answer, other }: { answer: Answer; other: string }) {
   }, [series])
   if (error) return html`<${ErrorNotice} error=${error} />`
   if (!series) return html`<${Loading} what="Loading both charts…" />`
-  return html`<div class="chart" ref=${ref} data-testid="overlay" role="img" aria-label=${`${answer.target} (left axis) and ${other} (right axis), hourly`}></div>`
+  return html`<div class="chart" ref=${ref} data-testid="overlay" role="img" aria-label=${`${answer.target} (left axis) and ${other} (right axis), hourly; ${zoneWords}`}></div>`
 }
 
 function CorrelationsPage() {

@@ -4,7 +4,7 @@
 // like the stat page: the data read is one request for every card (GET /api/v1/dashboards/:id/data).
 import { RANGE_NAMES } from '../../../shared/stats/ranges.js'
 import { api, ApiError, pageData } from './lib/api.js'
-import { drawOverlay, followWidth, overlayData, type Bucket } from './lib/chart.js'
+import { drawOverlay, followWidth, overlayData, zoneWords, type Bucket } from './lib/chart.js'
 import { age } from './lib/format.js'
 import { usePoll } from './lib/poll.js'
 import { Empty, ErrorNotice, html, Loading, mount, useLayoutEffect, useRef, useState } from './lib/ui.js'
@@ -18,6 +18,20 @@ const id = pageData.dashboard ?? ''
 const path = `/api/v1/dashboards/${encodeURIComponent(id)}`
 const SYNC = `dashboard-${id}`
 
+/**
+ * The cards' width, read once for all the charts drawn in one go: the grid's columns are equal, and every
+ * read after a chart is inserted would lay the whole page out again (a dozen layouts cost more than the
+ * dozen charts' drawing).
+ */
+let cardWidth: number | null = null
+function widthOfCards(el: HTMLElement): number {
+  if (cardWidth === null) {
+    cardWidth = el.clientWidth
+    queueMicrotask(() => { cardWidth = null })
+  }
+  return cardWidth
+}
+
 function Chart({ card, data }: { card: Card; data: CardData }) {
   const ref = useRef<HTMLDivElement>(null)
   const plot = useRef<uPlot | null>(null)
@@ -28,7 +42,7 @@ function Chart({ card, data }: { card: Card; data: CardData }) {
   const shape = `${data.series.map((s) => `${s.name}:${s.unit ?? ''}`).join('|')}@${data.range.requested_range}`
   useLayoutEffect(() => {
     const el = ref.current!
-    const p = drawOverlay(el, input(), { sync: SYNC })
+    const p = drawOverlay(el, input(), { sync: SYNC, width: widthOfCards(el) })
     plot.current = p
     drawnWith.current = data
     const stop = followWidth(el, p, (w) => (w < 500 ? 200 : 240))
@@ -40,7 +54,7 @@ function Chart({ card, data }: { card: Card; data: CardData }) {
     drawnWith.current = data
     ref.current!.dataset.points = String(data.series.reduce((n, s) => n + s.points.length, 0)) // buckets drawn (the browser tests wait for it)
   }, [data])
-  return html`<div class="chart small-chart" ref=${ref} data-card=${card.id} role="img" aria-label=${`Chart of ${data.series.map((s) => (s.unit ? `${s.name} (${s.unit})` : s.name)).join(', ')} over ${data.range.requested_range}`}></div>`
+  return html`<div class="chart small-chart" ref=${ref} data-card=${card.id} role="img" aria-label=${`Chart of ${data.series.map((s) => (s.unit ? `${s.name} (${s.unit})` : s.name)).join(', ')} over ${data.range.requested_range}; ${zoneWords}`}></div>`
 }
 
 function CardView({ card, data, index, count, stats, save }: { card: Card; data?: CardData; index: number; count: number; stats: string[] | null; save: (change: (cards: Card[]) => Card[]) => Promise<void> }) {

@@ -4,7 +4,7 @@
 import { PLANS, type PlanName } from '../../../shared/plans.js'
 import { RANGE_NAMES, RANGES as RANGE_TABLE, type RangeName } from '../../../shared/stats/ranges.js'
 import { api, ApiError, fieldErrors, pageData, statPath } from './lib/api.js'
-import { drawChart, followWidth, type Band, type Bucket } from './lib/chart.js'
+import { drawChart, followWidth, zoneWords, type Band, type Bucket } from './lib/chart.js'
 import { age, full, num, pct, when } from './lib/format.js'
 import { usePoll } from './lib/poll.js'
 import { Badge, CopyButton, ErrorNotice, Field, html, Loading, mount, useEffect, useLayoutEffect, useRef, useState } from './lib/ui.js'
@@ -71,7 +71,7 @@ function Chart({ detail, prev, band, unit }: { detail: Detail; prev: Bucket[]; b
     el.dataset.drawn = String(detail.points.length) // buckets drawn (the browser tests wait for it)
     return () => { stop(); plot.destroy() }
   }, [detail, prev, band, unit])
-  return html`<div class="chart" ref=${ref} role="img" aria-label=${`Chart of ${detail.stat.name}${unit ? ` in ${unit}` : ''}: this period solid, previous period dashed${band.length && detail.range.bucket_seconds === 3600 ? ', the normal range shaded' : ''}`}></div>`
+  return html`<div class="chart" ref=${ref} role="img" aria-label=${`Chart of ${detail.stat.name}${unit ? ` in ${unit}` : ''}: this period solid, previous period dashed${band.length && detail.range.bucket_seconds === 3600 ? ', the normal range shaded' : ''}; ${zoneWords}`}></div>`
 }
 
 function Description({ stat, onSaved }: { stat: Stat; onSaved: (s: Stat) => void }) {

@@ -3,15 +3,21 @@
 // so both series line up; an empty counter bucket is 0, an empty gauge
 // bucket a gap (nothing was measured).
 import uPlot from 'uplot'
+import { BROWSER_ZONE, inZone, ZONE } from './clock.js'
 import { num } from './format.js'
 
-// One clock (issue 29 item 4, in part): the time axis in the browser's zone, says which zone, and writes
+// One clock (issue 29 item 4): the time axis in the page's zone (lib/clock.ts), says which zone, and writes
 // dates and times the browser's locale's way (not uPlot's US 12-hour default).
-const ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'
-const fmtTime = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' })
-const fmtDay = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' })
-const fmtFull = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+const fmtTime = inZone({ hour: '2-digit', minute: '2-digit' })
+const fmtDay = inZone({ month: 'short', day: 'numeric' })
+const fmtFull = inZone({ dateStyle: 'medium', timeStyle: 'short' })
 const dayOf = (t: number) => fmtDay.format(t * 1000)
+
+/**
+ * uPlot places its ticks on the midnights and whole hours of the browser's zone; in another zone they are
+ * placed on that zone's (a six-hour tick at 00:00, 06:00 there, not at odd hours), through uPlot's tzDate.
+ */
+const zoneScale: Pick<uPlot.Options, 'tzDate'> = ZONE === BROWSER_ZONE ? {} : { tzDate: (t) => uPlot.tzDate(new Date(t * 1000), ZONE) }
 
 /** The x axis: times under a day apart read as times with the day under the first of each day; else days. */
 export const timeAxis: uPlot.Axis = {
@@ -26,6 +32,18 @@ export const timeAxis: uPlot.Axis = {
 }
 /** The legend's time: the full date and time, in the same zone. */
 export const timeLegend = (_u: uPlot, t: number | null) => (t == null ? '—' : fmtFull.format(t * 1000))
+
+/**
+ * Marks a painted chart: when it was first painted, in ms since navigation (the UI bench reads it), and
+ * the time axis's label as painted on the canvas (which nothing else can read).
+ */
+const drawn = (el: HTMLElement) => (u: uPlot) => {
+  el.dataset.drawnAt ??= String(Math.round(performance.now()))
+  el.dataset.timeAxis = String(u.axes[0].label ?? '')
+}
+
+/** What a chart's accessible name adds, since its axes are painted: the zone its times are in. */
+export const zoneWords = `times in ${ZONE}`
 
 /** A bucket of the stats API; a gauge's may carry percentiles asked for (p50, p95, p99). */
 export interface Bucket { t: number; value: number; n: number; min?: number; max?: number; [percentile: `p${string}`]: number | undefined }
@@ -93,7 +111,7 @@ export function drawChart(el: HTMLElement, c: ChartInput, label: string): uPlot 
   const width = Math.max(280, el.clientWidth)
   const height = width < 500 ? 240 : 320
   const opts: uPlot.Options = {
-    width, height, title: undefined,
+    width, height, title: undefined, ...zoneScale,
     scales: { x: { time: true } },
     axes: [timeAxis, { values: (_u, ticks) => ticks.map((v) => num(v)), size: 60, ...(c.unit ? { label: c.unit, labelSize: 18 } : {}) }],
     series: [
@@ -116,8 +134,7 @@ export function drawChart(el: HTMLElement, c: ChartInput, label: string): uPlot 
     // Shade between the high (4) and low (3) edges of the normal range.
     bands: c.band?.length ? [{ series: [4, 3], fill: 'rgba(22,163,74,0.12)' }] : undefined,
     cursor: { drag: { x: false, y: false } },
-    // When this page first drew a chart, in ms since navigation (the UI bench reads it).
-    hooks: { draw: [() => { el.dataset.drawnAt ??= String(Math.round(performance.now())) }] },
+    hooks: { draw: [drawn(el)] },
   }
   return new uPlot(opts, chartData(c), el)
 }
@@ -159,8 +176,8 @@ export function overlayData(c: OverlayInput): uPlot.AlignedData {
  * crosshair moves together (uPlot's cursor sync, by time); clicking a legend entry shows that series alone,
  * clicking it again shows them all (uPlot's legend isolate).
  */
-export function drawOverlay(el: HTMLElement, c: OverlayInput, o: { sync?: string; height?: (w: number) => number; axisEach?: boolean } = {}): uPlot {
-  const width = Math.max(260, el.clientWidth)
+export function drawOverlay(el: HTMLElement, c: OverlayInput, o: { sync?: string; height?: (w: number) => number; axisEach?: boolean; width?: number } = {}): uPlot {
+  const width = Math.max(260, o.width ?? el.clientWidth)
   const height = o.height ?? ((w: number) => (w < 500 ? 200 : 240))
   // axisEach: two stats compared for their shape (correlations), each on its own scale whatever they count.
   const group = (s: OverlaySeries) => (o.axisEach ? `${axisGroup(s)}\u0000${c.series.indexOf(s)}` : axisGroup(s))
@@ -172,7 +189,7 @@ export function drawOverlay(el: HTMLElement, c: OverlayInput, o: { sync?: string
   }
   const fmt = (_u: uPlot, v: number | null) => (v == null ? '—' : num(v))
   const opts: uPlot.Options = {
-    width, height: height(width),
+    width, height: height(width), ...zoneScale,
     scales: { x: { time: true } },
     axes: [
       timeAxis,
@@ -188,7 +205,7 @@ export function drawOverlay(el: HTMLElement, c: OverlayInput, o: { sync?: string
     ],
     legend: { isolate: true },
     cursor: { drag: { x: false, y: false }, ...(o.sync ? { sync: { key: o.sync, setSeries: false } } : {}) },
-    hooks: { draw: [() => { el.dataset.drawnAt ??= String(Math.round(performance.now())) }] },
+    hooks: { draw: [drawn(el)] },
   }
   return new uPlot(opts, overlayData(c), el)
 }

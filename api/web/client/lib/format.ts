@@ -23,8 +23,7 @@ export function age(iso: string | null | undefined, now = Date.now()): string {
   return `${Math.floor(s / 86_400)} days ago`
 }
 
-/** An ISO instant as "2026-11-23 17:40 UTC" (the service's buckets are UTC). */
-export const when = (iso: string | null | undefined) => (iso ? `${iso.slice(0, 16).replace('T', ' ')} UTC` : '—')
+export { when } from './clock.js'
 
 export function pct(cur: number, prev: number): string {
   if (!prev) return cur ? 'new' : '—'
