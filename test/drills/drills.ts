@@ -190,11 +190,15 @@ export class DrillRig {
     return results
   }
 
-  /** One request to a web process (the `w + attempt`-th, so that retries move on); undefined when it went unanswered. */
+  /**
+   * One request to a web process (the `w + attempt`-th, so that retries move on); undefined when it went unanswered,
+   * status 0 when the connection was refused (nothing was sent: a killed web process's port).
+   */
   async send(w: number, attempt: number, path: string, body: unknown, headers: Record<string, string> = {}) {
     const webs = this.webs
     const web = webs[(w + attempt) % webs.length]
-    return http(web.port!, path, { json: body, bearer: this.key, headers, timeoutMs: 10_000 }).catch(() => undefined)
+    return http(web.port!, path, { json: body, bearer: this.key, headers, timeoutMs: 10_000 })
+      .catch((err: Error) => ((err.cause as { code?: string } | undefined)?.code === 'ECONNREFUSED' ? { status: 0, headers: new Headers(), body: undefined } : undefined))
   }
 
   async close(): Promise<void> {
@@ -379,7 +383,8 @@ export interface WritePath {
 }
 
 /**
- * Sends one request until it is answered 200, retrying the same body for up to 30 s on 5xx, 429 or no answer (as a
+ * Sends one request until it is answered 200, retrying the same body for up to 30 s on 5xx, 429, a refused connection
+ * or no answer (as a
  * careful client does when every point carries `t` and `ikey`, so that a resend is deduplicated). `accepted` says how
  * many leading items an answer accepted (a partly stored /ez batch).
  */
@@ -390,7 +395,7 @@ async function sendWithRetries(rig: DrillRig, ledger: Ledger, items: number[], w
   for (let attempt = 0; Date.now() < deadline; attempt++) {
     const res = await rig.send(w, attempt, path, body, headers)
     if (res?.status === 200) return ledger.settle(items, 'accepted')
-    if (res && res.status < 500 && res.status !== 429) {
+    if (res && res.status && res.status < 500 && res.status !== 429) {
       const n = accepted(res.body)
       ledger.settle(items.slice(0, n), 'accepted')
       return ledger.settle(items.slice(n), unanswered ? 'unknown' : 'refused')
@@ -413,8 +418,8 @@ export const singleWithIkey: WritePath = {
 /**
  * Single v1 writes with neither `t` nor `ikey`, the most common write. The service stores each at its arrival second
  * and cannot tell a resend from a new reading (interface 4.1.4: a retry double-counts), so the writer resends only
- * after an error status (which means the point did not land) and never after no answer (the point's outcome is then
- * unknown). "Nothing doubled" is then exact: every value is stored at most once, at a second one of its attempts that
+ * after an error status (which means the point did not land) or a refused connection (nothing was sent), never after
+ * no answer (the point's outcome is then unknown). "Nothing doubled" is then exact: every value is stored at most once, at a second one of its attempts that
  * may have landed was in flight in (the match by value and second), and an error status stored nothing.
  */
 export const singlePlain: WritePath = {
@@ -429,7 +434,7 @@ export const singlePlain: WritePath = {
       if (!res || res.status === 200) windows.push([sent, Math.floor(Date.now() / 1000)])
       if (!res) return ledger.settle([i], 'unknown')
       if (res.status === 200) return ledger.settle([i], 'accepted')
-      if (res.status < 500 && res.status !== 429) return ledger.settle([i], 'refused')
+      if (res.status && res.status < 500 && res.status !== 429) return ledger.settle([i], 'refused')
       await sleep(200)
     }
     ledger.settle([i], 'refused')
