@@ -1,10 +1,14 @@
 // Fault drills (issue 11): the service as operators run it, two web processes
 // and a worker as child processes, against a PostgreSQL and a Redis of the
-// drill's own, under steady single-point writes while a fault is injected.
-// Every point has its own second, value and ikey; the writer retries a failed
-// or unanswered write with the same ikey, as a careful client does. Afterwards
-// every accepted point is looked up in PostgreSQL: accepted, stored, lost,
-// duplicated, stored-though-refused and unknown-outcome counts per drill.
+// drill's own, under steady writes on the paths clients use while a fault is
+// injected (see WritePath below for each path and what "doubled" means on it).
+// Every point has its own value, by which it is found afterwards in PostgreSQL:
+// accepted, stored, lost, duplicated, misplaced, stored-though-refused and
+// unknown-outcome counts per drill and path.
+//
+// A drill is one entry of drills(): a fault, or a fault with the paths to write
+// on while it runs (backfill-burst). A drill of another file (a compaction
+// killed half-way) is registered there with one line.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import type { Redis } from 'ioredis'
@@ -18,6 +22,8 @@ import { startOwnRedis, type OwnRedis } from '../helpers/redis-server.js'
 
 export interface DrillResult {
   drill: string
+  /** The write path (WritePath.name) these counts are of. */
+  path: string
   sent: number
   accepted: number
   stored: number
@@ -33,6 +39,11 @@ export interface DrillResult {
   /** Points the service refused in the end (the writer gave up on definite errors) that are stored anyway. */
   storedRefused: number
   unknownOutcome: number
+  /**
+   * Points stored at another second than they were written for: their explicit `t`, or (without `t`) a second one
+   * of their attempts that may have landed was in flight in.
+   */
+  misplaced: number
   /** Seconds from the fault's end until every process served again (health 200). */
   recoverySeconds: number
   /** Log lines of level warn or error written by the processes during the drill. */
@@ -141,78 +152,53 @@ export class DrillRig {
   }
 
   /**
-   * Writes steadily (4 writers, alternating web processes) while `fault` runs, and for a moment before and after;
-   * then settles and checks every point against PostgreSQL.
+   * Writes steadily on every path of `paths` (each on a stat of its own, alternating web processes) while `fault`
+   * runs, and for a moment before and after; a path with a fixed number of points writes them all instead. Then
+   * settles and checks every point against PostgreSQL: one result per path.
    */
-  async drill(name: string, fault: () => Promise<void>): Promise<DrillResult> {
-    const stat = `drill.${name}`
-    const outcome = new Map<number, 'accepted' | 'refused' | 'unknown'>()
-    const acceptedAt = new Map<number, number>()
+  async drill(name: string, fault: () => Promise<void>, paths: WritePath[] = steadyPaths): Promise<DrillResult[]> {
     this.wipedAt = null
     const logStart = this.procs.map((p) => [p, p.lines.length] as const)
-    const base = Math.floor(Date.now() / 1000) - 86_400
-    let next = 0
+    const base = Math.floor(Date.now() / 1000) - 2 * 86_400
     let writing = true
-    const writer = async (w: number) => {
-      while (writing) {
-        const i = next++
-        const o = await this.writeWithRetries(stat, i, base + i, w)
-        outcome.set(i, o)
-        if (o === 'accepted') acceptedAt.set(i, Date.now())
+    const ledgers = paths.map((path) => new Ledger(path, path.stat?.(name) ?? `drill.${name}.${path.name}`, base))
+    const running = ledgers.map(async (ledger) => {
+      const { path } = ledger
+      let next = 0
+      const take = () => {
+        if (path.points === undefined ? !writing : next >= path.points) return []
+        const from = next
+        next += Math.min(path.batch, (path.points ?? Infinity) - from)
+        return Array.from({ length: next - from }, (_, k) => from + k)
       }
-    }
-    const writers = Array.from({ length: 4 }, (_, w) => writer(w))
+      await Promise.all(Array.from({ length: path.writers }, async (_, w) => {
+        for (let items = take(); items.length; items = take()) await path.write(this, ledger, items, w)
+      }))
+    })
     await sleep(1500)
     await fault()
     const recoverySeconds = await this.healthy(this.settleTimeoutMs)
     await sleep(1500)
     writing = false
-    await Promise.all(writers)
-    await this.settle(this.settleTimeoutMs)
-    const rows = await this.sql<{ value: number; n: number }[]>`
-      select p.value, count(*)::int as n from points p join stats s on s.id = p.stat_id where s.name = ${stat} group by p.value`
-    const stored = new Map(rows.map((r) => [r.value, r.n]))
-    const of = (o: string) => [...outcome].filter(([, v]) => v === o).map(([i]) => i)
-    const accepted = of('accepted')
-    const missing = accepted.filter((i) => !stored.has(i))
-    const wipedAt = this.wipedAt
-    // Answered before the wipe: the point was in the Redis that was wiped.
-    const inWipe = wipedAt === null ? [] : missing.filter((i) => acceptedAt.get(i)! <= wipedAt)
+    await Promise.all(running)
+    const written = ledgers.reduce((n, l) => n + l.outcome.size, 0)
+    // A path of a fixed number of points (the backfill burst) may leave far more to persist than the steady ones.
+    await this.settle(this.settleTimeoutMs + written / 5)
     const logLines = this.procs.reduce((n, p) => n + p.lines.slice(logStart.find(([q]) => q === p)?.[1] ?? 0).filter((l) => /"level":"(warn|error)"/.test(l) || !l.startsWith('{')).length, 0)
-    return {
-      drill: name,
-      sent: outcome.size,
-      accepted: accepted.length,
-      stored: rows.reduce((n, r) => n + r.n, 0),
-      lost: missing.length - inWipe.length,
-      lostInWipe: inWipe.length,
-      wipeWindowMs: inWipe.length ? Math.max(...inWipe.map((i) => wipedAt! - acceptedAt.get(i)!)) : null,
-      duplicated: [...stored.values()].reduce((n, c) => n + c - 1, 0),
-      storedRefused: of('refused').filter((i) => stored.has(i)).length,
-      unknownOutcome: of('unknown').length,
-      recoverySeconds,
-      logLines,
-    }
+    const results: DrillResult[] = []
+    for (const ledger of ledgers) results.push({ drill: name, ...ledger.check(await storedOf(this.sql, ledger.stat), this.wipedAt), recoverySeconds, logLines })
+    return results
   }
 
-  /** One point, retried with the same ikey for up to 30 s on 5xx or no answer; a 4xx is a definite refusal. */
-  private async writeWithRetries(stat: string, i: number, t: number, w: number): Promise<'accepted' | 'refused' | 'unknown'> {
-    const deadline = Date.now() + 30_000
-    let last: 'refused' | 'unknown' = 'unknown'
-    for (let attempt = 0; Date.now() < deadline; attempt++) {
-      const webs = this.webs
-      const web = webs[(w + attempt) % webs.length]
-      try {
-        const res = await http(web.port!, `/api/v1/stats/${encodeURIComponent(stat)}/value`, { json: { value: i, t, ikey: `p${i}` }, bearer: this.key, timeoutMs: 10_000 })
-        if (res.status === 200) return 'accepted'
-        if (res.status < 500 && res.status !== 429) return 'refused'
-        last = 'refused'
-      } catch {
-        last = 'unknown'
-      }
-      await sleep(200)
-    }
-    return last
+  /**
+   * One request to a web process (the `w + attempt`-th, so that retries move on); undefined when it went unanswered,
+   * status 0 when the connection was refused (nothing was sent: a killed web process's port).
+   */
+  async send(w: number, attempt: number, path: string, body: unknown, headers: Record<string, string> = {}) {
+    const webs = this.webs
+    const web = webs[(w + attempt) % webs.length]
+    return http(web.port!, path, { json: body, bearer: this.key, headers, timeoutMs: 10_000 })
+      .catch((err: Error) => ((err.cause as { code?: string } | undefined)?.code === 'ECONNREFUSED' ? { status: 0, headers: new Headers(), body: undefined } : undefined))
   }
 
   async close(): Promise<void> {
@@ -238,8 +224,17 @@ export async function http(port: number, path: string, opts: { json?: unknown; b
   return { status: res.status, headers: res.headers, body }
 }
 
+/** A fault drill: the fault alone (written through while it runs on every steady path), or with the paths to write on. */
+export type Drill = Fault | { fault: Fault; paths: WritePath[] }
+type Fault = (rig: DrillRig) => Promise<void>
+
+/** Runs a drill on a rig: one result per path. */
+export function runDrill(rig: DrillRig, name: string, drill: Drill): Promise<DrillResult[]> {
+  return typeof drill === 'function' ? rig.drill(name, () => drill(rig)) : rig.drill(name, () => drill.fault(rig), drill.paths)
+}
+
 /** The drills, by name; `outageSeconds` is the length of the long outages (20 in `npm run drills`). */
-export function drills(outageSeconds: number): Record<string, (rig: DrillRig) => Promise<void>> {
+export function drills(outageSeconds: number): Record<string, Drill> {
   return {
     'worker-kill': async (rig) => {
       for (let k = 0; k < 3; k++) {
@@ -286,5 +281,192 @@ export function drills(outageSeconds: number): Record<string, (rig: DrillRig) =>
       await sleep(outageSeconds * 1000)
       await rig.pg.start()
     },
+    // Every acknowledged point of a million-point history import is found afterwards, through a worker killed mid-burst.
+    'backfill-burst': {
+      paths: [backfillPath()],
+      fault: async (rig) => {
+        await sleep(3000)
+        await rig.kill(rig.workers[0])
+        await sleep(500)
+        await rig.spawn('worker')
+      },
+    },
   }
+}
+
+type Outcome = 'accepted' | 'refused' | 'unknown'
+
+/** What a drill sent on one path and what the service answered, point by point (a point is its number `i`, its value). */
+export class Ledger {
+  readonly outcome = new Map<number, Outcome>()
+  readonly acceptedAt = new Map<number, number>()
+  /** Paths without `t`: the seconds each attempt that may have landed (accepted or unanswered) was in flight over. */
+  readonly inFlight = new Map<number, Array<[number, number]>>()
+  constructor(readonly path: WritePath, readonly stat: string, readonly base: number) {}
+
+  t(i: number): number {
+    return this.path.t!(this.base, i)
+  }
+
+  settle(items: number[], outcome: Outcome): void {
+    const now = Date.now()
+    for (const i of items) {
+      this.outcome.set(i, outcome)
+      if (outcome === 'accepted') this.acceptedAt.set(i, now)
+    }
+  }
+
+  /** The counts of DrillResult from what PostgreSQL holds of the path's stat (`stored`: by value). */
+  check(stored: Map<number, StoredValue>, wipedAt: number | null): Omit<DrillResult, 'drill' | 'recoverySeconds' | 'logLines'> {
+    const of = (o: Outcome) => [...this.outcome].filter(([, v]) => v === o).map(([i]) => i)
+    const accepted = of('accepted')
+    const missing = accepted.filter((i) => !stored.has(i))
+    // Answered before the wipe: the point was in the Redis that was wiped.
+    const inWipe = wipedAt === null ? [] : missing.filter((i) => this.acceptedAt.get(i)! <= wipedAt)
+    let misplaced = 0
+    for (const [i, s] of stored) {
+      const fits = this.path.t
+        ? (t: number) => t === this.t(i)
+        : (t: number) => (this.inFlight.get(i) ?? []).some(([from, to]) => t >= from && t <= to)
+      if (!fits(s.minT) || !fits(s.maxT)) misplaced++
+    }
+    return {
+      path: this.path.name,
+      sent: this.outcome.size,
+      accepted: accepted.length,
+      stored: [...stored.values()].reduce((n, s) => n + s.n, 0),
+      lost: missing.length - inWipe.length,
+      lostInWipe: inWipe.length,
+      wipeWindowMs: inWipe.length ? Math.max(...inWipe.map((i) => wipedAt! - this.acceptedAt.get(i)!)) : null,
+      // Every path sends a point at most once in a way that may store it twice only if the service dedups it:
+      // with an ikey the retries do, without one the writer never retries what may have landed. So any copy is one too many.
+      duplicated: [...stored.values()].reduce((n, s) => n + s.n - 1, 0),
+      misplaced,
+      storedRefused: of('refused').filter((i) => stored.has(i)).length,
+      unknownOutcome: of('unknown').length,
+    }
+  }
+}
+
+export interface StoredValue {
+  n: number
+  minT: number
+  maxT: number
+}
+
+/** Every point of a drill's stat, by value. (Reads the points table: a drill of stored blocks reads through them here.) */
+export async function storedOf(sql: Sql, stat: string): Promise<Map<number, StoredValue>> {
+  const rows = await sql<Array<StoredValue & { value: number }>>`
+    select p.value, count(*)::int as n, min(extract(epoch from p.ts))::bigint::int as "minT", max(extract(epoch from p.ts))::bigint::int as "maxT"
+    from points p join stats s on s.id = p.stat_id where s.name = ${stat} group by p.value`
+  return new Map(rows.map((r) => [r.value, r]))
+}
+
+/**
+ * One way clients write. `write` sends the points `items` (value i, at `ledger.t(i)` when the path sends `t`) and
+ * settles each one's outcome in the ledger: accepted, refused (an error status: by the interface, it did not land),
+ * or unknown (some attempt went unanswered, so it may have landed, and no later attempt was accepted).
+ */
+export interface WritePath {
+  name: string
+  /** Points per request. */
+  batch: number
+  /** Concurrent writers. */
+  writers: number
+  /** A fixed number of points to write (all of them, however long the fault lasts); steady writing while the drill runs otherwise. */
+  points?: number
+  /** The point's explicit `t`; absent for a path that sends none. */
+  t?: (base: number, i: number) => number
+  /** The stat written (default `drill.<drill>.<path>`). */
+  stat?: (drill: string) => string
+  write(rig: DrillRig, ledger: Ledger, items: number[], w: number): Promise<void>
+}
+
+/**
+ * Sends one request until it is answered 200, retrying the same body for up to 30 s on 5xx, 429, a refused connection
+ * or no answer (as a
+ * careful client does when every point carries `t` and `ikey`, so that a resend is deduplicated). `accepted` says how
+ * many leading items an answer accepted (a partly stored /ez batch).
+ */
+async function sendWithRetries(rig: DrillRig, ledger: Ledger, items: number[], w: number, path: string, body: unknown, headers?: Record<string, string>,
+  accepted: (body: any) => number = () => 0) {
+  const deadline = Date.now() + 30_000
+  let unanswered = false
+  for (let attempt = 0; Date.now() < deadline; attempt++) {
+    const res = await rig.send(w, attempt, path, body, headers)
+    if (res?.status === 200) return ledger.settle(items, 'accepted')
+    if (res && res.status && res.status < 500 && res.status !== 429) {
+      const n = accepted(res.body)
+      ledger.settle(items.slice(0, n), 'accepted')
+      return ledger.settle(items.slice(n), unanswered ? 'unknown' : 'refused')
+    }
+    unanswered ||= !res
+    await sleep(200)
+  }
+  ledger.settle(items, unanswered ? 'unknown' : 'refused')
+}
+
+const pastT = (base: number, i: number) => base + i
+
+/** The drills' first path: single v1 writes with `t` and `ikey`, resent alike until answered. On `drill.<drill>`. */
+export const singleWithIkey: WritePath = {
+  name: 'single-ikey', batch: 1, writers: 2, t: pastT, stat: (drill) => `drill.${drill}`,
+  write: (rig, ledger, [i], w) =>
+    sendWithRetries(rig, ledger, [i], w, `/api/v1/stats/${encodeURIComponent(ledger.stat)}/value`, { value: i, t: ledger.t(i), ikey: `p${i}` }),
+}
+
+/**
+ * Single v1 writes with neither `t` nor `ikey`, the most common write. The service stores each at its arrival second
+ * and cannot tell a resend from a new reading (interface 4.1.4: a retry double-counts), so the writer resends only
+ * after an error status (which means the point did not land) or a refused connection (nothing was sent), never after
+ * no answer (the point's outcome is then unknown). "Nothing doubled" is then exact: every value is stored at most once, at a second one of its attempts that
+ * may have landed was in flight in (the match by value and second), and an error status stored nothing.
+ */
+export const singlePlain: WritePath = {
+  name: 'single-plain', batch: 1, writers: 2,
+  write: async (rig, ledger, [i], w) => {
+    const deadline = Date.now() + 30_000
+    const windows: Array<[number, number]> = []
+    ledger.inFlight.set(i, windows)
+    for (let attempt = 0; Date.now() < deadline; attempt++) {
+      const sent = Math.floor(Date.now() / 1000)
+      const res = await rig.send(w, attempt, `/api/v1/stats/${encodeURIComponent(ledger.stat)}/value`, { value: i })
+      if (!res || res.status === 200) windows.push([sent, Math.floor(Date.now() / 1000)])
+      if (!res) return ledger.settle([i], 'unknown')
+      if (res.status === 200) return ledger.settle([i], 'accepted')
+      if (res.status && res.status < 500 && res.status !== 429) return ledger.settle([i], 'refused')
+      await sleep(200)
+    }
+    ledger.settle([i], 'refused')
+  },
+}
+
+/** `/ez` JSON batches of 20 (strict mode, so that a failure has its status), every item with `t` (a digit string, as the predecessor's sample sends it) and `ikey`. */
+export const ezBatch: WritePath = {
+  name: 'ez-batch', batch: 20, writers: 1, t: pastT,
+  write: (rig, ledger, items, w) => sendWithRetries(rig, ledger, items, w, '/ez',
+    { ezkey: rig.key, data: items.map((i) => ({ stat: ledger.stat, value: i, t: String(ledger.t(i)), ikey: `e${i}` })) },
+    { 'x-service-strict': '1' }, (body) => Number(body?.accepted) || 0),
+}
+
+function pointsBatch(name: string, batch: number, writers: number, t: (base: number, i: number) => number, points?: number): WritePath {
+  return {
+    name, batch, writers, t, points,
+    write: (rig, ledger, items, w) => sendWithRetries(rig, ledger, items, w, '/api/v1/points',
+      { points: items.map((i) => ({ stat: ledger.stat, value: i, t: ledger.t(i), ikey: `b${i}` })) }),
+  }
+}
+
+/** `/api/v1/points` batches of 100, every point with `t` and `ikey`. */
+export const v1Batch = pointsBatch('points-batch', 100, 1, pastT)
+
+/** What every fault drill writes on while its fault runs. */
+export const steadyPaths: WritePath[] = [singleWithIkey, singlePlain, ezBatch, v1Batch]
+
+/**
+ * A history import: `DRILL_BACKFILL_POINTS` points (default a million) in `/api/v1/points` batches of 1,000 from 4
+ * writers, one a second from 20 days back (t wraps after 18 days' worth, values stay distinct).
+ */
+export function backfillPath(points = Number(process.env.DRILL_BACKFILL_POINTS ?? 1_000_000)): WritePath {
+  return pointsBatch('backfill', 1000, 4, (base, i) => base - 20 * 86_400 + (i % (18 * 86_400)), points)
 }

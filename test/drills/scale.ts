@@ -9,7 +9,7 @@ import { startPrimaryWithReplica, type PrimaryWithReplica } from '../helpers/pg-
 import { startHttpReceiver, type HttpReceiver } from '../helpers/receivers.js'
 import type { OwnRedis } from '../helpers/redis-server.js'
 import { startRedisCluster, type OwnRedisCluster } from '../helpers/redis-cluster.js'
-import { DrillRig, http, type DrillResult } from './drills.js'
+import { DrillRig, http, singleWithIkey, type DrillResult } from './drills.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -66,12 +66,13 @@ export class ScaleRig {
         await sleep(100)
       }
     })()
-    const result = await rig.drill(name, async () => {
+    // One path: the reader and the alert are the point of these drills, the write paths are the fault drills'.
+    const [result] = await rig.drill(name, async () => {
       // The breach is written as the fault starts: the alert fires while the fault is in force.
       const breach = await http(web(), `/api/v1/stats/${alertStat}/value`, { bearer: rig.key, json: { value: 500 } })
       if (breach.status !== 200) throw new Error(`breach not accepted: ${breach.status}`)
       await fault()
-    })
+    }, [singleWithIkey])
     reading = false
     await reader
     const fired = (await this.receiver.waitFor(1, (r) => r.json?.alert_id === alertId && r.json?.status === 'firing', 60_000))
