@@ -8,7 +8,7 @@
 import type { Db } from '../db.js'
 import { invalid } from '../errors.js'
 import { binOf, COARSE_TIERS, Sketch } from '../points/sketches.js'
-import type { Bucket } from './read.js'
+import { readBuckets, type Bucket } from './read.js'
 import type { Kind } from './repo.js'
 import type { Window } from './ranges.js'
 
@@ -33,61 +33,106 @@ export function parsePercentiles(raw: string, kind: Kind): Percentile[] {
 
 /** Each bucket's percentiles, in the order asked, by bucket start (Unix seconds). */
 export async function readPercentiles(sql: Db, statId: string, w: Window, ps: Percentile[]): Promise<Map<number, number[]>> {
+  return bucketPercentiles(sql, statId, w, ps, 0)
+}
+
+/**
+ * The percentiles of all of a gauge's points in [from, to) (any bounds, to the millisecond), in the order asked;
+ * null when the span holds no point. The reader of alerts on a percentile, the threshold helper and the question
+ * box, the same as a chart bucket of the span's length: a span under an hour (or not a whole number of hours) is
+ * exact (percentile_disc, nearest-rank); a longer one merges the hour sketches of the clean whole hours inside it
+ * with the binned raw points of its partial first and last hours and of every unsketched hour, within 1 %, and is
+ * clamped to the exact min and max of the hours it touches (so a stat that holds one value reads exactly that
+ * value, not its bin's).
+ */
+export async function spanPercentiles(sql: Db, statId: string, from: Date, to: Date, ps: Percentile[]): Promise<number[] | null> {
+  const spanSeconds = (to.getTime() - from.getTime()) / 1000
+  if (spanSeconds <= 0 || !ps.length) return null
+  const w: Window = { requested: 'custom', from, to, bucketSeconds: spanSeconds }
+  const values = [...(await bucketPercentiles(sql, statId, w, ps, from.getTime() / 1000)).values()]
+  if (!values.length) return null
+  if (spanSeconds % 3_600 !== 0 || !Number.isInteger(spanSeconds)) return values[0]
+  const hours: Window = { requested: 'custom', from: new Date(Math.floor(from.getTime() / HOUR) * HOUR), to, bucketSeconds: 3_600 }
+  const buckets = await readBuckets(sql, statId, 'gauge', hours)
+  let min = Infinity
+  let max = -Infinity
+  for (const b of buckets) if ('min' in b) { min = Math.min(min, b.min); max = Math.max(max, b.max) }
+  return values[0].map((v) => (min <= max ? Math.min(max, Math.max(min, v)) : v))
+}
+
+/**
+ * Each bucket's percentiles by bucket start (Unix seconds), buckets of w.bucketSeconds counted from `origin`
+ * (Unix seconds; 0 for chart buckets, which align to multiples of their size in UTC).
+ */
+async function bucketPercentiles(sql: Db, statId: string, w: Window, ps: Percentile[], origin: number): Promise<Map<number, number[]>> {
   const out = new Map<number, number[]>()
   const b = w.bucketSeconds
   if (w.from >= w.to) return out
   if (b % 3_600 !== 0) {
     const rows = await sql<{ t: string; v: number[] }[]>`
-      select (floor(date_part('epoch', ts) / ${b}) * ${b})::bigint as t,
+      select (floor((date_part('epoch', ts) - ${origin}::float8) / ${b}::float8) * ${b}::float8 + ${origin}::float8)::float8 as t,
              percentile_disc(${ps.map((p) => p.q)}::float8[]) within group (order by value) as v
       from points where stat_id = ${statId} and ts >= ${w.from} and ts < ${w.to} group by 1`
     for (const r of rows) out.set(Number(r.t), r.v.map(Number))
     return out
   }
-  const sketches = await mergedSketches(sql, statId, w)
+  const sketches = await mergedSketches(sql, statId, w, origin)
   for (const [t, s] of sketches) out.set(t, ps.map((p) => s.quantile(p.q)!))
   return out
 }
 
-/** The merged sketch of each bucket of a window whose buckets are whole hours. */
-async function mergedSketches(sql: Db, statId: string, w: Window): Promise<Map<number, Sketch>> {
+/**
+ * The merged sketch of each bucket of a window whose buckets are whole hours. Chart windows (origin 0) start on
+ * a bucket edge; a span (origin its start) may start inside an hour, whose part in the span is read raw.
+ */
+async function mergedSketches(sql: Db, statId: string, w: Window, origin: number): Promise<Map<number, Sketch>> {
   const b = w.bucketSeconds * 1000
   const from = w.from.getTime()
-  const hourEdge = new Date(Math.max(from, Math.floor(w.to.getTime() / HOUR) * HOUR))
+  const o = origin * 1000
+  // The first whole hour: the hour sketches serve [headEdge, hourEdge), raw points the rest.
+  const headEdge = new Date(Math.min(Math.ceil(from / HOUR) * HOUR, Math.max(from, Math.floor(w.to.getTime() / HOUR) * HOUR)))
+  const hourEdge = new Date(Math.max(headEdge.getTime(), Math.floor(w.to.getTime() / HOUR) * HOUR))
   const staleRows = await sql<{ h: Date }[]>`
-    select date_trunc('hour', bucket, 'UTC') as h from rollup_pending where stat_id = ${statId} and bucket >= ${w.from} and bucket < ${hourEdge}
+    select date_trunc('hour', bucket, 'UTC') as h from rollup_pending where stat_id = ${statId} and bucket >= ${headEdge} and bucket < ${hourEdge}
     union
-    select hour from sketch_dirty where stat_id = ${statId} and hour >= ${w.from} and hour < ${hourEdge}`
+    select hour from sketch_dirty where stat_id = ${statId} and hour >= ${headEdge} and hour < ${hourEdge}`
   const stale = new Set(staleRows.map((r) => r.h.getTime()))
   // The coarsest tier whose period divides the bucket serves the whole periods before the current one,
-  // except those holding an unsketched hour (their other hours come from the hour sketches).
-  const tier = [...COARSE_TIERS].reverse().find((t) => b % (t.seconds * 1000) === 0)
+  // except those holding an unsketched hour (their other hours come from the hour sketches). Buckets off the
+  // UTC grid (a span) use hours only.
+  const tier = o % b === 0 ? [...COARSE_TIERS].reverse().find((t) => b % (t.seconds * 1000) === 0) : undefined
   const P = (tier?.seconds ?? 3_600) * 1000
-  const periodEdge = new Date(tier ? Math.max(from, Math.floor(hourEdge.getTime() / P) * P) : from)
+  const periodEdge = new Date(tier ? Math.max(from, Math.floor(hourEdge.getTime() / P) * P) : headEdge.getTime())
   const stalePeriods = [...new Set([...stale].map((h) => Math.floor(h / P) * P))]
+  const bucketOf = (ms: number) => Math.floor((ms - o) / b) * (b / 1000) + origin
   const [periods, hours, raw] = await Promise.all([
     tier
       ? sql<{ bucket: Date; sketch: Uint8Array }[]>`
           select bucket, sketch from ${sql(tier.table)} where stat_id = ${statId} and bucket >= ${w.from} and bucket < ${periodEdge}`
       : [],
     sql<{ bucket: Date; sketch: Uint8Array }[]>`
-      select bucket, sketch from sketches_1h where stat_id = ${statId} and bucket >= ${w.from} and bucket < ${hourEdge}
+      select bucket, sketch from sketches_1h where stat_id = ${statId} and bucket >= ${headEdge} and bucket < ${hourEdge}
         and (bucket >= ${periodEdge} or date_bin(${`${P / 1000} seconds`}::interval, bucket, timestamptz 'epoch') = any(${stalePeriods.map((d) => new Date(d).toISOString())}::timestamptz[]))`,
     sql<{ t: string; s: number; k: number; n: number }[]>`
-      select (floor(date_part('epoch', ts) / ${w.bucketSeconds}) * ${w.bucketSeconds})::bigint as t, s, k, count(*)::int as n from (
-        ${unsketched(sql, statId, [...runsOf(stale), [hourEdge.getTime(), w.to.getTime()]])}
+      select (floor((date_part('epoch', ts) - ${origin}::float8) / ${w.bucketSeconds}::float8) * ${w.bucketSeconds}::float8 + ${origin}::float8)::float8 as t, s, k, count(*)::int as n from (
+        ${unsketched(sql, statId, [[from, headEdge.getTime()], ...runsOf(stale), [hourEdge.getTime(), w.to.getTime()]])}
       ) x group by 1, 2, 3`,
   ])
   const out = new Map<number, Sketch>()
   const into = (ms: number) => {
-    const t = Math.floor(ms / b) * (b / 1000)
+    const t = bucketOf(ms)
     let s = out.get(t)
     if (!s) out.set(t, (s = new Sketch()))
     return s
   }
   for (const d of periods) if (!stalePeriods.includes(d.bucket.getTime())) into(d.bucket.getTime()).mergeEncoded(d.sketch)
   for (const h of hours) if (!stale.has(h.bucket.getTime())) into(h.bucket.getTime()).mergeEncoded(h.sketch)
-  for (const r of raw) into(Number(r.t) * 1000).add(r.s, r.k, r.n)
+  for (const r of raw) {
+    const t = Number(r.t)
+    let s = out.get(t)
+    if (!s) out.set(t, (s = new Sketch()))
+    s.add(r.s, r.k, r.n)
+  }
   return out
 }
 
