@@ -179,3 +179,52 @@ export function withPercentiles(buckets: Bucket[], ps: Percentile[], values: Map
     return { ...bucket, ...extra }
   })
 }
+
+/**
+ * A percentile alert replayed (the threshold helper's back-test): for each of `slots` minutes from `from` (Unix
+ * seconds, minute-aligned), the percentile of the gauge's points in the `windowMinutes` before that minute's end,
+ * what a live alert evaluated at that instant compares; null where the window holds no point. One read of the
+ * points binned per minute the way a sketch files them, then one sketch slid along (a minute's bins added as it
+ * enters the window, taken out as it leaves) and clamped to the window's exact min and max: so within 1 % of the
+ * live value (exact under an hour) at every minute, at the cost of one pass over the lookback's points.
+ */
+export async function slidingPercentiles(sql: Db, statId: string, from: number, slots: number, windowMinutes: number, p: Percentile): Promise<Array<number | null>> {
+  const out: Array<number | null> = new Array(slots).fill(null)
+  if (slots <= 0) return out
+  const first = from - (windowMinutes - 1) * 60
+  const rows = await sql<{ m: number; s: number; k: number; n: number; lo: number; hi: number }[]>`
+    select ((floor(date_part('epoch', ts) / 60)::bigint * 60 - ${first}) / 60)::int as m, s, k, count(*)::int as n, min(value) as lo, max(value) as hi
+    from (select ts, value, ${binOf(sql)} from points where stat_id = ${statId} and ts >= ${new Date(first * 1000)} and ts < ${new Date((from + slots * 60) * 1000)}) x
+    group by 1, 2, 3`
+  // Minute index (from `first`) -> its bins, and its min and max.
+  const minutes = slots + windowMinutes - 1
+  const bins: Array<Array<[number, number, number]> | undefined> = new Array(minutes)
+  const lo = new Float64Array(minutes).fill(Infinity)
+  const hi = new Float64Array(minutes).fill(-Infinity)
+  for (const r of rows) {
+    ;(bins[r.m] ??= []).push([r.s, r.k, r.n])
+    lo[r.m] = Math.min(lo[r.m], r.lo)
+    hi[r.m] = Math.max(hi[r.m], r.hi)
+  }
+  const sketch = new Sketch()
+  // Monotonic deques of minute indices: the window's min and max in O(1) per minute.
+  const mins: number[] = []
+  const maxs: number[] = []
+  for (let m = 0; m < minutes; m++) {
+    for (const [s, k, n] of bins[m] ?? []) sketch.add(s, k, n)
+    const leaving = m - windowMinutes
+    if (leaving >= 0) for (const [s, k, n] of bins[leaving] ?? []) sketch.add(s, k, -n)
+    if (lo[m] !== Infinity) {
+      while (mins.length && lo[mins[mins.length - 1]] >= lo[m]) mins.pop()
+      mins.push(m)
+      while (maxs.length && hi[maxs[maxs.length - 1]] <= hi[m]) maxs.pop()
+      maxs.push(m)
+    }
+    while (mins.length && mins[0] <= leaving) mins.shift()
+    while (maxs.length && maxs[0] <= leaving) maxs.shift()
+    const slot = m - (windowMinutes - 1)
+    if (slot < 0 || !sketch.count) continue
+    out[slot] = Math.min(hi[maxs[0]], Math.max(lo[mins[0]], sketch.quantile(p.q)!))
+  }
+  return out
+}

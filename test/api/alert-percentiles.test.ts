@@ -174,3 +174,42 @@ test.serial('a stat that turns out a counter after its percentile alert was crea
   t.like(await alertRow(a.id), { state: 'ok', last_value: null })
   t.deepEqual(await deliveries(a.id), [])
 })
+
+test.serial('threshold helper on a percentile: candidates from the minute p95s over the window, back-tested; a counter is a 400', async (t) => {
+  const u = await user()
+  const stat = 'checkout.latency'
+  // Four hours, a reading every 10 s: 100 ms, with a burst of three readings at 800 ms each hour. The minute
+  // averages never pass 450, the p95 over 5 minutes (30 readings, rank 29) is 800 while two of the burst are in it.
+  const T = Math.floor(Date.now() / 60_000) * 60
+  const points = Array.from({ length: 1440 }, (_, i) => ({ stat, t: T - 14_400 + i * 10, value: i % 360 < 3 ? 800 : 100 }))
+  await write(u.key, [...points, { stat: 'orders', t: T - 60, count: 1 } as never])
+
+  const get = (q: Record<string, string>) => request(app.url, `/api/v1/thresholds/suggest?${new URLSearchParams({ stat, lookback: '24h', ...q })}`, { bearer: u.key })
+  const avg = await get({})
+  t.is(avg.status, 200, avg.text)
+  t.is(avg.body.aggregation, 'avg')
+  t.true(avg.body.distribution.max < 500, `minute averages stay under 500 (max ${avg.body.distribution.max})`)
+  const backtested = await get({ aggregation: 'p95', window_minutes: '5', threshold: '500' })
+  t.is(backtested.status, 200, backtested.text)
+  t.like(backtested.body, { aggregation: 'p95', window_minutes: 5 })
+  t.is(backtested.body.distribution.max, 800)
+  t.regex(backtested.body.basis.value_definition, /^the p95 \(nearest rank\) of the gauge's points over the 5 minutes before the end of each minute/)
+  // Four bursts, each one incident: the p95 over 5 minutes holds above 500 while the burst is in the window.
+  t.is(backtested.body.suggestions[0].would_have_fired, 4)
+  const avgTest = await get({ threshold: '500' })
+  t.is(avgTest.body.suggestions[0].would_have_fired, 0)
+  const suggested = await get({ aggregation: 'p95', window_minutes: '5' })
+  t.true(suggested.body.suggestions.length >= 1)
+  t.true(suggested.body.suggestions.every((s: any) => s.threshold > 100 && s.threshold < 800), JSON.stringify(suggested.body.suggestions))
+
+  const counter = await request(app.url, '/api/v1/thresholds/suggest?stat=orders&aggregation=p95', { bearer: u.key })
+  t.is(counter.status, 400, counter.text)
+  t.is(counter.body.code, 'percentile_on_counter')
+  t.is(counter.body.detail, 'aggregation p95: "orders" is a counter, and only gauges have percentiles (a counter\'s minute is a sum): use aggregation avg')
+  const bad = await get({ aggregation: 'p97' })
+  t.is(bad.status, 400)
+  t.true(String(bad.body.detail).startsWith('query.aggregation'), bad.body.detail)
+  const window = await get({ aggregation: 'p95', window_minutes: '0' })
+  t.is(window.status, 400)
+  t.true(String(window.body.detail).startsWith('query.window_minutes'), window.body.detail)
+})

@@ -78,16 +78,19 @@ interface Suggestions {
 }
 
 /** "Suggest a threshold": candidates from the stat's own history, each back-tested over the lookback. */
-function SuggestThreshold({ stat, condition, cooldown, onPick }: { stat: string; condition: 'above' | 'below'; cooldown: string; onPick: (t: number) => void }) {
+function SuggestThreshold({ stat, condition, cooldown, aggregation, window, onPick }: { stat: string; condition: 'above' | 'below'; cooldown: string; aggregation: Aggregation; window: string; onPick: (t: number) => void }) {
   const [res, setRes] = useState<Suggestions | null>(null)
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
-  useEffect(() => { setRes(null); setError(null) }, [stat, condition, cooldown])
+  useEffect(() => { setRes(null); setError(null) }, [stat, condition, cooldown, aggregation, window])
   const load = async () => {
     setBusy(true)
     setError(null)
     try {
-      const q = new URLSearchParams({ stat, condition_type: condition, lookback: '30d', ...(/^\d+$/.test(cooldown) ? { cooldown_minutes: cooldown } : {}) })
+      const q = new URLSearchParams({
+        stat, condition_type: condition, lookback: '30d', ...(/^\d+$/.test(cooldown) ? { cooldown_minutes: cooldown } : {}),
+        ...(aggregation !== 'avg' ? { aggregation, ...(/^\d+$/.test(window) ? { window_minutes: window } : {}) } : {}),
+      })
       setRes(await api<Suggestions>('GET', `/api/v1/thresholds/suggest?${q}`))
     } catch (err) {
       setError(err)
@@ -101,7 +104,7 @@ function SuggestThreshold({ stat, condition, cooldown, onPick }: { stat: string;
     <${ErrorNotice} error=${error} />
     ${res ? html`<div class="card small" aria-live="polite">
       ${res.suggestions.length === 0 ? (res.basis.minutes_with_value ? null : html`<p class="muted">No minute of “${stat}” has a value in the last ${days} days: nothing to suggest from yet.</p>`) : html`
-        <p>From ${res.basis.minutes_with_value.toLocaleString('en-US')} minutes of “${stat}” over the last ${days} days, replayed minute by minute as the alert would run:</p>
+        <p>From ${res.basis.minutes_with_value.toLocaleString('en-US')} minutes of “${stat}”${aggregation !== 'avg' ? ` (the ${aggregation} over the ${window} minutes before each)` : ''} over the last ${days} days, replayed minute by minute as the alert would run:</p>
         <div class="table-wrap"><table class="stack"><thead><tr><th class="num">Threshold</th><th>Percentile</th><th class="num">Would have fired</th><th class="num">Catches the largest</th><th class="num">Minutes in breach</th><th><span class="sr-only">Use</span></th></tr></thead><tbody>
           ${res.suggestions.map((c) => html`<tr><td data-label="Threshold" class="num">${num(c.threshold)}</td><td data-label="Percentile">${c.quantile === null ? '—' : `p${+(c.quantile * 100).toFixed(1)}`}</td>
             <td data-label="Would have fired" class="num">${c.would_have_fired} ${c.would_have_fired === 1 ? 'time' : 'times'}${c.suppressed_by_cooldown ? ` (+${c.suppressed_by_cooldown} held back by the cooldown)` : ''}</td>
@@ -209,6 +212,7 @@ function CreateForm({ stats, onCreated }: { stats: string[]; onCreated: (a: Aler
       <//>
     </div>
     ${f.condition_type === 'above' || f.condition_type === 'below' ? html`<${SuggestThreshold} stat=${f.stat_name} condition=${f.condition_type} cooldown=${f.cooldown_minutes}
+      aggregation=${aggregationOf(f)} window=${f.window_minutes}
       onPick=${(t: number) => setF({ ...f, threshold: String(t) })} />` : null}
     ${c.threshold ? html`<${Field} id="on_no_data" label="When the stat goes quiet" hint=${`No point for ${c.window ? 'the window' : 'an hour'}: keep the alert as it is (a firing alert stays firing), resolve it, or fire.`}>
       <select id="on_no_data" value=${f.on_no_data} onChange=${set('on_no_data')}>
