@@ -33,14 +33,14 @@ export function parsePercentiles(raw: string, kind: Kind): Percentile[] {
 
 /** Each bucket's percentiles, in the order asked, by bucket start (Unix seconds). */
 export async function readPercentiles(sql: Db, statId: string, w: Window, ps: Percentile[]): Promise<Map<number, number[]>> {
-  return bucketPercentiles(sql, statId, w, ps, 0)
+  return bucketPercentiles(sql, statId, w, ps, 0, w.bucketSeconds % 3_600 !== 0)
 }
 
 /**
  * The percentiles of all of a gauge's points in [from, to) (any bounds, to the millisecond), in the order asked;
  * null when the span holds no point. The reader of alerts on a percentile, the threshold helper and the question
- * box, the same as a chart bucket of the span's length: a span under an hour (or not a whole number of hours) is
- * exact (percentile_disc, nearest-rank); a longer one merges the hour sketches of the clean whole hours inside it
+ * box, the same as a chart bucket of the span's length: a span under an hour is
+ * exact (percentile_disc, nearest-rank); an hour or longer merges the hour sketches of the clean whole hours inside it
  * with the binned raw points of its partial first and last hours and of every unsketched hour, within 1 %, and is
  * clamped to the exact min and max of the hours it touches (so a stat that holds one value reads exactly that
  * value, not its bin's).
@@ -49,9 +49,10 @@ export async function spanPercentiles(sql: Db, statId: string, from: Date, to: D
   const spanSeconds = (to.getTime() - from.getTime()) / 1000
   if (spanSeconds <= 0 || !ps.length) return null
   const w: Window = { requested: 'custom', from, to, bucketSeconds: spanSeconds }
-  const values = [...(await bucketPercentiles(sql, statId, w, ps, from.getTime() / 1000)).values()]
+  const exact = spanSeconds < 3_600
+  const values = [...(await bucketPercentiles(sql, statId, w, ps, from.getTime() / 1000, exact)).values()]
   if (!values.length) return null
-  if (spanSeconds % 3_600 !== 0 || !Number.isInteger(spanSeconds)) return values[0]
+  if (exact) return values[0]
   const hours: Window = { requested: 'custom', from: new Date(Math.floor(from.getTime() / HOUR) * HOUR), to, bucketSeconds: 3_600 }
   const buckets = await readBuckets(sql, statId, 'gauge', hours)
   let min = Infinity
@@ -64,11 +65,11 @@ export async function spanPercentiles(sql: Db, statId: string, from: Date, to: D
  * Each bucket's percentiles by bucket start (Unix seconds), buckets of w.bucketSeconds counted from `origin`
  * (Unix seconds; 0 for chart buckets, which align to multiples of their size in UTC).
  */
-async function bucketPercentiles(sql: Db, statId: string, w: Window, ps: Percentile[], origin: number): Promise<Map<number, number[]>> {
+async function bucketPercentiles(sql: Db, statId: string, w: Window, ps: Percentile[], origin: number, exact: boolean): Promise<Map<number, number[]>> {
   const out = new Map<number, number[]>()
   const b = w.bucketSeconds
   if (w.from >= w.to) return out
-  if (b % 3_600 !== 0) {
+  if (exact) {
     const rows = await sql<{ t: string; v: number[] }[]>`
       select (floor((date_part('epoch', ts) - ${origin}::float8) / ${b}::float8) * ${b}::float8 + ${origin}::float8)::float8 as t,
              percentile_disc(${ps.map((p) => p.q)}::float8[]) within group (order by value) as v
@@ -82,8 +83,9 @@ async function bucketPercentiles(sql: Db, statId: string, w: Window, ps: Percent
 }
 
 /**
- * The merged sketch of each bucket of a window whose buckets are whole hours. Chart windows (origin 0) start on
- * a bucket edge; a span (origin its start) may start inside an hour, whose part in the span is read raw.
+ * The merged sketch of each bucket of a window. Chart windows (origin 0) have buckets of whole hours and start on
+ * a bucket edge; a span (one bucket, origin its start) may start and end inside an hour, whose parts in the span
+ * are read raw.
  */
 async function mergedSketches(sql: Db, statId: string, w: Window, origin: number): Promise<Map<number, Sketch>> {
   const b = w.bucketSeconds * 1000
