@@ -53,6 +53,7 @@ export const PROBLEMS: Record<string, ProblemDoc> = {
   range_with_from_to: p('invalid', '`range` was given together with `from` or `to`.', 'Send either `range` or a `from`/`to` window.'),
   invalid_window: p('invalid', '`from` is not before `to`.', 'Swap or correct the dates.'),
   percentiles_on_counter: p('invalid', '`percentiles` was asked of a counter: a counter\'s bucket is a sum, so only gauges have percentiles.', 'Leave out `percentiles` on counters, or record the quantity as a gauge.'),
+  percentile_on_counter: p('invalid', 'An alert asked for a percentile (`aggregation` p50, p90, p95 or p99) of a stat that is a counter: a counter\'s minute is a sum, so only gauges have percentiles.', 'Use `aggregation: "avg"` on counters, or record the quantity as a gauge.'),
   invalid_date: p('invalid', 'A date is not ISO 8601, or is outside the dates the service can store.', 'Send a date such as `2026-11-23` or `2026-11-23T10:00:00Z`.'),
   invalid_id: p('invalid', 'An id in the path is not a UUID.', 'Use the id as the API returned it.'),
   invalid_stat_id: p('invalid', 'The stat id in the path is not a UUID.', 'Use the id from the share or embed URL as given.'),

@@ -2,7 +2,9 @@
 // Bearer or session reads, every query scoped to the caller's account.
 import { correlations } from '../../shared/analytics/correlations.js'
 import { CorrelationsQuery, CorrelationsResponse, ThresholdsQuery, ThresholdsResponse } from '../../shared/analytics/schema.js'
-import { readMinutes, suggestThresholds } from '../../shared/analytics/thresholds.js'
+import { readMinutes, readPercentileMinutes, suggestThresholds } from '../../shared/analytics/thresholds.js'
+import type { Aggregation } from '../../shared/alerts/schema.js'
+import { invalid } from '../../shared/errors.js'
 import { planOf } from '../../shared/plans.js'
 import { RANGES, type RangeName } from '../../shared/stats/ranges.js'
 import { accountOf, type AuthKind } from '../context.js'
@@ -30,10 +32,17 @@ export function analyticsRoutes(routes: Routes): void {
       const lookbackDays = RANGES[query.lookback as RangeName].seconds / 86_400
       const retentionDays = planOf(account.plan).retentionDays
       const days = Math.min(lookbackDays, retentionDays)
-      const series = await ctx.deps.reads.run((sql) => readMinutes(sql, stat, new Date(now.getTime() - days * 86_400_000), now))
+      const aggregation = query.aggregation as Aggregation
+      if (aggregation !== 'avg' && stat.kind === 'counter') {
+        throw invalid('percentile_on_counter', `aggregation ${aggregation}: "${stat.name}" is a counter, and only gauges have percentiles (a counter's minute is a sum): use aggregation avg`)
+      }
+      const from = new Date(now.getTime() - days * 86_400_000)
+      const series = await ctx.deps.reads.run((sql) => aggregation === 'avg'
+        ? readMinutes(sql, stat, from, now)
+        : readPercentileMinutes(sql, stat, from, now, query.window_minutes, aggregation))
       ctx.body = suggestThresholds({
         stat, series, condition: query.condition_type as 'above' | 'below', cooldownMinutes: query.cooldown_minutes, threshold: query.threshold,
-        lookbackDays, clampedToDays: lookbackDays > retentionDays ? retentionDays : null,
+        lookbackDays, clampedToDays: lookbackDays > retentionDays ? retentionDays : null, aggregation, windowMinutes: query.window_minutes,
       })
     })
 }

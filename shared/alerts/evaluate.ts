@@ -2,12 +2,14 @@
 // alert's observation, the state machine runs in memory, one statement writes
 // the new states and one inserts the deliveries (the outbox), all in one
 // transaction. An advisory lock keeps two passes from overlapping anywhere.
-import type { Sql } from '../db.js'
+import type { Db, Sql } from '../db.js'
 import { conditionHolds, step, type Rule } from './conditions.js'
 import { recordEvents, type NewEvent } from './history.js'
 import { applyMute, silenceVerdict, type Managed } from './management.js'
 import { DEFAULT_NO_DATA_MINUTES, pausedAlertIds } from './repo.js'
-import type { Condition, DeliveryPayload, OnNoData } from './schema.js'
+import { percentileOf, type Aggregation, type Condition, type DeliveryPayload, type OnNoData } from './schema.js'
+import { spanPercentiles } from '../stats/percentiles.js'
+import type { Kind } from '../stats/repo.js'
 
 const LOCK_ID = 72_410_002
 
@@ -17,6 +19,9 @@ interface Row {
   condition_type: Condition
   threshold: number
   window_minutes: number
+  aggregation: Aggregation
+  stat_id: string | null
+  stat_kind: Kind | null
   direction: 'above' | 'below'
   cooldown_minutes: number
   state: 'ok' | 'firing'
@@ -59,15 +64,17 @@ function anomalyMessage(r: Row, event: 'fired' | 'resolved', observed: string): 
 function payload(r: Row, event: 'fired' | 'resolved', incidentId: string, now: Date, noData = false): DeliveryPayload {
   const limit = r.condition_type === 'heartbeat' || r.condition_type === 'missing_data' ? r.window_minutes * 60 : r.threshold
   const observed = r.value === null ? 'no data' : String(Math.round(r.value * 1000) / 1000)
+  // A percentile alert says which value it compared: "api.latency: p95 over 5 min above 500 (observed 612)".
+  const what = r.aggregation === 'avg' ? '' : `${r.aggregation} over ${r.window_minutes} min `
   const silence = `no data for more than ${r.silence_minutes * 60} s`
   return {
     alert_id: r.id, event, status: event === 'fired' ? 'firing' : 'resolved', stat_name: r.stat_name,
     observed_value: r.value, condition: r.condition_type, threshold: r.threshold, triggered_at: now.toISOString(),
     message: r.condition_type === 'anomaly' ? anomalyMessage(r, event, observed) : event === 'fired'
-      ? noData ? `${r.stat_name}: ${silence}` : `${r.stat_name}: ${describe[r.condition_type]} ${limit} (observed ${observed})`
+      ? noData ? `${r.stat_name}: ${silence}` : `${r.stat_name}: ${what}${describe[r.condition_type]} ${limit} (observed ${observed})`
       : noData && r.on_no_data === 'resolve' ? `${r.stat_name}: resolved, ${silence}`
         : noData ? `${r.stat_name}: data is back (observed ${observed})`
-          : `${r.stat_name}: recovered, no longer ${describe[r.condition_type]} ${limit} (observed ${observed})`,
+          : `${r.stat_name}: recovered, ${what}no longer ${describe[r.condition_type]} ${limit} (observed ${observed})`,
     // Also the BullMQ job id, which may not contain ':'.
     idempotency_key: `${r.id}.${incidentId}.${event}`,
     incident_key: `${r.id}.${incidentId}`,
@@ -112,6 +119,26 @@ function decide(r: Row, now: Date): { next: Managed; noData: boolean; outbox: Ou
   return { next: o.next, noData: o.next.state === 'firing' && (opened ? silence === true : r.incident_no_data), outbox, events }
 }
 
+/**
+ * The value of each percentile alert: its gauge's percentile over [now - window_minutes, now), read like a chart
+ * bucket of that length (exact under an hour; sketches merged with the raw points of the partial and unsketched
+ * hours beyond). One read per alert, few at a time: percentile alerts are few, and each read is a few index
+ * range scans. A stat that is (or became) a counter, or has no point in the window, has no value: the alert
+ * stays as it is, like a gauge without a recent reading.
+ */
+async function readPercentileValues(sql: Db, rows: Row[], now: Date): Promise<void> {
+  const todo = rows.filter((r) => r.aggregation !== 'avg' && r.condition_type !== 'anomaly')
+  for (const r of todo) r.value = null
+  const gauges = todo.filter((r) => r.stat_id !== null && r.stat_kind === 'gauge')
+  const from = (r: Row) => new Date(now.getTime() - r.window_minutes * 60_000)
+  for (let i = 0; i < gauges.length; i += 8) {
+    await Promise.all(gauges.slice(i, i + 8).map(async (r) => {
+      const p = r.aggregation as Exclude<Aggregation, 'avg'>
+      r.value = (await spanPercentiles(sql, r.stat_id!, from(r), now, [{ key: p, q: percentileOf(p) }]))?.[0] ?? null
+    }))
+  }
+}
+
 /** Evaluates every confirmed alert at `now`; returns the ids of the deliveries it queued in the outbox. */
 export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
   return sql.begin(async (tx) => {
@@ -125,7 +152,7 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
     // that bucket (the threshold back-test, shared/analytics/thresholds.ts, replays those buckets).
     // Each lateral tests the condition type first, so it only scans for the alerts that need it.
     const rows = await tx<Row[]>`
-      select a.id, a.stat_name, a.condition_type, a.threshold, a.window_minutes, a.direction, a.cooldown_minutes,
+      select a.id, a.stat_name, a.condition_type, a.threshold, a.window_minutes, a.aggregation, s.id as stat_id, s.kind as stat_kind, a.direction, a.cooldown_minutes,
              a.state, a.incident_id, a.incident_notified, a.last_notified_at, a.condition_since,
              case when a.condition_type in ('heartbeat', 'missing_data')
                   then extract(epoch from ${now}::timestamptz - coalesce(last.ts, a.created_at))::float8
@@ -138,7 +165,7 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
       left join stats s on s.account_id = a.account_id and s.name = a.stat_name
       left join lateral (
         select case when s.kind = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
-        from points p where a.condition_type not in ('heartbeat', 'missing_data', 'anomaly')
+        from points p where a.condition_type not in ('heartbeat', 'missing_data', 'anomaly') and a.aggregation = 'avg'
           and p.stat_id = s.id and p.ts >= ${now}::timestamptz - interval '60 seconds' and p.ts < ${now}
       ) cur on s.id is not null
       left join lateral (
@@ -168,6 +195,7 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
       order by a.id
       for update of a`
     if (!rows.length) return { evaluated: 0, deliveries: [] }
+    await readPercentileValues(tx, rows, now)
 
     const next: Managed[] = []
     const noData: boolean[] = []

@@ -2,7 +2,7 @@
 import type { Db, Sql } from '../db.js'
 import { randomToken } from '../auth/secrets.js'
 import { ALERT_ALLOWANCES_JSON } from '../plans.js'
-import type { CreateAlertBody, OnNoData } from './schema.js'
+import type { Aggregation, CreateAlertBody, OnNoData } from './schema.js'
 
 export interface AlertRow {
   id: string
@@ -11,6 +11,7 @@ export interface AlertRow {
   condition_type: CreateAlertBody['condition_type']
   threshold: number
   window_minutes: number
+  aggregation: Aggregation
   direction: 'above' | 'below'
   channel: CreateAlertBody['channel']
   channel_config: CreateAlertBody['channel_config']
@@ -54,9 +55,9 @@ export async function insertAlert(sql: Sql, accountId: string, body: CreateAlert
     const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from alerts where account_id = ${accountId}`
     if (n >= limit) return null
     const [row] = await tx<AlertRow[]>`
-      insert into alerts (account_id, stat_name, condition_type, threshold, window_minutes, direction, channel, channel_config, cooldown_minutes, signing_secret, state, on_no_data, window_minutes_set)
+      insert into alerts (account_id, stat_name, condition_type, threshold, window_minutes, direction, channel, channel_config, cooldown_minutes, signing_secret, state, on_no_data, window_minutes_set, aggregation)
       values (${accountId}, ${body.stat_name}, ${body.condition_type}, ${body.threshold ?? 0}, ${body.window_minutes ?? DEFAULT_WINDOW_MINUTES}, ${body.direction}, ${body.channel},
-              ${tx.json(body.channel_config)}, ${body.cooldown_minutes}, ${`whsec_${randomToken(24)}`}, ${state}, ${body.on_no_data ?? 'keep'}, ${body.window_minutes !== undefined})
+              ${tx.json(body.channel_config)}, ${body.cooldown_minutes}, ${`whsec_${randomToken(24)}`}, ${state}, ${body.on_no_data ?? 'keep'}, ${body.window_minutes !== undefined}, ${body.aggregation ?? 'avg'})
       returning *`
     return row
   }) as Promise<AlertRow | null>
@@ -91,7 +92,7 @@ export const noDataMinutes = (a: Pick<AlertRow, 'window_minutes' | 'window_minut
 /** The public JSON form of an alert (never the signing secret). */
 export function alertJson(a: AlertRow) {
   return {
-    id: a.id, stat_name: a.stat_name, condition_type: a.condition_type, threshold: a.threshold, window_minutes: a.window_minutes,
+    id: a.id, stat_name: a.stat_name, condition_type: a.condition_type, threshold: a.threshold, window_minutes: a.window_minutes, aggregation: a.aggregation,
     direction: a.direction, channel: a.channel, channel_config: a.channel_config, cooldown_minutes: a.cooldown_minutes, state: a.state,
     last_value: a.last_value, last_evaluated_at: a.last_evaluated_at?.toISOString() ?? null,
     last_delivery_error: a.last_delivery_error, last_delivery_failed_at: a.last_delivery_failed_at?.toISOString() ?? null,

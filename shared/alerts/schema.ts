@@ -10,6 +10,18 @@ export const ON_NO_DATA = ['keep', 'resolve', 'alert'] as const
 export type OnNoData = (typeof ON_NO_DATA)[number]
 /** The conditions on a stat's value, for which on_no_data applies (the others are about missing data already). */
 export const THRESHOLD_CONDITIONS: readonly Condition[] = ['above', 'below', 'pct_change', 'sustained']
+/**
+ * What an alert compares with its threshold (decisions.md section 20): avg, the value of the last minute (a
+ * counter's sum), or a percentile of a gauge over the last window_minutes. p90 besides the p50/p95/p99 of the
+ * issue because the decision lists it; no other percentile, so that an alert's value names a column people know
+ * and the stored check constraint stays a short list (the stats API, which only reads, takes any 0-100).
+ */
+export const AGGREGATIONS = ['avg', 'p50', 'p90', 'p95', 'p99'] as const
+export type Aggregation = (typeof AGGREGATIONS)[number]
+/** The conditions that may take a percentile: those on the stat's value itself, not on a change of it. */
+export const PERCENTILE_CONDITIONS: readonly Condition[] = ['above', 'below', 'sustained']
+/** The fraction of a percentile aggregation (p95 -> 0.95). */
+export const percentileOf = (a: Exclude<Aggregation, 'avg'>) => Number(a.slice(1)) / 100
 
 const StatName = z.string().transform((raw, ctx) => {
   const p = parseStatName(raw)
@@ -37,7 +49,12 @@ export const CreateAlertBody = z
     threshold: z.number().finite().optional().describe('Required, except for anomaly (which has none and ignores one)'),
     window_minutes: z.number().int().min(1).max(10_080).optional()
       .describe('Default 5. heartbeat/missing_data: staleness window; pct_change: lookback; sustained: how long the condition must hold; ' +
+        'a percentile aggregation: the span it is taken over (the last window_minutes); ' +
         'with on_no_data resolve or alert, also how long a silence must last (60 minutes when not given)'),
+    aggregation: z.enum(AGGREGATIONS).default('avg')
+      .describe('above, below and sustained only. avg (default): the value of the last minute (a counter\'s sum, a gauge\'s average); ' +
+        'p50, p90, p95, p99: gauges only, the nearest-rank percentile of the points of the last window_minutes, within 1 % ' +
+        '(exact under an hour). A stat that exists as a counter is a 400; set once, like the condition'),
     direction: z.enum(['above', 'below']).default('above').describe('sustained only: which side of the threshold must hold'),
     channel: z.enum(CHANNELS),
     channel_config: ChannelConfig,
@@ -46,6 +63,9 @@ export const CreateAlertBody = z
   })
   .superRefine((b, ctx) => {
     if (b.threshold === undefined && b.condition_type !== 'anomaly') ctx.addIssue({ code: 'custom', path: ['threshold'], message: 'is required' })
+    if (b.aggregation !== 'avg' && !PERCENTILE_CONDITIONS.includes(b.condition_type)) {
+      ctx.addIssue({ code: 'custom', path: ['aggregation'], message: `${b.aggregation} applies to ${PERCENTILE_CONDITIONS.join(', ')} only, not ${b.condition_type}` })
+    }
     if (b.on_no_data !== 'keep' && !THRESHOLD_CONDITIONS.includes(b.condition_type)) {
       ctx.addIssue({ code: 'custom', path: ['on_no_data'], message: `applies to threshold conditions only (${THRESHOLD_CONDITIONS.join(', ')}), not ${b.condition_type}` })
     }
@@ -62,6 +82,7 @@ export type CreateAlertBody = z.infer<typeof CreateAlertBody>
 export const AlertJson = z
   .object({
     id: z.uuid(), stat_name: z.string(), condition_type: z.enum(CONDITIONS), threshold: z.number(), window_minutes: z.number().int(),
+    aggregation: z.enum(AGGREGATIONS).describe('What the threshold is compared with: avg (the last minute) or a percentile over window_minutes'),
     direction: z.enum(['above', 'below']), channel: z.enum(CHANNELS), channel_config: ChannelConfig, cooldown_minutes: z.number().int(),
     state: z.enum(['ok', 'firing', 'pending_confirmation']), last_value: z.number().nullable(), last_evaluated_at: z.iso.datetime().nullable(),
     last_delivery_error: z.string().nullable(), last_delivery_failed_at: z.iso.datetime().nullable(), created_at: z.iso.datetime(),

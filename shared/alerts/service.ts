@@ -9,6 +9,7 @@ import { checkTarget, EgressRefused } from './egress.js'
 import { cancelConfirmation, canSendMail, isConfirmed, sendMail, startConfirmation, type Confirmation } from './mail.js'
 import { deleteAlert, insertAlert, type AlertRow } from './repo.js'
 import type { CreateAlertBody } from './schema.js'
+import { findStat } from '../stats/repo.js'
 
 export interface AlertDeps {
   config: Config
@@ -22,6 +23,10 @@ export async function createAlert(deps: AlertDeps, account: Account, body: Creat
   const plan = planOf(account.plan)
   if (body.condition_type === 'anomaly' && !plan.anomalyDetection) {
     throw forbidden('plan_lacks_anomaly_detection', `the ${plan.name} plan does not include anomaly detection, so an anomaly alert would never fire; starter, pro and business do`)
+  }
+  if (body.aggregation !== 'avg' && (await findStat(sql, account.id, body.stat_name))?.kind === 'counter') {
+    // A stat not created yet may still become a counter: its alert then has no value, and stays as it is.
+    throw invalid('percentile_on_counter', `aggregation ${body.aggregation}: "${body.stat_name}" is a counter, and only gauges have percentiles (a counter's minute is a sum): use aggregation avg`)
   }
   const target = body.channel_config.webhook_url ?? body.channel_config.slack_webhook_url
   if (target) {

@@ -4,6 +4,7 @@
 import { z } from 'zod'
 import { DECIMAL_TEXT, MAX_MAGNITUDE } from '../ingest/numbers.js'
 import { RANGE_NAMES } from '../stats/ranges.js'
+import { AGGREGATIONS } from '../alerts/schema.js'
 
 // Query values arrive as text, or as an array when a parameter is repeated; every
 // parameter here is single, so an array is "given more than once" in the message.
@@ -84,6 +85,9 @@ export const ThresholdsQuery = z.object({
     .describe(`One of ${RANGE_NAMES.join(', ')} (default 30d), clamped to the plan's retention`),
   cooldown_minutes: intParam(0, 10_080).default(0).describe('As on the alert: suppresses repeat fires only (default 0)'),
   threshold: numberParam().optional().describe('Back-test this one value instead of suggesting'),
+  aggregation: oneOf(AGGREGATIONS).default('avg')
+    .describe('As on the alert: avg (default, the last minute\'s value) or p50, p90, p95, p99 of a gauge over window_minutes (400 on a counter)'),
+  window_minutes: intParam(1, 10_080).default(5).describe('A percentile aggregation\'s window, as on the alert (default 5); unused with avg'),
 })
 export type ThresholdsQuery = z.infer<typeof ThresholdsQuery>
 
@@ -99,6 +103,8 @@ export const ThresholdsResponse = z
     stat: z.string(),
     kind: z.enum(['counter', 'gauge']),
     condition_type: z.enum(THRESHOLD_CONDITIONS),
+    aggregation: z.enum(AGGREGATIONS).describe('What the minute values are: avg (the last minute) or a percentile over window_minutes'),
+    window_minutes: z.number().int().optional().describe('A percentile aggregation\'s window'),
     cooldown_minutes: z.number().int(),
     basis: z.object({
       from: z.iso.datetime(),

@@ -8,6 +8,8 @@ import { conditionHolds, step, type AlertState, type Rule } from '../alerts/cond
 import type { Db } from '../db.js'
 import type { Kind, Stat } from '../stats/repo.js'
 import { rollupArrays } from '../stats/hourly.js'
+import { slidingPercentiles } from '../stats/percentiles.js'
+import { percentileOf, type Aggregation } from '../alerts/schema.js'
 
 export const MINUTE = 60
 const DAY = 86_400
@@ -48,6 +50,18 @@ export async function readMinutes(sql: Db, stat: Pick<Stat, 'id' | 'kind' | 'cre
     const created = (Math.floor(stat.createdAt.getTime() / 1000 / MINUTE) * MINUTE - f) / MINUTE
     for (let i = Math.max(0, Math.min(first, created)); i < values.length; i++) values[i] ??= 0
   }
+  return { from: f, values }
+}
+
+/**
+ * The minute values a percentile alert (aggregation p50...p99, a gauge) sees over [from, to): at the end of each
+ * minute, the percentile of the points of the `windowMinutes` before it, from the stats' percentile reader
+ * (shared/stats/percentiles.ts), within 1 % of the live value; null where that window holds no point.
+ */
+export async function readPercentileMinutes(sql: Db, stat: Pick<Stat, 'id'>, from: Date, to: Date, windowMinutes: number, aggregation: Exclude<Aggregation, 'avg'>): Promise<MinuteSeries> {
+  const f = Math.floor(from.getTime() / 1000 / MINUTE) * MINUTE
+  const t = Math.floor(to.getTime() / 1000 / MINUTE) * MINUTE
+  const values = await slidingPercentiles(sql, stat.id, f, Math.max(0, (t - f) / MINUTE), windowMinutes, { key: aggregation, q: percentileOf(aggregation) })
   return { from: f, values }
 }
 
@@ -156,6 +170,9 @@ export interface SuggestInput {
   /** The lookback asked for, and whether retention shortened it. */
   lookbackDays: number
   clampedToDays: number | null
+  /** What the alert compares (default avg, the last minute) and, for a percentile, the window it is taken over. */
+  aggregation?: Aggregation
+  windowMinutes?: number
 }
 
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString()
@@ -224,11 +241,13 @@ export function suggestThresholds(input: SuggestInput) {
     stat: stat.name,
     kind: stat.kind,
     condition_type: condition,
+    aggregation: input.aggregation ?? 'avg',
+    ...(input.aggregation && input.aggregation !== 'avg' ? { window_minutes: input.windowMinutes ?? 5 } : {}),
     cooldown_minutes: cooldownMinutes,
     basis: {
       from: iso(series.from),
       to: iso(to),
-      value_definition: valueDefinition(stat.kind),
+      value_definition: input.aggregation && input.aggregation !== 'avg' ? percentileDefinition(input.aggregation, input.windowMinutes ?? 5) : valueDefinition(stat.kind),
       evaluations: series.values.length,
       minutes_with_value: sorted.length,
     },
@@ -257,6 +276,12 @@ function valueDefinition(kind: Kind): string {
     ? 'the sum of the counter over each whole UTC minute (0 in a minute without points)'
     : 'the average of the gauge over each whole UTC minute (no value in a minute without points: the alert stays as it is)') +
     ', the value a live alert checks, with one evaluation at the end of each minute; live alerts evaluate every few seconds over a sliding minute, so a burst split across two minutes here can still breach live'
+}
+
+function percentileDefinition(aggregation: Aggregation, windowMinutes: number): string {
+  return `the ${aggregation} (nearest rank) of the gauge's points over the ${windowMinutes} minutes before the end of each minute, within 1 % ` +
+    'of what a live alert with this aggregation and window_minutes compares (exact there under an hour); no value when that window holds no point ' +
+    '(the alert stays as it is), with one evaluation at the end of each minute'
 }
 
 function round(x: number, digits: number): number {

@@ -8,6 +8,7 @@ import type { StatRef } from './match.js'
 import type { Span } from './periods.js'
 import { latest, peakSlot, slots, summarise, type Summary } from './retrieve.js'
 import type { DataRecord } from './schema.js'
+import { spanPercentiles } from '../stats/percentiles.js'
 
 const iso = (d: Date) => d.toISOString()
 const AGG_WORD: Record<string, string> = { sum: 'total', avg: 'average', min: 'lowest reading', max: 'highest reading', count: 'number of observations' }
@@ -73,6 +74,46 @@ export async function aggregateAnswer(sql: Db, intent: ParsedIntent): Promise<Dr
       parts.push(`${name} averaged ${d.num(value, `average of ${name}`)} ${p}${note} (lowest ${d.num(s.min!, `lowest reading of ${name}`)}, highest ${d.num(s.max!, `highest reading of ${name}`)}, ${d.num(s.n, `readings of ${name}`)} readings).`)
     } else parts.push(`The ${AGG_WORD[agg]} of ${name} ${p} was ${d.num(value, `${AGG_WORD[agg]} of ${name}`)}.`)
   }
+  d.text = parts.join(' ')
+  if (!d.data.length) d.source = 'template'
+  return d
+}
+
+/** "median" for p50, else the percentile's own key (p95, p99.9): no digits the verifier would read as a claim. */
+const percentileWord = (p: number) => (p === 50 ? 'median' : `p${p}`)
+
+/**
+ * Percentiles of one or more gauges over one window (decision 20), from the stats' percentile reader: exact under
+ * an hour, from the hour sketches merged with the raw points of the partial hours beyond, within 1 %. The count
+ * of readings comes from the rollups, as the averages' does.
+ */
+export async function percentileAnswer(sql: Db, intent: ParsedIntent): Promise<Draft> {
+  const d = new Draft()
+  const w = intent.window!
+  const ps = intent.percentiles!
+  const sums = await summarise(sql, intent.stats, w)
+  const parts: string[] = []
+  const sketched = w.to.getTime() - w.from.getTime() >= 3_600_000
+  for (const stat of intent.stats) {
+    const s = sums.get(stat.id)!
+    const name = d.stat(stat.name, stat.kind)
+    const p = d.period(w.label)
+    const values = s.n ? await spanPercentiles(sql, stat.id, w.from, w.to, ps.map((x) => ({ key: `p${x}`, q: x / 100 }))) : null
+    if (!values) {
+      parts.push(`${name} has no readings ${p}.`)
+      continue
+    }
+    const shown = ps.map((x, i) => {
+      d.record({ type: 'retrieved', stat: stat.name, stat_kind: stat.kind, agg: `p${x}`, period: 'window', from: iso(w.from), to: iso(w.to), value: values[i], n: s.n })
+      return { word: percentileWord(x), value: d.num(values[i], `the ${percentileWord(x)} of ${name}`) }
+    })
+    const readings = `${d.num(s.n, `readings of ${name}`)} readings`
+    parts.push(shown.length === 1
+      ? `The ${shown[0].word} of ${name} ${p} was ${shown[0].value} (${readings}).`
+      : `${name} ${p}: ${shown.map((x) => `${x.word} ${x.value}`).join(', ')} (${readings}).`)
+  }
+  // Sketch values are within one percent of the exact ones; said once, in words (a digit here would be a claim).
+  if (sketched && d.data.length) parts.push('Percentiles over an hour or more come from sketches, within one percent of exact.')
   d.text = parts.join(' ')
   if (!d.data.length) d.source = 'template'
   return d

@@ -6,7 +6,7 @@
 import type { Config } from '../config.js'
 import type { Db } from '../db.js'
 import type { Logger } from '../log.js'
-import { aggregateAnswer, breakdownAnswer, compareAnswer, peakAnswer, rankAnswer } from './answer.js'
+import { aggregateAnswer, breakdownAnswer, compareAnswer, peakAnswer, percentileAnswer, rankAnswer } from './answer.js'
 import { Draft } from './draft.js'
 import { parseIntent, type ParsedIntent } from './intent.js'
 import type { StatRef } from './match.js'
@@ -28,6 +28,7 @@ function intentJson(i: ParsedIntent, zone: string): Intent {
   return {
     op: i.op,
     agg: i.agg,
+    ...(i.percentiles ? { percentiles: i.percentiles } : {}),
     ...(i.order ? { order: i.order } : {}),
     stats: i.stats.map((s) => s.name),
     window: i.window ? periodJson(i.window) : null,
@@ -51,14 +52,10 @@ function declineDraft(i: ParsedIntent, stats: StatRef[]): Draft {
   const names = (i.candidates ?? []).map((n) => d.stat(n, kinds.get(n) ?? 'counter'))
   const list = names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}` : names[0]
   if (i.percentile) {
-    const asked = (i.candidates ?? []).filter((n) => n !== i.ownStat).map((n) => d.stat(n, kinds.get(n) ?? 'counter'))
-    const of = asked.length > 1 ? `${asked.slice(0, -1).join(', ')} or ${asked[asked.length - 1]}` : asked[0]
-    const gauge = stats.find((s) => s.name === i.candidates?.[0])?.kind === 'gauge'
-    // Percentiles are kept for gauges (decision 20) and drawn on the chart; the question box does not compute them.
-    d.text = `The question box does not answer percentiles yet, so I can't give one for ${of} here. ${gauge
-      ? 'The stat\'s chart draws them (tick the percentile lines under it), and the stats API gives them for each bucket with its percentiles parameter.'
-      : 'Percentiles are kept for gauges only.'} I can give ${asked.length > 1 ? 'each' : 'its'} ${stats.find((s) => s.name === i.candidates?.[0])?.kind === 'counter' ? 'total' : 'average, lowest and highest reading'}, latest value, a comparison of two periods, a breakdown by hour or day, or when it peaked.`
-      + (i.ownStat ? ` Your stat ${d.stat(i.ownStat, kinds.get(i.ownStat) ?? 'gauge')} may hold the figure you want: ask about it by name.` : '')
+    const asked = (i.candidates ?? []).map((n) => d.stat(n, kinds.get(n) ?? 'counter'))
+    const of = asked.length > 1 ? `${asked.slice(0, -1).join(', ')} and ${asked[asked.length - 1]}` : asked[0]
+    // Percentiles are kept for gauges only (decision 20): a counter's values are counts, added up per bucket.
+    d.text = `${of} ${asked.length > 1 ? 'are counters' : 'is a counter'}, so I can't give a percentile: only gauges have percentiles (a counter's values are counts, added up). I can give ${asked.length > 1 ? 'each' : 'its'} total, a comparison of two periods, a breakdown by hour or day, or when it peaked.`
   } else if (i.unsupported) d.text = `I can't answer that: ${i.reason}.`
   // The period's own words are not repeated (they may hold digits no data grounds).
   else if (i.unreadPeriod) d.text = 'I couldn\'t read the period in this question. I understand periods such as today, yesterday, the last 6 hours, this or last week or month, since Monday, on a date, or between two dates (in your account\'s time zone).'
@@ -73,7 +70,7 @@ function declineDraft(i: ParsedIntent, stats: StatRef[]): Draft {
 
 async function draftFor(sql: Db, i: ParsedIntent, stats: StatRef[]): Promise<Draft> {
   switch (i.op) {
-    case 'aggregate': return aggregateAnswer(sql, i)
+    case 'aggregate': return i.agg === 'percentile' ? percentileAnswer(sql, i) : aggregateAnswer(sql, i)
     case 'compare': return compareAnswer(sql, i)
     case 'rank': return rankAnswer(sql, i)
     case 'peak': return peakAnswer(sql, i)

@@ -29,10 +29,10 @@ export interface ParsedIntent {
   unlike?: boolean
   /** A breakdown: the bucket, an hour or a day. */
   bucket?: 3600 | 86400
-  /** Declined because the question asks for percentiles. */
+  /** Declined because the question asks a counter for percentiles. */
   percentile?: boolean
-  /** A percentile declined where a stat of the account keeps that figure itself (api.latency.p95). */
-  ownStat?: string
+  /** agg percentile: the percentiles asked, 0-100. */
+  percentiles?: number[]
   reason?: string
   /** Declined because the question is outside what the engine answers (forecasts, causes). */
   unsupported?: boolean
@@ -47,7 +47,8 @@ const CHANGE_UP = /\b(grew|grow[ns]?|growth|increas\w*|rose|rise[ns]?|gain\w*|ju
 const CHANGE_DOWN = /\b(drop\w*|fell|fall\w*|declin\w*|decreas\w*|shr[ai]nk\w*|(go|goes|went|gone|is|was|are|were) down)\b/
 const CHANGE = /\b(chang\w*|mov(ed|ers?)|trend\w*|differ\w*|delta)\b/
 const UNREAD_TIME = /\b(?:19|20)\d\d\b|\b(ago|weekends?|ytd|q[1-4]|h[12]|years?|months?|weeks?|days?|hours?|minutes?|mins?|night|tonight|morning|evening|afternoon|noon|midnight|jan(uary)?|feb(ruary)?|march|april|june|july|aug(ust)?|sept?(ember)?|oct(ober)?|nov(ember)?|dec(ember)?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|\d{1,2}(am|pm)|\d{1,2}:\d\d|\d{1,2}\/\d{1,2})\b/
-// The question box does not compute percentiles (the chart and the stats API do, decision 20): asked for, they are declined, never read as an average.
+// Percentiles of gauges (decision 20), read from the stats' percentile reader: asked for, they are answered or
+// declined (a counter), never read as an average.
 const PERCENTILE = /\b(p\d{1,2}(?:\.\d+)?|tp\d{2}|\d{1,2}(?:st|nd|rd|th) percentile|percentiles?|median|quantiles?)\b/
 // A breakdown in hourly or daily buckets: "by hour", "per day", "hourly", "day by day".
 const BREAKDOWN = /\b(?:by|per|each|every|for each|for every) (hour|day)\b|\b(hourly|daily)\b|\b(hour) by hour\b|\b(day) by day\b/
@@ -55,6 +56,13 @@ const BREAKDOWN_OTHER = /\b(?:by|per|each|every) (minute|week|month|quarter|year
 /** The most buckets a breakdown lists: a week of hours, a quarter of days (more is a chart, not an answer). */
 export const MAX_BREAKDOWN = { 3600: 7 * 24 + 1, 86400: 93 } as const
 const LOW = /\b(lowest|least|fewest|smallest|min|minimum|quietest|bottom|worst)\b/
+
+/** The percentiles a percentile word asks for: p95 -> 95, tp99 -> 99, 95th percentile -> 95, median -> 50, "percentiles" -> 50, 95, 99. */
+export function percentilesOf(word: string): number[] {
+  if (word === 'median') return [50]
+  const m = /^t?p(\d{1,2}(?:\.\d+)?)$/.exec(word) ?? /^(\d{1,2})(?:st|nd|rd|th) percentile$/.exec(word)
+  return m ? [Number(m[1])] : [50, 95, 99]
+}
 
 /** The aggregation a question asks for, or null (the stat's kind decides). */
 function aggOf(q: string): Agg | null {
@@ -115,9 +123,8 @@ export function parseIntent(question: string, stats: StatRef[], now: Date, zone 
   }
   const wantsKind = /\b(how many|total|sum|count|number of)\b/.test(rest) ? 'counter' : /\b(average|avg|mean|typical)\b/.test(rest) ? 'gauge' : null
   const percentileIn = (text: string) => PERCENTILE.exec(text)?.[0]
-  const percentileDecline = (named: StatRef[], words: string[]) => none('the question box does not answer percentiles yet (a gauge\'s chart and the stats API give them); for a stat this engine gives the total or average, lowest and highest reading, latest value, a comparison, a breakdown by hour or day, or when it peaked',
-    { candidates: named.map((s) => s.name), suggestions: suggest(words, named.map((s) => s.name)), unsupported: true, percentile: true })
-
+  // The percentile word the question asks, once its stats are known (answered after them, below).
+  let pctAsked: string | undefined
   let found = matches
   let candidates: string[] | undefined
   if (!found.length) {
@@ -127,33 +134,29 @@ export function parseIntent(question: string, stats: StatRef[], now: Date, zone 
     const pct = percentileIn(phrase)
     // "latncy p95" names the stat api.latency.p95; "p95 latency" of a stat latency_ms asks a percentile.
     if (pct && !(fuzzy.match && tokens(fuzzy.match.stat.name).includes(pct))) {
-      const without = leftover.filter((w) => w !== pct)
+      const without = leftover.filter((w) => !pct.split(' ').includes(w))
       const bare = without.length ? fuzzyMatch(without.join(' '), stats) : { match: null, candidates: [] }
-      const named = bare.match ? [bare.match.stat] : bare.candidates.map((n) => stats.find((s) => s.name === n)!)
-      const own = named.find((st) => tokens(st.name).includes(pct))
-      const rest = named.filter((st) => st !== own)
-      if (rest.length) return { ...percentileDecline(rest, leftover), ...(own ? { ownStat: own.name, candidates: [...rest.map((st) => st.name), own.name], suggestions: suggest(leftover, [...rest.map((st) => st.name), own.name]) } : {}) }
+      if (bare.match) {
+        found = [bare.match]
+        candidates = bare.candidates
+        pctAsked = pct
+      } else if (bare.candidates.length) {
+        return none(`no stat matches "${without.join(' ')}" with confidence`, { candidates: bare.candidates, suggestions: suggest(leftover, bare.candidates) })
+      }
     }
-    if (!fuzzy.match) {
+    if (!pctAsked && !fuzzy.match) {
       if (fuzzy.candidates.length) return none(`no stat matches "${phrase}" with confidence`, { candidates: fuzzy.candidates, suggestions: suggest(leftover, fuzzy.candidates) })
       const near = closestByName(phrase, stats, wantsKind)
       return none(`no stat is named like "${phrase}"`, { candidates: near.names, suggestions: suggest(leftover, near.names), unlike: !near.similar })
     }
-    found = [fuzzy.match]
-    candidates = fuzzy.candidates
+    if (!pctAsked) {
+      found = [fuzzy.match!]
+      candidates = fuzzy.candidates
+    }
   } else {
     let named = rest
     for (const m of found) named = named.replace(m.phrase.toLowerCase(), ' ')
-    const pct = percentileIn(named)
-    if (pct) {
-      const words = [...found.flatMap((m) => tokens(m.phrase)), ...tokens(pct)]
-      // "p95 api latency" where a stat api.latency.p95 keeps that figure: it is named beside the decline.
-      const own = stats.find((s) => !found.some((m) => m.stat.id === s.id) && tokens(s.name).includes(pct)
-        && found.every((m) => tokens(m.stat.name).every((t) => tokens(s.name).includes(t))))
-      const d = percentileDecline(found.map((m) => m.stat), words)
-      if (!own) return d
-      return { ...d, ownStat: own.name, candidates: [...d.candidates!, own.name], suggestions: [...d.suggestions!, ...suggest(words, [own.name])] }
-    }
+    pctAsked = percentileIn(named)
   }
   // "signups from germany": a stat is answered as a whole, so a breakdown asked for is declined, not ignored.
   if (found[0].how !== 'fuzzy' && leftover.length) {
@@ -166,6 +169,17 @@ export function parseIntent(question: string, stats: StatRef[], now: Date, zone 
   for (const m of found) rest = rest.replace(m.phrase.toLowerCase(), ' ')
   const base = { stats: named, matched: found, candidates: found[0].how === 'fuzzy' ? candidates : undefined }
 
+  if (pctAsked) {
+    const counters = named.filter((s) => s.kind === 'counter')
+    if (counters.length) {
+      return none('only gauges have percentiles (a counter\'s values are counts, added up)', { candidates: counters.map((s) => s.name), unsupported: true, percentile: true })
+    }
+    if (breakdown || breakdownOther || periods.length > 1 || has(/\b(compare[ds]?|comparing|comparison|vs\.?|versus|against|compared)\b/, rest)
+      || has(CHANGE_UP, rest) || has(CHANGE_DOWN, rest) || has(CHANGE, rest) || has(/\bwhen\b|\bwhat time\b|\bwhich (hour|day|minute)\b|\bbusiest\b|\bpeak\w*\b/, rest)) {
+      return none('percentiles are answered over one period at a time, not by hour or day, between two periods or as a peak: ask for each period on its own', { candidates: named.map((s) => s.name), unsupported: true })
+    }
+    return { op: 'aggregate', agg: 'percentile', percentiles: percentilesOf(pctAsked), window, ...base }
+  }
   if (breakdownOther && !breakdown) {
     return none(`a breakdown is by hour or by day ("${breakdownOther[0]}" is not one this engine gives)`, { candidates: named.map((s) => s.name), unsupported: true })
   }

@@ -18,7 +18,7 @@ export const QueryBody = z
 export type QueryBody = z.infer<typeof QueryBody>
 
 export const Op = z.enum(['aggregate', 'compare', 'rank', 'peak', 'breakdown', 'unknown'])
-export const Agg = z.enum(['sum', 'avg', 'min', 'max', 'count', 'last', 'change'])
+export const Agg = z.enum(['sum', 'avg', 'min', 'max', 'count', 'last', 'change', 'percentile'])
 
 export const Period = z.object({
   from: z.iso.datetime().describe('Inclusive start (UTC)'),
@@ -30,7 +30,8 @@ export type Period = z.infer<typeof Period>
 export const Intent = z
   .object({
     op: Op.describe('aggregate: one figure per stat; compare: two periods; rank: stats ordered; peak: when a stat was highest (or lowest); breakdown: one stat in hourly or daily buckets; unknown: declined'),
-    agg: Agg.nullable().describe('Counters default to sum, gauges to avg; rank by change orders by percentage change'),
+    agg: Agg.nullable().describe('Counters default to sum, gauges to avg; rank by change orders by percentage change; percentile: gauges only, the ones in `percentiles`'),
+    percentiles: z.array(z.number()).optional().describe('agg percentile: the percentiles asked (p95 -> 95, median -> 50; "percentiles" alone -> 50, 95, 99), nearest-rank over the window'),
     order: z.enum(['desc', 'asc']).optional().describe('rank and peak: highest first (desc) or lowest first (asc)'),
     stats: z.array(z.string()).describe('Stats the answer is about (all candidates for a rank)'),
     window: Period.nullable(),
@@ -55,7 +56,7 @@ export const DataRecord = z
     type: z.enum(['retrieved', 'derived']),
     stat: z.string().optional(),
     stat_kind: z.enum(['counter', 'gauge']).optional(),
-    agg: z.string().describe('sum, avg, min, max, count, last, peak, difference, pct_change'),
+    agg: z.string().describe('sum, avg, min, max, count, last, peak, difference, pct_change, or a percentile (p50, p95, p99.9: nearest-rank, exact under an hour, within 1 % beyond)'),
     period: z.enum(['window', 'compare_to', 'context']).optional().describe('context: the whole earlier period given beside a same-stretch comparison'),
     from: z.iso.datetime().optional(),
     to: z.iso.datetime().optional(),

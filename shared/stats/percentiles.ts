@@ -8,7 +8,7 @@
 import type { Db } from '../db.js'
 import { invalid } from '../errors.js'
 import { binOf, COARSE_TIERS, Sketch } from '../points/sketches.js'
-import type { Bucket } from './read.js'
+import { readBuckets, type Bucket } from './read.js'
 import type { Kind } from './repo.js'
 import type { Window } from './ranges.js'
 
@@ -33,61 +33,127 @@ export function parsePercentiles(raw: string, kind: Kind): Percentile[] {
 
 /** Each bucket's percentiles, in the order asked, by bucket start (Unix seconds). */
 export async function readPercentiles(sql: Db, statId: string, w: Window, ps: Percentile[]): Promise<Map<number, number[]>> {
+  return bucketPercentiles(sql, statId, w, ps, 0, w.bucketSeconds % 3_600 !== 0)
+}
+
+/**
+ * The percentiles of all of a gauge's points in [from, to) (any bounds, to the millisecond), in the order asked;
+ * null when the span holds no point. The reader of alerts on a percentile, the threshold helper and the question
+ * box, the same as a chart bucket of the span's length: a span under an hour is
+ * exact (percentile_disc, nearest-rank); an hour or longer merges the hour sketches of the clean whole hours inside it
+ * with the binned raw points of its partial first and last hours and of every unsketched hour, within 1 %, and is
+ * clamped to the exact min and max of the hours it touches (so a stat that holds one value reads exactly that
+ * value, not its bin's).
+ */
+export async function spanPercentiles(sql: Db, statId: string, from: Date, to: Date, ps: Percentile[]): Promise<number[] | null> {
+  const spanSeconds = (to.getTime() - from.getTime()) / 1000
+  if (spanSeconds <= 0 || !ps.length) return null
+  const w: Window = { requested: 'custom', from, to, bucketSeconds: spanSeconds }
+  const exact = spanSeconds < 3_600
+  const values = [...(await bucketPercentiles(sql, statId, w, ps, from.getTime() / 1000, exact)).values()]
+  if (!values.length) return null
+  if (exact) return values[0]
+  const hours: Window = { requested: 'custom', from: new Date(Math.floor(from.getTime() / HOUR) * HOUR), to, bucketSeconds: 3_600 }
+  const buckets = await readBuckets(sql, statId, 'gauge', hours)
+  let min = Infinity
+  let max = -Infinity
+  for (const b of buckets) if ('min' in b) { min = Math.min(min, b.min); max = Math.max(max, b.max) }
+  return values[0].map((v) => (min <= max ? Math.min(max, Math.max(min, v)) : v))
+}
+
+/**
+ * Each bucket's percentiles by bucket start (Unix seconds), buckets of w.bucketSeconds counted from `origin`
+ * (Unix seconds; 0 for chart buckets, which align to multiples of their size in UTC).
+ */
+async function bucketPercentiles(sql: Db, statId: string, w: Window, ps: Percentile[], origin: number, exact: boolean): Promise<Map<number, number[]>> {
   const out = new Map<number, number[]>()
   const b = w.bucketSeconds
   if (w.from >= w.to) return out
-  if (b % 3_600 !== 0) {
+  if (exact) {
     const rows = await sql<{ t: string; v: number[] }[]>`
-      select (floor(date_part('epoch', ts) / ${b}) * ${b})::bigint as t,
+      select (floor((date_part('epoch', ts) - ${origin}::float8) / ${b}::float8) * ${b}::float8 + ${origin}::float8)::float8 as t,
              percentile_disc(${ps.map((p) => p.q)}::float8[]) within group (order by value) as v
       from points where stat_id = ${statId} and ts >= ${w.from} and ts < ${w.to} group by 1`
     for (const r of rows) out.set(Number(r.t), r.v.map(Number))
     return out
   }
-  const sketches = await mergedSketches(sql, statId, w)
+  const sketches = await mergedSketches(sql, statId, w, origin)
   for (const [t, s] of sketches) out.set(t, ps.map((p) => s.quantile(p.q)!))
   return out
 }
 
-/** The merged sketch of each bucket of a window whose buckets are whole hours. */
-async function mergedSketches(sql: Db, statId: string, w: Window): Promise<Map<number, Sketch>> {
+/**
+ * The merged sketch of each bucket of a window. Chart windows (origin 0) have buckets of whole hours and start on
+ * a bucket edge; a span (one bucket, origin its start) may start and end inside an hour, whose parts in the span
+ * are read raw.
+ */
+async function mergedSketches(sql: Db, statId: string, w: Window, origin: number): Promise<Map<number, Sketch>> {
   const b = w.bucketSeconds * 1000
   const from = w.from.getTime()
-  const hourEdge = new Date(Math.max(from, Math.floor(w.to.getTime() / HOUR) * HOUR))
-  const staleRows = await sql<{ h: Date }[]>`
-    select date_trunc('hour', bucket, 'UTC') as h from rollup_pending where stat_id = ${statId} and bucket >= ${w.from} and bucket < ${hourEdge}
-    union
-    select hour from sketch_dirty where stat_id = ${statId} and hour >= ${w.from} and hour < ${hourEdge}`
-  const stale = new Set(staleRows.map((r) => r.h.getTime()))
+  const o = origin * 1000
+  // The first whole hour: the hour sketches serve [headEdge, hourEdge), raw points the rest.
+  const headEdge = new Date(Math.min(Math.ceil(from / HOUR) * HOUR, Math.max(from, Math.floor(w.to.getTime() / HOUR) * HOUR)))
+  const hourEdge = new Date(Math.max(headEdge.getTime(), Math.floor(w.to.getTime() / HOUR) * HOUR))
   // The coarsest tier whose period divides the bucket serves the whole periods before the current one,
-  // except those holding an unsketched hour (their other hours come from the hour sketches).
-  const tier = [...COARSE_TIERS].reverse().find((t) => b % (t.seconds * 1000) === 0)
+  // except those holding an unsketched hour (their other hours come from the hour sketches). Buckets off the
+  // UTC grid (a span) use hours only.
+  const tier = o % b === 0 ? [...COARSE_TIERS].reverse().find((t) => b % (t.seconds * 1000) === 0) : undefined
   const P = (tier?.seconds ?? 3_600) * 1000
-  const periodEdge = new Date(tier ? Math.max(from, Math.floor(hourEdge.getTime() / P) * P) : from)
-  const stalePeriods = [...new Set([...stale].map((h) => Math.floor(h / P) * P))]
-  const [periods, hours, raw] = await Promise.all([
+  const periodEdge = new Date(tier ? Math.max(from, Math.floor(hourEdge.getTime() / P) * P) : headEdge.getTime())
+  const binned = (ranges: Array<[number, number]>) => sql<{ t: string; s: number; k: number; n: number }[]>`
+    select (floor((date_part('epoch', ts) - ${origin}::float8) / ${w.bucketSeconds}::float8) * ${w.bucketSeconds}::float8 + ${origin}::float8)::float8 as t, s, k, count(*)::int as n from (
+      ${unsketched(sql, statId, ranges)}
+    ) x group by 1, 2, 3`
+  // One round trip in the common case (bench:reads, 30d p95: the look-up of unsketched hours used to come first, a
+  // whole round trip before the reads; on a busy machine each round trip is one more wait for a CPU). Everything
+  // that does not depend on which hours are unsketched is read beside that look-up; only when some complete hour is
+  // unsketched (pending a refresh, marked for a rebuild) does a second round trip read its period's hour sketches
+  // and its raw points. One statement doing it all was tried: its estimates (a lateral scan per unsketched hour)
+  // crossed jit_above_cost, and JIT compilation took 50-1,000 ms a read.
+  const [staleRows, periods, current, edges] = await Promise.all([
+    sql<{ h: Date }[]>`
+      select date_trunc('hour', bucket, 'UTC') as h from rollup_pending where stat_id = ${statId} and bucket >= ${headEdge} and bucket < ${hourEdge}
+      union
+      select hour from sketch_dirty where stat_id = ${statId} and hour >= ${headEdge} and hour < ${hourEdge}`,
     tier
       ? sql<{ bucket: Date; sketch: Uint8Array }[]>`
           select bucket, sketch from ${sql(tier.table)} where stat_id = ${statId} and bucket >= ${w.from} and bucket < ${periodEdge}`
       : [],
     sql<{ bucket: Date; sketch: Uint8Array }[]>`
-      select bucket, sketch from sketches_1h where stat_id = ${statId} and bucket >= ${w.from} and bucket < ${hourEdge}
-        and (bucket >= ${periodEdge} or date_bin(${`${P / 1000} seconds`}::interval, bucket, timestamptz 'epoch') = any(${stalePeriods.map((d) => new Date(d).toISOString())}::timestamptz[]))`,
-    sql<{ t: string; s: number; k: number; n: number }[]>`
-      select (floor(date_part('epoch', ts) / ${w.bucketSeconds}) * ${w.bucketSeconds})::bigint as t, s, k, count(*)::int as n from (
-        ${unsketched(sql, statId, [...runsOf(stale), [hourEdge.getTime(), w.to.getTime()]])}
-      ) x group by 1, 2, 3`,
+      select bucket, sketch from sketches_1h where stat_id = ${statId} and bucket >= ${periodEdge} and bucket < ${hourEdge}`,
+    binned([[from, headEdge.getTime()], [hourEdge.getTime(), w.to.getTime()]]),
   ])
+  const stale = new Set(staleRows.map((r) => r.h.getTime()))
+  const stalePeriods = [...new Set([...stale].map((h) => Math.floor(h / P) * P))]
+  const olderStale = stalePeriods.filter((p) => p < periodEdge.getTime())
+  const [older, staleRaw] = stale.size
+    ? await Promise.all([
+      olderStale.length
+        ? sql<{ bucket: Date; sketch: Uint8Array }[]>`
+            select bucket, sketch from sketches_1h where stat_id = ${statId} and bucket >= ${headEdge} and bucket < ${periodEdge}
+              and date_bin(${`${P / 1000} seconds`}::interval, bucket, timestamptz 'epoch') = any(${olderStale.map((d) => new Date(d).toISOString())}::timestamptz[])`
+        : [],
+      binned(runsOf(stale)),
+    ])
+    : [[], []]
+  const hours = [...current, ...older]
+  const raw = [...edges, ...staleRaw]
+  const bucketOf = (ms: number) => Math.floor((ms - o) / b) * (b / 1000) + origin
   const out = new Map<number, Sketch>()
   const into = (ms: number) => {
-    const t = Math.floor(ms / b) * (b / 1000)
+    const t = bucketOf(ms)
     let s = out.get(t)
     if (!s) out.set(t, (s = new Sketch()))
     return s
   }
   for (const d of periods) if (!stalePeriods.includes(d.bucket.getTime())) into(d.bucket.getTime()).mergeEncoded(d.sketch)
   for (const h of hours) if (!stale.has(h.bucket.getTime())) into(h.bucket.getTime()).mergeEncoded(h.sketch)
-  for (const r of raw) into(Number(r.t) * 1000).add(r.s, r.k, r.n)
+  for (const r of raw) {
+    const t = Number(r.t)
+    let s = out.get(t)
+    if (!s) out.set(t, (s = new Sketch()))
+    s.add(r.s, r.k, r.n)
+  }
   return out
 }
 
@@ -133,4 +199,53 @@ export function withPercentiles(buckets: Bucket[], ps: Percentile[], values: Map
     ps.forEach((p, i) => { extra[p.key] = Math.min(bucket.max, Math.max(bucket.min, v[i])) })
     return { ...bucket, ...extra }
   })
+}
+
+/**
+ * A percentile alert replayed (the threshold helper's back-test): for each of `slots` minutes from `from` (Unix
+ * seconds, minute-aligned), the percentile of the gauge's points in the `windowMinutes` before that minute's end,
+ * what a live alert evaluated at that instant compares; null where the window holds no point. One read of the
+ * points binned per minute the way a sketch files them, then one sketch slid along (a minute's bins added as it
+ * enters the window, taken out as it leaves) and clamped to the window's exact min and max: so within 1 % of the
+ * live value (exact under an hour) at every minute, at the cost of one pass over the lookback's points.
+ */
+export async function slidingPercentiles(sql: Db, statId: string, from: number, slots: number, windowMinutes: number, p: Percentile): Promise<Array<number | null>> {
+  const out: Array<number | null> = new Array(slots).fill(null)
+  if (slots <= 0) return out
+  const first = from - (windowMinutes - 1) * 60
+  const rows = await sql<{ m: number; s: number; k: number; n: number; lo: number; hi: number }[]>`
+    select ((floor(date_part('epoch', ts) / 60)::bigint * 60 - ${first}) / 60)::int as m, s, k, count(*)::int as n, min(value) as lo, max(value) as hi
+    from (select ts, value, ${binOf(sql)} from points where stat_id = ${statId} and ts >= ${new Date(first * 1000)} and ts < ${new Date((from + slots * 60) * 1000)}) x
+    group by 1, 2, 3`
+  // Minute index (from `first`) -> its bins, and its min and max.
+  const minutes = slots + windowMinutes - 1
+  const bins: Array<Array<[number, number, number]> | undefined> = new Array(minutes)
+  const lo = new Float64Array(minutes).fill(Infinity)
+  const hi = new Float64Array(minutes).fill(-Infinity)
+  for (const r of rows) {
+    ;(bins[r.m] ??= []).push([r.s, r.k, r.n])
+    lo[r.m] = Math.min(lo[r.m], r.lo)
+    hi[r.m] = Math.max(hi[r.m], r.hi)
+  }
+  const sketch = new Sketch()
+  // Monotonic deques of minute indices: the window's min and max in O(1) per minute.
+  const mins: number[] = []
+  const maxs: number[] = []
+  for (let m = 0; m < minutes; m++) {
+    for (const [s, k, n] of bins[m] ?? []) sketch.add(s, k, n)
+    const leaving = m - windowMinutes
+    if (leaving >= 0) for (const [s, k, n] of bins[leaving] ?? []) sketch.add(s, k, -n)
+    if (lo[m] !== Infinity) {
+      while (mins.length && lo[mins[mins.length - 1]] >= lo[m]) mins.pop()
+      mins.push(m)
+      while (maxs.length && hi[maxs[maxs.length - 1]] <= hi[m]) maxs.pop()
+      maxs.push(m)
+    }
+    while (mins.length && mins[0] <= leaving) mins.shift()
+    while (maxs.length && maxs[0] <= leaving) maxs.shift()
+    const slot = m - (windowMinutes - 1)
+    if (slot < 0 || !sketch.count) continue
+    out[slot] = Math.min(hi[maxs[0]], Math.max(lo[mins[0]], sketch.quantile(p.q)!))
+  }
+  return out
 }

@@ -238,7 +238,7 @@ test('the OpenAPI document describes both routes from the schemas they validate 
   t.truthy(corr.responses['200'].content['application/json'].schema)
   t.truthy(corr.responses['404'])
   const sugg = doc.paths['/api/v1/thresholds/suggest'].get
-  t.deepEqual(sugg.parameters.map((p: any) => p.name).sort(), ['condition_type', 'cooldown_minutes', 'lookback', 'stat', 'threshold'])
+  t.deepEqual(sugg.parameters.map((p: any) => p.name).sort(), ['aggregation', 'condition_type', 'cooldown_minutes', 'lookback', 'stat', 'threshold', 'window_minutes'])
   t.truthy(doc.components.schemas.ThresholdSuggestions)
   t.truthy(doc.components.schemas.Correlations)
 })

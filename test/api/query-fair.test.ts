@@ -1,7 +1,7 @@
 // Answers a person can act on (issue 27 items 1 and 2), through a real server
 // on real PostgreSQL and Redis: a running period compared over the same
 // elapsed stretch with the whole earlier one as context, agreeing with the
-// rank by growth; percentiles declined for the true reason; breakdowns by
+// rank by growth; percentiles of a gauge answered, of a counter declined; breakdowns by
 // hour and by day that pass the verifier; a question naming nothing like any
 // stat still names the closest ones, each with the question asked again.
 import test from 'ava'
@@ -96,22 +96,59 @@ test('today vs yesterday: yesterday up to the same time, the whole of yesterday 
   t.true(answer.includes('the whole of yesterday'))
 })
 
-test('a percentile: declined because the question box does not compute them (the chart and the API do), naming the stat and what can be asked, with the question asked again', async (t) => {
+/** Nearest rank: the value of rank ceil(q·n) (at least 1) in ascending order. */
+function nearestRank(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.max(1, Math.ceil(q * sorted.length - 1e-9)) - 1]
+}
+const latencyIn = (from: number, to: number) => Array.from({ length: 48 }, (_, h) => [NOW - (h + 1) * HOUR, 100 + h]).filter(([t]) => t >= from && t < to).map(([, v]) => v)
+
+test('a percentile of a gauge: answered from the percentile reader, within 1 % of the exact nearest-rank value, grounded', async (t) => {
   const res = await ask('p95 latency yesterday')
   t.is(res.status, 200)
-  t.like(res.body, { data: [], source: 'template' })
-  t.is(res.body.intent.op, 'unknown')
-  t.regex(res.body.intent.reason, /^the question box does not answer percentiles yet/)
-  t.deepEqual(res.body.intent.candidates, ['latency_ms'])
-  t.regex(res.body.answer, /^The question box does not answer percentiles yet, so I can't give one for latency_ms here\. The stat's chart draws them .* I can give its average, lowest and highest reading/)
-  t.notRegex(res.body.answer, /not sure which stat/)
-  t.deepEqual(res.body.intent.suggestions, [{ stat: 'latency_ms', query: 'latency_ms yesterday' }])
-  const again = await ask(res.body.intent.suggestions[0].query)
-  t.like(again.body.intent, { op: 'aggregate', agg: null, stats: ['latency_ms'] })
-  t.is(again.body.data[0].agg, 'avg')
+  const { intent, data, answer, verifier } = res.body
+  t.like(intent, { op: 'aggregate', agg: 'percentile', percentiles: [95], stats: ['latency_ms'] })
+  t.deepEqual([intent.window.from, intent.window.to], [iso(today - DAY), iso(today)])
+  const exact = nearestRank(latencyIn(today - DAY, today), 0.95)
+  t.is(data.length, 1)
+  t.like(data[0], { type: 'retrieved', stat: 'latency_ms', agg: 'p95', period: 'window', n: latencyIn(today - DAY, today).length })
+  t.true(Math.abs(data[0].value - exact) / exact <= 0.01, `p95 ${data[0].value} vs exact ${exact}`)
+  t.regex(answer, /^The p95 of latency_ms yesterday \(\d{4}-\d\d-\d\d UTC\) was [\d.,]+ \(\d+ readings\)\. Percentiles over an hour or more come from sketches, within one percent of exact\.$/)
+  t.regex(verifier, /^passed: 2 of 2 numbers grounded/)
 
-  const median = await ask('median latency_ms last week')
-  t.regex(median.body.intent.reason, /^the question box does not answer percentiles yet/)
+  const median = await ask('median latency_ms in the last 2 days')
+  t.like(median.body.intent, { op: 'aggregate', agg: 'percentile', percentiles: [50] })
+  const two = latencyIn(Date.parse(median.body.intent.window.from) / 1000, Date.parse(median.body.intent.window.to) / 1000)
+  t.true(Math.abs(median.body.data[0].value - nearestRank(two, 0.5)) / nearestRank(two, 0.5) <= 0.01, `median ${median.body.data[0].value}`)
+  t.regex(median.body.answer, /^The median of latency_ms in the last 2 days.* was [\d.,]+ \(\d+ readings\)/)
+
+  // "percentiles" alone: median, p95 and p99 in one sentence; "99th percentile" reads as p99.
+  const all = await ask('percentiles of latency_ms in the last 2 days')
+  t.deepEqual(all.body.intent.percentiles, [50, 95, 99])
+  t.deepEqual(all.body.data.map((r: Rec) => r.agg), ['p50', 'p95', 'p99'])
+  t.regex(all.body.answer, /^latency_ms in the last 2 days[^:]*: median [\d.,]+, p95 [\d.,]+, p99 [\d.,]+ \(\d+ readings\)\./)
+  t.regex(all.body.verifier, /^passed/)
+  const nth = await ask('99th percentile of latency_ms in the last 2 days')
+  t.deepEqual(nth.body.intent.percentiles, [99])
+  t.is(nth.body.data[0].value, all.body.data[2].value)
+
+  // A period without readings: said so, no number.
+  const none = await ask('p95 latency_ms in the last 15 minutes')
+  t.like(none.body, { data: [], source: 'template' })
+  t.regex(none.body.answer, /^latency_ms has no readings in the last 15 minutes[^.]*\.$/)
+})
+
+test('a percentile of a counter, or percentiles compared or broken down: declined for the true reason, no number', async (t) => {
+  const counter = await ask('p95 orders yesterday')
+  t.like(counter.body, { data: [], source: 'template' })
+  t.is(counter.body.intent.op, 'unknown')
+  t.regex(counter.body.intent.reason, /^only gauges have percentiles/)
+  t.is(counter.body.answer, 'orders is a counter, so I can\'t give a percentile: only gauges have percentiles (a counter\'s values are counts, added up). I can give its total, a comparison of two periods, a breakdown by hour or day, or when it peaked.')
+  for (const q of ['p95 latency_ms today vs yesterday', 'p99 latency_ms by hour today', 'when was p95 latency_ms highest']) {
+    const res = await ask(q)
+    t.like(res.body, { data: [], source: 'template' }, q)
+    t.regex(res.body.intent.reason, /^percentiles are answered over one period at a time/, q)
+  }
 })
 
 test('errors in the last 2 days by hour: every hour in data, the answer grounded', async (t) => {

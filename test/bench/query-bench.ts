@@ -110,8 +110,11 @@ function judge(c: Case, r: QueryResponse): Omit<Judged, 'q' | 'holdout' | 'answe
   const shown = shownNumbers(r.answer)
   for (const n of c.numbers ?? []) {
     const values = r.data.flatMap((d) => [d.value, d.min, d.max, d.n]).filter((v): v is number => typeof v === 'number')
-    if (!values.some((v) => close(v, n))) return wrong(`${n} not in data`)
-    if (!shown.some((s) => Math.abs(s.x - Math.abs(n)) <= 0.5 * 10 ** -s.decimals + 1e-9 * Math.abs(n))) return wrong(`${n} not shown in the answer`)
+    // A tolerance (percentiles from sketches): the data's value near enough, and that value is what the answer shows.
+    const found = values.find((v) => (c.within ? Math.abs(v - n) <= c.within * Math.abs(n) : close(v, n)))
+    if (found === undefined) return wrong(`${n} not in data${c.within ? ` within ${c.within * 100} %` : ''}`)
+    const m = c.within ? found : n
+    if (!shown.some((s) => Math.abs(s.x - Math.abs(m)) <= 0.5 * 10 ** -s.decimals + 1e-9 * Math.abs(m))) return wrong(`${m} not shown in the answer`)
   }
   if (!r.verifier.startsWith('passed')) return wrong(`verifier: ${r.verifier}`)
   return { ...base, verdict: 'correct' }

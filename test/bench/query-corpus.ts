@@ -24,6 +24,8 @@ export interface Case {
   reason?: RegExp
   /** Numbers that must be in `data` and in the answer (at the precision shown). */
   numbers?: number[]
+  /** Relative tolerance of `numbers` against data (percentiles from sketches: 0.01); the answer must show the data's value. */
+  within?: number
   /** A peak's slot start, a latest value's time. */
   t?: number
   /** A rank's first stat. */
@@ -282,12 +284,23 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
     add({ q, op: 'breakdown', stat, window: x, buckets: bs.length, numbers, tags: ['breakdown', slot === HOUR ? 'by hour' : 'by day'] })
   }
 
+  // ---- percentiles of gauges (issue 28): nearest rank of the raw readings, within the sketches' 1 %
+  const percentiles: Array<[string, string, Window, number]> = [
+    ['p95 of cpu usage yesterday', 'cpu_usage', W.yesterday, 0.95],
+    ['median api latency last week', 'api.latency', W.lastWeek, 0.5],
+    ['api latency p99 yesterday', 'api.latency', W.yesterday, 0.99],
+    ['p95 api latency yesterday', 'api.latency', W.yesterday, 0.95],
+    ['p99 of api.latency last 7 days', 'api.latency', W.days(7), 0.99],
+    ['median queue depth this week', 'queue_depth', W.thisWeek, 0.5],
+    ['90th percentile of active users in the last 6 hours', 'active users', W.hours(6), 0.9],
+  ]
+  for (const [q, stat, x, p] of percentiles) add({ q, op: 'aggregate', stat, window: x, numbers: [o.percentile(stat, x, p)], within: 0.01, tags: ['gauge percentile'] })
+
   // ---- declines whose reason must be true (issue 27 item 2)
   const reasoned: Array<[string, RegExp, number?]> = [
-    ['p95 of cpu usage yesterday', /does not answer percentiles/i],
-    ['median api latency last week', /does not answer percentiles/i],
-    ['api latency p99 yesterday', /does not answer percentiles/i],
-    ['p95 api latency yesterday', /does not answer percentiles.*api\.latency\.p95 may hold/i],
+    ['p95 of orders yesterday', /only gauges have percentiles/i],
+    ['median signups last week', /only gauges have percentiles/i],
+    ['p95 api latency today vs yesterday', /one period at a time/i],
     ['how many zeppelin launches yesterday?', /no stat is named like/i, 3],
     ['average rainfall in the last 6 hours', /no stat is named like/i, 3],
     ['errors by minute yesterday', /by hour or by day/i],

@@ -27,6 +27,12 @@ export function buildHoldout(o: Oracle, now: number): Case[] {
   agg('api latency p95 today', 'api.latency.p95', W.today)
   agg('latncy p95 yesterday', 'api.latency.p95', W.yesterday)
 
+  const pct = (q: string, stat: string, x: Window, p: number) =>
+    out.push({ q, op: 'aggregate', stat, window: x, numbers: [o.percentile(stat, x, p)], within: 0.01, holdout: true, tags: ['holdout percentile'] })
+  pct('p90 cpu_usage in the last 12 hours', 'cpu_usage', W.hours(12), 0.9)
+  pct('what was the median disk.free_gb last month', 'disk.free_gb', W.lastMonth, 0.5)
+  pct('tp99 api latency over the past 3 days', 'api.latency', W.days(3), 0.99)
+
   const cmp = (q: string, stat: string, a: Window, b: Window) => {
     const x = o.value(stat, a)
     const y = o.value(stat, b)

@@ -103,6 +103,12 @@ export class Oracle {
     return Math.max(...this.in(stat, w))
   }
 
+  /** The nearest-rank q-quantile of a gauge's readings (rank ceil(q·n), at least 1), what a percentile answer approximates. */
+  percentile(stat: string, w: Window, q: number): number {
+    const v = this.in(stat, w).sort((a, b) => a - b)
+    return v[Math.max(1, Math.ceil(q * v.length - 1e-9)) - 1]
+  }
+
   /** The kind's default: counters sum, gauges average. */
   value(stat: string, w: Window): number {
     return this.kinds.get(stat) === 'counter' ? this.sum(stat, w) : this.avg(stat, w)

@@ -35,7 +35,10 @@ import { readFileSync } from 'node:fs'
 import http from 'node:http'
 import { createSession, SESSION_COOKIE } from '../../shared/auth/sessions.js'
 import { createSql, type Sql } from '../../shared/db.js'
-import { refreshSketches } from '../../shared/points/sketches.js'
+import { binOf as binOfSql, refreshSketches, Sketch } from '../../shared/points/sketches.js'
+import { readPercentiles } from '../../shared/stats/percentiles.js'
+import { resolveWindow } from '../../shared/stats/ranges.js'
+import { readBuckets } from '../../shared/stats/read.js'
 import { beginBench, busyLines, closingLines, envInt, isFailed, isMain, machineLine, runStandalone, tableLines, type BenchResultsBase, type Failed } from './common.js'
 import { freePort, HOST, waitForHttp200, type Child } from './procs.js'
 import { createAccount } from './setup.js'
@@ -99,6 +102,8 @@ export interface ReadsBenchResults extends BenchResultsBase<Required<Omit<ReadsB
   /** The chart stat's sketches: build time, rows and bytes per tier, sketch bytes per raw point. */
   sketches?: { buildSeconds: number; hours: number; days: number; hourBytesAvg: number; hourBytesMax: number; dayBytesAvg: number; dayBytesMax: number; totalBytes: number; bytesPerPoint: number; pointsPerHour: number }
   chart?: { reads: ChartRead[]; targetMs: number; met: boolean; percentileMet?: boolean } | Failed
+  /** The 30d p95 read in process: the reference average read, the whole percentile read and its parts alone. */
+  percentileCost?: { parts: Array<{ name: string; latencyMs: Latency }> } | Failed
   dashboard?: { stats: number; latencyMs: Latency; bytes: number; points: number; expectedPoints: number } | Failed
   export?: { runs: ExportRun[]; targetRowsPerSec: number; memoryNote: string } | Failed
 }
@@ -359,7 +364,7 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
       results.chart = await stage('chart', async () => {
         const auth = { authorization: `Bearer ${chartAcct.key}` }
         const reads: ChartRead[] = []
-        for (const range of ['180d', '7d', '1h', '30d&percentiles=95', '180d&percentiles=50,95,99', '7d&percentiles=95', '24h&percentiles=95']) {
+        for (const range of ['180d', '7d', '1h', '30d', '30d&percentiles=95', '180d&percentiles=50,95,99', '7d&percentiles=95', '24h&percentiles=95']) {
           const path = `/api/v1/stats/bench.chart?range=${range}`
           const first = await get(api.port, path, auth)
           if (first.status !== 200) throw new Error(`GET ${path} answered HTTP ${first.status}: ${first.body.toString('utf8').slice(0, 300)}`)
@@ -380,6 +385,45 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
         if (r180.points !== cfg.chartPoints) problems.push(`chart 180d: the buckets account for ${r180.points} points, ${cfg.chartPoints} are stored`)
         const p30 = reads.find((r) => r.range === '30d&percentiles=95')!
         return { reads, targetMs: READS_TARGETS.chart180dP50Ms, met: r180.latencyMs.p50 < READS_TARGETS.chart180dP50Ms, percentileMet: p30.latencyMs.p99 < READS_TARGETS.percentile30dP99Ms }
+      }).catch((err: Error) => ({ error: err.message }))
+
+      // Where the 30d p95 read's time goes, in this process (no HTTP): the average chart read of the same window as
+      // the reference, the whole percentile read, and its parts measured alone. Interleaved, so that the machine's
+      // noise falls on all alike.
+      results.percentileCost = await stage('percentile cost', async () => {
+        const w = resolveWindow({ range: '30d' }, new Date())
+        const ps = [{ key: 'p95', q: 0.95 }]
+        const hourEdge = new Date(Math.floor(w.to.getTime() / 3_600_000) * 3_600_000)
+        const periodEdge = new Date(Math.floor(hourEdge.getTime() / 21_600_000) * 21_600_000)
+        const rows = await sql!<{ bucket: Date; sketch: Uint8Array }[]>`select bucket, sketch from sketches_6h where stat_id = ${chartId} and bucket >= ${w.from} and bucket < ${periodEdge}`
+        const parts: Record<string, () => Promise<unknown>> = {
+          'average chart read (reference)': () => readBuckets(sql!, chartId, 'gauge', w),
+          'percentile read (whole)': () => readPercentiles(sql!, chartId, w, ps),
+          '6-hour sketches fetched (SQL + bytea)': () => sql!`select bucket, sketch from sketches_6h where stat_id = ${chartId} and bucket >= ${w.from} and bucket < ${periodEdge}`,
+          [`${rows.length} sketches merged + p95 (JS)`]: async () => {
+            const out = new Map<number, Sketch>()
+            for (const r of rows) {
+              const t = r.bucket.getTime()
+              let k = out.get(t)
+              if (!k) out.set(t, (k = new Sketch()))
+              k.mergeEncoded(r.sketch)
+            }
+            for (const k of out.values()) k.quantile(0.95)
+          },
+          'current hour raw, binned (SQL)': () => sql!`select s, k, count(*)::int from (select ts, ${binOfSql(sql!)} from points where stat_id = ${chartId} and ts >= ${hourEdge} and ts < ${w.to}) x group by 1, 2`,
+        }
+        const samples = new Map<string, number[]>(Object.keys(parts).map((k) => [k, []]))
+        for (let i = 0; i < 5; i++) for (const f of Object.values(parts)) await f()
+        for (let i = 0; i < cfg.chartRequests; i++) {
+          for (const [name, f] of Object.entries(parts)) {
+            const t0 = performance.now()
+            await f()
+            samples.get(name)!.push(performance.now() - t0)
+          }
+        }
+        const out = [...samples].map(([name, xs]) => ({ name, latencyMs: latency(xs) }))
+        for (const o of out) say(`in process: ${o.name}: p50 ${o.latencyMs.p50} ms, p99 ${o.latencyMs.p99} ms`)
+        return { parts: out }
       }).catch((err: Error) => ({ error: err.message }))
 
       results.dashboard = await stage('dashboard', async () => {
@@ -497,7 +541,15 @@ export function renderReadsReport(r: ReadsBenchResults): string {
       const [target, met] = is180 ? [`p50 < ${r.chart.targetMs} ms`, r.chart.met] : isP30 ? [`p99 < ${READS_TARGETS.percentile30dP99Ms} ms`, r.chart.percentileMet] : ['', undefined]
       rows.push([`chart ${read.range} (${n(c.chartPoints)} pts) p50 / p99 ms`, `${ms(read.latencyMs.p50)} / ${ms(read.latencyMs.p99)}`, target, met === undefined ? '' : met ? 'met' : 'NOT MET'])
     }
+    const avg30 = r.chart.reads.find((x) => x.range === '30d')
+    const p30 = r.chart.reads.find((x) => x.range === '30d&percentiles=95')
+    if (avg30 && p30) {
+      rows.push(['chart 30d p95 / 30d average, same run (ratio)', `p50 ${(p30.latencyMs.p50 / avg30.latencyMs.p50).toFixed(2)}x, p99 ${(p30.latencyMs.p99 / avg30.latencyMs.p99).toFixed(2)}x`, '', ''])
+    }
   } else rows.push(['chart', r.chart ? `FAILED: ${r.chart.error.slice(0, 100)}` : 'not run', '', ''])
+  if (r.percentileCost && !isFailed(r.percentileCost)) {
+    for (const part of r.percentileCost.parts) rows.push([`  in process: ${part.name} p50 / p99 ms`, `${ms(part.latencyMs.p50)} / ${ms(part.latencyMs.p99)}`, '', ''])
+  }
   if (r.dashboard && !isFailed(r.dashboard)) {
     rows.push([`dashboard 24h (${n(r.dashboard.stats)} stats) p50 / p99 ms`, `${ms(r.dashboard.latencyMs.p50)} / ${ms(r.dashboard.latencyMs.p99)}`, '(no figure)', ''])
   } else rows.push(['dashboard', r.dashboard ? `FAILED: ${r.dashboard.error.slice(0, 100)}` : 'not run', '', ''])

@@ -9,7 +9,7 @@ import { Badge, Empty, ErrorNotice, Field, html, Loading, mount, useState } from
 
 interface Alert {
   id: string; stat_name: string; condition_type: string; threshold: number; window_minutes: number; direction: 'above' | 'below'
-  channel: 'webhook' | 'slack' | 'email'; channel_config: Record<string, string>; cooldown_minutes: number; state: string
+  aggregation: string; channel: 'webhook' | 'slack' | 'email'; channel_config: Record<string, string>; cooldown_minutes: number; state: string
   last_value: number | null; last_evaluated_at: string | null; muted_until: string | null; on_no_data: 'keep' | 'resolve' | 'alert'
   no_data_minutes: number
 }
@@ -157,7 +157,7 @@ function AlertPage() {
   if (!alert) return html`<p><a href="/alerts">← Alerts</a></p><h1>Alert</h1>${error ? html`<${ErrorNotice} error=${error} retry=${load} />` : html`<${Loading} />`}`
   return html`<p><a href="/alerts">← Alerts</a></p>
     <h1>Alert on <a href=${`/stats/${encodeURIComponent(alert.stat_name)}`}>${alert.stat_name}</a></h1>
-    <p><${Badge} state=${alert.state} /> ${alert.condition_type} ${THRESHOLD.includes(alert.condition_type) ? num(alert.threshold) : alert.condition_type === 'anomaly' ? '(fires when an anomaly incident opens)' : `${alert.window_minutes} min`} · last value ${num(alert.last_value)} · checked ${age(alert.last_evaluated_at)}</p>
+    <p><${Badge} state=${alert.state} /> ${alert.aggregation && alert.aggregation !== 'avg' ? html`<span data-testid="aggregation">${alert.aggregation} over ${alert.window_minutes} min</span> ` : null}${alert.condition_type} ${THRESHOLD.includes(alert.condition_type) ? num(alert.threshold) : alert.condition_type === 'anomaly' ? '(fires when an anomaly incident opens)' : `${alert.window_minutes} min`} · last value ${num(alert.last_value)} · checked ${age(alert.last_evaluated_at)}</p>
     <${ErrorNotice} error=${error} retry=${load} />
     <${Mute} alert=${alert} onChange=${(a: Alert) => { setAlert(a); void load() }} />
     <${SendTest} alert=${alert} onSent=${load} />

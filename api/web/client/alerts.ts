@@ -1,7 +1,7 @@
 // Alerts (interface 2.4, 3.2; decisions.md section 8): state badges, the
 // recent deliveries of each, and a create form for the seven conditions and
 // three channels that explains each field and checks what the API checks.
-import type { Condition } from '../../../shared/alerts/schema.js'
+import type { Aggregation, Condition } from '../../../shared/alerts/schema.js'
 import { api, fieldErrors, pageData } from './lib/api.js'
 import { age, num, when } from './lib/format.js'
 import { usePoll } from './lib/poll.js'
@@ -9,7 +9,7 @@ import { Badge, Empty, ErrorNotice, Field, html, Loading, mount, useEffect, useS
 
 interface Alert {
   id: string; stat_name: string; condition_type: Condition; threshold: number; window_minutes: number; direction: 'above' | 'below'
-  channel: Channel; channel_config: Record<string, string>; cooldown_minutes: number; state: string; last_value: number | null
+  aggregation: Aggregation; channel: Channel; channel_config: Record<string, string>; cooldown_minutes: number; state: string; last_value: number | null
   last_evaluated_at: string | null; last_delivery_error: string | null; last_delivery_failed_at: string | null; created_at: string
   muted_until: string | null
 }
@@ -31,12 +31,22 @@ const CHANNELS: Record<Channel, { label: string; field: string; input: string; e
   email: { label: 'E-mail', field: 'email', input: 'E-mail address', explain: 'The address gets a confirmation link first; nothing is mailed until it is clicked.' },
 }
 
+/** What an alert compares (decisions.md section 20): the last minute's value, or a gauge's percentile over a window. */
+const AGGREGATIONS: Record<Aggregation, string> = {
+  avg: 'The last minute\'s value (a gauge\'s average, a counter\'s sum)',
+  p50: 'Median (p50) over the window', p90: 'p90 over the window', p95: 'p95 over the window', p99: 'p99 over the window',
+}
+const PERCENTILE_CONDITIONS: Condition[] = ['above', 'below', 'sustained']
+
+/** "p95 over 5 min " for a percentile alert, nothing for the last minute's value. */
+export const compared = (a: Pick<Alert, 'aggregation' | 'window_minutes'>) => (a.aggregation && a.aggregation !== 'avg' ? `${a.aggregation} over ${a.window_minutes} min ` : '')
+
 function describe(a: Alert): string {
   switch (a.condition_type) {
-    case 'above': return `value above ${num(a.threshold)}`
-    case 'below': return `value below ${num(a.threshold)}`
+    case 'above': return `${compared(a) || 'value '}above ${num(a.threshold)}`
+    case 'below': return `${compared(a) || 'value '}below ${num(a.threshold)}`
     case 'pct_change': return `changes by more than ${num(a.threshold)}% over ${a.window_minutes} min`
-    case 'sustained': return `stays ${a.direction} ${num(a.threshold)} for ${a.window_minutes} min`
+    case 'sustained': return `${compared(a)}stays ${a.direction} ${num(a.threshold)} for ${a.window_minutes} min`
     case 'heartbeat': return `no heartbeat for ${a.window_minutes} min`
     case 'missing_data': return `no data for ${a.window_minutes} min`
     case 'anomaly': return 'an anomaly incident opens'
@@ -68,16 +78,19 @@ interface Suggestions {
 }
 
 /** "Suggest a threshold": candidates from the stat's own history, each back-tested over the lookback. */
-function SuggestThreshold({ stat, condition, cooldown, onPick }: { stat: string; condition: 'above' | 'below'; cooldown: string; onPick: (t: number) => void }) {
+function SuggestThreshold({ stat, condition, cooldown, aggregation, window, onPick }: { stat: string; condition: 'above' | 'below'; cooldown: string; aggregation: Aggregation; window: string; onPick: (t: number) => void }) {
   const [res, setRes] = useState<Suggestions | null>(null)
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
-  useEffect(() => { setRes(null); setError(null) }, [stat, condition, cooldown])
+  useEffect(() => { setRes(null); setError(null) }, [stat, condition, cooldown, aggregation, window])
   const load = async () => {
     setBusy(true)
     setError(null)
     try {
-      const q = new URLSearchParams({ stat, condition_type: condition, lookback: '30d', ...(/^\d+$/.test(cooldown) ? { cooldown_minutes: cooldown } : {}) })
+      const q = new URLSearchParams({
+        stat, condition_type: condition, lookback: '30d', ...(/^\d+$/.test(cooldown) ? { cooldown_minutes: cooldown } : {}),
+        ...(aggregation !== 'avg' ? { aggregation, ...(/^\d+$/.test(window) ? { window_minutes: window } : {}) } : {}),
+      })
       setRes(await api<Suggestions>('GET', `/api/v1/thresholds/suggest?${q}`))
     } catch (err) {
       setError(err)
@@ -91,7 +104,7 @@ function SuggestThreshold({ stat, condition, cooldown, onPick }: { stat: string;
     <${ErrorNotice} error=${error} />
     ${res ? html`<div class="card small" aria-live="polite">
       ${res.suggestions.length === 0 ? (res.basis.minutes_with_value ? null : html`<p class="muted">No minute of “${stat}” has a value in the last ${days} days: nothing to suggest from yet.</p>`) : html`
-        <p>From ${res.basis.minutes_with_value.toLocaleString('en-US')} minutes of “${stat}” over the last ${days} days, replayed minute by minute as the alert would run:</p>
+        <p>From ${res.basis.minutes_with_value.toLocaleString('en-US')} minutes of “${stat}”${aggregation !== 'avg' ? ` (the ${aggregation} over the ${window} minutes before each)` : ''} over the last ${days} days, replayed minute by minute as the alert would run:</p>
         <div class="table-wrap"><table class="stack"><thead><tr><th class="num">Threshold</th><th>Percentile</th><th class="num">Would have fired</th><th class="num">Catches the largest</th><th class="num">Minutes in breach</th><th><span class="sr-only">Use</span></th></tr></thead><tbody>
           ${res.suggestions.map((c) => html`<tr><td data-label="Threshold" class="num">${num(c.threshold)}</td><td data-label="Percentile">${c.quantile === null ? '—' : `p${+(c.quantile * 100).toFixed(1)}`}</td>
             <td data-label="Would have fired" class="num">${c.would_have_fired} ${c.would_have_fired === 1 ? 'time' : 'times'}${c.suppressed_by_cooldown ? ` (+${c.suppressed_by_cooldown} held back by the cooldown)` : ''}</td>
@@ -105,7 +118,12 @@ function SuggestThreshold({ stat, condition, cooldown, onPick }: { stat: string;
   </div>`
 }
 
-interface Form { stat_name: string; condition_type: Condition; threshold: string; window_minutes: string; direction: 'above' | 'below'; channel: Channel; target: string; cooldown_minutes: string; on_no_data: 'keep' | 'resolve' | 'alert' }
+interface Form { stat_name: string; condition_type: Condition; aggregation: Aggregation; threshold: string; window_minutes: string; direction: 'above' | 'below'; channel: Channel; target: string; cooldown_minutes: string; on_no_data: 'keep' | 'resolve' | 'alert' }
+
+/** The aggregation the form sends: a percentile only where the condition takes one. */
+const aggregationOf = (f: Pick<Form, 'condition_type' | 'aggregation'>): Aggregation => (PERCENTILE_CONDITIONS.includes(f.condition_type) ? f.aggregation : 'avg')
+/** Whether the form asks for a window: the condition's own, or the span a percentile is taken over. */
+const hasWindow = (f: Pick<Form, 'condition_type' | 'aggregation'>) => Boolean(CONDITIONS[f.condition_type].window) || aggregationOf(f) !== 'avg'
 
 /** The checks the API makes, run before sending so that mistakes show next to their field. */
 export function validate(f: Form): Record<string, string> {
@@ -116,7 +134,7 @@ export function validate(f: Form): Record<string, string> {
   else if (!/^[\p{L}\p{N} ._&-]+$/u.test(f.stat_name)) e.stat_name = 'Letters, numbers, spaces, dot, underscore and hyphen only.'
   if (c.threshold && (f.threshold.trim() === '' || !Number.isFinite(Number(f.threshold)))) e.threshold = 'Enter a number.'
   const int = (v: string, min: number) => /^\d+$/.test(v.trim()) && Number(v) >= min && Number(v) <= 10_080
-  if (c.window && !int(f.window_minutes, 1)) e.window_minutes = 'A whole number of minutes from 1 to 10,080 (a week).'
+  if (hasWindow(f) && !int(f.window_minutes, 1)) e.window_minutes = 'A whole number of minutes from 1 to 10,080 (a week).'
   if (!int(f.cooldown_minutes, 0)) e.cooldown_minutes = 'A whole number of minutes from 0 to 10,080.'
   const field = `channel_config.${CHANNELS[f.channel].field}`
   if (!f.target.trim()) e[field] = 'Required for this channel.'
@@ -128,7 +146,7 @@ export function validate(f: Form): Record<string, string> {
 
 function CreateForm({ stats, onCreated }: { stats: string[]; onCreated: (a: Alert, secret: string) => void }) {
   const [f, setF] = useState<Form>({
-    stat_name: new URLSearchParams(location.search).get('stat') ?? '', condition_type: 'above', threshold: '', window_minutes: '5',
+    stat_name: new URLSearchParams(location.search).get('stat') ?? '', condition_type: 'above', aggregation: 'avg', threshold: '', window_minutes: '5',
     direction: 'above', channel: 'webhook', target: '', cooldown_minutes: '0', on_no_data: 'keep',
   })
   const [errors, setErrors] = useState<Record<string, string>>({})
@@ -152,8 +170,9 @@ function CreateForm({ stats, onCreated }: { stats: string[]; onCreated: (a: Aler
     try {
       const body = {
         stat_name: f.stat_name, condition_type: f.condition_type, threshold: c.threshold ? Number(f.threshold) : 0,
+        ...(aggregationOf(f) !== 'avg' ? { aggregation: aggregationOf(f) } : {}),
         // Left out where the condition has no window: the API's default, and on_no_data then waits 60 minutes of silence.
-        ...(c.window ? { window_minutes: Number(f.window_minutes) } : {}), ...(f.condition_type === 'sustained' ? { direction: f.direction } : {}),
+        ...(hasWindow(f) ? { window_minutes: Number(f.window_minutes) } : {}), ...(f.condition_type === 'sustained' ? { direction: f.direction } : {}),
         channel: f.channel, channel_config: { [ch.field]: f.target.trim() }, cooldown_minutes: Number(f.cooldown_minutes),
         ...(c.threshold ? { on_no_data: f.on_no_data } : {}),
       }
@@ -179,17 +198,21 @@ function CreateForm({ stats, onCreated }: { stats: string[]; onCreated: (a: Aler
         <select id="condition_type" value=${f.condition_type} onChange=${set('condition_type')}>
           ${(Object.keys(CONDITIONS) as Condition[]).map((k) => html`<option value=${k}>${CONDITIONS[k].label}</option>`)}</select>
       <//>
+      ${PERCENTILE_CONDITIONS.includes(f.condition_type) ? html`<${Field} id="aggregation" label="Compare" hint="A percentile (gauges only) is taken over the points of the window: p95 catches the slowest 5 % that an average hides.">
+        <select id="aggregation" value=${f.aggregation} onChange=${set('aggregation')}>
+          ${(Object.keys(AGGREGATIONS) as Aggregation[]).map((k) => html`<option value=${k}>${AGGREGATIONS[k]}</option>`)}</select><//>` : null}
       ${c.threshold ? html`<${Field} id="threshold" label=${c.threshold} error=${errors.threshold}>
         <input id="threshold" inputMode="decimal" value=${f.threshold} onInput=${set('threshold')} aria-invalid=${inv('threshold')} /><//>` : null}
       ${f.condition_type === 'sustained' ? html`<${Field} id="direction" label="Side" hint="Which side of the threshold must hold.">
         <select id="direction" value=${f.direction} onChange=${set('direction')}><option value="above">Above the threshold</option><option value="below">Below the threshold</option></select><//>` : null}
-      ${c.window ? html`<${Field} id="window_minutes" label=${c.window} error=${errors.window_minutes}>
+      ${hasWindow(f) ? html`<${Field} id="window_minutes" label=${c.window ?? 'Over the last how many minutes'} hint=${aggregationOf(f) !== 'avg' ? `The ${aggregationOf(f)} of the points of this many minutes is compared at each check${c.window ? ', and must stay beyond the threshold for as long' : ''}.` : undefined} error=${errors.window_minutes}>
         <input id="window_minutes" inputMode="numeric" value=${f.window_minutes} onInput=${set('window_minutes')} aria-invalid=${inv('window_minutes')} /><//>` : null}
       <${Field} id="cooldown_minutes" label="Cooldown (minutes)" hint="After a fire, further fires within this time are not sent. A resolve is always sent." error=${errors.cooldown_minutes}>
         <input id="cooldown_minutes" inputMode="numeric" value=${f.cooldown_minutes} onInput=${set('cooldown_minutes')} aria-invalid=${inv('cooldown_minutes')} />
       <//>
     </div>
     ${f.condition_type === 'above' || f.condition_type === 'below' ? html`<${SuggestThreshold} stat=${f.stat_name} condition=${f.condition_type} cooldown=${f.cooldown_minutes}
+      aggregation=${aggregationOf(f)} window=${f.window_minutes}
       onPick=${(t: number) => setF({ ...f, threshold: String(t) })} />` : null}
     ${c.threshold ? html`<${Field} id="on_no_data" label="When the stat goes quiet" hint=${`No point for ${c.window ? 'the window' : 'an hour'}: keep the alert as it is (a firing alert stays firing), resolve it, or fire.`}>
       <select id="on_no_data" value=${f.on_no_data} onChange=${set('on_no_data')}>
