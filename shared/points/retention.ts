@@ -45,8 +45,15 @@ export async function enforceRetention(sql: Sql, now: Date): Promise<RetentionRe
 }
 
 /**
+ * A straddling block is rewritten once it holds this much expired time, not on every hourly run: each
+ * rewrite decodes and encodes the whole day, and its expired points are already out of every read
+ * (reads clamp to the same retention). So a block is rewritten about three times before it goes whole.
+ */
+const REWRITE_AFTER_MS = 6 * 3_600_000
+
+/**
  * Day blocks past the cutoff: those wholly before it are deleted in one statement; each one
- * straddling it is rewritten without its expired points, under the block's lock (a compaction
+ * straddling it (with at least REWRITE_AFTER_MS expired) is rewritten without its expired points, under the block's lock (a compaction
  * merging a backfill into the same block would otherwise write back what this removes).
  * Returns how many points went.
  */
@@ -57,7 +64,8 @@ async function expireBlocks(sql: Sql, cutoff: Date, planName: string): Promise<n
     select coalesce(sum(n), 0)::int as n from d`
   let n = whole.n
   const straddling = await sql<{ stat_id: string; day: Date }[]>`
-    select stat_id, day from point_blocks where first_ts < ${cutoff} and last_ts >= ${cutoff} and stat_id in (${ofPlan})`
+    select stat_id, day from point_blocks
+    where first_ts < ${new Date(cutoff.getTime() - REWRITE_AFTER_MS)} and last_ts >= ${cutoff} and stat_id in (${ofPlan})`
   for (const b of straddling) {
     n += await sql.begin(async (tx) => {
       await tx`select pg_advisory_xact_lock(26, hashtext(${blockLock(b.stat_id, b.day)}))`

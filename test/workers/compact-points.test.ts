@@ -220,8 +220,9 @@ test.serial('retention deletes whole blocks past the cutoff in bulk and rewrites
   // A free account keeps 30 days: points 34 to 28 days back, stored straight into a fresh stat (writes so old are a
   // backfill like any other), then compacted.
   const [{ id }] = await app.sql<{ id: string }[]>`insert into stats (account_id, name, kind) values (${user.accountId}, 'aged', 'gauge') returning id`
-  const now = new Date()
-  const cutoff = Math.floor(now.getTime() / 1000) - 30 * DAY
+  // Midday: the straddling day holds 12 hours past the cutoff, over the 6 that make a rewrite worth it.
+  const now = new Date((dayOf(NOW) + 12 * 3600 + 123) * 1000)
+  const cutoff = dayOf(NOW) + 12 * 3600 + 123 - 30 * DAY
   const from = dayOf(cutoff) - 3 * DAY
   const pts = series(from, Math.ceil((dayOf(cutoff) + 2 * DAY - from) / 600), 600, 2)
   await app.sql`insert into points (stat_id, ts, value)
@@ -240,8 +241,11 @@ test.serial('retention deletes whole blocks past the cutoff in bulk and rewrites
   const rows = await app.sql<{ t: number; value: number }[]>`
     select extract(epoch from ts)::int as t, value from stat_points(${id}, '-infinity', 'infinity') order by ts`
   t.deepEqual(rows.map((x) => ({ t: x.t, value: x.value })), kept)
-  // Nothing left to expire: a second run removes nothing of this stat.
+  // Nothing left to expire: a second run removes nothing of this stat; an hour later the straddling block holds an hour
+  // of expired points, under the rewrite threshold, and stays as it is.
   await enforceRetention(app.sql, now)
+  t.deepEqual(await counts(id), after)
+  await enforceRetention(app.sql, new Date(now.getTime() + 3_600_000))
   t.deepEqual(await counts(id), after)
 })
 
