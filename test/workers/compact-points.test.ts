@@ -3,6 +3,7 @@
 // backfills and retention work across both. Real PostgreSQL, Redis and HTTP server.
 import test from 'ava'
 import { createSql } from '../../shared/db.js'
+import { createRedis, redisKey } from '../../shared/redis.js'
 import { blockLock, compactPoints, compactionCutoff } from '../../shared/points/compaction.js'
 import { enforceRetention } from '../../shared/points/retention.js'
 import { listStats } from '../../shared/stats/repo.js'
@@ -75,6 +76,11 @@ test.serial('a read spanning hot rows and blocks sees every point once, exact; r
   const chartBefore = (await request(app.url, `/api/v1/stats/spanning?from=${iso(NOW - 5 * DAY)}&to=${iso(NOW)}`, { bearer: key })).body
   const before = await exported(key, 'spanning')
   t.deepEqual(before, sorted([...old, ...recent]))
+  // Minute buckets' percentiles come from raw points (not sketches): an hour inside the compacted day.
+  const hourAgo = `/api/v1/stats/spanning?from=${iso(old[0].t + 60)}&to=${iso(old[0].t + 3660)}&percentiles=50,95`
+  const pctBefore = await request(app.url, hourAgo, { bearer: key })
+  t.is(pctBefore.status, 200, pctBefore.text)
+  t.true(JSON.stringify(pctBefore.body).includes('"p95"'))
 
   await compactPoints(app.sql, new Date())
   const c = await counts(id)
@@ -83,6 +89,7 @@ test.serial('a read spanning hot rows and blocks sees every point once, exact; r
   t.is(c.hot, recent.length)
   t.deepEqual(await exported(key, 'spanning'), before)
   t.deepEqual((await request(app.url, `/api/v1/stats/spanning?from=${iso(NOW - 5 * DAY)}&to=${iso(NOW)}`, { bearer: key })).body, chartBefore)
+  t.deepEqual((await request(app.url, hourAgo, { bearer: key })).body, pctBefore.body)
   // A second pass finds nothing to do and changes nothing.
   await compactPoints(app.sql, new Date())
   t.deepEqual(await counts(id), c)
@@ -161,6 +168,17 @@ test.serial('an ikey retry of a point already compacted is not stored twice; a s
   t.is(points.filter((p) => p.t === at).length, 1)
   t.is(points.length, 51)
   t.is((await counts(id)).hot, 0)
+
+  // Without an ikey, a write at a second the block holds is told it averages with what is there, found in PostgreSQL
+  // once Redis has forgotten the second (its marks expire); an empty second of the same day is not.
+  const redis = createRedis({ redisUrl: app.config.redisUrl })
+  t.teardown(() => redis.disconnect())
+  await redis.del(redisKey(app.config, 'seen', id, String(at + 1)), redisKey(app.config, 'seen', id, String(at + 5)))
+  const same = await request(app.url, '/ez', { json: { ezkey: key, stat: 'retried', value: 3, t: at + 1 } })
+  t.is(same.body.replay, 'averages_with_existing')
+  const empty = await request(app.url, '/ez', { json: { ezkey: key, stat: 'retried', value: 3, t: at + 5 } })
+  t.is(empty.status, same.status)
+  t.is(empty.body.replay, undefined)
 })
 
 test.serial('a stat deleted mid-compaction leaves neither rows nor blocks behind', async (t) => {
