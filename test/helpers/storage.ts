@@ -56,7 +56,7 @@ export async function stored(app: TestApp, accountId: string): Promise<Stored> {
 export async function pointsOf(app: TestApp, accountId: string, stat: string): Promise<Array<{ ts: number; value: number }>> {
   await settle(app)
   const rows = await app.sql<{ ts: number; value: number }[]>`
-    select extract(epoch from p.ts)::float8 as ts, p.value from points p join stats s on s.id = p.stat_id
+    select extract(epoch from p.ts)::float8 as ts, p.value from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p
     where s.account_id = ${accountId} and s.name = ${stat} order by p.ts, p.value`
   return rows.map((r) => ({ ts: r.ts, value: r.value }))
 }
