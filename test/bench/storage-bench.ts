@@ -24,7 +24,10 @@ import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createSql } from '../../shared/db.js'
+import { pagedRows } from '../../shared/export/stream.js'
+import type { ExportWindow } from '../../shared/export/window.js'
 import { compactPoints } from '../../shared/points/compaction.js'
+import type { Stat } from '../../shared/stats/repo.js'
 import { createTestDatabase, prepareTemplate } from '../helpers/db.js'
 import { freePort, HOST } from './procs.js'
 
@@ -156,6 +159,16 @@ async function service(rows: Row[]) {
     say(`service: ${TOTAL.toLocaleString('en')} rows copied in ${((Date.now() - t0) / 1000).toFixed(1)} s`)
     const size = async (rel: string) => Number((await sql<{ n: string }[]>`select pg_total_relation_size(${rel}::regclass)::text as n`)[0].n)
     const rowBytes = await size('points')
+    // Reading a stat's raw points back (the export's pages), from rows now and from blocks after compaction.
+    const exportRate = async () => {
+      const stat = { id: ids[0], accountId: account, name: statName(0), kind: 'gauge' } as unknown as Stat
+      const w: ExportWindow = { requested: 'all', from: new Date(START * 1000), to: new Date(END * 1000), retentionDays: 800, clamped: false }
+      const e0 = process.hrtime.bigint()
+      let n = 0
+      for (let rep = 0; rep < 3; rep++) for await (const page of pagedRows(sql, stat, w)) n += page.length
+      return n / (Number(process.hrtime.bigint() - e0) / 1e9)
+    }
+    const fromRows = await exportRate()
     rows.push({ store: 'service, rows before compaction (reference)', bytes: rowBytes, compactMs: null, note: 'points: heap + (stat_id, ts) index' })
 
     // The service's own compaction (the compact-points job's pass), as of the day after the data ends: every
@@ -177,6 +190,9 @@ async function service(rows: Row[]) {
     const blocks = await size('point_blocks')
     say(`service: ${done.blocks} blocks (${enc.scaled} with scaled integer values, ${enc.raw} raw float8) in ${(compactMs / 1000).toFixed(1)} s; ` +
       `hot table left ${hot.toLocaleString('en')} bytes, blocks ${blocks.toLocaleString('en')} bytes`)
+    const fromBlocks = await exportRate()
+    say(`service: one stat's ${PER_STAT.toLocaleString('en')} points exported (pagedRows, 3 times) at ${Math.round(fromRows).toLocaleString('en')} rows/s from rows, ` +
+      `${Math.round(fromBlocks).toLocaleString('en')} rows/s from blocks (${(fromBlocks / fromRows).toFixed(2)}x)`)
     rows.push({ store: 'service, after compaction: blocks', bytes: blocks, compactMs, note: 'point_blocks: heap, TOAST, primary key' })
     rows.push({ store: 'service, after compaction: blocks + emptied hot table', bytes: hot + blocks, compactMs, note: 'points + point_blocks: heap, TOAST, indexes' })
     if (!CANDIDATES) return
