@@ -73,14 +73,16 @@ test.serial('a read spanning hot rows and blocks sees every point once, exact; r
   const recent = series(NOW - 3 * 3600, 100, 60, 4)
   await write(key, 'spanning', [...old, ...recent])
   const id = await statId(user.accountId, 'spanning')
-  const chartBefore = (await request(app.url, `/api/v1/stats/spanning?from=${iso(NOW - 5 * DAY)}&to=${iso(NOW)}`, { bearer: key })).body
+  // The chart's buckets (its other fields say how fresh the rollups are, which moves on by itself).
+  const chartBefore = (await request(app.url, `/api/v1/stats/spanning?from=${iso(NOW - 5 * DAY)}&to=${iso(NOW)}`, { bearer: key })).body.points
+  t.true(chartBefore.length > 0)
   const before = await exported(key, 'spanning')
   t.deepEqual(before, sorted([...old, ...recent]))
   // Minute buckets' percentiles come from raw points (not sketches): an hour inside the compacted day.
   const hourAgo = `/api/v1/stats/spanning?from=${iso(old[0].t + 60)}&to=${iso(old[0].t + 3660)}&percentiles=50,95`
   const pctBefore = await request(app.url, hourAgo, { bearer: key })
   t.is(pctBefore.status, 200, pctBefore.text)
-  t.true(JSON.stringify(pctBefore.body).includes('"p95"'))
+  t.true(pctBefore.body.points.length > 0 && pctBefore.body.points.filter((b: { p95?: number }) => typeof b.p95 === 'number').length >= 50)
 
   await compactPoints(app.sql, new Date())
   const c = await counts(id)
@@ -88,8 +90,8 @@ test.serial('a read spanning hot rows and blocks sees every point once, exact; r
   t.is(c.packed, old.length, 'every point before yesterday is in a block')
   t.is(c.hot, recent.length)
   t.deepEqual(await exported(key, 'spanning'), before)
-  t.deepEqual((await request(app.url, `/api/v1/stats/spanning?from=${iso(NOW - 5 * DAY)}&to=${iso(NOW)}`, { bearer: key })).body, chartBefore)
-  t.deepEqual((await request(app.url, hourAgo, { bearer: key })).body, pctBefore.body)
+  t.deepEqual((await request(app.url, `/api/v1/stats/spanning?from=${iso(NOW - 5 * DAY)}&to=${iso(NOW)}`, { bearer: key })).body.points, chartBefore)
+  t.deepEqual((await request(app.url, hourAgo, { bearer: key })).body.points, pctBefore.body.points)
   // A second pass finds nothing to do and changes nothing.
   await compactPoints(app.sql, new Date())
   t.deepEqual(await counts(id), c)
