@@ -68,6 +68,9 @@ const Env = z.object({
   // Anomaly detection (decisions.md section 11): the sweep's schedule, and when a stat's rollup counts as stale.
   ANOMALY_SWEEP_INTERVAL_SECONDS: int(1).default(300),
   ANOMALY_STALE_AFTER_SECONDS: int(1).default(900),
+  // How often hot points past their days are compacted into day blocks (issue 26). A pass with nothing to do
+  // costs one index probe per stat; at most 300 so that a backfill is packed within minutes.
+  COMPACTION_INTERVAL_SECONDS: int(1).max(300).default(300),
   // How long a client may take to send a whole request (headers and body): API bodies are small, so a
   // body still arriving after this is a slow client holding a connection, and is cut (408).
   HTTP_REQUEST_TIMEOUT_MS: int(500).default(20_000),
@@ -116,6 +119,7 @@ export type Config = Readonly<{
     apiBase: string | undefined
   }>
   anomalySweepIntervalSeconds: number
+  compactionIntervalSeconds: number
   anomalyStaleAfterSeconds: number
   httpRequestTimeoutMs: number
   /** A worker's job lock; the stalled-job check runs three times as often. */
@@ -180,6 +184,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       apiBase: e.STRIPE_API_BASE,
     }),
     anomalySweepIntervalSeconds: e.ANOMALY_SWEEP_INTERVAL_SECONDS,
+    compactionIntervalSeconds: e.COMPACTION_INTERVAL_SECONDS,
     anomalyStaleAfterSeconds: e.ANOMALY_STALE_AFTER_SECONDS,
     httpRequestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
     jobLockSeconds: e.JOB_LOCK_SECONDS,

@@ -22,11 +22,12 @@ export interface JobSpec {
   schema: z.ZodType
   opts: JobsOptions
   /** Set for jobs that run on a schedule, once per cluster (a BullMQ job scheduler). */
-  every?: (config: { alertEvalIntervalSeconds: number; anomalySweepIntervalSeconds: number }) => number
+  every?: (config: { alertEvalIntervalSeconds: number; anomalySweepIntervalSeconds: number; compactionIntervalSeconds: number }) => number
 }
 
 export const PurgeSessions = z.object({})
 export const EnforceRetention = z.object({})
+export const CompactPoints = z.object({})
 
 /** One accepted point on its way to PostgreSQL: [stat id, unix seconds, value, ikey or null]. */
 export type QueuedPoint = [statId: string, t: number, value: number, ikey: string | null]
@@ -138,6 +139,13 @@ export const jobs = {
     schema: EnforceRetention,
     opts: { attempts: 3, backoff: { type: 'exponential', delay: 60_000 }, removeOnComplete: 100, removeOnFail: 100 },
     every: () => 60 * 60 * 1000,
+  },
+  'compact-points': {
+    queue: 'maintenance',
+    schema: CompactPoints,
+    // Each day of a stat commits alone, so a failed or killed pass is simply taken up by the next one.
+    opts: { attempts: 1, removeOnComplete: true, removeOnFail: 50 },
+    every: (config) => config.compactionIntervalSeconds * 1000,
   },
   'sync-billing': {
     queue: 'billing',

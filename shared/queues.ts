@@ -34,7 +34,7 @@ export class Queues {
    * Redis came back empty); returns the names (re)registered. A scheduler is stored under a fixed id, so processes
    * doing this at once still leave exactly one of each.
    */
-  async ensureSchedules(config: Pick<Config, 'alertEvalIntervalSeconds' | 'anomalySweepIntervalSeconds'>, opts: { update?: boolean } = {}): Promise<string[]> {
+  async ensureSchedules(config: Pick<Config, 'alertEvalIntervalSeconds' | 'anomalySweepIntervalSeconds' | 'compactionIntervalSeconds'>, opts: { update?: boolean } = {}): Promise<string[]> {
     const registered: string[] = []
     for (const [name, spec] of Object.entries(jobs) as Array<[string, JobSpec]>) {
       if (!spec.every) continue

@@ -18,6 +18,7 @@ import { evaluateAlertsJob } from './evaluate-alerts.js'
 import { importPointsJob } from './import-points.js'
 import { persistPointsJob } from './persist-points.js'
 import { purgeSessionsJob } from './purge-sessions.js'
+import { compactPointsJob } from './compact-points.js'
 import { enforceRetentionJob } from './enforce-retention.js'
 import { refreshRollupsJob } from './refresh-rollups.js'
 import { syncBillingJob } from './sync-billing.js'
@@ -32,6 +33,7 @@ const handlers: { [N in JobName]: Handler<N> } = {
   'deliver-alert': deliverAlertJob,
   'purge-sessions': purgeSessionsJob,
   'enforce-retention': enforceRetentionJob,
+  'compact-points': compactPointsJob,
   'sync-billing': syncBillingJob,
   'import-points': importPointsJob,
   'anomaly-sweep': anomalySweepJob,

@@ -170,12 +170,14 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
       ) cur on s.id is not null
       left join lateral (
         select case when s.kind = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
-        from points p where a.condition_type = 'pct_change' and p.stat_id = s.id
-          and p.ts >= ${now}::timestamptz - make_interval(mins => a.window_minutes) - interval '60 seconds'
-          and p.ts < ${now}::timestamptz - make_interval(mins => a.window_minutes)
+        -- Up to a week back (window_minutes): past the hot days, so hot rows and day blocks alike (sql/0027).
+        from stat_points(s.id, ${now}::timestamptz - make_interval(mins => a.window_minutes) - interval '60 seconds',
+          ${now}::timestamptz - make_interval(mins => a.window_minutes)) p
+        where a.condition_type = 'pct_change'
       ) prev on s.id is not null
       left join lateral (
-        select max(p.ts) as ts from points p where a.condition_type in ('heartbeat', 'missing_data') and p.stat_id = s.id
+        -- Hot rows and day blocks alike (sql/0027): a stat silent for days has its last point in a block.
+        select stat_newest(s.id, '-infinity', 'infinity') as ts where a.condition_type in ('heartbeat', 'missing_data')
       ) last on s.id is not null
       -- anomaly: the stat's latest incident recorded after the alert was created (while open it fires the alert;
       -- its close resolves it). observed_value is the incident's peak (decisions.md section 16).

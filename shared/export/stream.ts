@@ -10,6 +10,7 @@ import type { Stat } from '../stats/repo.js'
 import type { ExportWindow } from './window.js'
 
 export const PAGE_ROWS = 10_000
+const DAY_US = 86_400_000_000n
 
 interface Row {
   /**
@@ -28,22 +29,35 @@ export function secondsOf(us: string): number {
 }
 
 /**
- * One stat's rows in the window, by time, page by page. Points are append-only
- * and several may share a timestamp, so a full page gives back the rows of its
- * last timestamp and the next page starts at that timestamp inclusive; a page
- * that is one timestamp throughout is followed by every row of that timestamp.
+ * One stat's rows in the window, by time, page by page: hot rows and decoded
+ * day blocks alike (stat_points, sql/0027). A page never crosses a UTC day, so
+ * it decodes at most one block; days without points are skipped with two index
+ * probes. Points are append-only and several may share a timestamp, so a full
+ * page gives back the rows of its last timestamp and the next page starts at
+ * that timestamp inclusive; a page that is one timestamp throughout is followed
+ * by every row of that timestamp.
  */
 export async function* pagedRows(sql: Sql, stat: Stat, w: ExportWindow, pageRows = PAGE_ROWS): AsyncGenerator<Row[]> {
-  const at = (us: string) => sql`'epoch'::timestamptz + ${us}::int8 * interval '1 microsecond'`
-  let after: { us: string; inclusive: boolean } | undefined
-  for (;;) {
-    const lower = after === undefined ? sql`ts >= ${w.from}` : after.inclusive ? sql`ts >= ${at(after.us)}` : sql`ts > ${at(after.us)}`
+  const at = (us: bigint) => sql`'epoch'::timestamptz + ${us.toString()}::int8 * interval '1 microsecond'`
+  const usOf = sql`(extract(epoch from ts) * 1000000)::int8`
+  const end = BigInt(w.to.getTime()) * 1000n + 1n // the window's end is inclusive
+  let lower = BigInt(w.from.getTime()) * 1000n
+  while (lower < end) {
+    const [first] = await sql<{ us: string | null }[]>`
+      select (extract(epoch from least(
+        (select min(ts) from points where stat_id = ${stat.id} and ts >= ${at(lower)} and ts < ${at(end)}),
+        (select greatest(min(first_ts), ${at(lower)}) from point_blocks where stat_id = ${stat.id} and last_ts >= ${at(lower)} and first_ts < ${at(end)})
+      )) * 1000000)::int8 as us`
+    if (first.us === null) return
+    lower = BigInt(first.us)
+    const dayEnd = (lower / DAY_US + 1n) * DAY_US
+    const upper = dayEnd < end ? dayEnd : end
     const rows = await sql<Row[]>`
-      select (extract(epoch from ts) * 1000000)::int8 as us, value from points
-      where stat_id = ${stat.id} and ${lower} and ts <= ${w.to} order by ts limit ${pageRows}`
+      select ${usOf} as us, value from stat_points(${stat.id}, ${at(lower)}, ${at(upper)}) order by ts limit ${pageRows}`
     if (rows.length < pageRows) {
       if (rows.length) yield rows
-      return
+      lower = upper
+      continue
     }
     const last = rows[rows.length - 1].us
     let cut = rows.length - 1
@@ -51,11 +65,10 @@ export async function* pagedRows(sql: Sql, stat: Stat, w: ExportWindow, pageRows
     if (cut > 0) {
       // A plain array: slicing postgres.js' result (an Array subclass) goes through its own constructor.
       yield Array.from(rows).slice(0, cut)
-      after = { us: last, inclusive: true }
+      lower = BigInt(last)
     } else {
-      yield await sql<Row[]>`
-        select (extract(epoch from ts) * 1000000)::int8 as us, value from points where stat_id = ${stat.id} and ts = ${at(last)}`
-      after = { us: last, inclusive: false }
+      yield await sql<Row[]>`select ${usOf} as us, value from stat_points(${stat.id}, ${at(BigInt(last))}, ${at(BigInt(last) + 1n)})`
+      lower = BigInt(last) + 1n
     }
   }
 }
@@ -111,6 +124,7 @@ export async function* exportJson(sql: Sql, stats: Stat[], w: ExportWindow, page
 export async function hasOlderPoints(sql: Sql, stats: Stat[], before: Date): Promise<boolean> {
   if (!stats.length) return false
   const [row] = await sql<{ found: boolean }[]>`
-    select exists (select 1 from points where stat_id = any(${stats.map((s) => s.id)}::uuid[]) and ts < ${before}) as found`
+    select exists (select 1 from points where stat_id = any(${stats.map((s) => s.id)}::uuid[]) and ts < ${before})
+        or exists (select 1 from point_blocks where stat_id = any(${stats.map((s) => s.id)}::uuid[]) and first_ts < ${before}) as found`
   return row.found
 }

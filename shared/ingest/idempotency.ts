@@ -70,7 +70,7 @@ export class Idempotency {
    */
   async seenBefore(sql: Db, statId: string, t: number): Promise<boolean> {
     if (await this.redis.exists(this.seenKey(statId, t))) return true
-    const [row] = await sql<{ found: boolean }[]>`select exists (select 1 from points where stat_id = ${statId} and ts = to_timestamp(${t})) as found`
+    const [row] = await sql<{ found: boolean }[]>`select exists (select 1 from stat_points(${statId}, to_timestamp(${t}), to_timestamp(${t} + 1)) where ts = to_timestamp(${t})) as found`
     return row.found
   }
 }

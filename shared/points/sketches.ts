@@ -266,9 +266,9 @@ export async function refreshSketches(sql: Sql, limit = 5_000): Promise<{ hours:
     if (!marked.length) return { hours: 0, days: 0 }
     const bins = await tx<{ stat_id: string; hour: Date; s: number; k: number; n: number }[]>`
       select stat_id, hour, s, k, count(*)::int as n from (
-        select p.stat_id, m.hour, ${binOf(tx)}
+        select m.stat_id, m.hour, ${binOf(tx)}
         from unnest(${marked.map((m) => m.stat_id)}::uuid[], ${marked.map((m) => m.hour.toISOString())}::timestamptz[]) as m(stat_id, hour)
-        join points p on p.stat_id = m.stat_id and p.ts >= m.hour and p.ts < m.hour + interval '1 hour'
+        cross join lateral stat_points(m.stat_id, m.hour, m.hour + interval '1 hour') p
       ) x group by 1, 2, 3, 4`
     const built = new Map<string, { stat_id: string; hour: Date; sketch: Sketch }>()
     for (const m of marked) built.set(`${m.stat_id}|${m.hour.getTime()}`, { stat_id: m.stat_id, hour: m.hour, sketch: new Sketch() })

@@ -123,10 +123,12 @@ export async function slots(sql: Db, stat: StatRef, span: Span, slot: number): P
 
 /** A stat's newest observation (within the window when one is given); several at one second are merged as reads merge them. */
 export async function latest(sql: Db, stat: StatRef, span: Span | null): Promise<{ t: number; value: number; n: number } | null> {
-  const within = span ? sql`and ts >= ${span.from} and ts < ${span.to}` : sql``
+  // Hot rows and day blocks alike (sql/0027): the newest time first, then every point at it.
+  const [from, to] = span ? [sql`${span.from}::timestamptz`, sql`${span.to}::timestamptz`] : [sql`'-infinity'::timestamptz`, sql`'infinity'::timestamptz`]
   const [row] = await sql<{ t: number; sum: number; avg: number; n: number }[]>`
-    select extract(epoch from ts)::bigint::float8 as t, sum(value) as sum, avg(value) as avg, count(*)::int as n from points
-    where stat_id = ${stat.id} and ts = (select max(ts) from points where stat_id = ${stat.id} ${within})
-    group by ts`
+    with newest as (select stat_newest(${stat.id}, ${from}, ${to}) as ts)
+    select extract(epoch from p.ts)::bigint::float8 as t, sum(p.value) as sum, avg(p.value) as avg, count(*)::int as n
+    from newest cross join lateral stat_points(${stat.id}, newest.ts, newest.ts + interval '1 microsecond') p
+    group by p.ts`
   return row ? { t: row.t, value: stat.kind === 'counter' ? row.sum : row.avg, n: row.n } : null
 }

@@ -57,7 +57,9 @@ export async function dashboard(sql: Db, accountId: string, w: Window) {
   const stats = await sql<StatRow[]>`
     select s.id, s.name, s.kind, s.description, last.value as last_value, last.ts as last_point_at
     from stats s
-    left join lateral (select ts, value from points p where p.stat_id = s.id order by ts desc limit 1) last on true
+    -- Hot rows and day blocks alike (sql/0027).
+    left join lateral (select p.ts, p.value from (select stat_newest(s.id, '-infinity', 'infinity') as ts) n
+      cross join lateral stat_points(s.id, n.ts, n.ts + interval '1 microsecond') p limit 1) last on true
     where s.account_id = ${accountId} order by s.name`
   const parts = await Promise.all(dashboardWindows(w).reads.map((part) => readBucketsMany(sql, stats, part)))
   return stats.map((s) => {

@@ -73,7 +73,7 @@ async function bucketPercentiles(sql: Db, statId: string, w: Window, ps: Percent
     const rows = await sql<{ t: string; v: number[] }[]>`
       select (floor((date_part('epoch', ts) - ${origin}::float8) / ${b}::float8) * ${b}::float8 + ${origin}::float8)::float8 as t,
              percentile_disc(${ps.map((p) => p.q)}::float8[]) within group (order by value) as v
-      from points where stat_id = ${statId} and ts >= ${w.from} and ts < ${w.to} group by 1`
+      from stat_points(${statId}, ${w.from}, ${w.to}) group by 1`
     for (const r of rows) out.set(Number(r.t), r.v.map(Number))
     return out
   }
@@ -179,11 +179,12 @@ function unsketched(sql: Db, statId: string, ranges: Array<[number, number]>) {
   if (live.length > 20) {
     const starts = live.map(([a]) => iso(a))
     const ends = live.map(([, b]) => iso(b))
-    return sql`select ts, ${binOf(sql)} from points where stat_id = ${statId} and ts >= ${iso(live[0][0])} and ts < ${iso(live[live.length - 1][1])}
+    return sql`select ts, ${binOf(sql)} from stat_points(${statId}, ${iso(live[0][0])}, ${iso(live[live.length - 1][1])})
+      where true
       and exists (select 1 from unnest(${starts}::timestamptz[], ${ends}::timestamptz[]) as r(a, b) where ts >= r.a and ts < r.b)`
   }
   if (!live.length) return sql`select null::timestamptz as ts, 0 as s, 0 as k where false`
-  return live.map(([a, b]) => sql`select ts, ${binOf(sql)} from points where stat_id = ${statId} and ts >= ${iso(a)} and ts < ${iso(b)}`)
+  return live.map(([a, b]) => sql`select ts, ${binOf(sql)} from stat_points(${statId}, ${iso(a)}, ${iso(b)})`)
     .reduce((acc, q) => sql`${acc} union all ${q}`)
 }
 

@@ -88,7 +88,7 @@ export interface StatListItem extends Stat {
 export async function listStats(sql: Db, accountId: string): Promise<StatListItem[]> {
   const rows = await sql<(StatRow & { last_point_at: Date | null })[]>`
     select s.id, s.account_id, s.name, s.kind, s.description, s.unit, s.higher_is, s.created_at,
-           (select max(ts) from points p where p.stat_id = s.id) as last_point_at
+           coalesce((select max(ts) from points p where p.stat_id = s.id), (select max(last_ts) from point_blocks b where b.stat_id = s.id)) as last_point_at
     from stats s where s.account_id = ${accountId} order by s.name`
   return rows.map((r) => ({ ...toStat(r), lastPointAt: r.last_point_at }))
 }
@@ -131,6 +131,7 @@ export async function deleteStat(sql: Sql, accountId: string, name: string): Pro
       returning id, account_id, name, kind, description, unit, higher_is, created_at`
     if (!row) return null
     await tx`delete from points where stat_id = ${row.id}`
+    await tx`delete from point_blocks where stat_id = ${row.id}`
     await tx`delete from rollup_pending where stat_id = ${row.id}`
     await removeStatFromDashboards(tx, accountId, row.name)
     return toStat(row)
@@ -146,7 +147,9 @@ export async function findStatByRawName(sql: Db, accountId: string, raw: string)
 /** How many points the stat holds and its oldest and newest (what a delete removes: backfilled history included). */
 export async function pointExtent(sql: Db, statId: string): Promise<{ points: number; oldest: Date | null; newest: Date | null }> {
   const [row] = await sql<{ points: number; oldest: Date | null; newest: Date | null }[]>`
-    select count(*)::float8 as points, min(ts) as oldest, max(ts) as newest from points where stat_id = ${statId}`
+    select h.n + b.n as points, least(h.oldest, b.oldest) as oldest, greatest(h.newest, b.newest) as newest
+    from (select count(*)::float8 as n, min(ts) as oldest, max(ts) as newest from points where stat_id = ${statId}) h,
+         (select coalesce(sum(n), 0)::float8 as n, min(first_ts) as oldest, max(last_ts) as newest from point_blocks where stat_id = ${statId}) b`
   return row
 }
 

@@ -8,12 +8,12 @@
 //
 // The service: rows go into a freshly migrated database's `points` table by
 // COPY, the rows the persist job stores (the write path's speed is bench:writes'
-// business; this bench measures what the rows cost on disk). Its figure is every
-// relation holding points (heap, indexes, TOAST: pg_total_relation_size). The
-// service has no compaction of its own yet; the bench also measures the
-// candidate block layout of issue 26 (one row per stat and day, delta-encoded
-// timestamps and values as arrays, under PostgreSQL's TOAST compression, pglz
-// and lz4) built from those rows, so the layout is chosen by measurement.
+// business; this bench measures what the rows cost on disk), then the service's
+// own compaction packs them into per-stat day blocks (sql/0027). Its figure is
+// every relation holding points (the hot table and the blocks: heap, indexes,
+// TOAST, through pg_total_relation_size), with the rows before compaction as
+// the same-run reference. BENCH_STORAGE_CANDIDATES=1 also measures the block
+// layouts considered before (offsets and float8, deltas and int8; pglz, lz4).
 //
 // Peers run on free ports bound to 127.0.0.1 with data directories under /tmp,
 // removed afterwards; InfluxDB is told to compact cold shards after seconds,
@@ -24,6 +24,10 @@ import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createSql } from '../../shared/db.js'
+import { pagedRows } from '../../shared/export/stream.js'
+import type { ExportWindow } from '../../shared/export/window.js'
+import { compactPoints } from '../../shared/points/compaction.js'
+import type { Stat } from '../../shared/stats/repo.js'
 import { createTestDatabase, prepareTemplate } from '../helpers/db.js'
 import { freePort, HOST } from './procs.js'
 
@@ -33,6 +37,8 @@ const COUNTERS = env('BENCH_STORAGE_COUNTERS', 100)
 const DAYS = env('BENCH_STORAGE_DAYS', 7)
 const STEP = 10
 const PEERS = process.env.BENCH_STORAGE_PEERS !== '0'
+// The layouts measured before the blocks were built (BENCH_STORAGE_CANDIDATES=1): how the choice was made.
+const CANDIDATES = process.env.BENCH_STORAGE_CANDIDATES === '1'
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const say = (s: string) => console.log(s)
 
@@ -152,7 +158,47 @@ async function service(rows: Row[]) {
     await sql`vacuum analyze points`
     say(`service: ${TOTAL.toLocaleString('en')} rows copied in ${((Date.now() - t0) / 1000).toFixed(1)} s`)
     const size = async (rel: string) => Number((await sql<{ n: string }[]>`select pg_total_relation_size(${rel}::regclass)::text as n`)[0].n)
-    rows.push({ store: 'service (points rows, as stored today)', bytes: await size('points'), compactMs: null, note: 'heap + (stat_id, ts) index' })
+    const rowBytes = await size('points')
+    // Reading a stat's raw points back (the export's pages), from rows now and from blocks after compaction.
+    const exportRate = async () => {
+      const stat = { id: ids[0], accountId: account, name: statName(0), kind: 'gauge' } as unknown as Stat
+      const w: ExportWindow = { requested: 'all', from: new Date(START * 1000), to: new Date(END * 1000), retentionDays: 800, clamped: false }
+      const e0 = process.hrtime.bigint()
+      let n = 0
+      for (let rep = 0; rep < 3; rep++) for await (const page of pagedRows(sql, stat, w)) n += page.length
+      return n / (Number(process.hrtime.bigint() - e0) / 1e9)
+    }
+    const fromRows = await exportRate()
+    rows.push({ store: 'service, rows before compaction (reference)', bytes: rowBytes, compactMs: null, note: 'points: heap + (stat_id, ts) index' })
+
+    // The service's own compaction (the compact-points job's pass), as of the day after the data ends: every
+    // day of it is past the hot days. Then a plain VACUUM, as autovacuum would run: the emptied hot table's
+    // pages go back, the blocks stay.
+    const c0 = Date.now()
+    const done = await compactPoints(sql, new Date((END + 86_400) * 1000))
+    const compactMs = Date.now() - c0
+    if (done.points !== TOTAL) throw new Error(`compaction moved ${done.points} of ${TOTAL} points`)
+    await sql`vacuum analyze points`
+    await sql`vacuum analyze point_blocks`
+    const [{ n: packed }] = await sql<{ n: number }[]>`select coalesce(sum(n), 0)::float8 as n from point_blocks`
+    if (packed !== TOTAL) throw new Error(`blocks hold ${packed} of ${TOTAL} points`)
+    const [enc] = await sql<{ scaled: number; raw: number }[]>`
+      select count(*) filter (where scale is not null)::int as scaled, count(*) filter (where scale is null)::int as raw from point_blocks`
+    const hot = await size('points')
+    const [parts] = await sql<{ heap: string; idx: string }[]>`select pg_relation_size('points')::text as heap, pg_indexes_size('points')::text as idx`
+    say(`service: emptied hot table after VACUUM: heap ${Number(parts.heap).toLocaleString('en')} bytes, index ${Number(parts.idx).toLocaleString('en')} bytes (free pages the next days' writes reuse)`)
+    const blocks = await size('point_blocks')
+    say(`service: ${done.blocks} blocks (${enc.scaled} with scaled integer values, ${enc.raw} raw float8) in ${(compactMs / 1000).toFixed(1)} s; ` +
+      `hot table left ${hot.toLocaleString('en')} bytes, blocks ${blocks.toLocaleString('en')} bytes`)
+    const fromBlocks = await exportRate()
+    say(`service: one stat's ${PER_STAT.toLocaleString('en')} points exported (pagedRows, 3 times) at ${Math.round(fromRows).toLocaleString('en')} rows/s from rows, ` +
+      `${Math.round(fromBlocks).toLocaleString('en')} rows/s from blocks (${(fromBlocks / fromRows).toFixed(2)}x)`)
+    rows.push({ store: 'service, after compaction: blocks', bytes: blocks, compactMs, note: 'point_blocks: heap, TOAST, primary key' })
+    rows.push({ store: 'service, after compaction: blocks + emptied hot table', bytes: hot + blocks, compactMs, note: 'points + point_blocks: heap, TOAST, indexes' })
+    if (!CANDIDATES) return
+    // The blocks' ground truth for the candidates below: the rows again.
+    await sql`insert into points (stat_id, ts, value)
+      select b.stat_id, d.ts, d.value from point_blocks b cross join lateral point_block_decode(b.day, b.dts, b.scale, b.ivals, b.fvals) d`
 
     // Candidate blocks: one row per stat and UTC day. (a) timestamps as offsets from the day's start and
     // values as float8; (b) timestamps as deltas from the previous point (a regular series is one number

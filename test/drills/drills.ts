@@ -358,7 +358,7 @@ export interface StoredValue {
 export async function storedOf(sql: Sql, stat: string): Promise<Map<number, StoredValue>> {
   const rows = await sql<Array<StoredValue & { value: number }>>`
     select p.value, count(*)::int as n, min(extract(epoch from p.ts))::bigint::int as "minT", max(extract(epoch from p.ts))::bigint::int as "maxT"
-    from points p join stats s on s.id = p.stat_id where s.name = ${stat} group by p.value`
+    from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p where s.name = ${stat} group by p.value`
   return new Map(rows.map((r) => [r.value, r]))
 }
 

@@ -12,14 +12,16 @@
 // streaming replica, which also fail on an unanswered read or an alert transition not delivered exactly once.
 import { DrillRig, drills, runDrill, type DrillResult } from './drills.js'
 import { ScaleRig, scaleDrills, type ScaleDrillResult } from './scale.js'
+import { COMPACTION_DRILL_SETTINGS, compactionDrill, compactionDrills } from './compaction-drill.js'
 
 const args = process.argv.slice(2)
 const flag = args.indexOf('--outage-seconds')
 const outageSeconds = flag >= 0 ? Number(args.splice(flag, 2)[1]) : 20
 const all = drills(outageSeconds)
 const scale = scaleDrills()
-const names = args.length ? args : [...Object.keys(all), ...Object.keys(scale)]
-for (const n of names) if (!all[n] && !scale[n]) { process.stderr.write(`unknown drill ${n}; drills: ${[...Object.keys(all), ...Object.keys(scale)].join(', ')}\n`); process.exit(64) }
+const compaction = compactionDrills()
+const names = args.length ? args : [...Object.keys(all), ...Object.keys(scale), ...Object.keys(compaction)]
+for (const n of names) if (!all[n] && !scale[n] && !compaction[n]) { process.stderr.write(`unknown drill ${n}; drills: ${[...Object.keys(all), ...Object.keys(scale), ...Object.keys(compaction)].join(', ')}\n`); process.exit(64) }
 
 const bound = setTimeout(() => { process.stderr.write('drills: 25-minute bound reached, stopping\n'); process.exit(2) }, 25 * 60_000)
 bound.unref()
@@ -51,6 +53,7 @@ async function runOn<R extends { close(): Promise<void> }, D>(kind: Record<strin
 }
 await runOn(all, () => DrillRig.start(), runDrill)
 await runOn(scale, () => ScaleRig.start(), (rig, name, fault) => rig.drill(name, () => fault(rig)))
+await runOn(compaction, () => DrillRig.start(COMPACTION_DRILL_SETTINGS), (rig, name, fault) => compactionDrill(rig, name, () => fault(rig)))
 const cols = ['drill', 'path', 'sent', 'accepted', 'stored', 'lost', 'lostInWipe', 'wipeWindowMs', 'duplicated', 'misplaced', 'storedRefused', 'unknownOutcome', 'recoverySeconds', 'logLines', 'reads', 'readsFailed', 'alertDeliveries'] as const
 process.stdout.write(`\n${cols.join('\t')}\n${results.map((r) => cols.map((c) => r[c] ?? '-').join('\t')).join('\n')}\n`)
 // A scale drill also fails when a read went unanswered or the alert's transition was not delivered exactly once.

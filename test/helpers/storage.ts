@@ -28,7 +28,7 @@ export async function pauseRollups(app: TestApp): Promise<void> {
 export interface Stored {
   stats: number
   points: number
-  /** Points queued in Redis and not yet persisted. */
+  /** Points queued in Redis and not yet persisted (`points`: stored, as rows or in day blocks). */
   queued: number
   /** Today's allowance used, as counted in Redis. */
   quotaUsed: number
@@ -37,7 +37,8 @@ export interface Stored {
 export async function stored(app: TestApp, accountId: string): Promise<Stored> {
   const [{ stats }] = await app.sql<{ stats: number }[]>`select count(*)::int as stats from stats where account_id = ${accountId}`
   const [{ points }] = await app.sql<{ points: number }[]>`
-    select count(*)::int as points from points p join stats s on s.id = p.stat_id where s.account_id = ${accountId}`
+    select ((select count(*) from points p join stats s on s.id = p.stat_id where s.account_id = ${accountId})
+      + (select coalesce(sum(b.n), 0) from point_blocks b join stats s on s.id = b.stat_id where s.account_id = ${accountId}))::int as points`
   const queue = app.api.deps.queues.get('ingest')
   const jobs = await queue.getJobs(['waiting', 'delayed', 'active', 'prioritized'])
   const statIds = new Set((await app.sql<{ id: string }[]>`select id from stats where account_id = ${accountId}`).map((r) => r.id))
@@ -55,7 +56,7 @@ export async function stored(app: TestApp, accountId: string): Promise<Stored> {
 export async function pointsOf(app: TestApp, accountId: string, stat: string): Promise<Array<{ ts: number; value: number }>> {
   await settle(app)
   const rows = await app.sql<{ ts: number; value: number }[]>`
-    select extract(epoch from p.ts)::float8 as ts, p.value from points p join stats s on s.id = p.stat_id
+    select extract(epoch from p.ts)::float8 as ts, p.value from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p
     where s.account_id = ${accountId} and s.name = ${stat} order by p.ts, p.value`
   return rows.map((r) => ({ ts: r.ts, value: r.value }))
 }

@@ -29,7 +29,7 @@ test.serial('two worker processes register the hourly schedule once, and a queue
   const queue = new Queue(QUEUES.maintenance, { connection: redis, prefix: app.config.redisPrefix })
   t.teardown(async () => { await queue.close(); redis.disconnect() })
   const schedulers = (await queue.getJobSchedulers()).sort((a, b) => a.key.localeCompare(b.key))
-  t.deepEqual(schedulers.map((s) => [s.key, s.every]), [['enforce-retention', 3600_000], ['purge-sessions', 3600_000]])
+  t.deepEqual(schedulers.map((s) => [s.key, s.every]), [['compact-points', app.config.compactionIntervalSeconds * 1000], ['enforce-retention', 3600_000], ['purge-sessions', 3600_000]])
 
   const doomed = await signUp(app.url)
   await app.sql`update sessions set revoked_at = now() - interval '2 days' where account_id = ${doomed.accountId}`

@@ -28,7 +28,8 @@ async function newStats(n: number): Promise<string[]> {
 }
 
 const storedPerStat = async (ids: string[]) => {
-  const rows = await app.sql<{ stat_id: string; n: number }[]>`select stat_id, count(*)::int as n from points where stat_id = any(${ids}::uuid[]) group by 1`
+  const rows = await app.sql<{ stat_id: string; n: number }[]>`select s.id as stat_id, count(*)::int as n from unnest(${ids}::uuid[]) as s(id)
+    cross join lateral stat_points(s.id, '-infinity', 'infinity') p group by 1`
   return Object.fromEntries(ids.map((id) => [id, rows.find((r) => r.stat_id === id)?.n ?? 0]))
 }
 

@@ -1,0 +1,98 @@
+// Compaction (issue 26): a stat's points past the hot days move from the row-per-point
+// `points` table into that stat's day block (sql/0027), 133 bytes a point becoming a few.
+//
+// Each (stat, day) is one transaction that deletes the day's hot rows and writes the block with
+// them merged in, so a crash at any moment leaves either the rows or the block, never both or
+// neither, and the next pass carries on where this one stopped. A late backfill into a day
+// already compacted lands in `points` like any write; the next pass decodes the block, merges
+// the new rows in and writes it again. Readers see both in the meantime (stat_points()).
+import type { Sql } from '../db.js'
+import { usesTimescale } from './storage.js'
+
+const DAY_MS = 86_400_000
+
+/**
+ * Days before this are compacted: the points of today and yesterday (UTC) stay rows. The hot
+ * table then always holds at least the last 24 hours, which is what the alert evaluator, the
+ * "latest point" reads and the write path's same-second checks mostly look at, and a day is
+ * compacted once, whole, rather than rewritten every pass as points arrive.
+ */
+export function compactionCutoff(now: Date): Date {
+  return new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS - DAY_MS)
+}
+
+/**
+ * One lock per block, shared with retention's rewrite of a straddling block: two writers of one
+ * block would each merge into the version they read and the second would drop the first's points.
+ */
+export const blockLock = (statId: string, day: Date) => `${statId}|${day.toISOString()}`
+
+export interface CompactionResult {
+  blocks: number
+  points: number
+}
+
+/** Moves one stat's hot rows of one UTC day into its block; returns how many rows moved (0: nothing to do). */
+export async function compactDay(sql: Sql, statId: string, day: Date): Promise<number> {
+  return sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(26, hashtext(${blockLock(statId, day)}))`
+    // The stat is held FOR KEY SHARE like a persist transaction does: a concurrent delete waits for this
+    // commit and then removes the block too; a stat already deleted moves nothing (its rows are going).
+    // Rows off whole seconds (none of today's writers make them) stay hot: the block stores seconds.
+    const [row] = await tx<{ moved: number }[]>`
+      with live as (select id from stats where id = ${statId} for key share),
+      moved as (
+        delete from points
+        where stat_id = ${statId} and ts >= ${day} and ts < ${day}::timestamptz + interval '1 day'
+          and ts = date_trunc('second', ts) and exists (select 1 from live)
+        returning ts, value
+      ),
+      old as (
+        select d.ts, d.value from point_blocks b
+        cross join lateral point_block_decode(b.day, b.dts, b.scale, b.ivals, b.fvals) d
+        where b.stat_id = ${statId} and b.day = ${day}
+      ),
+      merged as (select array_agg(ts) as ts, array_agg(value) as value from (select * from moved union all select * from old) a),
+      saved as (
+        insert into point_blocks (stat_id, day, n, first_ts, last_ts, dts, scale, ivals, fvals)
+        select ${statId}, ${day}, e.n, e.first_ts, e.last_ts, e.dts, e.scale, e.ivals, e.fvals
+        from merged cross join lateral point_block_encode(${day}, merged.ts, merged.value) e
+        where exists (select 1 from moved)
+        on conflict (stat_id, day) do update set n = excluded.n, first_ts = excluded.first_ts, last_ts = excluded.last_ts,
+          dts = excluded.dts, scale = excluded.scale, ivals = excluded.ivals, fvals = excluded.fvals
+        returning 1
+      )
+      select (select count(*) from moved)::int as moved, (select count(*) from saved)::int as saved`
+    return row.moved
+  }) as Promise<number>
+}
+
+/**
+ * One pass: every stat whose oldest hot row is before the cutoff has those days compacted, oldest
+ * first. Idempotent (a day with no hot rows left is skipped) and resumable (each day commits alone).
+ * `stopAfter` bounds a pass's work; the rest waits for the next one.
+ */
+export async function compactPoints(sql: Sql, now: Date, opts: { stopAfter?: number } = {}): Promise<CompactionResult> {
+  const out: CompactionResult = { blocks: 0, points: 0 }
+  // TimescaleDB compresses its own chunks; its points never leave the hypertable.
+  if (await usesTimescale(sql)) return out
+  const cutoff = compactionCutoff(now)
+  // One index probe per stat (its oldest row), not a scan of the hot table.
+  const due = await sql<{ id: string; oldest: Date }[]>`
+    select s.id, o.oldest from stats s
+    cross join lateral (select min(ts) as oldest from points p where p.stat_id = s.id) o
+    where o.oldest < ${cutoff} order by o.oldest`
+  for (const stat of due) {
+    let next: Date | null = stat.oldest
+    while (next && next < cutoff) {
+      const day: Date = new Date(Math.floor(next.getTime() / DAY_MS) * DAY_MS)
+      const moved = await compactDay(sql, stat.id, day)
+      if (moved) [out.blocks, out.points] = [out.blocks + 1, out.points + moved]
+      if (opts.stopAfter !== undefined && out.points >= opts.stopAfter) return out
+      const [r]: Array<{ next: Date | null }> = await sql<{ next: Date | null }[]>`
+        select min(ts) as next from points where stat_id = ${stat.id} and ts >= ${new Date(day.getTime() + DAY_MS)} and ts < ${cutoff}`
+      next = r.next
+    }
+  }
+  return out
+}

@@ -1,0 +1,275 @@
+// Issue 26: points past yesterday live in per-stat day blocks. Every read of raw points sees hot
+// rows and blocks as one set; compaction is crash-safe and resumable; deletes, ikey retries,
+// backfills and retention work across both. Real PostgreSQL, Redis and HTTP server.
+import test from 'ava'
+import { createSql } from '../../shared/db.js'
+import { createRedis, redisKey } from '../../shared/redis.js'
+import { blockLock, compactPoints, compactionCutoff } from '../../shared/points/compaction.js'
+import { enforceRetention } from '../../shared/points/retention.js'
+import { listStats } from '../../shared/stats/repo.js'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+import { createKey, signUp } from '../helpers/factories.js'
+import { request } from '../helpers/http.js'
+import { settle } from '../helpers/storage.js'
+
+let app: TestApp
+test.before(async () => {
+  app = await startTestApp()
+  await app.startWorkers()
+})
+test.after.always(() => app?.close())
+
+const DAY = 86_400
+const NOW = Math.floor(Date.now() / 1000)
+const dayOf = (t: number) => Math.floor(t / DAY) * DAY
+const iso = (t: number) => new Date(t * 1000).toISOString()
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** Two-decimal gauge values, raw doubles now and then (a block that cannot be scaled keeps float8). */
+function series(from: number, count: number, step: number, seed: number): Array<{ t: number; value: number }> {
+  return Array.from({ length: count }, (_, i) => ({
+    t: from + i * step,
+    value: seed % 3 === 0 && i % 7 === 3 ? (i + 1) / 3 : Math.round((50 + 20 * Math.sin(i / 30 + seed) + ((i * 7919) % 13) / 10) * 100) / 100,
+  }))
+}
+
+async function account() {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  return { user, key }
+}
+
+async function write(key: string, stat: string, points: Array<{ t: number; value: number; ikey?: string }>) {
+  for (let i = 0; i < points.length; i += 100) {
+    const res = await request(app.url, '/ez', { json: { ezkey: key, data: points.slice(i, i + 100).map((p) => ({ stat, ...p })) } })
+    if (res.status !== 202 && res.status !== 200) throw new Error(`${res.status} ${res.text}`)
+  }
+  await settle(app)
+}
+
+/** The stat's points as the export gives them, sorted the same way as `expected`. */
+async function exported(key: string, stat: string): Promise<Array<{ t: number; value: number }>> {
+  const res = await request(app.url, '/api/v1/export', { bearer: key })
+  if (res.status !== 200) throw new Error(`${res.status} ${res.text}`)
+  const s = (res.body.stats as Array<{ name: string; points: Array<{ t: number; value: number }> }>).find((x) => x.name === stat)
+  return sorted(s?.points ?? [])
+}
+const sorted = (ps: Array<{ t: number; value: number }>) => ps.map(({ t, value }) => ({ t, value })).sort((a, b) => a.t - b.t || a.value - b.value)
+
+async function statId(accountId: string, name: string) {
+  return (await listStats(app.sql, accountId)).find((s) => s.name === name)!.id
+}
+async function counts(id: string) {
+  const [r] = await app.sql<{ hot: number; blocks: number; packed: number }[]>`
+    select (select count(*) from points where stat_id = ${id})::int as hot, (select count(*) from point_blocks where stat_id = ${id})::int as blocks,
+           (select coalesce(sum(n), 0) from point_blocks where stat_id = ${id})::int as packed`
+  return r
+}
+
+test.serial('a read spanning hot rows and blocks sees every point once, exact; rollups and the chart do not change', async (t) => {
+  const { user, key } = await account()
+  // Four days back (compacted) and the last hours (hot), on one stat.
+  const old = series(dayOf(NOW) - 4 * DAY + 5, 600, 60, 3)
+  const recent = series(NOW - 3 * 3600, 100, 60, 4)
+  await write(key, 'spanning', [...old, ...recent])
+  const id = await statId(user.accountId, 'spanning')
+  // The chart's buckets (its other fields say how fresh the rollups are, which moves on by itself).
+  const chartBefore = (await request(app.url, `/api/v1/stats/spanning?from=${iso(NOW - 5 * DAY)}&to=${iso(NOW)}`, { bearer: key })).body.points
+  t.true(chartBefore.length > 0)
+  const before = await exported(key, 'spanning')
+  t.deepEqual(before, sorted([...old, ...recent]))
+  // Minute buckets' percentiles come from raw points (not sketches): an hour inside the compacted day.
+  const hourAgo = `/api/v1/stats/spanning?from=${iso(old[0].t + 60)}&to=${iso(old[0].t + 3660)}&percentiles=50,95`
+  const pctBefore = await request(app.url, hourAgo, { bearer: key })
+  t.is(pctBefore.status, 200, pctBefore.text)
+  t.true(pctBefore.body.points.length > 0 && pctBefore.body.points.filter((b: { p95?: number }) => typeof b.p95 === 'number').length >= 50)
+
+  await compactPoints(app.sql, new Date())
+  const c = await counts(id)
+  t.true(c.blocks >= 1)
+  t.is(c.packed, old.length, 'every point before yesterday is in a block')
+  t.is(c.hot, recent.length)
+  t.deepEqual(await exported(key, 'spanning'), before)
+  t.deepEqual((await request(app.url, `/api/v1/stats/spanning?from=${iso(NOW - 5 * DAY)}&to=${iso(NOW)}`, { bearer: key })).body.points, chartBefore)
+  t.deepEqual((await request(app.url, hourAgo, { bearer: key })).body.points, pctBefore.body.points)
+  // A second pass finds nothing to do and changes nothing.
+  await compactPoints(app.sql, new Date())
+  t.deepEqual(await counts(id), c)
+  t.deepEqual(await exported(key, 'spanning'), before)
+  // The stat's newest point in a block only: the list still knows when it last had a point.
+  const idle = series(dayOf(NOW) - 3 * DAY + 100, 10, 10, 5)
+  await write(key, 'idle', idle)
+  await compactPoints(app.sql, new Date())
+  const listed = (await listStats(app.sql, user.accountId)).find((s) => s.name === 'idle')!
+  t.is(listed.lastPointAt?.getTime(), idle[idle.length - 1].t * 1000)
+  t.is((await counts(listed.id)).hot, 0)
+})
+
+test.serial('a compaction killed half-way loses nothing and doubles nothing, and the next pass finishes it', async (t) => {
+  const { user, key } = await account()
+  const days = [5, 4, 3].map((d) => series(dayOf(NOW) - d * DAY + 30, 300, 120, d))
+  await write(key, 'killed', days.flat())
+  const id = await statId(user.accountId, 'killed')
+  const before = await exported(key, 'killed')
+
+  // Another session holds the second day's block lock, so the pass commits the first day and waits inside the second's
+  // transaction, which is then cut off mid-way.
+  const holder = createSql(app.config.databaseUrl, { max: 1 })
+  const victim = createSql(app.config.databaseUrl, { max: 1, applicationName: 'compaction-victim' })
+  t.teardown(async () => { await holder.end({ timeout: 1 }); await victim.end({ timeout: 1 }) })
+  let release!: () => void
+  const held = new Promise<void>((r) => (release = r))
+  let locked!: () => void
+  const isLocked = new Promise<void>((r) => (locked = r))
+  const holding = holder.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(26, hashtext(${blockLock(id, new Date((dayOf(NOW) - 4 * DAY) * 1000))}))`
+    locked()
+    await held
+  })
+  await isLocked
+  const pass = compactPoints(victim, new Date())
+  let waiting = false
+  for (let i = 0; i < 200 && !waiting; i++) {
+    await sleep(25)
+    const [w] = await app.sql<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where application_name = 'compaction-victim' and wait_event_type = 'Lock'`
+    waiting = w.n > 0
+  }
+  t.true(waiting, 'the pass is waiting inside the second day')
+  // The waiting statement is cancelled (what PostgreSQL does to the open transaction of a worker that died: it rolls back).
+  await app.sql`select pg_cancel_backend(pid) from pg_stat_activity where application_name = 'compaction-victim'`
+  await t.throwsAsync(pass)
+  release()
+  await holding
+
+  const half = await counts(id)
+  t.is(half.blocks, 1, 'the first day committed alone')
+  t.is(half.packed + half.hot, 900)
+  t.deepEqual(await exported(key, 'killed'), before)
+
+  await compactPoints(app.sql, new Date())
+  const done = await counts(id)
+  t.deepEqual(done, { hot: 0, blocks: 3, packed: 900 })
+  t.deepEqual(await exported(key, 'killed'), before)
+})
+
+test.serial('an ikey retry of a point already compacted is not stored twice; a same-second retry is reported as a replay', async (t) => {
+  const { user, key } = await account()
+  const at = dayOf(NOW) - 3 * DAY + 777
+  const first = await request(app.url, '/ez', { json: { ezkey: key, stat: 'retried', value: 12.5, t: at, ikey: 'k-1' } })
+  t.true(first.status === 200 || first.status === 202)
+  await write(key, 'retried', series(at + 1, 50, 10, 1))
+  await compactPoints(app.sql, new Date())
+  const id = await statId(user.accountId, 'retried')
+  t.deepEqual(await counts(id), { hot: 0, blocks: 1, packed: 51 })
+
+  const again = await request(app.url, '/ez', { json: { ezkey: key, stat: 'retried', value: 12.5, t: at, ikey: 'k-1' } })
+  t.true(again.status === 200 || again.status === 202)
+  t.is(again.body.replay, 'duplicate_ignored')
+  await settle(app)
+  const points = await exported(key, 'retried')
+  t.is(points.filter((p) => p.t === at).length, 1)
+  t.is(points.length, 51)
+  t.is((await counts(id)).hot, 0)
+
+  // Without an ikey, a write at a second the block holds is told it averages with what is there, found in PostgreSQL
+  // once Redis has forgotten the second (its marks expire); an empty second of the same day is not.
+  const redis = createRedis({ redisUrl: app.config.redisUrl })
+  t.teardown(() => redis.disconnect())
+  await redis.del(redisKey(app.config, 'seen', id, String(at + 1)), redisKey(app.config, 'seen', id, String(at + 5)))
+  const same = await request(app.url, '/ez', { json: { ezkey: key, stat: 'retried', value: 3, t: at + 1 } })
+  t.is(same.body.replay, 'averages_with_existing')
+  const empty = await request(app.url, '/ez', { json: { ezkey: key, stat: 'retried', value: 3, t: at + 5 } })
+  t.is(empty.status, same.status)
+  t.is(empty.body.replay, undefined)
+})
+
+test.serial('a stat deleted mid-compaction leaves neither rows nor blocks behind', async (t) => {
+  const { user, key } = await account()
+  await write(key, 'doomed', [5, 4].flatMap((d) => series(dayOf(NOW) - d * DAY + 60, 100, 300, d)))
+  await write(key, 'survivor', series(dayOf(NOW) - 5 * DAY + 60, 100, 300, 9))
+  const id = await statId(user.accountId, 'doomed')
+  const survivor = await statId(user.accountId, 'survivor')
+  const survivorBefore = await exported(key, 'survivor')
+
+  const holder = createSql(app.config.databaseUrl, { max: 1 })
+  t.teardown(() => holder.end({ timeout: 1 }))
+  let release!: () => void
+  const held = new Promise<void>((r) => (release = r))
+  let locked!: () => void
+  const isLocked = new Promise<void>((r) => (locked = r))
+  const holding = holder.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(26, hashtext(${blockLock(id, new Date((dayOf(NOW) - 4 * DAY) * 1000))}))`
+    locked()
+    await held
+  })
+  await isLocked
+  const pass = compactPoints(app.sql, new Date())
+  for (let i = 0; i < 200 && (await counts(id)).blocks === 0; i++) await sleep(25)
+  t.is((await counts(id)).blocks, 1, 'the first day is a block, the second waits')
+  const del = await request(app.url, '/api/v1/stats/doomed', { method: 'DELETE', bearer: key })
+  t.true(del.status === 200 || del.status === 204, del.text)
+  release()
+  await holding
+  await pass
+  t.deepEqual(await counts(id), { hot: 0, blocks: 0, packed: 0 })
+  t.is((await counts(survivor)).packed, 100)
+  t.deepEqual(await exported(key, 'survivor'), survivorBefore)
+})
+
+test.serial('a backfill into a compacted day is read at once and merged into its block by the next pass', async (t) => {
+  const { user, key } = await account()
+  const base = dayOf(NOW) - 3 * DAY
+  const first = series(base + 10, 200, 60, 7)
+  await write(key, 'backfilled', first)
+  await compactPoints(app.sql, new Date())
+  const id = await statId(user.accountId, 'backfilled')
+  t.deepEqual(await counts(id), { hot: 0, blocks: 1, packed: 200 })
+
+  // Late points between and on top of the block's (one at a second already held: both kept, as writes keep them).
+  const late = [...series(base + 40, 100, 60, 8), { t: first[5].t, value: 99.25 }]
+  await write(key, 'backfilled', late)
+  t.deepEqual(await exported(key, 'backfilled'), sorted([...first, ...late]))
+  t.is((await counts(id)).hot, late.length)
+  await compactPoints(app.sql, new Date())
+  t.deepEqual(await counts(id), { hot: 0, blocks: 1, packed: 301 })
+  t.deepEqual(await exported(key, 'backfilled'), sorted([...first, ...late]))
+})
+
+test.serial('retention deletes whole blocks past the cutoff in bulk and rewrites the one straddling it', async (t) => {
+  const { user } = await account()
+  // A free account keeps 30 days: points 34 to 28 days back, stored straight into a fresh stat (writes so old are a
+  // backfill like any other), then compacted.
+  const [{ id }] = await app.sql<{ id: string }[]>`insert into stats (account_id, name, kind) values (${user.accountId}, 'aged', 'gauge') returning id`
+  // Midday: the straddling day holds 12 hours past the cutoff, over the 6 that make a rewrite worth it.
+  const now = new Date((dayOf(NOW) + 12 * 3600 + 123) * 1000)
+  const cutoff = dayOf(NOW) + 12 * 3600 + 123 - 30 * DAY
+  const from = dayOf(cutoff) - 3 * DAY
+  const pts = series(from, Math.ceil((dayOf(cutoff) + 2 * DAY - from) / 600), 600, 2)
+  await app.sql`insert into points (stat_id, ts, value)
+    select ${id}, to_timestamp(t), v from unnest(${pts.map((p) => p.t)}::bigint[], ${pts.map((p) => p.value)}::float8[]) as u(t, v)`
+  await compactPoints(app.sql, now)
+  const c = await counts(id)
+  t.is(c.blocks, 5)
+  t.is(c.hot, 0)
+  const kept = pts.filter((p) => p.t >= cutoff)
+
+  const r = await enforceRetention(app.sql, now)
+  t.true(r.points >= pts.length - kept.length)
+  const after = await counts(id)
+  t.is(after.blocks, 2, 'three whole days went, the straddling day was rewritten, the next kept')
+  t.is(after.packed, kept.length)
+  const rows = await app.sql<{ t: number; value: number }[]>`
+    select extract(epoch from ts)::int as t, value from stat_points(${id}, '-infinity', 'infinity') order by ts`
+  t.deepEqual(rows.map((x) => ({ t: x.t, value: x.value })), kept)
+  // Nothing left to expire: a second run removes nothing of this stat; an hour later the straddling block holds an hour
+  // of expired points, under the rewrite threshold, and stays as it is.
+  await enforceRetention(app.sql, now)
+  t.deepEqual(await counts(id), after)
+  await enforceRetention(app.sql, new Date(now.getTime() + 3_600_000))
+  t.deepEqual(await counts(id), after)
+})
+
+test('the cutoff keeps today and yesterday hot', (t) => {
+  const now = new Date(Date.UTC(2026, 0, 10, 13, 5))
+  t.is(compactionCutoff(now).toISOString(), '2026-01-09T00:00:00.000Z')
+})
