@@ -5,6 +5,7 @@ import test from 'ava'
 import { createSql } from '../../shared/db.js'
 import { createRedis, redisKey } from '../../shared/redis.js'
 import { blockLock, compactPoints, compactionCutoff } from '../../shared/points/compaction.js'
+import { decodeBlock, type BlockColumns } from '../../shared/export/stream.js'
 import { enforceRetention } from '../../shared/points/retention.js'
 import { listStats } from '../../shared/stats/repo.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
@@ -272,4 +273,30 @@ test.serial('retention deletes whole blocks past the cutoff in bulk and rewrites
 test('the cutoff keeps today and yesterday hot', (t) => {
   const now = new Date(Date.UTC(2026, 0, 10, 13, 5))
   t.is(compactionCutoff(now).toISOString(), '2026-01-09T00:00:00.000Z')
+})
+
+test('the export decodes a block exactly as PostgreSQL does: scaled values past 2^53, negatives, raw doubles, a range inside the day', async (t) => {
+  const day = dayOf(NOW) - 5 * DAY
+  const cases: number[][] = [
+    [0.01, -0.02, 123456789.123456, -999999999999.5, 42, 1e-6, 0],
+    [0.1 + 0.2, Math.PI, -Math.E, 1e300, 5e-324, 7],
+  ]
+  for (const values of cases) {
+    const secs = values.map((_, i) => day + 10 * i)
+    const [b] = await app.sql<Array<BlockColumns & { decoded: Array<{ us: string; value: number }> }>>`
+      with e as (
+        select * from point_block_encode(${new Date(day * 1000)},
+          (select array_agg(to_timestamp(x) order by o) from unnest(${secs}::float8[]) with ordinality u(x, o)), ${values}::float8[])
+      )
+      select ${new Date(day * 1000)}::timestamptz as day, e.dts, e.scale, e.ivals, e.fvals,
+        (select json_agg(json_build_object('us', (extract(epoch from d.ts) * 1000000)::int8::text, 'value', d.value))
+         from point_block_decode(${new Date(day * 1000)}, e.dts, e.scale, e.ivals, e.fvals) d) as decoded
+      from e`
+    // The first case is scaled by 10^6, its integers past 2^53; the second cannot be scaled and keeps raw doubles.
+    t.is(b.scale, values === cases[0] ? 1e6 : null)
+    t.deepEqual(decodeBlock(b), b.decoded)
+    t.deepEqual(decodeBlock(b).map((r) => r.value), values, `scale ${b.scale}`)
+    const cut = decodeBlock(b, (day + 10) * 1e6, (day + 30) * 1e6)
+    t.deepEqual(cut.map((r) => Number(r.us) / 1e6), [day + 10, day + 20])
+  }
 })
