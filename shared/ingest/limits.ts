@@ -318,11 +318,19 @@ export class Limits {
     }
   }
 
-  /** Gives back every unused lease (graceful shutdown, before the Redis connection closes). */
-  async close(): Promise<void> {
-    clearInterval(this.sweeper)
+  /**
+   * Ends every lease now and gives its unused points back to their day, so that the day counter reads
+   * exactly what was accepted (graceful shutdown; tests that read the counter).
+   */
+  async giveBackLeases(): Promise<void> {
     for (const s of this.accounts.values()) s.pointsUntil = 0
     this.sweeping = this.sweeping.then(() => this.sweep()).catch(() => {})
     await this.sweeping
+  }
+
+  /** Gives back every unused lease (graceful shutdown, before the Redis connection closes). */
+  async close(): Promise<void> {
+    clearInterval(this.sweeper)
+    await this.giveBackLeases()
   }
 }

@@ -22,7 +22,7 @@ async function proUser() {
 
 const sumOf = async (accountId: string, name: string) =>
   (await app.sql<{ n: number; s: number }[]>`
-    select count(*)::int as n, coalesce(sum(value), 0) as s from points p join stats s on s.id = p.stat_id where s.account_id = ${accountId} and s.name = ${name}`)[0]
+    select count(*)::int as n, coalesce(sum(value), 0) as s from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p where s.account_id = ${accountId} and s.name = ${name}`)[0]
 
 test('many parallel writers to one stat: every accepted point is stored exactly once', async (t) => {
   const { user, key } = await proUser()

@@ -41,7 +41,7 @@ async function finished(key: string, id: string): Promise<any> {
 }
 
 const storedNames = async (accountId: string) => (await app.sql<{ name: string; n: number }[]>`
-  select s.name, (select count(*)::int from points p where p.stat_id = s.id) as n from stats s where s.account_id = ${accountId} order by s.name`)
+  select s.name, (select count(*)::int from stat_points(s.id, '-infinity', 'infinity')) as n from stats s where s.account_id = ${accountId} order by s.name`)
   .map((r) => [r.name, r.n])
 
 // No PostgreSQL wording, and nothing the terminal or the database would choke on.

@@ -38,7 +38,7 @@ async function finished(key: string, id: string): Promise<Reply> {
 
 async function points(accountId: string, stat: string) {
   const rows = await app.sql<{ t: number; value: number }[]>`
-    select extract(epoch from p.ts)::int as t, p.value from points p join stats s on s.id = p.stat_id
+    select extract(epoch from p.ts)::int as t, p.value from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p
     where s.account_id = ${accountId} and s.name = ${stat} order by p.ts, p.value`
   return rows.map((r) => [r.t, r.value])
 }

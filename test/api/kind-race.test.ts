@@ -29,7 +29,7 @@ async function proUser() {
 /** How many points the stat holds, and their sum (counts of 1 and values of 1000 tell the kinds apart). */
 async function pointsOf(accountId: string, name: string) {
   const [row] = await app.sql<{ n: number; sum: number }[]>`
-    select count(*)::int as n, coalesce(sum(value), 0)::float8 as sum from points p join stats s on s.id = p.stat_id
+    select count(*)::int as n, coalesce(sum(value), 0)::float8 as sum from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p
     where s.account_id = ${accountId} and s.name = ${name}`
   return row
 }

@@ -31,7 +31,7 @@ async function snapshot(accountId: string): Promise<Stored> {
 /** The values stored for one stat, in insertion-independent order. */
 async function valuesOf(accountId: string, name: string): Promise<number[]> {
   const rows = await app.sql<{ value: number }[]>`
-    select p.value from points p join stats s on s.id = p.stat_id where s.account_id = ${accountId} and s.name = ${name} order by p.value`
+    select p.value from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p where s.account_id = ${accountId} and s.name = ${name} order by p.value`
   return rows.map((r) => r.value)
 }
 
@@ -223,7 +223,7 @@ test('invalid timestamp: before 2000-01-01 (with a hint about uninitialised valu
   t.is((await request(app.url, '/api/v1/stats/c/count', { json: { count: 1, t: 946684800 }, bearer: key })).status, 200)
   t.is((await request(app.url, '/api/v1/stats/c/count', { json: { count: 1, t: '1700000000.9' }, bearer: key })).status, 200)
   await settle(app)
-  const rows = await app.sql<{ t: number }[]>`select extract(epoch from p.ts)::int as t from points p join stats s on s.id = p.stat_id where s.account_id = ${user.accountId} order by 1`
+  const rows = await app.sql<{ t: number }[]>`select extract(epoch from p.ts)::int as t from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p where s.account_id = ${user.accountId} order by 1`
   t.deepEqual(rows.map((r) => r.t), [946684800, 1700000000], 'fractions are truncated')
 })
 
@@ -302,7 +302,7 @@ test('explicit t is stored; replay "sums_with_existing" on a counter and "averag
   t.deepEqual(await valuesOf(user.accountId, 'orders'), [1, 2, 3], 'both observations at one second kept')
   t.deepEqual(await valuesOf(user.accountId, 'cpu'), [10, 20])
   const rows = await app.sql<{ t: number }[]>`
-    select distinct extract(epoch from p.ts)::int as t from points p join stats s on s.id = p.stat_id where s.account_id = ${user.accountId} and s.name = 'cpu'`
+    select distinct extract(epoch from p.ts)::int as t from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p where s.account_id = ${user.accountId} and s.name = 'cpu'`
   t.deepEqual(rows.map((r) => r.t), [tt])
 })
 
