@@ -47,13 +47,26 @@ export function decodeBlock(b: BlockColumns, fromUs = -Infinity, toUs = Infinity
   const dayUs = b.day.getTime() * 1000
   const out: Row[] = []
   let seconds = 0
-  let scaled = 0n
+  // The running sum in plain numbers while it is exact (every delta and every partial sum a safe
+  // integer: two-decimal gauges and counters, nearly every block), in BigInt from the first step that is not.
+  let scaled = 0
+  let big: bigint | null = null
   for (let i = 0; i < b.dts.length; i++) {
     seconds += b.dts[i]
-    if (b.scale !== null) scaled += BigInt(b.ivals![i])
+    let value: number
+    if (b.scale === null) value = b.fvals![i]
+    else {
+      const d = b.ivals![i]
+      if (big === null) {
+        const n = Number(d)
+        if (Number.isSafeInteger(n) && Number.isSafeInteger(scaled + n)) scaled += n
+        else big = BigInt(scaled) + BigInt(d)
+      } else big += BigInt(d)
+      value = (big === null ? scaled : Number(big)) / b.scale
+    }
     const us = dayUs + seconds * 1_000_000
     if (us < fromUs || us >= toUs) continue
-    out.push({ us: String(us), value: b.scale === null ? b.fvals![i] : Number(scaled) / b.scale })
+    out.push({ us: String(us), value })
   }
   return out
 }
@@ -127,6 +140,29 @@ export async function* pagedRows(sql: Sql, stat: Stat, w: ExportWindow, pageRows
   }
 }
 
+const TWO = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'))
+
+/**
+ * `new Date(t * 1000).toISOString()` for whole seconds, with the date part kept from the previous call
+ * while the day is the same: exported rows come in time order, and the Date per row was a fifth of the
+ * CSV export's time.
+ */
+function isoSeconds(): (t: number) => string {
+  let dayStart = NaN
+  let datePart = ''
+  return (t) => {
+    const s = t - dayStart
+    if (!(s >= 0 && s < 86_400)) {
+      dayStart = Math.floor(t / 86_400) * 86_400
+      const day = new Date(dayStart * 1000).toISOString()
+      datePart = day.slice(0, day.indexOf('T') + 1)
+      return isoSeconds_(datePart, t - dayStart)
+    }
+    return isoSeconds_(datePart, s)
+  }
+}
+const isoSeconds_ = (datePart: string, s: number) => `${datePart}${TWO[Math.floor(s / 3600)]}:${TWO[Math.floor(s / 60) % 60]}:${TWO[s % 60]}.000Z`
+
 /** RFC 4180 quoting, for fields that may hold commas, quotes or line breaks. */
 export function csvField(s: string): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
@@ -137,13 +173,14 @@ export const CSV_HEADER = 'stat,kind,timestamp,iso_time,value\n'
 /** CSV: header, one row per observation, then `# requested_range=… applied_from=… applied_to=…`. */
 export async function* exportCsv(sql: Sql, stats: Stat[], w: ExportWindow, pageRows = PAGE_ROWS): AsyncGenerator<string> {
   yield CSV_HEADER
+  const iso = isoSeconds()
   for (const stat of stats) {
     const prefix = `${csvField(stat.name)},${stat.kind},`
     for await (const rows of pagedRows(sql, stat, w, pageRows)) {
       let chunk = ''
       for (const r of rows) {
         const t = secondsOf(r.us)
-        chunk += `${prefix}${t},${new Date(t * 1000).toISOString()},${r.value}\n`
+        chunk += `${prefix}${t},${iso(t)},${r.value}\n`
       }
       yield chunk
     }

@@ -18,13 +18,20 @@
 // Peers run on free ports bound to 127.0.0.1 with data directories under /tmp,
 // removed afterwards; InfluxDB is told to compact cold shards after seconds,
 // VictoriaMetrics is flushed and force-merged. BENCH_STORAGE_PEERS=0 skips them.
+//
+// Export, same run: every point of one stat, then of all of them, read as CSV over HTTP by a client
+// that counts the rows: from the service's export stream (exportCsv, what GET /api/v1/export sends,
+// served by a bare node:http server so the figure is the export's own cost, not the API's
+// middleware), after compaction, so from blocks; and from InfluxDB 1.x (/query, chunked, CSV).
 import { spawn, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createSql } from '../../shared/db.js'
-import { pagedRows } from '../../shared/export/stream.js'
+import { exportCsv, pagedRows } from '../../shared/export/stream.js'
 import type { ExportWindow } from '../../shared/export/window.js'
 import { compactPoints } from '../../shared/points/compaction.js'
 import type { Stat } from '../../shared/stats/repo.js'
@@ -128,6 +135,38 @@ async function until(url: string, child: ChildProcess, ms = 30_000, init?: Reque
 
 interface Row { store: string; bytes: number; compactMs: number | null; note: string }
 
+/** Rows per second of a CSV export read over HTTP to the end, one entry per store and scope. */
+interface ExportRate { store: string; scope: 'one stat' | 'all stats'; rows: number; seconds: number }
+const exportRates: ExportRate[] = []
+
+/** Reads a CSV answer to its end, counting data rows (lines that are neither the header nor a # comment). */
+async function readCsv(url: string, init?: RequestInit): Promise<{ rows: number; seconds: number }> {
+  const t0 = process.hrtime.bigint()
+  const res = await fetch(url, init)
+  if (!res.ok || !res.body) throw new Error(`${url}: ${res.status} ${await res.text()}`)
+  let lines = 0
+  let comments = 0
+  let atLineStart = true
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    for (let i = 0; i < chunk.length; i++) {
+      if (atLineStart && chunk[i] === 35) comments++ // '#'
+      atLineStart = chunk[i] === 10
+      if (atLineStart) lines++
+    }
+  }
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9
+  return { rows: lines - comments - 1, seconds }
+}
+
+/** Times a CSV export twice (the second, warm, is kept) and checks it returned every point of its scope. */
+async function timeExport(store: string, scope: ExportRate['scope'], expected: number, read: () => Promise<{ rows: number; seconds: number }>) {
+  let r = await read()
+  r = await read()
+  if (r.rows !== expected) throw new Error(`${store} export of ${scope}: ${r.rows} rows, expected ${expected}`)
+  exportRates.push({ store, scope, ...r })
+  say(`${store}: ${scope} exported as CSV over HTTP, ${r.rows.toLocaleString('en')} rows in ${r.seconds.toFixed(2)} s (${Math.round(r.rows / r.seconds).toLocaleString('en')} rows/s)`)
+}
+
 async function service(rows: Row[]) {
   await prepareTemplate()
   const db = await createTestDatabase()
@@ -193,6 +232,21 @@ async function service(rows: Row[]) {
     const fromBlocks = await exportRate()
     say(`service: one stat's ${PER_STAT.toLocaleString('en')} points exported (pagedRows, 3 times) at ${Math.round(fromRows).toLocaleString('en')} rows/s from rows, ` +
       `${Math.round(fromBlocks).toLocaleString('en')} rows/s from blocks (${(fromBlocks / fromRows).toFixed(2)}x)`)
+    const all = ids.map((id, s) => ({ id, accountId: account, name: statName(s), kind: s < GAUGES ? 'gauge' : 'counter' }) as unknown as Stat)
+    const w: ExportWindow = { requested: 'all', from: new Date(START * 1000), to: new Date(END * 1000), retentionDays: 800, clamped: false }
+    const server = createServer((req, res) => {
+      const stats = req.url === '/one' ? all.slice(0, 1) : all
+      res.writeHead(200, { 'content-type': 'text/csv; charset=utf-8' })
+      Readable.from(exportCsv(sql, stats, w)).pipe(res)
+    })
+    await new Promise<void>((r) => server.listen(0, HOST, r))
+    try {
+      const url = `http://${HOST}:${(server.address() as AddressInfo).port}`
+      await timeExport('service', 'one stat', PER_STAT, () => readCsv(`${url}/one`))
+      await timeExport('service', 'all stats', TOTAL, () => readCsv(`${url}/all`))
+    } finally {
+      server.close()
+    }
     rows.push({ store: 'service, after compaction: blocks', bytes: blocks, compactMs, note: 'point_blocks: heap, TOAST, primary key' })
     rows.push({ store: 'service, after compaction: blocks + emptied hot table', bytes: hot + blocks, compactMs, note: 'points + point_blocks: heap, TOAST, indexes' })
     if (!CANDIDATES) return
@@ -259,6 +313,9 @@ async function influx(rows: Row[]) {
     const part = (d: string) => (dirBytes(join(dir, d)) / 1e6).toFixed(1)
     rows.push({ store: 'InfluxDB 1.x (TSM, after full compaction)', bytes, compactMs: Date.now() - c0 - 8000,
       note: `data ${part('data')} MB + wal ${part('wal')} MB + meta` })
+    const query = (q: string) => readCsv(`${base}/query?${new URLSearchParams({ db: 'bench', q, epoch: 's', chunked: 'true', chunk_size: '10000' })}`, { headers: { accept: 'application/csv' } })
+    await timeExport('InfluxDB 1.x', 'one stat', PER_STAT, () => query(`SELECT value FROM m WHERE stat = '${statName(0)}'`))
+    await timeExport('InfluxDB 1.x', 'all stats', TOTAL, () => query('SELECT value, stat FROM m'))
   } finally {
     proc.kill('SIGTERM')
     await sleep(500)
@@ -305,6 +362,14 @@ async function main() {
     const ratio = influxRow ? (bpp / (influxRow.bytes / TOTAL)).toFixed(2) + 'x' : 'n/a'
     const cpm = r.compactMs === null ? 'n/a' : (Math.max(0, r.compactMs) / 1000 / (TOTAL / 1e6)).toFixed(2)
     say(`| ${r.store} | ${r.bytes.toLocaleString('en')} | ${bpp.toFixed(2)} | ${ratio} | ${cpm} | ${r.note} |`)
+  }
+  say('')
+  say('| export as CSV over HTTP | points | seconds | rows per second | vs InfluxDB |')
+  say('|---|---|---|---|---|')
+  for (const e of exportRates) {
+    const ref = exportRates.find((x) => x.store === 'InfluxDB 1.x' && x.scope === e.scope)
+    const rate = e.rows / e.seconds
+    say(`| ${e.store}, ${e.scope} | ${e.rows.toLocaleString('en')} | ${e.seconds.toFixed(2)} | ${Math.round(rate).toLocaleString('en')} | ${ref ? (rate / (ref.rows / ref.seconds)).toFixed(2) + 'x' : 'n/a'} |`)
   }
 }
 
