@@ -5,7 +5,7 @@ import type { Db } from '../db.js'
 import { Draft } from './draft.js'
 import type { ParsedIntent } from './intent.js'
 import type { StatRef } from './match.js'
-import type { Span } from './periods.js'
+import { Clock, type Span } from './periods.js'
 import { latest, peakSlot, slots, summarise, type Summary } from './retrieve.js'
 import type { DataRecord } from './schema.js'
 import { spanPercentiles } from '../stats/percentiles.js'
@@ -35,7 +35,7 @@ function retrieved(stat: StatRef, agg: string, period: 'window' | 'compare_to' |
 
 /** Totals, averages, minima, maxima, counts and latest values of one or more stats over one window. */
 export async function aggregateAnswer(sql: Db, intent: ParsedIntent): Promise<Draft> {
-  const d = new Draft()
+  const d = new Draft(intent.zone)
   if (intent.agg === 'last') {
     const sentences: string[] = []
     for (const stat of intent.stats) {
@@ -88,7 +88,7 @@ const percentileWord = (p: number) => (p === 50 ? 'median' : `p${p}`)
  * of readings comes from the rollups, as the averages' does.
  */
 export async function percentileAnswer(sql: Db, intent: ParsedIntent): Promise<Draft> {
-  const d = new Draft()
+  const d = new Draft(intent.zone)
   const w = intent.window!
   const ps = intent.percentiles!
   const sums = await summarise(sql, intent.stats, w)
@@ -121,7 +121,7 @@ export async function percentileAnswer(sql: Db, intent: ParsedIntent): Promise<D
 
 /** One stat over two periods: both values, the difference and the percentage change. */
 export async function compareAnswer(sql: Db, intent: ParsedIntent): Promise<Draft> {
-  const d = new Draft()
+  const d = new Draft(intent.zone)
   const stat = intent.stats[0]
   const w = intent.window!
   const c = intent.compareTo!
@@ -175,7 +175,7 @@ export async function compareAnswer(sql: Db, intent: ParsedIntent): Promise<Draf
 
 /** Stats ordered by their value over a window, or by their percentage change against the previous period. */
 export async function rankAnswer(sql: Db, intent: ParsedIntent, top = 3): Promise<Draft> {
-  const d = new Draft()
+  const d = new Draft(intent.zone)
   const pool = intent.pool!
   const w = intent.window!
   const p = d.period(w.label)
@@ -230,12 +230,12 @@ export async function rankAnswer(sql: Db, intent: ParsedIntent, top = 3): Promis
 
 /** When a stat was highest (or lowest) in the window: the busiest slot of a counter, the extreme reading of a gauge. */
 export async function peakAnswer(sql: Db, intent: ParsedIntent): Promise<Draft> {
-  const d = new Draft()
+  const d = new Draft(intent.zone)
   const stat = intent.stats[0]
   const w = intent.window!
   const slot = peakSlot(w)
   const desc = intent.order !== 'asc'
-  const all = await slots(sql, stat, w, slot)
+  const all = await slots(sql, stat, w, slot, intent.zone)
   // The lowest slot must be a whole one: the window's first or running last slot would read low for want of time.
   const pool = desc ? all : all.filter((s) => s.complete)
   const name = d.stat(stat.name, stat.kind)
@@ -260,27 +260,29 @@ export async function peakAnswer(sql: Db, intent: ParsedIntent): Promise<Draft> 
 }
 
 /**
- * One stat in hourly or daily buckets (UTC) over the window: every bucket is a record in data (a
+ * One stat in hourly or daily buckets of the question's time zone over the window (a day is 23 to 25
+ * hours where clocks change): every bucket is a record in data (a
  * counter's empty bucket is a 0, a gauge's is left out), the answer lists them when they are few and
  * otherwise gives the total or average, the highest and the lowest bucket. The first and last bucket
  * may be cut by the window; each record's from and to say so.
  */
 export async function breakdownAnswer(sql: Db, intent: ParsedIntent, listUpTo = 12): Promise<Draft> {
-  const d = new Draft()
+  const d = new Draft(intent.zone)
   const stat = intent.stats[0]
   const w = intent.window!
   const slot = intent.bucket!
   const unit = slot === 3_600 ? 'hour' : 'day'
   const name = d.stat(stat.name, stat.kind)
   const p = d.period(w.label)
-  const got = new Map((await slots(sql, stat, w, slot)).map((s) => [s.t, s]))
+  const got = new Map((await slots(sql, stat, w, slot, intent.zone)).map((s) => [s.t, s]))
   const fromS = w.from.getTime() / 1000
   const toS = w.to.getTime() / 1000
+  const clock = new Clock(intent.zone ?? 'UTC')
   const buckets: Array<{ t: number; value: number; min: number; max: number; n: number; complete: boolean }> = []
-  for (let t = Math.floor(fromS / slot) * slot; t < toS; t += slot) {
+  for (let t = clock.slotStart(fromS, slot); t < toS; t = clock.nextSlot(t, slot)) {
     const s = got.get(t)
     if (s) buckets.push(s)
-    else if (stat.kind === 'counter') buckets.push({ t, value: 0, min: 0, max: 0, n: 0, complete: t >= fromS && t + slot <= toS })
+    else if (stat.kind === 'counter') buckets.push({ t, value: 0, min: 0, max: 0, n: 0, complete: t >= fromS && clock.nextSlot(t, slot) <= toS })
   }
   if (!buckets.some((b) => b.n > 0)) {
     d.source = 'template'
@@ -291,7 +293,7 @@ export async function breakdownAnswer(sql: Db, intent: ParsedIntent, listUpTo = 
   const pick = (b: (typeof buckets)[number]) => (agg === 'min' ? b.min : agg === 'max' ? b.max : b.value)
   const idx = buckets.map((b) => d.record({
     type: 'retrieved', stat: stat.name, stat_kind: stat.kind, agg, period: 'window',
-    from: iso(new Date(Math.max(b.t, fromS) * 1000)), to: iso(new Date(Math.min(b.t + slot, toS) * 1000)), t: b.t, bucket_seconds: slot, value: pick(b), n: b.n,
+    from: iso(new Date(Math.max(b.t, fromS) * 1000)), to: iso(new Date(Math.min(clock.nextSlot(b.t, slot), toS) * 1000)), t: b.t, bucket_seconds: slot, value: pick(b), n: b.n,
     ...(agg === 'avg' ? { min: b.min, max: b.max } : {}),
   }))
   const label = (b: (typeof buckets)[number]) => `${d.time(b.t, slot === 3_600)}${b.complete ? '' : ' (part)'}`

@@ -22,6 +22,9 @@ export class Draft {
   /** `template` for fixed phrases (declines, nothing recorded), `deterministic` for computed answers. */
   source: 'template' | 'deterministic' = 'deterministic'
 
+  /** `zone`: the time zone the answer's times are shown in (the one its periods were read in). */
+  constructor(readonly zone = 'UTC') {}
+
   private add(kind: Placeholder['kind'], prefix: string, text: string, meaning: string): string {
     const same = this.placeholders.find((p) => p.kind === kind && p.text === text)
     if (same) return `{{${same.token}}}`
@@ -44,7 +47,7 @@ export class Draft {
   }
 
   time(unixSeconds: number, withTime = true): string {
-    return this.add('time', 'T', formatTime(unixSeconds, withTime), withTime ? 'a date and time' : 'a date')
+    return this.add('time', 'T', formatTime(unixSeconds, withTime, this.zone), withTime ? 'a date and time' : 'a date')
   }
 
   /** A number shown from a data record's field (the record must hold it, so the verifier can find it). */
@@ -57,8 +60,8 @@ export class Draft {
     return sentence.replace(/\{\{([A-Z]\d+)\}\}/g, (all, token: string) => this.placeholders.find((p) => p.token === token)?.text ?? all)
   }
 
-  /** What the verifier must not read as a claim: the stat names and period labels quoted. */
+  /** What the verifier must not read as a claim: the stat names, period labels and times quoted (a zone such as Etc/GMT+5 holds digits). */
   quoted(): string[] {
-    return this.placeholders.filter((p) => p.kind === 'stat' || p.kind === 'period').map((p) => p.text)
+    return this.placeholders.filter((p) => p.kind !== 'value').map((p) => p.text)
   }
 }

@@ -83,7 +83,7 @@ async function draftFor(sql: Db, i: ParsedIntent, stats: StatRef[]): Promise<Dra
 export async function answerQuestion(deps: QueryDeps, accountId: string, body: QueryBody, now = new Date()): Promise<QueryResponse> {
   const stats = await accountStats(deps.sql, accountId)
   const zone = body.time_zone ?? 'UTC'
-  const intent = parseIntent(body.query, stats, now, zone)
+  const intent = { ...parseIntent(body.query, stats, now, zone), zone }
   let draft = await draftFor(deps.sql, intent, stats)
   let answer = draft.fill()
   let verdict = verify(answer, draft.data, draft.quoted())

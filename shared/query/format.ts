@@ -16,8 +16,13 @@ export function formatNumber(x: number, opts: { percent?: boolean; signed?: bool
   return `${sign}${body}${opts.percent ? '%' : ''}`
 }
 
-/** A Unix time as answers show it: ISO date and HH:MM (UTC). */
-export function formatTime(unixSeconds: number, withTime = true): string {
-  const iso = new Date(unixSeconds * 1000).toISOString()
-  return withTime ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : iso.slice(0, 10)
+const dateTimes = new Map<string, Intl.DateTimeFormat>()
+
+/** A Unix time as answers show it, on the wall clock of `zone`: ISO date, then HH:MM and the zone's name. */
+export function formatTime(unixSeconds: number, withTime = true, zone = 'UTC'): string {
+  let f = dateTimes.get(zone)
+  if (!f) dateTimes.set(zone, (f = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit' })))
+  const p = Object.fromEntries(f.formatToParts(unixSeconds * 1000).map((x) => [x.type, x.value]))
+  const date = `${p.year}-${p.month}-${p.day}`
+  return withTime ? `${date} ${p.hour}:${p.minute} ${zone}` : date
 }

@@ -38,6 +38,8 @@ export interface ParsedIntent {
   unsupported?: boolean
   /** Declined because a period in the question could not be read. */
   unreadPeriod?: boolean
+  /** The time zone its periods were read in, and its answer's buckets and times are shown in (UTC when absent). */
+  zone?: string
 }
 
 const has = (re: RegExp, s: string) => re.test(s)

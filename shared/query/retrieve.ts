@@ -4,7 +4,7 @@
 import type { Db } from '../db.js'
 import { readBucketsMany, type Bucket } from '../stats/read.js'
 import type { StatRef } from './match.js'
-import type { Span } from './periods.js'
+import { Clock, type Span } from './periods.js'
 
 export interface Summary {
   /** Counters: the sum. Gauges: the mean of all observations. Null when nothing was recorded. */
@@ -92,22 +92,28 @@ export function peakSlot(span: Span): number {
 }
 
 /**
- * One stat's window in slots of `slot` seconds (aligned to multiples of it in UTC). Counter slots
- * without points read 0 once the stat has begun in the window; gauge slots without points are left out.
+ * One stat's window in slots of `slot` seconds on the wall clock of `zone` (its minutes, hours or days; UTC's
+ * by default). Counter slots without points read 0 once the stat has begun in the window; gauge slots
+ * without points are left out.
  */
-export async function slots(sql: Db, stat: StatRef, span: Span, slot: number): Promise<Slot[]> {
-  // Read at the slot size where the window allows, finer at its ragged start, and group here.
-  const buckets = (await read(sql, [stat], span, slot)).get(stat.id) ?? []
-  const bySlot = new Map<number, Slot>()
+export async function slots(sql: Db, stat: StatRef, span: Span, slot: number, zone = 'UTC'): Promise<Slot[]> {
+  const clock = new Clock(zone)
   const fromS = span.from.getTime() / 1000
   const toS = span.to.getTime() / 1000
+  // Read at the largest rollup that fits inside the zone's slots (the slot itself in UTC), finer at the
+  // window's ragged start, and group here.
+  const buckets = (await read(sql, [stat], span, clock.finestFit(fromS, toS, slot))).get(stat.id) ?? []
+  const bySlot = new Map<number, Slot>()
+  const starts = new Map<number, number>()
+  const complete = (t: number) => t >= fromS && clock.nextSlot(t, slot) <= toS
   for (const x of buckets) {
-    const t = Math.floor(x.t / slot) * slot
+    let t = starts.get(x.t)
+    if (t === undefined) starts.set(x.t, (t = clock.slotStart(x.t, slot)))
     const min = 'min' in x ? x.min : x.value
     const max = 'max' in x ? x.max : x.value
     const sum = stat.kind === 'counter' ? x.value : x.value * x.n
     const cur = bySlot.get(t)
-    if (!cur) bySlot.set(t, { t, value: sum, min, max, n: x.n, complete: t >= fromS && t + slot <= toS })
+    if (!cur) bySlot.set(t, { t, value: sum, min, max, n: x.n, complete: complete(t) })
     else Object.assign(cur, { value: cur.value + sum, min: Math.min(cur.min, min), max: Math.max(cur.max, max), n: cur.n + x.n })
   }
   const out = [...bySlot.values()].sort((a, b) => a.t - b.t)
@@ -115,8 +121,8 @@ export async function slots(sql: Db, stat: StatRef, span: Span, slot: number): P
   if (!out.length) return out
   // Counters: a slot without points after the first one is a real 0.
   const filled: Slot[] = []
-  for (let t = out[0].t; t < toS; t += slot) {
-    filled.push(bySlot.get(t) ?? { t, value: 0, min: 0, max: 0, n: 0, complete: t >= fromS && t + slot <= toS })
+  for (let t = out[0].t; t < toS; t = clock.nextSlot(t, slot)) {
+    filled.push(bySlot.get(t) ?? { t, value: 0, min: 0, max: 0, n: 0, complete: complete(t) })
   }
   return filled
 }
