@@ -211,8 +211,8 @@ async function service(rows: Row[]) {
     rows.push({ store: 'service, rows before compaction (reference)', bytes: rowBytes, compactMs: null, note: 'points: heap + (stat_id, ts) index' })
 
     // The service's own compaction (the compact-points job's pass), as of the day after the data ends: every
-    // day of it is past the hot days. Then a plain VACUUM, as autovacuum would run: the emptied hot table's
-    // pages go back, the blocks stay.
+    // day of it is past the hot days; the pass ends by rebuilding the emptied hot table's index (shrinkHotIndex).
+    // Then a plain VACUUM, as autovacuum would run: the emptied heap's pages go back, the blocks stay.
     const c0 = Date.now()
     const done = await compactPoints(sql, new Date((END + 86_400) * 1000))
     const compactMs = Date.now() - c0
@@ -225,7 +225,8 @@ async function service(rows: Row[]) {
       select count(*) filter (where scale is not null)::int as scaled, count(*) filter (where scale is null)::int as raw from point_blocks`
     const hot = await size('points')
     const [parts] = await sql<{ heap: string; idx: string }[]>`select pg_relation_size('points')::text as heap, pg_indexes_size('points')::text as idx`
-    say(`service: emptied hot table after VACUUM: heap ${Number(parts.heap).toLocaleString('en')} bytes, index ${Number(parts.idx).toLocaleString('en')} bytes (free pages the next days' writes reuse)`)
+    say(`service: emptied hot table after VACUUM: heap ${Number(parts.heap).toLocaleString('en')} bytes, index ${Number(parts.idx).toLocaleString('en')} bytes` +
+      (done.hotIndex ? ` (rebuilt by the pass from ${done.hotIndex.before.toLocaleString('en')} bytes)` : ' (not rebuilt by the pass)'))
     const blocks = await size('point_blocks')
     say(`service: ${done.blocks} blocks (${enc.scaled} with scaled integer values, ${enc.raw} raw float8) in ${(compactMs / 1000).toFixed(1)} s; ` +
       `hot table left ${hot.toLocaleString('en')} bytes, blocks ${blocks.toLocaleString('en')} bytes`)

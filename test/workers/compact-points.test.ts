@@ -270,6 +270,31 @@ test.serial('retention deletes whole blocks past the cutoff in bulk and rewrites
   t.deepEqual(await counts(id), after)
 })
 
+test.serial('a pass that empties most of the hot table rebuilds its index: its disk comes back, every point is still read', async (t) => {
+  const { user, key } = await account()
+  await write(key, 'burst', [{ t: NOW - 60, value: 1 }])
+  const id = await statId(user.accountId, 'burst')
+  // A backfill burst of 200,000 points ten days back (a point every 2 s), straight into the hot table as the persist job stores them.
+  const from = dayOf(NOW) - 10 * DAY
+  await app.sql`insert into points (stat_id, ts, value) select ${id}, to_timestamp(${from} + 2 * i), round((i % 1000) / 100.0, 2) from generate_series(0, 199999) i`
+  const indexBytes = async () => Number((await app.sql<{ n: string }[]>`select pg_relation_size('points_stat_ts_idx')::text as n`)[0].n)
+  const before = await indexBytes()
+  const pass = await compactPoints(app.sql, new Date(), { indexMinBytes: 1024 * 1024 })
+  t.true(pass.points >= 200_000)
+  t.deepEqual(pass.hotIndex, { before, after: await indexBytes() })
+  t.true(pass.hotIndex!.after < before / 4, `index ${before} -> ${pass.hotIndex!.after} bytes`)
+  const [idx] = await app.sql<{ valid: boolean; copies: number }[]>`
+    select (select indisvalid from pg_index where indexrelid = 'points_stat_ts_idx'::regclass) as valid,
+           (select count(*)::int from pg_class where relname like 'points_stat_ts_idx_ccnew%') as copies`
+  t.deepEqual(idx, { valid: true, copies: 0 })
+  const [r] = await app.sql<{ n: number; sum: number }[]>`select count(*)::int as n, round(sum(value)::numeric, 2)::float8 as sum from stat_points(${id}, '-infinity', 'infinity')`
+  t.deepEqual(r, { n: 200_001, sum: 1 + 200 * 4995 })
+  t.is((await counts(id)).hot, 1)
+  // Nothing left to give back: the next pass leaves the index alone.
+  await write(key, 'burst', [{ t: from + 7, value: 2 }])
+  t.is((await compactPoints(app.sql, new Date(), { indexMinBytes: 1024 * 1024 })).hotIndex, undefined)
+})
+
 test('the cutoff keeps today and yesterday hot', (t) => {
   const now = new Date(Date.UTC(2026, 0, 10, 13, 5))
   t.is(compactionCutoff(now).toISOString(), '2026-01-09T00:00:00.000Z')
