@@ -151,17 +151,15 @@ function isoSeconds(): (t: number) => string {
   let dayStart = NaN
   let datePart = ''
   return (t) => {
-    const s = t - dayStart
-    if (!(s >= 0 && s < 86_400)) {
+    if (!(t - dayStart >= 0 && t - dayStart < 86_400)) {
       dayStart = Math.floor(t / 86_400) * 86_400
       const day = new Date(dayStart * 1000).toISOString()
       datePart = day.slice(0, day.indexOf('T') + 1)
-      return isoSeconds_(datePart, t - dayStart)
     }
-    return isoSeconds_(datePart, s)
+    const s = t - dayStart
+    return `${datePart}${TWO[Math.floor(s / 3600)]}:${TWO[Math.floor(s / 60) % 60]}:${TWO[s % 60]}.000Z`
   }
 }
-const isoSeconds_ = (datePart: string, s: number) => `${datePart}${TWO[Math.floor(s / 3600)]}:${TWO[Math.floor(s / 60) % 60]}:${TWO[s % 60]}.000Z`
 
 /** RFC 4180 quoting, for fields that may hold commas, quotes or line breaks. */
 export function csvField(s: string): string {

@@ -349,6 +349,7 @@ export class Clock {
 
   /** The zone's wall clock at instant `ms`, as milliseconds of a UTC date reading the same. */
   wall(ms: number): number {
+    if (this.utc) return ms
     const p: Record<string, number> = {}
     for (const part of this.format.formatToParts(ms)) if (part.type !== 'literal') p[part.type] = Number(part.value)
     return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) + (((ms % 1000) + 1000) % 1000)
