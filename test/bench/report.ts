@@ -61,6 +61,9 @@ export interface Results {
   service?: { ready: boolean; error?: string; warnings?: number; logTail?: string[] }
   phase1?: PhaseResult | Failed
   phase2?: PhaseResult | Failed
+  /** Phase 1's and phase 2's load with the worker paused for the measured window: the front end alone (issue 26). */
+  phaseF1?: PhaseResult | Failed
+  phaseF2?: PhaseResult | Failed
   /** 1,000-point batches on /api/v1/points, inside the COPY reference's bracket. */
   phaseV?: PhaseResult | Failed
   /** 5,000-line InfluxDB line-protocol requests on /api/v2/write. */
@@ -68,7 +71,7 @@ export interface Results {
   /** StatsD counters over UDP at a fixed rate. */
   phaseS?: StatsdPhase | Failed
   phase3?: { load: LoadResult; probe: ProbeResult } | Failed
-  ratios: { singleAcceptedVsKoa?: number; singleStoredVsKoa?: number; batchAcceptedVsCopy?: number; batchStoredVsCopy?: number; singleStoredVsInflux?: number; batchStoredVsInflux?: number; v1BatchAcceptedVsCopy?: number; v1BatchStoredVsCopy?: number; linesStoredVsInflux?: number }
+  ratios: { singleAcceptedVsKoa?: number; singleStoredVsKoa?: number; batchAcceptedVsCopy?: number; batchStoredVsCopy?: number; singleStoredVsInflux?: number; batchStoredVsInflux?: number; v1BatchAcceptedVsCopy?: number; v1BatchStoredVsCopy?: number; linesStoredVsInflux?: number; frontSingleAcceptedVsInflux?: number; frontSingleAcceptedVsKoa?: number; frontBatchAcceptedVsInflux?: number }
   /** What looked wrong in the service's behaviour. */
   problems: string[]
   /** What disturbed the measurement (other work on the machine). */
@@ -122,6 +125,14 @@ export function renderTable(r: Results): string {
   rows.push(['batch (100) stored points/s', p2 ? n(p2.storedPointsPerSec) : 'failed', copy, ratio(bs), `>= ${TARGETS.batchVsCopy}x COPY`, verdict(ge(bs, TARGETS.batchVsCopy))])
   rows.push(['batch (100) stored points/s', p2 ? n(p2.storedPointsPerSec) : 'failed', I2 ? `InfluxDB ${n(I2.storedPointsPerSec)} points/s` : 'InfluxDB: not run', ratio(bi), '(context)', ''])
   rows.push(['batch request latency p50 / p99 ms', p2 ? `${ms(p2.load.latencyMs.p50)} / ${ms(p2.load.latencyMs.p99)}` : 'failed', '', '', '', ''])
+  // The ceiling of phases 1 and 2: the same load answered while nothing is stored (the worker paused).
+  const front = (label: string, x: PhaseResult | Failed | undefined, ref: string, q: number | undefined) => {
+    if (!x || (isFailed(x) && x.error.startsWith('skipped'))) return
+    rows.push([label, isFailed(x) ? 'failed' : n(x.acceptedPointsPerSec), ref, ratio(q), '(ceiling)', ''])
+  }
+  front('front end alone, single accepted points/s', r.phaseF1, I1 ? `InfluxDB ${n(I1.storedPointsPerSec)} points/s` : 'InfluxDB: not run', r.ratios.frontSingleAcceptedVsInflux)
+  front('front end alone, single accepted points/s', r.phaseF1, koa, r.ratios.frontSingleAcceptedVsKoa)
+  front('front end alone, batch (100) accepted points/s', r.phaseF2, I2 ? `InfluxDB ${n(I2.storedPointsPerSec)} points/s` : 'InfluxDB: not run', r.ratios.frontBatchAcceptedVsInflux)
   const pv = isFailed(r.phaseV) ? undefined : r.phaseV
   if (r.phaseV && !(isFailed(r.phaseV) && r.phaseV.error.startsWith('skipped'))) {
     const { v1BatchAcceptedVsCopy: va, v1BatchStoredVsCopy: vs } = r.ratios
@@ -175,7 +186,9 @@ export function renderReport(r: Results): string {
   const pl = isFailed(r.phaseL) ? undefined : r.phaseL
   const ps = isFailed(r.phaseS) ? undefined : r.phaseS
   if (ps) lines.push(`phase S: ${n(ps.sent)} StatsD counters sent over UDP in ${(ps.durationMs / 1000).toFixed(0)} s (${n(ps.ratePerSec)}/s), ${n(ps.stored)} stored (${ps.droppedPct}% dropped; refused by the service ${n(ps.refused)}, dropped by the kernel's receive buffer ${n(ps.kernelDrops)}); the last stored ${ps.drainSeconds} s after the last sent`)
-  for (const [name, p] of [['phase 1 (single)', p1], ['phase 2 (batch)', p2], ['phase V (v1 batch)', pv], ['phase L (line protocol)', pl]] as const) {
+  const f1 = isFailed(r.phaseF1) ? undefined : r.phaseF1
+  const f2 = isFailed(r.phaseF2) ? undefined : r.phaseF2
+  for (const [name, p] of [['phase 1 (single)', p1], ['phase F1 (single, worker paused)', f1], ['phase 2 (batch)', p2], ['phase F2 (batch, worker paused)', f2], ['phase V (v1 batch)', pv], ['phase L (line protocol)', pl]] as const) {
     if (!p) continue
     const reqs = p.load.completed + p.load.warmupCompleted || 1
     const busiest = Object.entries(p.db.tables)
@@ -210,7 +223,7 @@ export function renderReport(r: Results): string {
     else lines.push(`${name}: ${n(x.load.completed)} answers (${n(x.load.accepted)} accepted, 204) in ${(x.load.windowMs / 1000).toFixed(1)} s; ${n(x.stored)} points stored of ${n(x.load.accepted * x.pointsPerRequest)}; latency p50 / p99 ${ms(x.load.latencyMs.p50)} / ${ms(x.load.latencyMs.p99)} ms`)
   }
   if (r.service?.error) lines.push(`service: ${r.service.error}`)
-  for (const [name, x] of [['reference A', r.referenceA], ['reference B', r.referenceB], ['reference B streaming', r.referenceBStreaming], ['phase 1', r.phase1], ['phase 2', r.phase2], ['phase V', r.phaseV], ['phase L', r.phaseL], ['phase S', r.phaseS], ['phase 3', r.phase3]] as const) {
+  for (const [name, x] of [['reference A', r.referenceA], ['reference B', r.referenceB], ['reference B streaming', r.referenceBStreaming], ['phase 1', r.phase1], ['phase F1', r.phaseF1], ['phase 2', r.phase2], ['phase F2', r.phaseF2], ['phase V', r.phaseV], ['phase L', r.phaseL], ['phase S', r.phaseS], ['phase 3', r.phase3]] as const) {
     if (isFailed(x)) lines.push(x.error.startsWith('skipped') ? `${name}: ${x.error}` : `${name} FAILED: ${x.error}`)
   }
   if (r.disturbances.length) {
@@ -237,7 +250,9 @@ function perUnitCpu(r: Results): string[] {
   if (!isFailed(r.influxSingle) && r.influxSingle) line('influx 1', 'influx single', r.influxSingle.load.accepted + r.influxSingle.load.warmupCompleted, 'point')
   if (!isFailed(r.influxBatch) && r.influxBatch) line('influx 100', 'influx batch', (r.influxBatch.load.accepted + r.influxBatch.load.warmupCompleted) * r.influxBatch.pointsPerRequest, 'point')
   if (!isFailed(r.phase1) && r.phase1) line('phase 1', 'phase 1', r.phase1.load.accepted + r.phase1.load.warmupCompleted, 'point')
+  if (!isFailed(r.phaseF1) && r.phaseF1) line('phase F1', 'phase F1', r.phaseF1.load.accepted + r.phaseF1.load.warmupCompleted, 'point')
   if (!isFailed(r.phase2) && r.phase2) line('phase 2', 'phase 2', (r.phase2.load.accepted + r.phase2.load.warmupCompleted) * r.phase2.pointsPerRequest, 'point')
+  if (!isFailed(r.phaseF2) && r.phaseF2) line('phase F2', 'phase F2', (r.phaseF2.load.accepted + r.phaseF2.load.warmupCompleted) * r.phaseF2.pointsPerRequest, 'point')
   if (!isFailed(r.phaseV) && r.phaseV) line('phase V', 'phase V', (r.phaseV.load.accepted + r.phaseV.load.warmupCompleted) * r.phaseV.pointsPerRequest, 'point')
   if (!isFailed(r.influxLines) && r.influxLines) line('influx 5000', 'influx lines', (r.influxLines.load.accepted + r.influxLines.load.warmupCompleted) * r.influxLines.pointsPerRequest, 'point')
   if (!isFailed(r.phaseL) && r.phaseL) line('phase L', 'phase L', (r.phaseL.load.accepted + r.phaseL.load.warmupCompleted) * r.phaseL.pointsPerRequest, 'point')

@@ -16,6 +16,10 @@
 // with 100 points per request -> phase 2 100-point batches -> reference B again ->
 // phase 3 write-to-visible probes under phase-1 load -> table and
 // test/bench/last-results.json -> cleanup (always, also on SIGINT/SIGTERM).
+// Phases F1 and F2 (issue 26) run phase 1's and phase 2's load again with the worker paused (SIGSTOP) for the
+// measured window: what the front end alone (HTTP, key, rate limit, validation, quota, the durable enqueue)
+// answers when storing costs nothing, the ceiling no storage change can lift. The worker then resumes and
+// every accepted point is checked stored, as in the other phases.
 // Issue 31 adds, after phase V: InfluxDB taking 5,000-line requests, then phase L, the same requests of
 // line protocol on /api/v2/write (both still inside reference B's bracket), and phase S, StatsD counters
 // over UDP at BENCH_STATSD_RATE (20,000) metrics a second with the share that never got stored.
@@ -33,7 +37,7 @@
 //
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), BENCH_ACCOUNTS (16),
 // BENCH_WEB_PROCESSES (2), BENCH_NODE_ARGS (extra node flags for the service's
-// processes, e.g. --cpu-prof), BENCH_PHASES (A,B,I,1,2,V,L,S,3: the parts to run; L is 5,000-line
+// processes, e.g. --cpu-prof), BENCH_PHASES (A,B,I,1,F,2,V,L,S,3: the parts to run; F is F1 and F2, the front end alone; L is 5,000-line
 // line-protocol requests, S StatsD over UDP; V is
 // 1,000-point batches on the v1 API, run after phase 2 inside the COPY reference's bracket; I is
 // InfluxDB), BENCH_INFLUX (0: skip InfluxDB),
@@ -72,7 +76,7 @@ const WARMUP_MS = Math.min(2000, SECONDS * 250)
 // Before each stage, wait up to this long for a second in which other processes use under 20% of the machine: 0 turns it off.
 const QUIET_WAIT_MS = int('BENCH_WAIT_QUIET', 15, 0) * 1000
 // Which parts to run (all by default): A, B, 1, 2, 3, comma-separated. Skipped parts print as "skipped".
-const PHASES = new Set((process.env.BENCH_PHASES || 'A,B,I,1,2,V,L,S,3').toUpperCase().split(',').map((x) => x.trim()))
+const PHASES = new Set((process.env.BENCH_PHASES || 'A,B,I,1,F,2,V,L,S,3').toUpperCase().split(',').map((x) => x.trim()))
 // Extra node flags for the service's processes, e.g. "--cpu-prof --cpu-prof-dir=test/bench/logs/prof".
 const SERVICE_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)
 const RESULTS_FILE = join(ROOT, 'test', 'bench', 'last-results.json')
@@ -243,7 +247,11 @@ async function persistJobs(sql: BenchEnv['sql']): Promise<{ jobs: number; points
 
 type PhaseKind = 'single' | 'batch' | 'v1batch' | 'lines'
 
-async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys: string[], statPrefix: string, kind: PhaseKind, problems: string[]): Promise<PhaseResult> {
+/**
+ * `paused`: a process stopped (SIGSTOP) for the measured window and resumed (SIGCONT) right after it, before the
+ * drain: the worker, for phases F1 and F2.
+ */
+async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys: string[], statPrefix: string, kind: PhaseKind, problems: string[], paused?: Child): Promise<PhaseResult> {
   const groups = kind === 'single' ? singleGroups(keys, statPrefix, STATS) : kind === 'batch' ? batchGroups(keys, statPrefix, STATS, BATCH)
     : kind === 'lines' ? lineProtocolGroups(keys, statPrefix.replace(/\.$/, ''), STATS, LP_LINES) : v1BatchGroups(keys, statPrefix, STATS, V1_BATCH)
   const warm = kind === 'single' ? singleGroups(keys, 'bench.warm.', STATS) : kind === 'batch' ? batchGroups(keys, 'bench.warmb.', STATS, BATCH)
@@ -254,15 +262,21 @@ async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys:
   // Counted from the end of the warm-up (which creates the phase's stats: a first write's cost, not a steady one).
   let ioStart: Promise<{ pg: number; redis: number } | undefined> = Promise.resolve(undefined)
   const cpu = steadyCpu(webProcs)
-  const load = await runLoadProcess(children, `load-${label.replace(/\s+/g, '-')}`, {
-    targets,
-    connections: CONNECTIONS,
-    warmup: { durationMs: WARMUP_MS, groups: warm },
-    measure: { durationMs: SECONDS * 1000, groups },
-  }, () => {
-    cpu.start()
-    ioStart = ioCounts(webProcs)
-  })
+  let load: LoadResult
+  try {
+    load = await runLoadProcess(children, `load-${label.replace(/\s+/g, '-')}`, {
+      targets,
+      connections: CONNECTIONS,
+      warmup: { durationMs: WARMUP_MS, groups: warm },
+      measure: { durationMs: SECONDS * 1000, groups },
+    }, () => {
+      paused?.proc.kill('SIGSTOP')
+      cpu.start()
+      ioStart = ioCounts(webProcs)
+    })
+  } finally {
+    paused?.proc.kill('SIGCONT')
+  }
   const webCpuUsPerRequest = cpu.perRequest(load)
   const ioBefore = await ioStart
   const ioAfter = await ioCounts(webProcs)
@@ -348,7 +362,7 @@ async function main(): Promise<Results> {
   // The measured phases' stats exist before they start, as a steady writer's do: a stat's first write (its
   // creation, a transaction of five round trips) is paid by the warm-up's own stats, not in the measured
   // window. Phase 3's stats are left to be created under load.
-  const names = ['bench.single.', 'bench.batch.', 'bench.v1.'].flatMap((p) => Array.from({ length: STATS }, (_, k) => `${p}${k}`))
+  const names = ['bench.single.', 'bench.batch.', 'bench.v1.', 'bench.front1.', 'bench.front2.'].flatMap((p) => Array.from({ length: STATS }, (_, k) => `${p}${k}`))
   await e.sql`insert into stats (account_id, name, kind)
     select a, n, 'counter' from unnest(${load.map((a) => a.id)}::uuid[]) as a, unnest(${names}::text[]) as n`
   // Phase L's gauges (named from each account's lines) and phase S's counters, likewise.
@@ -459,17 +473,18 @@ async function main(): Promise<Results> {
     }
   }
   // A service phase, when the service is up and the phase was asked for; a failure is recorded, not thrown.
-  const runPhase = async (key: string, label: string, statPrefix: string, kind: PhaseKind): Promise<PhaseResult | Failed> => {
+  const runPhase = async (key: string, label: string, statPrefix: string, kind: PhaseKind, paused?: Child): Promise<PhaseResult | Failed> => {
     if (!service.ready) return notReady
     if (!PHASES.has(key)) return skipped
     try {
-      return await measured(label, () => servicePhase(label, e, targets, keys, statPrefix, kind, problems), (r) => r.load)
+      return await measured(label, () => servicePhase(label, e, targets, keys, statPrefix, kind, problems, paused), (r) => r.load)
     } catch (err) {
       return { error: (err as Error).message }
     }
   }
   results.influxSingle = (await influxPhase('influx single', 1)) ?? results.influxSingle
   results.phase1 = await runPhase('1', 'phase 1', 'bench.single.', 'single')
+  results.phaseF1 = await runPhase('F', 'phase F1', 'bench.front1.', 'single', svc[0])
   await referenceA(true)
 
   await referenceB()
@@ -479,6 +494,7 @@ async function main(): Promise<Results> {
   await influx?.stop()
   influx = undefined
   results.phase2 = await runPhase('2', 'phase 2', 'bench.batch.', 'batch')
+  results.phaseF2 = await runPhase('F', 'phase F2', 'bench.front2.', 'batch', svc[0])
   results.phaseV = await runPhase('V', 'phase V', 'bench.v1.', 'v1batch')
   results.phaseL = await runPhase('L', 'phase L', 'bench.lp.', 'lines')
   await referenceB(true)
@@ -560,6 +576,11 @@ async function main(): Promise<Results> {
   const i2 = isFailed(results.influxBatch) ? undefined : results.influxBatch
   if (i1 && p1) results.ratios.singleStoredVsInflux = r2(p1.storedPointsPerSec / i1.storedPointsPerSec)
   if (i2 && p2) results.ratios.batchStoredVsInflux = r2(p2.storedPointsPerSec / i2.storedPointsPerSec)
+  const f1 = isFailed(results.phaseF1) ? undefined : results.phaseF1
+  const f2 = isFailed(results.phaseF2) ? undefined : results.phaseF2
+  if (i1 && f1) results.ratios.frontSingleAcceptedVsInflux = r2(f1.acceptedPointsPerSec / i1.storedPointsPerSec)
+  if (koaPerSec && f1) results.ratios.frontSingleAcceptedVsKoa = r2(f1.acceptedPointsPerSec / koaPerSec)
+  if (i2 && f2) results.ratios.frontBatchAcceptedVsInflux = r2(f2.acceptedPointsPerSec / i2.storedPointsPerSec)
   if (copyPerSec && p2) {
     results.ratios.batchAcceptedVsCopy = r2(p2.acceptedPointsPerSec / copyPerSec)
     results.ratios.batchStoredVsCopy = r2(p2.storedPointsPerSec / copyPerSec)
@@ -598,7 +619,7 @@ if (results) {
   results.finishedAt = new Date().toISOString()
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`)
   process.stdout.write(`${renderReport(results)}\n\nResults written to test/bench/last-results.json\n`)
-  const serviceFailed = [results.phase1, results.phase2, results.phaseV, results.phaseL, results.phaseS, results.phase3].some((p) => isFailed(p) && !p.error.startsWith('skipped'))
+  const serviceFailed = [results.phase1, results.phaseF1, results.phase2, results.phaseF2, results.phaseV, results.phaseL, results.phaseS, results.phase3].some((p) => isFailed(p) && !p.error.startsWith('skipped'))
   if (serviceFailed) {
     process.stdout.write('\nThe service phases did not all run: see the FAILED lines above.\n')
     exitCode = 1
