@@ -83,8 +83,8 @@ function incomingOf(sql: Sql, batches: Batch[], withIkeys: boolean) {
   })
   const ids = batches.map((b) => b.id)
   const points = withIkeys
-    ? sql`unnest(${bix}::int[], ${six}::int[], ${ts}::bigint[], ${values}::float8[], ${ikeys}::text[]) with ordinality as u(bix, six, t, value, ikey, ord)`
-    : sql`unnest(${bix}::int[], ${six}::int[], ${ts}::bigint[], ${values}::float8[]) as u(bix, six, t, value)`
+    ? sql`unnest(${numbers(bix)}::int[], ${numbers(six)}::int[], ${numbers(ts)}::bigint[], ${numbers(values)}::float8[], ${ikeys}::text[]) with ordinality as u(bix, six, t, value, ikey, ord)`
+    : sql`unnest(${numbers(bix)}::int[], ${numbers(six)}::int[], ${numbers(ts)}::bigint[], ${numbers(values)}::float8[]) as u(bix, six, t, value)`
   return sql`
     fresh as (
       insert into applied_batches (id, points)
@@ -106,6 +106,16 @@ function incomingOf(sql: Sql, batches: Batch[], withIkeys: boolean) {
       join live on live.ix = u.six
       where u.bix in (select ix from fresh_ix)
     )`
+}
+
+/**
+ * A numeric array parameter as PostgreSQL's array text, built in one join: postgres.js serializes an array
+ * element by element (a string, two escaping regexes and quotes each), which was about 40 % of the worker's
+ * CPU per point in a persist statement. The numbers are finite (the job schema checks them), so String()
+ * gives each exactly, in the form PostgreSQL's input reads back to the same double.
+ */
+function numbers(xs: number[]): string {
+  return `{${xs.join(',')}}`
 }
 
 /** Batches without ikeys, the common case: record, lock, store, append the minute aggregates. */
