@@ -152,7 +152,7 @@ export class Ingest {
       const stats = made.stats
       // A stat another request (in this process or another) created since checkKinds looked may hold the
       // other kind: the losing kind is refused here, before anything of it is queued (interface 2.2 rule 7).
-      if (created.length < stats.size) refuseKindConflicts(points.slice(0, made.stopAt ?? take), stats, label)
+      if (made.adopted) refuseKindConflicts(points.slice(0, made.stopAt ?? take), stats, label)
       if (made.stopAt !== undefined) {
         await limits.refundPoints(account.id, take - made.stopAt)
         take = made.stopAt
@@ -196,7 +196,8 @@ export class Ingest {
   /**
    * The stats of `points`, creating the missing ones (pushed to `created`) within the plan's stat
    * limit: all or none when `whole`, else one by one in order of first appearance, stopping at the
-   * first point whose stat does not fit (`stopAt`, its index).
+   * first point whose stat does not fit (`stopAt`, its index). `adopted`: a missing stat turned out to
+   * exist (another request created it meanwhile), so its kind is not yet checked.
    */
   private async ensureStats(account: Account, points: ValidPoint[], whole: boolean, created: Stat[], known: Map<string, Stat>) {
     const plan = planOf(account.plan)
@@ -208,20 +209,22 @@ export class Ingest {
     const missing: Array<{ name: string; kind: Kind }> = []
     for (const p of points) if (!stats.has(p.name) && !missing.some((m) => m.name === p.name)) missing.push({ name: p.name, kind: p.kind })
     const statLimit = () => quota('stat_limit', `plan limit reached: the ${plan.name} plan tracks at most ${plan.trackedStats} stats`)
+    let adopted = false
     for (const group of whole ? [missing] : missing.map((m) => [m])) {
       if (!group.length) continue
       const made = await this.deps.directory.create(account.id, group, plan.trackedStats)
       if (!made) {
         const stopAt = points.findIndex((p) => p.name === group[0].name)
         if (whole || stopAt === 0) throw statLimit()
-        return { stats, stopAt, stoppedBy: statLimit() }
+        return { stats, stopAt, stoppedBy: statLimit(), adopted }
       }
       for (const r of made.values()) {
         stats.set(r.stat.name, r.stat)
         if (r.created) created.push(r.stat)
+        else adopted = true
       }
     }
-    return { stats, stopAt: undefined, stoppedBy: undefined }
+    return { stats, stopAt: undefined, stoppedBy: undefined, adopted }
   }
 }
 

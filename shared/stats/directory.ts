@@ -19,7 +19,9 @@ const REFRESH_BATCH_MS = 250
 export type Resolved = { stat: Stat; created: boolean }
 
 export class StatDirectory {
-  private readonly cache = new Map<string, { stat: Stat; until: number }>()
+  /** By account, then by name: a look-up hashes the name the request already holds, not a key built per point. */
+  private readonly cache = new Map<string, Map<string, { stat: Stat; until: number }>>()
+  private entries = 0
   private readonly loading = new InFlight<string, Stat | undefined>()
   private readonly creating = new InFlight<string, Map<string, Resolved> | null>()
   /** Bumped by every eviction: a look-up that started before one does not cache what it found. */
@@ -36,11 +38,11 @@ export class StatDirectory {
 
   /** A stat this process holds a live entry for (no query, no promise); undefined when existing() must look. */
   cached(accountId: string, name: string): Stat | undefined {
-    const key = StatDirectory.key(accountId, name)
-    const hit = this.cache.get(key)
+    const hit = this.cache.get(accountId)?.get(name)
+    if (!hit) return undefined
     const now = this.now()
-    if (!hit || hit.until <= now) return undefined
-    if (hit.until - now < TTL_MS / 2 && !this.loading.get(key)) this.refreshLater(accountId, name)
+    if (hit.until <= now) return undefined
+    if (hit.until - now < TTL_MS / 2 && !this.loading.get(StatDirectory.key(accountId, name))) this.refreshLater(accountId, name)
     return hit.stat
   }
 
@@ -109,18 +111,23 @@ export class StatDirectory {
   }
 
   private remember(stat: Stat): void {
-    if (this.cache.size >= MAX_ENTRIES) this.cache.clear()
+    if (this.entries >= MAX_ENTRIES) {
+      this.cache.clear()
+      this.entries = 0
+    }
+    let names = this.cache.get(stat.accountId)
+    if (!names) this.cache.set(stat.accountId, (names = new Map()))
+    if (!names.has(stat.name)) this.entries++
     // Expiry on whole seconds: an account's entries read within the same second come due together and are
     // re-read by one query, rather than one query per stat as each comes due on its own.
-    this.cache.set(StatDirectory.key(stat.accountId, stat.name), { stat, until: Math.ceil((this.now() + TTL_MS) / 1000) * 1000 })
+    names.set(stat.name, { stat, until: Math.ceil((this.now() + TTL_MS) / 1000) * 1000 })
   }
 
   /** Forgets one stat (after a delete, here or in another process). */
   evict(accountId: string, name: string): void {
-    const key = StatDirectory.key(accountId, name)
     this.evictions++
-    this.cache.delete(key)
-    this.loading.forget(key)
+    if (this.cache.get(accountId)?.delete(name)) this.entries--
+    this.loading.forget(StatDirectory.key(accountId, name))
   }
 
   /** Listens for deletes announced by any process. */
