@@ -1,0 +1,109 @@
+// bench:persist (issue 26): what storing a point costs PostgreSQL and the worker in the persist
+// statement alone (applyBatches, no HTTP, no queue), against a COPY of the same rows into the same
+// `points` table (its heap and its (stat_id, ts) index) in the same run: the floor of one row per
+// point, which no statement that inserts a row per point gets under.
+//
+// Shape of the h2h head-to-head's 100-point load (../shared/bench/h2h): BENCH_PERSIST_STATS stats
+// (1,008: 16 accounts x 63) written round-robin, statements of 16 batches x 500 points (a full
+// commit group of the worker). CPU is read from /proc for this process and for every PostgreSQL
+// backend of the bench database, alternating the two sides BENCH_PERSIST_REPS times (machines here
+// are shared: one pair is not a trend). Prints µs of CPU per point for each side and their ratio.
+import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { createSql, type Sql } from '../../shared/db.js'
+import type { QueuedPoint } from '../../shared/jobs.js'
+import { applyBatches, type Batch } from '../../shared/points/repo.js'
+import { createTestDatabase, prepareTemplate } from '../helpers/db.js'
+import { envInt, logger } from './common.js'
+
+const STATS = envInt('BENCH_PERSIST_STATS', 1008, 1)
+const STATEMENTS = envInt('BENCH_PERSIST_STATEMENTS', 60, 1)
+const REPS = envInt('BENCH_PERSIST_REPS', 3, 1)
+const BATCHES = 16
+const BATCH = 500
+const say = logger('bench:persist')
+
+/** CPU (ms) of every backend connected to the current database, from /proc (PostgreSQL must run on this machine). */
+async function backendCpuMs(sql: Sql): Promise<number> {
+  const pids = await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database()`
+  const tick = 10 // USER_HZ 100
+  let ms = 0
+  for (const { pid } of pids) {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+      ms += (Number(f[11]) + Number(f[12])) * tick
+    } catch {
+      // a backend that ended meanwhile
+    }
+  }
+  return ms
+}
+
+interface Side { pgUsPerPoint: number; nodeUsPerPoint: number; wallUsPerPoint: number }
+
+async function measure(sql: Sql, points: number, run: () => Promise<void>): Promise<Side> {
+  const pg0 = await backendCpuMs(sql)
+  const cpu0 = process.cpuUsage()
+  const wall0 = performance.now()
+  await run()
+  const wall = performance.now() - wall0
+  const cpu = process.cpuUsage(cpu0)
+  const pg = (await backendCpuMs(sql)) - pg0
+  return { pgUsPerPoint: (pg * 1000) / points, nodeUsPerPoint: (cpu.user + cpu.system) / points, wallUsPerPoint: (wall * 1000) / points }
+}
+
+async function main() {
+  await prepareTemplate()
+  const db = await createTestDatabase()
+  const sql = createSql(db.url, { max: 2 })
+  try {
+    const [account] = await sql<{ id: string }[]>`insert into accounts (email, plan) values (${`persist-bench-${randomUUID()}@example.com`}, 'business') returning id`
+    const statIds = (await sql<{ id: string }[]>`
+      insert into stats (account_id, name, kind) select ${account.id}, 'persist.' || g, 'counter' from generate_series(1, ${STATS}) g returning id`).map((r) => r.id)
+    let n = 0
+    let t = Math.floor(Date.now() / 1000) - 3600
+    const statement = (): Batch[] => {
+      t++
+      return Array.from({ length: BATCHES }, () => ({
+        id: randomUUID(),
+        points: Array.from({ length: BATCH }, (): QueuedPoint => [statIds[n++ % STATS], t, 1, null]),
+      }))
+    }
+    const perRun = STATEMENTS * BATCHES * BATCH
+    const persist = () => measure(sql, perRun, async () => {
+      for (let i = 0; i < STATEMENTS; i++) await applyBatches(sql, statement())
+    })
+    // The same rows, one COPY per statement's worth, into the same table and index.
+    const copy = () => measure(sql, perRun, async () => {
+      for (let i = 0; i < STATEMENTS; i++) {
+        t++
+        const ts = new Date(t * 1000).toISOString()
+        let text = ''
+        for (let k = 0; k < BATCHES * BATCH; k++) text += `${statIds[n++ % STATS]}\t${ts}\t1\n`
+        await pipeline(Readable.from([text]), await sql`copy points (stat_id, ts, value) from stdin`.writable())
+      }
+    })
+    say(`${STATS} stats, ${STATEMENTS} statements of ${BATCHES} x ${BATCH} points per run, ${REPS} runs of each side, alternating`)
+    await persist() // warm-up: plans, caches, the table's first pages
+    await copy()
+    const rows: Array<{ persist: Side; copy: Side }> = []
+    for (let r = 0; r < REPS; r++) rows.push({ persist: await persist(), copy: await copy() })
+    const f = (x: number) => x.toFixed(2)
+    for (const [i, { persist: p, copy: c }] of rows.entries()) {
+      say(`run ${i + 1}: persist PostgreSQL ${f(p.pgUsPerPoint)} µs/point, worker ${f(p.nodeUsPerPoint)}, wall ${f(p.wallUsPerPoint)}; COPY PostgreSQL ${f(c.pgUsPerPoint)} µs/row; ratio ${f(p.pgUsPerPoint / c.pgUsPerPoint)}x`)
+    }
+    const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length
+    const pg = mean(rows.map((r) => r.persist.pgUsPerPoint))
+    const cp = mean(rows.map((r) => r.copy.pgUsPerPoint))
+    const node = mean(rows.map((r) => r.persist.nodeUsPerPoint))
+    process.stdout.write(`\nbench:persist: PostgreSQL CPU per point, persist statement ${f(pg)} µs against COPY of the same rows ${f(cp)} µs (${f(pg / cp)}x, mean of ${REPS});` +
+      ` the worker's CPU per point building and sending the statement ${f(node)} µs\n`)
+  } finally {
+    await sql.end()
+    await db.drop()
+  }
+}
+
+await main()
