@@ -299,7 +299,12 @@ type Outcome = 'accepted' | 'refused' | 'unknown'
 /** What a drill sent on one path and what the service answered, point by point (a point is its number `i`, its value). */
 export class Ledger {
   readonly outcome = new Map<number, Outcome>()
-  readonly acceptedAt = new Map<number, number>()
+  /**
+   * When the accepted attempt of each point was sent. A wipe counts what was sent before it: an answer can come
+   * after the wipe for a point Redis took before it (a keyed write's answer waits on recording its ikey, which
+   * waits on the Redis that was just killed).
+   */
+  readonly acceptedSentAt = new Map<number, number>()
   /** Paths without `t`: the seconds each attempt that may have landed (accepted or unanswered) was in flight over. */
   readonly inFlight = new Map<number, Array<[number, number]>>()
   constructor(readonly path: WritePath, readonly stat: string, readonly base: number) {}
@@ -308,11 +313,10 @@ export class Ledger {
     return this.path.t!(this.base, i)
   }
 
-  settle(items: number[], outcome: Outcome): void {
-    const now = Date.now()
+  settle(items: number[], outcome: Outcome, sentAt = Date.now()): void {
     for (const i of items) {
       this.outcome.set(i, outcome)
-      if (outcome === 'accepted') this.acceptedAt.set(i, now)
+      if (outcome === 'accepted') this.acceptedSentAt.set(i, sentAt)
     }
   }
 
@@ -321,8 +325,8 @@ export class Ledger {
     const of = (o: Outcome) => [...this.outcome].filter(([, v]) => v === o).map(([i]) => i)
     const accepted = of('accepted')
     const missing = accepted.filter((i) => !stored.has(i))
-    // Answered before the wipe: the point was in the Redis that was wiped.
-    const inWipe = wipedAt === null ? [] : missing.filter((i) => this.acceptedAt.get(i)! <= wipedAt)
+    // Sent before the wipe and accepted: the point may have been in the Redis that was wiped.
+    const inWipe = wipedAt === null ? [] : missing.filter((i) => this.acceptedSentAt.get(i)! <= wipedAt)
     let misplaced = 0
     for (const [i, s] of stored) {
       const fits = this.path.t
@@ -337,7 +341,7 @@ export class Ledger {
       stored: [...stored.values()].reduce((n, s) => n + s.n, 0),
       lost: missing.length - inWipe.length,
       lostInWipe: inWipe.length,
-      wipeWindowMs: inWipe.length ? Math.max(...inWipe.map((i) => wipedAt! - this.acceptedAt.get(i)!)) : null,
+      wipeWindowMs: inWipe.length ? Math.max(...inWipe.map((i) => wipedAt! - this.acceptedSentAt.get(i)!)) : null,
       // Every path sends a point at most once in a way that may store it twice only if the service dedups it:
       // with an ikey the retries do, without one the writer never retries what may have landed. So any copy is one too many.
       duplicated: [...stored.values()].reduce((n, s) => n + s.n - 1, 0),
@@ -393,11 +397,12 @@ async function sendWithRetries(rig: DrillRig, ledger: Ledger, items: number[], w
   const deadline = Date.now() + 30_000
   let unanswered = false
   for (let attempt = 0; Date.now() < deadline; attempt++) {
+    const sentAt = Date.now()
     const res = await rig.send(w, attempt, path, body, headers)
-    if (res?.status === 200) return ledger.settle(items, 'accepted')
+    if (res?.status === 200) return ledger.settle(items, 'accepted', sentAt)
     if (res && res.status && res.status < 500 && res.status !== 429) {
       const n = accepted(res.body)
-      ledger.settle(items.slice(0, n), 'accepted')
+      ledger.settle(items.slice(0, n), 'accepted', sentAt)
       return ledger.settle(items.slice(n), unanswered ? 'unknown' : 'refused')
     }
     unanswered ||= !res
@@ -429,11 +434,11 @@ export const singlePlain: WritePath = {
     const windows: Array<[number, number]> = []
     ledger.inFlight.set(i, windows)
     for (let attempt = 0; Date.now() < deadline; attempt++) {
-      const sent = Math.floor(Date.now() / 1000)
+      const sentAt = Date.now()
       const res = await rig.send(w, attempt, `/api/v1/stats/${encodeURIComponent(ledger.stat)}/value`, { value: i })
-      if (!res || res.status === 200) windows.push([sent, Math.floor(Date.now() / 1000)])
+      if (!res || res.status === 200) windows.push([Math.floor(sentAt / 1000), Math.floor(Date.now() / 1000)])
       if (!res) return ledger.settle([i], 'unknown')
-      if (res.status === 200) return ledger.settle([i], 'accepted')
+      if (res.status === 200) return ledger.settle([i], 'accepted', sentAt)
       if (res.status && res.status < 500 && res.status !== 429) return ledger.settle([i], 'refused')
       await sleep(200)
     }

@@ -7,7 +7,7 @@
 // written) or fails, and the whole run stops after 25 minutes. Exit code 1 when any accepted point was lost or
 // duplicated, or a refused one stored. A Redis restarted empty has lost what it
 // held: points accepted and not yet persisted at the wipe are counted apart
-// (lostInWipe, with how long before the wipe they were accepted), not as a failure.
+// (lostInWipe, with how long before the wipe their accepted attempt was sent), not as a failure.
 // Then the drills past one machine (test/drills/scale.ts) on a Redis Cluster and a PostgreSQL primary with a
 // streaming replica, which also fail on an unanswered read or an alert transition not delivered exactly once.
 import { DrillRig, drills, runDrill, type DrillResult } from './drills.js'
