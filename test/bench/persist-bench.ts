@@ -9,7 +9,6 @@
 // backend of the bench database, alternating the two sides BENCH_PERSIST_REPS times (machines here
 // are shared: one pair is not a trend). Prints µs of CPU per point for each side and their ratio.
 import { randomUUID } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createSql, type Sql } from '../../shared/db.js'
@@ -17,6 +16,7 @@ import type { QueuedPoint } from '../../shared/jobs.js'
 import { applyBatches, type Batch } from '../../shared/points/repo.js'
 import { createTestDatabase, prepareTemplate } from '../helpers/db.js'
 import { envInt, logger } from './common.js'
+import { processCpuMs } from './machine.js'
 
 const STATS = envInt('BENCH_PERSIST_STATS', 1008, 1)
 const STATEMENTS = envInt('BENCH_PERSIST_STATEMENTS', 60, 1)
@@ -25,20 +25,9 @@ const BATCHES = 16
 const BATCH = 500
 const say = logger('bench:persist')
 
-/** CPU (ms) of every backend connected to the current database, from /proc (PostgreSQL must run on this machine). */
+/** CPU (ms) of every backend connected to the current database (PostgreSQL must run on this machine). */
 async function backendCpuMs(sql: Sql): Promise<number> {
-  const pids = await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database()`
-  const tick = 10 // USER_HZ 100
-  let ms = 0
-  for (const { pid } of pids) {
-    try {
-      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-      ms += (Number(f[11]) + Number(f[12])) * tick
-    } catch {
-      // a backend that ended meanwhile
-    }
-  }
-  return ms
+  return processCpuMs((await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database()`).map((r) => r.pid))
 }
 
 interface Side { pgUsPerPoint: number; nodeUsPerPoint: number; wallUsPerPoint: number }
