@@ -107,6 +107,7 @@ function judge(c: Case, r: QueryResponse): Omit<Judged, 'q' | 'holdout' | 'answe
   if (c.top && r.data[0]?.stat !== c.top) return wrong(`ranked ${r.data[0]?.stat} first, expected ${c.top}`)
   if (c.buckets !== undefined && r.data.filter((d) => d.bucket_seconds).length !== c.buckets) return wrong(`${r.data.filter((d) => d.bucket_seconds).length} buckets in data, expected ${c.buckets}`)
   if (c.t !== undefined && r.data[0]?.t !== c.t) return wrong(`time ${r.data[0]?.t}, expected ${c.t}`)
+  if (c.says && !c.says.test(r.answer)) return wrong(`the answer does not say ${c.says}`)
   const shown = shownNumbers(r.answer)
   for (const n of c.numbers ?? []) {
     const values = r.data.flatMap((d) => [d.value, d.min, d.max, d.n]).filter((v): v is number => typeof v === 'number')

@@ -22,6 +22,8 @@ export interface Case {
   namesCandidates?: number
   /** A decline: words its reason must hold (a decline is correct only when its reason is true). */
   reason?: RegExp
+  /** Words the answer must hold. */
+  says?: RegExp
   /** Numbers that must be in `data` and in the answer (at the precision shown). */
   numbers?: number[]
   /** Relative tolerance of `numbers` against data (percentiles from sketches: 0.01); the answer must show the data's value. */
@@ -86,11 +88,15 @@ export type W = ReturnType<typeof windows>
 const sumOf = (o: Oracle, stat: string, x: Window) => [o.sum(stat, x)]
 const avgOf = (o: Oracle, stat: string, x: Window) => [o.avg(stat, x), o.min(stat, x), o.max(stat, x), o.count(stat, x)]
 
-/** The compared figures: both values, the size of the difference and (when defined) the percentage change. */
-function compared(o: Oracle, stat: string, a: Window, b: Window): number[] {
+/**
+ * What a comparison must show: both values, the size of the difference and (when defined) the percentage
+ * change. Equal values are said to be unchanged, in that word, rather than as a change of 0 (0 %).
+ */
+export function compared(o: Oracle, stat: string, a: Window, b: Window): Pick<Case, 'numbers' | 'says'> {
   const x = o.value(stat, a)
   const y = o.value(stat, b)
-  return y ? [x, y, Math.abs(x - y), ((x - y) / Math.abs(y)) * 100] : [x, y, Math.abs(x - y)]
+  if (x === y) return { numbers: [x, y], says: /\bunchanged\b/ }
+  return { numbers: y ? [x, y, Math.abs(x - y), ((x - y) / Math.abs(y)) * 100] : [x, y, Math.abs(x - y)] }
 }
 
 export function buildCorpus(o: Oracle, now: number): Case[] {
@@ -188,7 +194,8 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
     ['orders today compared with yesterday', 'orders', W.today, W.todayBefore, W.yesterday],
   ]
   for (const [q, stat, a, b, ctx] of stretches) {
-    add({ q, op: 'compare', stat, window: a, compareTo: b, context: ctx, numbers: [...compared(o, stat, a, b), o.value(stat, ctx)], tags: ['compare', 'same stretch'] })
+    const c = compared(o, stat, a, b)
+    add({ q, op: 'compare', stat, window: a, compareTo: b, context: ctx, ...c, numbers: [...c.numbers!, o.value(stat, ctx)], tags: ['compare', 'same stretch'] })
   }
   const comparisons: Array<[string, string, Window, Window, string]> = [
     ['did revenue grow yesterday?', 'revenue', W.yesterday, W.dayBefore, 'implicit'],
@@ -199,7 +206,7 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
     ['has the queue depth increased over the last 24 hours', 'queue_depth', W.hours(24), W.hoursBefore(24), 'rolling gauge'],
     [`signups on ${W.iso(W.D(-2))} vs ${W.iso(W.D(-9))}`, 'signups', W.day(2), W.day(9), 'dates'],
   ]
-  for (const [q, stat, a, b, tag] of comparisons) add({ q, op: 'compare', stat, window: a, compareTo: b, numbers: compared(o, stat, a, b), tags: ['compare', tag] })
+  for (const [q, stat, a, b, tag] of comparisons) add({ q, op: 'compare', stat, window: a, compareTo: b, ...compared(o, stat, a, b), tags: ['compare', tag] })
 
   // ---- rankings
   const top = (r: Array<{ stat: string; value: number }>) => r[0]

@@ -1,7 +1,7 @@
 // Held-out questions: written with the corpus, never run while the engine was
 // developed, reported separately by the bench (BENCH_QUERY_HOLDOUT=0 leaves
 // them out). Same expectations and oracle as query-corpus.ts.
-import { buildCorpus, windows, type Case } from './query-corpus.js'
+import { buildCorpus, compared, windows, type Case } from './query-corpus.js'
 import type { Oracle, Window } from './query-seed.js'
 
 export function buildHoldout(o: Oracle, now: number): Case[] {
@@ -33,11 +33,8 @@ export function buildHoldout(o: Oracle, now: number): Case[] {
   pct('what was the median disk.free_gb last month', 'disk.free_gb', W.lastMonth, 0.5)
   pct('tp99 api latency over the past 3 days', 'api.latency', W.days(3), 0.99)
 
-  const cmp = (q: string, stat: string, a: Window, b: Window) => {
-    const x = o.value(stat, a)
-    const y = o.value(stat, b)
-    out.push({ q, op: 'compare', stat, window: a, compareTo: b, numbers: y ? [x, y, Math.abs(x - y), ((x - y) / Math.abs(y)) * 100] : [x, y, Math.abs(x - y)], holdout: true, tags: ['holdout compare'] })
-  }
+  const cmp = (q: string, stat: string, a: Window, b: Window) =>
+    out.push({ q, op: 'compare', stat, window: a, compareTo: b, ...compared(o, stat, a, b), holdout: true, tags: ['holdout compare'] })
   cmp('how do signups this week compare with last week?', 'signups', W.thisWeek, W.thisWeekBefore)
   cmp('revenue yesterday vs the day before yesterday', 'revenue', W.yesterday, W.dayBefore)
   cmp('did orders drop today?', 'orders', W.today, W.todayBefore)
