@@ -6,21 +6,12 @@
 // item 10). A page is a short index range scan on (stat_id, ts) whatever the
 // export's size.
 import type { Sql } from '../db.js'
+import { decodeBlock, mergeByTime, type BlockColumns, type Row } from '../points/blocks.js'
 import type { Stat } from '../stats/repo.js'
 import type { ExportWindow } from './window.js'
 
 export const PAGE_ROWS = 10_000
 const DAY_US = 86_400_000_000n
-
-interface Row {
-  /**
-   * The exact time in microseconds since the epoch (int8, as text): the key of the next page, and the
-   * export's whole-second `t`. A timestamptz parameter goes through a JS Date, which keeps milliseconds
-   * only: a page ending on sub-millisecond times would start over for ever.
-   */
-  us: string
-  value: number
-}
 
 /** Whole seconds as exports always gave them (PostgreSQL's rounding of the epoch: half away from zero). */
 export function secondsOf(us: string): number {
@@ -28,65 +19,10 @@ export function secondsOf(us: string): number {
   return s < 0 ? -Math.round(-s) : Math.round(s)
 }
 
-/** One day block's columns (sql/0027_point_blocks.sql) as postgres.js gives them; int8 arrays come as text. */
-export interface BlockColumns {
-  day: Date
-  dts: number[]
-  scale: number | null
-  ivals: Array<string | number | bigint> | null
-  fvals: number[] | null
-}
-
-/**
- * A day block's points in time order, in [fromUs, toUs): sql/0027's point_block_decode done here, two
- * running sums, because decoding in SQL cost the export half its speed (a window function per point,
- * and a day of many pages decoded once per page). The integer sum runs in BigInt: scaled values may pass
- * 2^53, and the division by the scale gives back the exact double the writer sent, as in SQL.
- */
-export function decodeBlock(b: BlockColumns, fromUs = -Infinity, toUs = Infinity): Row[] {
-  const dayUs = b.day.getTime() * 1000
-  const out: Row[] = []
-  let seconds = 0
-  // The running sum in plain numbers while it is exact (every delta and every partial sum a safe
-  // integer: two-decimal gauges and counters, nearly every block), in BigInt from the first step that is not.
-  let scaled = 0
-  let big: bigint | null = null
-  for (let i = 0; i < b.dts.length; i++) {
-    seconds += b.dts[i]
-    let value: number
-    if (b.scale === null) value = b.fvals![i]
-    else {
-      const d = b.ivals![i]
-      if (big === null) {
-        const n = Number(d)
-        if (Number.isSafeInteger(n) && Number.isSafeInteger(scaled + n)) scaled += n
-        else big = BigInt(scaled) + BigInt(d)
-      } else big += BigInt(d)
-      value = (big === null ? scaled : Number(big)) / b.scale
-    }
-    const us = dayUs + seconds * 1_000_000
-    if (us < fromUs || us >= toUs) continue
-    out.push({ us: String(us), value })
-  }
-  return out
-}
-
-/** Two runs of rows, each in time order, as one. */
-function mergeByTime(a: Row[], b: Row[]): Row[] {
-  if (!a.length || !b.length) return a.length ? a : b
-  const out: Row[] = []
-  let i = 0
-  let j = 0
-  while (i < a.length && j < b.length) out.push(Number(a[i].us) <= Number(b[j].us) ? a[i++] : b[j++])
-  while (i < a.length) out.push(a[i++])
-  while (j < b.length) out.push(b[j++])
-  return out
-}
-
 /**
  * One stat's rows in the window, by time, page by page: hot rows and day blocks alike (sql/0027). A
  * step never crosses a UTC day; days without points are skipped with two index probes. A day with a
- * block is read whole (its block decoded here, merged with the day's hot rows: a backfill not compacted
+ * block is read whole (its blocks decoded here, merged with the day's hot rows: a backfill not compacted
  * yet) and cut into pages, so a day's memory is its points. A day of hot rows only is paged in SQL:
  * points are append-only and several may share a timestamp, so a full page gives back the rows of its
  * last timestamp and the next page starts at that timestamp inclusive; a page that is one timestamp
@@ -108,13 +44,14 @@ export async function* pagedRows(sql: Sql, stat: Stat, w: ExportWindow, pageRows
     const dayStart = (lower / DAY_US) * DAY_US
     const dayEnd = dayStart + DAY_US
     const upper = dayEnd < end ? dayEnd : end
-    const [block] = await sql<BlockColumns[]>`
+    // The day's compacted block and any write blocks not merged into it yet (sql/0032), oldest first.
+    const blocks = await sql<BlockColumns[]>`
       select day, dts, scale, ivals, fvals from point_blocks
-      where stat_id = ${stat.id} and day = ${at(dayStart)} and last_ts >= ${at(lower)} and first_ts < ${at(upper)}`
-    if (block) {
+      where stat_id = ${stat.id} and day = ${at(dayStart)} and last_ts >= ${at(lower)} and first_ts < ${at(upper)} order by seq`
+    if (blocks.length) {
       const hot = await sql<Row[]>`
         select ${usOf} as us, value from points where stat_id = ${stat.id} and ts >= ${at(lower)} and ts < ${at(upper)} order by ts`
-      const rows = mergeByTime(decodeBlock(block, Number(lower), Number(upper)), Array.from(hot))
+      const rows = mergeByTime([...blocks.map((b) => decodeBlock(b, Number(lower), Number(upper))), Array.from(hot)])
       for (let i = 0; i < rows.length; i += pageRows) yield rows.slice(i, i + pageRows)
       lower = upper
       continue

@@ -4,8 +4,9 @@
 // Each (stat, day) is one transaction that deletes the day's hot rows and writes the block with
 // them merged in, so a crash at any moment leaves either the rows or the block, never both or
 // neither, and the next pass carries on where this one stopped. A late backfill into a day
-// already compacted lands in `points` like any write; the next pass decodes the block, merges
-// the new rows in and writes it again. Readers see both in the meantime (stat_points()).
+// already compacted lands in `points` like any write, or as a write block when it brings many
+// points of the day at once (sql/0032); the next pass decodes the block, merges the new rows and
+// write blocks in and writes it again. Readers see all of them in the meantime (stat_points()).
 import type { Sql } from '../db.js'
 import { usesTimescale } from './storage.js'
 
@@ -81,7 +82,10 @@ export async function shrinkHotIndex(sql: Sql, minBytes = INDEX_REBUILD_MIN_BYTE
   return { before, after: await size() }
 }
 
-/** Moves one stat's hot rows of one UTC day into its block; returns how many rows moved (0: nothing to do). */
+/**
+ * Moves one stat's hot rows of one UTC day, and the day's write blocks (sql/0032), into its block 0;
+ * returns how many points moved (0: nothing to do).
+ */
 export async function compactDay(sql: Sql, statId: string, day: Date): Promise<number> {
   return sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(26, hashtext(${blockLock(statId, day)}))`
@@ -96,22 +100,28 @@ export async function compactDay(sql: Sql, statId: string, day: Date): Promise<n
           and ts = date_trunc('second', ts) and exists (select 1 from live)
         returning ts, value
       ),
+      writes as (
+        delete from point_blocks where stat_id = ${statId} and day = ${day} and seq > 0 and exists (select 1 from live)
+        returning day, n, dts, scale, ivals, fvals
+      ),
       old as (
         select d.ts, d.value from point_blocks b
         cross join lateral point_block_decode(b.day, b.dts, b.scale, b.ivals, b.fvals) d
-        where b.stat_id = ${statId} and b.day = ${day}
+        where b.stat_id = ${statId} and b.day = ${day} and b.seq = 0
+        union all
+        select d.ts, d.value from writes w cross join lateral point_block_decode(w.day, w.dts, w.scale, w.ivals, w.fvals) d
       ),
       merged as (select array_agg(ts) as ts, array_agg(value) as value from (select * from moved union all select * from old) a),
       saved as (
-        insert into point_blocks (stat_id, day, n, first_ts, last_ts, dts, scale, ivals, fvals)
-        select ${statId}, ${day}, e.n, e.first_ts, e.last_ts, e.dts, e.scale, e.ivals, e.fvals
+        insert into point_blocks (stat_id, day, seq, n, first_ts, last_ts, dts, scale, ivals, fvals)
+        select ${statId}, ${day}, 0, e.n, e.first_ts, e.last_ts, e.dts, e.scale, e.ivals, e.fvals
         from merged cross join lateral point_block_encode(${day}, merged.ts, merged.value) e
-        where exists (select 1 from moved)
-        on conflict (stat_id, day) do update set n = excluded.n, first_ts = excluded.first_ts, last_ts = excluded.last_ts,
+        where exists (select 1 from moved) or exists (select 1 from writes)
+        on conflict (stat_id, day, seq) do update set n = excluded.n, first_ts = excluded.first_ts, last_ts = excluded.last_ts,
           dts = excluded.dts, scale = excluded.scale, ivals = excluded.ivals, fvals = excluded.fvals
         returning 1
       )
-      select (select count(*) from moved)::int as moved, (select count(*) from saved)::int as saved`
+      select ((select count(*) from moved) + (select coalesce(sum(n), 0) from writes))::int as moved, (select count(*) from saved)::int as saved`
     return row.moved
   }) as Promise<number>
 }
@@ -136,11 +146,15 @@ async function compactDays(sql: Sql, now: Date, opts: { stopAfter?: number }): P
   // TimescaleDB compresses its own chunks; its points never leave the hypertable.
   if (await usesTimescale(sql)) return out
   const cutoff = compactionCutoff(now)
-  // One index probe per stat (its oldest row), not a scan of the hot table.
+  // One index probe per stat (its oldest row), not a scan of the hot table; days holding write blocks by their index.
   const due = await sql<{ id: string; oldest: Date }[]>`
-    select s.id, o.oldest from stats s
-    cross join lateral (select min(ts) as oldest from points p where p.stat_id = s.id) o
-    where o.oldest < ${cutoff} order by o.oldest`
+    select id, min(oldest) as oldest from (
+      select s.id, o.oldest from stats s
+      cross join lateral (select min(ts) as oldest from points p where p.stat_id = s.id) o
+      where o.oldest < ${cutoff}
+      union all
+      select stat_id, min(day) from point_blocks where seq > 0 and day < ${cutoff} group by stat_id
+    ) d group by id order by 2`
   for (const stat of due) {
     let next: Date | null = stat.oldest
     while (next && next < cutoff) {
@@ -148,8 +162,11 @@ async function compactDays(sql: Sql, now: Date, opts: { stopAfter?: number }): P
       const moved = await compactDay(sql, stat.id, day)
       if (moved) [out.blocks, out.points] = [out.blocks + 1, out.points + moved]
       if (opts.stopAfter !== undefined && out.points >= opts.stopAfter) return out
+      const after = new Date(day.getTime() + DAY_MS)
       const [r]: Array<{ next: Date | null }> = await sql<{ next: Date | null }[]>`
-        select min(ts) as next from points where stat_id = ${stat.id} and ts >= ${new Date(day.getTime() + DAY_MS)} and ts < ${cutoff}`
+        select least(
+          (select min(ts) from points where stat_id = ${stat.id} and ts >= ${after} and ts < ${cutoff}),
+          (select min(day) from point_blocks where stat_id = ${stat.id} and seq > 0 and day >= ${after} and day < ${cutoff})) as next`
       next = r.next
     }
   }

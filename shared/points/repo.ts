@@ -1,7 +1,10 @@
 // Persisting accepted points, exactly once per batch (DESIGN.md decision 3).
 import type { Db, Sql, TxSql } from '../db.js'
 import type { QueuedPoint } from '../jobs.js'
+import { encodeBlock, type EncodedBlock } from './blocks.js'
+import { compactionCutoff } from './compaction.js'
 import { insertParked, isDataError, type ParkedPoint } from './parked.js'
+import { usesTimescale } from './storage.js'
 
 export interface ApplyResult {
   applied: boolean
@@ -32,11 +35,11 @@ export interface Batch {
 
 type BatchesResult = { applied: string[]; stored: number; duplicates: number }
 
-/** The CTE that appends the minute aggregates of a statement's `inserted` rows to rollup_pending. */
-export const pendingOf = (sql: Db) => sql`pending as (
+/** The CTE that appends the minute aggregates of a statement's stored points (its `inserted` rows) to rollup_pending. */
+export const pendingOf = (sql: Db, stored = sql`inserted`) => sql`pending as (
   insert into rollup_pending (stat_id, bucket, count, sum, min, max)
   select stat_id, date_bin('1 minute', ts, timestamptz 'epoch'), count(*), sum(value), min(value), max(value)
-  from inserted group by 1, 2
+  from ${stored} group by 1, 2
   returning 1
 )`
 
@@ -48,7 +51,53 @@ export const pendingOf = (sql: Db) => sql`pending as (
 export async function applyBatches(sql: Sql, batches: Batch[]): Promise<BatchesResult> {
   // The same batch twice in one call (a job re-run while its first run is still here) is one batch.
   const unique = [...new Map(batches.map((b) => [b.id, b])).values()]
-  return unique.some((b) => b.points.some((p) => p[3] !== null)) ? applyWithIkeys(sql, unique) : applyPlain(sql, unique)
+  if (unique.some((b) => b.points.some((p) => p[3] !== null))) return applyWithIkeys(sql, unique)
+  // TimescaleDB keeps every point in its hypertable (its continuous aggregates read rows, and it compresses itself).
+  const blocks = (await usesTimescale(sql)) ? null : writeBlocks(unique, compactionCutoff(new Date()).getTime() / 1000)
+  return applyPlain(sql, unique, blocks)
+}
+
+/**
+ * A statement's points of one stat and one UTC day past the hot days are written as one block (sql/0032) when
+ * there are at least this many: a backfill or a client sending history. Fewer stay rows, as do the points of
+ * today and yesterday, which the alert evaluator, the percentile back-test and the write path's same-second
+ * checks read as rows; the compaction merges either into the day's block.
+ */
+export const MIN_WRITE_BLOCK_POINTS = 8
+const DAY_S = 86_400
+
+interface WriteBlocks {
+  /** Each block with the stat it is of, as a position in the statement's stat list (see incomingOf). */
+  blocks: Array<{ statId: string; block: EncodedBlock }>
+  /** Per point of the statement, in order: whether it is in one of the blocks. */
+  inBlock: Uint8Array
+}
+
+/** The blocks a statement writes: its points grouped by stat and day, the groups before `cutoff` (seconds) large enough. */
+export function writeBlocks(batches: Batch[], cutoff: number): WriteBlocks | null {
+  const groups = new Map<string, number[]>()
+  let i = 0
+  for (const b of batches) {
+    for (const p of b.points) {
+      if (p[1] < cutoff) {
+        const key = `${p[0]}|${Math.floor(p[1] / DAY_S)}`
+        const g = groups.get(key)
+        if (g) g.push(i)
+        else groups.set(key, [i])
+      }
+      i++
+    }
+  }
+  const all = batches.flatMap((b) => b.points)
+  const inBlock = new Uint8Array(all.length)
+  const blocks: WriteBlocks['blocks'] = []
+  for (const ix of groups.values()) {
+    if (ix.length < MIN_WRITE_BLOCK_POINTS) continue
+    const [statId, t0] = all[ix[0]]
+    blocks.push({ statId, block: encodeBlock(Math.floor(t0 / DAY_S) * DAY_S, ix.map((j) => all[j][1]), ix.map((j) => all[j][2])) })
+    for (const j of ix) inBlock[j] = 1
+  }
+  return blocks.length ? { blocks, inBlock } : null
 }
 
 /**
@@ -62,7 +111,7 @@ export async function applyBatches(sql: Sql, batches: Batch[]): Promise<BatchesR
  * and needs no client-side transaction: a connection lost mid-statement
  * leaves nothing half-done on either side.
  */
-function incomingOf(sql: Sql, batches: Batch[], withIkeys: boolean) {
+function incomingOf(sql: Sql, batches: Batch[], opts: { ikeys?: boolean; inBlock?: Uint8Array } = {}) {
   const statIds: string[] = []
   const statIx = new Map<string, number>()
   const bix: number[] = []
@@ -78,14 +127,16 @@ function incomingOf(sql: Sql, batches: Batch[], withIkeys: boolean) {
       six.push(ix)
       ts.push(t)
       values.push(value)
-      if (withIkeys) ikeys.push(ikey)
+      if (opts.ikeys) ikeys.push(ikey)
     }
   })
   const ids = batches.map((b) => b.id)
-  const points = withIkeys
+  const points = opts.ikeys
     ? sql`unnest(${numbers(bix)}::int[], ${numbers(six)}::int[], ${numbers(ts)}::bigint[], ${numbers(values)}::float8[], ${ikeys}::text[]) with ordinality as u(bix, six, t, value, ikey, ord)`
-    : sql`unnest(${numbers(bix)}::int[], ${numbers(six)}::int[], ${numbers(ts)}::bigint[], ${numbers(values)}::float8[]) as u(bix, six, t, value)`
-  return sql`
+    : opts.inBlock
+      ? sql`unnest(${numbers(bix)}::int[], ${numbers(six)}::int[], ${numbers(ts)}::bigint[], ${numbers(values)}::float8[], ${numbers(Array.from(opts.inBlock))}::int2[]) as u(bix, six, t, value, blk)`
+      : sql`unnest(${numbers(bix)}::int[], ${numbers(six)}::int[], ${numbers(ts)}::bigint[], ${numbers(values)}::float8[]) as u(bix, six, t, value)`
+  const cte = sql`
     fresh as (
       insert into applied_batches (id, points)
       select * from unnest(${ids}::text[], ${batches.map((b) => b.points.length)}::int[])
@@ -101,11 +152,12 @@ function incomingOf(sql: Sql, batches: Batch[], withIkeys: boolean) {
       select s.id, s.ix from unnest(${statIds}::uuid[]) with ordinality as s(id, ix) join locked using (id)
     ),
     incoming as (
-      select ${withIkeys ? sql`u.ord, u.ikey,` : sql``} live.id as stat_id, to_timestamp(u.t) as ts, u.value
+      select ${opts.ikeys ? sql`u.ord, u.ikey,` : opts.inBlock ? sql`u.blk,` : sql``} live.id as stat_id, to_timestamp(u.t) as ts, u.value
       from ${points}
       join live on live.ix = u.six
       where u.bix in (select ix from fresh_ix)
     )`
+  return { cte, statIx }
 }
 
 /**
@@ -118,17 +170,63 @@ function numbers(xs: number[]): string {
   return `{${xs.join(',')}}`
 }
 
-/** Batches without ikeys, the common case: record, lock, store, append the minute aggregates. */
-async function applyPlain(sql: Sql, batches: Batch[]): Promise<BatchesResult> {
+/**
+ * Batches without ikeys, the common case: record, lock, store, append the minute aggregates. With write
+ * blocks (see writeBlocks), their points go to point_blocks when every batch of the statement is fresh, and
+ * to rows like the others when some batch was already applied: a block may hold points of several batches,
+ * and those of an applied batch must not be stored again. Either way every incoming point is stored once.
+ */
+async function applyPlain(sql: Sql, batches: Batch[], writes: WriteBlocks | null): Promise<BatchesResult> {
+  const { cte, statIx } = incomingOf(sql, batches, { inBlock: writes?.inBlock })
   const [row] = await sql<{ applied: string[] | null; stored: number }[]>`
-    with ${incomingOf(sql, batches, false)},
+    with ${cte},
     inserted as (
       insert into points (stat_id, ts, value) select stat_id, ts, value from incoming
-      returning stat_id, ts, value
+      ${writes ? sql`where incoming.blk = 0 or not ${allFresh(sql, batches.length)}` : sql``}
+      returning 1
     ),
-    ${pendingOf(sql)}
-    select (select array_agg(id) from fresh) as applied, (select count(*) from inserted)::int as stored, (select count(*) from pending)::int as buckets`
+    ${writes ? sql`${blocksOf(sql, writes, statIx, batches.length)},` : sql``}
+    ${pendingOf(sql, sql`incoming`)}
+    select (select array_agg(id) from fresh) as applied, (select count(*) from incoming)::int as stored, (select count(*) from pending)::int as buckets`
   return { applied: row.applied ?? [], stored: row.stored, duplicates: 0 }
+}
+
+/** Whether every one of the statement's `batches` is fresh (none was applied before). */
+const allFresh = (sql: Sql, batches: number) => sql`(select count(*) from fresh) = ${batches}`
+
+/**
+ * The CTE that writes a statement's blocks, each under its live stat, when all its `batches` are fresh. The blocks' arrays go
+ * as one flat array each, every block a slice of them at its offset; a block keeps its values in ivals or in
+ * fvals (by its scale), and the other array holds zeros there, so that one offset serves all three.
+ */
+function blocksOf(sql: Sql, writes: WriteBlocks, statIx: Map<string, number>, batches: number) {
+  const dts: number[] = []
+  const ivals: Array<number | bigint> = []
+  const fvals: number[] = []
+  const offsets: number[] = []
+  for (const { block: b } of writes.blocks) {
+    offsets.push(dts.length)
+    for (let i = 0; i < b.n; i++) {
+      dts.push(b.dts[i])
+      ivals.push(b.ivals ? b.ivals[i] : 0)
+      fvals.push(b.fvals ? b.fvals[i] : 0)
+    }
+  }
+  const col = (f: (b: EncodedBlock) => number | null) => `{${writes.blocks.map(({ block }) => f(block) ?? 'NULL').join(',')}}`
+  return sql`blocks as (
+    insert into point_blocks (stat_id, day, seq, n, first_ts, last_ts, dts, scale, ivals, fvals)
+    select live.id, to_timestamp(b.day), nextval('point_write_seq'), b.n, to_timestamp(b.first), to_timestamp(b.last),
+           a.dts[b.o + 1 : b.o + b.n], b.scale,
+           case when b.scale is not null then a.ivals[b.o + 1 : b.o + b.n] end,
+           case when b.scale is null then a.fvals[b.o + 1 : b.o + b.n] end
+    from unnest(${numbers(writes.blocks.map((w) => statIx.get(w.statId)!))}::int[], ${col((b) => b.day)}::bigint[], ${col((b) => b.n)}::int[],
+                ${col((b) => b.first)}::bigint[], ${col((b) => b.last)}::bigint[], ${col((b) => b.scale)}::float8[], ${numbers(offsets)}::int[])
+         as b(six, day, n, first, last, scale, o)
+    join live on live.ix = b.six
+    cross join (select ${numbers(dts)}::int4[] as dts, ${`{${ivals.join(',')}}`}::int8[] as ivals, ${numbers(fvals)}::float8[] as fvals) a
+    where ${allFresh(sql, batches)}
+    returning 1
+  )`
 }
 
 /**
@@ -138,7 +236,7 @@ async function applyPlain(sql: Sql, batches: Batch[]): Promise<BatchesResult> {
  */
 async function applyWithIkeys(sql: Sql, batches: Batch[]): Promise<BatchesResult> {
   const [row] = await sql<{ applied: string[] | null; stored: number; alive: number }[]>`
-    with ${incomingOf(sql, batches, true)},
+    with ${incomingOf(sql, batches, { ikeys: true }).cte},
     firsts as (
       select distinct on (stat_id, ts, ikey) ord, stat_id, ts, ikey from incoming where ikey is not null order by stat_id, ts, ikey, ord
     ),

@@ -52,8 +52,8 @@ export async function enforceRetention(sql: Sql, now: Date): Promise<RetentionRe
 const REWRITE_AFTER_MS = 6 * 3_600_000
 
 /**
- * Day blocks past the cutoff: those wholly before it are deleted in one statement; each one
- * straddling it (with at least REWRITE_AFTER_MS expired) is rewritten without its expired points, under the block's lock (a compaction
+ * Day blocks past the cutoff (compacted and write blocks alike, sql/0032): those wholly before it are
+ * deleted in one statement; each one straddling it (with at least REWRITE_AFTER_MS expired) is rewritten without its expired points, under the block's lock (a compaction
  * merging a backfill into the same block would otherwise write back what this removes).
  * Returns how many points went.
  */
@@ -63,14 +63,14 @@ async function expireBlocks(sql: Sql, cutoff: Date, planName: string): Promise<n
     with d as (delete from point_blocks where last_ts < ${cutoff} and stat_id in (${ofPlan}) returning n)
     select coalesce(sum(n), 0)::int as n from d`
   let n = whole.n
-  const straddling = await sql<{ stat_id: string; day: Date }[]>`
-    select stat_id, day from point_blocks
+  const straddling = await sql<{ stat_id: string; day: Date; seq: string }[]>`
+    select stat_id, day, seq from point_blocks
     where first_ts < ${new Date(cutoff.getTime() - REWRITE_AFTER_MS)} and last_ts >= ${cutoff} and stat_id in (${ofPlan})`
   for (const b of straddling) {
     n += await sql.begin(async (tx) => {
       await tx`select pg_advisory_xact_lock(26, hashtext(${blockLock(b.stat_id, b.day)}))`
       const [r] = await tx<{ removed: number }[]>`
-        with old as (select n from point_blocks where stat_id = ${b.stat_id} and day = ${b.day} and first_ts < ${cutoff} and last_ts >= ${cutoff}),
+        with old as (select n from point_blocks where stat_id = ${b.stat_id} and day = ${b.day} and seq = ${b.seq} and first_ts < ${cutoff} and last_ts >= ${cutoff}),
         kept as (
           select e.* from point_blocks b
           cross join lateral (
@@ -78,12 +78,12 @@ async function expireBlocks(sql: Sql, cutoff: Date, planName: string): Promise<n
             from point_block_decode(b.day, b.dts, b.scale, b.ivals, b.fvals) d where d.ts >= ${cutoff}
           ) k
           cross join lateral point_block_encode(b.day, k.ts, k.value) e
-          where b.stat_id = ${b.stat_id} and b.day = ${b.day} and b.first_ts < ${cutoff} and b.last_ts >= ${cutoff}
+          where b.stat_id = ${b.stat_id} and b.day = ${b.day} and b.seq = ${b.seq} and b.first_ts < ${cutoff} and b.last_ts >= ${cutoff}
         ),
         up as (
           update point_blocks set n = kept.n, first_ts = kept.first_ts, last_ts = kept.last_ts, dts = kept.dts,
             scale = kept.scale, ivals = kept.ivals, fvals = kept.fvals
-          from kept where stat_id = ${b.stat_id} and day = ${b.day}
+          from kept where stat_id = ${b.stat_id} and day = ${b.day} and seq = ${b.seq}
           returning point_blocks.n
         )
         select coalesce((select sum(n) from old), 0)::int - coalesce((select sum(n) from up), 0)::int as removed`

@@ -88,7 +88,10 @@ export interface StatListItem extends Stat {
 export async function listStats(sql: Db, accountId: string): Promise<StatListItem[]> {
   const rows = await sql<(StatRow & { last_point_at: Date | null })[]>`
     select s.id, s.account_id, s.name, s.kind, s.description, s.unit, s.higher_is, s.created_at,
-           coalesce((select max(ts) from points p where p.stat_id = s.id), (select max(last_ts) from point_blocks b where b.stat_id = s.id)) as last_point_at
+           -- A day may hold several blocks (sql/0032), and a write block may be newer than every hot row.
+           greatest((select max(ts) from points p where p.stat_id = s.id),
+                    (select max(last_ts) from point_blocks b where b.stat_id = s.id
+                       and b.day = (select max(day) from point_blocks d where d.stat_id = s.id))) as last_point_at
     from stats s where s.account_id = ${accountId} order by s.name`
   return rows.map((r) => ({ ...toStat(r), lastPointAt: r.last_point_at }))
 }

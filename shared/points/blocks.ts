@@ -1,0 +1,123 @@
+// Day blocks (sql/0027_point_blocks.sql) on the Node side: decoded for the export, encoded by the
+// persist worker for writes that store a block instead of a row per point (sql/0032). Both follow
+// point_block_encode and point_block_decode exactly; test/shared/blocks.test.ts holds them to it.
+
+/** A point as the export reads it: the exact time in microseconds since the epoch (int8 as text) and the value. */
+export interface Row {
+  us: string
+  value: number
+}
+
+/** One day block's columns as postgres.js gives them; int8 arrays come as text. */
+export interface BlockColumns {
+  day: Date
+  dts: number[]
+  scale: number | null
+  ivals: Array<string | number | bigint> | null
+  fvals: number[] | null
+}
+
+/**
+ * A day block's points in time order, in [fromUs, toUs): point_block_decode done here, two running
+ * sums, because decoding in SQL cost the export half its speed (a window function per point, and a
+ * day of many pages decoded once per page). The integer sum runs in BigInt: scaled values may pass
+ * 2^53, and the division by the scale gives back the exact double the writer sent, as in SQL.
+ */
+export function decodeBlock(b: BlockColumns, fromUs = -Infinity, toUs = Infinity): Row[] {
+  const dayUs = b.day.getTime() * 1000
+  const out: Row[] = []
+  let seconds = 0
+  // The running sum in plain numbers while it is exact (every delta and every partial sum a safe
+  // integer: two-decimal gauges and counters, nearly every block), in BigInt from the first step that is not.
+  let scaled = 0
+  let big: bigint | null = null
+  for (let i = 0; i < b.dts.length; i++) {
+    seconds += b.dts[i]
+    let value: number
+    if (b.scale === null) value = b.fvals![i]
+    else {
+      const d = b.ivals![i]
+      if (big === null) {
+        const n = Number(d)
+        if (Number.isSafeInteger(n) && Number.isSafeInteger(scaled + n)) scaled += n
+        else big = BigInt(scaled) + BigInt(d)
+      } else big += BigInt(d)
+      value = (big === null ? scaled : Number(big)) / b.scale
+    }
+    const us = dayUs + seconds * 1_000_000
+    if (us < fromUs || us >= toUs) continue
+    out.push({ us: String(us), value })
+  }
+  return out
+}
+
+/** Runs of rows, each in time order, as one (equal times keep the order of the runs). */
+export function mergeByTime(runs: Row[][]): Row[] {
+  return runs.reduce((a, b) => {
+    if (!a.length || !b.length) return a.length ? a : b
+    const out: Row[] = []
+    let i = 0
+    let j = 0
+    while (i < a.length && j < b.length) out.push(Number(a[i].us) <= Number(b[j].us) ? a[i++] : b[j++])
+    while (i < a.length) out.push(a[i++])
+    while (j < b.length) out.push(b[j++])
+    return out
+  }, [])
+}
+
+/** A block as the persist statement sends it: times in whole seconds since the epoch. */
+export interface EncodedBlock {
+  /** The UTC midnight the block's day starts at. */
+  day: number
+  n: number
+  first: number
+  last: number
+  dts: number[]
+  scale: number | null
+  /** Deltas of round(value * scale): plain numbers while every scaled value is within 2^52, else BigInt. */
+  ivals: Array<number | bigint> | null
+  fvals: number[] | null
+}
+
+const MAX_SCALE_EXPONENT = 6
+/** Beyond this a value is not scaled (point_block_encode's `abs(v) < 1e12`). */
+const MAX_SCALED_MAGNITUDE = 1e12
+
+/**
+ * point_block_encode in the worker: the points (any order, whole seconds inside the day starting at `day`)
+ * sorted by time, keeping the given order among equal times, as the SQL's `order by t, o` does. The scale is
+ * the smallest 10^k (k up to 6) through which every value round-trips exactly; SQL's round() breaks ties to
+ * even and Math.round upwards, but a value on a tie never round-trips, so the two choose the same scale and
+ * the same integers.
+ */
+export function encodeBlock(day: number, ts: number[], values: number[]): EncodedBlock {
+  const order = ts.map((_, i) => i).sort((a, b) => ts[a] - ts[b] || a - b)
+  const n = order.length
+  const dts = new Array<number>(n)
+  let prev = day
+  for (let i = 0; i < n; i++) {
+    const t = ts[order[i]]
+    dts[i] = t - prev
+    prev = t
+  }
+  const sorted = order.map((i) => values[i])
+  const scale = scaleOf(sorted)
+  let ivals: Array<number | bigint> | null = null
+  if (scale !== null) {
+    const scaled = sorted.map((v) => Math.round(v * scale))
+    const safe = scaled.every((x) => Math.abs(x) <= 2 ** 52)
+    ivals = safe
+      ? scaled.map((x, i) => x - (i ? scaled[i - 1] : 0) || 0)
+      : scaled.map((x, i) => BigInt(x) - (i ? BigInt(scaled[i - 1]) : 0n))
+  }
+  return { day, n, first: ts[order[0]], last: ts[order[n - 1]], dts, scale, ivals, fvals: scale === null ? sorted : null }
+}
+
+function scaleOf(values: number[]): number | null {
+  if (!values.every((v) => Math.abs(v) < MAX_SCALED_MAGNITUDE)) return null
+  for (let k = 0; k <= MAX_SCALE_EXPONENT; k++) {
+    const s = 10 ** k
+    if (values.every((v) => Math.round(v * s) / s === v)) return s
+  }
+  return null
+}
