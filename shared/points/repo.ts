@@ -35,11 +35,11 @@ export interface Batch {
 
 type BatchesResult = { applied: string[]; stored: number; duplicates: number }
 
-/** The CTE that appends the minute aggregates of a statement's stored points (its `inserted` rows) to rollup_pending. */
-export const pendingOf = (sql: Db, stored = sql`inserted`) => sql`pending as (
+/** The CTE that appends the minute aggregates of a statement's `inserted` rows to rollup_pending. */
+export const pendingOf = (sql: Db) => sql`pending as (
   insert into rollup_pending (stat_id, bucket, count, sum, min, max)
   select stat_id, date_bin('1 minute', ts, timestamptz 'epoch'), count(*), sum(value), min(value), max(value)
-  from ${stored} group by 1, 2
+  from inserted group by 1, 2
   returning 1
 )`
 
@@ -53,51 +53,76 @@ export async function applyBatches(sql: Sql, batches: Batch[]): Promise<BatchesR
   const unique = [...new Map(batches.map((b) => [b.id, b])).values()]
   if (unique.some((b) => b.points.some((p) => p[3] !== null))) return applyWithIkeys(sql, unique)
   // TimescaleDB keeps every point in its hypertable (its continuous aggregates read rows, and it compresses itself).
-  const blocks = (await usesTimescale(sql)) ? null : writeBlocks(unique, compactionCutoff(new Date()).getTime() / 1000)
-  return applyPlain(sql, unique, blocks)
+  const cutoff = (await usesTimescale(sql)) ? -Infinity : compactionCutoff(new Date()).getTime() / 1000
+  return applyPlain(sql, unique, splitBlocks(unique, cutoff))
 }
 
 /**
- * A statement's points of one stat and one UTC day past the hot days are written as one block (sql/0032) when
+ * A batch's points of one stat and one UTC day past the hot days are written as one block (sql/0032) when
  * there are at least this many: a backfill or a client sending history. Fewer stay rows, as do the points of
  * today and yesterday, which the alert evaluator, the percentile back-test and the write path's same-second
- * checks read as rows; the compaction merges either into the day's block.
+ * checks read as rows; the compaction merges either into the day's block. A block holds one batch's points,
+ * so that it is stored exactly when its batch is, like a row.
  */
 export const MIN_WRITE_BLOCK_POINTS = 8
 const DAY_S = 86_400
 
-interface WriteBlocks {
-  /** Each block with the stat it is of, as a position in the statement's stat list (see incomingOf). */
-  blocks: Array<{ statId: string; block: EncodedBlock }>
-  /** Per point of the statement, in order: whether it is in one of the blocks. */
-  inBlock: Uint8Array
+interface WriteBlock {
+  /** The batch's position in the statement, from 1. */
+  bix: number
+  statId: string
+  block: EncodedBlock
+  /** The block's minute aggregates for rollup_pending, the rows' counterpart of pendingOf: [bucket, count, sum, min, max]. */
+  minutes: Array<[number, number, number, number, number]>
 }
 
-/** The blocks a statement writes: its points grouped by stat and day, the groups before `cutoff` (seconds) large enough. */
-export function writeBlocks(batches: Batch[], cutoff: number): WriteBlocks | null {
-  const groups = new Map<string, number[]>()
-  let i = 0
-  for (const b of batches) {
-    for (const p of b.points) {
-      if (p[1] < cutoff) {
-        const key = `${p[0]}|${Math.floor(p[1] / DAY_S)}`
-        const g = groups.get(key)
-        if (g) g.push(i)
-        else groups.set(key, [i])
+/** Each batch's points split into the blocks it writes and the points that stay rows (`cutoff`: seconds). */
+export function splitBlocks(batches: Batch[], cutoff: number): { blocks: WriteBlock[]; rows: QueuedPoint[][] } {
+  const blocks: WriteBlock[] = []
+  const rows = batches.map((b, i) => {
+    // Point positions by stat, then by day number: a batch is mostly one stat or a few.
+    const groups = new Map<string, Map<number, number[]>>()
+    b.points.forEach((p, k) => {
+      if (p[1] >= cutoff) return
+      let days = groups.get(p[0])
+      if (!days) groups.set(p[0], (days = new Map()))
+      const d = Math.floor(p[1] / DAY_S)
+      const g = days.get(d)
+      if (g) g.push(k)
+      else days.set(d, [k])
+    })
+    let taken: Uint8Array | null = null
+    for (const [statId, days] of groups) {
+      for (const [d, ix] of days) {
+        if (ix.length < MIN_WRITE_BLOCK_POINTS) continue
+        const ts = ix.map((k) => b.points[k][1])
+        const values = ix.map((k) => b.points[k][2])
+        blocks.push({ bix: i + 1, statId, block: encodeBlock(d * DAY_S, ts, values), minutes: minutesOf(ts, values) })
+        taken ??= new Uint8Array(b.points.length)
+        for (const k of ix) taken[k] = 1
       }
-      i++
+    }
+    return taken ? b.points.filter((_, k) => !taken[k]) : b.points
+  })
+  return { blocks, rows }
+}
+
+/** Per minute (date_bin's buckets from the epoch) of some points of one stat: count, sum, min and max. */
+function minutesOf(ts: number[], values: number[]): WriteBlock['minutes'] {
+  const out = new Map<number, WriteBlock['minutes'][number]>()
+  for (let i = 0; i < ts.length; i++) {
+    const v = values[i]
+    const bucket = Math.floor(ts[i] / 60) * 60
+    const m = out.get(bucket)
+    if (!m) out.set(bucket, [bucket, 1, v, v, v])
+    else {
+      m[1]++
+      m[2] += v
+      if (v < m[3]) m[3] = v
+      if (v > m[4]) m[4] = v
     }
   }
-  const all = batches.flatMap((b) => b.points)
-  const inBlock = new Uint8Array(all.length)
-  const blocks: WriteBlocks['blocks'] = []
-  for (const ix of groups.values()) {
-    if (ix.length < MIN_WRITE_BLOCK_POINTS) continue
-    const [statId, t0] = all[ix[0]]
-    blocks.push({ statId, block: encodeBlock(Math.floor(t0 / DAY_S) * DAY_S, ix.map((j) => all[j][1]), ix.map((j) => all[j][2])) })
-    for (const j of ix) inBlock[j] = 1
-  }
-  return blocks.length ? { blocks, inBlock } : null
+  return [...out.values()]
 }
 
 /**
@@ -109,9 +134,11 @@ export function writeBlocks(batches: Batch[], cutoff: number): WriteBlocks | nul
  * lists, so that PostgreSQL parses a few small numbers per point rather than
  * two 36-character ids. One statement is one transaction and one round trip,
  * and needs no client-side transaction: a connection lost mid-statement
- * leaves nothing half-done on either side.
+ * leaves nothing half-done on either side. `rows`, when given, are the points
+ * of each batch that go to `incoming`; the others are in `blocks`, whose stats
+ * are locked and listed as well.
  */
-function incomingOf(sql: Sql, batches: Batch[], opts: { ikeys?: boolean; inBlock?: Uint8Array } = {}) {
+function incomingOf(sql: Sql, batches: Batch[], opts: { ikeys?: boolean; rows?: QueuedPoint[][]; blocks?: WriteBlock[] } = {}) {
   const statIds: string[] = []
   const statIx = new Map<string, number>()
   const bix: number[] = []
@@ -120,7 +147,7 @@ function incomingOf(sql: Sql, batches: Batch[], opts: { ikeys?: boolean; inBlock
   const values: number[] = []
   const ikeys: Array<string | null> = []
   batches.forEach((b, i) => {
-    for (const [statId, t, value, ikey] of b.points) {
+    for (const [statId, t, value, ikey] of opts.rows?.[i] ?? b.points) {
       let ix = statIx.get(statId)
       if (ix === undefined) statIx.set(statId, (ix = statIds.push(statId)))
       bix.push(i + 1)
@@ -130,12 +157,11 @@ function incomingOf(sql: Sql, batches: Batch[], opts: { ikeys?: boolean; inBlock
       if (opts.ikeys) ikeys.push(ikey)
     }
   })
+  for (const { statId } of opts.blocks ?? []) if (!statIx.has(statId)) statIx.set(statId, statIds.push(statId))
   const ids = batches.map((b) => b.id)
   const points = opts.ikeys
     ? sql`unnest(${numbers(bix)}::int[], ${numbers(six)}::int[], ${numbers(ts)}::bigint[], ${numbers(values)}::float8[], ${ikeys}::text[]) with ordinality as u(bix, six, t, value, ikey, ord)`
-    : opts.inBlock
-      ? sql`unnest(${numbers(bix)}::int[], ${numbers(six)}::int[], ${numbers(ts)}::bigint[], ${numbers(values)}::float8[], ${numbers(Array.from(opts.inBlock))}::int2[]) as u(bix, six, t, value, blk)`
-      : sql`unnest(${numbers(bix)}::int[], ${numbers(six)}::int[], ${numbers(ts)}::bigint[], ${numbers(values)}::float8[]) as u(bix, six, t, value)`
+    : sql`unnest(${numbers(bix)}::int[], ${numbers(six)}::int[], ${numbers(ts)}::bigint[], ${numbers(values)}::float8[]) as u(bix, six, t, value)`
   const cte = sql`
     fresh as (
       insert into applied_batches (id, points)
@@ -152,7 +178,7 @@ function incomingOf(sql: Sql, batches: Batch[], opts: { ikeys?: boolean; inBlock
       select s.id, s.ix from unnest(${statIds}::uuid[]) with ordinality as s(id, ix) join locked using (id)
     ),
     incoming as (
-      select ${opts.ikeys ? sql`u.ord, u.ikey,` : opts.inBlock ? sql`u.blk,` : sql``} live.id as stat_id, to_timestamp(u.t) as ts, u.value
+      select ${opts.ikeys ? sql`u.ord, u.ikey,` : sql``} live.id as stat_id, to_timestamp(u.t) as ts, u.value
       from ${points}
       join live on live.ix = u.six
       where u.bix in (select ix from fresh_ix)
@@ -166,45 +192,37 @@ function incomingOf(sql: Sql, batches: Batch[], opts: { ikeys?: boolean; inBlock
  * CPU per point in a persist statement. The numbers are finite (the job schema checks them), so String()
  * gives each exactly, in the form PostgreSQL's input reads back to the same double.
  */
-function numbers(xs: number[]): string {
+function numbers(xs: Array<number | bigint>): string {
   return `{${xs.join(',')}}`
 }
 
-/**
- * Batches without ikeys, the common case: record, lock, store, append the minute aggregates. With write
- * blocks (see writeBlocks), their points go to point_blocks when every batch of the statement is fresh, and
- * to rows like the others when some batch was already applied: a block may hold points of several batches,
- * and those of an applied batch must not be stored again. Either way every incoming point is stored once.
- */
-async function applyPlain(sql: Sql, batches: Batch[], writes: WriteBlocks | null): Promise<BatchesResult> {
-  const { cte, statIx } = incomingOf(sql, batches, { inBlock: writes?.inBlock })
+/** Batches without ikeys, the common case: record, lock, store (rows and write blocks), append the minute aggregates. */
+async function applyPlain(sql: Sql, batches: Batch[], split: ReturnType<typeof splitBlocks>): Promise<BatchesResult> {
+  const { cte, statIx } = incomingOf(sql, batches, { rows: split.rows, blocks: split.blocks })
   const [row] = await sql<{ applied: string[] | null; stored: number }[]>`
     with ${cte},
     inserted as (
       insert into points (stat_id, ts, value) select stat_id, ts, value from incoming
-      ${writes ? sql`where incoming.blk = 0 or not ${allFresh(sql, batches.length)}` : sql``}
-      returning 1
+      returning stat_id, ts, value
     ),
-    ${writes ? sql`${blocksOf(sql, writes, statIx, batches.length)},` : sql``}
-    ${pendingOf(sql, sql`incoming`)}
-    select (select array_agg(id) from fresh) as applied, (select count(*) from incoming)::int as stored, (select count(*) from pending)::int as buckets`
+    ${pendingOf(sql)},
+    ${split.blocks.length ? blocksOf(sql, split.blocks, statIx) : sql`blocks as (select 0 as n where false)`}
+    select (select array_agg(id) from fresh) as applied,
+           ((select count(*) from inserted) + (select coalesce(sum(n), 0) from blocks))::int as stored, (select count(*) from pending)::int as buckets`
   return { applied: row.applied ?? [], stored: row.stored, duplicates: 0 }
 }
 
-/** Whether every one of the statement's `batches` is fresh (none was applied before). */
-const allFresh = (sql: Sql, batches: number) => sql`(select count(*) from fresh) = ${batches}`
-
 /**
- * The CTE that writes a statement's blocks, each under its live stat, when all its `batches` are fresh. The blocks' arrays go
- * as one flat array each, every block a slice of them at its offset; a block keeps its values in ivals or in
- * fvals (by its scale), and the other array holds zeros there, so that one offset serves all three.
+ * The CTEs that write a statement's blocks of fresh batches and live stats, with their minute aggregates. The
+ * blocks' arrays go as one flat array each, every block a slice of them at its offset; a block keeps its values
+ * in ivals or in fvals (by its scale), and the other array holds zeros there, so that one offset serves all three.
  */
-function blocksOf(sql: Sql, writes: WriteBlocks, statIx: Map<string, number>, batches: number) {
+function blocksOf(sql: Sql, blocks: WriteBlock[], statIx: Map<string, number>) {
   const dts: number[] = []
   const ivals: Array<number | bigint> = []
   const fvals: number[] = []
   const offsets: number[] = []
-  for (const { block: b } of writes.blocks) {
+  for (const { block: b } of blocks) {
     offsets.push(dts.length)
     for (let i = 0; i < b.n; i++) {
       dts.push(b.dts[i])
@@ -212,19 +230,31 @@ function blocksOf(sql: Sql, writes: WriteBlocks, statIx: Map<string, number>, ba
       fvals.push(b.fvals ? b.fvals[i] : 0)
     }
   }
-  const col = (f: (b: EncodedBlock) => number | null) => `{${writes.blocks.map(({ block }) => f(block) ?? 'NULL').join(',')}}`
+  const col = (f: (b: WriteBlock) => number | null) => `{${blocks.map((b) => f(b) ?? 'NULL').join(',')}}`
+  const minutes = blocks.flatMap((b) => b.minutes.map((m) => [b.bix, statIx.get(b.statId)!, ...m]))
+  const mcol = (k: number) => numbers(minutes.map((m) => m[k]))
   return sql`blocks as (
     insert into point_blocks (stat_id, day, seq, n, first_ts, last_ts, dts, scale, ivals, fvals)
     select live.id, to_timestamp(b.day), nextval('point_write_seq'), b.n, to_timestamp(b.first), to_timestamp(b.last),
            a.dts[b.o + 1 : b.o + b.n], b.scale,
            case when b.scale is not null then a.ivals[b.o + 1 : b.o + b.n] end,
            case when b.scale is null then a.fvals[b.o + 1 : b.o + b.n] end
-    from unnest(${numbers(writes.blocks.map((w) => statIx.get(w.statId)!))}::int[], ${col((b) => b.day)}::bigint[], ${col((b) => b.n)}::int[],
-                ${col((b) => b.first)}::bigint[], ${col((b) => b.last)}::bigint[], ${col((b) => b.scale)}::float8[], ${numbers(offsets)}::int[])
-         as b(six, day, n, first, last, scale, o)
+    from unnest(${col((b) => b.bix)}::int[], ${col((b) => statIx.get(b.statId)!)}::int[], ${col((b) => b.block.day)}::bigint[],
+                ${col((b) => b.block.n)}::int[], ${col((b) => b.block.first)}::bigint[], ${col((b) => b.block.last)}::bigint[],
+                ${col((b) => b.block.scale)}::float8[], ${numbers(offsets)}::int[])
+         as b(bix, six, day, n, first, last, scale, o)
     join live on live.ix = b.six
-    cross join (select ${numbers(dts)}::int4[] as dts, ${`{${ivals.join(',')}}`}::int8[] as ivals, ${numbers(fvals)}::float8[] as fvals) a
-    where ${allFresh(sql, batches)}
+    cross join (select ${numbers(dts)}::int4[] as dts, ${numbers(ivals)}::int8[] as ivals, ${numbers(fvals)}::float8[] as fvals) a
+    where b.bix in (select ix from fresh_ix)
+    returning n
+  ),
+  block_minutes as (
+    insert into rollup_pending (stat_id, bucket, count, sum, min, max)
+    select live.id, to_timestamp(m.bucket), m.count, m.sum, m.min, m.max
+    from unnest(${mcol(0)}::int[], ${mcol(1)}::int[], ${mcol(2)}::bigint[], ${mcol(3)}::int[], ${mcol(4)}::float8[], ${mcol(5)}::float8[], ${mcol(6)}::float8[])
+         as m(bix, six, bucket, count, sum, min, max)
+    join live on live.ix = m.six
+    where m.bix in (select ix from fresh_ix)
     returning 1
   )`
 }

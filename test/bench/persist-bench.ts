@@ -11,7 +11,7 @@
 //   back (a client sending history, the drills' backfill burst): stored as write blocks (sql/0032).
 // CPU is read from /proc for this process and for every PostgreSQL backend of the bench database,
 // alternating the two sides BENCH_PERSIST_REPS times (machines here are shared: one pair is not a
-// trend). Prints µs of CPU per point for each side and their ratio.
+// trend). Prints µs of CPU per point for each side and their ratio. BENCH_PERSIST_SHAPES picks the shapes.
 import { randomUUID } from 'node:crypto'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -25,6 +25,7 @@ import { processCpuMs } from './machine.js'
 const STATS = envInt('BENCH_PERSIST_STATS', 1008, 1)
 const STATEMENTS = envInt('BENCH_PERSIST_STATEMENTS', 60, 1)
 const REPS = envInt('BENCH_PERSIST_REPS', 3, 1)
+const SHAPES = (process.env.BENCH_PERSIST_SHAPES ?? 'live,backfill').split(',')
 const BATCHES = 16
 const BATCH = 500
 const say = logger('bench:persist')
@@ -91,7 +92,7 @@ async function main() {
     const f = (x: number) => x.toFixed(2)
     const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length
     const summary: string[] = []
-    for (const [name, shape] of Object.entries(shapes)) {
+    for (const [name, shape] of Object.entries(shapes).filter(([k]) => SHAPES.includes(k))) {
       say(`${name}: ${STATS} stats, ${STATEMENTS} statements of ${BATCHES} x ${BATCH} points per run, ${REPS} runs of each side, alternating`)
       await persist(shape) // warm-up: plans, caches, the table's first pages
       await copy(shape)
