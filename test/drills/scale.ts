@@ -30,7 +30,13 @@ export class ScaleRig {
   private constructor(readonly rig: DrillRig, readonly cluster: OwnRedisCluster, readonly pg: PrimaryWithReplica, readonly receiver: HttpReceiver) {}
 
   static async start(): Promise<ScaleRig> {
-    const [cluster, pg, receiver] = await Promise.all([startRedisCluster(), startPrimaryWithReplica(), startHttpReceiver()])
+    const [c, p, r] = await Promise.allSettled([startRedisCluster(), startPrimaryWithReplica(), startHttpReceiver()])
+    if (c.status === 'rejected' || p.status === 'rejected' || r.status === 'rejected') {
+      // What did start is stopped: left running, its processes and sockets would keep the test process alive.
+      await Promise.allSettled([c.status === 'fulfilled' && c.value.destroy(), p.status === 'fulfilled' && p.value.destroy(), r.status === 'fulfilled' && r.value.close()])
+      throw [c, p, r].map((x) => (x.status === 'rejected' ? x.reason : undefined)).find(Boolean)
+    }
+    const [cluster, pg, receiver] = [c.value, p.value, r.value]
     const asPostgres: OwnPostgres = { url: pg.primaryUrl, port: 0, start: unsupported('start'), stop: unsupported('stop'), kill: unsupported('kill'), destroy: () => pg.destroy() }
     const asRedis: OwnRedis = { url: cluster.url, port: 0, start: unsupported('start'), stop: unsupported('stop'), kill: unsupported('kill'), wipe: unsupported('wipe'), destroy: () => cluster.destroy() }
     // Jobs held by a worker whose Redis connection broke in the failover come back once their lock lapses: 5 s.

@@ -33,6 +33,8 @@ export interface OwnRedisCluster {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+class NodeExited extends Error {}
+
 /** `nodeTimeoutMs`: how long a master may be silent before its replica takes over (Redis' default is 15 s). */
 export async function startRedisCluster(opts: { nodeTimeoutMs?: number } = {}): Promise<OwnRedisCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'metrics-redis-cluster-'))
@@ -63,7 +65,10 @@ export async function startRedisCluster(opts: { nodeTimeoutMs?: number } = {}): 
     children.set(port, child)
     const deadline = Date.now() + 10_000
     while ((await ask(port, 'PING')) !== 'PONG') {
-      if (child.exitCode !== null) throw new Error(`redis-server (cluster node) on port ${port} exited with ${child.exitCode}`)
+      if (child.exitCode !== null) {
+        children.delete(port)
+        throw new NodeExited(`redis-server (cluster node) on port ${port} exited with ${child.exitCode}`)
+      }
       if (Date.now() > deadline) throw new Error(`redis-server (cluster node) on port ${port} did not answer within 10 s`)
       await sleep(50)
     }
@@ -88,8 +93,21 @@ export async function startRedisCluster(opts: { nodeTimeoutMs?: number } = {}): 
     }
   }
 
+  // A node that exits at once lost its port to another process between closedPort's check and its own bind (other
+  // test files pick ports at the same time): it starts again on new ones.
+  const startFirst = async (i: number) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await startNode(ports[i])
+      } catch (err) {
+        if (!(err instanceof NodeExited) || attempt === 3) throw err
+        ports[i] = { port: await closedPort(), bus: await closedPort() }
+      }
+    }
+  }
+
   try {
-    await Promise.all(ports.map(startNode))
+    await Promise.all(ports.map((_, i) => startFirst(i)))
     const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p.port}`), '--cluster-replicas', '1', '--cluster-yes'], { encoding: 'utf8', timeout: 60_000 })
     if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stderr || create.stdout}`)
     await healthy()
