@@ -1,7 +1,7 @@
--- Writes that store fewer rows (issue 26, item 2): a persist statement holding many points of one
--- stat for one UTC day past the hot days (a backfill, an import through the API, a client sending
--- history) writes them as one block of that day, encoded by the worker in sql/0027's format
--- (shared/points/blocks.ts), instead of a row per point that the next compaction would only move.
+-- Writes that store fewer rows (issue 26, item 2): a persist job holding many points of one stat
+-- for one UTC day past the hot days (a backfill, a client sending history) writes them as one block
+-- of that day, encoded by the worker in sql/0027's format (shared/points/blocks.ts), instead of a
+-- row per point that the next compaction would only move.
 -- A day may then hold several blocks: `seq` 0 is the compacted block, a write's block takes the
 -- next number of point_write_seq. The compaction merges a day's write blocks and hot rows into
 -- its block 0 (the partial index finds the days that have write blocks).
