@@ -1,5 +1,6 @@
 // Assertions on what a write left behind: stats, points (persisted or still
 // queued) and daily allowance used. "Nothing stored" means all three stay put.
+import type { Sql } from '../../shared/db.js'
 import { createRedis, redisKey } from '../../shared/redis.js'
 import type { TestApp } from './app.js'
 
@@ -23,6 +24,27 @@ export async function pauseRollups(app: TestApp): Promise<void> {
   const rollups = app.api.deps.queues.get('rollups')
   await rollups.pause()
   for (let i = 0; i < 100 && (await rollups.getActiveCount()) > 0; i++) await new Promise((r) => setTimeout(r, 50))
+}
+
+type Bucket = [bucket: number, count: number, sum: number, min: number, max: number]
+
+/**
+ * A stat's buckets in each rollup table beside the same buckets aggregated from its points (hot rows and
+ * blocks alike): what the refreshes must have produced. Sums are rounded to `sumDigits` significant digits
+ * when given (doubles added in another order differ in the last bits).
+ */
+export async function rollupsBesidePoints(sql: Sql, statId: string, sumDigits?: number): Promise<Array<{ table: string; rolled: Bucket[]; raw: Bucket[] }>> {
+  const sum = (x: number) => (sumDigits ? Number(x.toPrecision(sumDigits)) : x)
+  const out = []
+  for (const [table, step] of [['rollups_1m', 60], ['rollups_1h', 3600], ['rollups_1d', 86_400]] as const) {
+    const rolled = await sql`select extract(epoch from bucket)::bigint as b, count, sum, min, max from ${sql(table)} where stat_id = ${statId} order by 1`
+    const raw = await sql`
+      select (floor(extract(epoch from ts) / ${step}) * ${step})::bigint as b, count(*) as count, sum(value) as sum, min(value) as min, max(value) as max
+      from stat_points(${statId}, '-infinity', 'infinity') group by 1 order by 1`
+    const buckets = (rows: typeof raw) => rows.map((r): Bucket => [r.b, Number(r.count), sum(r.sum), r.min, r.max])
+    out.push({ table, rolled: buckets(rolled), raw: buckets(raw) })
+  }
+  return out
 }
 
 export interface Stored {

@@ -6,6 +6,7 @@ import { deleteStat } from '../../shared/stats/repo.js'
 import { createSql } from '../../shared/db.js'
 import type { QueuedPoint } from '../../shared/jobs.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
+import { rollupsBesidePoints } from '../helpers/storage.js'
 import { signUp } from '../helpers/factories.js'
 
 let app: TestApp
@@ -80,13 +81,7 @@ test.serial('rollups: a refresh folds pending minutes into 1m, 1h and 1d buckets
   await refreshRollups(app.sql)
   await applyBatch(app.sql, randomUUID(), values.slice(120))
   await refreshRollups(app.sql)
-  for (const [table, step] of [['rollups_1m', 60], ['rollups_1h', 3600], ['rollups_1d', 86_400]] as const) {
-    const rolled = await app.sql`select extract(epoch from bucket)::bigint as b, count, sum, min, max from ${app.sql(table)} where stat_id = ${stat} order by 1`
-    const raw = await app.sql`
-      select (floor(extract(epoch from ts) / ${step}) * ${step})::bigint as b, count(*) as count, sum(value) as sum, min(value) as min, max(value) as max
-      from stat_points(${stat}, '-infinity', 'infinity') group by 1 order by 1`
-    t.deepEqual(rolled.map((r) => [r.b, Number(r.count), r.sum, r.min, r.max]), raw.map((r) => [r.b, Number(r.count), r.sum, r.min, r.max]), table)
-  }
+  for (const { table, rolled, raw } of await rollupsBesidePoints(app.sql, stat)) t.deepEqual(rolled, raw, table)
   const [pending] = await app.sql`select count(*)::int as n from rollup_pending where stat_id = ${stat}`
   t.is(pending.n, 0)
   const [state] = await app.sql`select refreshed_at from rollup_state where stat_id = ${stat}`
