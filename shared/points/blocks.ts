@@ -2,8 +2,13 @@
 // persist worker for writes that store a block instead of a row per point (sql/0032). Both follow
 // point_block_encode and point_block_decode exactly; test/shared/blocks.test.ts holds them to it.
 
-/** A point as the export reads it: the exact time in microseconds since the epoch (int8 as text) and the value. */
+/** A point as the export reads it. */
 export interface Row {
+  /**
+   * The exact time in microseconds since the epoch (int8, as text): the key of the export's next page, and its
+   * whole-second `t`. A timestamptz parameter goes through a JS Date, which keeps milliseconds only: a page
+   * ending on sub-millisecond times would start over for ever.
+   */
   us: string
   value: number
 }

@@ -102,14 +102,14 @@ export async function compactDay(sql: Sql, statId: string, day: Date): Promise<n
       ),
       writes as (
         delete from point_blocks where stat_id = ${statId} and day = ${day} and seq > 0 and exists (select 1 from live)
-        returning day, n, dts, scale, ivals, fvals
+        returning n, dts, scale, ivals, fvals
       ),
       old as (
         select d.ts, d.value from point_blocks b
         cross join lateral point_block_decode(b.day, b.dts, b.scale, b.ivals, b.fvals) d
         where b.stat_id = ${statId} and b.day = ${day} and b.seq = 0
         union all
-        select d.ts, d.value from writes w cross join lateral point_block_decode(w.day, w.dts, w.scale, w.ivals, w.fvals) d
+        select d.ts, d.value from writes w cross join lateral point_block_decode(${day}, w.dts, w.scale, w.ivals, w.fvals) d
       ),
       merged as (select array_agg(ts) as ts, array_agg(value) as value from (select * from moved union all select * from old) a),
       saved as (
