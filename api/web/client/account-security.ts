@@ -118,8 +118,8 @@ interface DeletionCheck { allowed: boolean; reason: string | null; portal_url: s
 
 /** A subscription still runs: say so, with the way to the portal, before any password or "cannot be undone". */
 function SubscriptionFirst({ portal }: { portal: string }) {
-  return html`<div class="notice error" role="alert" data-testid="delete-blocked">The account has a subscription that can still be charged: cancel it first in the
-    <a href=${portal}>billing portal</a>, then come back to delete the account. Nothing has been deleted.</div>`
+  return html`<div class="notice error" role="alert" data-testid="delete-blocked">
+    The account has a subscription that can still be charged: cancel it first in the <a href=${portal}>billing portal</a>, then come back to delete the account. Nothing has been deleted.</div>`
 }
 
 export function DeleteAccount() {
