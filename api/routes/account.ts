@@ -1,8 +1,8 @@
 // Account settings (its time zone, issue 29) and account recovery and removal (decisions.md section 19): password reset by mail, password change, and
 // deleting the account with all of its data.
-import { changePassword, confirmPasswordReset, deleteAccount, forgetAccountInRedis, requestPasswordReset } from '../../shared/accounts/recovery.js'
+import { changePassword, confirmPasswordReset, deleteAccount, deletionCheck, forgetAccountInRedis, requestPasswordReset } from '../../shared/accounts/recovery.js'
 import {
-  AccountResponse, ChangePasswordBody, DeleteAccountBody, PatchAccountBody, PasswordResetAccepted, PasswordResetBody, PasswordResetConfirmBody, PasswordResetDone,
+  AccountResponse, ChangePasswordBody, DeleteAccountBody, DeletionCheck, PatchAccountBody, PasswordResetAccepted, PasswordResetBody, PasswordResetConfirmBody, PasswordResetDone,
 } from '../../shared/accounts/schema.js'
 import { accountJson, findAccountById, setAccountTimeZone } from '../../shared/accounts/repo.js'
 import { SESSION_COOKIE } from '../../shared/auth/sessions.js'
@@ -51,6 +51,12 @@ export function accountRoutes(routes: Routes): void {
       const account = await setAccountTimeZone(ctx.deps.sql, accountOf(ctx).id, body.time_zone)
       ctx.body = { account: accountJson(account!) }
     })
+    .add({ method: 'get', path: '/api/v1/account/deletion', tag: 'auth', auth: ['session'],
+      summary: 'Whether the account can be deleted now (not while a subscription may still be charged: then where to cancel it), and whether a two-factor code is needed',
+      responses: { 200: { description: 'What deleting takes', schema: DeletionCheck } } },
+    async (ctx) => {
+      ctx.body = await deletionCheck(ctx.deps.sql, accountOf(ctx).id)
+    })
     .add({ method: 'delete', path: '/api/v1/account', tag: 'auth', auth: ['session'], body: DeleteAccountBody, errors: [403, 409, 429],
       summary: 'Delete the account and all of its data: stats, points, alerts, keys, shares, dashboards, imports, sessions (its free-tier slot is not given back)',
       responses: { 204: { description: 'Deleted; the session cookie is cleared' } } },
@@ -58,7 +64,7 @@ export function accountRoutes(routes: Routes): void {
       const { sql, config, redis, keys, directory, log } = ctx.deps
       const account = accountOf(ctx)
       await throttleLogin(redis, config, ctx.ip, account.email)
-      const removed = await deleteAccount(sql, account, body.password, config.passwordHashCost)
+      const removed = await deleteAccount(sql, account, body.password, body.code, config.passwordHashCost)
       // Other processes see the keys gone within a second (the resolver re-reads them); this one at once.
       for (const id of removed.apiKeyIds) keys.evict(id)
       for (const name of removed.statNames) {

@@ -19,10 +19,11 @@ export function twoFactorRoutes(routes: Routes): void {
     async (ctx) => {
       ctx.body = await startTwoFactor(ctx.deps.sql, accountOf(ctx))
     })
-    .add({ ...common, method: 'post', path: '/api/v1/auth/2fa/enable', summary: 'Turn two-factor sign-in on with a code of the app; answers the ten one-time recovery codes, shown only here',
+    .add({ ...common, method: 'post', path: '/api/v1/auth/2fa/enable',
+      summary: 'Turn two-factor sign-in on with a code of the app; every other session of the account is signed out; answers the ten one-time recovery codes, shown only here',
       body: TwoFactorCodeBody, errors: [403, 409], responses: { 200: { description: 'On; keep the recovery codes somewhere safe', schema: RecoveryCodes } } },
     async (ctx, { body }) => {
-      ctx.body = { recovery_codes: await enableTwoFactor(ctx.deps.sql, accountOf(ctx).id, body.code) }
+      ctx.body = { recovery_codes: await enableTwoFactor(ctx.deps.sql, accountOf(ctx).id, body.code, ctx.state.session!.id) }
     })
     .add({ ...common, method: 'post', path: '/api/v1/auth/2fa/recovery-codes', summary: 'Replace the recovery codes with ten new ones (the old ones stop working); takes a code of the app or a recovery code',
       body: RenewRecoveryCodesBody, errors: [403, 429], responses: { 200: { description: 'The new codes, shown only here', schema: RecoveryCodes } } },

@@ -4,10 +4,11 @@ import type { Redis } from 'ioredis'
 import type { Config } from '../config.js'
 import { deleteChosenKeys, redisKey } from '../redis.js'
 import type { Db, Sql } from '../db.js'
-import { conflict, forbidden, invalid } from '../errors.js'
+import { AppError, forbidden, invalid } from '../errors.js'
 import { sendMail } from '../alerts/mail.js'
 import { hashPassword, randomToken, sha256, verifyPassword } from '../auth/secrets.js'
 import { revokeAccountSessions } from '../auth/sessions.js'
+import { requireSecondFactor, twoFactorOn, unlockTwoFactor } from '../auth/two-factor.js'
 import { findAccountByEmail, type Account } from './repo.js'
 
 export const RESET_VALID_HOURS = 1
@@ -47,6 +48,8 @@ export async function confirmPasswordReset(sql: Sql, token: string, password: st
     await tx`update accounts set password_hash = ${passwordHash} where id = ${used.account_id}`
     await tx`update password_resets set used_at = now() where account_id = ${used.account_id} and used_at is null`
     await revokeAccountSessions(tx, used.account_id)
+    // The mailbox proved the owner: two-factor codes locked by wrong guesses work again (issue 38 item 6).
+    await unlockTwoFactor(tx, used.account_id)
     return used.account_id
   }) as string | null
   if (!accountId) throw refused()
@@ -70,6 +73,36 @@ export async function changePassword(sql: Sql, account: Account, sessionId: stri
   })
 }
 
+/** Where a signed-in account manages (and cancels) its subscription. */
+export const BILLING_PORTAL_PATH = '/api/billing/portal'
+
+// Subscription states in which the provider may still charge, each with its article and a reader's word for it.
+const LIVE_SUBSCRIPTION: Record<string, string> = {
+  active: 'an active', trialing: 'a trial', past_due: 'a past-due', unpaid: 'an unpaid', incomplete: 'an incomplete',
+}
+
+/**
+ * Why the account cannot be deleted now (a subscription the provider may still charge), or null. Asked by the
+ * account page before it asks "cannot be undone", and again by the deletion itself, first of all its checks.
+ */
+export async function deletionBlocker(sql: Db, accountId: string): Promise<AppError | null> {
+  const [billing] = await sql<{ status: string | null }[]>`select subscription_status as status from billing_customers where account_id = ${accountId}`
+  const live = billing?.status ? LIVE_SUBSCRIPTION[billing.status] : undefined
+  if (!live) return null
+  return new AppError('conflict', 'subscription_active',
+    `the account has ${live} subscription: cancel it in the billing portal first (${BILLING_PORTAL_PATH}), so that nothing is charged after the account is gone; nothing was deleted`,
+    { portal_url: BILLING_PORTAL_PATH })
+}
+
+/** What deleting the account takes now: refused (why, and where to go), and whether a two-factor code is needed. */
+export async function deletionCheck(sql: Db, accountId: string) {
+  const blocker = await deletionBlocker(sql, accountId)
+  return {
+    allowed: blocker === null, reason: blocker?.message ?? null, portal_url: (blocker?.extra.portal_url as string | undefined) ?? null,
+    code_required: await twoFactorOn(sql, accountId),
+  }
+}
+
 export interface Removed {
   apiKeyIds: string[]
   statNames: string[]
@@ -81,14 +114,15 @@ export interface Removed {
  * `account_id` or a `stat_id` column is cleared of the account's rows by name, found in the catalogue at run
  * time: points and pending rollups hold a stat id without a foreign key (decided for write speed), and a table
  * added later by another feature is covered without this function having to learn of it. The free-tier slot
- * the account claimed is not given back (decisions.md 19). A live paid subscription must be cancelled first.
+ * the account claimed is not given back (decisions.md 19). A live paid subscription must be cancelled first
+ * (checked before anything else: no password is worth typing while it stands), and with two-factor sign-in on
+ * a current code is required besides the password.
  */
-export async function deleteAccount(sql: Sql, account: Account, password: string, hashCost?: number): Promise<Removed> {
+export async function deleteAccount(sql: Sql, account: Account, password: string, code: string | undefined, hashCost?: number): Promise<Removed> {
+  const blocker = await deletionBlocker(sql, account.id)
+  if (blocker) throw blocker
   await checkPassword(sql, account, password, hashCost)
-  const [billing] = await sql<{ status: string | null }[]>`select subscription_status as status from billing_customers where account_id = ${account.id}`
-  if (billing?.status && ['active', 'trialing', 'past_due', 'unpaid', 'incomplete'].includes(billing.status)) {
-    throw conflict('subscription_active', `the account has a ${billing.status} subscription: cancel it in the billing portal first, so that nothing is charged after the account is gone; nothing was deleted`)
-  }
+  await requireSecondFactor(sql, account.id, code, 'delete')
   return sql.begin(async (tx) => {
     // The account row locked: no stat (or anything else referencing the account) can be created meanwhile.
     await tx`select id from accounts where id = ${account.id} for update`

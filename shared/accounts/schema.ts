@@ -94,15 +94,32 @@ export const PasswordResetDone = z
 export const ChangePasswordBody = z
   .object({ current_password: z.string().max(1024), new_password: NewPassword })
   .meta({ id: 'ChangePasswordBody' })
-export const DeleteAccountBody = z.object({ password: z.string().max(1024) }).meta({ id: 'DeleteAccountBody' })
+export const DeleteAccountBody = z
+  .object({
+    password: z.string().max(1024),
+    code: z.string().trim().max(64).optional().describe('With two-factor sign-in on: a current code of the app, or an unused recovery code'),
+  })
+  .meta({ id: 'DeleteAccountBody' })
+export const DeletionCheck = z
+  .object({
+    allowed: z.boolean().describe('False while a subscription may still be charged'),
+    reason: z.string().nullable().describe('Why not, and what to do'),
+    portal_url: z.string().nullable().describe('Where to cancel the subscription'),
+    code_required: z.boolean().describe('Two-factor sign-in is on: deleting takes a current code besides the password'),
+  })
+  .meta({ id: 'DeletionCheck' })
 
 export const TwoFactorStatus = z
-  .object({ enabled: z.boolean(), enabled_at: z.iso.datetime().nullable(), recovery_codes_left: z.number().int() })
+  .object({
+    enabled: z.boolean(), enabled_at: z.iso.datetime().nullable(), recovery_codes_left: z.number().int(),
+    locked: z.boolean().describe('Too many wrong codes in a row: the app\'s codes are refused until a recovery code is used or the password is reset'),
+  })
   .meta({ id: 'TwoFactorStatus' })
 export const TwoFactorSetup = z
   .object({
     secret: z.string().describe('Base32 TOTP secret (SHA-1, 6 digits, 30 s), for typing into an authenticator app'),
-    otpauth_uri: z.string().describe('The same as an otpauth:// URI (what a QR code would hold)'),
+    otpauth_uri: z.string().describe('The same as an otpauth:// URI (what the QR code holds)'),
+    qr_code: z.string().describe('The otpauth:// URI as a QR code: an SVG image as a data: URL, for an <img>'),
   })
   .meta({ id: 'TwoFactorSetup' })
 export const TwoFactorCodeBody = z

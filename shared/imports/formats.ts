@@ -6,6 +6,7 @@
 import { parse as parseCsv } from 'csv-parse/sync'
 import { AppError, invalid } from '../errors.js'
 import { parseStatName } from '../ingest/names.js'
+import { unprintableText } from '../ingest/text.js'
 import { linesOfPaths } from './json-lines.js'
 import { kindFromText, Rows, type Where } from './rows.js'
 
@@ -84,7 +85,7 @@ function readJson(text: string, rows: Rows): ImportFormat {
         kinds.set(name, field(s, 'counter')[1])
         // Its unit ("smoots"), when it is one a stat can carry (1 to 20 printable characters); else it is left out.
         const unit = field(s, 'unit')[1]
-        if (typeof unit === 'string' && unit.trim().length >= 1 && unit.trim().length <= 20 && !/[\p{C}]/u.test(unit)) {
+        if (typeof unit === 'string' && unit.trim().length >= 1 && unit.trim().length <= 20 && !unprintableText(unit)) {
           const parsed = parseStatName(name)
           if (parsed.ok) rows.units.set(parsed.value, unit.trim())
         }

@@ -70,11 +70,34 @@ function namedCheck(value: unknown, path: string, depth: number): void {
 }
 
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+// Characters that show nothing, or reorder or hide what follows (issue 38 item 8): format characters (bidi
+// overrides such as U+202E, zero-width space U+200B, BOM U+FEFF, soft hyphen U+00AD, tag characters
+// U+E0000-E007F), private use (no meaning outside an agreed font), the line and paragraph separators U+2028
+// and U+2029 (a line break in all but name), and the Hangul fillers, which are letters that draw as blanks.
+const INVISIBLE = /[\p{Cf}\p{Co}\p{Zl}\p{Zp}\u115F\u1160\u3164\uFFA0]/gu
+// Except the zero-width joiner and non-joiner inside a word or an emoji sequence, where they are part of the
+// spelling (Persian and Indic words, 👩‍💻): between two letters, marks or pictographs (a VS16 may precede).
+const JOINER = /[\p{L}\p{M}\p{Extended_Pictographic}\uFE0F][\u200C\u200D][\p{L}\p{M}\p{Extended_Pictographic}]/u
+
+const codePoint = (c: string) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`
+
+function invisibleIn(text: string): string | undefined {
+  INVISIBLE.lastIndex = 0
+  for (let m = INVISIBLE.exec(text); m; m = INVISIBLE.exec(text)) {
+    const c = m[0]
+    if ((c === '\u200C' || c === '\u200D') && m.index > 0 && JOINER.test(text.slice(Math.max(0, m.index - 2), m.index + 3))) continue
+    return c
+  }
+  return undefined
+}
 
 /**
- * Why `text` cannot be one line of printable text (a stat's description, an API key's label, an ikey), or
- * undefined when it can. On top of unstorableText: control characters (BEL, ESC of an ANSI sequence, a
- * newline, DEL, C1), which a log line, a terminal or a table row would act on; and U+FFFD, which is what
+ * Why `text` cannot be one line of printable text, or undefined when it can: the one rule of every text field
+ * a person reads (a stat's description and unit, an API key's label, an ikey, a dashboard's name and card
+ * titles, an imported unit). On top of unstorableText: control characters (BEL, ESC of an ANSI sequence, a
+ * newline, DEL, C1), which a log line, a terminal or a table row would act on; invisible characters (see
+ * INVISIBLE), with which two texts that look alike differ, or one reads otherwise than it is stored (a
+ * U+202E turns "exe.txt" around); and U+FFFD, which is what
  * the body parsers make of bytes that are not UTF-8. Decision: a U+FFFD sent on purpose is refused too;
  * it is never meaningful in these fields, and storing it would keep text that differs from what was sent.
  */
@@ -82,7 +105,9 @@ export function unprintableText(text: string): string | undefined {
   const why = unstorableText(text)
   if (why) return why
   const c = CONTROL.exec(text)
-  if (c) return `contains a control character (U+${c[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}), which this field cannot hold; send printable text on one line`
+  if (c) return `contains a control character (${codePoint(c[0])}), which this field cannot hold; send printable text on one line`
+  const hidden = invisibleIn(text)
+  if (hidden) return `contains an invisible character (${codePoint(hidden)}), which this field cannot hold; send visible text only`
   if (text.includes('\uFFFD')) return 'contains U+FFFD, the replacement character: the bytes sent were not valid UTF-8; send the text encoded as UTF-8'
   return undefined
 }

@@ -167,3 +167,56 @@ test('item 8: a control character or invalid UTF-8 in an ikey is a 400 naming it
   }
   t.like(await settledState(app, user.accountId), { stats: 0, points: 0, quotaUsed: 0 })
 })
+
+// Issue 38 item 8: invisible characters (bidi overrides, zero-width, BOM, soft hyphen, line separator, private
+// use, tag characters) fall under the same one rule as control characters, in every text field a person reads.
+const INVISIBLES: Array<[string, string]> = [
+  ['\u202E', '202E'], ['\u200B', '200B'], ['\u2028', '2028'], ['\uFEFF', 'FEFF'], ['\u00AD', '00AD'], ['\uE000', 'E000'], ['\u{E0041}', 'E0041'], ['\u2066', '2066'], ['\u3164', '3164'],
+]
+const invisibleDetail = (field: string, code: string) => `${field}: contains an invisible character (U+${code}), which this field cannot hold; send visible text only`
+
+test('issue 38 item 8: an invisible character in a description, unit, key label or dashboard name or card title is a 400 naming the field; nothing stored', async (t) => {
+  const { user, key } = await keyed()
+  t.is((await request(app.url, '/api/v1/stats/s/count', { json: { count: 1 }, bearer: key })).status, 200)
+  await settledState(app, user.accountId)
+  for (const [ch, code] of INVISIBLES) {
+    const text = `ab${ch}cd`
+    for (const field of ['description', 'unit'] as const) {
+      const res = await request(app.url, '/api/v1/stats/s', { method: 'PATCH', json: { [field]: text }, bearer: key })
+      t.is(res.status, 400, `${field} ${code}`)
+      t.is(res.body.code, 'invalid_text')
+      t.is(res.body.detail, invisibleDetail(`body.${field}`, code))
+    }
+    const label = await request(app.url, '/api/v1/auth/api-keys', { json: { label: text }, session: user.session })
+    t.is(label.status, 400, `label ${code}`)
+    t.is(label.body.detail, invisibleDetail('body.label', code))
+    const named = await request(app.url, '/api/v1/dashboards', { bearer: key, json: { name: text, cards: [{ stats: ['s'] }] } })
+    t.is(named.status, 400, `dashboard name ${code}`)
+    t.is(named.body.detail, invisibleDetail('body.name', code))
+    const titled = await request(app.url, '/api/v1/dashboards', { bearer: key, json: { name: 'Shop', cards: [{ stats: ['s'], title: text }] } })
+    t.is(titled.status, 400, `card title ${code}`)
+    t.is(titled.body.detail, invisibleDetail('body.cards.0.title', code))
+  }
+  const [stat] = await app.sql`select description, unit from stats where account_id = ${user.accountId}`
+  t.like(stat, { description: null, unit: null })
+  t.is((await app.sql`select count(*)::int as n from api_keys where account_id = ${user.accountId}`)[0].n, 1, 'only the key made by the test setup')
+  t.is((await app.sql`select count(*)::int as n from dashboards where account_id = ${user.accountId}`)[0].n, 0)
+  // A joiner inside an emoji sequence or a Persian word is part of the spelling, not hidden text.
+  const ok = await request(app.url, '/api/v1/stats/s', { method: 'PATCH', json: { description: 'On call 👩‍💻 — می‌خواهم — ❤️ café', unit: 'm²' }, bearer: key })
+  t.is(ok.status, 200, ok.text)
+  t.is((await app.sql`select description from stats where account_id = ${user.accountId}`)[0].description, 'On call 👩‍💻 — می‌خواهم — ❤️ café')
+})
+
+test('issue 38 item 8: an invisible character in an ikey is a 400 naming it on v1 and legacy writes; nothing stored', async (t) => {
+  const { user, key } = await keyed()
+  for (const [ch, code] of INVISIBLES) {
+    const v1 = await request(app.url, '/api/v1/stats/s/count', { json: { count: 1, t: now() - 100, ikey: `retry${ch}1` }, bearer: key })
+    t.is(v1.status, 400, code)
+    t.is(v1.body.code, 'invalid_ikey')
+    t.regex(v1.body.detail, new RegExp(`invalid ikey: contains an invisible character \\(U\\+${code}\\)`))
+    const ez = await request(app.url, `/ez?ezkey=${key}&stat=s&count=1&t=${now() - 100}&ikey=${encodeURIComponent(`retry${ch}1`)}`)
+    t.is(ez.status, 400, code)
+    t.regex(ez.body.msg, new RegExp(`invalid ikey: contains an invisible character \\(U\\+${code}\\)`))
+  }
+  t.like(await settledState(app, user.accountId), { stats: 0, points: 0, quotaUsed: 0 })
+})

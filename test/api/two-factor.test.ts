@@ -28,7 +28,7 @@ async function enabled(u: User) {
 
 test('2FA set-up: a secret and its otpauth URI; a wrong code leaves it off; the right code turns it on with ten one-time recovery codes, stored hashed', async (t) => {
   const u = await signUp(app.url)
-  t.deepEqual((await request(app.url, '/api/v1/auth/2fa', { session: u.session })).body, { enabled: false, enabled_at: null, recovery_codes_left: 0 })
+  t.deepEqual((await request(app.url, '/api/v1/auth/2fa', { session: u.session })).body, { enabled: false, enabled_at: null, recovery_codes_left: 0, locked: false })
   t.is((await post(u, '/api/v1/auth/2fa/enable', { code: '123456' })).body.code, 'two_factor_not_started')
   const setup = await post(u, '/api/v1/auth/2fa/setup')
   t.is(setup.status, 200, setup.text)
@@ -99,7 +99,7 @@ test('2FA off: needs the password and a code; refusals change nothing; afterward
   t.is(wrongCode.body.code, 'wrong_second_factor')
   t.like((await request(app.url, '/api/v1/auth/2fa', { session: u.session })).body, { enabled: true, recovery_codes_left: 10 })
   t.is((await post(u, '/api/v1/auth/2fa/disable', { password: u.password, code: await codeAt(secret, 1) })).status, 204)
-  t.deepEqual((await request(app.url, '/api/v1/auth/2fa', { session: u.session })).body, { enabled: false, enabled_at: null, recovery_codes_left: 0 })
+  t.deepEqual((await request(app.url, '/api/v1/auth/2fa', { session: u.session })).body, { enabled: false, enabled_at: null, recovery_codes_left: 0, locked: false })
   t.is((await app.sql`select count(*)::int as n from recovery_codes where account_id = ${u.accountId}`)[0].n, 0)
   t.is((await login(u)).status, 200)
 })

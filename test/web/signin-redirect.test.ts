@@ -53,6 +53,13 @@ const hostile = () => [
   ` //127.0.0.1:${otherPort}/x`,
   `http://127.0.0.1:${otherPort}/x`,
   'javascript:alert(1)',
+  // Issue 38 item 4: of our own origin, but resolving to a path that starts `//`, which the browser then reads as another host.
+  `/.//127.0.0.1:${otherPort}/x`,
+  `${app.url}//127.0.0.1:${otherPort}/x`,
+  `/x/..//127.0.0.1:${otherPort}/x`,
+  `/%2e//127.0.0.1:${otherPort}/x`,
+  `/%2E%2E//127.0.0.1:${otherPort}/x`,
+  `/./\\127.0.0.1:${otherPort}/x`,
 ]
 
 test.serial('?next= naming another origin in any spelling the URL parser rewrites lands on /stats, never on the other origin', async (t) => {

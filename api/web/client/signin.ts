@@ -17,7 +17,11 @@ function nextPath(): string {
   } catch {
     return '/stats'
   }
-  return url.origin === location.origin ? url.pathname + url.search + url.hash : '/stats'
+  if (url.origin !== location.origin) return '/stats'
+  // The path must also start with a single `/`: a pathname of our own origin can still begin `//host`
+  // (`/.//host`, `/x/..//host`, `/%2e//host`, `http://us//host` all resolve so), which location.assign
+  // reads as a URL of another host.
+  return /^\/(?![\/\\])/.test(url.pathname) ? url.pathname + url.search + url.hash : '/stats'
 }
 
 function SignIn() {
