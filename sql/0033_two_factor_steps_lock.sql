@@ -9,7 +9,8 @@ create table totp_steps (
   primary key (account_id, purpose)
 );
 insert into totp_steps (account_id, purpose, step) select id, 'sign-in', totp_last_step from accounts where totp_last_step is not null;
-alter table accounts drop column totp_last_step;
+-- accounts.totp_last_step stays for now: web processes of the previous release read it during a rolling
+-- deploy. Nothing writes it any more; a later migration drops it.
 
 -- Wrong codes in a row; at the limit the app's codes are refused (totp_locked_at set) until a recovery code or
 -- a password reset lifts the lock, so someone holding the password gets a bounded number of guesses.

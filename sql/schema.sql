@@ -98,6 +98,8 @@ CREATE TABLE public.accounts (
     totp_enabled_at timestamp with time zone,
     totp_last_step bigint,
     time_zone text,
+    totp_failures integer DEFAULT 0 NOT NULL,
+    totp_locked_at timestamp with time zone,
     CONSTRAINT accounts_plan_check CHECK ((plan = ANY (ARRAY['free'::text, 'starter'::text, 'pro'::text, 'business'::text]))),
     CONSTRAINT accounts_time_zone_check CHECK (((time_zone IS NULL) OR ((length(time_zone) >= 1) AND (length(time_zone) <= 64))))
 );
@@ -711,6 +713,18 @@ CREATE TABLE public.stats (
 
 
 --
+-- Name: totp_steps; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.totp_steps (
+    account_id uuid NOT NULL,
+    purpose text NOT NULL,
+    step bigint NOT NULL,
+    CONSTRAINT totp_steps_purpose_check CHECK ((purpose = ANY (ARRAY['sign-in'::text, 'manage'::text, 'delete'::text])))
+);
+
+
+--
 -- Name: anomaly_sweeps id; Type: DEFAULT; Schema: public; Owner: -
 --
 
@@ -1043,6 +1057,14 @@ ALTER TABLE ONLY public.stats
 
 ALTER TABLE ONLY public.stats
     ADD CONSTRAINT stats_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: totp_steps totp_steps_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.totp_steps
+    ADD CONSTRAINT totp_steps_pkey PRIMARY KEY (account_id, purpose);
 
 
 --
@@ -1437,6 +1459,14 @@ ALTER TABLE ONLY public.stat_shares
 
 ALTER TABLE ONLY public.stats
     ADD CONSTRAINT stats_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+
+--
+-- Name: totp_steps totp_steps_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.totp_steps
+    ADD CONSTRAINT totp_steps_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
 
 
 --
