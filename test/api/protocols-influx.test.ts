@@ -113,6 +113,8 @@ test('21 a bad line refuses the whole request, 400 naming the line, InfluxDB v2 
     [`ok v=1 ${t0}\nflag v=true ${t0}`, /^line 2: .*not a number/],
     [`ok v=1 ${t0}\n\nnofields ${t0}`, /^line 3: field "\d+": missing "="/],
     [`ok v=1 ${t0}\nnofields`, /^line 2: missing fields/],
+    [`ok v=1 ${t0}\nneg v=-1u ${t0}`, /^line 2: field "v": invalid value "-1u": an unsigned integer \(u\) is never negative \(unable to parse 'neg v=-1u \d+'\)$/],
+    [`ok v=1 ${t0}\nneg,host=a v=2,w=-0u`, /^line 2: field "w": invalid value "-0u": an unsigned integer \(u\) is never negative/],
     [`ok v=1 ${t0}\nbig v=2e15 ${t0}`, /^line 2: field "v": invalid value: out of range/],
     [`ok v=1 ${t0}\nold v=1 946684799`, /^line 2: invalid timestamp: before 2000-01-01/],
     [`ok v=1 ${t0}\nfuture v=1 ${t0 + 3600}`, /^line 2: invalid timestamp: too far in the future/],

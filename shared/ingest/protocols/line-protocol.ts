@@ -195,7 +195,11 @@ const INTEGER = /^-?[0-9]+$/
 /** A field value as a number by interface 2.2: floats, `12i` integers and `12u` unsigned; strings and booleans are not numbers. */
 function fieldNumber(raw: string) {
   const last = raw[raw.length - 1]
-  if ((last === 'i' || last === 'u') && INTEGER.test(raw.slice(0, -1))) return parseNumber(raw.slice(0, -1), 'value')
+  if ((last === 'i' || last === 'u') && INTEGER.test(raw.slice(0, -1))) {
+    // InfluxDB refuses the line too ("invalid unsigned number"): a `u` field is never negative, not even -0u.
+    if (last === 'u' && raw[0] === '-') return reject('invalid_value', `invalid value "${raw}": an unsigned integer (u) is never negative`)
+    return parseNumber(raw.slice(0, -1), 'value')
+  }
   // A quoted string is text even when it spells a number: InfluxDB stores it as a string field.
   if (raw[0] === '"') return reject('invalid_value', 'invalid value: not a number (a string field)')
   return parseNumber(raw, 'value')
