@@ -51,7 +51,37 @@ function memoryMb(pid: number): { rss: number; peak: number } {
 
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]
 
-test('38.1 38.2 StatsD on two web processes: a datagram of 25 identical lines stops neither; repeated lines store exactly what was sent', async (t) => {
+/**
+ * Another account's writes, one after another, alternating processes and routes, from before `heavy` starts
+ * until it is over (and at least 100 of them): their latencies, the slow ones told apart, and any refusal.
+ */
+async function whileWriting<T>(procs: WebProcess[], key: string, heavy: () => Promise<T>) {
+  let heavyDone = false
+  let heavyAt = 0
+  const latencies: number[] = []
+  const slow: string[] = []
+  const failures: string[] = []
+  const writer = (async () => {
+    for (let i = 0; !heavyDone || latencies.length < 100; i++) {
+      const p = procs[i % 2]
+      const { ms, reply } = await timed(() => (i % 4 < 2
+        ? request(p.url, '/api/v1/stats/steady/value', { json: { value: 1 }, bearer: key })
+        : lp(p, key, 'steady v=1')))
+      if (heavyAt) latencies.push(ms)
+      if (heavyAt && ms > 100) slow.push(`${i % 4 < 2 ? 'v1' : 'lp'} on ${i % 2}: ${ms} ms at +${Math.round(performance.now() - heavyAt - ms)}`)
+      if (reply.status !== 200 && reply.status !== 204) failures.push(`${reply.status} ${reply.text}`)
+      // Warmed up (connections open, stats known): the heavy requests start now.
+      if (i === 10) heavyAt = performance.now()
+    }
+  })()
+  await until('the writer to warm up', async () => heavyAt, (at) => at > 0)
+  const result = await heavy()
+  heavyDone = true
+  await writer
+  return { heavy: result, latencies, slow, failures }
+}
+
+test.serial('38.1 38.2 StatsD on two web processes: a datagram of 25 identical lines stops neither; repeated lines store exactly what was sent', async (t) => {
   t.timeout(120_000)
   const procs = await Promise.all([webProcess(t, app.config, { STATSD_PORT: '0' }), webProcess(t, app.config, { STATSD_PORT: '0' })])
   const { key } = await keyedAccount(app, 'pro')
@@ -130,34 +160,12 @@ test.serial('38.5 four bodies of a million lines on two web processes: refused a
   const before = { free: await snapshot(app, free.user.accountId), pro: await snapshot(app, pro.user.accountId) }
   const rssBefore = procs.map((p) => memoryMb(p.pid).rss)
   const body = new Uint8Array(Buffer.from(lineBody(1_000_000)))
-  // The other account's writes, one after another, alternating processes and routes, until the four are answered.
-  let heavyDone = false
-  const latencies: number[] = []
-  const slow: string[] = []
-  const failures: string[] = []
-  let heavyAt = 0
-  const writer = (async () => {
-    for (let i = 0; !heavyDone || latencies.length < 100; i++) {
-      const p = procs[i % 2]
-      const { ms, reply } = await timed(() => (i % 4 < 2
-        ? request(p.url, '/api/v1/stats/steady/value', { json: { value: 1 }, bearer: other.key })
-        : lp(p, other.key, 'steady v=1')))
-      latencies.push(ms)
-      if (ms > 100) slow.push(`${i % 4 < 2 ? 'v1' : 'lp'} on ${i % 2}: ${ms} ms at +${Math.round(performance.now() - heavyAt - ms)}`)
-      if (reply.status !== 200 && reply.status !== 204) failures.push(`${reply.status} ${reply.text}`)
-    }
-  })()
-  // Let the writer warm up its connections first.
-  await until('the first writes', async () => latencies.length, (n) => n >= 10)
-  heavyAt = performance.now()
-  const heavy = await Promise.all([
+  const { heavy, latencies, slow, failures } = await whileWriting(procs, other.key, () => Promise.all([
     timed(() => lpBytes(procs[0], free.key, body)),
     timed(() => lpBytes(procs[1], free.key, body)),
     timed(() => lpBytes(procs[0], pro.key, body)),
     timed(() => lpBytes(procs[1], pro.key, body)),
-  ])
-  heavyDone = true
-  await writer
+  ]))
   const sorted = [...latencies].sort((a, b) => a - b)
   const p99 = quantile(sorted, 0.99)
   const memory = procs.map((p, i) => ({ ...memoryMb(p.pid), before: rssBefore[i] }))
@@ -182,6 +190,29 @@ test.serial('38.5 four bodies of a million lines on two web processes: refused a
   t.deepEqual(await snapshot(app, free.user.accountId), before.free, 'nothing of the free account stored')
   t.deepEqual(await snapshot(app, pro.user.accountId), before.pro, 'nothing of the pro account stored')
   for (const p of procs) t.true(p.alive())
+})
+
+test.serial('38.5 four bodies within the cap on two web processes are parsed in chunks and stored whole while another account\'s writes go on', async (t) => {
+  t.timeout(240_000)
+  const procs = await Promise.all([webProcess(t, app.config), webProcess(t, app.config)])
+  const big = await keyedAccount(app, 'business')
+  const other = await keyedAccount(app, 'pro')
+  const lines = 50_000
+  const t0 = Math.floor(Date.now() / 1000) - 3_600
+  // 20 series, each line a second of its own: 50,000 points a body, 4 MB of parsing and queueing each.
+  const body = new Uint8Array(Buffer.from(Array.from({ length: lines }, (_, i) => `load,host=h${i % 20} v=${i} ${t0 + Math.floor(i / 20)}\n`).join('')))
+  const { heavy, latencies, slow, failures } = await whileWriting(procs, other.key, () => Promise.all([0, 1, 0, 1].map((i) => timed(() => lpBytes(procs[i], big.key, body)))))
+  const sorted = [...latencies].sort((a, b) => a - b)
+  const p99 = quantile(sorted, 0.99)
+  t.log(`four bodies of ${lines.toLocaleString('en-US')} lines answered after ${heavy.map((h) => h.ms).join(', ')} ms`)
+  t.log(`the other account's ${latencies.length} writes: p50 ${quantile(sorted, 0.5)} ms, p99 ${p99} ms, max ${sorted[sorted.length - 1]} ms; slow: ${slow.join(', ')}`)
+  for (const { reply } of heavy) t.is(reply.status, 204, reply.text)
+  t.deepEqual(failures, [], 'every write of the other account accepted')
+  t.true(p99 < 250, `the other account's p99 was ${p99} ms`)
+  const { stored } = await import('../helpers/storage.js')
+  const got = await until('the points stored', () => stored(app, big.user.accountId), (s) => s.points >= 4 * lines, 120_000)
+  t.is(got.points, 4 * lines)
+  t.is(got.stats, 20)
 })
 
 test.serial('38.5 a remote-write body of 1.5 million samples on two web processes: 413 naming the cap, memory bounded, nothing stored', async (t) => {
