@@ -1,7 +1,8 @@
 // InfluxDB line protocol writes (decisions.md 21): POST /api/v2/write and the 1.x POST /write, so that
 // Telegraf and the InfluxDB client libraries send here with only their URL and token changed.
 import { z } from 'zod'
-import { parseLineProtocol, parsePrecision } from '../../shared/ingest/protocols/line-protocol.js'
+import { admitProtocolRequest, MAX_POINTS_PER_REQUEST } from '../../shared/ingest/protocols/admit.js'
+import { countPointLines, parseLineProtocol, parsePrecision } from '../../shared/ingest/protocols/line-protocol.js'
 import { writeProtocolPoints } from '../../shared/ingest/protocols/write.js'
 import { invalid } from '../../shared/errors.js'
 import type { Ctx } from '../context.js'
@@ -19,10 +20,13 @@ async function write(ctx: Ctx, version: 'v1' | 'v2') {
   const account = await protocolAccount(ctx, version === 'v1')
   const precision = parsePrecision(ctx.query.precision)
   const body = await readProtocolBody(ctx, LINE_PROTOCOL_BODY_LIMIT, true)
+  // Its size in points (at least one a line) is refused before a point is built (issue 38 item 5).
+  const lines = await countPointLines(body)
+  await admitProtocolRequest(ctx.deps.limits, account, lines, lines, 'lines')
   const text = body.toString('utf8')
   if (text.includes('\uFFFD')) throw invalid('malformed_body', 'request body is not UTF-8 text')
   const now = nowSeconds()
-  const parsed = parseLineProtocol(text, precision, now)
+  const parsed = await parseLineProtocol(text, precision, now, MAX_POINTS_PER_REQUEST)
   await writeProtocolPoints(ctx.deps.ingest, account, parsed.points, now, (i) => `line ${parsed.lineOf[i]}`)
   ctx.status = 204
 }
@@ -57,7 +61,8 @@ const InfluxV1Error = z.object({ error: z.string() }).meta({ id: 'InfluxV1Error'
 
 function registerDocs(routes: Routes): void {
   const failures = (schema: z.ZodType) => Object.fromEntries([400, 401, 403, 413, 415, 429, 503].map((s) => [s, {
-    description: s === 400 ? 'A bad line: the message names it (`line 3: ...`); nothing of the request was stored' : 'Refused; nothing was stored',
+    description: s === 400 ? 'A bad line: the message names it (`line 3: ...`); nothing of the request was stored'
+      : s === 413 ? 'More than 10 MB (decoded) or more than 100,000 points in one request; nothing was stored' : 'Refused; nothing was stored',
     content: { 'application/json': { schema } },
   }]))
   const body = { content: { 'text/plain': { schema: LineProtocolBody } } }

@@ -3,7 +3,8 @@
 // route; 400s are not retried by Prometheus, 429 and 503 are.
 import { z } from 'zod'
 import { AppError } from '../../shared/errors.js'
-import { decodeRemoteWrite } from '../../shared/ingest/protocols/remote-write.js'
+import { admitProtocolRequest } from '../../shared/ingest/protocols/admit.js'
+import { countSamples, decodeRemoteWrite, uncompressRemoteWrite } from '../../shared/ingest/protocols/remote-write.js'
 import { writeProtocolPoints } from '../../shared/ingest/protocols/write.js'
 import type { Ctx } from '../context.js'
 import { protocolAccount } from '../protocol-auth.js'
@@ -20,8 +21,12 @@ async function write(ctx: Ctx) {
   const encoding = (ctx.get('content-encoding') || 'snappy').trim().toLowerCase()
   if (encoding !== 'snappy') throw new AppError('unsupported_media_type', 'unsupported_content_encoding', `unsupported Content-Encoding ${JSON.stringify(encoding)}: remote write bodies are snappy-compressed (block format)`)
   const body = await readProtocolBody(ctx, REMOTE_WRITE_BODY_LIMIT, false)
+  const bytes = await uncompressRemoteWrite(body)
+  // Its size in samples is refused before a point is built (issue 38 item 5).
+  const { samples, stale } = await countSamples(bytes)
+  await admitProtocolRequest(ctx.deps.limits, account, samples - stale, samples, 'samples')
   const now = nowSeconds()
-  const decoded = await decodeRemoteWrite(body, now)
+  const decoded = await decodeRemoteWrite(bytes, now)
   await writeProtocolPoints(ctx.deps.ingest, account, decoded.points, now, (i) => `series ${decoded.seriesOf[i]}`)
   ctx.status = 204
 }
@@ -36,7 +41,8 @@ export function promRoutes(routes: Routes): void {
     responses: {
       204: { description: 'Every sample accepted and durably queued (stale markers are dropped)' },
       ...Object.fromEntries([400, 401, 403, 413, 415, 429, 503].map((s) => [s, {
-        description: s === 400 ? 'A series the service cannot store (named in detail), or a body that is not a snappy-compressed WriteRequest; nothing stored, and Prometheus does not retry it' : 'Refused; nothing was stored',
+        description: s === 400 ? 'A series the service cannot store (named in detail), or a body that is not a snappy-compressed WriteRequest; nothing stored, and Prometheus does not retry it'
+          : s === 413 ? 'More than 32 MB uncompressed or more than 100,000 samples in one request; nothing was stored' : 'Refused; nothing was stored',
         content: { 'application/problem+json': { schema: Problem } },
       }])),
     },

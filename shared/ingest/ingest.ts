@@ -9,7 +9,7 @@ import type { Sql } from '../db.js'
 import { AppError, invalid, unavailable } from '../errors.js'
 import type { QueuedPoint } from '../jobs.js'
 import { claimFreeSlot, type Account } from '../accounts/repo.js'
-import { planOf } from '../plans.js'
+import { planOf, type Plan } from '../plans.js'
 import { dropUnusedStats, type Kind, type Stat } from '../stats/repo.js'
 import type { StatDirectory } from '../stats/directory.js'
 import type { PointBatcher } from './batcher.js'
@@ -41,6 +41,9 @@ export interface IngestDeps {
 }
 
 const quota = (code: string, message: string) => new AppError('quota', code, message)
+
+/** The refusal of a write past the plan's daily allowance (the protocol routes answer it before parsing, too). */
+export const dailyPointLimit = (plan: Pick<Plan, 'name' | 'pointsPerDay'>) => quota('daily_point_limit', `plan limit reached: the ${plan.name} plan records at most ${plan.pointsPerDay} points per day`)
 
 export class Ingest {
   /** Free accounts known to hold a slot: a slot, once claimed, is never given back. */
@@ -142,7 +145,7 @@ export class Ingest {
 
       // 1. Today's allowance, in order.
       // Errors are built only when needed: capturing a stack on every accepted write is measurable.
-      const dailyLimit = () => quota('daily_point_limit', `plan limit reached: the ${plan.name} plan records at most ${plan.pointsPerDay} points per day`)
+      const dailyLimit = () => dailyPointLimit(plan)
       take = await limits.reservePoints(account.id, plan, points.length, whole)
       if (take === 0) throw dailyLimit()
       let stoppedBy = take < points.length ? dailyLimit() : undefined

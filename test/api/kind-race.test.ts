@@ -3,9 +3,8 @@
 // kind is accepted; every write of the other kind answers 400 type conflict and nothing of it is stored.
 import test from 'ava'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { spawn, type ChildProcess } from 'node:child_process'
 import { LEASE_MS } from '../../shared/ingest/limits.js'
-import { serviceArgs } from '../helpers/processes.js'
+import { webProcess } from '../helpers/processes.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request, type Reply } from '../helpers/http.js'
@@ -81,27 +80,9 @@ for (const [route, send] of [['/api/v1 count/value', v1], ['/ez count/value', ez
   })
 }
 
-/** A web process of its own (api/server.ts) on the test's database and Redis prefix; resolves with its URL. */
-function webProcess(t: { teardown(fn: () => void): void }): Promise<string> {
-  const child: ChildProcess = spawn(process.execPath, serviceArgs('api/server.ts'), {
-    env: { ...process.env, NODE_ENV: 'test', PORT: '0', DATABASE_URL: app.config.databaseUrl, REDIS_URL: app.config.redisUrl, REDIS_PREFIX: app.config.redisPrefix, LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  t.teardown(() => child.kill('SIGTERM'))
-  return new Promise((resolve, reject) => {
-    let out = ''
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString('utf8')
-      const m = /listening on (http:\/\/[^\s"]+)/.exec(out)
-      if (m) resolve(m[1])
-    })
-    child.once('exit', (code) => reject(new Error(`web process exited (${code}) before listening:\n${out}`)))
-  })
-}
-
 test('kind race across two real web processes, on /api/v1 and /ez at once: one kind per stat, the losers 400 and not stored', async (t) => {
   t.timeout(120_000)
-  const [a, b] = await Promise.all([webProcess(t), webProcess(t)])
+  const [a, b] = (await Promise.all([webProcess(t, app.config), webProcess(t, app.config)])).map((p) => p.url)
   const { user, key } = await proUser()
   let accepted = 0
   for (let round = 0; round < 6; round++) {

@@ -113,6 +113,8 @@ test('21 a bad line refuses the whole request, 400 naming the line, InfluxDB v2 
     [`ok v=1 ${t0}\nflag v=true ${t0}`, /^line 2: .*not a number/],
     [`ok v=1 ${t0}\n\nnofields ${t0}`, /^line 3: field "\d+": missing "="/],
     [`ok v=1 ${t0}\nnofields`, /^line 2: missing fields/],
+    [`ok v=1 ${t0}\nneg v=-1u ${t0}`, /^line 2: field "v": invalid value "-1u": an unsigned integer \(u\) is never negative \(unable to parse 'neg v=-1u \d+'\)$/],
+    [`ok v=1 ${t0}\nneg,host=a v=2,w=-0u`, /^line 2: field "w": invalid value "-0u": an unsigned integer \(u\) is never negative/],
     [`ok v=1 ${t0}\nbig v=2e15 ${t0}`, /^line 2: field "v": invalid value: out of range/],
     [`ok v=1 ${t0}\nold v=1 946684799`, /^line 2: invalid timestamp: before 2000-01-01/],
     [`ok v=1 ${t0}\nfuture v=1 ${t0 + 3600}`, /^line 2: invalid timestamp: too far in the future/],
@@ -191,4 +193,18 @@ test('21 a body over the limit is 413; a gzip body that is not gzip is 400', asy
   t.is(res.status, 400)
   const ok = await fetch(`${app.url}/api/v2/write`, { method: 'POST', headers: { authorization: `Token ${key}`, 'content-encoding': 'gzip' }, body: gzipSync('gz v=5') })
   t.is(ok.status, 204)
+})
+
+test('38.5 a body past the day\'s allowance is refused before it is parsed: 403, not the 400 of its bad last line; nothing stored', async (t) => {
+  const { key, user } = await keyedAccount(app)
+  await app.api.deps.redis.set(`${app.config.redisPrefix}:points:${user.accountId}:${new Date().toISOString().slice(0, 10)}`, 100_000 - 3_000)
+  // 3,001 lines, the last of them bad: the old code parsed all of them first and answered the bad line.
+  const body = `${'ok v=1\n'.repeat(3_000)}bad v=abc`
+  await refused(t, user.accountId, () => lp(key, body), 403, /^plan limit reached: the free plan records at most 100000 points per day$/, 'forbidden')
+})
+
+test('38.5 more than 100,000 points in one request is a 413 naming the cap, counted by lines before parsing or by fields while parsing; nothing stored', async (t) => {
+  const { key, user } = await keyedAccount(app, 'pro')
+  await refused(t, user.accountId, () => lp(key, `${'ok v=1\n'.repeat(100_000)}bad v=abc`), 413, /^request too large: 100,001 lines; at most 100,000 points per request/, 'request too large')
+  await refused(t, user.accountId, () => lp(key, 'two v=1,w=2\n'.repeat(50_001)), 413, /^request too large: more than 100,000 points; at most 100,000 points per request/, 'request too large')
 })

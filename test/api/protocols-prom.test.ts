@@ -183,3 +183,14 @@ test('21 plan stat limit 403 and kind conflict 400 as every write route; nothing
   t.is(res.status, 200)
   await refused(t, user.accountId, () => send(key, compressSync(encode([{ labels: { __name__: 'hits' }, samples: [[2, t0 * 1000]] }]))), 400, /^series hits\{\}: type conflict: stat "hits" is a counter/, 'kind_conflict')
 })
+
+test('38.5 samples past the day\'s allowance are refused before they are decoded (403, not the 400 of a bad series); over 100,000 a 413 naming the cap; nothing stored', async (t) => {
+  const t0 = nowS() - 30
+  const samples = (n: number) => Array.from({ length: n }, (_, i): [number, number] => [i, (t0 - (i % 600)) * 1000])
+  const bad = { labels: { __name__: 'bad' }, samples: [[Number.NaN, t0 * 1000]] as Array<[number, number]> }
+  const { key, user } = await keyedAccount(app)
+  await app.api.deps.redis.set(`${app.config.redisPrefix}:points:${user.accountId}:${new Date().toISOString().slice(0, 10)}`, 100_000 - 3_000)
+  await refused(t, user.accountId, () => send(key, compressSync(encode([{ labels: { __name__: 'many' }, samples: samples(3_000) }, bad]))), 403, /^plan limit reached: the free plan records at most 100000 points per day$/, 'daily_point_limit')
+  const pro = await keyedAccount(app, 'pro')
+  await refused(t, pro.user.accountId, () => send(pro.key, compressSync(encode([{ labels: { __name__: 'many' }, samples: samples(100_001) }]))), 413, /^request too large: 100,001 samples; at most 100,000 points per request/, 'body_too_large')
+})

@@ -192,3 +192,71 @@ test('21 a revoked key stops being taken within about a second, as on every rout
   const stats = await app.sql<{ name: string }[]>`select name from stats where account_id = ${user.accountId} order by name`
   t.deepEqual(stats.map((s) => s.name), ['before'])
 })
+
+async function sendTcp(...lines: string[]): Promise<void> {
+  const { connect } = await import('node:net')
+  const socket = connect(app.api.statsd!.tcpPort, '127.0.0.1')
+  await new Promise((r) => socket.once('connect', r))
+  await new Promise<void>((resolve) => socket.end(lines.map((l) => `${l}\n`).join(''), () => resolve()))
+}
+
+// Serial: they wait for this process's packet counts, which concurrent tests would move too.
+test.serial('38.1 a datagram of 25 identical lines of an unknown key is refused and counted; the service goes on', async (t) => {
+  const { key } = await keyedAccount(app)
+  const refused = intake().totals.refused
+  // Each repeat once pushed the cached parse's points into themselves: 2^24 points, then a RangeError that
+  // stopped the process (this test's own, here).
+  await sendUdp(Array(25).fill('nokey.m:1|c').join('\n'), Array(40).fill('nokey.m:1|c').join('\n'))
+  await until('both refusals', () => intake().totals.refused >= refused + 2)
+  const accepted = intake().totals.accepted
+  await sendUdp(`${key}.after:1|c`)
+  await until('the next packet', () => intake().totals.accepted > accepted)
+  await intake().flush()
+  t.deepEqual((await readBack(app, key)).after?.points.map((p) => p.value), [1])
+  t.is((await request(app.url, '/api/v1/health')).status, 200)
+})
+
+for (const protocol of ['udp', 'tcp'] as const) {
+  test.serial(`38.2 identical lines in one packet and across packets store exactly what was sent (${protocol.toUpperCase()})`, async (t) => {
+    const { key } = await keyedAccount(app, 'pro')
+    const line = `${key}.same:1|c`
+    const packed = `${key}.packed:1:2|h`
+    const accepted = intake().totals.accepted
+    // Over TCP every line is a packet of its own; over UDP the first datagram carries three of them.
+    if (protocol === 'udp') await sendUdp([line, line, line, packed, packed].join('\n'), line, line, [packed, packed, packed].join('\n'), Array(25).fill(line).join('\n'))
+    else await sendTcp(line, line, line, packed, packed, line, line, packed, packed, packed, ...Array(25).fill(line))
+    const packets = protocol === 'udp' ? 5 : 35
+    await until(`${packets} packets`, () => intake().totals.accepted >= accepted + packets)
+    await intake().flush()
+    const got = await readBack(app, key)
+    t.is(got.same?.points.length, 30, 'each line once')
+    t.is(got.same?.points.reduce((a, p) => a + p.value, 0), 30)
+    t.deepEqual(got.packed?.points.map((p) => p.value).sort(), [1, 1, 1, 1, 1, 2, 2, 2, 2, 2])
+  })
+}
+
+test.serial('38.1 a fault of our own while handling a packet is that packet\'s: counted as refused, the process and the next packets go on (UDP and TCP)', async (t) => {
+  const { key, user } = await keyedAccount(app)
+  // A fault the intake cannot foresee, standing for any bug on the packet path: its line parser throws for one metric.
+  const target = intake() as unknown as { parse(line: string, now: number): unknown }
+  const real = target.parse.bind(target)
+  target.parse = (line, now) => {
+    if (line.includes('.boom:')) throw new RangeError('boom')
+    return real(line, now)
+  }
+  try {
+    const refused = intake().totals.refused
+    const accepted = intake().totals.accepted
+    await sendUdp(`${key}.boom:1|c`, `${key}.fine:1|c\n${key}.boom:1|c`)
+    await sendTcp(`${key}.boom:1|c`, `${key}.tcp:2|c`)
+    await sendUdp(`${key}.udp:3|c`)
+    await until('three refusals and two packets', () => intake().totals.refused >= refused + 3 && intake().totals.accepted >= accepted + 2)
+  } finally {
+    target.parse = real
+  }
+  await intake().flush()
+  const got = await readBack(app, key)
+  t.deepEqual(Object.keys(got).sort(), ['tcp', 'udp'], 'nothing of the faulty packets is stored')
+  t.deepEqual([got.tcp.points[0].value, got.udp.points[0].value], [2, 3])
+  t.is((await snapshot(app, user.accountId)).points, 2)
+})

@@ -9,6 +9,7 @@ import { reject } from '../parsed.js'
 import type { ValidPoint } from '../point.js'
 import { parseTimestamp } from '../timestamps.js'
 import { protocolStatName } from './stat-name.js'
+import { CHUNK, tooManyPoints, yieldToEventLoop } from './admit.js'
 
 /** Units of a timestamp as InfluxDB's `precision` names them (2.x spellings, and 1.x's n, u, m, h). */
 const PRECISION_DIGITS: Record<string, number> = { ns: 9, n: 9, us: 6, u: 6, 'µ': 6, ms: 3, s: 0 }
@@ -28,30 +29,62 @@ export interface ParsedLines {
   points: ValidPoint[]
   /** The 1-based line number each point came from. */
   lineOf: number[]
-  lines: string[]
 }
 
 /** Thrown text for line `n`: InfluxDB names the line too (`unable to parse '...': reason`). */
-export function lineError(lines: string[], n: number, reason: string, code = 'invalid_line'): Error {
-  const text = lines[n - 1] ?? ''
+export function lineError(text: string, n: number, reason: string, code = 'invalid_line'): Error {
   const shown = text.length > 100 ? `${text.slice(0, 100)}...` : text
   return invalid(code, `line ${n}: ${reason} (unable to parse '${shown}')`, { line: n })
 }
 
-/** Reads a line-protocol body into validated gauge points; throws on the first bad line. */
-export function parseLineProtocol(body: string, precision: Precision, nowSeconds: number): ParsedLines {
-  const lines = body.split('\n')
+/**
+ * Lines of a body that can hold a point (not blank, not a comment): the fewest points it can make, counted on
+ * the bytes without building a string or a point, so a body can be refused by its size in points before it is
+ * parsed. Yields to the event loop every megabyte.
+ */
+export async function countPointLines(body: Uint8Array): Promise<number> {
+  const SPACE = 0x20, TAB = 0x09, NL = 0x0a, CR = 0x0d, HASH = 0x23
+  let lines = 0
+  let atStart = true
+  for (let from = 0; from < body.length; from += 1 << 20) {
+    if (from) await yieldToEventLoop()
+    const to = Math.min(body.length, from + (1 << 20))
+    for (let i = from; i < to; i++) {
+      const c = body[i]
+      if (c === NL) atStart = true
+      else if (atStart && c !== SPACE && c !== TAB && c !== CR) {
+        atStart = false
+        if (c !== HASH) lines++
+      }
+    }
+  }
+  return lines
+}
+
+/**
+ * Reads a line-protocol body into validated gauge points; throws on the first bad line, and with a 413 once
+ * the points pass `maxPoints` (a line holds several). Parses CHUNK lines at a time, yielding to the event loop
+ * between them, so a large body does not hold up other requests.
+ */
+export async function parseLineProtocol(body: string, precision: Precision, nowSeconds: number, maxPoints = Infinity): Promise<ParsedLines> {
   const points: ValidPoint[] = []
   const lineOf: number[] = []
   // A body repeats its series (Telegraf sends each host's series every interval, in batches of thousands):
   // each distinct series and field is named once per request.
   const names = new Map<string, ReturnType<typeof protocolStatName>>()
-  for (let i = 0; i < lines.length; i++) {
-    let line = lines[i]
+  let n = 0
+  for (let at = 0; at <= body.length;) {
+    const nl = body.indexOf('\n', at)
+    const end = nl === -1 ? body.length : nl
+    let line = body.slice(at, end)
+    at = end + 1
+    n++
+    if (n % CHUNK === 0) await yieldToEventLoop()
     if (line.endsWith('\r')) line = line.slice(0, -1)
     const start = firstNonSpace(line)
     if (start === line.length || line[start] === '#') continue
-    const fail = (reason: string, code?: string) => lineError(lines, i + 1, reason, code)
+    const lineNo = n
+    const fail = (reason: string, code?: string) => lineError(line, lineNo, reason, code)
     const parsed = parseSimpleLine(line, start) ?? parseLine(line, start, fail)
     let t: number | undefined
     if (parsed.timestamp !== undefined) {
@@ -68,11 +101,12 @@ export function parseLineProtocol(body: string, precision: Precision, nowSeconds
       let name = names.get(memo)
       if (!name) names.set(memo, (name = protocolStatName(field === 'value' ? parsed.measurement : `${parsed.measurement}.${field}`, parsed.tags)))
       if (!name.ok) throw fail(name.message, name.code)
+      if (points.length >= maxPoints) throw tooManyPoints(undefined, 'points')
       points.push({ name: name.value, kind: 'gauge', value: value.value, t, ikey: undefined })
-      lineOf.push(i + 1)
+      lineOf.push(lineNo)
     }
   }
-  return { points, lineOf, lines }
+  return { points, lineOf }
 }
 
 function firstNonSpace(s: string): number {
@@ -195,7 +229,11 @@ const INTEGER = /^-?[0-9]+$/
 /** A field value as a number by interface 2.2: floats, `12i` integers and `12u` unsigned; strings and booleans are not numbers. */
 function fieldNumber(raw: string) {
   const last = raw[raw.length - 1]
-  if ((last === 'i' || last === 'u') && INTEGER.test(raw.slice(0, -1))) return parseNumber(raw.slice(0, -1), 'value')
+  if ((last === 'i' || last === 'u') && INTEGER.test(raw.slice(0, -1))) {
+    // InfluxDB refuses the line too ("invalid unsigned number"): a `u` field is never negative, not even -0u.
+    if (last === 'u' && raw[0] === '-') return reject('invalid_value', `invalid value "${raw}": an unsigned integer (u) is never negative`)
+    return parseNumber(raw.slice(0, -1), 'value')
+  }
   // A quoted string is text even when it spells a number: InfluxDB stores it as a string field.
   if (raw[0] === '"') return reject('invalid_value', 'invalid value: not a number (a string field)')
   return parseNumber(raw, 'value')

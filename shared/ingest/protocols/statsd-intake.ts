@@ -56,6 +56,18 @@ export async function statsdRefusedToday(redis: Redis, config: Pick<Config, 'red
   return Number((await redis.get(statsdCountKey(config, 'refused', accountId))) ?? 0)
 }
 
+/** A line's parse as the cache holds it: frozen, shared by every packet of that line. */
+type CachedParse = { ok: true; value: { readonly key: string; readonly points: readonly Readonly<ValidPoint>[] } } | { ok: false; code: string; message: string }
+
+function freezeParse(parsed: ReturnType<typeof parseStatsdLine>): CachedParse {
+  if (parsed.ok) {
+    for (const p of parsed.value.points) Object.freeze(p)
+    Object.freeze(parsed.value.points)
+    Object.freeze(parsed.value)
+  }
+  return Object.freeze(parsed)
+}
+
 export class StatsdIntake {
   private readonly pending = new Map<string, Pending>()
   private readonly flushing = new Set<Promise<void>>()
@@ -63,8 +75,9 @@ export class StatsdIntake {
   private readonly counts = new Map<string, number>()
   private readonly countTimer: NodeJS.Timeout
   private lastWarnAt = 0
+  private lastFaultAt = 0
   /** Lines without a |T timestamp (their outcome does not depend on the clock) -> their parse. */
-  private readonly lines = new Map<string, ReturnType<typeof parseStatsdLine>>()
+  private readonly lines = new Map<string, CachedParse>()
   private readonly accountsByKey = new Map<string, { account: Account; until: number }>()
   /** Since start, in this process (tests and the benchmark read them). */
   readonly totals = { packets: 0, accepted: 0, refused: 0 }
@@ -73,11 +86,16 @@ export class StatsdIntake {
     this.countTimer = setInterval(() => void this.saveCounts(), 1_000).unref()
   }
 
-  /** A line's parse, from the cache when the line was seen (20,000 packets a second are mostly the same lines). */
-  private parse(line: string, now: number): ReturnType<typeof parseStatsdLine> {
+  /**
+   * A line's parse, from the cache when the line was seen (20,000 packets a second are mostly the same lines).
+   * A cached parse is shared by every later packet of that line, so it is frozen, points and all: a caller that
+   * tried to add to it (issue 38: a repeated line once grew the cached array, storing points never sent and, at
+   * 25 repeats in one datagram, overflowing the stack) fails loudly instead of corrupting later packets.
+   */
+  private parse(line: string, now: number): CachedParse {
     const hit = this.lines.get(line)
     if (hit) return hit
-    const parsed = parseStatsdLine(line, now)
+    const parsed = freezeParse(parseStatsdLine(line, now))
     if (!line.includes('|T')) {
       if (this.lines.size >= LINE_CACHE_MAX) this.lines.clear()
       this.lines.set(line, parsed)
@@ -86,10 +104,29 @@ export class StatsdIntake {
   }
 
   /**
-   * One datagram, or one line of a TCP stream. Never throws: a refusal is counted. Decided without a
+   * One datagram, or one line of a TCP stream. Never throws and never rejects: a refusal is counted, and so is
+   * a fault of our own while handling the packet (it is that packet's, not the process's). Decided without a
    * promise when its lines and key were seen within the last second (the common case).
    */
   packet(text: string): void | Promise<void> {
+    try {
+      const done = this.packetUnguarded(text)
+      return done && done.catch((err: unknown) => this.fault(err))
+    } catch (err) {
+      return this.fault(err)
+    }
+  }
+
+  private fault(err: unknown): void {
+    this.refuse(undefined, 1, 'internal error')
+    // A fault repeats with its packet: logged at most every 10 s, as refusals are.
+    if (Date.now() - this.lastFaultAt > 10_000) {
+      this.lastFaultAt = Date.now()
+      this.deps.log.error('statsd packet failed', { error: err })
+    }
+  }
+
+  private packetUnguarded(text: string): void | Promise<void> {
     this.totals.packets++
     // The common packet: one line of one key seen lately.
     if (!text.includes('\n')) {
@@ -117,9 +154,10 @@ export class StatsdIntake {
         break
       }
       firstKey ??= parsed.value.key
-      const list = byKey.get(parsed.value.key)
-      if (list) list.push(...parsed.value.points)
-      else byKey.set(parsed.value.key, parsed.value.points)
+      // The packet's own list: the parse is shared with every packet of the same line.
+      let list = byKey.get(parsed.value.key)
+      if (!list) byKey.set(parsed.value.key, (list = []))
+      for (const p of parsed.value.points) list.push(p)
     }
     // A bad line of a known key is counted for that account, so its owner sees it in their usage.
     const accounts = new Map<string, Account>()
@@ -136,13 +174,13 @@ export class StatsdIntake {
     for (const [key, points] of byKey) if (points.length) this.add(accounts.get(key)!, points)
   }
 
-  private add(account: Account, points: ValidPoint[]): void {
+  private add(account: Account, points: readonly ValidPoint[]): void {
     let p = this.pending.get(account.id)
     if (!p) this.pending.set(account.id, (p = { account, points: [], packets: [] }))
     if (p.points.length + points.length > MAX_PENDING_POINTS) return this.refuse(account.id, 1, 'too many points waiting to be written')
     // Cached parses share their point objects: nothing downstream changes a point.
     if (points.length === 1) p.points.push(points[0])
-    else p.points.push(...points)
+    else for (const point of points) p.points.push(point)
     p.packets.push(points.length)
     if (p.points.length >= FLUSH_POINTS) this.flushAccount(account.id)
     else p.timer ??= setTimeout(() => this.flushAccount(account.id), FLUSH_MS)
