@@ -3,7 +3,8 @@
 // every read that must see the caller's own latest write, stays on the primary. The replica is checked every
 // second: one that lags more than READ_REPLICA_MAX_LAG_SECONDS, is unreachable or is no longer a standby is
 // bypassed until it is fit again, with one log line per change. A read that fails on the replica because the
-// replica went away between two checks is run again on the primary: these reads change nothing.
+// replica went away between two checks is run again on the primary: these reads change nothing. A streamed export
+// runs each of its pages as such a read (shared/export/stream.ts), so it too survives the replica's loss.
 import type { Config } from './config.js'
 import { createSql, type Sql } from './db.js'
 import type { Logger } from './log.js'
@@ -48,17 +49,6 @@ export class ReadPool {
       this.timer.unref()
       void this.check()
     }
-  }
-
-  /**
-   * The pool for a lag-tolerant read that cannot be run again once under way (a streamed export): the replica
-   * when it is fit and answers now, else the primary. A replica lost mid-stream ends the stream as any failure does.
-   */
-  async pick(): Promise<Sql> {
-    return this.run(async (sql) => {
-      if (sql !== this.primary) await sql`select 1`
-      return sql
-    })
   }
 
   /** Runs a lag-tolerant read on the replica when it is fit, else (or when the replica fails under it) on the primary. */

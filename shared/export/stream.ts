@@ -7,6 +7,7 @@
 // export's size.
 import type { Sql } from '../db.js'
 import { decodeBlock, mergeByTime, type BlockColumns, type Row } from '../points/blocks.js'
+import type { ReadPool } from '../read-replica.js'
 import type { Stat } from '../stats/repo.js'
 import type { ExportWindow } from './window.js'
 
@@ -20,61 +21,82 @@ export function secondsOf(us: string): number {
 }
 
 /**
- * One stat's rows in the window, by time, page by page: hot rows and day blocks alike (sql/0027). A
- * step never crosses a UTC day; days without points are skipped with two index probes. A day with a
- * block is read whole (its blocks decoded here, merged with the day's hot rows: a backfill not compacted
- * yet) and cut into pages, so a day's memory is its points. A day of hot rows only is paged in SQL:
- * points are append-only and several may share a timestamp, so a full page gives back the rows of its
- * last timestamp and the next page starts at that timestamp inclusive; a page that is one timestamp
- * throughout is followed by every row of that timestamp.
+ * Where an export's statements go: a pool, or the read pool (shared/read-replica.ts), which runs each on the
+ * replica when it is fit and runs it again on the primary when the replica fails under it.
  */
-export async function* pagedRows(sql: Sql, stat: Stat, w: ExportWindow, pageRows = PAGE_ROWS): AsyncGenerator<Row[]> {
-  const at = (us: bigint) => sql`'epoch'::timestamptz + ${us.toString()}::int8 * interval '1 microsecond'`
-  const usOf = sql`(extract(epoch from ts) * 1000000)::int8`
+export type ExportReads = Sql | Pick<ReadPool, 'run'>
+
+/** One step of a stat's export: the rows it read, and where the next step starts. */
+interface Step {
+  rows: Row[]
+  next: bigint
+}
+
+/**
+ * One stat's rows in the window, by time, page by page: hot rows and day blocks alike (sql/0027). A step never
+ * crosses a UTC day and starts at the stat's first point at or after the previous step's end (hot rows or
+ * blocks), so empty days cost nothing: a stat of one point is read in four statements whatever the window's
+ * length (issue 38 item 3: a stat without blocks was walked day by day from the window's start, three
+ * statements a day, 3-5 s for a year's window). A day with a block is read whole (its blocks decoded here,
+ * merged with the day's hot rows: a backfill not compacted yet) and cut into pages, so a day's memory is its
+ * points. A day of hot rows only is paged in SQL: points are append-only and several may share a timestamp, so
+ * a full page gives back the rows of its last timestamp and the next page starts at that timestamp inclusive; a
+ * page that is one timestamp throughout is followed by every row of that timestamp.
+ *
+ * Each step is one read of the read pool, made again whole on the primary when the replica fails under it
+ * (issue 38 item 20): a step's rows are sent only once it has read them all and the next starts after its last
+ * row, so a replica lost mid-export costs the client nothing, and every row is sent once.
+ */
+export async function* pagedRows(reads: ExportReads, stat: Stat, w: ExportWindow, pageRows = PAGE_ROWS): AsyncGenerator<Row[]> {
+  const run: <T>(read: (sql: Sql) => Promise<T>) => Promise<T> = typeof reads === 'function' ? (read) => read(reads) : (read) => reads.run(read)
   const end = BigInt(w.to.getTime()) * 1000n + 1n // the window's end is inclusive
   let lower = BigInt(w.from.getTime()) * 1000n
   while (lower < end) {
-    const [first] = await sql<{ us: string | null }[]>`
-      select (extract(epoch from least(
-        (select min(ts) from points where stat_id = ${stat.id} and ts >= ${at(lower)} and ts < ${at(end)}),
-        (select greatest(min(first_ts), ${at(lower)}) from point_blocks where stat_id = ${stat.id} and last_ts >= ${at(lower)} and first_ts < ${at(end)})
-      )) * 1000000)::int8 as us`
-    if (first.us === null) return
-    lower = BigInt(first.us)
-    const dayStart = (lower / DAY_US) * DAY_US
-    const dayEnd = dayStart + DAY_US
-    const upper = dayEnd < end ? dayEnd : end
-    // The day's compacted block and any write blocks not merged into it yet (sql/0032), oldest first.
-    const blocks = await sql<BlockColumns[]>`
-      select day, dts, scale, ivals, fvals from point_blocks
-      where stat_id = ${stat.id} and day = ${at(dayStart)} and last_ts >= ${at(lower)} and first_ts < ${at(upper)} order by seq`
-    if (blocks.length) {
-      const hot = await sql<Row[]>`
-        select ${usOf} as us, value from points where stat_id = ${stat.id} and ts >= ${at(lower)} and ts < ${at(upper)} order by ts`
-      const rows = mergeByTime([...blocks.map((b) => decodeBlock(b, Number(lower), Number(upper))), Array.from(hot)])
-      for (let i = 0; i < rows.length; i += pageRows) yield rows.slice(i, i + pageRows)
-      lower = upper
-      continue
-    }
-    const rows = await sql<Row[]>`
-      select ${usOf} as us, value from points where stat_id = ${stat.id} and ts >= ${at(lower)} and ts < ${at(upper)} order by ts limit ${pageRows}`
-    if (rows.length < pageRows) {
-      if (rows.length) yield rows
-      lower = upper
-      continue
-    }
-    const last = rows[rows.length - 1].us
-    let cut = rows.length - 1
-    while (cut > 0 && rows[cut - 1].us === last) cut--
-    if (cut > 0) {
-      // A plain array: slicing postgres.js' result (an Array subclass) goes through its own constructor.
-      yield Array.from(rows).slice(0, cut)
-      lower = BigInt(last)
-    } else {
-      yield await sql<Row[]>`select ${usOf} as us, value from points where stat_id = ${stat.id} and ts >= ${at(BigInt(last))} and ts < ${at(BigInt(last) + 1n)}`
-      lower = BigInt(last) + 1n
-    }
+    const from = lower
+    const step = await run((sql) => readStep(sql, stat, from, end, pageRows))
+    if (!step) return
+    for (let i = 0; i < step.rows.length; i += pageRows) yield step.rows.length <= pageRows ? step.rows : step.rows.slice(i, i + pageRows)
+    lower = step.next
   }
+}
+
+/** The rows of the step that starts at the stat's first point at or after `lower` (µs), null when none is left before `end`. */
+async function readStep(sql: Sql, stat: Stat, lower: bigint, end: bigint, pageRows: number): Promise<Step | null> {
+  const at = (us: bigint) => sql`'epoch'::timestamptz + ${us.toString()}::int8 * interval '1 microsecond'`
+  const usOf = sql`(extract(epoch from ts) * 1000000)::int8`
+  const dayOf = (us: bigint) => (us / DAY_US) * DAY_US
+  // The first point's time: the hot rows' by their index, the blocks' by the primary key (stat_id, day) from the
+  // day holding `lower` (a block's points all lie in its day). A block that began before `lower` counts from
+  // `lower`. No row on a side is null there, and least() skips it.
+  const [first] = await sql<{ us: string | null }[]>`
+    select (extract(epoch from least(
+      (select min(ts) from points where stat_id = ${stat.id} and ts >= ${at(lower)} and ts < ${at(end)}),
+      (select min(greatest(first_ts, ${at(lower)})) from point_blocks
+        where stat_id = ${stat.id} and day >= ${at(dayOf(lower))} and day < ${at(end)} and last_ts >= ${at(lower)} and first_ts < ${at(end)})
+    )) * 1000000)::int8 as us`
+  if (first.us === null) return null
+  lower = BigInt(first.us)
+  const dayEnd = dayOf(lower) + DAY_US
+  const upper = dayEnd < end ? dayEnd : end
+  // The day's compacted block and any write blocks not merged into it yet (sql/0032), oldest first.
+  const blocks = await sql<BlockColumns[]>`
+    select day, dts, scale, ivals, fvals from point_blocks
+    where stat_id = ${stat.id} and day = ${at(dayOf(lower))} and last_ts >= ${at(lower)} and first_ts < ${at(upper)} order by seq`
+  if (blocks.length) {
+    const hot = await sql<Row[]>`
+      select ${usOf} as us, value from points where stat_id = ${stat.id} and ts >= ${at(lower)} and ts < ${at(upper)} order by ts`
+    return { rows: mergeByTime([...blocks.map((b) => decodeBlock(b, Number(lower), Number(upper))), Array.from(hot)]), next: upper }
+  }
+  // A plain array: slicing postgres.js' result (an Array subclass) goes through its own constructor.
+  const rows = Array.from(await sql<Row[]>`
+    select ${usOf} as us, value from points where stat_id = ${stat.id} and ts >= ${at(lower)} and ts < ${at(upper)} order by ts limit ${pageRows}`)
+  if (rows.length < pageRows) return { rows, next: upper }
+  const last = rows[rows.length - 1].us
+  let cut = rows.length - 1
+  while (cut > 0 && rows[cut - 1].us === last) cut--
+  if (cut > 0) return { rows: rows.slice(0, cut), next: BigInt(last) }
+  const tie = await sql<Row[]>`select ${usOf} as us, value from points where stat_id = ${stat.id} and ts >= ${at(BigInt(last))} and ts < ${at(BigInt(last) + 1n)}`
+  return { rows: Array.from(tie), next: BigInt(last) + 1n }
 }
 
 const TWO = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'))
@@ -106,12 +128,12 @@ export function csvField(s: string): string {
 export const CSV_HEADER = 'stat,kind,timestamp,iso_time,value\n'
 
 /** CSV: header, one row per observation, then `# requested_range=… applied_from=… applied_to=…`. */
-export async function* exportCsv(sql: Sql, stats: Stat[], w: ExportWindow, pageRows = PAGE_ROWS): AsyncGenerator<string> {
+export async function* exportCsv(reads: ExportReads, stats: Stat[], w: ExportWindow, pageRows = PAGE_ROWS): AsyncGenerator<string> {
   yield CSV_HEADER
   const iso = isoSeconds()
   for (const stat of stats) {
     const prefix = `${csvField(stat.name)},${stat.kind},`
-    for await (const rows of pagedRows(sql, stat, w, pageRows)) {
+    for await (const rows of pagedRows(reads, stat, w, pageRows)) {
       let chunk = ''
       for (const r of rows) {
         const t = secondsOf(r.us)
@@ -124,7 +146,7 @@ export async function* exportCsv(sql: Sql, stats: Stat[], w: ExportWindow, pageR
 }
 
 /** JSON: the window fields, then `stats: [{name, kind, points: [{t, value}]}]`, written as it is read. */
-export async function* exportJson(sql: Sql, stats: Stat[], w: ExportWindow, pageRows = PAGE_ROWS): AsyncGenerator<string> {
+export async function* exportJson(reads: ExportReads, stats: Stat[], w: ExportWindow, pageRows = PAGE_ROWS): AsyncGenerator<string> {
   const head = {
     requested_range: w.requested, applied_from: w.from.toISOString(), applied_to: w.to.toISOString(),
     retention_days: w.retentionDays, range_clamped_by_retention: w.clamped,
@@ -133,7 +155,7 @@ export async function* exportJson(sql: Sql, stats: Stat[], w: ExportWindow, page
   for (const [i, stat] of stats.entries()) {
     yield `${i ? ',' : ''}{"name":${JSON.stringify(stat.name)},"kind":"${stat.kind}","points":[`
     let first = true
-    for await (const rows of pagedRows(sql, stat, w, pageRows)) {
+    for await (const rows of pagedRows(reads, stat, w, pageRows)) {
       let chunk = ''
       for (const r of rows) {
         chunk += `${first ? '' : ','}{"t":${secondsOf(r.us)},"value":${r.value}}`

@@ -12,7 +12,7 @@ import { usesTimescale } from './storage.js'
 
 const DAY_MS = 86_400_000
 const ROLLUPS = [['rollups_1m', 60], ['rollups_1h', 3_600], ['rollups_1d', 86_400]] as const
-const SKETCHES = [['sketches_1h', 3_600], ['sketches_6h', 21_600], ['sketches_1d', 86_400]] as const
+const SKETCHES = [['sketches_1m', 60], ['sketches_1h', 3_600], ['sketches_6h', 21_600], ['sketches_1d', 86_400]] as const
 
 export interface RetentionResult {
   points: number

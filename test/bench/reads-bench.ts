@@ -19,6 +19,14 @@
 //      counted, rows/s and the API process's peak RSS (VmHWM) reported. The
 //      API process is restarted before each export so each peak is its own.
 //      Target: at least 200,000 rows/s with memory flat in the row count.
+//   4. History export (issue 38 item 3): an account of BENCH_HISTORY_STATS small gauges (73) spread over the
+//      business plan's 800 days (a few points each on one to three days, hundreds of days apart; every third
+//      stat's days compacted into day blocks); GET /api/v1/export?format=csv of the whole history, and of one
+//      stat of one point (?stat=), BENCH_HISTORY_REQUESTS times (3) each.
+//   5. Large gauge percentiles (issue 38 item 10): one gauge of BENCH_DENSE_POINTS points (4,000,000) over the
+//      last 24 hours, rollups and sketches built as the refresh builds them; GET ?range=24h with 10 percentiles,
+//      BENCH_DENSE_REQUESTS times (5) one after another, then four at once; the worst relative error of every
+//      bucket's percentiles against exact nearest-rank (percentile_disc) of its points.
 //
 // Own database (metrics_bench_reads, dropped at the end) and Redis prefix
 // (deleted at the end) on the local PostgreSQL and Redis; every request goes
@@ -28,13 +36,15 @@
 // Env: BENCH_CHART_POINTS (10000000), BENCH_CHART_REQUESTS (50),
 // BENCH_DASHBOARD_STATS (1000), BENCH_DASHBOARD_POINTS (300),
 // BENCH_DASHBOARD_REQUESTS (20), BENCH_EXPORT_SIZES (1000000,5000000; empty
-// or 0 skips the export part), BENCH_EXPORT_FORMATS (csv,json),
+// or 0 skips the export part), BENCH_EXPORT_FORMATS (csv,json), BENCH_HISTORY_STATS (73; 0 skips),
+// BENCH_HISTORY_REQUESTS (3), BENCH_DENSE_POINTS (4000000; 0 skips), BENCH_DENSE_REQUESTS (5),
 // DATABASE_URL (server only; postgres://localhost), REDIS_URL
 // (redis://127.0.0.1:6379).
 import { readFileSync } from 'node:fs'
 import http from 'node:http'
 import { createSession, SESSION_COOKIE } from '../../shared/auth/sessions.js'
 import { createSql, type Sql } from '../../shared/db.js'
+import { compactDay } from '../../shared/points/compaction.js'
 import { binOf as binOfSql, refreshSketches, Sketch } from '../../shared/points/sketches.js'
 import { readPercentiles } from '../../shared/stats/percentiles.js'
 import { resolveWindow } from '../../shared/stats/ranges.js'
@@ -60,6 +70,12 @@ export interface ReadsBenchOptions {
   /** Rows per export size; an empty list skips the export part. */
   exportSizes?: number[]
   exportFormats?: Array<'csv' | 'json'>
+  /** Small gauges over 800 days for the history export; 0 skips it. */
+  historyStats?: number
+  historyRequests?: number
+  /** Points of the dense gauge (last 24 h) for the percentile reads; 0 skips them. */
+  densePoints?: number
+  denseRequests?: number
   /** Progress lines (stderr by default). */
   log?: (line: string) => void
 }
@@ -106,6 +122,10 @@ export interface ReadsBenchResults extends BenchResultsBase<Required<Omit<ReadsB
   percentileCost?: { parts: Array<{ name: string; latencyMs: Latency }> } | Failed
   dashboard?: { stats: number; latencyMs: Latency; bytes: number; points: number; expectedPoints: number } | Failed
   export?: { runs: ExportRun[]; targetRowsPerSec: number; memoryNote: string } | Failed
+  /** Full history of many small stats, and of one stat of one point. */
+  history?: { stats: number; points: number; blocks: number; all: Latency; one: Latency; rows: number } | Failed
+  /** 10 percentiles over 24 h of the dense gauge: one at a time, four at once, and the worst error against exact. */
+  dense?: { points: number; minuteSketches: number; sequential: Latency; concurrent: Latency; worstRelativeError: number; buckets: number } | Failed
 }
 
 // ---------------------------------------------------------------- helpers
@@ -124,6 +144,10 @@ export function readsOptionsFromEnv(): Required<Omit<ReadsBenchOptions, 'log'>> 
     dashboardRequests: envInt('BENCH_DASHBOARD_REQUESTS', 20, 1),
     exportSizes: sizes.filter((s) => s > 0),
     exportFormats: formats as Array<'csv' | 'json'>,
+    historyStats: envInt('BENCH_HISTORY_STATS', 73, 0),
+    historyRequests: envInt('BENCH_HISTORY_REQUESTS', 3, 1),
+    densePoints: envInt('BENCH_DENSE_POINTS', 4_000_000, 0),
+    denseRequests: envInt('BENCH_DENSE_REQUESTS', 5, 1),
   }
 }
 
@@ -323,16 +347,36 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
       exportAccts.push({ size, key: acct.key })
       jobs.push({ statId: id, n: size, fromS: nowS - 30 * DAY, toS: nowS, kind: 'gauge' })
     }
+    // The history account: stat i holds 1-3 days of 1-50 points, its days hundreds of days apart across 800 days;
+    // the first holds one point (the issue's case).
+    const histAcct = await createAccount(sql, 'history')
+    const histIds = await insertStats(sql, histAcct.id, Array.from({ length: cfg.historyStats }, (_, i) => ({ name: `hist.s${String(i).padStart(3, '0')}`, kind: 'gauge' as const })))
+    const histDays: Array<{ id: string; day: number; i: number }> = []
+    histIds.forEach((id, i) => {
+      const days = [(i * 37) % 790 + 5, (i * 37 + 300) % 790 + 5, (i * 37 + 600) % 790 + 5].slice(0, 1 + (i % 3))
+      for (const d of days) {
+        const day = Math.floor(nowS / DAY) * DAY - d * DAY
+        histDays.push({ id, day, i })
+        jobs.push({ statId: id, n: i === 0 ? 1 : 1 + ((i * 7 + d) % 50), fromS: day + 60, toS: day + 80_000, kind: 'gauge' })
+      }
+    })
+    const denseAcct = await createAccount(sql, 'dense')
+    const denseIds = cfg.densePoints ? await insertStats(sql, denseAcct.id, [{ name: 'bench.dense', kind: 'gauge' }]) : []
+    // The last 24 hours less a quarter hour, as the dashboard's.
+    for (const id of denseIds) jobs.push({ statId: id, n: cfg.densePoints, fromS: nowS - DAY + 900, toS: nowS, kind: 'gauge' })
     const total = jobs.reduce((s, j) => s + j.n, 0)
     say(`inserting ${total.toLocaleString('en-US')} points (chart ${cfg.chartPoints.toLocaleString('en-US')}, dashboard ${(cfg.dashboardStats * cfg.dashboardPointsPerStat).toLocaleString('en-US')}, export ${cfg.exportSizes.map((s) => s.toLocaleString('en-US')).join(' + ') || 'none'})`)
     const loaded = await loadPoints(databaseUrl, sql, jobs, say)
     say(`  inserted in ${loaded.loadSeconds.toFixed(1)} s, indexes rebuilt in ${loaded.indexSeconds.toFixed(1)} s${loaded.triggersSkipped ? '' : ' (foreign-key triggers could not be skipped: not a superuser)'}`)
     const t2 = performance.now()
-    await buildRollups(sql, [chartId, ...dashIds])
+    await buildRollups(sql, [chartId, ...dashIds, ...denseIds])
+    // Every third history stat's days in day blocks, as the compaction leaves days past yesterday (not the first:
+    // the issue's stat of one point had no block).
+    for (const { id, day, i } of histDays) if (i % 3 === 1) await compactDay(sql, id, new Date(day * 1000))
     const rollupSeconds = (performance.now() - t2) / 1000
     // The chart stat's sketches, every hour marked as a refresh would mark it, built by the refresh's own code.
     const tSketch = performance.now()
-    await sql`insert into sketch_dirty (stat_id, hour) select ${chartId}::uuid, bucket from rollups_1h where stat_id = ${chartId} and bucket < date_trunc('hour', now(), 'UTC')`
+    await sql`insert into sketch_dirty (stat_id, hour) select stat_id, bucket from rollups_1h where stat_id = any(${[chartId, ...denseIds]}::uuid[]) and bucket < date_trunc('hour', now(), 'UTC')`
     while ((await refreshSketches(sql, 1_000)).hours > 0);
     const buildSeconds = (performance.now() - tSketch) / 1000
     const [sz] = await sql<{ hours: number; days: number; h_avg: number; h_max: number; d_avg: number; d_max: number; total: string }[]>`
@@ -449,6 +493,72 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
         say(`dashboard of ${body.stats.length} stats: p50 ${lat.p50} ms, p99 ${lat.p99} ms, ${(last.body.length / 1e6).toFixed(2)} MB`)
         return { stats: body.stats.length, latencyMs: lat, bytes: last.body.length, points, expectedPoints }
       }).catch((err: Error) => ({ error: err.message }))
+
+      if (cfg.historyStats) {
+        results.history = await stage('history export', async () => {
+          const auth = { authorization: `Bearer ${histAcct.key}` }
+          const all: number[] = []
+          const one: number[] = []
+          let rows = 0
+          // A stat of one point, for the issue's case (the first such by name).
+          const [lone] = await sql!<{ name: string }[]>`
+            select s.name from stats s where s.account_id = ${histAcct.id} and (select count(*) from points where stat_id = s.id) + coalesce((select sum(n) from point_blocks where stat_id = s.id), 0) = 1 order by s.name limit 1`
+          for (let i = 0; i < cfg.historyRequests; i++) {
+            const r = await get(api.port, '/api/v1/export?format=csv', auth, 30 * 60_000)
+            if (r.status !== 200) throw new Error(`GET /api/v1/export answered HTTP ${r.status}`)
+            all.push(r.ms)
+            rows = r.body.toString('utf8').trimEnd().split('\n').length - 2
+            if (lone) {
+              const o = await get(api.port, `/api/v1/export?format=csv&stat=${lone.name}`, auth, 5 * 60_000)
+              if (o.status !== 200) throw new Error(`GET /api/v1/export?stat= answered HTTP ${o.status}`)
+              one.push(o.ms)
+            }
+          }
+          const [{ stored, blocks }] = await sql!<{ stored: number; blocks: number }[]>`
+            select ((select count(*) from points where stat_id = any(${histIds}::uuid[])) + (select coalesce(sum(n), 0) from point_blocks where stat_id = any(${histIds}::uuid[])))::int as stored,
+                   (select count(*) from point_blocks where stat_id = any(${histIds}::uuid[]))::int as blocks`
+          if (rows !== stored) problems.push(`history export: ${rows} rows received, ${stored} stored`)
+          say(`history export of ${cfg.historyStats} stats (${stored} points, ${blocks} day blocks): p50 ${latency(all).p50} ms, max ${latency(all).max} ms; one stat of one point: p50 ${latency(one).p50} ms`)
+          return { stats: cfg.historyStats, points: stored, blocks, all: latency(all), one: latency(one), rows }
+        }).catch((err: Error) => ({ error: err.message }))
+      }
+
+      if (denseIds.length) {
+        results.dense = await stage('dense percentiles', async () => {
+          const auth = { authorization: `Bearer ${denseAcct.key}` }
+          const ps = [1, 5, 10, 25, 50, 75, 90, 95, 99, 99.9]
+          const path = `/api/v1/stats/bench.dense?range=24h&percentiles=${ps.join(',')}`
+          const first = await get(api.port, path, auth, 120_000)
+          if (first.status !== 200) throw new Error(`GET ${path} answered HTTP ${first.status}: ${first.body.toString('utf8').slice(0, 300)}`)
+          const sequential: number[] = []
+          let last = first
+          for (let i = 0; i < cfg.denseRequests; i++) {
+            last = await get(api.port, path, auth, 120_000)
+            sequential.push(last.ms)
+          }
+          const concurrent = (await Promise.all([0, 1, 2, 3].map(() => get(api.port, path, auth, 120_000)))).map((r) => r.ms)
+          // Exact nearest-rank of each 15-minute bucket's points, against the answer.
+          const body = JSON.parse(last.body.toString('utf8')) as { points: Array<Record<string, number>> }
+          const exact = await sql!<{ t: number; v: number[] }[]>`
+            select (floor(date_part('epoch', ts) / 900) * 900)::float8 as t, percentile_disc(${ps.map((p) => p / 100)}::float8[]) within group (order by value) as v
+            from points where stat_id = ${denseIds[0]} group by 1`
+          const byT = new Map(exact.map((r) => [Number(r.t), r.v.map(Number)]))
+          let worst = 0
+          for (const b of body.points) {
+            const want = byT.get(b.t)
+            if (!want || !b.n) continue
+            ps.forEach((p, i) => {
+              const got = b[`p${p}`]
+              const err = want[i] === 0 ? Math.abs(got) : Math.abs(got - want[i]) / Math.abs(want[i])
+              worst = Math.max(worst, err)
+            })
+          }
+          if (worst > 0.01 + 1e-12) problems.push(`dense percentiles: worst relative error ${worst} over the sketch's 1 %`)
+          const [{ minutes }] = await sql!<{ minutes: number }[]>`select count(*)::int as minutes from sketches_1m where stat_id = ${denseIds[0]}`.catch(() => [{ minutes: 0 }])
+          say(`dense gauge 24h, ${ps.length} percentiles: p50 ${latency(sequential).p50} ms, max ${latency(sequential).max} ms; four at once: mean ${latency(concurrent).mean} ms, max ${latency(concurrent).max} ms; worst error ${(worst * 100).toFixed(3)} %`)
+          return { points: cfg.densePoints, minuteSketches: minutes, sequential: latency(sequential), concurrent: latency(concurrent), worstRelativeError: worst, buckets: body.points.length }
+        }).catch((err: Error) => ({ error: err.message }))
+      }
     } finally {
       await api.child.stop()
     }
@@ -516,7 +626,7 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
     for (const c of seen) {
       if (c.warnings) problems.push(`${c.name} wrote ${c.warnings} warning/error log line(s), e.g. ${c.lines.slice(0, 2).map((l) => l.slice(0, 300)).join(' | ')}`)
     }
-    for (const [name, x] of [['chart', results.chart], ['dashboard', results.dashboard], ['export', results.export]] as const) {
+    for (const [name, x] of [['chart', results.chart], ['dashboard', results.dashboard], ['export', results.export], ['history', results.history], ['dense', results.dense]] as const) {
       if (isFailed(x)) problems.push(`${name} FAILED: ${x.error}`)
     }
     return results
@@ -561,6 +671,17 @@ export function renderReadsReport(r: ReadsBenchResults): string {
       rows.push([`  API RSS before / peak MB`, `${e.rssBeforeMb} / ${e.peakRssMb}`, 'flat in rows', ''])
     }
   } else if (r.export) rows.push(['export', `FAILED: ${r.export.error.slice(0, 100)}`, '', ''])
+  if (r.history && !isFailed(r.history)) {
+    const h = r.history
+    rows.push([`history export, ${n(h.stats)} stats over 800 days (${n(h.points)} pts) p50 / max ms`, `${ms(h.all.p50)} / ${ms(h.all.max)}`, 'what its points cost', ''])
+    rows.push([`  one stat of one point, full history p50 / max ms`, `${ms(h.one.p50)} / ${ms(h.one.max)}`, '', ''])
+  } else if (r.history) rows.push(['history export', `FAILED: ${r.history.error.slice(0, 100)}`, '', ''])
+  if (r.dense && !isFailed(r.dense)) {
+    const d = r.dense
+    rows.push([`24h, 10 percentiles, gauge of ${n(d.points)} pts p50 / max ms`, `${ms(d.sequential.p50)} / ${ms(d.sequential.max)}`, '', ''])
+    rows.push([`  four at once, mean / max ms`, `${ms(d.concurrent.mean)} / ${ms(d.concurrent.max)}`, '', ''])
+    rows.push([`  worst relative error against exact (${n(d.buckets)} buckets)`, `${(d.worstRelativeError * 100).toFixed(3)} %`, '<= 1 %', d.worstRelativeError <= 0.01 + 1e-12 ? 'met' : 'NOT MET'])
+  } else if (r.dense) rows.push(['dense percentiles', `FAILED: ${r.dense.error.slice(0, 100)}`, '', ''])
   const out = ['', machineLine('reads', r.machine)]
   if (r.setup) out.push(`setup: ${n(r.setup.pointsInserted)} points in ${r.setup.loadSeconds} s, indexes ${r.setup.indexSeconds} s, rollups ${r.setup.rollupSeconds} s, vacuum analyze + checkpoint ${r.setup.vacuumSeconds} s (${r.setup.seconds} s in all)`)
   if (r.sketches) {

@@ -3,6 +3,12 @@
 // line per change and its state in health, and is used again once fit. Against a primary and a real streaming
 // replica of the test's own (test/helpers/pg-replica.ts).
 import test from 'ava'
+import { createSql } from '../../shared/db.js'
+import { exportCsv } from '../../shared/export/stream.js'
+import type { ExportWindow } from '../../shared/export/window.js'
+import { compactDay } from '../../shared/points/compaction.js'
+import { ReadPool } from '../../shared/read-replica.js'
+import type { Stat } from '../../shared/stats/repo.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
@@ -109,4 +115,47 @@ test.serial('a stopped replica is bypassed, reads are answered throughout, and i
   t.is(lines.length, 2, `one line for the loss and one for the return: ${JSON.stringify(lines)}`)
   t.regex(lines[0], /^read replica bypassed/)
   t.regex(lines[1], /^read replica in use/)
+})
+
+test.serial('the replica stopped mid-export: the pages left are read from the primary, from the last row sent, every row once', async (t) => {
+  // Issue 38 item 20. A read pool of the test's own (no lag limit reached), read page by page as the route does,
+  // so that the stop falls between two pages for certain; the pool's own connections are the ones cut.
+  const lines: string[] = []
+  const log = { info: (m: string) => void lines.push(m), warn: (m: string) => void lines.push(m) }
+  const reads = new ReadPool({ databaseReadUrl: pg.replicaUrl, readReplicaMaxLagSeconds: 3600 }, app.sql, log as never)
+  const replica = createSql(pg.replicaUrl, { max: 1 })
+  try {
+    const [{ account_id: accountId }] = await app.sql<{ account_id: string }[]>`select account_id from stats where name = 'replica.routing'`
+    const [stat] = await app.sql<Stat[]>`insert into stats (account_id, name, kind) values (${accountId}, 'replica.export', 'gauge') returning *`
+    const day = Math.floor(Date.now() / 86_400_000) * 86_400 - 3 * 86_400
+    // Three days of 250 points each (one a minute from 00:10), compacted or not: pages of 100 rows cut each day.
+    await app.sql`insert into points (stat_id, ts, value)
+      select ${stat.id}, to_timestamp(${day} + d * 86400 + 600 + i * 60), d * 1000 + i from generate_series(0, 2) d, generate_series(0, 249) i`
+    await compactDay(app.sql, stat.id, new Date((day + 86_400) * 1000))
+    await until('the replica holds the points', async () => (await replica<{ n: number }[]>`select count(*)::int as n from stat_points(${stat.id}, ${new Date(day * 1000)}, now())`)[0].n, (n) => n === 750)
+    await until('the pool uses the replica', async () => reads.health().state, (s) => s === 'in_use')
+    // Held back, the replica lacks two points the primary takes now: one before the first page's last row (read from
+    // the replica, so never exported) and one on the last day (read from the primary once the replica is gone).
+    await pg.pauseReplay()
+    await app.sql`insert into points (stat_id, ts, value) values (${stat.id}, to_timestamp(${day}), -1), (${stat.id}, to_timestamp(${day + 2 * 86_400 + 30}), -2)`
+    const w: ExportWindow = { requested: 'custom', from: new Date(day * 1000), to: new Date(), retentionDays: 800, clamped: false }
+    const got: string[] = []
+    let pages = 0
+    for await (const chunk of exportCsv(reads, [stat], w, 100)) {
+      got.push(...chunk.split('\n').filter((l) => l.startsWith('replica.export,')))
+      if (++pages === 2) await pg.stopReplica() // the header, then the first page: the replica stops here
+    }
+    t.true(lines.some((l) => /^read replica bypassed/.test(l)), `the pool found the replica gone: ${JSON.stringify(lines)}`)
+    const values = got.map((l) => Number(l.split(',')[4]))
+    const want = [0, 1, 2].flatMap((d) => Array.from({ length: 250 }, (_, i) => d * 1000 + i))
+    want.splice(500, 0, -2) // 00:00:30 of the last day, before its first point
+    t.deepEqual(values, want, 'every row once, in order: the first page from the replica (without -1), the rest from the primary (with -2)')
+    const times = got.map((l) => Number(l.split(',')[2]))
+    t.true(times.every((x, i) => i === 0 || times[i - 1] < x))
+  } finally {
+    await reads.close()
+    await replica.end({ timeout: 1 })
+    await pg.startReplica()
+    await pg.resumeReplay().catch(() => {})
+  }
 })
