@@ -670,6 +670,17 @@ CREATE TABLE public.sketches_1h (
 
 
 --
+-- Name: sketches_1m; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.sketches_1m (
+    stat_id uuid NOT NULL,
+    bucket timestamp with time zone NOT NULL,
+    sketch bytea NOT NULL
+);
+
+
+--
 -- Name: sketches_6h; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1025,6 +1036,14 @@ ALTER TABLE ONLY public.sketches_1d
 
 ALTER TABLE ONLY public.sketches_1h
     ADD CONSTRAINT sketches_1h_pkey PRIMARY KEY (stat_id, bucket);
+
+
+--
+-- Name: sketches_1m sketches_1m_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.sketches_1m
+    ADD CONSTRAINT sketches_1m_pkey PRIMARY KEY (stat_id, bucket);
 
 
 --
@@ -1435,6 +1454,14 @@ ALTER TABLE ONLY public.sketches_1d
 
 ALTER TABLE ONLY public.sketches_1h
     ADD CONSTRAINT sketches_1h_stat_id_fkey FOREIGN KEY (stat_id) REFERENCES public.stats(id) ON DELETE CASCADE;
+
+
+--
+-- Name: sketches_1m sketches_1m_stat_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.sketches_1m
+    ADD CONSTRAINT sketches_1m_stat_id_fkey FOREIGN KEY (stat_id) REFERENCES public.stats(id) ON DELETE CASCADE;
 
 
 --

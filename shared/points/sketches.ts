@@ -21,7 +21,7 @@
 // Which tiers: minute sketches would cost more bytes than the minute's raw values (a gauge sampled every
 // 10-15 s has 4-6 values a minute, 48 B raw, while a sketch is 100+ B), so ranges whose buckets are under an
 // hour (1h, 6h, 24h) read raw points, exactly, except in dense hours: an hour of MINUTE_SKETCH_MIN_POINTS or
-// more gets minute sketches too (sql/0033; a gauge of 4M points a day read raw took 2.4 s for a 24h chart).
+// more gets minute sketches too (sql/0034; a gauge of 4M points a day read raw took 2.4 s for a 24h chart).
 // Hours serve 7d (168 sketches), 6-hour sketches 30d (120), days 90d and 180d (180), so no chart merges more than
 // 180 sketches besides the few hours not yet sketched (24h of a dense gauge merges 1,440 minute sketches).
 import { DDSketch } from '@datadog/sketches-js'
@@ -290,7 +290,7 @@ export async function refreshSketches(sql: Sql, limit = 5_000): Promise<{ hours:
         select stat_id, bucket, decode(hex, 'hex') from unnest(${full.map((h) => h.stat_id)}::uuid[], ${full.map((h) => h.hour.toISOString())}::timestamptz[], ${full.map((h) => h.sketch.encode().toString('hex'))}::text[]) as u(stat_id, bucket, hex)
         order by 1, 2`
     }
-    // Minute sketches of the dense hours (sql/0033), the others' dropped: an hour holds all its minutes or none.
+    // Minute sketches of the dense hours (sql/0034), the others' dropped: an hour holds all its minutes or none.
     await tx`delete from sketches_1m x using unnest(${marked.map((m) => m.stat_id)}::uuid[], ${marked.map((m) => m.hour.toISOString())}::timestamptz[]) as m(stat_id, hour)
       where x.stat_id = m.stat_id and x.bucket >= m.hour and x.bucket < m.hour + interval '1 hour'`
     const dense = full.filter((h) => h.sketch.count >= MINUTE_SKETCH_MIN_POINTS)

@@ -1,5 +1,5 @@
 // Percentiles of a gauge per chart bucket (decisions.md section 20), nearest-rank, within 1 % of exact.
-// Buckets under an hour (ranges 1h, 6h, 24h) merge the minute sketches of dense hours (sql/0033: an hour of 3,600
+// Buckets under an hour (ranges 1h, 6h, 24h) merge the minute sketches of dense hours (sql/0034: an hour of 3,600
 // points or more) and are computed exactly from the raw points (percentile_disc is nearest-rank) in every other
 // hour: sparse hours, the current hour, hours marked for a rebuild (issue 38 item 10: 10 percentiles over 24 h of
 // a 4M-point gauge sorted 4M rows, 2.4 s a read). Buckets of whole hours merge sketches (shared/points/sketches.ts): day sketches for
