@@ -36,3 +36,37 @@ export function formatInstant(at: Date, zone: string | null): string {
     return fmt('UTC')
   }
 }
+
+const DAY_NAMES = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'].join('|')
+const STORED_TIMES = new RegExp(`(\\d{4}-\\d{2}-\\d{2}) (\\d{2}:\\d{2})-\\d{2}:\\d{2} UTC|(?:on (${DAY_NAMES})s )?at (\\d{2}:\\d{2}) UTC`, 'g')
+
+/**
+ * The anomaly detector's explanations (shared/anomalies/detector.ts), stored with UTC times ("2026-11-25
+ * 04:00-05:00 UTC: at 04:00 UTC this stat is usually..."), with those times on the account's clock (issue 38
+ * item 14): "2026-11-25 09:30-10:30 GMT+5:30: at 09:30 GMT+5:30 ...". An "at" or "on Mondays at" names the
+ * same hour as the hour label before it, so that label's date places it (and may move its weekday). Without a
+ * zone, or with UTC, the text is as stored.
+ */
+export function explanationInZone(text: string, zone: string | null): string {
+  if (!zone || zone === 'UTC' || zone === 'Etc/UTC') return text
+  let parts: Intl.DateTimeFormat
+  try {
+    parts = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', weekday: 'long', timeZoneName: 'short' })
+  } catch {
+    return text
+  }
+  const at = (ms: number) => Object.fromEntries(parts.formatToParts(ms).map((p) => [p.type, p.value])) as Record<string, string>
+  const hm = (p: Record<string, string>) => `${p.hour}:${p.minute}`
+  let day: string | null = null
+  return text.replace(STORED_TIMES, (whole, date: string | undefined, from: string | undefined, weekday: string | undefined, time: string | undefined) => {
+    if (date) {
+      day = date
+      const start = Date.parse(`${date}T${from}:00Z`)
+      const a = at(start)
+      return `${a.year}-${a.month}-${a.day} ${hm(a)}-${hm(at(start + 3_600_000))} ${a.timeZoneName}`
+    }
+    if (!day) return whole
+    const a = at(Date.parse(`${day}T${time}:00Z`))
+    return `${weekday ? `on ${a.weekday}s ` : ''}at ${hm(a)} ${a.timeZoneName}`
+  })
+}

@@ -9,6 +9,7 @@ import { applyMute, silenceVerdict, type Managed } from './management.js'
 import { DEFAULT_NO_DATA_MINUTES, pausedAlertIds } from './repo.js'
 import { percentileOf, type Aggregation, type Condition, type DeliveryPayload, type OnNoData } from './schema.js'
 import { spanPercentiles } from '../stats/percentiles.js'
+import { explanationInZone } from '../time-zones.js'
 import type { Kind } from '../stats/repo.js'
 
 const LOCK_ID = 72_410_002
@@ -42,6 +43,8 @@ interface Row {
   /** anomaly: whether the stat's latest incident since the alert was created is open, and its explanation (null: none). */
   anomaly_open: boolean | null
   anomaly_explanation: string | null
+  /** anomaly: the account's time zone, which the explanation's times are written in (null: none set, UTC). */
+  time_zone: string | null
 }
 
 export interface PassResult {
@@ -73,7 +76,8 @@ export function duration(seconds: number): string {
 
 /** An anomaly alert's message: the incident's own explanation in numbers, or its peak once it has closed. */
 function anomalyMessage(r: Row, event: 'fired' | 'resolved', observed: string): string {
-  return event === 'fired' ? `${r.stat_name}: anomaly: ${r.anomaly_explanation ?? `observed ${observed}`}` : `${r.stat_name}: the anomaly is over (its peak was ${observed})`
+  const explained = r.anomaly_explanation === null ? null : explanationInZone(r.anomaly_explanation, r.time_zone)
+  return event === 'fired' ? `${r.stat_name}: anomaly: ${explained ?? `observed ${observed}`}` : `${r.stat_name}: the anomaly is over (its peak was ${observed})`
 }
 
 /** heartbeat and missing_data: how long the stat has been silent, against the window ("no data for 5 min 40 s (limit 2 min)"). */
@@ -183,6 +187,7 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
                   then extract(epoch from ${now}::timestamptz - coalesce(last.ts, a.created_at))::float8
                   when a.condition_type = 'anomaly' then inc.observed
                   else cur.v end as value, inc.open as anomaly_open, inc.explanation as anomaly_explanation,
+             case when a.condition_type = 'anomaly' then (select acc.time_zone from accounts acc where acc.id = a.account_id) end as time_zone,
              prev.v as previous, a.muted_until, a.incident_muted, a.incident_no_data, a.resolve_withheld, a.on_no_data,
              case when a.window_minutes_set then a.window_minutes else ${DEFAULT_NO_DATA_MINUTES} end as silence_minutes,
              extract(epoch from ${now}::timestamptz - greatest(arr.at, a.created_at))::float8 as silent
