@@ -147,7 +147,11 @@ export function webRoutes(router: Router<AppState, AppContext>): void {
     data: { dashboard: param(ctx, 'id') },
     preload: typeof ctx.query.range === 'string' ? [] : [`/api/v1/dashboards/${encodeURIComponent(param(ctx, 'id'))}/data`],
   })))
-  router.get('/alerts', signedIn('alerts', () => 'Alerts'))
+  // Which webhook targets this deployment takes: the form's hint says what is true here (issue 38 item 19).
+  router.get('/alerts', signedIn('alerts', () => 'Alerts', (ctx) => {
+    const c = ctx.deps.config
+    return { data: { webhookTargets: c.webhookAllowPrivate ? 'private' : c.webhookAllowLoopback ? 'loopback' : 'public' } }
+  }))
   router.get('/alerts/:id', signedIn('alert', () => 'Alert', (ctx) => ({ data: { alert: param(ctx, 'id') } })))
   router.get('/ask', signedIn('ask', () => 'Ask'))
   router.get('/anomalies', signedIn('anomalies', () => 'Anomalies'))

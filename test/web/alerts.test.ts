@@ -173,3 +173,21 @@ test('GET /api/v1/usage: the plan\'s limits and what is used, for a key or a ses
   })
   t.is((await request(app.url, '/api/v1/usage')).status, 401)
 })
+
+test.serial('the webhook hint says what this deployment does with private addresses, and it is true (issue 38 item 19)', async (t) => {
+  const strict = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: '0' })
+  t.teardown(() => strict.close())
+  for (const [target, hint, status] of [[app, /also delivers to private and internal addresses/, 201], [strict, /Private and internal addresses are refused\.$/, 400]] as const) {
+    const user = await signUp(target.url)
+    const { key } = await createKey(target.url, user)
+    const { page, problems } = await signedInTab(browser, target.url, user)
+    await page.goto(`${target.url}/alerts`)
+    await page.getByLabel('Webhook URL').waitFor()
+    const shown = (await page.locator('#target').locator('xpath=..').textContent())!
+    t.regex(shown, hint)
+    // What the hint says is what the API does with a loopback target.
+    const res = await request(target.url, '/api/v1/alerts', { bearer: key, json: { stat_name: 'x', condition_type: 'above', threshold: 1, channel: 'webhook', channel_config: { webhook_url: 'http://127.0.0.1:9/h' } } })
+    t.is(res.status, status, res.text)
+    t.deepEqual(problems, [])
+  }
+})
