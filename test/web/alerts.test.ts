@@ -191,3 +191,36 @@ test.serial('the webhook hint says what this deployment does with private addres
     t.deepEqual(problems, [])
   }
 })
+
+test.serial('the address-confirmation page looks like the app and leads back to it; /favicon.ico is the app\'s icon (issue 38 item 19)', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const address = `confirm.${user.accountId.slice(0, 8)}@example.com`
+  const res = await request(app.url, '/api/v1/alerts', { bearer: key, json: { stat_name: 'x', condition_type: 'above', threshold: 1, channel: 'email', channel_config: { email: address } } })
+  t.is(res.status, 201, res.text)
+  const [mail] = await smtp.waitFor(1, (m) => m.to.includes(address))
+  const link = /(https?:\/\/\S+\/api\/v1\/email\/confirm\?token=\S+)/.exec(mail.text)![1]
+  const { page, problems } = await signedInTab(browser, app.url, user)
+  const failed: string[] = []
+  page.on('response', (r) => { if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`) })
+  const shown = await page.goto(link)
+  t.is(shown?.status(), 200)
+  await page.getByRole('heading', { name: 'Address confirmed' }).waitFor()
+  // The app's stylesheet and header: the page is styled (not the browser's default serif) and has the navigation.
+  t.is(await page.locator('link[rel="stylesheet"]').count(), 1)
+  t.notRegex(await page.evaluate(() => getComputedStyle(document.body).fontFamily), /^(Times|serif)/i)
+  t.true(await page.getByRole('navigation', { name: 'Main' }).isVisible())
+  await page.getByRole('link', { name: 'Go to your alerts' }).click()
+  await page.waitForURL(`${app.url}/alerts`)
+  await page.locator(`[data-alert="${res.body.alert.id}"] .badge.ok`).waitFor()
+  t.deepEqual(failed, [], 'no request of either page failed (the icon included)')
+  t.deepEqual(problems, [])
+
+  const icon = await request(app.url, '/favicon.ico')
+  t.is(icon.status, 200)
+  t.regex(icon.headers.get('content-type') ?? '', /^image\/svg\+xml/)
+  t.regex(icon.text, /^<svg /)
+  t.truthy(icon.headers.get('content-security-policy'))
+  const direct = await page.goto(`${app.url}/favicon.ico`)
+  t.is(direct?.status(), 200)
+})

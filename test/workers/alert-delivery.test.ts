@@ -496,7 +496,7 @@ test('6.1 e-mail channel: nothing is mailed before confirmation; after it the lo
   const confirmed = await request(app.url, url.pathname + url.search)
   t.is(confirmed.status, 200)
   t.regex(String(confirmed.headers.get('content-type')), /^text\/html/)
-  t.regex(confirmed.text, /Address confirmed[\s\S]*<a href="\/alerts">/)
+  t.regex(confirmed.text, /Address confirmed[\s\S]*<a href="\/alerts"[ >]/)
   // Issue 38 item 14: the mail's "At:" is on the account's clock.
   t.is((await request(app.url, '/api/v1/account', { method: 'PATCH', json: { time_zone: 'Asia/Kolkata' }, session: u.session })).status, 200)
   const [firing] = await smtp.waitFor(1, (m) => m.to.includes(address) && m.subject.startsWith('[FIRING]'))
