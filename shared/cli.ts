@@ -13,7 +13,8 @@ import { turnOffTwoFactor } from './auth/two-factor.js'
 import { loadConfigOrExit } from './config.js'
 import { createSql, type Sql } from './db.js'
 import { AppError } from './errors.js'
-import { isPlanName, PLAN_NAMES } from './plans.js'
+import { markHistoryForScoring } from './anomalies/sweep.js'
+import { DETECTING_PLANS, isPlanName, PLAN_NAMES } from './plans.js'
 import { listParked } from './points/parked.js'
 
 const USAGE = `usage: npm run cli -- accounts:create --email E [--plan ${PLAN_NAMES.join('|')}] [--password P]
@@ -49,6 +50,8 @@ async function run(sql: Sql, argv: string[]): Promise<unknown> {
       const found = await findAccountByEmail(sql, values.email)
       if (!found) throw new UsageError(`no account with e-mail ${values.email}`)
       const updated = await setAccountPlan(sql, found.account.id, plan(values.plan))
+      // Into anomaly detection from a plan without it: the history written meanwhile is scored (issue 38 item 12).
+      if (!DETECTING_PLANS.includes(found.account.plan) && DETECTING_PLANS.includes(updated!.plan)) await markHistoryForScoring(sql, found.account.id, new Date())
       return { account: accountJson(updated!) }
     }
     case 'accounts:list':

@@ -12,6 +12,7 @@ import { closestStatName } from '../../shared/stats/closest.js'
 import { findStat } from '../../shared/stats/repo.js'
 import { accountOf, baseUrl, type AuthKind } from '../context.js'
 import type { Routes } from '../route.js'
+import { messagePage } from '../web/pages.js'
 
 /**
  * An alert may name a stat before its first point (so it is ready when data arrives), but a typo
@@ -90,10 +91,8 @@ export function alertRoutes(routes: Routes): void {
       query: z.object({ token: z.string().max(200) }), responses: { 200: { description: 'Confirmed (an HTML page with a link back to the app); pending e-mail alerts for it are armed' } }, errors: [404] },
     async (ctx, { query }) => {
       if (!(await confirmEmail(ctx.deps.sql, query.token))) throw notFound('confirmation', 'confirmation_not_found')
-      // A person arrives here from a mail: a page, with the way on to their alerts (the CSP applies as everywhere).
-      ctx.type = 'html'
-      ctx.body = '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">' +
-        '<title>Address confirmed</title></head><body><h1>Address confirmed</h1><p>Alert e-mails will now be delivered to this address.</p>' +
-        '<p><a href="/alerts">Go to your alerts</a></p></body></html>'
+      // A person arrives here from a mail: a page like the app's others, with the way on to their alerts.
+      await messagePage(ctx, 'Address confirmed', '<h1>Address confirmed</h1><p>Alert e-mails will now be delivered to this address.</p>' +
+        '<div class="actions"><a href="/alerts" class="button">Go to your alerts</a><a href="/" class="button secondary">Back to the app</a></div>')
     })
 }

@@ -4,7 +4,7 @@ import { readRaw } from '../middleware/legacy-body.js'
 import { findBillingByAccount } from '../../shared/billing/repo.js'
 import { openPortal, startCheckout } from '../../shared/billing/checkout.js'
 import { BillingState, CheckoutBody, CheckoutSession, ReturnQuery, WebhookReceipt } from '../../shared/billing/schema.js'
-import { syncOnReturn } from '../../shared/billing/sync.js'
+import { LIVE, syncOnReturn } from '../../shared/billing/sync.js'
 import { receiveEvent } from '../../shared/billing/webhook.js'
 import type { PaidPlan } from '../../shared/billing/provider.js'
 import { accountOf, baseUrl } from '../context.js'
@@ -32,7 +32,10 @@ export function billingRoutes(routes: Routes): void {
       const b = await findBillingByAccount(ctx.deps.sql, account.id)
       ctx.body = {
         plan: account.plan,
-        subscription: b?.subscription_id ? { id: b.subscription_id, status: b.subscription_status, past_due: b.past_due, current_period_end: b.current_period_end?.toISOString() ?? null } : null,
+        subscription: b?.subscription_id ? {
+          id: b.subscription_id, status: b.subscription_status, past_due: b.past_due, current_period_end: b.current_period_end?.toISOString() ?? null,
+          in_force: LIVE.has(b.subscription_status ?? ''),
+        } : null,
         synced_at: b?.synced_at?.toISOString() ?? null,
       }
     })

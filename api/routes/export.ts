@@ -28,12 +28,24 @@ async function sendExport(ctx: Ctx, query: z.infer<typeof ExportQuery>, statName
   ctx.set('X-Service-Export-Range-Clamped', String(w.clamped))
   const csv = query.format === 'csv'
   ctx.type = csv ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8'
-  ctx.set('Content-Disposition', `attachment; filename="export.${csv ? 'csv' : 'json'}"`)
+  ctx.set('Content-Disposition', exportDisposition(statName, w.from, w.to, csv ? 'csv' : 'json'))
   // A page that fails after the 200 and the first bytes went out (a lost connection, a timeout)
   // destroys the response (Koa pipes the body with stream.pipeline): the chunked body never gets its
   // final chunk, so the client sees a broken transfer, never a shorter file that ends cleanly. Each page is read
   // through the read pool, so a page that fails on the replica is read again on the primary (issue 38 item 20).
   ctx.body = Readable.from((csv ? exportCsv : exportJson)(ctx.deps.reads, stats, w))
+}
+
+/**
+ * The download's name after what it holds (issue 38 item 19: every file was export.csv): the stat (or
+ * "all-stats") and the applied window in UTC, "checkout.latency_2026-11-01T0000Z_2026-11-08T0000Z.csv". An ASCII
+ * name for every client, and the exact one (RFC 6266 filename*) for those that read it: stat names may hold spaces and &.
+ */
+export function exportDisposition(statName: string | undefined, from: Date, to: Date, ext: 'csv' | 'json'): string {
+  const at = (d: Date) => `${d.toISOString().slice(0, 16).replace(':', '')}Z`
+  const name = `${statName ?? 'all-stats'}_${at(from)}_${at(to)}.${ext}`
+  const ascii = name.replace(/[^A-Za-z0-9._-]/g, '_')
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`
 }
 
 export function exportRoutes(routes: Routes): void {

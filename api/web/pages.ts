@@ -117,6 +117,16 @@ predecessor's <code>/ez</code>, <code>/c</code> and <code>/v</code> endpoints ke
 </div>`
 }
 
+/**
+ * A page rendered whole here for a person arriving from a mailed link (the address confirmation): the app's
+ * shell, stylesheet and icon, with the navigation when a session is open (issue 38 item 19: it was bare HTML).
+ * `main` is already escaped HTML.
+ */
+export async function messagePage(ctx: Ctx, title: string, main: string): Promise<void> {
+  const found = await sessionOf(ctx)
+  await shell(ctx, { title, main: `<div class="landing">${main}</div>`, ...(found ? { account: found.account } : {}) })
+}
+
 const param = (ctx: Ctx, name: string) => (ctx as unknown as { params: Record<string, string> }).params[name]
 
 export function webRoutes(router: Router<AppState, AppContext>): void {
@@ -147,7 +157,11 @@ export function webRoutes(router: Router<AppState, AppContext>): void {
     data: { dashboard: param(ctx, 'id') },
     preload: typeof ctx.query.range === 'string' ? [] : [`/api/v1/dashboards/${encodeURIComponent(param(ctx, 'id'))}/data`],
   })))
-  router.get('/alerts', signedIn('alerts', () => 'Alerts'))
+  // Which webhook targets this deployment takes: the form's hint says what is true here (issue 38 item 19).
+  router.get('/alerts', signedIn('alerts', () => 'Alerts', (ctx) => {
+    const c = ctx.deps.config
+    return { data: { webhookTargets: c.webhookAllowPrivate ? 'private' : c.webhookAllowLoopback ? 'loopback' : 'public' } }
+  }))
   router.get('/alerts/:id', signedIn('alert', () => 'Alert', (ctx) => ({ data: { alert: param(ctx, 'id') } })))
   router.get('/ask', signedIn('ask', () => 'Ask'))
   router.get('/anomalies', signedIn('anomalies', () => 'Anomalies'))
@@ -161,6 +175,15 @@ export function webRoutes(router: Router<AppState, AppContext>): void {
     return { data }
   }))
   router.get('/account', signedIn('account', () => 'Account'))
+  // Browsers ask for /favicon.ico wherever a page names no icon (a JSON route, the API reference): the same icon
+  // as the shell's, so that no page logs a 404 (issue 38 item 19). SVG under that name is read by its type.
+  router.get('/favicon.ico', async (ctx) => {
+    const icon = (await assets()).files.get('icon.svg')!
+    securityHeaders(ctx)
+    ctx.set('Cache-Control', 'public, max-age=86400')
+    ctx.type = icon.type
+    ctx.body = icon.body
+  })
   router.get('/assets/:file', async (ctx) => {
     const file = (await assets()).files.get(param(ctx, 'file'))
     if (!file) return // the errors middleware answers the 404

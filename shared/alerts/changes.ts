@@ -70,6 +70,24 @@ async function optIn(deps: AlertDeps, account: Account, alert: AlertRow, email: 
   return false
 }
 
+/**
+ * What a PATCH changed, in words for the alert's history (issue 38 item 13: a changed threshold left no trace):
+ * "threshold 100 → 250", "window 5 → 15 min". The mute has its own "muted" line.
+ */
+function changedFields(before: AlertRow, after: AlertRow): string[] {
+  const out: string[] = []
+  const field = CHANNEL_FIELD[before.channel]
+  const was = (label: string, a: unknown, b: unknown, unit = '') => { if (a !== b) out.push(`${label} ${String(a)} → ${String(b)}${unit}`) }
+  was('threshold', before.threshold, after.threshold)
+  was('window', before.window_minutes, after.window_minutes, ' min')
+  was('side', before.direction, after.direction)
+  was('cooldown', before.cooldown_minutes, after.cooldown_minutes, ' min')
+  was('when the stat goes quiet', before.on_no_data, after.on_no_data)
+  // Named, not shown: a Slack or webhook URL can carry its own secret.
+  if (before.channel_config[field] !== after.channel_config[field]) out.push(`${field === 'email' ? 'address' : 'URL'} changed`)
+  return out
+}
+
 /** PATCH: changes the given fields; a changed e-mail address goes back to pending_confirmation until confirmed. */
 export async function updateAlert(deps: AlertDeps, account: Account, id: string, body: UpdateAlertBody, baseUrl: string): Promise<AlertRow> {
   const alert = await ownAlert(deps, account.id, id)
@@ -96,6 +114,10 @@ export async function updateAlert(deps: AlertDeps, account: Account, id: string,
       where id = ${id} and account_id = ${account.id}
       returning *`
     if (!updated) return null
+    const changes = changedFields(alert, updated)
+    if (changes.length) {
+      await recordEvents(tx, [{ alertId: id, at: new Date(), event: 'changed', observedValue: null, deliveryId: null, detail: changes.join('; ') }])
+    }
     if (body.muted_until !== undefined) {
       const until = updated.muted_until
       await recordEvents(tx, [{

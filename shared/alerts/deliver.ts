@@ -6,6 +6,7 @@ import type { Config } from '../config.js'
 import type { Db } from '../db.js'
 import { postJson } from './egress.js'
 import { isConfirmed, sendMail } from './mail.js'
+import { formatInstant } from '../time-zones.js'
 import type { AlertRow, Delivery } from './repo.js'
 import type { DeliveryPayload } from './schema.js'
 
@@ -20,8 +21,20 @@ export function signature(secret: string, body: string, unixSeconds: number): st
  * is on the same host name as the session cookie.
  */
 export function statLink(config: Pick<Config, 'publicUrl' | 'port'>, name: string): string {
-  const base = config.publicUrl?.replace(/\/+$/, '') ?? `http://127.0.0.1:${config.port}`
-  return `${base}/stats/${encodeURIComponent(name)}`
+  return `${appBase(config)}/stats/${encodeURIComponent(name)}`
+}
+
+const appBase = (config: Pick<Config, 'publicUrl' | 'port'>) => config.publicUrl?.replace(/\/+$/, '') ?? `http://127.0.0.1:${config.port}`
+
+/** The alert's own page, where it is muted, tested and changed (issue 38 item 13: the mail linked to the stat only). */
+export function alertLink(config: Pick<Config, 'publicUrl' | 'port'>, id: string): string {
+  return `${appBase(config)}/alerts/${encodeURIComponent(id)}`
+}
+
+/** The account's clock (its time zone, null: none set), for the times a mail or a Slack message states. */
+async function zoneOf(sql: Db, accountId: string): Promise<string | null> {
+  const [row] = await sql<{ time_zone: string | null }[]>`select time_zone from accounts where id = ${accountId}`
+  return row?.time_zone ?? null
 }
 
 /** A failed attempt, with the receiver's HTTP status when it answered (the alert's history shows it). */
@@ -57,17 +70,21 @@ export async function send(config: Config, sql: Db, alert: AlertRow, delivery: D
       })
     }
     case 'slack': {
-      const text = `${icon} *${title}*: ${p.message}\n<${statLink(config, p.stat_name)}|${p.stat_name}> · ${p.condition} ${p.threshold} · ${p.triggered_at}`
+      const at = formatInstant(new Date(p.triggered_at), await zoneOf(sql, alert.account_id))
+      const text = `${icon} *${title}*: ${p.message}\n<${statLink(config, p.stat_name)}|${p.stat_name}> · ${p.condition} ${p.threshold} · ${at} · <${alertLink(config, alert.id)}|mute or change the alert>`
       return post(config, alert.channel_config.slack_webhook_url!, JSON.stringify({ text }), {})
     }
     case 'email': {
       const to = alert.channel_config.email!
       // Double opt-in is checked again at send time: a confirmation can only ever be added, but be strict.
       if (!(await isConfirmed(sql, alert.account_id, to))) throw new Error('address not confirmed')
+      // "At:" on the account's clock, as its pages write times (issue 38 item 14); the alert's page is where it is muted.
+      const at = formatInstant(new Date(p.triggered_at), await zoneOf(sql, alert.account_id))
       await sendMail(config, {
         to,
         subject: `[${subjectTag}] ${p.stat_name}`,
-        text: `${p.message}\n\nCondition: ${p.condition} ${p.threshold}\nObserved: ${p.observed_value ?? 'no data'}\nAt: ${p.triggered_at}\nIncident: ${p.incident_key}\n\n${statLink(config, p.stat_name)}\n`,
+        text: `${p.message}\n\nCondition: ${p.condition} ${p.threshold}\nObserved: ${p.observed_value ?? 'no data'}\nAt: ${at}\nIncident: ${p.incident_key}\n\n` +
+          `The stat: ${statLink(config, p.stat_name)}\nThe alert (mute, test, change, history): ${alertLink(config, alert.id)}\n`,
       })
       return null
     }

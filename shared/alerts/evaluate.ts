@@ -9,6 +9,7 @@ import { applyMute, silenceVerdict, type Managed } from './management.js'
 import { DEFAULT_NO_DATA_MINUTES, pausedAlertIds } from './repo.js'
 import { percentileOf, type Aggregation, type Condition, type DeliveryPayload, type OnNoData } from './schema.js'
 import { spanPercentiles } from '../stats/percentiles.js'
+import { explanationInZone } from '../time-zones.js'
 import type { Kind } from '../stats/repo.js'
 
 const LOCK_ID = 72_410_002
@@ -42,6 +43,8 @@ interface Row {
   /** anomaly: whether the stat's latest incident since the alert was created is open, and its explanation (null: none). */
   anomaly_open: boolean | null
   anomaly_explanation: string | null
+  /** anomaly: the account's time zone, which the explanation's times are written in (null: none set, UTC). */
+  time_zone: string | null
 }
 
 export interface PassResult {
@@ -50,31 +53,57 @@ export interface PassResult {
   skipped?: boolean
 }
 
-const describe: Record<Condition, string> = {
-  above: 'above', below: 'below', pct_change: 'changed by more than (%)', heartbeat: 'no data for more than (s)',
-  missing_data: 'no data for more than (s)', sustained: 'sustained beyond', anomaly: 'anomaly',
+const describe: Record<Exclude<Condition, 'heartbeat' | 'missing_data'>, string> = {
+  above: 'above', below: 'below', pct_change: 'changed by more than (%)', sustained: 'sustained beyond', anomaly: 'anomaly',
+}
+
+/**
+ * A span of seconds as a person says it (issue 38 item 13: "no data for more than (s) 120 (observed 340.246)"):
+ * "45 s", "5 min 40 s", "2 min", "3 h 5 min", "2 d 4 h". Whole seconds; the two largest units only.
+ */
+export function duration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds))
+  const units: Array<[number, string]> = [[86_400, 'd'], [3600, 'h'], [60, 'min'], [1, 's']]
+  const i = units.findIndex(([size]) => s >= size)
+  if (i < 0) return '0 s'
+  const [big, bigName] = units[i]
+  const first = `${Math.floor(s / big)} ${bigName}`
+  if (i === units.length - 1) return first
+  const [small, smallName] = units[i + 1]
+  const rest = Math.floor((s % big) / small)
+  return rest ? `${first} ${rest} ${smallName}` : first
 }
 
 /** An anomaly alert's message: the incident's own explanation in numbers, or its peak once it has closed. */
 function anomalyMessage(r: Row, event: 'fired' | 'resolved', observed: string): string {
-  return event === 'fired' ? `${r.stat_name}: anomaly: ${r.anomaly_explanation ?? `observed ${observed}`}` : `${r.stat_name}: the anomaly is over (its peak was ${observed})`
+  const explained = r.anomaly_explanation === null ? null : explanationInZone(r.anomaly_explanation, r.time_zone)
+  return event === 'fired' ? `${r.stat_name}: anomaly: ${explained ?? `observed ${observed}`}` : `${r.stat_name}: the anomaly is over (its peak was ${observed})`
+}
+
+/** heartbeat and missing_data: how long the stat has been silent, against the window ("no data for 5 min 40 s (limit 2 min)"). */
+function silenceMessage(r: Row, event: 'fired' | 'resolved'): string {
+  const limit = `limit ${duration(r.window_minutes * 60)}`
+  if (r.value === null) return `${r.stat_name}: ${event === 'fired' ? 'no data' : 'data is back'} (${limit})`
+  return event === 'fired' ? `${r.stat_name}: no data for ${duration(r.value)} (${limit})`
+    : `${r.stat_name}: data is back, the last point arrived ${duration(r.value)} ago (${limit})`
 }
 
 /** `noData`: the event comes of the stat's silence (on_no_data), or ends an incident silence opened. */
 function payload(r: Row, event: 'fired' | 'resolved', incidentId: string, now: Date, noData = false): DeliveryPayload {
-  const limit = r.condition_type === 'heartbeat' || r.condition_type === 'missing_data' ? r.window_minutes * 60 : r.threshold
   const observed = r.value === null ? 'no data' : String(Math.round(r.value * 1000) / 1000)
   // A percentile alert says which value it compared: "api.latency: p95 over 5 min above 500 (observed 612)".
   const what = r.aggregation === 'avg' ? '' : `${r.aggregation} over ${r.window_minutes} min `
-  const silence = `no data for more than ${r.silence_minutes * 60} s`
+  const silence = `no data for more than ${duration(r.silence_minutes * 60)}`
   return {
     alert_id: r.id, event, status: event === 'fired' ? 'firing' : 'resolved', stat_name: r.stat_name,
     observed_value: r.value, condition: r.condition_type, threshold: r.threshold, triggered_at: now.toISOString(),
-    message: r.condition_type === 'anomaly' ? anomalyMessage(r, event, observed) : event === 'fired'
-      ? noData ? `${r.stat_name}: ${silence}` : `${r.stat_name}: ${what}${describe[r.condition_type]} ${limit} (observed ${observed})`
-      : noData && r.on_no_data === 'resolve' ? `${r.stat_name}: resolved, ${silence}`
-        : noData ? `${r.stat_name}: data is back (observed ${observed})`
-          : `${r.stat_name}: recovered, ${what}no longer ${describe[r.condition_type]} ${limit} (observed ${observed})`,
+    message: r.condition_type === 'anomaly' ? anomalyMessage(r, event, observed)
+      : r.condition_type === 'heartbeat' || r.condition_type === 'missing_data' ? silenceMessage(r, event)
+      : event === 'fired'
+        ? noData ? `${r.stat_name}: ${silence}` : `${r.stat_name}: ${what}${describe[r.condition_type]} ${r.threshold} (observed ${observed})`
+        : noData && r.on_no_data === 'resolve' ? `${r.stat_name}: resolved, ${silence}`
+          : noData ? `${r.stat_name}: data is back (observed ${observed})`
+            : `${r.stat_name}: recovered, ${what}no longer ${describe[r.condition_type]} ${r.threshold} (observed ${observed})`,
     // Also the BullMQ job id, which may not contain ':'.
     idempotency_key: `${r.id}.${incidentId}.${event}`,
     incident_key: `${r.id}.${incidentId}`,
@@ -158,6 +187,7 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
                   then extract(epoch from ${now}::timestamptz - coalesce(last.ts, a.created_at))::float8
                   when a.condition_type = 'anomaly' then inc.observed
                   else cur.v end as value, inc.open as anomaly_open, inc.explanation as anomaly_explanation,
+             case when a.condition_type = 'anomaly' then (select acc.time_zone from accounts acc where acc.id = a.account_id) end as time_zone,
              prev.v as previous, a.muted_until, a.incident_muted, a.incident_no_data, a.resolve_withheld, a.on_no_data,
              case when a.window_minutes_set then a.window_minutes else ${DEFAULT_NO_DATA_MINUTES} end as silence_minutes,
              extract(epoch from ${now}::timestamptz - greatest(arr.at, a.created_at))::float8 as silent

@@ -5,7 +5,7 @@
 import type { AlertState, Rule, Step } from './conditions.js'
 import { THRESHOLD_CONDITIONS, type OnNoData } from './schema.js'
 
-export type EventKind = 'fired' | 'resolved' | 'suppressed' | 'muted' | 'test'
+export type EventKind = 'fired' | 'resolved' | 'suppressed' | 'muted' | 'test' | 'changed'
 
 /**
  * What silence decides for a threshold alert whose stat has received no point (by arrival time) for longer

@@ -8,6 +8,8 @@ export const CHANNELS = ['webhook', 'slack', 'email'] as const
 export type Channel = (typeof CHANNELS)[number]
 export const ON_NO_DATA = ['keep', 'resolve', 'alert'] as const
 export type OnNoData = (typeof ON_NO_DATA)[number]
+/** The conditions that compare no value with a threshold: silence is measured against window_minutes, an anomaly by the detector. */
+export const NO_THRESHOLD_CONDITIONS: readonly Condition[] = ['heartbeat', 'missing_data', 'anomaly']
 /** The conditions on a stat's value, for which on_no_data applies (the others are about missing data already). */
 export const THRESHOLD_CONDITIONS: readonly Condition[] = ['above', 'below', 'pct_change', 'sustained']
 /**
@@ -46,7 +48,7 @@ export const CreateAlertBody = z
   .object({
     stat_name: StatName.describe('The stat\'s name (it need not exist yet)'),
     condition_type: z.enum(CONDITIONS).describe('anomaly: fires when the anomaly detector opens an incident on the stat, resolves when it closes (plans with anomaly detection)'),
-    threshold: z.number().finite().optional().describe('Required, except for anomaly (which has none and ignores one)'),
+    threshold: z.number().finite().optional().describe('Required for above, below, pct_change and sustained; heartbeat, missing_data (whose limit is window_minutes) and anomaly have none and ignore one'),
     window_minutes: z.number().int().min(1).max(10_080).optional()
       .describe('Default 5. heartbeat/missing_data: staleness window; pct_change: lookback; sustained: how long the condition must hold; ' +
         'a percentile aggregation: the span it is taken over (the last window_minutes); ' +
@@ -62,7 +64,7 @@ export const CreateAlertBody = z
     on_no_data: OnNoDataField.default('keep'),
   })
   .superRefine((b, ctx) => {
-    if (b.threshold === undefined && b.condition_type !== 'anomaly') ctx.addIssue({ code: 'custom', path: ['threshold'], message: 'is required' })
+    if (b.threshold === undefined && !NO_THRESHOLD_CONDITIONS.includes(b.condition_type)) ctx.addIssue({ code: 'custom', path: ['threshold'], message: 'is required' })
     if (b.aggregation !== 'avg' && !PERCENTILE_CONDITIONS.includes(b.condition_type)) {
       ctx.addIssue({ code: 'custom', path: ['aggregation'], message: `${b.aggregation} applies to ${PERCENTILE_CONDITIONS.join(', ')} only, not ${b.condition_type}` })
     }
@@ -142,14 +144,14 @@ export type UpdateAlertBody = z.infer<typeof UpdateAlertBody>
 
 export const AlertResponse = z.object({ alert: AlertJson }).meta({ id: 'AlertResponse' })
 
-export const ALERT_EVENTS = ['fired', 'resolved', 'suppressed', 'muted', 'test'] as const
+export const ALERT_EVENTS = ['fired', 'resolved', 'suppressed', 'muted', 'test', 'changed'] as const
 
 export const AlertEventList = z
   .object({
     events: z.array(z.object({
       at: z.iso.datetime(),
       event: z.enum(ALERT_EVENTS).describe('fired/resolved: a transition delivered; suppressed: a fire held back by the cooldown; ' +
-        'muted: a transition withheld by a mute, or a mute set; test: a test delivery'),
+        'muted: a transition withheld by a mute, or a mute set; test: a test delivery; changed: a PATCH changed the alert (detail says what, from and to)'),
       observed_value: z.number().nullable(),
       detail: z.string().nullable().describe('What happened, in words (why nothing was sent, until when a mute runs)'),
       delivery_status: z.enum(['queued', 'delivered', 'failed']).nullable().describe('The delivery\'s state; null when nothing was sent'),

@@ -117,7 +117,7 @@ export const ThresholdsResponse = z
       min: z.number().nullable(), p50: z.number().nullable(), p90: z.number().nullable(), p95: z.number().nullable(),
       p99: z.number().nullable(), max: z.number().nullable(),
     }),
-    largest_minutes: z.array(z.object({ at: z.iso.datetime(), value: z.number() }))
+    largest_minutes: z.array(z.object({ at: z.iso.datetime().describe('The start of the minute (a point at 20:40:30 is in the minute at 20:40)'), value: z.number() }))
       .describe('The (up to 3) most extreme minute values of the lookback, largest first for above, smallest first for below: each suggestion says how many it catches'),
     suggestions: z.array(z.object({
       threshold: z.number(),

@@ -212,9 +212,11 @@ export function suggestThresholds(input: SuggestInput) {
       warnings.push(`the ${condition === 'above' ? 'largest' : 'smallest'} value, ${extreme}, is also a common one: no threshold ${condition === 'above' ? 'under' : 'over'} it would fire only on rare minutes, so none is suggested`)
     }
   }
-  // The most extreme minutes of the lookback: what a person saw and expects an alert to catch.
+  // The most extreme minutes of the lookback: what a person saw and expects an alert to catch. Each is named by
+  // the minute it covers (its start, as a chart labels it), not by the evaluation at its end: a point at 20:40:30
+  // is in the minute 20:40.
   const largest = series.values
-    .map((value, i) => ({ at: iso(series.from + (i + 1) * MINUTE), value }))
+    .map((value, i) => ({ at: iso(series.from + i * MINUTE), value }))
     .filter((m): m is { at: string; value: number } => m.value !== null)
     .sort((a, b) => (condition === 'above' ? b.value - a.value : a.value - b.value))
     .slice(0, LARGEST)

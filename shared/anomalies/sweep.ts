@@ -5,7 +5,7 @@
 // state rows FOR UPDATE SKIP LOCKED, and a row is only picked while its last
 // stepped hour is older than the newest complete one, so two sweeps running at
 // once split the stats between them and score each hour once.
-import type { Sql, TxSql } from '../db.js'
+import type { Db, Sql, TxSql } from '../db.js'
 import { DETECTING_PLANS } from '../plans.js'
 import { readHourly, type HourlySeries } from '../stats/hourly.js'
 import type { Kind } from '../stats/repo.js'
@@ -20,6 +20,22 @@ const MAX_CATCH_UP_HOURS = WINDOW_HOURS
 /** History written behind the sweep is replayed from at most this far back (the back-test's default range). */
 export const RESCORE_HOURS = 30 * 24
 
+
+/** The earliest hour a replay of history reaches back to at `now` (the sweep clamps every mark to it). */
+const rescoreFrom = (now: Date) => new Date((newestCompleteHour(now) - RESCORE_HOURS * HOUR) * 1000)
+
+/**
+ * Marks every stat of an account that has just become entitled to detection again (an upgrade after a
+ * downgrade) for a replay of its history: its state rows stopped where the plan stopped detecting, and the
+ * history written meanwhile was never marked (refreshes mark entitled accounts' stats only). Stats without a
+ * state row are marked by the next sweep when it creates one.
+ */
+export async function markHistoryForScoring(sql: Db, accountId: string, now: Date): Promise<void> {
+  await sql`
+    insert into anomaly_rescore as r (stat_id, from_hour)
+    select st.stat_id, ${rescoreFrom(now)} from anomaly_state st where st.account_id = ${accountId}
+    on conflict (stat_id) do update set from_hour = least(r.from_hour, excluded.from_hour)`
+}
 
 /** Unix seconds of the newest hour that is complete (and settled) at `now`. */
 export function newestCompleteHour(now: Date): number {
@@ -54,12 +70,20 @@ export interface SweepOptions {
 export async function sweep(sql: Sql, now: Date, opts: SweepOptions): Promise<SweepResult> {
   const newest = newestCompleteHour(now)
   const [{ id: sweepId }] = await sql<{ id: string }[]>`insert into anomaly_sweeps (started_at) values (${now}) returning id`
-  // Stats of entitled accounts get a state row (a plan change from free starts detection at the next sweep).
+  // Stats of entitled accounts get a state row (a plan change from free starts detection at the next sweep), and
+  // their history is marked for scoring (issue 38 item 12): what was written before the plan detected anomalies
+  // (a backfill on the free plan) is replayed, as it is for an account created on a paid plan, whose refreshes
+  // mark it. Without the mark a new row starts at the newest hour and the older incidents never reach the list.
   await sql`
-    insert into anomaly_state (stat_id, account_id)
-    select s.id, s.account_id from stats s join accounts a on a.id = s.account_id
-    where a.plan = any(${DETECTING_PLANS}) and not exists (select 1 from anomaly_state st where st.stat_id = s.id)
-    on conflict (stat_id) do nothing`
+    with added as (
+      insert into anomaly_state (stat_id, account_id)
+      select s.id, s.account_id from stats s join accounts a on a.id = s.account_id
+      where a.plan = any(${DETECTING_PLANS}) and not exists (select 1 from anomaly_state st where st.stat_id = s.id)
+      on conflict (stat_id) do nothing
+      returning stat_id
+    )
+    insert into anomaly_rescore as r (stat_id, from_hour) select stat_id, ${rescoreFrom(now)} from added
+    on conflict (stat_id) do update set from_hour = least(r.from_hour, excluded.from_hour)`
   const total: SweepResult = { reached: 0, scored: 0, hours: 0, opened: 0, closed: 0 }
   let cursor = '00000000-0000-0000-0000-000000000000'
   for (;;) {

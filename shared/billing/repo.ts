@@ -1,6 +1,7 @@
 // Billing rows: the account's customer at the provider and the events already received.
 import type { Db } from '../db.js'
-import type { PlanName } from '../plans.js'
+import { DETECTING_PLANS, type PlanName } from '../plans.js'
+import { markHistoryForScoring } from '../anomalies/sweep.js'
 
 export interface BillingCustomer {
   account_id: string
@@ -54,7 +55,12 @@ export interface SyncedState {
 
 /** Writes what a sync derived: the account's plan and the subscription it came from. */
 export async function applySync(sql: Db, accountId: string, s: SyncedState, now: Date): Promise<void> {
-  await sql`update accounts set plan = ${s.plan} where id = ${accountId} and plan is distinct from ${s.plan}`
+  const [changed] = await sql<{ was: PlanName }[]>`
+    update accounts a set plan = ${s.plan} from accounts old
+    where a.id = ${accountId} and old.id = a.id and a.plan is distinct from ${s.plan}
+    returning old.plan as was`
+  // An upgrade into anomaly detection scores the history written while the plan did not (issue 38 item 12).
+  if (changed && !DETECTING_PLANS.includes(changed.was) && DETECTING_PLANS.includes(s.plan)) await markHistoryForScoring(sql, accountId, now)
   await sql`
     update billing_customers set subscription_id = ${s.subscriptionId}, subscription_status = ${s.status}, price_id = ${s.priceId},
       past_due = ${s.pastDue}, current_period_end = ${s.currentPeriodEnd}, synced_at = ${now}

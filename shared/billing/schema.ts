@@ -22,7 +22,8 @@ export const BillingState = z
         id: z.string(),
         status: z.string().describe('The provider\'s subscription status at the last sync: active, trialing, past_due, canceled, unpaid, ...'),
         past_due: z.boolean().describe('A payment failed and the provider is retrying it; the plan is kept meanwhile'),
-        current_period_end: z.iso.datetime().nullable(),
+        current_period_end: z.iso.datetime().nullable().describe('The end of the period paid for; it renews then only while in_force'),
+        in_force: z.boolean().describe('Whether the plan comes from this subscription (active, trialing, past_due); false once it was canceled or lapsed: the account is on the free plan and nothing renews'),
       })
       .nullable(),
     synced_at: z.iso.datetime().nullable(),

@@ -147,7 +147,10 @@ export class Rows {
       }
     }
     const t = parseTimestamp(input, this.nowSeconds)
-    return t.ok ? t.value : t.message
+    if (t.ok) return t.value
+    // Say what an import takes (issue 38 item 19: "not a number" read as if ISO times were refused).
+    if (t.code === 'invalid_timestamp') return `invalid timestamp: "${String(raw).trim().slice(0, 40)}" is neither Unix seconds nor an ISO 8601 time (1700000000 or 2023-11-14T22:13:20Z)`
+    return t.message
   }
 
   private add(ix: number, t: number, value: number): void {

@@ -34,6 +34,16 @@ test('29 time zone: unset at first, set, read back in /auth/me, cleared with nul
   t.is(await stored(user.accountId), null)
 })
 
+test('time zone: current names are kept, legacy names are accepted and stored under the current one (issue 38 item 14)', async (t) => {
+  const user = await signUp(app.url)
+  for (const [given, kept] of [['Asia/Kolkata', 'Asia/Kolkata'], ['Asia/Calcutta', 'Asia/Kolkata'], ['Europe/Kiev', 'Europe/Kyiv'], ['Europe/Kyiv', 'Europe/Kyiv'], ['America/Godthab', 'America/Nuuk']]) {
+    const res = await patch(user, { time_zone: given })
+    t.is(res.status, 200, `${given}: ${res.text}`)
+    t.is(res.body.account.time_zone, kept, given)
+    t.is(await stored(user.accountId), kept, given)
+  }
+})
+
 test('29 time zone: UTC and aliases Intl resolves are accepted, stored under the resolved name', async (t) => {
   const user = await signUp(app.url)
   for (const [given, kept] of [['UTC', 'UTC'], ['Etc/UTC', new Intl.DateTimeFormat('en', { timeZone: 'Etc/UTC' }).resolvedOptions().timeZone], [' europe/paris ', 'Europe/Paris']]) {

@@ -101,7 +101,17 @@ test('18 PATCH changes threshold, window, cooldown, target, mute and on_no_data;
   t.is(unmuted.status, 200, unmuted.text)
   t.is(unmuted.body.alert.muted_until, null)
   const history = await events(u, a.id)
-  t.deepEqual(history.map((e) => [e.event, e.detail]), [['muted', 'mute lifted'], ['muted', `muted until ${until}`]])
+  // Issue 38 item 13: the change itself is in the history too, with what went from what to what (a URL by name only).
+  t.deepEqual(history.map((e) => [e.event, e.detail]), [
+    ['muted', 'mute lifted'], ['muted', `muted until ${until}`],
+    ['changed', 'threshold 90 → 75.5; window 5 → 10 min; cooldown 0 → 3 min; when the stat goes quiet keep → resolve; URL changed'],
+  ])
+  // A PATCH that changes nothing but the threshold says only that; one that changes nothing leaves no line.
+  t.is((await patch(u, a.id, { threshold: 80 })).status, 200)
+  t.is((await patch(u, a.id, { threshold: 80 })).status, 200)
+  const again = await events(u, a.id)
+  t.is(again.length, history.length + 1)
+  t.like(again[0], { event: 'changed', detail: 'threshold 75.5 → 80', observed_value: null, delivery_status: null })
 })
 
 test('18 PATCH refusals: status, message, and nothing stored', async (t) => {
@@ -262,7 +272,7 @@ test.serial('18 on_no_data resolve: a gauge alert fired by one reading resolves 
   const d = await deliveries(resolving.id)
   t.deepEqual(d.map((x) => x.event), ['fired', 'resolved'])
   t.is(d[1].payload.incident_key, d[0].payload.incident_key)
-  t.regex(d[1].payload.message, /resolved, no data for more than 300 s/)
+  t.regex(d[1].payload.message, /resolved, no data for more than 5 min$/)
   t.is((await app.sql`select state from alerts where id = ${keeping.id}`)[0].state, 'firing')
   t.deepEqual((await deliveries(keeping.id)).map((x) => x.event), ['fired'])
   t.deepEqual((await events(u, resolving.id)).map((e) => e.event), ['resolved', 'fired'])
@@ -270,7 +280,7 @@ test.serial('18 on_no_data resolve: a gauge alert fired by one reading resolves 
   await evaluate(new Date(t0 + 60 * 60_000 + 5000))
   const h = await deliveries(hourly.id)
   t.deepEqual(h.map((x) => x.event), ['fired', 'resolved'])
-  t.regex(h[1].payload.message, /resolved, no data for more than 3600 s/)
+  t.regex(h[1].payload.message, /resolved, no data for more than 1 h$/)
   // A window given later by a change is the silence from then on.
   t.is((await patch(u, hourly.id, { window_minutes: 7 })).body.alert.no_data_minutes, 7)
 })
@@ -286,7 +296,7 @@ test.serial('18 on_no_data alert: silence for window_minutes fires like missing_
   await evaluate(new Date(t0 + 2 * 60_000 + 5000))
   const [fired] = await deliveries(a.id)
   t.like(fired.payload, { event: 'fired', observed_value: null })
-  t.regex(fired.payload.message, /no data for more than 120 s/)
+  t.regex(fired.payload.message, /no data for more than 2 min$/)
   await gauge(u.key, stat, 20)
   await evaluate(new Date(Date.now() + 1000))
   const d = await deliveries(a.id)

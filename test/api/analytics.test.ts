@@ -155,6 +155,9 @@ test('4.8 thresholds: suggestions come from the per-minute distribution, two sig
   t.like(b.suggestions.at(-1), { threshold: 490, quantile: 1, would_have_fired: 1, catches_largest: 3 })
   t.true(b.suggestions.every((s: any) => s.threshold < b.distribution.max))
   t.deepEqual(b.largest_minutes.map((m: any) => m.value), [500, 500, 500])
+  // Issue 38 item 15: the spikes' points lie 30 s into minutes 1000-1002; each is named by the minute that holds it.
+  const spikeMinutes = [1000, 1001, 1002].map((m) => new Date((thisMinute - (2 * 1440 - m) * 60) * 1000).toISOString())
+  t.deepEqual([...b.largest_minutes.map((m: any) => m.at)].sort(), spikeMinutes)
   t.true(b.warnings.some((w: string) => w.includes('only 2 days of data')))
   // Two days of minutes at the end of a 30-day lookback: 2 of its 24-hour days (3 when they straddle a third).
   t.true(b.warnings.some((w: string) => /^[23] of 30 days have data: the suggestions are drawn from those days only$/.test(w)), JSON.stringify(b.warnings))

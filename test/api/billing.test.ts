@@ -130,8 +130,13 @@ test('portal: 302 to the provider; switching plan and cancelling take effect; a 
   t.is(switched.headers.get('location'), `${app.url}/api/billing/return`)
   await waitForPlan(u.accountId, 'business')
 
+  const before = await request(app.url, '/api/billing', { session: u.session })
+  t.like(before.body.subscription, { status: 'active', in_force: true })
   t.is((await post('cancel', { subscription })).status, 303)
   await waitForPlan(u.accountId, 'free')
+  // Issue 38 item 17: a canceled subscription is no longer the plan's source; nothing renews.
+  const after = await request(app.url, '/api/billing', { session: u.session })
+  t.like(after.body, { plan: 'free', subscription: { status: 'canceled', in_force: false } })
   // Nothing deleted: 12 stats (free tracks 10) and 4 alerts (free allows 2) are all kept.
   t.is((await app.sql`select count(*)::int as n from stats where account_id = ${u.accountId}`)[0].n, 12)
   const list = await request(app.url, '/api/v1/alerts', { bearer: key })

@@ -65,6 +65,17 @@ test('4.5 CSV: header row, one row per observation, then the trailing comment li
   t.is(lines[4].split(' ')[2], `applied_from=${res.headers.get('x-service-export-from')}`)
 })
 
+test('the download is named after the stat and the applied window, not export.csv (issue 38 item 19)', async (t) => {
+  const { key } = await account()
+  const one = await request(app.url, `/api/v1/stats/${encodeURIComponent('a counter')}/export?format=csv&range=24h`, { bearer: key })
+  t.is(one.status, 200)
+  const at = (h: string) => `${one.headers.get(h)!.slice(0, 16).replace(':', '')}Z`
+  const name = `a counter_${at('x-service-export-from')}_${at('x-service-export-to')}.csv`
+  t.is(one.headers.get('content-disposition'), `attachment; filename="${name.replace(' ', '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`)
+  const all = await request(app.url, '/api/v1/export?range=7d', { bearer: key })
+  t.regex(all.headers.get('content-disposition') ?? '', /^attachment; filename="all-stats_\d{4}-\d{2}-\d{2}T\d{4}Z_\d{4}-\d{2}-\d{2}T\d{4}Z\.json"; filename\*=UTF-8''all-stats_/)
+})
+
 test('4.5 a range longer than retention is clamped and the clamp is reported', async (t) => {
   const { key } = await account()
   const res = await request(app.url, '/api/v1/export?window=90d', { bearer: key })

@@ -90,6 +90,6 @@ for (const [label, body, type, invalid] of paths) {
     t.deepEqual(await storedNames(user.accountId), [['good', 2]], 'only the good stat, with its two points')
     // The stored line errors quote the bad text in printable form.
     if (label !== 'long CSV') t.regex(JSON.stringify(done.errors), /nul\\\\u0000name/)
-    else t.deepEqual(done.errors.map((e: any) => [e.line, e.message]), [[3, 'invalid stat name: contains invalid characters'], [5, 'invalid timestamp: not a number']])
+    else t.deepEqual(done.errors.map((e: any) => [e.line, e.message]), [[3, 'invalid stat name: contains invalid characters'], [5, 'invalid timestamp: "2026-01-01\\u0000T00:00:00Z" is neither Unix seconds nor an ISO 8601 time (1700000000 or 2023-11-14T22:13:20Z)']])
   })
 }

@@ -69,6 +69,14 @@ test('suggestions: quantiles of the minute values rounded to two significant fig
   t.true(r.warnings.some((w) => /only 0.7 days of data/.test(w)))
 })
 
+test('suggestions: each of the largest minutes is named by the minute it covers, not the evaluation at its end (issue 38 item 15)', (t) => {
+  // Minute 3 ([FROM + 180 s, FROM + 240 s)) holds the largest value: a point at FROM + 210 s lies in it.
+  const r = suggestThresholds({ stat: stat(longAgo), series: series([1, 2, 1, 9, 1]), condition: 'above', cooldownMinutes: 0, lookbackDays: 30, clampedToDays: null })
+  t.is(r.largest_minutes[0].value, 9)
+  t.is(r.largest_minutes[0].at, new Date((FROM + 3 * 60) * 1000).toISOString())
+  t.deepEqual(r.largest_minutes.map((m) => m.at), [3, 1, 0].map((i) => new Date((FROM + i * 60) * 1000).toISOString()))
+})
+
 test('suggestions for below come from the low quantiles; a given threshold is back-tested alone with its quantile rank', (t) => {
   const values = Array.from({ length: 1000 }, (_, i) => 1000 - i)
   const below = suggestThresholds({ stat: stat(longAgo), series: series(values), condition: 'below', cooldownMinutes: 0, lookbackDays: 30, clampedToDays: null })

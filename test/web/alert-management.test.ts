@@ -109,3 +109,46 @@ test.serial('alert page: another account\'s alert shows the API\'s 404, not its 
   await page.getByText('alert not found (404)').waitFor()
   t.false((await page.content()).includes('secret.stat'))
 })
+
+test.serial('alert page: the window field shows only where it acts, with its value; history times on the account\'s clock; a change is in the history (issue 38 items 13, 14)', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  t.is((await request(app.url, '/api/v1/account', { method: 'PATCH', json: { time_zone: 'Asia/Kolkata' }, session: user.session })).status, 200)
+  const created = await request(app.url, '/api/v1/alerts', {
+    json: { stat_name: 'queue.depth', condition_type: 'above', threshold: 5, channel: 'webhook', channel_config: { webhook_url: hook.url } }, bearer: key,
+  })
+  t.is(created.status, 201)
+  const id = created.body.alert.id
+  // Muted until 2030-01-02 03:04 UTC: 08:34 in Kolkata.
+  t.is((await request(app.url, `/api/v1/alerts/${id}`, { method: 'PATCH', json: { muted_until: '2030-01-02T03:04:00.000Z' }, bearer: key })).status, 200)
+  const { page, problems } = await signedInTab(browser, app.url, user)
+  await page.goto(`${app.url}/alerts/${id}`)
+  const history = page.getByTestId('history')
+  await history.waitFor()
+  const muteLine = (await history.locator('tbody tr').first().textContent())!
+  t.regex(muteLine, /muted until .*08:34/, muteLine)
+  t.notRegex(muteLine, /2030-01-02T03:04/)
+
+  // above on the last minute: the window does nothing until "when the stat goes quiet" uses it; then it is that silence, 60 min.
+  t.is(await page.locator('#window_minutes').count(), 0)
+  await page.getByLabel('When the stat goes quiet').selectOption('resolve')
+  const silence = page.getByLabel('Minutes of silence before "when the stat goes quiet" acts')
+  t.is(await silence.inputValue(), '60')
+  await silence.fill('15')
+  await page.getByRole('button', { name: 'Save changes' }).click()
+  await page.getByText('Saved.').waitFor()
+  const [row] = await app.sql`select window_minutes, window_minutes_set, on_no_data from alerts where id = ${id}`
+  t.like(row, { window_minutes: 15, window_minutes_set: true, on_no_data: 'resolve' })
+  t.is((await request(app.url, `/api/v1/alerts/${id}`, { bearer: key })).body.alert.no_data_minutes, 15)
+  await history.getByText('window 5 → 15 min; when the stat goes quiet keep → resolve').waitFor()
+
+  // heartbeat: created without a threshold; its window is its limit.
+  const hb = await request(app.url, '/api/v1/alerts', {
+    json: { stat_name: 'nightly.job', condition_type: 'heartbeat', window_minutes: 90, channel: 'webhook', channel_config: { webhook_url: hook.url } }, bearer: key,
+  })
+  t.is(hb.status, 201, hb.text)
+  await page.goto(`${app.url}/alerts/${hb.body.alert.id}`)
+  t.is(await page.getByLabel('Minutes without a point before it fires').inputValue(), '90')
+  t.is(await page.locator('#threshold').count(), 0)
+  t.deepEqual(problems, [])
+})

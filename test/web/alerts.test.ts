@@ -173,3 +173,54 @@ test('GET /api/v1/usage: the plan\'s limits and what is used, for a key or a ses
   })
   t.is((await request(app.url, '/api/v1/usage')).status, 401)
 })
+
+test.serial('the webhook hint says what this deployment does with private addresses, and it is true (issue 38 item 19)', async (t) => {
+  const strict = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: '0' })
+  t.teardown(() => strict.close())
+  for (const [target, hint, status] of [[app, /also delivers to private and internal addresses/, 201], [strict, /Private and internal addresses are refused\.$/, 400]] as const) {
+    const user = await signUp(target.url)
+    const { key } = await createKey(target.url, user)
+    const { page, problems } = await signedInTab(browser, target.url, user)
+    await page.goto(`${target.url}/alerts`)
+    await page.getByLabel('Webhook URL').waitFor()
+    const shown = (await page.locator('#target').locator('xpath=..').textContent())!
+    t.regex(shown, hint)
+    // What the hint says is what the API does with a loopback target.
+    const res = await request(target.url, '/api/v1/alerts', { bearer: key, json: { stat_name: 'x', condition_type: 'above', threshold: 1, channel: 'webhook', channel_config: { webhook_url: 'http://127.0.0.1:9/h' } } })
+    t.is(res.status, status, res.text)
+    t.deepEqual(problems, [])
+  }
+})
+
+test.serial('the address-confirmation page looks like the app and leads back to it; /favicon.ico is the app\'s icon (issue 38 item 19)', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const address = `confirm.${user.accountId.slice(0, 8)}@example.com`
+  const res = await request(app.url, '/api/v1/alerts', { bearer: key, json: { stat_name: 'x', condition_type: 'above', threshold: 1, channel: 'email', channel_config: { email: address } } })
+  t.is(res.status, 201, res.text)
+  const [mail] = await smtp.waitFor(1, (m) => m.to.includes(address))
+  const link = /(https?:\/\/\S+\/api\/v1\/email\/confirm\?token=\S+)/.exec(mail.text)![1]
+  const { page, problems } = await signedInTab(browser, app.url, user)
+  const failed: string[] = []
+  page.on('response', (r) => { if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`) })
+  const shown = await page.goto(link)
+  t.is(shown?.status(), 200)
+  await page.getByRole('heading', { name: 'Address confirmed' }).waitFor()
+  // The app's stylesheet and header: the page is styled (not the browser's default serif) and has the navigation.
+  t.is(await page.locator('link[rel="stylesheet"]').count(), 1)
+  t.notRegex(await page.evaluate(() => getComputedStyle(document.body).fontFamily), /^(Times|serif)/i)
+  t.true(await page.getByRole('navigation', { name: 'Main' }).isVisible())
+  await page.getByRole('link', { name: 'Go to your alerts' }).click()
+  await page.waitForURL(`${app.url}/alerts`)
+  await page.locator(`[data-alert="${res.body.alert.id}"] .badge.ok`).waitFor()
+  t.deepEqual(failed, [], 'no request of either page failed (the icon included)')
+  t.deepEqual(problems, [])
+
+  const icon = await request(app.url, '/favicon.ico')
+  t.is(icon.status, 200)
+  t.regex(icon.headers.get('content-type') ?? '', /^image\/svg\+xml/)
+  t.regex(icon.text, /^<svg /)
+  t.truthy(icon.headers.get('content-security-policy'))
+  const direct = await page.goto(`${app.url}/favicon.ico`)
+  t.is(direct?.status(), 200)
+})

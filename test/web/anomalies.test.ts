@@ -132,3 +132,30 @@ test.serial('stat page: on a plan with detection the 7d chart shades the back-te
     t.deepEqual(problems, [])
   }
 })
+
+test.serial('anomalies: the explanations state their hours on the account\'s clock, not UTC (issue 38 item 14)', async (t) => {
+  const user = await signUp(app.url)
+  await app.sql`update accounts set plan = 'pro', time_zone = 'Asia/Kolkata' where id = ${user.accountId}`
+  const { key } = await createKey(app.url, user)
+  const now = new Date()
+  const newest = newestCompleteHour(now)
+  const values = Array.from({ length: 240 }, (_, i) => 50 * (1 + 0.05 * Math.sin(i * 1.7)))
+  values[239] = 1200
+  const points = values.map((v, i) => ({ stat: 'zone.wait', value: v, t: newest - (239 - i) * 3600 + 1800 }))
+  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(app)
+  await refreshRollups(app.sql)
+  await sweep(app.sql, now, { staleAfterSeconds: 900 })
+  const [stored] = await app.sql<{ explanation: string }[]>`select explanation from anomalies a join stats s on s.id = a.stat_id where s.account_id = ${user.accountId}`
+  t.regex(stored.explanation, / UTC/, 'stored as the detector wrote it')
+
+  const { page, problems } = await signedInTab(browser, app.url, user)
+  await page.goto(`${app.url}/anomalies`)
+  const shown = (await page.getByTestId('explanation').first().textContent())!
+  t.notRegex(shown, /UTC/)
+  // The newest hour, in Kolkata (UTC+5:30).
+  const start = new Date(newest * 1000 + 5.5 * 3_600_000).toISOString()
+  t.true(shown.startsWith(`${start.slice(0, 10)} ${start.slice(11, 16)}-`), shown)
+  t.regex(shown, /GMT\+5:30/)
+  t.deepEqual(problems, [])
+})

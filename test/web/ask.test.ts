@@ -61,9 +61,10 @@ test.serial('ask: a "Did you mean" hint is a link that asks again; example quest
   const { page, problems } = await signedInTab(browser, app.url, user)
   await page.goto(`${app.url}/ask`)
   // Examples: "How many" of the counter, an average of the gauge, never "How many latency_ms".
-  await page.getByRole('button', { name: 'How many orders yesterday?' }).waitFor()
+  // Both were written at noon yesterday: the examples' span reaches back to them.
+  await page.getByRole('button', { name: 'How many orders in the last 7 days?' }).waitFor()
   t.is(await page.getByRole('button', { name: /How many latency_ms/ }).count(), 0)
-  t.is(await page.getByRole('button', { name: 'Average latency_ms over the last 6 hours' }).count(), 1)
+  t.is(await page.getByRole('button', { name: 'Average latency_ms in the last 7 days' }).count(), 1)
 
   // A percentile of a gauge is answered (issue 28): three readings, 100, 200 and 300, so its p95 is the largest.
   await page.getByLabel('Your question').fill('p95 latency yesterday')
@@ -84,5 +85,34 @@ test.serial('ask: a "Did you mean" hint is a link that asks again; example quest
   t.is(await page.getByLabel('Your question').inputValue(), 'average latency_ms yesterday')
   t.regex(page.url(), /\?q=average\+latency_ms\+yesterday/)
   await screenshot(page, 'ask-did-you-mean')
+  t.deepEqual(problems, [])
+})
+
+test.serial('ask: the examples name the account\'s stats that have data, over a span holding it, and each is answered (issue 38 item 19)', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const now = Math.floor(Date.now() / 1000)
+  // "aaa.empty" and "aab.idle" come first by name but hold no point (a stat an import or a delete left empty).
+  await app.sql`insert into stats (account_id, name, kind) values (${user.accountId}, 'aaa.empty', 'counter'), (${user.accountId}, 'aab.idle', 'gauge')`
+  const points = [
+    ...[3, 4].map((count, i) => ({ stat: 'orders', count, t: now - 1800 + i * 60 })),
+    ...[10, 30].map((value, i) => ({ stat: 'queue.depth', value, t: now - 1800 + i * 60 })),
+  ]
+  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(app)
+  const { page, problems } = await signedInTab(browser, app.url, user)
+  await page.goto(`${app.url}/ask`)
+  const first = page.getByRole('button', { name: 'How many orders in the last 24 hours?' })
+  await first.waitFor()
+  const names = await page.locator('p.small button.link').allTextContents()
+  t.false(names.some((n) => /aaa\.empty|aab\.idle/.test(n)), names.join(' | '))
+  t.true(names.includes('Average queue.depth in the last 24 hours'), names.join(' | '))
+  const answer = page.getByTestId('answer')
+  for (const [question, expect] of [['How many orders in the last 24 hours?', /\b7\b/], ['Average queue.depth in the last 24 hours', /\b20\b/]] as const) {
+    await page.getByRole('button', { name: question }).click()
+    await page.waitForURL(new RegExp(`q=${encodeURIComponent(question).replace(/%20/g, '\\+').replace(/\?/g, '\\?').replace(/\./g, '\\.')}`))
+    await page.waitForFunction((re) => new RegExp(re).test(document.querySelector('[data-testid="answer"]')?.textContent ?? ''), expect.source)
+    t.regex((await answer.textContent())!, expect, question)
+  }
   t.deepEqual(problems, [])
 })

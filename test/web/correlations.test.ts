@@ -57,3 +57,36 @@ test.serial('correlations: from the stat page, the ranked list and the overlaid 
     t.deepEqual(problems, [])
   }
 })
+
+test.serial('correlations: the page names the method its coefficients come from, and another can be chosen (issue 38 item 16)', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const hour = Math.floor(Date.now() / 3_600_000) * 3600
+  const points = []
+  // A shared daily cycle plus independent wiggles: departures and Spearman disagree on such a pair.
+  for (let i = 1; i <= 72; i++) {
+    const cycle = 50 + 40 * Math.sin((2 * Math.PI * ((hour / 3600 - i) % 24)) / 24)
+    points.push({ stat: 'web', value: cycle + ((i * 7919) % 13), t: hour - i * 3600 + 60 }, { stat: 'db', value: cycle + ((i * 104_729) % 17), t: hour - i * 3600 + 60 })
+  }
+  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(app)
+  const coefficient = async (method: string) => {
+    const res = await request(app.url, `/api/v1/correlations?stat=web&range=7d&max_lag=6&method=${method}`, { bearer: key })
+    t.is(res.status, 200)
+    return (res.body as any).results.find((r: any) => r.stat_name === 'db').coefficient.toFixed(2) as string
+  }
+  const { page, problems } = await signedInTab(browser, app.url, user)
+  await page.goto(`${app.url}/stats/web/correlations`)
+  const cell = page.getByTestId('ranked').locator('tbody tr').filter({ hasText: 'db' }).locator('td[data-label="Coefficient"]')
+  await page.getByTestId('method').waitFor()
+  t.regex((await page.getByTestId('method').textContent())!, /^Method: Departures, /)
+  t.notRegex((await page.locator('main').textContent())!, /Spearman,/, 'no other method is named for the figures shown')
+  t.is(await cell.textContent(), await coefficient('departures'))
+  await page.getByRole('group', { name: 'Method' }).getByRole('button', { name: 'Spearman' }).click()
+  await page.getByTestId('method').filter({ hasText: 'Method: Spearman' }).waitFor()
+  t.is(await cell.textContent(), await coefficient('spearman'))
+  t.regex(page.url(), /method=spearman/)
+  await page.reload()
+  await page.getByTestId('method').filter({ hasText: 'Method: Spearman' }).waitFor()
+  t.deepEqual(problems, [])
+})

@@ -7,6 +7,8 @@ import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
 import { signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { APP_CSP } from '../../api/web/pages.js'
+import { statsdExample } from '../../api/web/send-config.js'
+import { readFileSync } from 'node:fs'
 
 let app: TestApp
 let browser: Browser
@@ -51,4 +53,62 @@ test('send data needs a session', async (t) => {
   const res = await request(app.url, '/send')
   t.is(res.status, 302)
   t.regex(res.headers.get('location') ?? '', /^\/signin\?next=%2Fsend/)
+})
+
+/** The line protocol Telegraf's cpu and mem inputs write under a set-up: every field its fieldinclude keeps (all ten cpu fields without one). */
+function telegrafLines(config: string): string {
+  const include = (input: string) => {
+    const block = new RegExp(`\\[\\[inputs\\.${input}\\]\\]([\\s\\S]*?)(?=\\n\\[\\[|$)`).exec(config)?.[1] ?? ''
+    const list = /^\s*fieldinclude = \[([^\]]*)\]/m.exec(block)?.[1]
+    return list === undefined ? null : [...list.matchAll(/"([^"]+)"/g)].map((m) => m[1])
+  }
+  const cpuAll = ['usage_user', 'usage_system', 'usage_idle', 'usage_nice', 'usage_iowait', 'usage_irq', 'usage_softirq', 'usage_steal', 'usage_guest', 'usage_guest_nice']
+  const cpu = (include('cpu') ?? cpuAll).map((f) => `${f}=1.5`).join(',')
+  const mem = (include('mem') ?? ['used_percent', 'available']).map((f) => (f === 'available' ? `${f}=123i` : `${f}=40.5`)).join(',')
+  return `cpu,cpu=cpu-total,host=web1 ${cpu}\nmem,host=web1 ${mem}`
+}
+
+test('send data on the free plan: the Telegraf set-up keeps within the 10 stats and says why; Prometheus names the plan (issue 38 item 11)', async (t) => {
+  const user = await signUp(app.url)
+  const { page, problems } = await signedInTab(browser, app.url, user)
+  await page.goto(`${app.url}/send`)
+  await page.getByRole('button', { name: 'Create a key for these agents' }).click()
+  await page.getByTestId('key-note').waitFor()
+  const key = await page.getByLabel('API key').inputValue()
+  const telegraf = (await page.getByTestId('telegraf').textContent())!
+  t.regex(telegraf, /Your plan tracks 10 stats/)
+  t.regex(telegraf, /\[\[inputs\.cpu\]\][\s\S]*fieldinclude = \["usage_idle", "usage_user", "usage_system"\]/)
+  // What Telegraf would write with this set-up is taken, and stays within the plan.
+  const write = await request(app.url, '/api/v2/write?precision=s', { body: telegrafLines(telegraf), headers: { authorization: `Token ${key}` } })
+  t.is(write.status, 204, write.text)
+  t.is((await app.sql`select count(*)::int as n from stats where account_id = ${user.accountId}`)[0].n, 5)
+  // The whole cpu input (the old set-up) is refused on this plan: that is what the filter avoids.
+  const whole = await request(app.url, '/api/v2/write?precision=s', { body: telegrafLines(telegraf.replace(/^\s*fieldinclude = \["usage_idle".*$/m, '')).replace(/host=web1/g, 'host=web2'), headers: { authorization: `Token ${key}` } })
+  t.is(whole.status, 403, whole.text)
+  t.is((await app.sql`select count(*)::int as n from stats where account_id = ${user.accountId}`)[0].n, 5, 'nothing of it stored')
+  t.regex((await page.getByTestId('prometheus').textContent())!, /Your plan \(free\) tracks 10 stats/)
+  t.deepEqual(problems, [])
+})
+
+test('send data on a paid plan: no free-plan filter or warning (issue 38 item 11)', async (t) => {
+  const user = await signUp(app.url)
+  await app.sql`update accounts set plan = 'pro' where id = ${user.accountId}`
+  const { page, problems } = await signedInTab(browser, app.url, user)
+  await page.goto(`${app.url}/send`)
+  const telegraf = (await page.getByTestId('telegraf').textContent())!
+  t.notRegex(telegraf, /\[\[inputs\.cpu\]\][^[]*fieldinclude/)
+  t.notRegex(telegraf, /10 stats/)
+  const prom = (await page.getByTestId('prometheus').textContent())!
+  t.notRegex(prom, /10 stats|tracks/)
+  t.true(prom.includes('/api/v1/prom/write'))
+  t.deepEqual(problems, [])
+})
+
+test('the README\'s hot-shots example and the Send data page use the same prefix: the key and a dot (issue 38 item 19)', async (t) => {
+  const readme = readFileSync('README.md', 'utf8')
+  const inReadme = /new StatsD\(\{[^}]*prefix: '([^']*)'/.exec(readme)?.[1]
+  const onPage = /prefix: '([^']*)'/.exec(statsdExample('localhost', 8125, 'mk_KEY'))?.[1]
+  t.is(onPage, 'mk_KEY.')
+  t.truthy(inReadme)
+  t.true(inReadme!.endsWith('.'), `README prefix "${inReadme}" has no dot: hot-shots adds no separator, so the key would run into the name`)
 })

@@ -65,3 +65,20 @@ test.serial('units: latency in ms, higher is worse: the rise is red, the axis sa
   await screenshot(page, 'dashboard-units')
   t.deepEqual(problems, [])
 })
+
+test.serial('the summary writes thousands alike: a difference of 5,782 beside a total of 23.4k (issue 38 item 19)', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const now = Math.floor(Date.now() / 1000)
+  // This 24 h: 23,400; the 24 h before: 17,618. Difference +5,782.
+  const points = [{ stat: 'orders', count: 23_400, t: now - 600 }, { stat: 'orders', count: 17_618, t: now - 86_400 - 600 }]
+  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(app)
+  const { page, problems } = await signedInTab(browser, app.url, user)
+  await page.goto(`${app.url}/stats/orders`)
+  const dd = (label: string) => page.locator('.summary div').filter({ hasText: label }).locator('dd')
+  await dd('Total, this period').filter({ hasText: '23.4k' }).waitFor()
+  t.is(await dd('Difference').textContent(), '+5,782')
+  t.is(await dd('Total, previous period').textContent(), '17.6k')
+  t.deepEqual(problems, [])
+})

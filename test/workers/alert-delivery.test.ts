@@ -47,7 +47,7 @@ interface Setup {
 }
 
 /** A fresh account, a local receiver and one alert on a gauge stat that has no data yet. */
-async function setup(t: ExecutionContext, opts: { target?: TestApp; threshold?: number; cooldown?: number; condition?: string; channel?: 'webhook' | 'slack'; window?: number } = {}): Promise<Setup> {
+async function setup(t: ExecutionContext, opts: { target?: TestApp; threshold?: number | null; cooldown?: number; condition?: string; channel?: 'webhook' | 'slack'; window?: number } = {}): Promise<Setup> {
   const target = opts.target ?? app
   const u = await signUp(target.url)
   const { key } = await createKey(target.url, u)
@@ -58,11 +58,12 @@ async function setup(t: ExecutionContext, opts: { target?: TestApp; threshold?: 
   return { key, accountId: u.accountId, stat, alertId: alert.id, secret: alert.secret, receiver }
 }
 
-async function createAlert(target: TestApp, key: string, stat: string, receiver: HttpReceiver, opts: { threshold?: number; cooldown?: number; condition?: string; channel?: 'webhook' | 'slack'; window?: number } = {}) {
+async function createAlert(target: TestApp, key: string, stat: string, receiver: HttpReceiver, opts: { threshold?: number | null; cooldown?: number; condition?: string; channel?: 'webhook' | 'slack'; window?: number } = {}) {
   const channel = opts.channel ?? 'webhook'
   const res = await request(target.url, '/api/v1/alerts', {
     json: {
-      stat_name: stat, condition_type: opts.condition ?? 'above', threshold: opts.threshold ?? 50, window_minutes: opts.window ?? 1,
+      // null: no threshold at all (heartbeat and missing_data take none).
+      stat_name: stat, condition_type: opts.condition ?? 'above', ...(opts.threshold === null ? {} : { threshold: opts.threshold ?? 50 }), window_minutes: opts.window ?? 1,
       channel, channel_config: channel === 'slack' ? { slack_webhook_url: receiver.url } : { webhook_url: receiver.url }, cooldown_minutes: opts.cooldown ?? 0,
     },
     bearer: key,
@@ -259,8 +260,9 @@ test('2.4 heartbeat on a stat with no data at all fires once staleness exceeds w
   // Its own database without workers: the evaluations here are called directly, at chosen times.
   const tt = await startTestApp()
   t.teardown(() => tt.close())
-  const s = await setup(t, { target: tt, condition: 'heartbeat', threshold: 0, window: 1 })
-  const missing = await createAlert(tt, s.key, `${s.stat} too`, s.receiver, { condition: 'missing_data', threshold: 0, window: 1 })
+  // Issue 38 item 13: neither takes a threshold (their limit is the window).
+  const s = await setup(t, { target: tt, condition: 'heartbeat', threshold: null, window: 1 })
+  const missing = await createAlert(tt, s.key, `${s.stat} too`, s.receiver, { condition: 'missing_data', threshold: null, window: 1 })
   const created = Date.now()
   const outbox = async () => [...await tt.sql<{ alert_id: string; event: string; status: string; payload: any }[]>`
     select alert_id, event, status, payload from alert_deliveries order by alert_id`]
@@ -280,6 +282,8 @@ test('2.4 heartbeat on a stat with no data at all fires once staleness exceeds w
   t.like(hb.payload, { alert_id: s.alertId, event: 'fired', status: 'firing', stat_name: s.stat, condition: 'heartbeat', triggered_at: at.toISOString() })
   t.true(hb.payload.observed_value > 60, `staleness ${hb.payload.observed_value} s`)
   t.true(hb.payload.observed_value < 180)
+  // Said plainly, whole seconds against the window (it read "no data for more than (s) 60 (observed 120.004)").
+  t.regex(hb.payload.message, new RegExp(`^${s.stat.replace(/[.]/g, '\\.')}: no data for 2 min( \\d+ s)? \\(limit 1 min\\)$`), hb.payload.message)
   t.like(rows.find((r) => r.alert_id === missing.id), { event: 'fired', status: 'queued' })
   t.is((await alertRow(s.alertId, tt))?.state, 'firing')
 
@@ -492,7 +496,9 @@ test('6.1 e-mail channel: nothing is mailed before confirmation; after it the lo
   const confirmed = await request(app.url, url.pathname + url.search)
   t.is(confirmed.status, 200)
   t.regex(String(confirmed.headers.get('content-type')), /^text\/html/)
-  t.regex(confirmed.text, /Address confirmed[\s\S]*<a href="\/alerts">/)
+  t.regex(confirmed.text, /Address confirmed[\s\S]*<a href="\/alerts"[ >]/)
+  // Issue 38 item 14: the mail's "At:" is on the account's clock.
+  t.is((await request(app.url, '/api/v1/account', { method: 'PATCH', json: { time_zone: 'Asia/Kolkata' }, session: u.session })).status, 200)
   const [firing] = await smtp.waitFor(1, (m) => m.to.includes(address) && m.subject.startsWith('[FIRING]'))
   t.is(firing.subject, `[FIRING] ${stat}`)
   t.true(firing.text.includes(stat))
@@ -505,6 +511,12 @@ test('6.1 e-mail channel: nothing is mailed before confirmation; after it the lo
   const page = await request(app.url, statUrl.pathname, { session: u.session })
   t.is(page.status, 200)
   t.regex(String(page.headers.get('content-type')), /^text\/html/)
+  // Issue 38 item 13: and the alert's own page, where it is muted.
+  const alertUrl = new URL(/(https?:\/\/\S+\/alerts\/\S+)/.exec(firing.text)?.[1] ?? 'http://none/')
+  t.is(alertUrl.pathname, `/alerts/${res.body.alert.id}`)
+  t.is((await request(app.url, alertUrl.pathname, { session: u.session })).status, 200)
+  const at = /At: (.+)/.exec(firing.text)?.[1] ?? ''
+  t.regex(at, /^\d{1,2} \w{3} \d{4}, \d{2}:\d{2}:\d{2} GMT\+5:30$/, firing.text)
 
   await gauge(key, stat, -1000)
   const [resolved] = await smtp.waitFor(1, (m) => m.to.includes(address) && m.subject.startsWith('[RESOLVED]'))

@@ -63,6 +63,7 @@ test.serial('an anomaly alert fires, signed, when an incident opens on its stat 
   const [fired] = await receiver.waitFor(1, (r) => r.json?.event === 'fired')
   t.like(fired.json, { alert_id: alert.id, event: 'fired', status: 'firing', stat_name: 'checkout.latency', condition: 'anomaly', observed_value: 2400 })
   t.regex(fired.json.message, /^checkout\.latency: anomaly: .*it was 2400, [\d.]+ times the usual spread above/)
+  t.regex(fired.json.message, / UTC/, 'an account without a zone reads UTC')
   t.true(signed(secret, String(fired.headers['x-service-signature']), fired.body), 'signed with the alert\'s secret')
 
   // Two normal hours: the incident closes, the alert resolves with the same incident key and the peak.
@@ -111,4 +112,25 @@ test.serial('anomaly alerts: refused on a plan without detection (403 naming the
   t.regex(missing.body.detail, /threshold: is required/)
   const [{ n }] = await app.sql<{ n: number }[]>`select count(*)::int as n from alerts where account_id = any(${[free.accountId, pro.accountId]}::uuid[])`
   t.is(n, 0)
+})
+
+test.serial('an anomaly alert\'s message states the incident\'s hour on the account\'s clock (issue 38 item 14)', async (t) => {
+  const u = await user('pro')
+  await app.sql`update accounts set time_zone = 'Europe/Kyiv' where id = ${u.accountId}`
+  const receiver = await startHttpReceiver()
+  t.teardown(() => receiver.close())
+  const created = await request(app.url, '/api/v1/alerts', {
+    bearer: u.key, json: { stat_name: 'zoned.latency', condition_type: 'anomaly', channel: 'webhook', channel_config: { webhook_url: receiver.url } },
+  })
+  t.is(created.status, 201, created.text)
+  const now = new Date()
+  const newest = newestCompleteHour(now)
+  const steady = Array.from({ length: 48 }, (_, i) => 120 * (1 + 0.05 * Math.sin(i * 1.7)))
+  await write(u.key, 'zoned.latency', [...steady, 2400], newest - 2 * HOUR)
+  await sweep(app.sql, new Date(now.getTime() - 2 * HOUR * 1000), OPTS)
+  const [fired] = await receiver.waitFor(1, (r) => r.json?.event === 'fired' && r.json?.stat_name === 'zoned.latency')
+  const hour = newest - 2 * HOUR
+  const local = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Kyiv', hourCycle: 'h23', hour: '2-digit', minute: '2-digit' }).format(hour * 1000)
+  t.notRegex(fired.json.message, /UTC/, fired.json.message)
+  t.regex(fired.json.message, new RegExp(` ${local}-\\d{2}:\\d{2} (EET|EEST|GMT\\+[23]): `), fired.json.message)
 })

@@ -5,6 +5,7 @@ import { newestCompleteHour, sweep } from '../../shared/anomalies/sweep.js'
 import { createSql } from '../../shared/db.js'
 import { applyBatch } from '../../shared/points/repo.js'
 import { refreshRollups } from '../../shared/points/rollups.js'
+import { applySync } from '../../shared/billing/repo.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 
 let app: TestApp
@@ -210,4 +211,48 @@ test.serial('two sweeps at once score each stat\'s hour once and record each inc
     await a.end()
     await b.end()
   }
+})
+
+// Issue 38 item 12: 14 days backfilled on the free plan, with a spike 7 days back, then an upgrade.
+const FORTNIGHT = 14 * 24
+const withSpike = () => steady(FORTNIGHT, 100).map((v, i) => (i === FORTNIGHT - 7 * 24 ? 2000 : v))
+const spikeHour = NEWEST - (7 * 24 - 1) * HOUR
+
+test.serial('history backfilled on the free plan is scored after an upgrade: its incident reaches the list, as for an account created paid', async (t) => {
+  const free = await account('free')
+  const id = await stat(free, 'upgraded.latency', 'gauge')
+  await backfill(id, withSpike())
+  await sweep(app.sql, NOW, OPTS)
+  t.is(await stateOf(id), undefined, 'the free plan does not detect')
+  await app.sql`update accounts set plan = 'pro' where id = ${free}`
+  await sweep(app.sql, NOW, OPTS)
+  const found = await incidents(id)
+  t.true(found.some((i) => i.started_at.getTime() === spikeHour * 1000), JSON.stringify(found.map((i) => i.started_at)))
+  t.not((await app.sql`select last_detected_at from anomaly_state where stat_id = ${id}`)[0].last_detected_at, null, 'ever_detected')
+  t.is((await app.sql`select count(*)::int as n from anomaly_rescore where stat_id = ${id}`)[0].n, 0, 'the mark is spent')
+
+  // The same history in an account created paid: the same incident.
+  const paid = await account('pro')
+  const twin = await stat(paid, 'upgraded.latency', 'gauge')
+  await backfill(twin, withSpike())
+  await sweep(app.sql, NOW, OPTS)
+  t.deepEqual((await incidents(twin)).map((i) => i.started_at.getTime()), found.map((i) => i.started_at.getTime()))
+})
+
+test.serial('history written during a downgrade is scored when the plan detects again (billing sync upgrade)', async (t) => {
+  const acc = await account('pro')
+  const id = await stat(acc, 'regained.latency', 'gauge')
+  await backfill(id, steady(48, 100), NEWEST - (FORTNIGHT - 1) * HOUR)
+  await sweep(app.sql, NOW, OPTS)
+  t.truthy(await stateOf(id))
+  const sync = (plan: 'free' | 'pro') => applySync(app.sql, acc, { plan, subscriptionId: null, status: null, priceId: null, pastDue: false, currentPeriodEnd: null }, NOW)
+  await app.sql`insert into billing_customers (account_id, customer_id) values (${acc}, ${`cus_${randomUUID()}`})`
+  await sync('free')
+  await backfill(id, withSpike())
+  t.is((await app.sql`select count(*)::int as n from anomaly_rescore where stat_id = ${id}`)[0].n, 0, 'not marked while free')
+  await sweep(app.sql, NOW, OPTS)
+  t.false((await incidents(id)).some((i) => i.started_at.getTime() === spikeHour * 1000))
+  await sync('pro')
+  await sweep(app.sql, NOW, OPTS)
+  t.true((await incidents(id)).some((i) => i.started_at.getTime() === spikeHour * 1000))
 })

@@ -1,5 +1,6 @@
 // The account: who is signed in, the plan and its limits, its time zone, sign out; password, two-factor
 // sign-in, deletion.
+import { zoneNames } from '../../../shared/time-zones.js'
 import { api, fieldErrors } from './lib/api.js'
 import { BROWSER_ZONE, ZONE } from './lib/clock.js'
 import { when } from './lib/format.js'
@@ -13,7 +14,8 @@ function TimeZone({ current }: { current: string | null }) {
   const [chosen, setChosen] = useState(current ?? '')
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
-  const zones = Intl.supportedValuesOf('timeZone')
+  // Current names (Asia/Kolkata, Europe/Kyiv), not the legacy ones Intl still lists (issue 38 item 14).
+  const zones = zoneNames()
   const save = async (e: Event) => {
     e.preventDefault()
     setBusy(true)

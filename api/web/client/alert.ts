@@ -22,6 +22,22 @@ const NO_DATA = { keep: 'Keep its state', resolve: 'Resolve it', alert: 'Fire' }
 const id = pageData.alert ?? ''
 const isMuted = (a: Alert) => a.muted_until !== null && Date.parse(a.muted_until) > Date.now()
 
+/**
+ * What the window does for this alert, as its field's label; null where it does nothing of its own (above and
+ * below on the last minute's value), where only "when the stat goes quiet" uses it (issue 38 item 13: the field
+ * said 5 there while its hint said 60 min, and changing it changed nothing the hint described).
+ */
+function windowRole(a: Alert): string | null {
+  if (a.condition_type === 'heartbeat' || a.condition_type === 'missing_data') return 'Minutes without a point before it fires'
+  if (a.condition_type === 'pct_change') return 'Compare with the value this many minutes ago'
+  if (a.condition_type === 'sustained') return a.aggregation !== 'avg' ? `Minutes the ${a.aggregation} is taken over, and must hold` : 'For how many minutes it must hold'
+  if (a.aggregation && a.aggregation !== 'avg') return `Minutes the ${a.aggregation} is taken over`
+  return null
+}
+
+/** The history's details name instants in ISO 8601 UTC (the API's form): on the page, the account's clock. */
+const inZoneWords = (text: string) => text.replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g, (iso) => when(iso))
+
 /** A datetime-local value (the person's own clock) as an ISO instant. */
 const fromLocal = (v: string) => instantInZone(v).toISOString()
 
@@ -83,12 +99,16 @@ function SendTest({ alert, onSent }: { alert: Alert; onSent: () => void }) {
 
 function Edit({ alert, onChange }: { alert: Alert; onChange: (a: Alert) => void }) {
   const [field, label] = FIELD[alert.channel]
-  const [f, setF] = useState({ threshold: String(alert.threshold), window_minutes: String(alert.window_minutes), cooldown_minutes: String(alert.cooldown_minutes), target: alert.channel_config[field] ?? '', on_no_data: alert.on_no_data })
+  const role = windowRole(alert)
+  // Without a role of its own the window is only the silence "when the stat goes quiet" waits: shown as that, with its value.
+  const windowNow = role ? alert.window_minutes : alert.no_data_minutes
+  const [f, setF] = useState({ threshold: String(alert.threshold), window_minutes: String(windowNow), cooldown_minutes: String(alert.cooldown_minutes), target: alert.channel_config[field] ?? '', on_no_data: alert.on_no_data })
   const [errors, setErrors] = useState<Record<string, string>>({})
   const [error, setError] = useState<unknown>(null)
   const [saved, setSaved] = useState(false)
   const set = (k: keyof typeof f) => (e: any) => setF({ ...f, [k]: e.currentTarget.value })
   const threshold = THRESHOLD.includes(alert.condition_type)
+  const showWindow = alert.condition_type !== 'anomaly' && (role !== null || f.on_no_data !== 'keep')
   const submit = async (e: Event) => {
     e.preventDefault()
     setError(null)
@@ -96,7 +116,7 @@ function Edit({ alert, onChange }: { alert: Alert; onChange: (a: Alert) => void 
     const found: Record<string, string> = {}
     if (threshold && (f.threshold.trim() === '' || !Number.isFinite(Number(f.threshold)))) found.threshold = 'Enter a number.'
     const int = (v: string, min: number) => /^\d+$/.test(v.trim()) && Number(v) >= min && Number(v) <= 10_080
-    if (!int(f.window_minutes, 1)) found.window_minutes = 'A whole number of minutes from 1 to 10,080.'
+    if (showWindow && !int(f.window_minutes, 1)) found.window_minutes = 'A whole number of minutes from 1 to 10,080.'
     if (!int(f.cooldown_minutes, 0)) found.cooldown_minutes = 'A whole number of minutes from 0 to 10,080.'
     if (!f.target.trim()) found[`channel_config.${field}`] = 'Required for this channel.'
     setErrors(found)
@@ -104,8 +124,8 @@ function Edit({ alert, onChange }: { alert: Alert; onChange: (a: Alert) => void 
     try {
       const body = {
         ...(threshold ? { threshold: Number(f.threshold), on_no_data: f.on_no_data } : {}),
-        // Sent only when changed: a window given is also the on_no_data silence (else 60 minutes).
-        ...(Number(f.window_minutes) !== alert.window_minutes ? { window_minutes: Number(f.window_minutes) } : {}),
+        // Sent only when shown and changed: a window given is also the on_no_data silence (else 60 minutes).
+        ...(showWindow && Number(f.window_minutes) !== windowNow ? { window_minutes: Number(f.window_minutes) } : {}),
         cooldown_minutes: Number(f.cooldown_minutes), channel_config: { [field]: f.target.trim() },
       }
       onChange((await api<{ alert: Alert }>('PATCH', `/api/v1/alerts/${id}`, body)).alert)
@@ -119,7 +139,10 @@ function Edit({ alert, onChange }: { alert: Alert; onChange: (a: Alert) => void 
   return html`<form class="card" onSubmit=${submit} noValidate aria-labelledby="edit-title"><h2 id="edit-title">Change</h2>
     <div class="grid2">
       ${threshold ? html`<${Field} id="threshold" label="Threshold" error=${errors.threshold}><input id="threshold" inputMode="decimal" value=${f.threshold} onInput=${set('threshold')} aria-invalid=${inv('threshold')} /><//>` : null}
-      ${alert.condition_type === 'anomaly' ? null : html`<${Field} id="window_minutes" label="Window (minutes)" hint=${threshold ? `Silence before "when the stat goes quiet" acts: ${alert.no_data_minutes} min (the window once set, else 60).` : 'Minutes without a point before it fires.'} error=${errors.window_minutes}>
+      ${!showWindow ? null : html`<${Field} id="window_minutes" label=${role ?? 'Minutes of silence before "when the stat goes quiet" acts'}
+        hint=${!role ? 'Only "when the stat goes quiet" uses it: this alert compares the last minute\'s value.'
+          : threshold && f.on_no_data !== 'keep' ? `Also how long a silence must last before "when the stat goes quiet" acts (now ${alert.no_data_minutes} min${alert.no_data_minutes === alert.window_minutes ? '' : ': 60 until a window is saved'}).` : undefined}
+        error=${errors.window_minutes}>
         <input id="window_minutes" inputMode="numeric" value=${f.window_minutes} onInput=${set('window_minutes')} aria-invalid=${inv('window_minutes')} /><//>`}
       <${Field} id="cooldown_minutes" label="Cooldown (minutes)" error=${errors.cooldown_minutes}>
         <input id="cooldown_minutes" inputMode="numeric" value=${f.cooldown_minutes} onInput=${set('cooldown_minutes')} aria-invalid=${inv('cooldown_minutes')} /><//>
@@ -166,7 +189,7 @@ function AlertPage() {
     ${!events ? html`<${Loading} />` : events.length === 0 ? html`<${Empty}>Nothing yet: no fire, resolve, mute or test.<//>` : html`<div class="table-wrap"><table class="stack" data-testid="history">
       <thead><tr><th>When</th><th>Event</th><th class="num">Value</th><th>What happened</th><th>Delivery attempts</th></tr></thead><tbody>
       ${events.map((e) => html`<tr><td data-label="When">${when(e.at)}</td><td data-label="Event">${e.event}</td><td data-label="Value" class="num">${num(e.observed_value)}</td>
-        <td data-label="What happened" class="small">${e.detail ?? (e.delivery_status ? html`<${Badge} state=${e.delivery_status} />` : '')}</td><td data-label="Delivery attempts" class="small">${attempts(e)}</td></tr>`)}
+        <td data-label="What happened" class="small">${e.detail !== null ? inZoneWords(e.detail) : (e.delivery_status ? html`<${Badge} state=${e.delivery_status} />` : '')}</td><td data-label="Delivery attempts" class="small">${attempts(e)}</td></tr>`)}
       </tbody></table></div>`}`
 }
 

@@ -25,8 +25,16 @@ const CONDITIONS: Record<Condition, { label: string; explain: string; threshold?
   missing_data: { label: 'Data goes missing', explain: 'Fires when the stat has had no point for longer than the window.', window: 'Minutes without a point before it fires' },
   anomaly: { label: 'Does something unusual', explain: 'Fires when the anomaly detector opens an incident on the stat (an hour far outside what that hour usually looks like) and resolves when it closes. Plans with anomaly detection only.' },
 }
+/** What this deployment's egress rules take (the shell says which: WEBHOOK_ALLOW_PRIVATE, and loopback in development). */
+function webhookTargets(): string {
+  switch (pageData.webhookTargets) {
+    case 'private': return 'This deployment also delivers to private and internal addresses (WEBHOOK_ALLOW_PRIVATE is on).'
+    case 'loopback': return 'Private and internal addresses are refused, except this machine\'s own (127.0.0.1, localhost), which development allows.'
+    default: return 'Private and internal addresses are refused.'
+  }
+}
 const CHANNELS: Record<Channel, { label: string; field: string; input: string; explain: string }> = {
-  webhook: { label: 'Webhook', field: 'webhook_url', input: 'Webhook URL', explain: 'An http(s) URL that receives a signed JSON POST on fire and on resolve. Private and internal addresses are refused.' },
+  webhook: { label: 'Webhook', field: 'webhook_url', input: 'Webhook URL', explain: `An http(s) URL that receives a signed JSON POST on fire and on resolve. ${webhookTargets()}` },
   slack: { label: 'Slack', field: 'slack_webhook_url', input: 'Slack incoming-webhook URL', explain: 'From Slack: Apps → Incoming Webhooks → the channel\'s URL (https://hooks.slack.com/services/…).' },
   email: { label: 'E-mail', field: 'email', input: 'E-mail address', explain: 'The address gets a confirmation link first; nothing is mailed until it is clicked.' },
 }

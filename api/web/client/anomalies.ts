@@ -3,7 +3,9 @@
 // not, why in plain words.
 import type { AnomalyJson, DiagnosticsJson, StatDiagnosticsJson } from '../../../shared/anomalies/schema.js'
 import type { z } from 'zod'
+import { explanationInZone } from '../../../shared/time-zones.js'
 import { api } from './lib/api.js'
+import { ZONE } from './lib/clock.js'
 import { full, num, when } from './lib/format.js'
 import { Empty, ErrorNotice, html, Loading, mount, useEffect, useState } from './lib/ui.js'
 
@@ -38,7 +40,7 @@ function Incidents({ anomalies, status, range }: { anomalies: Anomaly[]; status:
   }
   return html`<div class="table-wrap"><table class="stack" data-testid="incidents"><thead><tr><th>Stat</th><th>What</th><th>When</th><th class="num">Observed</th><th class="num">Expected</th><th class="num">Normal range</th></tr></thead><tbody>
     ${anomalies.map((a) => html`<tr key=${a.id} data-status=${a.status}><td data-label="Stat" class="row-title"><a href=${chartLink(a)}>${a.stat_name}</a></td>
-      <td data-label="What">${a.level_shift ? `Level shift (${a.direction === 'spike' ? 'up' : 'down'})` : a.direction === 'spike' ? 'Spike' : 'Dip'}<div class="small muted">${a.explanation}</div></td>
+      <td data-label="What">${a.level_shift ? `Level shift (${a.direction === 'spike' ? 'up' : 'down'})` : a.direction === 'spike' ? 'Spike' : 'Dip'}<div class="small muted" data-testid="explanation">${explanationInZone(a.explanation, ZONE)}</div></td>
       <td data-label="When" class="small">${when(a.started_at)}<br />${a.ended_at ? html`to ${when(a.ended_at)}` : html`<span class="badge firing">Ongoing</span>`}</td>
       <td data-label="Observed" class="num">${v(a.peak.observed)}</td><td data-label="Expected" class="num">${v(a.peak.expected)}</td>
       <td data-label="Normal range" class="num">${v(a.peak.lower)} – ${v(a.peak.upper)}</td></tr>`)}
@@ -50,7 +52,7 @@ function DiagnosticsTable({ d }: { d: DiagnosticsJson }) {
   return html`<div class="table-wrap"><table class="stack" data-testid="diagnostics"><thead><tr><th>Stat</th><th>Checked</th><th>Why</th><th>Last checked</th></tr></thead><tbody>
     ${d.stats.map((s) => html`<tr key=${s.stat_name}><td data-label="Stat" class="row-title"><a href=${`/stats/${encodeURIComponent(s.stat_name)}`}>${s.stat_name}</a></td>
       <td data-label="Checked">${s.can_fire ? 'yes' : 'no'}</td>
-      <td data-label="Why">${verdict(s)}<details><summary class="small">Details</summary><p class="small muted">${s.explanation}</p></details></td>
+      <td data-label="Why">${verdict(s)}<details><summary class="small">Details</summary><p class="small muted">${explanationInZone(s.explanation, ZONE)}</p></details></td>
       <td data-label="Last checked" class="small">${when(s.last_evaluated_at)}</td></tr>`)}
   </tbody></table></div>
   ${d.account.truncated ? html`<p class="small muted">Showing ${d.account.stats_reported} of ${d.account.stats_total} stats.</p>` : null}`

@@ -13,17 +13,27 @@ interface Answer {
     candidates?: string[]; suggestions?: Array<{ stat: string; query: string }>; reason?: string
   }
 }
-interface StatItem { name: string; kind: 'counter' | 'gauge' }
+interface StatItem { name: string; kind: 'counter' | 'gauge'; last_point_at?: string | null }
 
-/** Example questions from the account's own stats: "how many" only of a counter, an average of a gauge. */
-function examples(stats: StatItem[]): string[] {
-  const counter = stats.find((s) => s.kind === 'counter')?.name
-  const gauge = stats.find((s) => s.kind === 'gauge')?.name
-  if (!counter && !gauge) return ['How many signups yesterday?', 'Which stat had the most yesterday?']
+/**
+ * Example questions from the account's own stats that have data, the most recently written first, over a span
+ * that reaches their newest point (issue 38 item 19: the examples named a stat with no data, and "yesterday" of
+ * a stat first written today answers nothing): "how many" only of a counter, an average of a gauge.
+ */
+export function examples(stats: StatItem[], now = Date.now()): string[] {
+  const withData = stats.filter((s) => s.last_point_at).sort((a, b) => Date.parse(b.last_point_at!) - Date.parse(a.last_point_at!))
+  const counter = withData.find((s) => s.kind === 'counter')
+  const gauge = withData.find((s) => s.kind === 'gauge')
+  if (!counter && !gauge) return ['How many signups in the last 24 hours?', 'Which stat had the most in the last 24 hours?']
+  const age = now - Math.max(...[counter, gauge].filter((s) => s).map((s) => Date.parse(s!.last_point_at!)))
+  const span = (s: StatItem) => {
+    const ms = now - Date.parse(s.last_point_at!)
+    return ms < 20 * 3600_000 ? 'in the last 24 hours' : ms < 6 * 86_400_000 ? 'in the last 7 days' : 'in the last 30 days'
+  }
   return [
-    ...(counter ? [`How many ${counter} yesterday?`, `Compare ${counter} this week with last week`, `${counter} in the last 2 days by hour`] : []),
-    ...(gauge ? [`Average ${gauge} over the last 6 hours`, `When did ${gauge} peak yesterday?`] : []),
-    'Which stat had the most yesterday?',
+    ...(counter ? [`How many ${counter.name} ${span(counter)}?`, `Compare ${counter.name} this week with last week`, `${counter.name} in the last 2 days by hour`] : []),
+    ...(gauge ? [`Average ${gauge.name} ${span(gauge)}`, `When did ${gauge.name} peak ${span(gauge)}?`] : []),
+    `Which stat had the most ${age < 20 * 3600_000 ? 'in the last 24 hours' : age < 6 * 86_400_000 ? 'in the last 7 days' : 'in the last 30 days'}?`,
   ]
 }
 

@@ -16,6 +16,15 @@ interface Detail { stat: { name: string; kind: 'counter' | 'gauge' }; range: { f
 const name = pageData.stat ?? ''
 const RANGES = ['24h', '7d', '30d']
 const params = new URLSearchParams(location.search)
+/**
+ * The API's methods, its default first (issue 38 item 16: the page said Spearman while it asked for the
+ * default, departures): the page names the method the answer was computed with, and the reader may pick another.
+ */
+const METHODS: Record<string, { label: string; says: string }> = {
+  departures: { label: 'Departures', says: 'how far each hour departs from what the stat usually does at that hour of the day, so a shared daily cycle does not count and shared spikes weigh by their size' },
+  spearman: { label: 'Spearman', says: 'Spearman rank correlation of the hour-to-hour changes (one large shared spike counts as one rank step)' },
+  pearson: { label: 'Pearson', says: 'Pearson correlation of the hour-to-hour changes, values as they are (large spikes dominate)' },
+}
 
 /** Strength in words, so a reader need not know what 0.4 means. */
 function strength(r: number): string {
@@ -54,28 +63,32 @@ function Overlay({ answer, other }: { answer: Answer; other: string }) {
 
 function CorrelationsPage() {
   const [range, setRange] = useState(RANGES.includes(params.get('range') ?? '') ? params.get('range')! : '7d')
+  const [method, setMethod] = useState(METHODS[params.get('method') ?? ''] ? params.get('method')! : 'departures')
   const [answer, setAnswer] = useState<Answer | null>(null)
   const [error, setError] = useState<unknown>(null)
   const [chosen, setChosen] = useState<string | null>(params.get('with'))
   useEffect(() => {
     setAnswer(null)
     setError(null)
-    api<Answer>('GET', `/api/v1/correlations?stat=${encodeURIComponent(name)}&range=${range}&max_lag=6`).then((a) => {
+    api<Answer>('GET', `/api/v1/correlations?stat=${encodeURIComponent(name)}&range=${range}&max_lag=6&method=${method}`).then((a) => {
       setAnswer(a)
       setChosen((c) => (c && a.results.some((r) => r.stat_name === c) ? c : a.results[0]?.stat_name ?? null))
     }, setError)
-  }, [range])
-  const keep = (r: string, w: string | null) => {
+  }, [range, method])
+  const keep = (r: string, w: string | null, m = method) => {
     const u = new URL(location.href)
     u.searchParams.set('range', r)
+    u.searchParams.set('method', m)
     if (w) u.searchParams.set('with', w)
     history.replaceState(null, '', u)
   }
   const back = html`<p class="small"><a href=${`/stats/${encodeURIComponent(name)}`}>← ${name}</a></p>`
   if (error instanceof ApiError && error.status === 404) return html`${back}<h1>What moved with ${name}?</h1><${ErrorNotice} error=${error} />`
   return html`${back}<h1>What moved with ${name}?</h1>
-    <p class="muted">Your other stats, ranked by how closely their hour-to-hour changes follow those of ${name} (Spearman, up to 6 h of lead or lag). Moving together is not causing: look at both charts.</p>
+    <p class="muted">Your other stats, ranked by how closely they move with ${name}, hour by hour, up to 6 h of lead or lag. Moving together is not causing: look at both charts.</p>
     <div class="ranges" role="group" aria-label="Range">${RANGES.map((r) => html`<button type="button" aria-pressed=${r === range ? 'true' : 'false'} onClick=${() => { setRange(r); keep(r, chosen) }}>${r}</button>`)}</div>
+    <div class="ranges" role="group" aria-label="Method">${Object.entries(METHODS).map(([m, d]) => html`<button type="button" aria-pressed=${m === method ? 'true' : 'false'} onClick=${() => { setMethod(m); keep(range, chosen, m) }}>${d.label}</button>`)}</div>
+    ${answer ? html`<p class="small muted" data-testid="method">Method: <strong>${METHODS[answer.method]?.label ?? answer.method}</strong>, ${METHODS[answer.method]?.says ?? answer.transform}.</p>` : null}
     <${ErrorNotice} error=${error} />
     ${answer === null ? (error ? null : html`<${Loading} what="Comparing your stats…" />`) : html`
       <p class="small muted">Hours from ${when(answer.window.from)} to ${when(answer.window.to)}; ${answer.target_n} usable hours of ${name}.</p>

@@ -3,6 +3,7 @@
 // existing key: the person pastes one, or creates one here (shown once, as on the keys page). The key
 // stays in the page; nothing is stored in the browser.
 import { prometheusConfig, statsdExample, telegrafConfig } from '../send-config.js'
+import { isPlanName, type PlanName } from '../../../shared/plans.js'
 import { api, pageData } from './lib/api.js'
 import { CopyButton, ErrorNotice, html, mount, useState } from './lib/ui.js'
 
@@ -25,6 +26,8 @@ function Send() {
   const host = new URL(base).hostname
   const port = pageData.statsdPort ? Number(pageData.statsdPort) : undefined
   const k = key.trim() || PLACEHOLDER
+  // The set-ups fit the plan they are shown to: the free plan's 10 stats take fewer Telegraf fields.
+  const plan = isPlanName(pageData.plan ?? '') ? (pageData.plan as PlanName) : 'free'
   const create = async () => {
     setBusy(true)
     setError(null)
@@ -46,9 +49,9 @@ function Send() {
       ${key && !error ? html`<p class="notice ok" role="status" data-testid="key-note">The key is filled in below. Copy it now if you created it here: it is shown only this once.</p>` : null}
       <${ErrorNotice} error=${error} />
     </div>
-    <${Snippet} id="telegraf" title="Telegraf" intro=${html`InfluxDB line protocol on <code>${base}/api/v2/write</code> (and the 1.x <code>/write</code>): each field becomes a gauge. Any InfluxDB client library works the same way.`} text=${telegrafConfig(base, k)} />
+    <${Snippet} id="telegraf" title="Telegraf" intro=${html`InfluxDB line protocol on <code>${base}/api/v2/write</code> (and the 1.x <code>/write</code>): each field becomes a gauge. Any InfluxDB client library works the same way.`} text=${telegrafConfig(base, k, plan)} />
     <${Snippet} id="statsd" title="StatsD" intro=${html`UDP or TCP on port ${port ?? '(off)'}; the key is the metric prefix. Counters (<code>|c</code>, sample rates honoured), gauges (<code>|g</code>, absolute values only), timers and histograms (<code>|ms</code>, <code>|h</code>, <code>|d</code>) as gauge observations, DogStatsD tags. UDP has no answer: refused packets are counted under <code>statsd_refused_today</code> in your usage.`} text=${statsdExample(host, port, k)} />
-    <${Snippet} id="prometheus" title="Prometheus" intro=${html`Remote write 1.0 to <code>${base}/api/v1/prom/write</code>: every sample of a series is a gauge observation.`} text=${prometheusConfig(base, k)} />`
+    <${Snippet} id="prometheus" title="Prometheus" intro=${html`Remote write 1.0 to <code>${base}/api/v1/prom/write</code>: every sample of a series is a gauge observation.`} text=${prometheusConfig(base, k, plan)} />`
 }
 
 mount(Send)

@@ -7,8 +7,10 @@ export function num(n: number | null | undefined): string {
   if (abs >= 1e9) return `${(n / 1e9).toFixed(2)}G`
   if (abs >= 1e6) return `${(n / 1e6).toFixed(2)}M`
   if (abs >= 1e4) return `${(n / 1e3).toFixed(1)}k`
-  if (Number.isInteger(n)) return String(n)
-  return abs >= 100 ? n.toFixed(1) : abs >= 1 ? n.toFixed(2) : n.toPrecision(3)
+  // Thousands separated below 10k too, so "+5,782" reads like the "23.4k" beside it (issue 38 item 19).
+  if (Number.isInteger(n)) return n.toLocaleString('en-US')
+  const digits = abs >= 100 ? 1 : 2
+  return abs >= 1 ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : n.toPrecision(3)
 }
 
 export const full = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 6 })
