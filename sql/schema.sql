@@ -150,7 +150,7 @@ CREATE TABLE public.alert_events (
     observed_value double precision,
     detail text,
     delivery_id text,
-    CONSTRAINT alert_events_event_check CHECK ((event = ANY (ARRAY['fired'::text, 'resolved'::text, 'suppressed'::text, 'muted'::text, 'test'::text])))
+    CONSTRAINT alert_events_event_check CHECK ((event = ANY (ARRAY['fired'::text, 'resolved'::text, 'suppressed'::text, 'muted'::text, 'test'::text, 'changed'::text])))
 );
 
 
