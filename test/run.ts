@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { loadConfig, readEnvFile } from '../shared/config.js'
-import { ensureServices } from '../shared/services.js'
+import { ensureServices } from '../dev/services.js'
 import { redisHosts } from '../shared/redis-url.js'
 import { COMPILED_DIR, COMPILED_SERVICE_DIR, compileTests } from './compile.js'
 import { COMPILED_SERVICE_ENV } from './helpers/processes.js'

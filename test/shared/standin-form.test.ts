@@ -1,6 +1,6 @@
 // The payment stand-in reads the provider's form encoding (bracketed keys) the way the SDK writes it.
 import test from 'ava'
-import { parseProviderForm } from '../../shared/billing/standin/form.js'
+import { parseProviderForm } from '../../dev/billing-standin/form.js'
 
 test('bracketed keys become nested objects; index keys become arrays in order', (t) => {
   const text = 'mode=subscription&line_items[1][price]=p2&line_items[0][price]=p1&line_items[0][quantity]=1' +
