@@ -17,3 +17,9 @@ test('bracketed keys become nested objects; index keys become arrays in order', 
 test('an empty body is an empty object', (t) => {
   t.deepEqual(parseProviderForm(''), {})
 })
+
+test('prototype keys are dropped, not assigned', (t) => {
+  const parsed = parseProviderForm('__proto__[polluted]=1&metadata[constructor][prototype][polluted]=1&mode=payment')
+  t.deepEqual(parsed, { mode: 'payment' })
+  t.is(({} as Record<string, unknown>).polluted, undefined)
+})
