@@ -438,7 +438,8 @@ async function main(): Promise<Results> {
     const web = await startWeb(FROM_SOURCE ? 'api/server.ts' : 'dist/api/server.js', 'web', () => {
       const extra: Record<string, string> = first && statsdPort !== undefined ? { STATSD_PORT: String(statsdPort) } : {}
       first = false
-      return { ...serviceEnv(e), ...extra }
+      // IO_COUNTS: the web processes count their PostgreSQL round trips and Redis commands (ioCounts below).
+      return { ...serviceEnv(e), IO_COUNTS: '1', ...extra }
     }, SERVICE_NODE_ARGS)
     svc.push(...web.procs)
     webProcs = web.procs
