@@ -7,6 +7,7 @@ import { createSql } from '../shared/db.js'
 import { createLogger, type Logger } from '../shared/log.js'
 import { Outages } from '../shared/outages.js'
 import { createRedis, RedisSettings } from '../shared/redis.js'
+import type { Redis } from 'ioredis'
 import { countRedisCommands, reportIoCountsOnSignal } from '../shared/io-counts.js'
 import { Queues } from '../shared/queues.js'
 import { ReadPool } from '../shared/read-replica.js'
@@ -32,15 +33,17 @@ export interface RunningApi {
 
 /** Opens the API's connections (nothing is shared with other components). */
 export function createDeps(config: Config, log: Logger): AppDeps {
-  const sql = createSql(config.databaseUrl, { applicationName: 'metrics-web' })
-  const redis = countRedisCommands(createRedis(config))
+  const sql = createSql(config.databaseUrl, { applicationName: 'metrics-web', countRoundTrips: config.ioCounts })
+  // Benchmark instrumentation, off unless IO_COUNTS=1: wraps each command sent.
+  const counted = (r: Redis) => (config.ioCounts ? countRedisCommands(r) : r)
+  const redis = counted(createRedis(config))
   const outages = new Outages(log, { postgres: () => sql`select 1`, redis: () => redis.ping() })
   const redisSettings = new RedisSettings(redis, config, log)
   // The queues get a connection of their own, without auto-pipelining. BullMQ defines its Lua scripts (about
   // fifty) as commands on the connection it is given, and ioredis' auto-pipelining builds a Pipeline per tick
   // that copies every command defined on its connection: with them, a job add cost 200 to 250 µs of CPU here,
   // without them 70 to 90 (issue 18). The rate and allowance checks keep auto-pipelining on `redis`.
-  const queues = new Queues(config, countRedisCommands(createRedis(config, { enableAutoPipelining: false })), (err) => outages.report(err), { ownsConnection: true })
+  const queues = new Queues(config, counted(createRedis(config, { enableAutoPipelining: false })), (err) => outages.report(err), { ownsConnection: true })
   const limits = new Limits(redis, config)
   const directory = new StatDirectory(sql)
   const batcher = new PointBatcher(queues)
@@ -98,7 +101,7 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit()
   const log = createLogger(config).child({ component: 'web' })
   const api = await startApi(config, log)
-  reportIoCountsOnSignal()
+  if (config.ioCounts) reportIoCountsOnSignal()
   log.info(`listening on ${api.url}`)
   onShutdown(log, config.shutdownTimeoutMs, () => api.close())
 }

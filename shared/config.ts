@@ -81,6 +81,9 @@ const Env = z.object({
   // scrypt's cost for new password hashes, as a power of two (N = 2^cost; 15 is 32 MiB and tens of ms per hash).
   // Security by default: below 15 is refused unless NODE_ENV=test, where it only keeps the suite's many sign-ups cheap.
   PASSWORD_HASH_COST: int(4).max(PASSWORD_HASH_COST_MAX).default(PASSWORD_HASH_COST),
+  // Benchmark instrumentation (shared/io-counts.ts): the web process counts its PostgreSQL round trips and Redis
+  // commands and prints them on SIGUSR2. Off unless a benchmark turns it on.
+  IO_COUNTS: flag.default(false),
 })
 
 export type Config = Readonly<{
@@ -126,6 +129,8 @@ export type Config = Readonly<{
   jobLockSeconds: number
   /** scrypt cost of new password hashes (N = 2^cost); below PASSWORD_HASH_COST only with NODE_ENV=test. */
   passwordHashCost: number
+  /** Count PostgreSQL round trips and Redis commands, printed on SIGUSR2 (benchmarks only). */
+  ioCounts: boolean
 }>
 
 /** Thrown when the environment holds a bad value; the message names every bad variable. */
@@ -146,6 +151,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (e.PASSWORD_HASH_COST < PASSWORD_HASH_COST && e.NODE_ENV !== 'test') {
     throw new ConfigError(`invalid configuration:\n  PASSWORD_HASH_COST: below ${PASSWORD_HASH_COST} only in tests (NODE_ENV=test); passwords stored with a cheaper hash are cheaper to crack (got ${e.PASSWORD_HASH_COST})`)
+  }
+  // The stand-in exists for development and tests; in production the SDK talks to the provider itself, so
+  // a base URL there could only send the secret key and customers' payment calls to another server.
+  if (e.NODE_ENV === 'production' && e.STRIPE_API_BASE) {
+    throw new ConfigError('invalid configuration:\n  STRIPE_API_BASE: refused in production (it points the payment SDK at a local stand-in, for development and tests only)')
   }
   return Object.freeze({
     env: e.NODE_ENV,
@@ -189,6 +199,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     httpRequestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
     jobLockSeconds: e.JOB_LOCK_SECONDS,
     passwordHashCost: e.PASSWORD_HASH_COST,
+    ioCounts: e.IO_COUNTS,
   })
 }
 

@@ -15,6 +15,8 @@ export interface DbOptions {
   /** Server-side limit on one statement; 0 for none (migrations). Default 30 s. */
   statementTimeoutSeconds?: number
   applicationName?: string
+  /** Count the round trips on this pool's connections (shared/io-counts.ts; IO_COUNTS=1, benchmarks only). */
+  countRoundTrips?: boolean
 }
 
 /**
@@ -28,9 +30,9 @@ export interface DbOptions {
  * forever.) postgres.js' connect_timeout bounds the connect.
  */
 function noDelaySocket(options: { host: string[]; port: number[]; path?: string }): net.Socket {
-  return countPgRoundTrips(options.path
+  return options.path
     ? net.connect({ path: options.path })
-    : net.connect({ host: options.host[0], port: options.port[0], noDelay: true }))
+    : net.connect({ host: options.host[0], port: options.port[0], noDelay: true })
 }
 
 /** Opens a connection pool; connections are made lazily on first query, and remade after any failure. */
@@ -49,7 +51,7 @@ export function createSql(url: string, opts: DbOptions = {}): Sql {
     // A statement stuck behind a lock or a hung plan ends with an error rather than holding a connection forever.
     connection: { application_name: opts.applicationName ?? 'metrics', ...(statementTimeoutMs ? { statement_timeout: statementTimeoutMs } : {}) },
     // `socket` is supported by postgres.js but missing from its types.
-    ...({ socket: noDelaySocket } as object),
+    ...({ socket: opts.countRoundTrips ? (o: Parameters<typeof noDelaySocket>[0]) => countPgRoundTrips(noDelaySocket(o)) : noDelaySocket } as object),
   }) as Sql
 }
 

@@ -3,6 +3,8 @@
 // round trips (issue 18: none per write beyond the shared, group-committed job
 // add). Counting is a few increments; the figures are printed as one JSON line
 // on SIGUSR2, so that a running process can be asked without a route for it.
+// Off unless IO_COUNTS=1 (shared/config.ts): only the web process wires it in
+// (api/server.ts), and only bench/run.ts turns it on.
 import type { Socket } from 'node:net'
 import type { Redis } from 'ioredis'
 

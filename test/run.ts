@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { loadConfig, readEnvFile } from '../shared/config.js'
-import { ensureServices } from '../shared/services.js'
+import { ensureServices } from '../dev/services.js'
 import { redisHosts } from '../shared/redis-url.js'
 import { COMPILED_DIR, COMPILED_SERVICE_DIR, compileTests } from './compile.js'
 import { COMPILED_SERVICE_ENV } from './helpers/processes.js'
@@ -21,9 +21,11 @@ let code = 1
 let launching: Promise<BrowserServer | undefined> | undefined
 try {
   const files = process.argv.slice(2).filter((a) => !a.startsWith('-'))
+  // test/timescale/ runs alone and only under `npm run test:timescale` (test/ava.config.mjs).
+  const timescale = process.env.TEST_TIMESCALE === '1'
   // One Chromium for every browser file (test/helpers/browser.ts), started while the template is checked. A
   // failure to start it is not fatal here: each browser file then launches its own, and reports why it cannot.
-  const needsBrowser = !files.length || files.some((f) => /(^|\/)web(\/|$)/.test(f))
+  const needsBrowser = (!files.length && !timescale) || files.some((f) => /(^|\/)web(\/|$)/.test(f))
   const shared = needsBrowser ? await import('./helpers/browser.js') : undefined
   launching = shared?.launchSharedBrowser().catch((err: Error) => { say(`tests: no shared Chromium (${err.message.split('\n')[0]})`); return undefined })
   const started = Date.now()
@@ -35,7 +37,8 @@ try {
   const compiled = await compileTests()
   say(`tests: compiled ${compiled} test files with what they import into ${COMPILED_DIR}/ (${Date.now() - compiling} ms); ava runs those`)
   const browser = await launching
-  const fileCount = files.length || readdirSync('test', { recursive: true }).filter((f) => String(f).endsWith('.test.ts')).length
+  const fileCount = files.length || readdirSync('test', { recursive: true })
+    .filter((f) => String(f).endsWith('.test.ts') && String(f).startsWith('timescale/') === timescale).length
   say(`tests: running ${fileCount} test files with ava; each line below is one finished test (file › test)\n`)
   // scrypt (sign-ups) and DNS share libuv's pool, 4 threads by default: many parallel sign-ups starve connects.
   const ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', '--config', 'test/ava.config.mjs', ...process.argv.slice(2)],

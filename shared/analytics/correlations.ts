@@ -28,7 +28,7 @@ export const DEPARTURE_CAP = 12
 /**
  * Departures are raised to this power (sign kept): large ones weigh a little more than in proportion,
  * so one shared spike counts against a fortnight of ordinary hours. Set on the labelled set's seeds
- * 1-10 (test/bench/correlation-set.ts; 1: 39 of 40 related pairs in their target's top 3; 2: two
+ * 1-10 (bench/correlation-set.ts; 1: 39 of 40 related pairs in their target's top 3; 2: two
  * unrelated pairs at 0.32 and 0.42), checked on seeds 101-120 (1.25: 80 of 80 in the top 3, no
  * unrelated pair above 0.25; 1.5 also 80 of 80 but an unrelated pair at 0.295).
  */

@@ -6,7 +6,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { eventually } from '../helpers/receivers.js'
-import { startPaymentStandin, type PaymentStandin } from '../../shared/billing/standin/server.js'
+import { startPaymentStandin, type PaymentStandin } from '../../dev/billing-standin/server.js'
 import { evaluateAlerts } from '../../shared/alerts/evaluate.js'
 
 const PRICES = [{ id: 'price_t_starter', label: 'Starter', amount: 9 }, { id: 'price_t_pro', label: 'Pro', amount: 29 }, { id: 'price_t_business', label: 'Business', amount: 99 }]

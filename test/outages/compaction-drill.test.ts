@@ -2,8 +2,8 @@
 // compaction pass while single points are backfilled into the days being compacted. Nothing
 // accepted or seeded is lost or doubled, and the restarted worker finishes the compaction.
 import test from 'ava'
-import { COMPACTION_DRILL_SETTINGS, compactionDrill, compactionDrills } from '../drills/compaction-drill.js'
-import { DrillRig } from '../drills/drills.js'
+import { COMPACTION_DRILL_SETTINGS, compactionDrill, compactionDrills } from '../../bench/drills/compaction-drill.js'
+import { DrillRig } from '../../bench/drills/drills.js'
 
 let rig: DrillRig
 test.before(async () => {

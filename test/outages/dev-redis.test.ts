@@ -3,7 +3,7 @@ import test from 'ava'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
-import { ensureServices, projectRoot } from '../../shared/services.js'
+import { ensureServices, projectRoot } from '../../dev/services.js'
 import { baseUrl } from '../helpers/db.js'
 import { closedPort } from '../helpers/http.js'
 

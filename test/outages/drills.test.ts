@@ -3,7 +3,7 @@
 // under steady writes through two web processes on every write path. No accepted point lost or
 // duplicated, nothing refused stored, and the service healthy again within seconds.
 import test, { type ExecutionContext } from 'ava'
-import { DrillRig, drills, runDrill } from '../drills/drills.js'
+import { DrillRig, drills, runDrill } from '../../bench/drills/drills.js'
 
 let rig: DrillRig
 test.before(async () => {

@@ -3,7 +3,7 @@
 // processes. No accepted point lost or doubled, every chart and export read answered, the alert that fired during
 // the fault delivered exactly once.
 import test, { type ExecutionContext } from 'ava'
-import { ScaleRig, scaleDrills } from '../drills/scale.js'
+import { ScaleRig, scaleDrills } from '../../bench/drills/scale.js'
 
 let scale: ScaleRig
 test.before(async () => {

@@ -4,7 +4,7 @@ import {
   ABSORBED_SHIFT_HOURS, COUNT_FLOOR, dailyCycle, HOUR, initialState, LEVEL_SHIFT_HOURS, REL_FLOOR, stepHour, streamingArmed, THRESHOLD, updateStreaming, weeklyCycle, windowOpinion,
   windowVerdict,
 } from '../../shared/anomalies/detector.js'
-import { corpus, rng } from '../bench/anomaly-corpus.js'
+import { corpus, rng } from '../../bench/anomaly-corpus.js'
 
 const T0 = 1_700_000_000 - (1_700_000_000 % HOUR)
 /** Hours starting at T0, as the detector's trailing input. */

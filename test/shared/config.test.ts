@@ -67,3 +67,19 @@ test('issue 32: DATABASE_READ_URL is optional; READ_REPLICA_MAX_LAG_SECONDS defa
   t.throws(() => loadConfig({ READ_REPLICA_MAX_LAG_SECONDS: '0' }), { message: /READ_REPLICA_MAX_LAG_SECONDS/ })
   t.throws(() => loadConfig({ DATABASE_READ_URL: 'replica' }), { message: /DATABASE_READ_URL/ })
 })
+
+test('issue 39: STRIPE_API_BASE (the local stand-in) is refused in production, accepted in development and tests', (t) => {
+  const base = 'http://127.0.0.1:4010'
+  const err = t.throws(() => loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://metrics.example', STRIPE_API_BASE: base }), { instanceOf: ConfigError })
+  t.regex(err!.message, /STRIPE_API_BASE: refused in production/)
+  t.is(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://metrics.example' }).stripe.apiBase, undefined)
+  t.is(loadConfig({ STRIPE_API_BASE: base }).stripe.apiBase, base)
+  t.is(loadConfig({ NODE_ENV: 'test', STRIPE_API_BASE: base }).stripe.apiBase, base)
+})
+
+test('issue 39: IO_COUNTS (benchmark instrumentation) is off unless set', (t) => {
+  t.false(loadConfig({}).ioCounts)
+  t.false(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://metrics.example' }).ioCounts)
+  t.true(loadConfig({ IO_COUNTS: '1' }).ioCounts)
+  t.throws(() => loadConfig({ IO_COUNTS: 'yes' }), { message: /IO_COUNTS/ })
+})

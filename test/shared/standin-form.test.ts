@@ -1,6 +1,6 @@
 // The payment stand-in reads the provider's form encoding (bracketed keys) the way the SDK writes it.
 import test from 'ava'
-import { parseProviderForm } from '../../shared/billing/standin/form.js'
+import { parseProviderForm } from '../../dev/billing-standin/form.js'
 
 test('bracketed keys become nested objects; index keys become arrays in order', (t) => {
   const text = 'mode=subscription&line_items[1][price]=p2&line_items[0][price]=p1&line_items[0][quantity]=1' +
@@ -16,4 +16,10 @@ test('bracketed keys become nested objects; index keys become arrays in order', 
 
 test('an empty body is an empty object', (t) => {
   t.deepEqual(parseProviderForm(''), {})
+})
+
+test('prototype keys are dropped, not assigned', (t) => {
+  const parsed = parseProviderForm('__proto__[polluted]=1&metadata[constructor][prototype][polluted]=1&mode=payment')
+  t.deepEqual(parsed, { mode: 'payment' })
+  t.is(({} as Record<string, unknown>).polluted, undefined)
 })

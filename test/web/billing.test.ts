@@ -2,7 +2,7 @@
 // billing page with the new plan shown.
 import test from 'ava'
 import type { Browser } from 'playwright-core'
-import { startPaymentStandin, type PaymentStandin } from '../../shared/billing/standin/server.js'
+import { startPaymentStandin, type PaymentStandin } from '../../dev/billing-standin/server.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
 import { signUp } from '../helpers/factories.js'

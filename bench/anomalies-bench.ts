@@ -1,0 +1,216 @@
+// Anomaly detection benchmark (issue 12 part 5). Not a test: it prints
+// figures and the targets beside them.
+//
+//   1. Quality on labelled data, through the back-test replay
+//      (shared/anomalies/backtest.ts, the code GET /api/v1/anomalies/backtest
+//      and the sweep run), with a plain 3-sigma z-score over the same trailing
+//      window measured on the same series in the same run:
+//      a. NAB (../shared/data/nab/ beside the project: data/**/*.csv with
+//         timestamp,value and labels/combined_windows.json), bucketed hourly
+//         (gauge means). Skipped with a line saying so when the folder is absent.
+//      b. The seeded synthetic corpus (bench/anomaly-corpus.ts). The
+//         detector's constants were tuned on seed 1 only; figures are reported
+//         on BENCH_ANOMALY_SEED (a different seed).
+//      Per group: labelled windows found (recall) and flagged hours outside any
+//      window per 1,000 hours scored.
+//   2. Sweep speed: BENCH_SWEEP_STATS stats (10,000; half counters, half
+//      gauges) of one business account with 7 days of hourly history, written
+//      straight into the hourly rollup; a first sweep (warm-up and the newest
+//      hour of every stat), then one more hour written and a steady sweep.
+//      Reference measured in the same run: reading the same history alone
+//      (readHourly), so the ratio shows what scoring adds to the read.
+//
+// Own database (metrics_bench_anomalies, dropped at the end) on the local PostgreSQL.
+// Env: BENCH_ANOMALY_SEED (20261123), BENCH_ANOMALY_PER_GROUP (40), BENCH_SWEEP_STATS (10000; 0 skips part 2),
+// BENCH_NAB_DIR (default ../shared/data/nab beside the project), BENCH_NAB_GROUPS (comma-separated NAB group
+// names, e.g. realAWSCloudwatch,realAdExchange: score only these, for a train/test split by group; default all), DATABASE_URL.
+import { HOUR } from '../shared/anomalies/detector.js'
+import { newestCompleteHour, sweep } from '../shared/anomalies/sweep.js'
+import type { Sql } from '../shared/db.js'
+import { readHourly } from '../shared/stats/hourly.js'
+import { usesTimescale } from '../shared/points/storage.js'
+import { refreshRollups } from '../shared/points/rollups.js'
+import { beginBench, busyLines, closingLines, envInt, isMain, machineLine, runStandalone, tableLines, type BenchResultsBase } from './common.js'
+import { corpus, SCORE_FROM, type LabelledSeries } from './anomaly-corpus.js'
+import { detectorFlags, emptyTally, falsePer1000, nabNormalised, recall, tally, zscoreFlags, type Tally } from './anomaly-score.js'
+import { loadNab, NAB_DIR, nabLayout } from './nab.js'
+import { round } from './stats.js'
+
+export const ANOMALIES_DB_NAME = 'metrics_bench_anomalies'
+export const TUNING_SEED = 1
+export const TARGETS = { spikeRecall: 0.9, cleanFalsePer1000: 1, sweepSeconds: 10, nabFalseShareOfZ: 1 / 3 } as const
+
+interface Options {
+  seed: number
+  perGroup: number
+  sweepStats: number
+}
+
+export interface GroupRow {
+  group: string
+  series: number
+  detector: Tally
+  zscore: Tally
+}
+
+interface Results extends BenchResultsBase<Options> {
+  nab?: { skipped: string } | { rows: GroupRow[] }
+  synthetic?: GroupRow[]
+  sweep?: { stats: number; hours: number; readMs: number; firstMs: number; steadyReadMs: number; steadyMs: number; firstScored: number; steadyScored: number }
+}
+
+/** NAB groups to score (BENCH_NAB_GROUPS), or all when unset: tune on some groups, report on the others. */
+const NAB_GROUPS = (process.env.BENCH_NAB_GROUPS ?? '').split(',').map((g) => g.trim()).filter(Boolean)
+
+function fromEnv(): Options {
+  return { seed: envInt('BENCH_ANOMALY_SEED', 20261123, 0), perGroup: envInt('BENCH_ANOMALY_PER_GROUP', 40, 1), sweepStats: envInt('BENCH_SWEEP_STATS', 10_000, 0) }
+}
+
+export function score<S extends LabelledSeries>(series: S[], lo: (s: S) => number): GroupRow[] {
+  const groups = new Map<string, GroupRow>()
+  for (const s of series) {
+    const g = groups.get(s.group) ?? { group: s.group, series: 0, detector: emptyTally(), zscore: emptyTally() }
+    groups.set(s.group, g)
+    g.series++
+    tally(g.detector, detectorFlags(s.kind, s.values, lo(s)), s.windows, lo(s))
+    tally(g.zscore, zscoreFlags(s.values, lo(s)), s.windows, lo(s))
+  }
+  return [...groups.values()]
+}
+
+// ------------------------------------------------------------------ sweep speed
+
+async function seedHistory(db: Sql, stats: number, newest: number): Promise<{ accountId: string }> {
+  const [acc] = await db<{ id: string }[]>`insert into accounts (email, plan) values ('bench@example.com', 'business') returning id`
+  await db`insert into stats (account_id, name, kind) select ${acc.id}, 'stat.' || i, case when i % 2 = 0 then 'counter' else 'gauge' end from generate_series(1, ${stats}) i`
+  await writeHour(db, newest - 167 * HOUR, newest)
+  return { accountId: acc.id }
+}
+
+/** One value per stat per hour in [from, to], noisy around a per-stat level; straight into the hourly rollup (or as points under TimescaleDB). */
+async function writeHour(db: Sql, from: number, to: number): Promise<void> {
+  const value = db`(100 + (abs(hashtext(s.id::text)) % 900)) * (1 + 0.05 * sin(extract(epoch from h) / 3600 * 1.3 + abs(hashtext(s.id::text)) % 7))`
+  if (await usesTimescale(db)) {
+    await db`insert into points (stat_id, ts, value) select s.id, h + interval '30 minutes', round(${value}) from stats s, generate_series(to_timestamp(${from}), to_timestamp(${to}), interval '1 hour') h`
+    await refreshRollups(db)
+  } else {
+    await db`insert into rollups_1h (stat_id, bucket, count, sum, min, max)
+             select s.id, h, 1, round(${value}), round(${value}), round(${value}) from stats s, generate_series(to_timestamp(${from}), to_timestamp(${to}), interval '1 hour') h`
+  }
+  await db`insert into rollup_state (stat_id, refreshed_at) select id, now() from stats on conflict (stat_id) do update set refreshed_at = excluded.refreshed_at`
+  await db`analyze rollups_1h`.catch(() => {})
+}
+
+async function timeRead(db: Sql, newest: number): Promise<number> {
+  const stats = await db<{ id: string; kind: 'counter' | 'gauge'; created_at: Date }[]>`select id, kind, created_at from stats order by id`
+  const t0 = performance.now()
+  for (let p = 0; p < stats.length; p += 500) {
+    await readHourly(db, stats.slice(p, p + 500).map((s) => ({ id: s.id, kind: s.kind, since: s.created_at })), new Date((newest - 167 * HOUR) * 1000), new Date((newest + HOUR) * 1000))
+  }
+  return performance.now() - t0
+}
+
+// ------------------------------------------------------------------ run
+
+export async function runAnomaliesBench(options: Partial<Options> & { log?: (l: string) => void } = {}): Promise<Results> {
+  const { cfg, say, results, bench } = beginBench<Options, Results>({ tag: 'anomalies-bench', dbName: ANOMALIES_DB_NAME, prefixLabel: 'benchanom', fromEnv: fromEnv(), options })
+  const problems = results.problems
+  try {
+    if (cfg.seed === TUNING_SEED) problems.push(`BENCH_ANOMALY_SEED is the tuning seed (${TUNING_SEED}): the synthetic figures are not on unseen data`)
+    if (nabLayout()) {
+      say('NAB: scoring')
+      const series = loadNab(NAB_GROUPS)
+      if (series.length === 0) problems.push(`NAB: no series in ${NAB_DIR} match BENCH_NAB_GROUPS=${NAB_GROUPS.join(',')}`)
+      results.nab = { rows: await bench.stage('nab', async () => score(series, (s) => s.probation)) }
+    } else {
+      results.nab = { skipped: `skipped: ${NAB_DIR} is not on this machine (the labelled NAB series are needed beside the project); NAB figures not measured` }
+      say(`NAB ${results.nab.skipped}`)
+    }
+    say(`synthetic corpus: seed ${cfg.seed}, ${cfg.perGroup} series per group`)
+    results.synthetic = await bench.stage('synthetic', async () => score(corpus(cfg.seed, cfg.perGroup), () => SCORE_FROM))
+
+    if (cfg.sweepStats > 0) {
+      const db = await bench.createDatabase('metrics-bench-anomalies')
+      const now = new Date()
+      const newest = newestCompleteHour(now)
+      say(`sweep: writing ${cfg.sweepStats} stats x 168 hours`)
+      await seedHistory(db, cfg.sweepStats, newest)
+      results.sweep = await bench.stage('sweep', async () => {
+        const readMs = await timeRead(db, newest)
+        let t0 = performance.now()
+        const first = await sweep(db, now, { staleAfterSeconds: 900 })
+        const firstMs = performance.now() - t0
+        await writeHour(db, newest + HOUR, newest + HOUR)
+        const next = new Date(now.getTime() + HOUR * 1000)
+        const steadyReadMs = await timeRead(db, newest + HOUR)
+        t0 = performance.now()
+        const steady = await sweep(db, next, { staleAfterSeconds: 900 })
+        const steadyMs = performance.now() - t0
+        return { stats: cfg.sweepStats, hours: 168, readMs, firstMs, steadyReadMs, steadyMs, firstScored: first.scored, steadyScored: steady.scored }
+      })
+    }
+    check(results)
+    return results
+  } finally {
+    results.finishedAt = new Date().toISOString()
+    await bench.close()
+  }
+}
+
+function check(r: Results): void {
+  const p = r.problems
+  for (const g of r.synthetic ?? []) {
+    const rc = recall(g.detector)
+    if (g.group.startsWith('spike 10x') && rc !== null && rc < TARGETS.spikeRecall) p.push(`${g.group}: recall ${round(rc, 3)} < ${TARGETS.spikeRecall}`)
+    if (g.group.startsWith('clean') && falsePer1000(g.detector) >= TARGETS.cleanFalsePer1000) p.push(`${g.group}: ${round(falsePer1000(g.detector), 2)} false flags per 1,000 hours (target < 1)`)
+  }
+  if (r.nab && 'rows' in r.nab) {
+    const d = sum(r.nab.rows.map((x) => x.detector))
+    const z = sum(r.nab.rows.map((x) => x.zscore))
+    if ((recall(d) ?? 0) < (recall(z) ?? 0)) p.push(`NAB: recall ${round(recall(d) ?? 0, 3)} below the z-score's ${round(recall(z) ?? 0, 3)}`)
+    if (falsePer1000(d) > falsePer1000(z) * TARGETS.nabFalseShareOfZ) p.push(`NAB: false flags ${round(falsePer1000(d), 2)}/1,000 h, more than a third of the z-score's ${round(falsePer1000(z), 2)}`)
+  }
+  if (r.sweep && r.sweep.steadyMs / 1000 >= TARGETS.sweepSeconds) p.push(`steady sweep took ${round(r.sweep.steadyMs / 1000, 2)} s (target < ${TARGETS.sweepSeconds} s)`)
+  if (r.sweep && r.sweep.firstMs / 1000 >= TARGETS.sweepSeconds) p.push(`first sweep took ${round(r.sweep.firstMs / 1000, 2)} s (target < ${TARGETS.sweepSeconds} s)`)
+  if (r.sweep && (r.sweep.firstScored !== r.sweep.stats || r.sweep.steadyScored !== r.sweep.stats)) p.push(`sweeps scored ${r.sweep.firstScored} and ${r.sweep.steadyScored} stats, not ${r.sweep.stats}`)
+}
+
+function sum(ts: Tally[]): Tally {
+  return ts.reduce((a, t) => ({ windows: a.windows + t.windows, found: a.found + t.found, scored: a.scored + t.scored, falseFlags: a.falseFlags + t.falseFlags, nab: { raw: a.nab.raw + t.nab.raw, null: a.nab.null + t.nab.null, perfect: a.nab.perfect + t.nab.perfect } }), emptyTally())
+}
+
+export function qualityTable(rows: GroupRow[]): string[] {
+  const f = (x: number | null) => (x === null ? '-' : x.toFixed(2))
+  const nab = (t: Tally) => (nabNormalised(t) === null ? '-' : nabNormalised(t)!.toFixed(1))
+  const ratio = (a: number, b: number) => (b === 0 ? (a === 0 ? '-' : 'inf') : (a / b).toFixed(2))
+  const all = { group: 'all', series: rows.reduce((a, r) => a + r.series, 0), detector: sum(rows.map((r) => r.detector)), zscore: sum(rows.map((r) => r.zscore)) }
+  return tableLines([
+    ['group', 'series', 'windows', 'recall', 'false/1k h', 'NAB score', 'z recall', 'z false/1k h', 'z NAB score', 'recall ratio', 'false ratio'],
+    ...[...rows, all].map((r) => [
+      r.group, String(r.series), String(r.detector.windows), f(recall(r.detector)), falsePer1000(r.detector).toFixed(2), nab(r.detector), f(recall(r.zscore)), falsePer1000(r.zscore).toFixed(2), nab(r.zscore),
+      recall(r.detector) === null ? '-' : ratio(recall(r.detector)!, recall(r.zscore)!), ratio(falsePer1000(r.detector), falsePer1000(r.zscore)),
+    ]),
+  ], (c) => c >= 1)
+}
+
+export function renderAnomaliesReport(r: Results): string {
+  const lines = [machineLine('anomalies', r.machine), '']
+  lines.push('Quality: labelled windows found (recall) and flagged hours outside any window per 1,000 hours scored; z = plain 3-sigma z-score over the same trailing window, same run. Ratios: detector / z-score.')
+  if (r.nab && 'skipped' in r.nab) lines.push(`NAB: ${r.nab.skipped}`)
+  else if (r.nab) lines.push('', `NAB${NAB_GROUPS.length ? ` groups ${NAB_GROUPS.join(', ')} only (BENCH_NAB_GROUPS)` : ''} (hourly means; target: recall >= z-score, false flags <= a third of its):`, ...qualityTable(r.nab.rows))
+  if (r.synthetic) {
+    lines.push('', `Synthetic corpus, seed ${r.config.seed} (constants tuned on seed ${TUNING_SEED} only); targets: spike 10x recall >= 0.9, clean groups < 1 false flag per 1,000 hours:`, ...qualityTable(r.synthetic))
+  }
+  if (r.sweep) {
+    const s = r.sweep
+    lines.push('', `Sweep: ${s.stats} stats x ${s.hours} hours of hourly history (target: under ${TARGETS.sweepSeconds} s)`, ...tableLines([
+      ['sweep', 'seconds', 'stats scored', 'reading the history alone (s)', 'sweep / read'],
+      ['first (warm-up + newest hour)', (s.firstMs / 1000).toFixed(2), String(s.firstScored), (s.readMs / 1000).toFixed(2), (s.firstMs / s.readMs).toFixed(2)],
+      ['steady (one new hour)', (s.steadyMs / 1000).toFixed(2), String(s.steadyScored), (s.steadyReadMs / 1000).toFixed(2), (s.steadyMs / s.steadyReadMs).toFixed(2)],
+    ], (c) => c >= 1))
+  }
+  lines.push(...busyLines(r.othersCpuPct), ...closingLines(r.problems, 'All targets met.'))
+  return lines.join('\n')
+}
+
+if (isMain(import.meta.url)) await runStandalone('anomalies-bench', 'anomalies bench', () => runAnomaliesBench(), renderAnomaliesReport)
