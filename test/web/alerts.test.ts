@@ -5,7 +5,7 @@
 import test from 'ava'
 import type { Browser } from 'playwright-core'
 import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
+import { launchBrowser, screenshot, signedInTab, visible } from '../helpers/browser.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { refreshRollups } from '../../shared/points/rollups.js'
@@ -209,7 +209,7 @@ test.serial('the address-confirmation page looks like the app and leads back to 
   // The app's stylesheet and header: the page is styled (not the browser's default serif) and has the navigation.
   t.is(await page.locator('link[rel="stylesheet"]').count(), 1)
   t.notRegex(await page.evaluate(() => getComputedStyle(document.body).fontFamily), /^(Times|serif)/i)
-  t.true(await page.getByRole('navigation', { name: 'Main' }).isVisible())
+  t.true(await visible(page.getByRole('navigation', { name: 'Main' })))
   await page.getByRole('link', { name: 'Go to your alerts' }).click()
   await page.waitForURL(`${app.url}/alerts`)
   await page.locator(`[data-alert="${res.body.alert.id}"] .badge.ok`).waitFor()

@@ -4,7 +4,7 @@ import test from 'ava'
 import type { Browser } from 'playwright-core'
 import { startPaymentStandin, type PaymentStandin } from '../../shared/billing/standin/server.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
+import { launchBrowser, screenshot, signedInTab, visible } from '../helpers/browser.js'
 import { signUp } from '../helpers/factories.js'
 
 const PRICES = [{ id: 'price_w_starter', label: 'Starter', amount: 9 }, { id: 'price_w_pro', label: 'Pro', amount: 29 }, { id: 'price_w_business', label: 'Business', amount: 99 }]
@@ -64,7 +64,7 @@ test.serial('billing after cancelling says the plan is free and that nothing ren
   t.is(await page.getByTestId('renews').count(), 0, 'no renewal date for a subscription that ended')
   t.notRegex((await page.locator('main').textContent())!, /Renews/)
   // A new plan is a new checkout: the portal cannot change a canceled subscription.
-  t.true(await page.getByRole('button', { name: 'Upgrade to pro' }).isVisible())
+  t.true(await visible(page.getByRole('button', { name: 'Upgrade to pro' })))
   t.is(await page.getByRole('link', { name: 'Change in the portal' }).count(), 0)
   await screenshot(page, 'billing-canceled')
   t.deepEqual(problems, [])

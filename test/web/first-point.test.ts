@@ -6,7 +6,7 @@ import { promisify } from 'node:util'
 import test from 'ava'
 import type { Browser } from 'playwright-core'
 import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, openTab, screenshot, signUpInBrowser } from '../helpers/browser.js'
+import { launchBrowser, openTab, screenshot, signUpInBrowser, visible } from '../helpers/browser.js'
 
 const run = promisify(execFile)
 let app: TestApp
@@ -25,11 +25,11 @@ test.serial('sign-up to first point: the shown curl writes a point that appears 
   const { page, problems } = await openTab(browser)
   await page.goto(`${app.url}/`)
   t.is(new URL(page.url()).pathname, '/', 'a visitor without a session gets the landing page')
-  t.truthy(await page.getByRole('heading', { level: 1 }).isVisible())
+  t.true(await visible(page.getByRole('heading', { level: 1 })))
   await page.getByRole('link', { name: 'Sign up (free)' }).click()
   await page.waitForURL(/\/signup$/)
   await signUpInBrowser(page, app.url, `first.${Date.now()}@example.com`)
-  t.truthy(await page.getByText('Your account is ready').isVisible())
+  t.true(await visible(page.getByText('Your account is ready')))
 
   await page.getByLabel('New key label').fill('laptop')
   await page.getByRole('button', { name: 'Create key' }).click()
@@ -47,14 +47,14 @@ test.serial('sign-up to first point: the shown curl writes a point that appears 
   const row = page.getByRole('link', { name: 'signups' })
   await row.waitFor({ timeout: 10_000 })
   t.is(await page.locator('td[data-label="Last value"]').first().textContent(), '1')
-  t.truthy(await page.getByText('1 of 10', { exact: false }).first().isVisible(), 'plan usage shows 1 of 10 tracked stats')
+  t.true(await visible(page.getByText('1 of 10', { exact: false }).first()), 'plan usage shows 1 of 10 tracked stats')
   await screenshot(page, 'stats-list')
 
   await row.click()
   await page.waitForURL(/\/stats\/signups/)
   await page.locator('.chart[data-drawn="1"]').waitFor()
   t.is(await page.locator('.summary dd').first().textContent(), '1')
-  t.truthy(await page.locator('.u-legend').getByText('Previous period').isVisible())
+  t.true(await visible(page.locator('.u-legend').getByText('Previous period')))
   await page.getByRole('button', { name: '7d', exact: true }).click()
   await page.waitForURL(/range=7d/)
   await page.locator('.chart[data-drawn="1"]').waitFor()

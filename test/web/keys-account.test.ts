@@ -3,7 +3,7 @@
 import test from 'ava'
 import type { Browser } from 'playwright-core'
 import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, openTab, screenshot, signedInTab, signUpInBrowser } from '../helpers/browser.js'
+import { launchBrowser, openTab, screenshot, signedInTab, signUpInBrowser, visible } from '../helpers/browser.js'
 import { signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 
@@ -31,9 +31,10 @@ test.serial('keys: create one (secret shown once), revoke it after a confirmatio
   const secret = (await page.getByTestId('secret').textContent())!.trim()
   t.is((await request(app.url, '/api/v1/stats', { bearer: secret })).status, 200)
   const row = page.getByRole('row', { name: /ci runner/ })
-  t.truthy(await row.getByText('never').isVisible(), 'last used: never, before the key is used by the list page')
+  t.true(await visible(row.getByText('never')), 'last used: never, before the key is used by the list page')
   await page.reload()
-  t.false(await page.getByTestId('secret').isVisible(), 'the secret is not shown again')
+  t.true(await visible(row), 'the list is drawn again')
+  t.is(await page.getByTestId('secret').count(), 0, 'the secret is not shown again')
   await screenshot(page, 'keys-list')
 
   let asked = ''
@@ -51,7 +52,7 @@ test.serial('account: plan and limits shown; sign out ends the session and pages
   await signUpInBrowser(page, app.url, `acct.${Date.now()}@example.com`)
   await page.getByRole('link', { name: 'Account' }).click()
   await page.getByRole('heading', { name: 'Plan limits' }).waitFor()
-  t.truthy(await page.getByRole('row', { name: /Tracked stats\s+0\s+10/ }).isVisible())
+  t.true(await visible(page.getByRole('row', { name: /Tracked stats\s+0\s+10/ })))
   await screenshot(page, 'account-375')
   await page.getByRole('button', { name: 'Sign out' }).click()
   await page.waitForURL(/\/signin$/)

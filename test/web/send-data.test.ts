@@ -3,7 +3,7 @@
 import test from 'ava'
 import type { Browser } from 'playwright-core'
 import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
+import { launchBrowser, screenshot, signedInTab, visible } from '../helpers/browser.js'
 import { signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { APP_CSP } from '../../api/web/pages.js'
@@ -41,7 +41,7 @@ test('send data: a key created on the page fills the Telegraf, StatsD and Promet
   t.true(prom.includes(`url: ${app.url}/api/v1/prom/write`))
   t.true(prom.includes(`credentials: ${key}`))
   t.is((await page.getByRole('button', { name: /^Copy .* set-up$/ }).count()), 3)
-  t.true(await page.getByRole('link', { name: 'Send data' }).isVisible(), 'in the navigation')
+  t.true(await visible(page.getByRole('link', { name: 'Send data' })), 'in the navigation')
   await screenshot(page, 'send-data')
   // The key the page filled in is one the write routes take.
   const write = await request(app.url, '/api/v2/write?precision=s', { body: 'from_page v=1', headers: { authorization: `Token ${key}` } })

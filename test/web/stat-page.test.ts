@@ -4,7 +4,7 @@
 import test from 'ava'
 import type { Browser } from 'playwright-core'
 import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
+import { launchBrowser, screenshot, signedInTab, visible } from '../helpers/browser.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
@@ -132,7 +132,7 @@ test.serial('the chart\'s first reads are the two the shell preloads, also when 
     // Two preloads (link), and no read of the module's own that the preloads did not answer (fetch).
     t.deepEqual(reads, ['link', 'link'], range)
   }
-  t.true(await page.getByText('Your plan keeps 30 days of history').isVisible())
+  t.true(await visible(page.getByText('Your plan keeps 30 days of history')))
   t.deepEqual(problems, [])
 })
 
