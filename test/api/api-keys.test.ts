@@ -1,7 +1,9 @@
 import test from 'ava'
+import { KeyResolver } from '../../shared/auth/key-resolver.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
+import { eventually } from '../helpers/receivers.js'
 
 let app: TestApp
 test.before(async () => { app = await startTestApp() })
@@ -68,23 +70,39 @@ test('a revoked key stops working at once in the revoking process', async (t) =>
   t.deepEqual(list.body.api_keys, [])
 })
 
-test('a key revoked through one API process stops working in another within one second', async (t) => {
+test('a key revoked through one API process is refused by another that had it cached', async (t) => {
+  // How soon is a figure for bench/key-revocation-bench.ts; the bound itself is the clocked test below.
   const other = await app.another()
   const user = await signUp(app.url)
   const { id, key } = await createKey(app.url, user)
   t.is((await request(other.url, '/api/v1/auth/me', { bearer: key })).status, 200) // cached in the other process
   t.is((await request(app.url, `/api/v1/auth/api-keys/${id}`, { method: 'DELETE', session: user.session })).status, 204)
-  const revokedAt = Date.now()
-  let status = 200
-  while (status === 200 && Date.now() - revokedAt < 3000) {
-    status = (await request(other.url, '/api/v1/auth/me', { bearer: key })).status
-    if (status === 200) await new Promise((r) => setTimeout(r, 50))
-  }
-  t.is(status, 401)
-  t.true(Date.now() - revokedAt <= 1000, `took ${Date.now() - revokedAt} ms`)
+  const refused = await eventually(async () => {
+    const res = await request(other.url, '/api/v1/auth/me', { bearer: key })
+    return res.status === 200 ? null : res
+  }, 'the other process to refuse the revoked key', 15_000, 50)
+  t.is(refused.status, 401)
 })
 
-test('a key in steady use is re-read in the background: revoked or re-planned in the database behind every process\'s back, the change is seen within one second', async (t) => {
+test('a cached key is read again once its entry is a second old: a revocation or a plan change behind the process\'s back is seen then', async (t) => {
+  // The resolver on this file's database with a clock the test moves; its background refresh may only see a change sooner.
+  let now = Date.now()
+  const keys = new KeyResolver(app.sql, () => now)
+  t.teardown(() => keys.close())
+  const user = await signUp(app.url)
+  const { id, key } = await createKey(app.url, user)
+  t.is((await keys.resolve(key))?.account.plan, 'free')
+
+  await app.sql`update accounts set plan = 'business' where id = ${user.accountId}`
+  now += 1000
+  t.is((await keys.resolve(key))?.account.plan, 'business')
+
+  await app.sql`update api_keys set revoked_at = now() where id = ${id}`
+  now += 1000
+  t.is(await keys.resolve(key), null)
+})
+
+test('a key in steady use is refreshed in the background: it stays valid past an entry\'s age, and a change behind every process\'s back is seen', async (t) => {
   const user = await signUp(app.url)
   const { id, key } = await createKey(app.url, user)
   const me = async () => request(app.url, '/api/v1/auth/me', { bearer: key })
@@ -93,20 +111,12 @@ test('a key in steady use is re-read in the background: revoked or re-planned in
     t.is((await me()).status, 200)
     await new Promise((r) => setTimeout(r, 50))
   }
-  const wait = async (done: (r: Awaited<ReturnType<typeof me>>) => boolean) => {
-    const from = Date.now()
-    let r = await me()
-    while (!done(r) && Date.now() - from < 3000) {
-      await new Promise((res) => setTimeout(res, 50))
-      r = await me()
-    }
-    t.true(done(r))
-    t.true(Date.now() - from <= 1000, `took ${Date.now() - from} ms`)
-  }
+  const until = (what: string, done: (r: Awaited<ReturnType<typeof me>>) => boolean) =>
+    eventually(async () => { const r = await me(); return done(r) ? r : null }, what, 15_000, 50)
   await app.sql`update accounts set plan = 'business' where id = ${user.accountId}`
-  await wait((r) => r.status === 200 && r.body.account?.plan === 'business')
+  t.is((await until('the new plan', (r) => r.body.account?.plan === 'business')).status, 200)
   await app.sql`update api_keys set revoked_at = now() where id = ${id}`
-  await wait((r) => r.status === 401)
+  t.is((await until('the refusal', (r) => r.status !== 200)).status, 401)
 })
 
 test('revoking another account\'s key is 404 and leaves it working', async (t) => {

@@ -6,7 +6,7 @@
 // --user-data-dir of the research notes) and adds --headless itself.
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { chromium, type Browser, type BrowserContext, type BrowserServer, type Page } from 'playwright-core'
+import { chromium, type Browser, type BrowserContext, type BrowserServer, type Locator, type Page } from 'playwright-core'
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
 const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
@@ -54,6 +54,14 @@ export async function signedInTab(browser: Browser, base: string, user: { sessio
   const [name, value] = user.session.cookie.split('=')
   await tab.context.addCookies([{ name, value, url: base }])
   return tab
+}
+
+/**
+ * Whether the locator shows within the page's timeout (or `timeout` ms): waits for it, where `isVisible()` answers
+ * at once and so passes or fails on how fast the page happened to draw. For `t.true(await visible(x), ...)`.
+ */
+export function visible(locator: Locator, timeout?: number): Promise<boolean> {
+  return locator.waitFor({ state: 'visible', timeout }).then(() => true, () => false)
 }
 
 export async function screenshot(page: Page, name: string, fullPage = true): Promise<string> {

@@ -2,38 +2,26 @@
 // password change, two-factor sign-in set up on the account page and then required at sign-in, and account
 // deletion, in Chromium against a real server, database, Redis and a local SMTP server.
 import test from 'ava'
-import type { Browser } from 'playwright-core'
 import { generate } from 'otplib'
-import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, openTab, screenshot, signedInTab } from '../helpers/browser.js'
+import { openTab, screenshot, signedInTab } from '../helpers/browser.js'
 import { signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/receivers.js'
+import { webSuite } from '../helpers/suite.js'
 
-let app: TestApp
-let browser: Browser
 let smtp: SmtpReceiver
+test.before(async () => { smtp = await startSmtpReceiver() })
+test.after.always(() => smtp?.close())
+const web = webSuite({ env: () => ({ SMTP_URL: smtp.url }) })
 
-test.before(async () => {
-  ;[smtp, browser] = await Promise.all([startSmtpReceiver(), launchBrowser()])
-  app = await startTestApp({ SMTP_URL: smtp.url })
-  // The page bundles are built on a process's first page request: built here, not inside a test's navigation timeout.
-  await fetch(`${app.url}/signin`)
-})
-test.after.always(async () => {
-  await browser?.close()
-  await app?.close()
-  await smtp?.close()
-})
-
-const signsIn = async (email: string, password: string) => (await request(app.url, '/api/v1/auth/login', { json: { email, password } })).status
+const signsIn = async (email: string, password: string) => (await request(web.app.url, '/api/v1/auth/login', { json: { email, password } })).status
 
 test.serial('reset page: forgot password from sign-in, the mailed link sets a new one, the same link a second time is refused', async (t) => {
-  const user = await signUp(app.url)
-  const { page, problems } = await openTab(browser)
-  await page.goto(`${app.url}/signin`)
+  const user = await signUp(web.app.url)
+  const { page, problems } = await openTab(web.browser)
+  await page.goto(`${web.app.url}/signin`)
   await page.getByRole('link', { name: 'Forgot your password?' }).click()
-  await page.waitForURL(`${app.url}/reset`)
+  await page.waitForURL(`${web.app.url}/reset`)
   await page.getByLabel('E-mail').fill(user.email)
   await page.getByRole('button', { name: 'Mail me a link' }).click()
   await page.getByText(`If an account uses ${user.email}, a link`).waitFor()
@@ -66,9 +54,9 @@ test.serial('reset page: forgot password from sign-in, the mailed link sets a ne
 })
 
 test.serial('account page: change the password, set up two-factor sign-in, then sign-in asks for the code', async (t) => {
-  const user = await signUp(app.url)
-  const { page, problems } = await signedInTab(browser, app.url, user)
-  await page.goto(`${app.url}/account`)
+  const user = await signUp(web.app.url)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/account`)
 
   await page.getByLabel('Current password').fill('wrong password!!')
   await page.getByLabel('New password').fill('changed passphrase')
@@ -97,8 +85,8 @@ test.serial('account page: change the password, set up two-factor sign-in, then 
   t.is(await signsIn(user.email, 'changed passphrase'), 401, 'two-factor on: the password alone no longer signs in')
 
   // Signing in now takes a code: the page asks for it after the password.
-  const other = await openTab(browser)
-  await other.page.goto(`${app.url}/signin`)
+  const other = await openTab(web.browser)
+  await other.page.goto(`${web.app.url}/signin`)
   await other.page.getByLabel('E-mail').fill(user.email)
   await other.page.getByLabel('Password').fill('changed passphrase')
   await other.page.getByRole('button', { name: 'Sign in' }).click()
@@ -112,20 +100,20 @@ test.serial('account page: change the password, set up two-factor sign-in, then 
 })
 
 test.serial('account page: deleting the account takes the password, then everything goes and the landing page says so', async (t) => {
-  const user = await signUp(app.url)
-  const { page } = await signedInTab(browser, app.url, user)
-  await page.goto(`${app.url}/account`)
+  const user = await signUp(web.app.url)
+  const { page } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/account`)
   page.on('dialog', (d) => void d.accept())
   await page.getByLabel('Password', { exact: true }).last().fill('not my password')
   await page.getByRole('button', { name: 'Delete my account and all its data' }).click()
   await page.getByText('the password is wrong; nothing was changed (403)').waitFor()
-  t.is((await app.sql`select 1 from accounts where id = ${user.accountId}`).length, 1)
+  t.is((await web.app.sql`select 1 from accounts where id = ${user.accountId}`).length, 1)
   await page.locator('#delete-password').fill(user.password)
   await page.getByRole('button', { name: 'Delete my account and all its data' }).click()
-  await page.waitForURL(`${app.url}/?deleted=1`)
+  await page.waitForURL(`${web.app.url}/?deleted=1`)
   await page.getByText('Your account and all of its data were deleted.').waitFor()
-  t.is((await app.sql`select 1 from accounts where id = ${user.accountId}`).length, 0)
-  await page.goto(`${app.url}/account`)
+  t.is((await web.app.sql`select 1 from accounts where id = ${user.accountId}`).length, 0)
+  await page.goto(`${web.app.url}/account`)
   await page.waitForURL(/\/signin/)
 })
 
@@ -133,16 +121,16 @@ test.serial('account page: deleting the account takes the password, then everyth
 // beside the key; a tab signed in before two-factor was turned on is signed out; the code that turned it on
 // signs in once in another tab.
 test.serial('two-factor set-up: a QR code beside the key; an older session is signed out; the code that turned it on signs in', async (t) => {
-  const user = await signUp(app.url)
-  const older = await signedInTab(browser, app.url, user)
-  const login = await request(app.url, '/api/v1/auth/login', { json: { email: user.email, password: user.password } })
+  const user = await signUp(web.app.url)
+  const older = await signedInTab(web.browser, web.app.url, user)
+  const login = await request(web.app.url, '/api/v1/auth/login', { json: { email: user.email, password: user.password } })
   const [name, value] = (login.headers.get('set-cookie') ?? '').split(';')[0].split('=')
-  const { page, problems } = await openTab(browser)
-  await page.context().addCookies([{ name, value, url: app.url }])
-  await older.page.goto(`${app.url}/stats`)
+  const { page, problems } = await openTab(web.browser)
+  await page.context().addCookies([{ name, value, url: web.app.url }])
+  await older.page.goto(`${web.app.url}/stats`)
   t.true(older.page.url().endsWith('/stats'))
 
-  await page.goto(`${app.url}/account`)
+  await page.goto(`${web.app.url}/account`)
   await page.getByRole('button', { name: 'Set up two-factor sign-in' }).click()
   const qr = page.getByRole('img', { name: 'QR code of the two-factor key, for an authenticator app to scan' })
   await qr.waitFor()
@@ -159,11 +147,11 @@ test.serial('two-factor set-up: a QR code beside the key; an older session is si
   await page.getByTestId('recovery-codes').waitFor()
 
   // The tab signed in with the password alone before is signed out now.
-  await older.page.goto(`${app.url}/stats`)
+  await older.page.goto(`${web.app.url}/stats`)
   await older.page.waitForURL(/\/signin/)
   // The same code signs in (once) within its 30 s step.
-  const other = await openTab(browser)
-  await other.page.goto(`${app.url}/signin`)
+  const other = await openTab(web.browser)
+  await other.page.goto(`${web.app.url}/signin`)
   await other.page.getByLabel('E-mail').fill(user.email)
   await other.page.getByLabel('Password').fill(user.password)
   await other.page.getByRole('button', { name: 'Sign in' }).click()
@@ -177,12 +165,12 @@ test.serial('two-factor set-up: a QR code beside the key; an older session is si
 // Issue 38 item 17: a live subscription is named first, with the way to the portal, and the "cannot be undone"
 // question is never asked; with two-factor on, deleting takes a code.
 test.serial('account deletion with a live subscription: the page says so first, links to the portal, asks nothing, deletes nothing', async (t) => {
-  const user = await signUp(app.url)
-  await app.sql`insert into billing_customers (account_id, customer_id, subscription_status) values (${user.accountId}, ${`cus_${user.accountId.slice(0, 8)}`}, 'active')`
-  const { page, context } = await signedInTab(browser, app.url, user)
+  const user = await signUp(web.app.url)
+  await web.app.sql`insert into billing_customers (account_id, customer_id, subscription_status) values (${user.accountId}, ${`cus_${user.accountId.slice(0, 8)}`}, 'active')`
+  const { page, context } = await signedInTab(web.browser, web.app.url, user)
   const dialogs: string[] = []
   page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss() })
-  await page.goto(`${app.url}/account`)
+  await page.goto(`${web.app.url}/account`)
   const blocked = page.getByTestId('delete-blocked')
   await blocked.waitFor()
   t.regex((await blocked.textContent())!, /^The account has a subscription that can still be charged: cancel it first in the billing portal, then come back to delete the account\. Nothing has been deleted\.$/)
@@ -190,18 +178,18 @@ test.serial('account deletion with a live subscription: the page says so first, 
   t.true(await page.getByRole('button', { name: 'Delete my account and all its data' }).isDisabled())
   t.is(await page.locator('#delete-password').count(), 0, 'no password asked while the subscription stands')
   t.deepEqual(dialogs, [])
-  t.is((await app.sql`select 1 from accounts where id = ${user.accountId}`).length, 1)
+  t.is((await web.app.sql`select 1 from accounts where id = ${user.accountId}`).length, 1)
   await context.close()
 })
 
 test.serial('account deletion with two-factor on: a code is asked beside the password; a wrong one deletes nothing', async (t) => {
-  const user = await signUp(app.url)
-  const setup = await request(app.url, '/api/v1/auth/2fa/setup', { method: 'POST', session: user.session })
-  const enabled = await request(app.url, '/api/v1/auth/2fa/enable', { method: 'POST', json: { code: await generate({ secret: setup.body.secret }) }, session: user.session })
+  const user = await signUp(web.app.url)
+  const setup = await request(web.app.url, '/api/v1/auth/2fa/setup', { method: 'POST', session: user.session })
+  const enabled = await request(web.app.url, '/api/v1/auth/2fa/enable', { method: 'POST', json: { code: await generate({ secret: setup.body.secret }) }, session: user.session })
   const codes: string[] = enabled.body.recovery_codes
-  const { page, context } = await signedInTab(browser, app.url, user)
+  const { page, context } = await signedInTab(web.browser, web.app.url, user)
   page.on('dialog', (d) => void d.accept())
-  await page.goto(`${app.url}/account`)
+  await page.goto(`${web.app.url}/account`)
   await page.locator('#delete-password').fill(user.password)
   const code = page.getByLabel('Two-factor code')
   await code.waitFor()
@@ -210,10 +198,10 @@ test.serial('account deletion with two-factor on: a code is asked beside the pas
   await code.fill('aaaaa-aaaaa')
   await page.getByRole('button', { name: 'Delete my account and all its data' }).click()
   await page.getByText('that code is wrong or was already used; nothing was changed (403)').waitFor()
-  t.is((await app.sql`select 1 from accounts where id = ${user.accountId}`).length, 1)
+  t.is((await web.app.sql`select 1 from accounts where id = ${user.accountId}`).length, 1)
   await code.fill(codes[0])
   await page.getByRole('button', { name: 'Delete my account and all its data' }).click()
-  await page.waitForURL(`${app.url}/?deleted=1`)
-  t.is((await app.sql`select 1 from accounts where id = ${user.accountId}`).length, 0)
+  await page.waitForURL(`${web.app.url}/?deleted=1`)
+  t.is((await web.app.sql`select 1 from accounts where id = ${user.accountId}`).length, 0)
   await context.close()
 })

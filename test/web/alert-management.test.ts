@@ -2,43 +2,30 @@
 // mute until a chosen time, send a test that reaches a local receiver with its answer in the history, and
 // change the threshold and on_no_data (a refused value shown by its field, nothing stored).
 import test from 'ava'
-import type { Browser } from 'playwright-core'
-import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
+import { screenshot, signedInTab } from '../helpers/browser.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { startHttpReceiver, type HttpReceiver } from '../helpers/receivers.js'
+import { webSuite } from '../helpers/suite.js'
 
-let app: TestApp
-let browser: Browser
 let hook: HttpReceiver
-
-test.before(async () => {
-  ;[hook, browser] = await Promise.all([startHttpReceiver(), launchBrowser()])
-  app = await startTestApp({ ALERT_EVAL_INTERVAL_SECONDS: '3600' })
-  await app.startWorkers()
-  // The page bundles are built on a process's first page request: built here, not inside a test's navigation timeout.
-  await fetch(`${app.url}/signin`)
-})
-test.after.always(async () => {
-  await browser?.close()
-  await app?.close()
-  await hook?.close()
-})
+test.before(async () => { hook = await startHttpReceiver() })
+test.after.always(() => hook?.close())
+const web = webSuite({ workers: true, env: { ALERT_EVAL_INTERVAL_SECONDS: '3600' } })
 
 test.serial('alert page: mute 1 hour, unmute, mute until a chosen time, send a test, change it; the history shows each', async (t) => {
-  const user = await signUp(app.url)
-  const { key } = await createKey(app.url, user)
-  const created = await request(app.url, '/api/v1/alerts', {
+  const user = await signUp(web.app.url)
+  const { key } = await createKey(web.app.url, user)
+  const created = await request(web.app.url, '/api/v1/alerts', {
     json: { stat_name: 'queue.depth', condition_type: 'above', threshold: 5, channel: 'webhook', channel_config: { webhook_url: hook.url } }, bearer: key,
   })
   t.is(created.status, 201)
   const id = created.body.alert.id
-  const row = async () => (await app.sql`select threshold, on_no_data, muted_until from alerts where id = ${id}`)[0]
-  const { page, problems } = await signedInTab(browser, app.url, user)
-  await page.goto(`${app.url}/alerts`)
+  const row = async () => (await web.app.sql`select threshold, on_no_data, muted_until from alerts where id = ${id}`)[0]
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/alerts`)
   await page.getByRole('link', { name: 'Manage alert on queue.depth' }).click()
-  await page.waitForURL(`${app.url}/alerts/${id}`)
+  await page.waitForURL(`${web.app.url}/alerts/${id}`)
   await page.getByText('Not muted.').waitFor()
 
   await page.getByRole('button', { name: 'Mute for 1 hour' }).click()
@@ -83,46 +70,46 @@ test.serial('alert page: mute 1 hour, unmute, mute until a chosen time, send a t
 })
 
 test.serial('alerts page: the create form sets on_no_data for a threshold condition', async (t) => {
-  const user = await signUp(app.url)
-  const { page, problems } = await signedInTab(browser, app.url, user)
-  await page.goto(`${app.url}/alerts`)
+  const user = await signUp(web.app.url)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/alerts`)
   await page.getByLabel('Stat', { exact: true }).fill('queue.depth')
   await page.getByLabel('Threshold').fill('5')
   await page.getByLabel('When the stat goes quiet').selectOption('resolve')
   await page.getByLabel('Webhook URL').fill(hook.url)
   await page.getByRole('button', { name: 'Create alert' }).click()
   await page.getByText('Alert on “queue.depth” created').waitFor()
-  const [row] = await app.sql`select on_no_data, window_minutes_set from alerts where account_id = ${user.accountId}`
+  const [row] = await web.app.sql`select on_no_data, window_minutes_set from alerts where account_id = ${user.accountId}`
   t.like(row, { on_no_data: 'resolve', window_minutes_set: false })
   t.deepEqual(problems, [])
 })
 
 test.serial('alert page: another account\'s alert shows the API\'s 404, not its data', async (t) => {
-  const owner = await signUp(app.url)
-  const { key } = await createKey(app.url, owner)
-  const created = await request(app.url, '/api/v1/alerts', {
+  const owner = await signUp(web.app.url)
+  const { key } = await createKey(web.app.url, owner)
+  const created = await request(web.app.url, '/api/v1/alerts', {
     json: { stat_name: 'secret.stat', condition_type: 'above', threshold: 5, channel: 'webhook', channel_config: { webhook_url: hook.url } }, bearer: key,
   })
-  const stranger = await signUp(app.url)
-  const { page } = await signedInTab(browser, app.url, stranger)
-  await page.goto(`${app.url}/alerts/${created.body.alert.id}`)
+  const stranger = await signUp(web.app.url)
+  const { page } = await signedInTab(web.browser, web.app.url, stranger)
+  await page.goto(`${web.app.url}/alerts/${created.body.alert.id}`)
   await page.getByText('alert not found (404)').waitFor()
   t.false((await page.content()).includes('secret.stat'))
 })
 
 test.serial('alert page: the window field shows only where it acts, with its value; history times on the account\'s clock; a change is in the history (issue 38 items 13, 14)', async (t) => {
-  const user = await signUp(app.url)
-  const { key } = await createKey(app.url, user)
-  t.is((await request(app.url, '/api/v1/account', { method: 'PATCH', json: { time_zone: 'Asia/Kolkata' }, session: user.session })).status, 200)
-  const created = await request(app.url, '/api/v1/alerts', {
+  const user = await signUp(web.app.url)
+  const { key } = await createKey(web.app.url, user)
+  t.is((await request(web.app.url, '/api/v1/account', { method: 'PATCH', json: { time_zone: 'Asia/Kolkata' }, session: user.session })).status, 200)
+  const created = await request(web.app.url, '/api/v1/alerts', {
     json: { stat_name: 'queue.depth', condition_type: 'above', threshold: 5, channel: 'webhook', channel_config: { webhook_url: hook.url } }, bearer: key,
   })
   t.is(created.status, 201)
   const id = created.body.alert.id
   // Muted until 2030-01-02 03:04 UTC: 08:34 in Kolkata.
-  t.is((await request(app.url, `/api/v1/alerts/${id}`, { method: 'PATCH', json: { muted_until: '2030-01-02T03:04:00.000Z' }, bearer: key })).status, 200)
-  const { page, problems } = await signedInTab(browser, app.url, user)
-  await page.goto(`${app.url}/alerts/${id}`)
+  t.is((await request(web.app.url, `/api/v1/alerts/${id}`, { method: 'PATCH', json: { muted_until: '2030-01-02T03:04:00.000Z' }, bearer: key })).status, 200)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/alerts/${id}`)
   const history = page.getByTestId('history')
   await history.waitFor()
   const muteLine = (await history.locator('tbody tr').first().textContent())!
@@ -137,17 +124,17 @@ test.serial('alert page: the window field shows only where it acts, with its val
   await silence.fill('15')
   await page.getByRole('button', { name: 'Save changes' }).click()
   await page.getByText('Saved.').waitFor()
-  const [row] = await app.sql`select window_minutes, window_minutes_set, on_no_data from alerts where id = ${id}`
+  const [row] = await web.app.sql`select window_minutes, window_minutes_set, on_no_data from alerts where id = ${id}`
   t.like(row, { window_minutes: 15, window_minutes_set: true, on_no_data: 'resolve' })
-  t.is((await request(app.url, `/api/v1/alerts/${id}`, { bearer: key })).body.alert.no_data_minutes, 15)
+  t.is((await request(web.app.url, `/api/v1/alerts/${id}`, { bearer: key })).body.alert.no_data_minutes, 15)
   await history.getByText('window 5 → 15 min; when the stat goes quiet keep → resolve').waitFor()
 
   // heartbeat: created without a threshold; its window is its limit.
-  const hb = await request(app.url, '/api/v1/alerts', {
+  const hb = await request(web.app.url, '/api/v1/alerts', {
     json: { stat_name: 'nightly.job', condition_type: 'heartbeat', window_minutes: 90, channel: 'webhook', channel_config: { webhook_url: hook.url } }, bearer: key,
   })
   t.is(hb.status, 201, hb.text)
-  await page.goto(`${app.url}/alerts/${hb.body.alert.id}`)
+  await page.goto(`${web.app.url}/alerts/${hb.body.alert.id}`)
   t.is(await page.getByLabel('Minutes without a point before it fires').inputValue(), '90')
   t.is(await page.locator('#threshold').count(), 0)
   t.deepEqual(problems, [])

@@ -3,38 +3,27 @@
 // a webhook alert that fires with its delivery listed; and the two routes
 // the page added (deliveries, usage) refusing what they must.
 import test from 'ava'
-import type { Browser } from 'playwright-core'
-import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
+import { screenshot, signedInTab, visible } from '../helpers/browser.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { refreshRollups } from '../../shared/points/rollups.js'
 import { settle } from '../helpers/storage.js'
 import { startHttpReceiver, startSmtpReceiver, type HttpReceiver, type SmtpReceiver } from '../helpers/receivers.js'
+import { startTestApp } from '../helpers/app.js'
+import { webSuite } from '../helpers/suite.js'
 
-let app: TestApp
-let browser: Browser
 let hook: HttpReceiver
 let smtp: SmtpReceiver
-
-test.before(async () => {
-  ;[hook, smtp, browser] = await Promise.all([startHttpReceiver(), startSmtpReceiver(), launchBrowser()])
-  app = await startTestApp({ ALERT_EVAL_INTERVAL_SECONDS: '1', SMTP_URL: smtp.url })
-  await app.startWorkers()
-})
-test.after.always(async () => {
-  await browser?.close()
-  await app?.close()
-  await hook?.close()
-  await smtp?.close()
-})
+test.before(async () => { [hook, smtp] = await Promise.all([startHttpReceiver(), startSmtpReceiver()]) })
+test.after.always(async () => { await hook?.close(); await smtp?.close() })
+const web = webSuite({ workers: true, env: () => ({ ALERT_EVAL_INTERVAL_SECONDS: '1', SMTP_URL: smtp.url }) })
 
 test.serial('alerts: validation, one alert per channel, the plan limit, a fire and its delivery', async (t) => {
-  const user = await signUp(app.url)
-  const { key } = await createKey(app.url, user)
-  t.is((await request(app.url, '/api/v1/stats/queue.depth/value', { json: { value: 1 }, bearer: key })).status, 200)
-  const { page, problems } = await signedInTab(browser, app.url, user)
-  await page.goto(`${app.url}/alerts`)
+  const user = await signUp(web.app.url)
+  const { key } = await createKey(web.app.url, user)
+  t.is((await request(web.app.url, '/api/v1/stats/queue.depth/value', { json: { value: 1 }, bearer: key })).status, 200)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/alerts`)
   await page.getByText('No alerts yet.').waitFor()
 
   // The form's checks: nothing is sent, each error sits by its field, focus goes to the first.
@@ -48,7 +37,7 @@ test.serial('alerts: validation, one alert per channel, the plan limit, a fire a
   await page.getByLabel('Webhook URL').fill('ftp://example.com/hook')
   await page.getByRole('button', { name: 'Create alert' }).click()
   t.is(await page.locator('#target-error').textContent(), 'Enter an http:// or https:// URL.')
-  t.is((await app.sql`select 1 from alerts`).length, 0)
+  t.is((await web.app.sql`select 1 from alerts`).length, 0)
   await screenshot(page, 'alerts-validation')
 
   // Webhook, above 5.
@@ -75,16 +64,16 @@ test.serial('alerts: validation, one alert per channel, the plan limit, a fire a
   const refusal = page.locator('form .notice.error')
   await refusal.waitFor()
   t.is(await refusal.textContent(), "plan limit reached: the free plan allows at most 2 alerts (403)")
-  t.is((await app.sql`select 1 from alerts`).length, 2)
+  t.is((await web.app.sql`select 1 from alerts`).length, 2)
 
-  await app.sql`update accounts set plan = 'starter' where id = ${user.accountId}`
+  await web.app.sql`update accounts set plan = 'starter' where id = ${user.accountId}`
   await page.getByRole('button', { name: 'Create alert' }).click()
   await page.getByText('check that inbox').waitFor()
   await page.locator('.badge.pending_confirmation').waitFor()
   t.is(smtp.mails.filter((m) => m.to.includes('ops@example.com')).length, 1)
 
   // The webhook alert fires: its badge turns and its delivery is listed.
-  t.is((await request(app.url, '/api/v1/stats/queue.depth/value', { json: { value: 12 }, bearer: key })).status, 200)
+  t.is((await request(web.app.url, '/api/v1/stats/queue.depth/value', { json: { value: 12 }, bearer: key })).status, 200)
   const webhookCard = page.locator('article', { hasText: 'value above 5' })
   await webhookCard.locator('.badge.firing').waitFor({ timeout: 20_000 })
   await hook.waitFor(1, (r) => r.path === '/hook')
@@ -96,16 +85,16 @@ test.serial('alerts: validation, one alert per channel, the plan limit, a fire a
 })
 
 test.serial('suggest a threshold: candidates from the stat\'s history with how often each would have fired; Use fills the threshold', async (t) => {
-  const user = await signUp(app.url)
-  const { key } = await createKey(app.url, user)
+  const user = await signUp(web.app.url)
+  const { key } = await createKey(web.app.url, user)
   // One reading a minute for two hours: mostly 100, with four spikes to 500.
   const now = Math.floor(Date.now() / 60_000) * 60
   const points = Array.from({ length: 120 }, (_, i) => ({ stat: 'api.latency', value: i % 30 === 7 ? 500 : 100, t: now - 7_200 + i * 60 }))
-  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
-  await settle(app)
-  await refreshRollups(app.sql)
-  const { page, problems } = await signedInTab(browser, app.url, user)
-  await page.goto(`${app.url}/alerts?stat=api.latency`)
+  t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(web.app)
+  await refreshRollups(web.app.sql)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/alerts?stat=api.latency`)
   await page.getByRole('button', { name: 'Suggest a threshold' }).click()
   const table = page.locator('.suggest table')
   await table.waitFor()
@@ -132,9 +121,9 @@ test.serial('suggest a threshold: candidates from the stat\'s history with how o
 })
 
 test('alerts: the 375 px form stays inside the screen', async (t) => {
-  const user = await signUp(app.url)
-  const { page } = await signedInTab(browser, app.url, user, 375, 800)
-  await page.goto(`${app.url}/alerts?stat=signups`)
+  const user = await signUp(web.app.url)
+  const { page } = await signedInTab(web.browser, web.app.url, user, 375, 800)
+  await page.goto(`${web.app.url}/alerts?stat=signups`)
   await page.getByText('No alerts yet.').waitFor()
   t.is(await page.getByLabel('Stat', { exact: true }).inputValue(), 'signups', 'a stat page link fills the stat in')
   t.is(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), 0)
@@ -142,45 +131,45 @@ test('alerts: the 375 px form stays inside the screen', async (t) => {
 })
 
 test('GET /api/v1/alerts/:id/deliveries: 400 for a bad id, 404 for another account\'s alert, 401 without credentials', async (t) => {
-  const owner = await signUp(app.url)
-  const other = await signUp(app.url)
-  const created = await request(app.url, '/api/v1/alerts', {
+  const owner = await signUp(web.app.url)
+  const other = await signUp(web.app.url)
+  const created = await request(web.app.url, '/api/v1/alerts', {
     json: { stat_name: 'x', condition_type: 'above', threshold: 1, channel: 'webhook', channel_config: { webhook_url: hook.url } }, session: owner.session,
   })
   t.is(created.status, 201)
   const path = `/api/v1/alerts/${created.body.alert.id}/deliveries`
-  const mine = await request(app.url, path, { session: owner.session })
+  const mine = await request(web.app.url, path, { session: owner.session })
   t.is(mine.status, 200)
   t.deepEqual(mine.body, { deliveries: [] })
-  const theirs = await request(app.url, path, { session: other.session })
+  const theirs = await request(web.app.url, path, { session: other.session })
   t.is(theirs.status, 404)
   t.is(theirs.body.detail, 'alert not found')
-  const bad = await request(app.url, '/api/v1/alerts/not-a-uuid/deliveries', { session: owner.session })
+  const bad = await request(web.app.url, '/api/v1/alerts/not-a-uuid/deliveries', { session: owner.session })
   t.is(bad.status, 400)
   t.is(bad.body.detail, 'alert id must be a UUID')
-  t.is((await request(app.url, path)).status, 401)
+  t.is((await request(web.app.url, path)).status, 401)
 })
 
 test('GET /api/v1/usage: the plan\'s limits and what is used, for a key or a session', async (t) => {
-  const user = await signUp(app.url)
-  const { key } = await createKey(app.url, user)
-  t.is((await request(app.url, '/api/v1/points', { json: { points: [{ stat: 'a', count: 1 }, { stat: 'b', value: 2 }, { stat: 'b', value: 3 }] }, bearer: key })).status, 200)
-  const res = await request(app.url, '/api/v1/usage', { bearer: key })
+  const user = await signUp(web.app.url)
+  const { key } = await createKey(web.app.url, user)
+  t.is((await request(web.app.url, '/api/v1/points', { json: { points: [{ stat: 'a', count: 1 }, { stat: 'b', value: 2 }, { stat: 'b', value: 3 }] }, bearer: key })).status, 200)
+  const res = await request(web.app.url, '/api/v1/usage', { bearer: key })
   t.is(res.status, 200)
   t.deepEqual(res.body, {
     plan: 'free', stats: { used: 2, limit: 10 }, points_today: { used: 3, limit: 100_000 }, alerts: { used: 0, limit: 2 },
     retention_days: 30, anomaly_detection: false, statsd_refused_today: 0,
   })
-  t.is((await request(app.url, '/api/v1/usage')).status, 401)
+  t.is((await request(web.app.url, '/api/v1/usage')).status, 401)
 })
 
 test.serial('the webhook hint says what this deployment does with private addresses, and it is true (issue 38 item 19)', async (t) => {
   const strict = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: '0' })
   t.teardown(() => strict.close())
-  for (const [target, hint, status] of [[app, /also delivers to private and internal addresses/, 201], [strict, /Private and internal addresses are refused\.$/, 400]] as const) {
+  for (const [target, hint, status] of [[web.app, /also delivers to private and internal addresses/, 201], [strict, /Private and internal addresses are refused\.$/, 400]] as const) {
     const user = await signUp(target.url)
     const { key } = await createKey(target.url, user)
-    const { page, problems } = await signedInTab(browser, target.url, user)
+    const { page, problems } = await signedInTab(web.browser, target.url, user)
     await page.goto(`${target.url}/alerts`)
     await page.getByLabel('Webhook URL').waitFor()
     const shown = (await page.locator('#target').locator('xpath=..').textContent())!
@@ -193,14 +182,14 @@ test.serial('the webhook hint says what this deployment does with private addres
 })
 
 test.serial('the address-confirmation page looks like the app and leads back to it; /favicon.ico is the app\'s icon (issue 38 item 19)', async (t) => {
-  const user = await signUp(app.url)
-  const { key } = await createKey(app.url, user)
+  const user = await signUp(web.app.url)
+  const { key } = await createKey(web.app.url, user)
   const address = `confirm.${user.accountId.slice(0, 8)}@example.com`
-  const res = await request(app.url, '/api/v1/alerts', { bearer: key, json: { stat_name: 'x', condition_type: 'above', threshold: 1, channel: 'email', channel_config: { email: address } } })
+  const res = await request(web.app.url, '/api/v1/alerts', { bearer: key, json: { stat_name: 'x', condition_type: 'above', threshold: 1, channel: 'email', channel_config: { email: address } } })
   t.is(res.status, 201, res.text)
   const [mail] = await smtp.waitFor(1, (m) => m.to.includes(address))
   const link = /(https?:\/\/\S+\/api\/v1\/email\/confirm\?token=\S+)/.exec(mail.text)![1]
-  const { page, problems } = await signedInTab(browser, app.url, user)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
   const failed: string[] = []
   page.on('response', (r) => { if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`) })
   const shown = await page.goto(link)
@@ -209,18 +198,18 @@ test.serial('the address-confirmation page looks like the app and leads back to 
   // The app's stylesheet and header: the page is styled (not the browser's default serif) and has the navigation.
   t.is(await page.locator('link[rel="stylesheet"]').count(), 1)
   t.notRegex(await page.evaluate(() => getComputedStyle(document.body).fontFamily), /^(Times|serif)/i)
-  t.true(await page.getByRole('navigation', { name: 'Main' }).isVisible())
+  t.true(await visible(page.getByRole('navigation', { name: 'Main' })))
   await page.getByRole('link', { name: 'Go to your alerts' }).click()
-  await page.waitForURL(`${app.url}/alerts`)
+  await page.waitForURL(`${web.app.url}/alerts`)
   await page.locator(`[data-alert="${res.body.alert.id}"] .badge.ok`).waitFor()
   t.deepEqual(failed, [], 'no request of either page failed (the icon included)')
   t.deepEqual(problems, [])
 
-  const icon = await request(app.url, '/favicon.ico')
+  const icon = await request(web.app.url, '/favicon.ico')
   t.is(icon.status, 200)
   t.regex(icon.headers.get('content-type') ?? '', /^image\/svg\+xml/)
   t.regex(icon.text, /^<svg /)
   t.truthy(icon.headers.get('content-security-policy'))
-  const direct = await page.goto(`${app.url}/favicon.ico`)
+  const direct = await page.goto(`${web.app.url}/favicon.ico`)
   t.is(direct?.status(), 200)
 })

@@ -2,32 +2,21 @@
 // diagnostics table with the reason in plain words; a free account sees
 // which plans include detection, with a link to billing.
 import test from 'ava'
-import type { Browser } from 'playwright-core'
-import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
+import { screenshot, signedInTab } from '../helpers/browser.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
+import { webSuite } from '../helpers/suite.js'
 import { newestCompleteHour, sweep } from '../../shared/anomalies/sweep.js'
 import { refreshRollups } from '../../shared/points/rollups.js'
 
-let app: TestApp
-let browser: Browser
-
-test.before(async () => {
-  ;[app, browser] = await Promise.all([startTestApp(), launchBrowser()])
-  await app.startWorkers()
-})
-test.after.always(async () => {
-  await browser?.close()
-  await app?.close()
-})
+const web = webSuite({ workers: true })
 
 /** Asks the API until `done` holds: the hourly rollup runs on its own queue after ingest settles. */
 async function until(user: Awaited<ReturnType<typeof signUp>>, path: string, done: (body: any) => boolean): Promise<any> {
   const deadline = Date.now() + 15_000
   for (;;) {
-    const res = await request(app.url, path, { session: user.session })
+    const res = await request(web.app.url, path, { session: user.session })
     if (res.status === 200 && done(res.body)) return res.body
     if (Date.now() > deadline) throw new Error(`${path} never got there: ${res.status} ${res.text}`)
     await new Promise((r) => setTimeout(r, 200))
@@ -35,16 +24,16 @@ async function until(user: Awaited<ReturnType<typeof signUp>>, path: string, don
 }
 
 test.serial('anomalies: a starter account sees its stat and why it is not checked yet', async (t) => {
-  const user = await signUp(app.url)
-  await app.sql`update accounts set plan = 'starter' where id = ${user.accountId}`
-  const { key } = await createKey(app.url, user)
+  const user = await signUp(web.app.url)
+  await web.app.sql`update accounts set plan = 'starter' where id = ${user.accountId}`
+  const { key } = await createKey(web.app.url, user)
   const now = Math.floor(Date.now() / 1000)
-  t.is((await request(app.url, '/api/v1/points', { json: { points: [{ stat: 'orders', count: 3, t: now - 7200 }] }, bearer: key })).status, 200)
-  await settle(app)
+  t.is((await request(web.app.url, '/api/v1/points', { json: { points: [{ stat: 'orders', count: 3, t: now - 7200 }] }, bearer: key })).status, 200)
+  await settle(web.app)
   await until(user, '/api/v1/anomalies/diagnostics', (d) => d.stats[0]?.reason === 'short')
 
-  const { page, problems } = await signedInTab(browser, app.url, user)
-  await page.goto(`${app.url}/stats`)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/stats`)
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Anomalies' }).click()
   await page.waitForURL(/\/anomalies$/)
   const row = page.getByTestId('diagnostics').locator('tbody tr')
@@ -60,9 +49,9 @@ test.serial('anomalies: a starter account sees its stat and why it is not checke
 })
 
 test.serial('anomalies: open and closed incidents, filtered by status, each linking to its stat\'s chart where its hours are marked', async (t) => {
-  const user = await signUp(app.url)
-  await app.sql`update accounts set plan = 'pro' where id = ${user.accountId}`
-  const { key } = await createKey(app.url, user)
+  const user = await signUp(web.app.url)
+  await web.app.sql`update accounts set plan = 'pro' where id = ${user.accountId}`
+  const { key } = await createKey(web.app.url, user)
   const now = new Date()
   const newest = newestCompleteHour(now)
   // Ten days of a steady gauge with a spike five days ago (closed) and one in the newest hour (open).
@@ -70,13 +59,13 @@ test.serial('anomalies: open and closed incidents, filtered by status, each link
   values[240 - 1 - 120] = 900
   values[239] = 1200
   const points = values.map((v, i) => ({ stat: 'queue.wait', value: v, t: newest - (239 - i) * 3600 + 1800 }))
-  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
-  await settle(app)
-  await refreshRollups(app.sql)
-  await sweep(app.sql, now, { staleAfterSeconds: 900 })
+  t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(web.app)
+  await refreshRollups(web.app.sql)
+  await sweep(web.app.sql, now, { staleAfterSeconds: 900 })
 
-  const { page, problems } = await signedInTab(browser, app.url, user)
-  await page.goto(`${app.url}/anomalies`)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/anomalies`)
   const rows = page.getByTestId('incidents').locator('tbody tr')
   await rows.first().waitFor()
   t.deepEqual(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-status'))), ['open', 'closed'])
@@ -94,9 +83,9 @@ test.serial('anomalies: open and closed incidents, filtered by status, each link
 })
 
 test.serial('anomalies: a free account is told which plans include detection, with a link to billing', async (t) => {
-  const user = await signUp(app.url)
-  const { page, problems } = await signedInTab(browser, app.url, user)
-  await page.goto(`${app.url}/anomalies`)
+  const user = await signUp(web.app.url)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/anomalies`)
   const notice = page.getByTestId('plan-notice')
   await notice.waitFor()
   t.regex((await notice.textContent())!, /^Anomaly detection is part of the starter, pro and business plans\./)
@@ -106,23 +95,23 @@ test.serial('anomalies: a free account is told which plans include detection, wi
 })
 
 test.serial('stat page: on a plan with detection the 7d chart shades the back-test\'s normal range and marks its flagged hour; on the free plan it does not', async (t) => {
-  const starter = await signUp(app.url)
-  await app.sql`update accounts set plan = 'starter' where id = ${starter.accountId}`
-  const free = await signUp(app.url)
+  const starter = await signUp(web.app.url)
+  await web.app.sql`update accounts set plan = 'starter' where id = ${starter.accountId}`
+  const free = await signUp(web.app.url)
   const hour = Math.floor(Date.now() / 3_600_000) * 3600
   // A day and a half of hourly counts around 10 (enough complete hours to arm the baselines), then one hour of 400.
   const points = Array.from({ length: 36 }, (_, i) => ({ stat: 'orders', count: i === 34 ? 400 : 8 + (i % 5), t: hour - (36 - i) * 3600 + 60 }))
   for (const user of [starter, free]) {
-    const { key } = await createKey(app.url, user)
-    t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+    const { key } = await createKey(web.app.url, user)
+    t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
   }
-  await settle(app)
+  await settle(web.app)
   const backtest = await until(starter, '/api/v1/anomalies/backtest?stat=orders&range=7d', (b) => b.buckets.some((x: { lower: number | null }) => x.lower !== null))
   t.deepEqual(backtest.buckets.filter((b: { anomalous: boolean }) => b.anomalous).map((b: { t: number }) => b.t), [hour - 2 * 3600], 'the back-test flags the hour of 400')
 
   for (const [user, shaded] of [[starter, true], [free, false]] as const) {
-    const { page, problems } = await signedInTab(browser, app.url, user)
-    await page.goto(`${app.url}/stats/orders?range=7d`)
+    const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+    await page.goto(`${web.app.url}/stats/orders?range=7d`)
     await page.locator('.chart[data-drawn]').waitFor()
     t.is(await page.locator('.u-legend').getByText('Normal range (high)').count(), shaded ? 1 : 0)
     t.is(await page.getByText('Shaded: the normal range the anomaly detector expected for each hour.').count(), shaded ? 1 : 0)
@@ -134,23 +123,23 @@ test.serial('stat page: on a plan with detection the 7d chart shades the back-te
 })
 
 test.serial('anomalies: the explanations state their hours on the account\'s clock, not UTC (issue 38 item 14)', async (t) => {
-  const user = await signUp(app.url)
-  await app.sql`update accounts set plan = 'pro', time_zone = 'Asia/Kolkata' where id = ${user.accountId}`
-  const { key } = await createKey(app.url, user)
+  const user = await signUp(web.app.url)
+  await web.app.sql`update accounts set plan = 'pro', time_zone = 'Asia/Kolkata' where id = ${user.accountId}`
+  const { key } = await createKey(web.app.url, user)
   const now = new Date()
   const newest = newestCompleteHour(now)
   const values = Array.from({ length: 240 }, (_, i) => 50 * (1 + 0.05 * Math.sin(i * 1.7)))
   values[239] = 1200
   const points = values.map((v, i) => ({ stat: 'zone.wait', value: v, t: newest - (239 - i) * 3600 + 1800 }))
-  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
-  await settle(app)
-  await refreshRollups(app.sql)
-  await sweep(app.sql, now, { staleAfterSeconds: 900 })
-  const [stored] = await app.sql<{ explanation: string }[]>`select explanation from anomalies a join stats s on s.id = a.stat_id where s.account_id = ${user.accountId}`
+  t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(web.app)
+  await refreshRollups(web.app.sql)
+  await sweep(web.app.sql, now, { staleAfterSeconds: 900 })
+  const [stored] = await web.app.sql<{ explanation: string }[]>`select explanation from anomalies a join stats s on s.id = a.stat_id where s.account_id = ${user.accountId}`
   t.regex(stored.explanation, / UTC/, 'stored as the detector wrote it')
 
-  const { page, problems } = await signedInTab(browser, app.url, user)
-  await page.goto(`${app.url}/anomalies`)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/anomalies`)
   const shown = (await page.getByTestId('explanation').first().textContent())!
   t.notRegex(shown, /UTC/)
   // The newest hour, in Kolkata (UTC+5:30).

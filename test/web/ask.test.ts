@@ -1,35 +1,24 @@
 // Journey: a question. The answer, the data behind a disclosure, the
 // verifier's line; an empty question refused with the API's message.
 import test from 'ava'
-import type { Browser } from 'playwright-core'
-import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
+import { screenshot, signedInTab } from '../helpers/browser.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
+import { webSuite } from '../helpers/suite.js'
 
-let app: TestApp
-let browser: Browser
-
-test.before(async () => {
-  ;[app, browser] = await Promise.all([startTestApp(), launchBrowser()])
-  await app.startWorkers()
-})
-test.after.always(async () => {
-  await browser?.close()
-  await app?.close()
-})
+const web = webSuite({ workers: true })
 
 test.serial('ask: a question answered with its data and the verifier line', async (t) => {
-  const user = await signUp(app.url)
-  const { key } = await createKey(app.url, user)
+  const user = await signUp(web.app.url)
+  const { key } = await createKey(web.app.url, user)
   const noonYesterday = Math.floor(Date.now() / 86_400_000) * 86_400 - 43_200
   const points = [4, 7, 31].map((count, i) => ({ stat: 'signups', count, t: noonYesterday + i * 600 }))
-  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
-  await settle(app)
+  t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(web.app)
 
-  const { page, problems } = await signedInTab(browser, app.url, user)
-  await page.goto(`${app.url}/ask`)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/ask`)
   await page.getByRole('button', { name: 'Ask', exact: true }).click()
   t.is(await page.locator('#query-error').textContent(), 'must not be empty')
 
@@ -48,18 +37,18 @@ test.serial('ask: a question answered with its data and the verifier line', asyn
 })
 
 test.serial('ask: a "Did you mean" hint is a link that asks again; example questions say "how many" only of counters', async (t) => {
-  const user = await signUp(app.url)
-  const { key } = await createKey(app.url, user)
+  const user = await signUp(web.app.url)
+  const { key } = await createKey(web.app.url, user)
   const noonYesterday = Math.floor(Date.now() / 86_400_000) * 86_400 - 43_200
   const points = [
     ...[100, 200, 300].map((value, i) => ({ stat: 'latency_ms', value, t: noonYesterday + i * 600 })),
     { stat: 'orders', count: 5, t: noonYesterday },
   ]
-  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
-  await settle(app)
+  t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(web.app)
 
-  const { page, problems } = await signedInTab(browser, app.url, user)
-  await page.goto(`${app.url}/ask`)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/ask`)
   // Examples: "How many" of the counter, an average of the gauge, never "How many latency_ms".
   // Both were written at noon yesterday: the examples' span reaches back to them.
   await page.getByRole('button', { name: 'How many orders in the last 7 days?' }).waitFor()
@@ -89,19 +78,19 @@ test.serial('ask: a "Did you mean" hint is a link that asks again; example quest
 })
 
 test.serial('ask: the examples name the account\'s stats that have data, over a span holding it, and each is answered (issue 38 item 19)', async (t) => {
-  const user = await signUp(app.url)
-  const { key } = await createKey(app.url, user)
+  const user = await signUp(web.app.url)
+  const { key } = await createKey(web.app.url, user)
   const now = Math.floor(Date.now() / 1000)
   // "aaa.empty" and "aab.idle" come first by name but hold no point (a stat an import or a delete left empty).
-  await app.sql`insert into stats (account_id, name, kind) values (${user.accountId}, 'aaa.empty', 'counter'), (${user.accountId}, 'aab.idle', 'gauge')`
+  await web.app.sql`insert into stats (account_id, name, kind) values (${user.accountId}, 'aaa.empty', 'counter'), (${user.accountId}, 'aab.idle', 'gauge')`
   const points = [
     ...[3, 4].map((count, i) => ({ stat: 'orders', count, t: now - 1800 + i * 60 })),
     ...[10, 30].map((value, i) => ({ stat: 'queue.depth', value, t: now - 1800 + i * 60 })),
   ]
-  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
-  await settle(app)
-  const { page, problems } = await signedInTab(browser, app.url, user)
-  await page.goto(`${app.url}/ask`)
+  t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(web.app)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/ask`)
   const first = page.getByRole('button', { name: 'How many orders in the last 24 hours?' })
   await first.waitFor()
   const names = await page.locator('p.small button.link').allTextContents()

@@ -1,28 +1,17 @@
 // Journey: "what moved with this?" (issue 29 item 2) from a stat's page: the ranked list of the stats that
 // move with it, the strongest chosen first and overlaid on it, another chosen from the list; at 375 px too.
 import test from 'ava'
-import type { Browser } from 'playwright-core'
-import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
+import { screenshot, signedInTab } from '../helpers/browser.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
+import { webSuite } from '../helpers/suite.js'
 
-let app: TestApp
-let browser: Browser
-
-test.before(async () => {
-  ;[app, browser] = await Promise.all([startTestApp(), launchBrowser()])
-  await app.startWorkers()
-})
-test.after.always(async () => {
-  await browser?.close()
-  await app?.close()
-})
+const web = webSuite({ workers: true })
 
 test.serial('correlations: from the stat page, the ranked list and the overlaid chart of the target and the chosen stat', async (t) => {
-  const user = await signUp(app.url)
-  const { key } = await createKey(app.url, user)
+  const user = await signUp(web.app.url)
+  const { key } = await createKey(web.app.url, user)
   const hour = Math.floor(Date.now() / 3_600_000) * 3600
   const points = []
   // 60 hours: checkouts follow orders hour by hour, refunds go the other way, noise is its own walk.
@@ -33,12 +22,12 @@ test.serial('correlations: from the stat page, the ranked list and the overlaid 
     points.push({ stat: 'orders', count: orders, t: hour - i * 3600 + 60 }, { stat: 'checkouts', count: orders * 2 + (i % 2), t: hour - i * 3600 + 60 },
       { stat: 'refunds', count: 100 - orders, t: hour - i * 3600 + 60 }, { stat: 'noise', value: walk, t: hour - i * 3600 + 60 })
   }
-  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
-  await settle(app)
+  t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(web.app)
 
   for (const [width, shot] of [[1440, 'correlations'], [375, 'correlations-375']] as const) {
-    const { page, problems } = await signedInTab(browser, app.url, user, width, 900)
-    await page.goto(`${app.url}/stats`)
+    const { page, problems } = await signedInTab(web.browser, web.app.url, user, width, 900)
+    await page.goto(`${web.app.url}/stats`)
     await page.getByRole('link', { name: 'orders', exact: true }).click()
     await page.getByRole('link', { name: 'What moved with this?' }).click()
     await page.waitForURL(/\/stats\/orders\/correlations/)
@@ -59,8 +48,8 @@ test.serial('correlations: from the stat page, the ranked list and the overlaid 
 })
 
 test.serial('correlations: the page names the method its coefficients come from, and another can be chosen (issue 38 item 16)', async (t) => {
-  const user = await signUp(app.url)
-  const { key } = await createKey(app.url, user)
+  const user = await signUp(web.app.url)
+  const { key } = await createKey(web.app.url, user)
   const hour = Math.floor(Date.now() / 3_600_000) * 3600
   const points = []
   // A shared daily cycle plus independent wiggles: departures and Spearman disagree on such a pair.
@@ -68,15 +57,15 @@ test.serial('correlations: the page names the method its coefficients come from,
     const cycle = 50 + 40 * Math.sin((2 * Math.PI * ((hour / 3600 - i) % 24)) / 24)
     points.push({ stat: 'web', value: cycle + ((i * 7919) % 13), t: hour - i * 3600 + 60 }, { stat: 'db', value: cycle + ((i * 104_729) % 17), t: hour - i * 3600 + 60 })
   }
-  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
-  await settle(app)
+  t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(web.app)
   const coefficient = async (method: string) => {
-    const res = await request(app.url, `/api/v1/correlations?stat=web&range=7d&max_lag=6&method=${method}`, { bearer: key })
+    const res = await request(web.app.url, `/api/v1/correlations?stat=web&range=7d&max_lag=6&method=${method}`, { bearer: key })
     t.is(res.status, 200)
     return (res.body as any).results.find((r: any) => r.stat_name === 'db').coefficient.toFixed(2) as string
   }
-  const { page, problems } = await signedInTab(browser, app.url, user)
-  await page.goto(`${app.url}/stats/web/correlations`)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/stats/web/correlations`)
   const cell = page.getByTestId('ranked').locator('tbody tr').filter({ hasText: 'db' }).locator('td[data-label="Coefficient"]')
   await page.getByTestId('method').waitFor()
   t.regex((await page.getByTestId('method').textContent())!, /^Method: Departures, /)

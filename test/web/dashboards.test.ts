@@ -3,36 +3,25 @@
 // second axis for a gauge beside a counter), a legend entry clicked to isolate a stat, the crosshair shared
 // across cards, reorder, remove, the dashboard's range, live updates; and the page at 375 px.
 import test from 'ava'
-import type { Browser } from 'playwright-core'
-import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
+import { screenshot, signedInTab } from '../helpers/browser.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
+import { webSuite } from '../helpers/suite.js'
 
-let app: TestApp
-let browser: Browser
-
-test.before(async () => {
-  ;[app, browser] = await Promise.all([startTestApp(), launchBrowser()])
-  await app.startWorkers()
-})
-test.after.always(async () => {
-  await browser?.close()
-  await app?.close()
-})
+const web = webSuite({ workers: true })
 
 async function seeded() {
-  const user = await signUp(app.url)
-  const { key } = await createKey(app.url, user)
+  const user = await signUp(web.app.url)
+  const { key } = await createKey(web.app.url, user)
   const now = Math.floor(Date.now() / 1000)
   const points = []
   for (let i = 0; i < 40; i++) {
     points.push({ stat: 'orders', count: 3 + (i % 5), t: now - 300 - i * 1800 }, { stat: 'latency', value: 120 + 40 * Math.sin(i / 3), t: now - 300 - i * 1800 }, { stat: 'errors', count: i % 3, t: now - 300 - i * 1800 })
   }
-  const res = await request(app.url, '/api/v1/points', { json: { points }, bearer: key })
+  const res = await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })
   if (res.status !== 200) throw new Error(res.text)
-  await settle(app)
+  await settle(web.app)
   return { user, key }
 }
 
@@ -40,8 +29,8 @@ const cardTitles = (page: import('playwright-core').Page) => page.getByTestId('d
 
 test.serial('dashboards: made from the navigation, cards added here and from a stat page, overlaid, isolated, synced, reordered, removed', async (t) => {
   const { user, key } = await seeded()
-  const { page, problems } = await signedInTab(browser, app.url, user)
-  await page.goto(`${app.url}/stats`)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/stats`)
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Dashboards' }).click()
   await page.waitForURL(/\/dashboards$/)
   await page.getByText('No dashboard yet.').waitFor()
@@ -111,7 +100,7 @@ test.serial('dashboards: made from the navigation, cards added here and from a s
   // Live: a point in a new hour shows up without a reload.
   const chart = page.locator('section[aria-label="errors"] .chart')
   const before = Number(await chart.getAttribute('data-points'))
-  await request(app.url, '/api/v1/points', { json: { points: [{ stat: 'errors', count: 4, t: Math.floor(Date.now() / 1000) - 5 }, { stat: 'errors', count: 2, t: Math.floor(Date.now() / 1000) - 86_400 + 600 }] }, bearer: key })
+  await request(web.app.url, '/api/v1/points', { json: { points: [{ stat: 'errors', count: 4, t: Math.floor(Date.now() / 1000) - 5 }, { stat: 'errors', count: 2, t: Math.floor(Date.now() / 1000) - 86_400 + 600 }] }, bearer: key })
   await page.waitForFunction((n) => Number(document.querySelector('section[aria-label="errors"] .chart')?.getAttribute('data-points')) > n, before, { timeout: 20_000 })
 
   await page.getByRole('link', { name: '← Dashboards' }).click()
@@ -122,9 +111,9 @@ test.serial('dashboards: made from the navigation, cards added here and from a s
 
 test.serial('dashboards: at 375 px the cards stack, nothing scrolls sideways; another account\'s dashboard is not found', async (t) => {
   const { user } = await seeded()
-  const d = (await request(app.url, '/api/v1/dashboards', { session: user.session, json: { name: 'Phone', cards: [{ stats: ['orders', 'latency'] }, { stats: ['errors'], range: '7d' }] } })).body.dashboard
-  const { page, problems } = await signedInTab(browser, app.url, user, 375, 812)
-  await page.goto(`${app.url}/dashboards`)
+  const d = (await request(web.app.url, '/api/v1/dashboards', { session: user.session, json: { name: 'Phone', cards: [{ stats: ['orders', 'latency'] }, { stats: ['errors'], range: '7d' }] } })).body.dashboard
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user, 375, 812)
+  await page.goto(`${web.app.url}/dashboards`)
   await page.getByRole('link', { name: 'Phone' }).click()
   await page.locator('section[aria-label="errors"] .chart[data-points]').waitFor()
   t.true(await page.evaluate(() => document.documentElement.scrollWidth <= 375), 'no sideways scroll')
@@ -133,9 +122,9 @@ test.serial('dashboards: at 375 px the cards stack, nothing scrolls sideways; an
   await screenshot(page, 'dashboard-375')
   t.deepEqual(problems, [])
 
-  const other = await signUp(app.url)
-  const tab = await signedInTab(browser, app.url, other)
-  await tab.page.goto(`${app.url}/dashboards/${d.id}`)
+  const other = await signUp(web.app.url)
+  const tab = await signedInTab(web.browser, web.app.url, other)
+  await tab.page.goto(`${web.app.url}/dashboards/${d.id}`)
   await tab.page.getByText('dashboard not found').waitFor()
   t.pass()
 })

@@ -4,39 +4,28 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import test from 'ava'
-import type { Browser } from 'playwright-core'
-import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, openTab, screenshot, signUpInBrowser } from '../helpers/browser.js'
+import { openTab, screenshot, signUpInBrowser, visible } from '../helpers/browser.js'
+import { webSuite } from '../helpers/suite.js'
 
 const run = promisify(execFile)
-let app: TestApp
-let browser: Browser
-
-test.before(async () => {
-  ;[app, browser] = await Promise.all([startTestApp(), launchBrowser()])
-  await app.startWorkers()
-})
-test.after.always(async () => {
-  await browser?.close()
-  await app?.close()
-})
+const web = webSuite({ workers: true })
 
 test.serial('sign-up to first point: the shown curl writes a point that appears on the stats page and its chart without a reload', async (t) => {
-  const { page, problems } = await openTab(browser)
-  await page.goto(`${app.url}/`)
+  const { page, problems } = await openTab(web.browser)
+  await page.goto(`${web.app.url}/`)
   t.is(new URL(page.url()).pathname, '/', 'a visitor without a session gets the landing page')
-  t.truthy(await page.getByRole('heading', { level: 1 }).isVisible())
+  t.true(await visible(page.getByRole('heading', { level: 1 })))
   await page.getByRole('link', { name: 'Sign up (free)' }).click()
   await page.waitForURL(/\/signup$/)
-  await signUpInBrowser(page, app.url, `first.${Date.now()}@example.com`)
-  t.truthy(await page.getByText('Your account is ready').isVisible())
+  await signUpInBrowser(page, web.app.url, `first.${Date.now()}@example.com`)
+  t.true(await visible(page.getByText('Your account is ready')))
 
   await page.getByLabel('New key label').fill('laptop')
   await page.getByRole('button', { name: 'Create key' }).click()
   const secret = (await page.getByTestId('secret').textContent())!.trim()
   t.regex(secret, /^[A-Za-z0-9_]{30,}$/)
   const curl = (await page.getByTestId('curl').textContent())!
-  t.true(curl.includes(secret) && curl.includes(`${app.url}/api/v1/stats/signups/count`))
+  t.true(curl.includes(secret) && curl.includes(`${web.app.url}/api/v1/stats/signups/count`))
   await screenshot(page, 'keys-created')
 
   // Stats page first (empty), then the point arrives while it is open.
@@ -47,14 +36,14 @@ test.serial('sign-up to first point: the shown curl writes a point that appears 
   const row = page.getByRole('link', { name: 'signups' })
   await row.waitFor({ timeout: 10_000 })
   t.is(await page.locator('td[data-label="Last value"]').first().textContent(), '1')
-  t.truthy(await page.getByText('1 of 10', { exact: false }).first().isVisible(), 'plan usage shows 1 of 10 tracked stats')
+  t.true(await visible(page.getByText('1 of 10', { exact: false }).first()), 'plan usage shows 1 of 10 tracked stats')
   await screenshot(page, 'stats-list')
 
   await row.click()
   await page.waitForURL(/\/stats\/signups/)
   await page.locator('.chart[data-drawn="1"]').waitFor()
   t.is(await page.locator('.summary dd').first().textContent(), '1')
-  t.truthy(await page.locator('.u-legend').getByText('Previous period').isVisible())
+  t.true(await visible(page.locator('.u-legend').getByText('Previous period')))
   await page.getByRole('button', { name: '7d', exact: true }).click()
   await page.waitForURL(/range=7d/)
   await page.locator('.chart[data-drawn="1"]').waitFor()
@@ -63,18 +52,18 @@ test.serial('sign-up to first point: the shown curl writes a point that appears 
 })
 
 test.serial('the pages read at 375 px: stats list and stat page fit the width', async (t) => {
-  const { page, problems } = await openTab(browser, 375, 800)
-  await signUpInBrowser(page, app.url, `narrow.${Date.now()}@example.com`)
+  const { page, problems } = await openTab(web.browser, 375, 800)
+  await signUpInBrowser(page, web.app.url, `narrow.${Date.now()}@example.com`)
   const key = await page.evaluate(async () => {
     const csrf = document.body.dataset.csrf!
     const r = await fetch('/api/v1/auth/api-keys', { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-csrf': csrf }, body: JSON.stringify({ label: 'phone' }) })
     return (await r.json()).key as string
   })
   for (const [stat, body] of [['api.latency_ms', { value: 120.5 }], ['signups', { count: 3 }]] as const) {
-    const res = await fetch(`${app.url}/api/v1/stats/${stat}/${'value' in body ? 'value' : 'count'}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    const res = await fetch(`${web.app.url}/api/v1/stats/${stat}/${'value' in body ? 'value' : 'count'}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
     t.is(res.status, 200)
   }
-  await page.goto(`${app.url}/stats`)
+  await page.goto(`${web.app.url}/stats`)
   await page.getByRole('link', { name: 'signups' }).waitFor()
   const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
   t.is(await overflow(), 0, 'no sideways scrolling on the stats list')

@@ -1,30 +1,20 @@
 // The Send data page (issue 31 item 5): copy-paste set-ups for Telegraf, a StatsD client and Prometheus,
 // filled in with a key created on the page, under the app's strict CSP; the key in the set-up works.
 import test from 'ava'
-import type { Browser } from 'playwright-core'
-import { startTestApp, type TestApp } from '../helpers/app.js'
-import { launchBrowser, screenshot, signedInTab } from '../helpers/browser.js'
+import { screenshot, signedInTab, visible } from '../helpers/browser.js'
 import { signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
+import { webSuite } from '../helpers/suite.js'
 import { APP_CSP } from '../../api/web/pages.js'
 import { statsdExample } from '../../api/web/send-config.js'
 import { readFileSync } from 'node:fs'
 
-let app: TestApp
-let browser: Browser
-
-test.before(async () => {
-  ;[app, browser] = await Promise.all([startTestApp({ STATSD_PORT: '0' }), launchBrowser()])
-})
-test.after.always(async () => {
-  await browser?.close()
-  await app?.close()
-})
+const web = webSuite({ env: { STATSD_PORT: '0' } })
 
 test('send data: a key created on the page fills the Telegraf, StatsD and Prometheus set-ups, and it writes', async (t) => {
-  const user = await signUp(app.url)
-  const { page, problems } = await signedInTab(browser, app.url, user)
-  const res = await page.goto(`${app.url}/send`)
+  const user = await signUp(web.app.url)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  const res = await page.goto(`${web.app.url}/send`)
   t.is(res?.headers()['content-security-policy'], APP_CSP)
   t.regex((await page.getByTestId('telegraf').textContent())!, /token = "<API_KEY>"/, 'a placeholder until a key is given')
   await page.getByRole('button', { name: 'Create a key for these agents' }).click()
@@ -33,24 +23,24 @@ test('send data: a key created on the page fills the Telegraf, StatsD and Promet
   t.regex(key, /^mk_/)
   const telegraf = (await page.getByTestId('telegraf').textContent())!
   t.true(telegraf.includes(`token = "${key}"`))
-  t.true(telegraf.includes(`urls = ["${app.url}"]`))
+  t.true(telegraf.includes(`urls = ["${web.app.url}"]`))
   const statsd = (await page.getByTestId('statsd').textContent())!
   t.true(statsd.includes(`prefix: '${key}.'`))
   t.true(statsd.includes('port: 0') || /port: \d+/.test(statsd))
   const prom = (await page.getByTestId('prometheus').textContent())!
-  t.true(prom.includes(`url: ${app.url}/api/v1/prom/write`))
+  t.true(prom.includes(`url: ${web.app.url}/api/v1/prom/write`))
   t.true(prom.includes(`credentials: ${key}`))
   t.is((await page.getByRole('button', { name: /^Copy .* set-up$/ }).count()), 3)
-  t.true(await page.getByRole('link', { name: 'Send data' }).isVisible(), 'in the navigation')
+  t.true(await visible(page.getByRole('link', { name: 'Send data' })), 'in the navigation')
   await screenshot(page, 'send-data')
   // The key the page filled in is one the write routes take.
-  const write = await request(app.url, '/api/v2/write?precision=s', { body: 'from_page v=1', headers: { authorization: `Token ${key}` } })
+  const write = await request(web.app.url, '/api/v2/write?precision=s', { body: 'from_page v=1', headers: { authorization: `Token ${key}` } })
   t.is(write.status, 204)
   t.deepEqual(problems, [])
 })
 
 test('send data needs a session', async (t) => {
-  const res = await request(app.url, '/send')
+  const res = await request(web.app.url, '/send')
   t.is(res.status, 302)
   t.regex(res.headers.get('location') ?? '', /^\/signin\?next=%2Fsend/)
 })
@@ -69,9 +59,9 @@ function telegrafLines(config: string): string {
 }
 
 test('send data on the free plan: the Telegraf set-up keeps within the 10 stats and says why; Prometheus names the plan (issue 38 item 11)', async (t) => {
-  const user = await signUp(app.url)
-  const { page, problems } = await signedInTab(browser, app.url, user)
-  await page.goto(`${app.url}/send`)
+  const user = await signUp(web.app.url)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/send`)
   await page.getByRole('button', { name: 'Create a key for these agents' }).click()
   await page.getByTestId('key-note').waitFor()
   const key = await page.getByLabel('API key').inputValue()
@@ -79,22 +69,22 @@ test('send data on the free plan: the Telegraf set-up keeps within the 10 stats 
   t.regex(telegraf, /Your plan tracks 10 stats/)
   t.regex(telegraf, /\[\[inputs\.cpu\]\][\s\S]*fieldinclude = \["usage_idle", "usage_user", "usage_system"\]/)
   // What Telegraf would write with this set-up is taken, and stays within the plan.
-  const write = await request(app.url, '/api/v2/write?precision=s', { body: telegrafLines(telegraf), headers: { authorization: `Token ${key}` } })
+  const write = await request(web.app.url, '/api/v2/write?precision=s', { body: telegrafLines(telegraf), headers: { authorization: `Token ${key}` } })
   t.is(write.status, 204, write.text)
-  t.is((await app.sql`select count(*)::int as n from stats where account_id = ${user.accountId}`)[0].n, 5)
+  t.is((await web.app.sql`select count(*)::int as n from stats where account_id = ${user.accountId}`)[0].n, 5)
   // The whole cpu input (the old set-up) is refused on this plan: that is what the filter avoids.
-  const whole = await request(app.url, '/api/v2/write?precision=s', { body: telegrafLines(telegraf.replace(/^\s*fieldinclude = \["usage_idle".*$/m, '')).replace(/host=web1/g, 'host=web2'), headers: { authorization: `Token ${key}` } })
+  const whole = await request(web.app.url, '/api/v2/write?precision=s', { body: telegrafLines(telegraf.replace(/^\s*fieldinclude = \["usage_idle".*$/m, '')).replace(/host=web1/g, 'host=web2'), headers: { authorization: `Token ${key}` } })
   t.is(whole.status, 403, whole.text)
-  t.is((await app.sql`select count(*)::int as n from stats where account_id = ${user.accountId}`)[0].n, 5, 'nothing of it stored')
+  t.is((await web.app.sql`select count(*)::int as n from stats where account_id = ${user.accountId}`)[0].n, 5, 'nothing of it stored')
   t.regex((await page.getByTestId('prometheus').textContent())!, /Your plan \(free\) tracks 10 stats/)
   t.deepEqual(problems, [])
 })
 
 test('send data on a paid plan: no free-plan filter or warning (issue 38 item 11)', async (t) => {
-  const user = await signUp(app.url)
-  await app.sql`update accounts set plan = 'pro' where id = ${user.accountId}`
-  const { page, problems } = await signedInTab(browser, app.url, user)
-  await page.goto(`${app.url}/send`)
+  const user = await signUp(web.app.url)
+  await web.app.sql`update accounts set plan = 'pro' where id = ${user.accountId}`
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/send`)
   const telegraf = (await page.getByTestId('telegraf').textContent())!
   t.notRegex(telegraf, /\[\[inputs\.cpu\]\][^[]*fieldinclude/)
   t.notRegex(telegraf, /10 stats/)

@@ -15,7 +15,7 @@ import { deliverAlertJob } from '../../workers/deliver-alert.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
-import { eventually, sleep, startHttpReceiver, startSmtpReceiver, type HttpReceiver, type ReceivedRequest, type SmtpReceiver } from '../helpers/receivers.js'
+import { eventually, startHttpReceiver, startSmtpReceiver, type HttpReceiver, type ReceivedRequest, type SmtpReceiver } from '../helpers/receivers.js'
 import { settle } from '../helpers/storage.js'
 
 let app: TestApp
@@ -30,8 +30,6 @@ test.after.always(async () => {
   await smtp?.close()
 })
 
-/** Long enough for a few evaluation passes (1 s apart) and a delivery to have happened, had one been due. */
-const QUIET_MS = 3_500
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
 const PAYLOAD_FIELDS = ['alert_id', 'event', 'status', 'stat_name', 'observed_value', 'condition', 'threshold', 'triggered_at', 'message', 'idempotency_key', 'incident_key'].sort()
 
@@ -94,6 +92,28 @@ async function evaluatedAs(id: string, state: string, value: number, target = ap
   }, `alert ${id} evaluated as ${state} with value ${value} (now ${JSON.stringify(await alertRow(id, target))})`, timeoutMs)
 }
 
+/**
+ * Waits until the evaluation schedule has run `passes` more passes over each alert (every pass stamps
+ * last_evaluated_at on every confirmed alert), then until each delivery those passes queued has been attempted.
+ * "Nothing more was sent" after this means the passes that would have sent it ran, not that some time went by.
+ */
+async function quiet(alertIds: string[], passes = 3, target = app): Promise<void> {
+  const stamp = async (id: string) => {
+    const [row] = await target.sql<{ at: Date | null }[]>`select last_evaluated_at as at from alerts where id = ${id}`
+    return row?.at?.getTime() ?? null
+  }
+  await Promise.all(alertIds.map(async (id) => {
+    const seen = new Set<number>()
+    const first = await stamp(id)
+    await eventually(async () => {
+      const at = await stamp(id)
+      if (at !== null && at !== first) seen.add(at)
+      return seen.size >= passes
+    }, `${passes} evaluation passes over alert ${id}`, 30_000, 50)
+    await eventually(async () => (await deliveryRows(id, target)).every((r) => r.status !== 'queued'), `the deliveries of alert ${id} attempted`)
+  }))
+}
+
 const events = (r: HttpReceiver, event?: string) => r.requests.filter((q) => q.json && (event === undefined || q.json.event === event))
 
 function verifySignature(secret: string, header: string | undefined, body: string): { ok: boolean; t: number } {
@@ -150,7 +170,7 @@ test('3.2 none -> firing: a gauge above the threshold sends ONE signed `fired` w
   // firing -> firing: more breaching points, no new delivery.
   await gauge(s.key, s.stat, 200)
   await evaluatedAs(s.alertId, 'firing', 150)
-  await sleep(QUIET_MS)
+  await quiet([s.alertId])
   t.is(s.receiver.requests.length, 1)
   const rows = await deliveryRows(s.alertId)
   t.is(rows.length, 1)
@@ -171,7 +191,7 @@ test('3.2 firing -> resolved: the value comes back, ONE `resolved` with the same
   t.not(resolved.json.idempotency_key, fired.json.idempotency_key)
   t.true(Date.parse(resolved.json.triggered_at) > Date.parse(fired.json.triggered_at))
 
-  await sleep(QUIET_MS)
+  await quiet([s.alertId])
   t.deepEqual(s.receiver.requests.map((r) => r.json.event), ['fired', 'resolved'])
   t.deepEqual((await deliveryRows(s.alertId)).map((r) => [r.event, r.status]), [['fired', 'delivered'], ['resolved', 'delivered']])
   t.is((await alertRow(s.alertId))?.state, 'ok')
@@ -198,7 +218,7 @@ test('2.4 exactly at the threshold never fires and counts as recovered', async (
   const s = await setup(t)
   await gauge(s.key, s.stat, 50)
   await evaluatedAs(s.alertId, 'ok', 50)
-  await sleep(QUIET_MS)
+  await quiet([s.alertId])
   t.is(s.receiver.requests.length, 0, 'a value equal to the threshold must not fire')
 
   await gauge(s.key, s.stat, 100) // avg 75: breach
@@ -214,7 +234,7 @@ test('2.4 exactly at the threshold of a `below` alert never fires either', async
   const s = await setup(t, { condition: 'below', threshold: 10 })
   await gauge(s.key, s.stat, 10)
   await evaluatedAs(s.alertId, 'ok', 10)
-  await sleep(QUIET_MS)
+  await quiet([s.alertId])
   t.is(s.receiver.requests.length, 0)
   await gauge(s.key, s.stat, 7) // avg 8.5 < 10
   const [fired] = await s.receiver.waitFor(1, (r) => r.json?.event === 'fired')
@@ -234,7 +254,7 @@ test('3.2 cooldown: fire, resolve, breach again within the cooldown -> no second
   await evaluatedAs(s.alertId, 'firing', 1100 / 3)
   await gauge(s.key, s.stat, -5000) // avg -975: recovers
   await evaluatedAs(s.alertId, 'ok', -975)
-  await sleep(QUIET_MS)
+  await quiet([s.alertId])
   t.deepEqual(s.receiver.requests.map((r) => r.json.event), ['fired', 'resolved'])
   t.deepEqual((await deliveryRows(s.alertId)).map((r) => r.event), ['fired', 'resolved'])
 })
@@ -337,7 +357,7 @@ test('6.5 receiver down (503 twice) then up: the delivery arrives once more with
   t.true(all[2].at - all[1].at >= 2_000, `second retry after ${all[2].at - all[1].at} ms`)
   await eventually(async () => (await deliveryRows(s.alertId))[0]?.status === 'delivered', 'delivery marked delivered')
   t.like((await deliveryRows(s.alertId))[0], { id: [...keys][0], status: 'delivered', attempts: 3, last_error: null })
-  await sleep(QUIET_MS)
+  await quiet([s.alertId])
   t.is(s.receiver.requests.length, 3)
   t.is(s.receiver.accepted().length, 1)
   // The operator sees each failure and the delivery in the log, without the target URL.
@@ -366,6 +386,10 @@ test('6.5 after a failed attempt the delivery row shows the attempts and the las
 test('3.2 delete an alert while its delivery is queued: no further request arrives and no resolve is ever sent', async (t) => {
   t.timeout(120_000)
   const s = await setup(t)
+  // A second alert on the same stat, to a receiver of its own, shows when the evaluations past the recovery have run.
+  const witnessReceiver = await startHttpReceiver()
+  t.teardown(() => witnessReceiver.close())
+  const witness = await createAlert(app, s.key, s.stat, witnessReceiver)
   s.receiver.answerAlways(503)
   await gauge(s.key, s.stat, 100)
   const [first] = await s.receiver.waitFor(1)
@@ -384,7 +408,8 @@ test('3.2 delete an alert while its delivery is queued: no further request arriv
   }, 'the queued job to be dropped', 10_000)
 
   await gauge(s.key, s.stat, -1000) // the value recovers: a live alert would resolve now
-  await sleep(10_000) // longer than the first retry's backoff (at most 5 s) and a few evaluation passes
+  await witnessReceiver.waitFor(1, (r) => r.json?.event === 'resolved')
+  await quiet([witness.id])
   t.is(s.receiver.requests.length, 1)
   t.is(s.receiver.requests.filter((r) => r.json?.event === 'resolved').length, 0)
 })
@@ -404,7 +429,13 @@ test('6.5 egress is checked again at delivery: with WEBHOOK_ALLOW_PRIVATE=0 on t
   }, 'a refused attempt')
   t.is(row.status, 'queued')
   t.regex(row.last_error ?? '', /a loopback address, not a public one; .*WEBHOOK_ALLOW_PRIVATE=1/)
-  await sleep(1_000)
+  // The retry (2.5 to 5 s later) is refused as well: nothing has reached the receiver after it.
+  const retried = await eventually(async () => {
+    const [r] = await deliveryRows(s.alertId, strict)
+    return r && r.attempts >= 2 ? r : null
+  }, 'a second refused attempt')
+  t.is(retried.status, 'queued')
+  t.regex(retried.last_error ?? '', /a loopback address/)
   t.is(s.receiver.requests.length, 0)
   t.is((await request(permissive.url, `/api/v1/alerts/${s.alertId}`, { method: 'DELETE', bearer: s.key })).status, 204)
 })
@@ -435,7 +466,7 @@ test('two worker processes: still exactly one `fired` and one `resolved` per tra
   await receiver.waitFor(alerts.length, (r) => r.json?.event === 'fired', 20_000)
   await Promise.all(alerts.map((a) => gauge(a.key, a.stat, -1000, two)))
   await receiver.waitFor(alerts.length, (r) => r.json?.event === 'resolved', 20_000)
-  await sleep(QUIET_MS)
+  await quiet(alerts.map((a) => a.id), 3, two)
   for (const a of alerts) {
     const mine = receiver.requests.filter((r) => r.json.alert_id === a.id)
     t.deepEqual(mine.map((r) => r.json.event), ['fired', 'resolved'], a.stat)
@@ -464,7 +495,7 @@ test('6.1 Slack channel: the incoming webhook gets a JSON {text} message with th
   t.deepEqual(Object.keys(resolved.json), ['text'])
   t.true(resolved.json.text.includes(s.stat), resolved.json.text)
   t.regex(resolved.json.text, /resolved/i)
-  await sleep(QUIET_MS)
+  await quiet([s.alertId])
   t.is(s.receiver.requests.length, 2)
 })
 
@@ -484,9 +515,14 @@ test('6.1 e-mail channel: nothing is mailed before confirmation; after it the lo
   const link = /(https?:\/\/\S+\/api\/v1\/email\/confirm\?token=\S+)/.exec(confirmation.text)?.[1]
   t.truthy(link, confirmation.text)
 
-  // A breach before confirming: not evaluated, nothing mailed.
+  // A breach before confirming: not evaluated, nothing mailed. A confirmed webhook alert on the same stat
+  // shows when the evaluations that would have mailed have run.
+  const witnessReceiver = await startHttpReceiver()
+  t.teardown(() => witnessReceiver.close())
+  const witness = await createAlert(app, key, stat, witnessReceiver)
   await gauge(key, stat, 100)
-  await sleep(QUIET_MS)
+  await witnessReceiver.waitFor(1, (r) => r.json?.event === 'fired')
+  await quiet([witness.id])
   t.is(smtp.mails.filter((m) => m.to.includes(address)).length, 1)
   t.is((await alertRow(res.body.alert.id))?.state, 'pending_confirmation')
 
@@ -524,6 +560,6 @@ test('6.1 e-mail channel: nothing is mailed before confirmation; after it the lo
   const incident = (m: { text: string }) => /Incident: (\S+)/.exec(m.text)?.[1]
   t.truthy(incident(firing))
   t.is(incident(resolved), incident(firing))
-  await sleep(QUIET_MS)
+  await quiet([res.body.alert.id])
   t.deepEqual(smtp.mails.filter((m) => m.to.includes(address)).map((m) => m.subject.slice(0, 10)), [confirmation.subject.slice(0, 10), '[FIRING] m', '[RESOLVED]'])
 })
