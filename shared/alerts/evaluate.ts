@@ -5,7 +5,7 @@
 import type { Db, Sql } from '../db.js'
 import { conditionHolds, step, type Rule } from './conditions.js'
 import { recordEvents, type NewEvent } from './history.js'
-import { applyMute, silenceVerdict, type Managed } from './management.js'
+import { applyMute, silenceVerdict, type Managed } from './mute-and-silence.js'
 import { DEFAULT_NO_DATA_MINUTES, pausedAlertIds } from './repo.js'
 import { percentileOf, type Aggregation, type Condition, type DeliveryPayload, type OnNoData } from './schema.js'
 import { spanPercentiles } from '../stats/percentiles.js'
