@@ -96,14 +96,6 @@ export async function listStats(sql: Db, accountId: string): Promise<StatListIte
   return rows.map((r) => ({ ...toStat(r), lastPointAt: r.last_point_at }))
 }
 
-/** The public JSON form of a stat. */
-export function statJson(s: Stat & { lastPointAt?: Date | null }) {
-  return {
-    id: s.id, name: s.name, kind: s.kind, description: s.description, unit: s.unit, higher_is: s.higherIs, created_at: s.createdAt.toISOString(),
-    ...(s.lastPointAt !== undefined ? { last_point_at: s.lastPointAt?.toISOString() ?? null } : {}),
-  }
-}
-
 export async function findStatById(sql: Db, id: string): Promise<Stat | null> {
   const [row] = await sql<StatRow[]>`select id, account_id, name, kind, description, unit, higher_is, created_at from stats where id = ${id}`
   return row ? toStat(row) : null
