@@ -5,13 +5,13 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { ERROR_STATUS } from '../shared/errors.js'
+import { esc } from '../shared/html.js'
 import { PROBLEMS } from '../shared/problems.js'
 import type { Ctx } from './context.js'
 import type { Routes } from './route.js'
 
 export const DOCS_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 /** `code` spans in the catalogue's prose. */
 const prose = (s: string) => esc(s).replace(/`([^`]+)`/g, '<code>$1</code>')
 

@@ -1,10 +1,9 @@
 // The HTML embed: a small self-contained chart rendered on the server as SVG,
 // so the page needs no script at all (and its CSP can forbid every script).
+import { esc } from '../shared/html.js'
 import type { Bucket } from '../shared/stats/read.js'
 import type { Stat } from '../shared/stats/repo.js'
 import type { Window } from '../shared/stats/ranges.js'
-
-export const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
 function fmt(n: number): string {
   if (!Number.isFinite(n)) return String(n)

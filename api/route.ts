@@ -120,6 +120,15 @@ export class Routes {
    * Serves a fixed path ahead of the router: an exact look-up instead of the router trying each route's
    * pattern, a cost every single write would pay. The route is also given to the router, so that another
    * spelling it accepts (a trailing slash, other letter case) still reaches it.
+   *
+   * When it is right, and only then: a write route whose body is not a v1 JSON body, so that add() cannot take it
+   * (add() refuses anything but JSON with a 415 and validates with a zod schema into problem details). That is:
+   * the InfluxDB line protocol (text, possibly Content-Encoding gzip: routes/influx.ts), Prometheus remote write (snappy-compressed
+   * protobuf: routes/prom.ts), and the legacy routes (routes/legacy.ts), whose form and query-string bodies (and
+   * the /ez JSON batch, read the way old clients send it) are read by middleware/legacy-body.ts and answered in
+   * the legacy envelope. Every other route, JSON or a file upload (RouteDef.upload), uses add(). Nothing is
+   * documented here: the caller registers the route's OpenAPI entry itself (routes.registry.registerPath),
+   * beside the addDirect call, with schemas describing its bodies.
    */
   addDirect(method: 'GET' | 'POST', path: string, ...chain: Middleware[]): void {
     this.router[method === 'GET' ? 'get' : 'post'](path, ...(chain as never[]))

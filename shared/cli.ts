@@ -5,7 +5,8 @@
 //   accounts:two-factor-off --email E   for someone who lost both the authenticator app and the recovery codes
 //   points:parked [--limit N]   points the persist worker parked (PostgreSQL refused them), newest first
 import { parseArgs } from 'node:util'
-import { accountJson, findAccountByEmail, listAccounts, setAccountPlan } from './accounts/repo.js'
+import { findAccountByEmail, listAccounts, setAccountPlan } from './accounts/repo.js'
+import { accountJson } from './accounts/json.js'
 import { signUp } from './accounts/service.js'
 import { createApiKey } from './auth/api-keys.js'
 import { revokeAccountSessions } from './auth/sessions.js'

@@ -4,7 +4,8 @@ import { changePassword, confirmPasswordReset, deleteAccount, deletionCheck, for
 import {
   AccountResponse, ChangePasswordBody, DeleteAccountBody, DeletionCheck, PatchAccountBody, PasswordResetAccepted, PasswordResetBody, PasswordResetConfirmBody, PasswordResetDone,
 } from '../../shared/accounts/schema.js'
-import { accountJson, findAccountById, setAccountTimeZone } from '../../shared/accounts/repo.js'
+import { accountJson } from '../../shared/accounts/json.js'
+import { findAccountById, setAccountTimeZone } from '../../shared/accounts/repo.js'
 import { SESSION_COOKIE } from '../../shared/auth/sessions.js'
 import { clearLoginThrottle, throttleLogin, throttlePasswordReset } from '../../shared/auth/throttle.js'
 import { publishStatDeleted } from '../../shared/stats/directory.js'

@@ -1,5 +1,5 @@
 // Sign-up, sign-in, sign-out and "who am I" (decisions.md section 2).
-import { accountJson } from '../../shared/accounts/repo.js'
+import { accountJson } from '../../shared/accounts/json.js'
 import { Credentials, LoginBody, SessionResponse } from '../../shared/accounts/schema.js'
 import { logIn, signUp } from '../../shared/accounts/service.js'
 import { createSession, revokeSession, SESSION_COOKIE } from '../../shared/auth/sessions.js'

@@ -5,10 +5,10 @@
 import type Router from '@koa/router'
 import { resolveSession, SESSION_COOKIE } from '../../shared/auth/sessions.js'
 import type { Account } from '../../shared/accounts/repo.js'
+import { esc } from '../../shared/html.js'
 import { planOf } from '../../shared/plans.js'
 import { clampToRetention, RANGE_NAMES, RANGES, resolveWindow, type RangeName } from '../../shared/stats/ranges.js'
 import { baseUrl, type AppContext, type AppState, type Ctx } from '../context.js'
-import { esc } from '../embed-page.js'
 import { assets, type Page } from './assets.js'
 import { firstPointCurl } from './first-point.js'
 

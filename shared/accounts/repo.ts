@@ -59,11 +59,6 @@ export async function listAccounts(sql: Db): Promise<Account[]> {
   return rows.map(toAccount)
 }
 
-/** The public JSON form of an account. */
-export function accountJson(a: Account) {
-  return { id: a.id, email: a.email, plan: a.plan, created_at: a.createdAt.toISOString(), time_zone: a.timeZone }
-}
-
 /** Sets (or, with null, clears) the account's time zone; the name is checked by the caller's schema. */
 export async function setAccountTimeZone(sql: Db, id: string, timeZone: string | null): Promise<Account | null> {
   const [row] = await sql<AccountRow[]>`update accounts set time_zone = ${timeZone} where id = ${id} returning id, email, plan, created_at, time_zone, password_hash`

@@ -2,10 +2,10 @@
 // alert's observation, the state machine runs in memory, one statement writes
 // the new states and one inserts the deliveries (the outbox), all in one
 // transaction. An advisory lock keeps two passes from overlapping anywhere.
-import type { Db, Sql } from '../db.js'
+import type { Db, Sql, TxSql } from '../db.js'
 import { conditionHolds, step, type Rule } from './conditions.js'
 import { recordEvents, type NewEvent } from './history.js'
-import { applyMute, silenceVerdict, type Managed } from './management.js'
+import { applyMute, silenceVerdict, type Managed } from './mute-and-silence.js'
 import { DEFAULT_NO_DATA_MINUTES, pausedAlertIds } from './repo.js'
 import { percentileOf, type Aggregation, type Condition, type DeliveryPayload, type OnNoData } from './schema.js'
 import { spanPercentiles } from '../stats/percentiles.js'
@@ -168,6 +168,91 @@ async function readPercentileValues(sql: Db, rows: Row[], now: Date): Promise<vo
   }
 }
 
+/**
+ * Each confirmed, unpaused alert with what it is judged on at `now`: its stat's value (or silence, or anomaly
+ * incident), its state, and the settings the state machine and the mute need. Locks the alerts' rows.
+ */
+async function readObservations(tx: TxSql, now: Date): Promise<Row[]> {
+  // The value of the last minute, read from the points themselves (index on stat_id, ts) so that a
+  // breach is seen within one evaluation interval: counters summed, gauges averaged. The minute is
+  // [now - 60 s, now), half-open like a 1 m rollup bucket, so a pass at a minute's end sees exactly
+  // that bucket (the threshold back-test, shared/analytics/thresholds.ts, replays those buckets).
+  // Each lateral tests the condition type first, so it only scans for the alerts that need it.
+  return tx<Row[]>`
+    select a.id, a.stat_name, a.condition_type, a.threshold, a.window_minutes, a.aggregation, s.id as stat_id, s.kind as stat_kind, a.direction, a.cooldown_minutes,
+           a.state, a.incident_id, a.incident_notified, a.last_notified_at, a.condition_since,
+           case when a.condition_type in ('heartbeat', 'missing_data')
+                then extract(epoch from ${now}::timestamptz - coalesce(last.ts, a.created_at))::float8
+                when a.condition_type = 'anomaly' then inc.observed
+                else cur.v end as value, inc.open as anomaly_open, inc.explanation as anomaly_explanation,
+           case when a.condition_type = 'anomaly' then (select acc.time_zone from accounts acc where acc.id = a.account_id) end as time_zone,
+           prev.v as previous, a.muted_until, a.incident_muted, a.incident_no_data, a.resolve_withheld, a.on_no_data,
+           case when a.window_minutes_set then a.window_minutes else ${DEFAULT_NO_DATA_MINUTES} end as silence_minutes,
+           extract(epoch from ${now}::timestamptz - greatest(arr.at, a.created_at))::float8 as silent
+    from alerts a
+    left join stats s on s.account_id = a.account_id and s.name = a.stat_name
+    left join lateral (
+      select case when s.kind = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
+      from points p where a.condition_type not in ('heartbeat', 'missing_data', 'anomaly') and a.aggregation = 'avg'
+        and p.stat_id = s.id and p.ts >= ${now}::timestamptz - interval '60 seconds' and p.ts < ${now}
+    ) cur on s.id is not null
+    left join lateral (
+      select case when s.kind = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
+      -- Up to a week back (window_minutes): past the hot days, so hot rows and day blocks alike (sql/0027).
+      from stat_points(s.id, ${now}::timestamptz - make_interval(mins => a.window_minutes) - interval '60 seconds',
+        ${now}::timestamptz - make_interval(mins => a.window_minutes)) p
+      where a.condition_type = 'pct_change'
+    ) prev on s.id is not null
+    left join lateral (
+      -- Hot rows and day blocks alike (sql/0027): a stat silent for days has its last point in a block.
+      select stat_newest(s.id, '-infinity', 'infinity') as ts where a.condition_type in ('heartbeat', 'missing_data')
+    ) last on s.id is not null
+    -- anomaly: the stat's latest incident recorded after the alert was created (while open it fires the alert;
+    -- its close resolves it). observed_value is the incident's peak (decisions.md section 16).
+    left join lateral (
+      select (an.peak ->> 'observed')::float8 as observed, an.status = 'open' as open, an.explanation
+      from anomalies an where a.condition_type = 'anomaly' and an.stat_id = s.id and an.opened_at >= a.created_at
+      order by an.started_at desc limit 1
+    ) inc on s.id is not null
+    -- Arrival, not the points' own t (a backfill is data arriving): the refresh job stamps each stat that
+    -- took points, and points it has not folded yet are arriving now.
+    left join lateral (
+      select greatest((select rs.refreshed_at from rollup_state rs where rs.stat_id = s.id),
+                      (select ${now}::timestamptz from rollup_pending rp where rp.stat_id = s.id limit 1)) as at
+      where a.on_no_data <> 'keep'
+    ) arr on true
+    where a.state in ('ok', 'firing') and a.id not in (${pausedAlertIds(tx)})
+    order by a.id
+    for update of a`
+}
+
+/** Stores each alert's new state, and the value it was judged on, in one statement. */
+async function writeStates(tx: TxSql, rows: Row[], next: Managed[], noData: boolean[], now: Date): Promise<void> {
+  // Every array goes as text and is cast in SQL: postgres.js cannot infer array types from nulls or booleans.
+  const iso = (d: Date | null) => d?.toISOString() ?? null
+  await tx`
+    update alerts a set state = u.state, incident_id = u.incident_id::uuid, incident_notified = u.notified::bool,
+      last_notified_at = u.notified_at::timestamptz, condition_since = u.since::timestamptz, last_value = u.value::float8, last_evaluated_at = ${now},
+      incident_muted = u.muted::bool, incident_no_data = u.no_data::bool, resolve_withheld = u.withheld::uuid
+    from unnest(${rows.map((r) => r.id)}::text[], ${next.map((n) => n.state)}::text[], ${next.map((n) => n.incidentId)}::text[],
+                ${next.map((n) => String(n.incidentNotified))}::text[], ${next.map((n) => iso(n.lastNotifiedAt))}::text[],
+                ${next.map((n) => iso(n.conditionSince))}::text[], ${rows.map((r) => (r.value === null ? null : String(r.value)))}::text[],
+                ${next.map((n) => String(n.incidentMuted))}::text[], ${noData.map(String)}::text[], ${next.map((n) => n.resolveWithheld)}::text[])
+      as u(id, state, incident_id, notified, notified_at, since, value, muted, no_data, withheld)
+    where a.id = u.id::uuid`
+}
+
+/** Puts the pass's deliveries in the outbox (alert_deliveries); one queued twice is stored once. */
+async function insertOutbox(tx: TxSql, outbox: Outbox[]): Promise<void> {
+  if (!outbox.length) return
+  await tx`
+    insert into alert_deliveries (id, alert_id, incident_id, event, payload)
+    select id, alert_id::uuid, incident_id::uuid, event, payload::jsonb
+    from unnest(${outbox.map((o) => o.id)}::text[], ${outbox.map((o) => o.alertId)}::text[], ${outbox.map((o) => o.incidentId)}::text[],
+                ${outbox.map((o) => o.event)}::text[], ${outbox.map((o) => JSON.stringify(o.payload))}::text[]) as u(id, alert_id, incident_id, event, payload)
+    on conflict (id) do nothing`
+}
+
 /** Evaluates every confirmed alert at `now`; returns the ids of the deliveries it queued in the outbox. */
 export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
   return sql.begin(async (tx) => {
@@ -175,57 +260,7 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
     if (!locked) return { evaluated: 0, deliveries: [], skipped: true }
     // JIT compilation of this query costs more than it saves (measured: about half of a 10,000-alert pass).
     await tx`set local jit = off`
-    // The value of the last minute, read from the points themselves (index on stat_id, ts) so that a
-    // breach is seen within one evaluation interval: counters summed, gauges averaged. The minute is
-    // [now - 60 s, now), half-open like a 1 m rollup bucket, so a pass at a minute's end sees exactly
-    // that bucket (the threshold back-test, shared/analytics/thresholds.ts, replays those buckets).
-    // Each lateral tests the condition type first, so it only scans for the alerts that need it.
-    const rows = await tx<Row[]>`
-      select a.id, a.stat_name, a.condition_type, a.threshold, a.window_minutes, a.aggregation, s.id as stat_id, s.kind as stat_kind, a.direction, a.cooldown_minutes,
-             a.state, a.incident_id, a.incident_notified, a.last_notified_at, a.condition_since,
-             case when a.condition_type in ('heartbeat', 'missing_data')
-                  then extract(epoch from ${now}::timestamptz - coalesce(last.ts, a.created_at))::float8
-                  when a.condition_type = 'anomaly' then inc.observed
-                  else cur.v end as value, inc.open as anomaly_open, inc.explanation as anomaly_explanation,
-             case when a.condition_type = 'anomaly' then (select acc.time_zone from accounts acc where acc.id = a.account_id) end as time_zone,
-             prev.v as previous, a.muted_until, a.incident_muted, a.incident_no_data, a.resolve_withheld, a.on_no_data,
-             case when a.window_minutes_set then a.window_minutes else ${DEFAULT_NO_DATA_MINUTES} end as silence_minutes,
-             extract(epoch from ${now}::timestamptz - greatest(arr.at, a.created_at))::float8 as silent
-      from alerts a
-      left join stats s on s.account_id = a.account_id and s.name = a.stat_name
-      left join lateral (
-        select case when s.kind = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
-        from points p where a.condition_type not in ('heartbeat', 'missing_data', 'anomaly') and a.aggregation = 'avg'
-          and p.stat_id = s.id and p.ts >= ${now}::timestamptz - interval '60 seconds' and p.ts < ${now}
-      ) cur on s.id is not null
-      left join lateral (
-        select case when s.kind = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
-        -- Up to a week back (window_minutes): past the hot days, so hot rows and day blocks alike (sql/0027).
-        from stat_points(s.id, ${now}::timestamptz - make_interval(mins => a.window_minutes) - interval '60 seconds',
-          ${now}::timestamptz - make_interval(mins => a.window_minutes)) p
-        where a.condition_type = 'pct_change'
-      ) prev on s.id is not null
-      left join lateral (
-        -- Hot rows and day blocks alike (sql/0027): a stat silent for days has its last point in a block.
-        select stat_newest(s.id, '-infinity', 'infinity') as ts where a.condition_type in ('heartbeat', 'missing_data')
-      ) last on s.id is not null
-      -- anomaly: the stat's latest incident recorded after the alert was created (while open it fires the alert;
-      -- its close resolves it). observed_value is the incident's peak (decisions.md section 16).
-      left join lateral (
-        select (an.peak ->> 'observed')::float8 as observed, an.status = 'open' as open, an.explanation
-        from anomalies an where a.condition_type = 'anomaly' and an.stat_id = s.id and an.opened_at >= a.created_at
-        order by an.started_at desc limit 1
-      ) inc on s.id is not null
-      -- Arrival, not the points' own t (a backfill is data arriving): the refresh job stamps each stat that
-      -- took points, and points it has not folded yet are arriving now.
-      left join lateral (
-        select greatest((select rs.refreshed_at from rollup_state rs where rs.stat_id = s.id),
-                        (select ${now}::timestamptz from rollup_pending rp where rp.stat_id = s.id limit 1)) as at
-        where a.on_no_data <> 'keep'
-      ) arr on true
-      where a.state in ('ok', 'firing') and a.id not in (${pausedAlertIds(tx)})
-      order by a.id
-      for update of a`
+    const rows = await readObservations(tx, now)
     if (!rows.length) return { evaluated: 0, deliveries: [] }
     await readPercentileValues(tx, rows, now)
 
@@ -240,26 +275,8 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
       outbox.push(...d.outbox)
       events.push(...d.events)
     }
-    // Every array goes as text and is cast in SQL: postgres.js cannot infer array types from nulls or booleans.
-    const iso = (d: Date | null) => d?.toISOString() ?? null
-    await tx`
-      update alerts a set state = u.state, incident_id = u.incident_id::uuid, incident_notified = u.notified::bool,
-        last_notified_at = u.notified_at::timestamptz, condition_since = u.since::timestamptz, last_value = u.value::float8, last_evaluated_at = ${now},
-        incident_muted = u.muted::bool, incident_no_data = u.no_data::bool, resolve_withheld = u.withheld::uuid
-      from unnest(${rows.map((r) => r.id)}::text[], ${next.map((n) => n.state)}::text[], ${next.map((n) => n.incidentId)}::text[],
-                  ${next.map((n) => String(n.incidentNotified))}::text[], ${next.map((n) => iso(n.lastNotifiedAt))}::text[],
-                  ${next.map((n) => iso(n.conditionSince))}::text[], ${rows.map((r) => (r.value === null ? null : String(r.value)))}::text[],
-                  ${next.map((n) => String(n.incidentMuted))}::text[], ${noData.map(String)}::text[], ${next.map((n) => n.resolveWithheld)}::text[])
-        as u(id, state, incident_id, notified, notified_at, since, value, muted, no_data, withheld)
-      where a.id = u.id::uuid`
-    if (outbox.length) {
-      await tx`
-        insert into alert_deliveries (id, alert_id, incident_id, event, payload)
-        select id, alert_id::uuid, incident_id::uuid, event, payload::jsonb
-        from unnest(${outbox.map((o) => o.id)}::text[], ${outbox.map((o) => o.alertId)}::text[], ${outbox.map((o) => o.incidentId)}::text[],
-                    ${outbox.map((o) => o.event)}::text[], ${outbox.map((o) => JSON.stringify(o.payload))}::text[]) as u(id, alert_id, incident_id, event, payload)
-        on conflict (id) do nothing`
-    }
+    await writeStates(tx, rows, next, noData, now)
+    await insertOutbox(tx, outbox)
     await recordEvents(tx, events)
     return { evaluated: rows.length, deliveries: outbox.map((o) => o.id) }
   }) as Promise<PassResult>

@@ -1,7 +1,7 @@
 // Each alert's history (decisions.md section 18): what happened (fired, resolved, suppressed, muted, test)
 // and every attempt of its delivery with the receiver's answer.
 import type { Db } from '../db.js'
-import type { EventKind } from './management.js'
+import type { EventKind } from './mute-and-silence.js'
 
 export interface NewEvent {
   alertId: string

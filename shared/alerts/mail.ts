@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import nodemailer from 'nodemailer'
 import type { Config } from '../config.js'
 import type { Db, Sql } from '../db.js'
-import { AppError } from '../errors.js'
+import { AppError, unavailable } from '../errors.js'
 import { randomToken, sha256 } from '../auth/secrets.js'
 
 export interface Mail {
@@ -113,6 +113,30 @@ function throttled(code: string, message: string): AppError {
   const err = new AppError('rate_limited', code, message)
   err.retryAfter = 3600
   return err
+}
+
+/**
+ * Starts the opt-in for an address (startConfirmation) and, when it is new, mails the confirmation link that names
+ * the alert's stat. When the mail cannot go, the confirmation is forgotten (so the next try mails again) and a 503
+ * thrown. Used by alert creation and by a PATCH that changes the address.
+ */
+export async function mailConfirmation(config: MailConfig, sql: Sql, accountId: string, email: string, statName: string, baseUrl: string): Promise<Confirmation> {
+  const confirmation = await startConfirmation(sql, accountId, email)
+  // Pending: the mail sent earlier arms this alert too; the address is not mailed again.
+  if (confirmation.status !== 'new') return confirmation
+  const link = `${baseUrl}/api/v1/email/confirm?token=${confirmation.token}`
+  try {
+    await sendMail(config, {
+      to: email,
+      subject: 'Confirm alert e-mails',
+      text: `An account asked to send alerts for "${statName}" to this address.\n\nConfirm with this link:\n${link}\n\nIgnore this mail and nothing will be sent.`,
+      link,
+    })
+  } catch (err) {
+    await cancelConfirmation(sql, accountId, confirmation.token).catch(() => {})
+    throw unavailable(`could not send the confirmation e-mail: ${(err as Error).message}`)
+  }
+  return confirmation
 }
 
 /** Forgets a confirmation whose mail could not be sent, so that the next try mails it again. */

@@ -177,6 +177,91 @@ export interface SuggestInput {
 
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString()
 
+type Candidate = { threshold: number; quantile: number | null }
+type Largest = { at: string; value: number }
+
+/**
+ * The thresholds to back-test: the one asked for, or round numbers drawn from the upper (above) or lower (below)
+ * quantiles that only rare minutes breach. With a warning when every candidate would fire much of the time.
+ */
+function candidateThresholds(sorted: number[], condition: 'above' | 'below', asked: number | undefined): { candidates: Candidate[]; warnings: string[] } {
+  const q = (p: number) => quantileSorted(sorted, p)
+  const candidates: Candidate[] = []
+  if (asked !== undefined) {
+    return { candidates: [{ threshold: asked, quantile: sorted.length ? round(quantileRankSorted(sorted, asked), 4) : null }], warnings: [] }
+  }
+  if (!sorted.length) return { candidates, warnings: [] }
+  const extreme = condition === 'above' ? q(1) : q(0)
+  const inside = (t: number) => (condition === 'above' ? t < extreme : t > extreme)
+  // A threshold that more than 10 % of the minutes would breach is no alert (it would fire much of the time);
+  // 10 %, not 5 %, so that a 95th percentile rounded down to two figures stays a candidate.
+  const rare = (t: number) => breachShare(sorted, t, condition) <= MAX_BREACH_SHARE
+  for (const p of condition === 'above' ? ABOVE_QUANTILES : BELOW_QUANTILES) {
+    const drawn = twoSignificant(q(p))
+    const threshold = inside(drawn) ? drawn : stepInside(extreme, condition)
+    if (rare(threshold) && !candidates.some((c) => c.threshold === threshold)) candidates.push({ threshold, quantile: p })
+  }
+  if (candidates.length) return { candidates, warnings: [] }
+  return {
+    candidates,
+    warnings: [`the ${condition === 'above' ? 'largest' : 'smallest'} value, ${extreme}, is also a common one: no threshold ${condition === 'above' ? 'under' : 'over'} it would fire only on rare minutes, so none is suggested`],
+  }
+}
+
+/**
+ * The most extreme minutes of the lookback: what a person saw and expects an alert to catch. Each is named by the
+ * minute it covers (its start, as a chart labels it), not by the evaluation at its end: a point at 20:40:30 is in
+ * the minute 20:40.
+ */
+function largestMinutes(series: MinuteSeries, condition: 'above' | 'below'): Largest[] {
+  return series.values
+    .map((value, i) => ({ at: iso(series.from + i * MINUTE), value }))
+    .filter((m): m is Largest => m.value !== null)
+    .sort((a, b) => (condition === 'above' ? b.value - a.value : a.value - b.value))
+    .slice(0, LARGEST)
+}
+
+/** What limits the picture the series gives: a shortened lookback, a stat younger than it, no data, few days, gaps. */
+function coverageWarnings(input: SuggestInput, minutesWithValue: number, firstWithValue: number): string[] {
+  const { series, stat } = input
+  const to = series.from + series.values.length * MINUTE
+  const warnings: string[] = []
+  if (input.clampedToDays !== null) {
+    warnings.push(`the lookback of ${input.lookbackDays} days is longer than the plan's retention: back-tested the last ${input.clampedToDays} days`)
+  }
+  // A stat backfilled with points older than itself has data before its creation: no warning then.
+  const created = Math.floor(stat.createdAt.getTime() / 1000)
+  if (created > series.from && (firstWithValue < 0 || series.from + firstWithValue * MINUTE >= Math.floor(created / MINUTE) * MINUTE)) warnings.push(`the stat was created at ${iso(created)}, inside the lookback: the minutes before have no value`)
+  if (!minutesWithValue) {
+    warnings.push(input.threshold === undefined ? 'no data in the lookback: nothing to suggest from' : 'no data in the lookback: the back-test has nothing to replay')
+  } else {
+    const days = (to - (series.from + firstWithValue * MINUTE)) / DAY
+    if (days < 7) warnings.push(`only ${round(days, 1)} days of data in the lookback: a threshold drawn from less than 7 days can miss weekly patterns`)
+    // Days of the lookback (24 h each, from its start) on which some minute has a value: gaps make the
+    // distribution a partial picture.
+    const spanned = Math.ceil((to - series.from) / DAY)
+    const withData = new Set(series.values.flatMap((v, i) => (v === null ? [] : [Math.floor((i * MINUTE) / DAY)]))).size
+    if (withData < spanned) warnings.push(`${withData} of ${spanned} days have data: the suggestions are drawn from those days only`)
+  }
+  return warnings
+}
+
+/** One candidate replayed over the series: how often it would have fired, and which of the largest minutes it catches. */
+function suggestionJson(c: Candidate, rule: Rule, series: MinuteSeries, largest: Largest[]) {
+  const b = backtest(rule, series)
+  return {
+    threshold: c.threshold,
+    quantile: c.quantile,
+    catches_largest: largest.filter((m) => conditionHolds(rule, { value: m.value, previous: null })).length,
+    would_have_fired: b.fired,
+    minutes_in_breach: b.minutesInBreach,
+    suppressed_by_cooldown: b.suppressed,
+    incidents: b.incidents.map((i) => ({
+      started_at: i.startedAt.toISOString(), ended_at: i.endedAt?.toISOString() ?? null, notified: i.notified, peak: i.peak,
+    })),
+  }
+}
+
 /** The whole answer of GET /api/v1/thresholds/suggest for a series already read. */
 export function suggestThresholds(input: SuggestInput) {
   const { series, condition, cooldownMinutes, stat } = input
@@ -192,83 +277,27 @@ export function suggestThresholds(input: SuggestInput) {
   const sorted = Float64Array.from(present).sort() as unknown as number[]
   const q = (p: number) => (sorted.length ? quantileSorted(sorted, p) : null)
   const rule = (threshold: number): Rule => ({ condition, threshold, windowMinutes: 1, direction: condition, cooldownMinutes })
-
-  const warnings: string[] = []
-  const candidates: Array<{ threshold: number; quantile: number | null }> = []
-  if (input.threshold !== undefined) {
-    candidates.push({ threshold: input.threshold, quantile: sorted.length ? round(quantileRankSorted(sorted, input.threshold), 4) : null })
-  } else if (sorted.length) {
-    const extreme = condition === 'above' ? q(1)! : q(0)!
-    const inside = (t: number) => (condition === 'above' ? t < extreme : t > extreme)
-    // A threshold that more than 10 % of the minutes would breach is no alert (it would fire much of the time);
-    // 10 %, not 5 %, so that a 95th percentile rounded down to two figures stays a candidate.
-    const rare = (t: number) => breachShare(sorted, t, condition) <= MAX_BREACH_SHARE
-    for (const p of condition === 'above' ? ABOVE_QUANTILES : BELOW_QUANTILES) {
-      const drawn = twoSignificant(q(p)!)
-      const threshold = inside(drawn) ? drawn : stepInside(extreme, condition)
-      if (rare(threshold) && !candidates.some((c) => c.threshold === threshold)) candidates.push({ threshold, quantile: p })
-    }
-    if (!candidates.length) {
-      warnings.push(`the ${condition === 'above' ? 'largest' : 'smallest'} value, ${extreme}, is also a common one: no threshold ${condition === 'above' ? 'under' : 'over'} it would fire only on rare minutes, so none is suggested`)
-    }
-  }
-  // The most extreme minutes of the lookback: what a person saw and expects an alert to catch. Each is named by
-  // the minute it covers (its start, as a chart labels it), not by the evaluation at its end: a point at 20:40:30
-  // is in the minute 20:40.
-  const largest = series.values
-    .map((value, i) => ({ at: iso(series.from + i * MINUTE), value }))
-    .filter((m): m is { at: string; value: number } => m.value !== null)
-    .sort((a, b) => (condition === 'above' ? b.value - a.value : a.value - b.value))
-    .slice(0, LARGEST)
-
-  if (input.clampedToDays !== null) {
-    warnings.push(`the lookback of ${input.lookbackDays} days is longer than the plan's retention: back-tested the last ${input.clampedToDays} days`)
-  }
-  // A stat backfilled with points older than itself has data before its creation: no warning then.
-  const created = Math.floor(stat.createdAt.getTime() / 1000)
-  if (created > series.from && (firstWithValue < 0 || series.from + firstWithValue * MINUTE >= Math.floor(created / MINUTE) * MINUTE)) warnings.push(`the stat was created at ${iso(created)}, inside the lookback: the minutes before have no value`)
-  if (!sorted.length) {
-    warnings.push(input.threshold === undefined ? 'no data in the lookback: nothing to suggest from' : 'no data in the lookback: the back-test has nothing to replay')
-  } else {
-    const days = (to - (series.from + firstWithValue * MINUTE)) / DAY
-    if (days < 7) warnings.push(`only ${round(days, 1)} days of data in the lookback: a threshold drawn from less than 7 days can miss weekly patterns`)
-    // Days of the lookback (24 h each, from its start) on which some minute has a value: gaps make the
-    // distribution a partial picture.
-    const spanned = Math.ceil((to - series.from) / DAY)
-    const withData = new Set(series.values.flatMap((v, i) => (v === null ? [] : [Math.floor((i * MINUTE) / DAY)]))).size
-    if (withData < spanned) warnings.push(`${withData} of ${spanned} days have data: the suggestions are drawn from those days only`)
-  }
-
+  const { candidates, warnings } = candidateThresholds(sorted, condition, input.threshold)
+  const largest = largestMinutes(series, condition)
+  warnings.push(...coverageWarnings(input, sorted.length, firstWithValue))
+  const percentile = input.aggregation && input.aggregation !== 'avg' ? input.aggregation : null
   return {
     stat: stat.name,
     kind: stat.kind,
     condition_type: condition,
     aggregation: input.aggregation ?? 'avg',
-    ...(input.aggregation && input.aggregation !== 'avg' ? { window_minutes: input.windowMinutes ?? 5 } : {}),
+    ...(percentile ? { window_minutes: input.windowMinutes ?? 5 } : {}),
     cooldown_minutes: cooldownMinutes,
     basis: {
       from: iso(series.from),
       to: iso(to),
-      value_definition: input.aggregation && input.aggregation !== 'avg' ? percentileDefinition(input.aggregation, input.windowMinutes ?? 5) : valueDefinition(stat.kind),
+      value_definition: percentile ? percentileDefinition(percentile, input.windowMinutes ?? 5) : valueDefinition(stat.kind),
       evaluations: series.values.length,
       minutes_with_value: sorted.length,
     },
     distribution: { min: q(0), p50: q(0.5), p90: q(0.9), p95: q(0.95), p99: q(0.99), max: q(1) },
     largest_minutes: largest,
-    suggestions: candidates.map((c) => {
-      const b = backtest(rule(c.threshold), series)
-      return {
-        threshold: c.threshold,
-        quantile: c.quantile,
-        catches_largest: largest.filter((m) => conditionHolds(rule(c.threshold), { value: m.value, previous: null })).length,
-        would_have_fired: b.fired,
-        minutes_in_breach: b.minutesInBreach,
-        suppressed_by_cooldown: b.suppressed,
-        incidents: b.incidents.map((i) => ({
-          started_at: i.startedAt.toISOString(), ended_at: i.endedAt?.toISOString() ?? null, notified: i.notified, peak: i.peak,
-        })),
-      }
-    }),
+    suggestions: candidates.map((c) => suggestionJson(c, rule(c.threshold), series, largest)),
     warnings,
   }
 }

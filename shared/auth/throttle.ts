@@ -12,6 +12,17 @@
 // RESET_MAILS_PER_DAY requests per address are accepted in any 24 hours, so an
 // inbox gets a handful of reset mails a day, not 1,440. (Two-factor codes are
 // bounded by a lock instead: see TOTP_MAX_FAILURES in two-factor.ts.)
+//
+// Why a script of our own rather than rate-limiter-flexible (weighed for issue 39): that library counts points
+// in fixed windows and blocks for a fixed blockDuration. What this file needs and it lacks: (1) a delay that
+// doubles per attempt after the free ones, capped per counter (its only growing delay, ExpressBruteFlexible, is
+// Express req/res middleware and grows as Fibonacci, not doubling; elsewhere one computes each block and calls
+// block() oneself); (2) one attempt checked against two counters (address and client) and counted on both, or
+// on neither when either refuses, in one atomic step (RateLimiterUnion consumes each limiter separately, so a
+// refused attempt still counts on the others, in one round trip per limiter); (3) forgetting 15 minutes after the
+// last attempt rather than at the end of a window from the first; (4) a caller's clock (`now`), with which a test
+// crosses a day without waiting one. Built from its parts, the same behaviour would be more code of ours than the
+// script below, not less.
 import { createHash } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import type { Config } from '../config.js'

@@ -1,8 +1,7 @@
 // Stat rows. A stat is created by the first accepted write under its name;
 // its kind is fixed there, under the unique (account_id, name) constraint, so
 // two concurrent first writes of different kinds end with exactly one kind.
-import type { Db, Sql } from '../db.js'
-import { removeStatFromDashboards } from '../dashboards/repo.js'
+import type { Db, Sql, TxSql } from '../db.js'
 import { parseStatName } from '../ingest/names.js'
 
 export type Kind = 'counter' | 'gauge'
@@ -96,14 +95,6 @@ export async function listStats(sql: Db, accountId: string): Promise<StatListIte
   return rows.map((r) => ({ ...toStat(r), lastPointAt: r.last_point_at }))
 }
 
-/** The public JSON form of a stat. */
-export function statJson(s: Stat & { lastPointAt?: Date | null }) {
-  return {
-    id: s.id, name: s.name, kind: s.kind, description: s.description, unit: s.unit, higher_is: s.higherIs, created_at: s.createdAt.toISOString(),
-    ...(s.lastPointAt !== undefined ? { last_point_at: s.lastPointAt?.toISOString() ?? null } : {}),
-  }
-}
-
 export async function findStatById(sql: Db, id: string): Promise<Stat | null> {
   const [row] = await sql<StatRow[]>`select id, account_id, name, kind, description, unit, higher_is, created_at from stats where id = ${id}`
   return row ? toStat(row) : null
@@ -122,23 +113,20 @@ export async function describeStat(sql: Db, accountId: string, name: string, p: 
 }
 
 /**
- * Deletes a stat with its points, pending and folded rollups, share token and
- * idempotency records. A persist transaction holding the stat FOR KEY SHARE
- * finishes first and its points go too; points still queued carry the old id
- * and are dropped by the persist worker. Dashboard cards let go of its name. A later write creates a new stat.
+ * Deletes a stat's rows: the stat with its points, pending and folded rollups, share token and idempotency
+ * records. A persist transaction holding the stat FOR KEY SHARE finishes first and its points go too; points
+ * still queued carry the old id and are dropped by the persist worker. Run inside deleteStat's transaction
+ * (shared/delete-stat.ts), which also takes the stat out of dashboards.
  */
-export async function deleteStat(sql: Sql, accountId: string, name: string): Promise<Stat | null> {
-  return sql.begin(async (tx) => {
-    const [row] = await tx<StatRow[]>`
-      delete from stats where account_id = ${accountId} and name = ${name}
-      returning id, account_id, name, kind, description, unit, higher_is, created_at`
-    if (!row) return null
-    await tx`delete from points where stat_id = ${row.id}`
-    await tx`delete from point_blocks where stat_id = ${row.id}`
-    await tx`delete from rollup_pending where stat_id = ${row.id}`
-    await removeStatFromDashboards(tx, accountId, row.name)
-    return toStat(row)
-  }) as Promise<Stat | null>
+export async function deleteStatRows(tx: TxSql, accountId: string, name: string): Promise<Stat | null> {
+  const [row] = await tx<StatRow[]>`
+    delete from stats where account_id = ${accountId} and name = ${name}
+    returning id, account_id, name, kind, description, unit, higher_is, created_at`
+  if (!row) return null
+  await tx`delete from points where stat_id = ${row.id}`
+  await tx`delete from point_blocks where stat_id = ${row.id}`
+  await tx`delete from rollup_pending where stat_id = ${row.id}`
+  return toStat(row)
 }
 
 /** Finds a stat from a name as it arrives in a URL, normalised the way writes store it. */

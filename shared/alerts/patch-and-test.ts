@@ -1,13 +1,13 @@
 // Changing an alert after it was created and trying it (decisions.md section 18): PATCH and the test delivery.
+// Creating and deleting one is create-delete.ts.
 import { randomUUID } from 'node:crypto'
 import type { Account } from '../accounts/repo.js'
-import { AppError, conflict, invalid, notFound, unavailable } from '../errors.js'
-import { checkTarget, EgressRefused } from './egress.js'
+import { AppError, conflict, invalid, notFound } from '../errors.js'
 import { recordEvents } from './history.js'
-import { cancelConfirmation, canSendMail, isConfirmed, sendMail, startConfirmation } from './mail.js'
+import { isConfirmed, mailConfirmation } from './mail.js'
 import { findAlert, type AlertRow } from './repo.js'
 import { THRESHOLD_CONDITIONS, type DeliveryPayload, type UpdateAlertBody } from './schema.js'
-import type { AlertDeps } from './service.js'
+import { checkChannelTarget, type AlertDeps } from './create-delete.js'
 
 const CHANNEL_FIELD = { webhook: 'webhook_url', slack: 'slack_webhook_url', email: 'email' } as const
 
@@ -32,16 +32,7 @@ async function checkChange(deps: AlertDeps, alert: AlertRow, body: UpdateAlertBo
     }
   }
   if (!config[field]) throw invalid('validation_failed', `body.channel_config.${field}: required for channel ${alert.channel}`, { errors: [{ path: `body.channel_config.${field}`, message: `required for channel ${alert.channel}` }] })
-  const target = config.webhook_url ?? config.slack_webhook_url
-  if (target) {
-    try {
-      await checkTarget(target, { allowPrivate: deps.config.webhookAllowPrivate, allowLoopback: deps.config.webhookAllowLoopback })
-    } catch (err) {
-      if (err instanceof EgressRefused) throw invalid('webhook_refused', `channel_config: ${err.message}`)
-      throw err
-    }
-  }
-  if (config.email && !canSendMail(deps.config)) throw invalid('email_unavailable', 'e-mail alerts are not available on this deployment: set SMTP_URL')
+  await checkChannelTarget(deps.config, config)
 }
 
 /**
@@ -51,22 +42,8 @@ async function checkChange(deps: AlertDeps, alert: AlertRow, body: UpdateAlertBo
  */
 async function optIn(deps: AlertDeps, account: Account, alert: AlertRow, email: string, baseUrl: string): Promise<boolean> {
   if (await isConfirmed(deps.sql, account.id, email)) return true
-  const confirmation = await startConfirmation(deps.sql, account.id, email)
+  const confirmation = await mailConfirmation(deps.config, deps.sql, account.id, email, alert.stat_name, baseUrl)
   if (confirmation.status === 'confirmed') return true
-  if (confirmation.status === 'new') {
-    const link = `${baseUrl}/api/v1/email/confirm?token=${confirmation.token}`
-    try {
-      await sendMail(deps.config, {
-        to: email,
-        subject: 'Confirm alert e-mails',
-        text: `An account asked to send alerts for "${alert.stat_name}" to this address.\n\nConfirm with this link:\n${link}\n\nIgnore this mail and nothing will be sent.`,
-        link,
-      })
-    } catch (err) {
-      await cancelConfirmation(deps.sql, account.id, confirmation.token).catch(() => {})
-      throw unavailable(`could not send the confirmation e-mail: ${(err as Error).message}`)
-    }
-  }
   return false
 }
 

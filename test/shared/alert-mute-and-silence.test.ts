@@ -1,8 +1,8 @@
-// The rules of decisions.md section 18 on top of the state machine (shared/alerts/management.ts), as pure
+// The rules of decisions.md section 18 on top of the state machine (shared/alerts/mute-and-silence.ts), as pure
 // functions: what silence decides under each on_no_data, and what a mute withholds and later delivers.
 import test from 'ava'
 import { step, type Rule } from '../../shared/alerts/conditions.js'
-import { applyMute, silenceVerdict, type Managed } from '../../shared/alerts/management.js'
+import { applyMute, silenceVerdict, type Managed } from '../../shared/alerts/mute-and-silence.js'
 
 const rule: Rule = { condition: 'above', threshold: 90, windowMinutes: 5, direction: 'above', cooldownMinutes: 0 }
 const T0 = new Date('2026-11-25T10:00:00Z')
