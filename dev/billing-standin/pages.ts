@@ -1,7 +1,7 @@
 // The stand-in's hosted pages: checkout (the plan and one form that pays) and
 // the billing portal (switch plan, cancel, and for development a renewal or a
 // failed payment). Plain HTML, no script.
-export const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+import { esc } from '../../shared/html.js'
 
 export const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:; base-uri 'none'; frame-ancestors 'none'"
 
