@@ -37,6 +37,28 @@ export async function markHistoryForScoring(sql: Db, accountId: string, now: Dat
     on conflict (stat_id) do update set from_hour = least(r.from_hour, excluded.from_hour)`
 }
 
+/**
+ * The refresh's mark (a ClaimMark, shared/points/rollups.ts) of stats for a replay by the sweep
+ * (sql/0021_anomaly_rescore.sql): points folded into an hour the sweep already scored (a backfill, an import,
+ * a late point), or into any hour of a stat it never scored; stats of plans that detect anomalies only.
+ * Waits on a marker the sweep holds (it is replaying that stat): the marker written after the sweep commits is
+ * then the next sweep's, so no folded hour goes unscored.
+ */
+export function markFoldedForScoring(sql: Db) {
+  return sql`rescore as (
+      insert into anomaly_rescore as r (stat_id, from_hour)
+      select c.stat_id, date_trunc('hour', min(c.bucket), 'UTC') from claimed c
+      join stats s on s.id = c.stat_id
+      join accounts a on a.id = s.account_id and a.plan = any(${DETECTING_PLANS})
+      left join anomaly_state st on st.stat_id = c.stat_id
+      group by c.stat_id, st.last_hour
+      having st.last_hour is null or date_trunc('hour', min(c.bucket), 'UTC') <= st.last_hour
+      order by 1
+      on conflict (stat_id) do update set from_hour = least(r.from_hour, excluded.from_hour)
+      returning 1
+    )`
+}
+
 /** Unix seconds of the newest hour that is complete (and settled) at `now`. */
 export function newestCompleteHour(now: Date): number {
   return Math.floor((now.getTime() / 1000 - SETTLE_SECONDS) / HOUR) * HOUR - HOUR

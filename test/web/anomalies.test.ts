@@ -9,7 +9,7 @@ import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
 import { newestCompleteHour, sweep } from '../../shared/anomalies/sweep.js'
-import { refreshRollups } from '../../shared/points/rollups.js'
+import { refreshRollups } from '../../workers/refresh-rollups.js'
 
 let app: TestApp
 let browser: Browser
