@@ -1,6 +1,6 @@
 // Request and response shapes of the account, session and API-key routes.
 import { z } from 'zod'
-import { currentZoneName } from '../time-zones.js'
+import { currentZoneName } from '../time/zones.js'
 import { PLAN_NAMES } from '../plans.js'
 
 export const Credentials = z

@@ -6,7 +6,7 @@ import type { Config } from '../config.js'
 import type { Db } from '../db.js'
 import { postJson } from './egress.js'
 import { isConfirmed, sendMail } from './mail.js'
-import { formatInstant } from '../time-zones.js'
+import { formatInstant } from '../time/zones.js'
 import type { AlertRow, Delivery } from './repo.js'
 import type { DeliveryPayload } from './schema.js'
 

@@ -9,7 +9,7 @@ import { applyMute, silenceVerdict, type Managed } from './mute-and-silence.js'
 import { DEFAULT_NO_DATA_MINUTES, pausedAlertIds } from './repo.js'
 import { percentileOf, type Aggregation, type Condition, type DeliveryPayload, type OnNoData } from './schema.js'
 import { spanPercentiles } from '../stats/percentiles.js'
-import { explanationInZone } from '../time-zones.js'
+import { explanationInZone } from '../time/zones.js'
 import type { Kind } from '../stats/repo.js'
 
 const LOCK_ID = 72_410_002

@@ -39,6 +39,7 @@
 import { medianSorted } from 'simple-statistics'
 import { HOUR } from '../stats/hourly.js'
 import type { Kind } from '../stats/repo.js'
+import { explainNoPoints, explainScored, explainUnscored, shiftWords } from './explain.js'
 
 export { HOUR }
 /** The trailing window in hours; the detector's baseline is this minus the hour scored. */
@@ -399,37 +400,6 @@ export function seedStreaming(kind: Kind, values: readonly number[]): Streaming 
   return s
 }
 
-// ------------------------------------------------------------------ explanations
-
-/** Numbers as a person reads them: up to 4 significant digits, no exponent for ordinary magnitudes. */
-export function fmt(x: number): string {
-  if (x === 0) return '0'
-  const a = Math.abs(x)
-  if (a >= 1e-3 && a < 1e9) return String(Number(x.toPrecision(4)))
-  return x.toPrecision(3)
-}
-
-const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday']
-const hh = (t: number) => new Date(t * 1000).toISOString().slice(11, 16)
-
-function hourLabel(t: number): string {
-  return `${new Date(t * 1000).toISOString().slice(0, 10)} ${hh(t)}-${hh(t + HOUR)} UTC`
-}
-
-/** "at 04:00 UTC", "on Mondays at 04:00 UTC" or "this week": when the expected value applies. */
-function whenLabel(cycle: Cycle, t: number): string {
-  if (cycle === 'daily') return `at ${hh(t)} UTC`
-  if (cycle === 'weekly') return `on ${DAYS[Math.floor(slotOf(t, 168) / 24)]}s at ${hh(t)} UTC`
-  return 'lately'
-}
-
-function describeBaseline(detector: DetectorName, cycle: Cycle, windowSamples: number, streamingSamples: number): string {
-  const shape = cycle === 'daily' ? ', following its daily cycle' : cycle === 'weekly' ? ', following its weekly cycle (3 weeks)' : ''
-  const w = `from the ${windowSamples} trailing hours${shape}`
-  const s = `from a weighted mean of ${streamingSamples} hourly samples${shape}`
-  return detector === 'window' ? w : detector === 'streaming' ? s : `${w}; the weighted mean of ${streamingSamples} samples agrees`
-}
-
 // ------------------------------------------------------------------ one hour
 
 /** The cycle that applies to hour t given its trailing hours: weekly where the state says so and three weeks are there, else daily, else none. */
@@ -451,13 +421,12 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, tr: Traili
   const cycle: Cycle = profile?.cycle ?? 'none'
   const usable = tr.values.slice(windowStart(tr, state.since)).filter((v): v is number => v !== null && v !== undefined)
   const wv = windowVerdict(usable)
-  const unit = kind === 'counter' ? 'counter sum' : 'gauge mean'
   const base: Hour = {
     t, observed: x, expected: null, lower: null, upper: null, score: null, detector: null, cycle, anomalous: false,
     window: wv, streaming: { samples: state.streaming.n, armed: streamingArmed(state.streaming) }, explanation: '',
   }
   if (x === null) {
-    return { state: { ...st0, lastHour: t }, hour: { ...base, explanation: `${hourLabel(t)}: no points this hour (a gauge is not scored without samples)` }, opened: null, closed: null }
+    return { state: { ...st0, lastHour: t }, hour: { ...base, explanation: explainNoPoints(t) }, opened: null, closed: null }
   }
   const offset = offsetAt(profile, t)
   const settling = state.since !== null && t - state.since < SETTLE_HOURS * HOUR ? state.shiftScale ?? 0 : 0
@@ -470,46 +439,61 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, tr: Traili
   const detector: DetectorName | null = w ? (agrees ? 'both' : 'window') : s ? 'streaming' : null
   const next: DetectorState = { ...st0, lastHour: t, streaming: updateStreaming(kind, state.streaming, x - offset) }
   if (!pick || !detector) {
-    const why = wv.verdict === 'no_signal' ? `every one of the ${wv.samples} hours in the window is 0 (no_signal)` : `the window has ${wv.samples} of ${MIN_SAMPLES} usable hourly buckets (short)`
-    return {
-      state: next,
-      hour: { ...base, explanation: `${hourLabel(t)}: ${fmt(x)} (${unit}) not scored: ${why}, and the streaming baseline has ${state.streaming.n} of ${MIN_SAMPLES} samples${state.streaming.n >= MIN_SAMPLES ? ' but has only seen 0' : ''}` },
-      opened: null, closed: null,
-    }
+    return { state: next, hour: { ...base, explanation: explainUnscored(kind, t, x, wv, state.streaming.n, MIN_SAMPLES) }, opened: null, closed: null }
   }
+  const { k, lower, upper } = rangeOf(kind, pick, wv.samples, x, usable)
   const score = pick.score
-  // Fewer than DAILY_MIN_HOURS known hours cannot tell a daily cycle from an anomaly: a young stat's range is twice as wide.
-  const k = wv.samples < DAILY_MIN_HOURS ? 2 * THRESHOLD : THRESHOLD
-  const lowerRaw = pick.expected - k * pick.scale
-  // A range that dips below 0 reads wrong for a stat that never went there ("usually -212 to 312" for a queue depth).
-  const lower = kind === 'counter' || (x >= 0 && usable.every((v) => v >= 0)) ? Math.max(0, lowerRaw) : lowerRaw
-  const upper = pick.expected + k * pick.scale
-  const direction: Direction = score >= 0 ? 'spike' : 'dip'
   const outside = Math.abs(score) >= k && (detector !== 'window' || !s)
   // An hour outside the range does not teach the streaming baseline (its variance would grow with every clamped
   // outlier until a level shift looked normal within hours); a lasting change is learned by the level-shift re-seed.
   if (outside) next.streaming = state.streaming
-  const verdict = outside ? `it was ${fmt(x)}, ${fmt(Math.abs(score))} times the usual spread ${score > 0 ? 'above' : 'below'}`
-    : Math.abs(score) >= k && s ? `it was ${fmt(x)}, outside, but within ${THRESHOLD} spreads of the recent hours' weighted mean ${fmt(s.expected)}, so not flagged`
-    : `it was ${fmt(x)}, inside`
-  const explanation = `${hourLabel(t)}: ${whenLabel(cycle, t)} this stat (${unit}) is usually ${fmt(lower)} to ${fmt(upper)}; ${verdict}. ` +
-    `Expected ${fmt(pick.expected)} ${describeBaseline(detector, cycle, wv.samples, state.streaming.n)}; the range is ${k} x the spread ${fmt(pick.scale)} either side${k > THRESHOLD ? ` (twice the usual ${THRESHOLD}: fewer than ${DAILY_MIN_HOURS} hours are known)` : ''}`
-  const hour: Hour = { ...base, expected: pick.expected, lower, upper, score, detector, explanation }
+  const explanation = explainScored({
+    kind, t, x, cycle, detector, expected: pick.expected, scale: pick.scale, score, lower, upper, k, threshold: THRESHOLD, youngHours: DAILY_MIN_HOURS,
+    outside, overruledBy: !outside && Math.abs(score) >= k && s ? s.expected : null, windowSamples: wv.samples, streamingSamples: state.streaming.n,
+  })
   const peak: Peak = { t, observed: x, expected: pick.expected, lower, upper, score }
+  const { opened, closed, anomalous } = trackIncident(kind, state.incident, next, peak, { k, tr, outside, detector, explanation })
+  return { state: next, hour: { ...base, expected: pick.expected, lower, upper, score, detector, explanation, anomalous }, opened, closed }
+}
 
+/**
+ * The range an hour is judged against: k spreads either side of expected, k being THRESHOLD, or twice it while
+ * fewer than DAILY_MIN_HOURS known hours cannot tell a daily cycle from an anomaly.
+ */
+function rangeOf(kind: Kind, pick: Opinion, samples: number, x: number, usable: readonly number[]): { k: number; lower: number; upper: number } {
+  const k = samples < DAILY_MIN_HOURS ? 2 * THRESHOLD : THRESHOLD
+  const lowerRaw = pick.expected - k * pick.scale
+  // A range that dips below 0 reads wrong for a stat that never went there ("usually -212 to 312" for a queue depth).
+  const lower = kind === 'counter' || (x >= 0 && usable.every((v) => v >= 0)) ? Math.max(0, lowerRaw) : lowerRaw
+  return { k, lower, upper: pick.expected + k * pick.scale }
+}
+
+/**
+ * The incident state machine for one scored hour: an outside hour opens an incident or extends the open one
+ * (LEVEL_SHIFT_HOURS on one side close it as a level shift); CLOSE_AFTER inside hours close it (a level shift
+ * when the stat stayed beyond the band where it began). Sets `next`'s incident, since, streaming and
+ * lastDetectedAt; the hour is anomalous when it is outside and part of an incident.
+ */
+function trackIncident(
+  kind: Kind, inc: OpenIncident | null, next: DetectorState, peak: Peak,
+  h: { k: number; tr: Trailing; outside: boolean; detector: DetectorName; explanation: string },
+): { opened: OpenIncident | null; closed: ClosedIncident | null; anomalous: boolean } {
+  const { t, observed: x, score } = peak
+  const direction: Direction = score >= 0 ? 'spike' : 'dip'
   let opened: OpenIncident | null = null
   let closed: ClosedIncident | null = null
-  const inc = state.incident
+  let anomalous = false
+  const { k, tr, outside, detector, explanation } = h
   if (inc) {
     if (outside) {
       const sameSide = direction === inc.direction ? inc.sameSide + 1 : 0
       const better = Math.abs(score) > Math.abs(inc.peak.score)
       const updated: OpenIncident = { ...inc, inside: 0, sameSide, outsideHours: (inc.outsideHours ?? 1) + (direction === inc.direction ? 1 : 0), ...(better ? { peak, explanation } : {}) }
-      hour.anomalous = true
+      anomalous = true
       next.lastDetectedAt = t
       if (sameSide >= LEVEL_SHIFT_HOURS) {
         // A level shift: reported once, closed, and both baselines start again from the new level.
-        closed = { startedAt: inc.startedAt, endedAt: t + HOUR, direction: inc.direction, detector: inc.detector, levelShift: true, peak: updated.peak, explanation: `${updated.explanation}; ${shiftWords(inc, sameSide)}` }
+        closed = { startedAt: inc.startedAt, endedAt: t + HOUR, direction: inc.direction, detector: inc.detector, levelShift: true, peak: updated.peak, explanation: `${updated.explanation}; ${shiftWords(inc.direction, inc.before, sameSide)}` }
         next.incident = null
         next.since = t - (sameSide - 1) * HOUR
         next.streaming = seedStreaming(kind, [])
@@ -524,7 +508,7 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, tr: Traili
         const shifted = (inc.outsideHours ?? 1) >= ABSORBED_SHIFT_HOURS && closing.every(beyond)
         closed = {
           startedAt: inc.startedAt, endedAt: t - (inside - 1) * HOUR, direction: inc.direction, detector: inc.detector, levelShift: shifted, peak: inc.peak,
-          explanation: shifted ? `${inc.explanation}; ${shiftWords(inc, (t + HOUR - inc.startedAt) / HOUR)}` : inc.explanation,
+          explanation: shifted ? `${inc.explanation}; ${shiftWords(inc.direction, inc.before, (t + HOUR - inc.startedAt) / HOUR)}` : inc.explanation,
         }
         next.incident = null
         if (shifted) {
@@ -535,18 +519,12 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, tr: Traili
       } else next.incident = { ...inc, inside, sameSide: 0 }
     }
   } else if (outside) {
-    opened = { startedAt: t, direction, detector, peak, explanation, inside: 0, sameSide: 1, outsideHours: 1, before: { lower, upper } }
+    opened = { startedAt: t, direction, detector, peak, explanation, inside: 0, sameSide: 1, outsideHours: 1, before: { lower: peak.lower, upper: peak.upper } }
     next.incident = opened
     next.lastDetectedAt = t
-    hour.anomalous = true
+    anomalous = true
   }
-  return { state: next, hour, opened, closed }
-}
-
-/** How a level shift is told, whichever rule found it: where the stat went past and for how long. */
-function shiftWords(inc: OpenIncident, hours: number): string {
-  const past = inc.before ? ` ${fmt(inc.direction === 'spike' ? inc.before.upper : inc.before.lower)}` : ' its range'
-  return `level shift: the stat stayed ${inc.direction === 'spike' ? 'above' : 'below'}${past} for ${hours} hours, baselines re-seeded from the new level`
+  return { opened, closed, anomalous }
 }
 
 /** The weekly decision for hour t: looked at again once a day, when three weeks of history are at hand. */

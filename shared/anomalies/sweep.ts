@@ -37,6 +37,28 @@ export async function markHistoryForScoring(sql: Db, accountId: string, now: Dat
     on conflict (stat_id) do update set from_hour = least(r.from_hour, excluded.from_hour)`
 }
 
+/**
+ * The refresh's mark (a ClaimMark, shared/points/rollups.ts) of stats for a replay by the sweep
+ * (sql/0021_anomaly_rescore.sql): points folded into an hour the sweep already scored (a backfill, an import,
+ * a late point), or into any hour of a stat it never scored; stats of plans that detect anomalies only.
+ * Waits on a marker the sweep holds (it is replaying that stat): the marker written after the sweep commits is
+ * then the next sweep's, so no folded hour goes unscored.
+ */
+export function markFoldedForScoring(sql: Db) {
+  return sql`rescore as (
+      insert into anomaly_rescore as r (stat_id, from_hour)
+      select c.stat_id, date_trunc('hour', min(c.bucket), 'UTC') from claimed c
+      join stats s on s.id = c.stat_id
+      join accounts a on a.id = s.account_id and a.plan = any(${DETECTING_PLANS})
+      left join anomaly_state st on st.stat_id = c.stat_id
+      group by c.stat_id, st.last_hour
+      having st.last_hour is null or date_trunc('hour', min(c.bucket), 'UTC') <= st.last_hour
+      order by 1
+      on conflict (stat_id) do update set from_hour = least(r.from_hour, excluded.from_hour)
+      returning 1
+    )`
+}
+
 /** Unix seconds of the newest hour that is complete (and settled) at `now`. */
 export function newestCompleteHour(now: Date): number {
   return Math.floor((now.getTime() / 1000 - SETTLE_SECONDS) / HOUR) * HOUR - HOUR
@@ -109,8 +131,41 @@ interface PageResult extends SweepResult {
 
 async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, opts: SweepOptions): Promise<PageResult> {
   const size = opts.pageSize ?? PAGE_SIZE
-  const newestAt = new Date(newest * 1000)
-  const rows = await tx<DueRow[]>`
+  const rows = await pickDue(tx, cursor, newest, size)
+  const marks = await lockMarks(tx, rows)
+  const result: PageResult = { reached: rows.length, scored: 0, hours: 0, opened: 0, closed: 0, last: rows.length === size ? rows[rows.length - 1].stat_id : null }
+  if (!rows.length) return result
+
+  const declined = await declineUnready(tx, rows, now, opts.staleAfterSeconds)
+  const plans = new Map(rows.filter((r) => !declined.includes(r)).map((r) => [r.stat_id, replayPlan(r, marks.get(r.stat_id), newest)]))
+  // A stat another sweep replayed while this page was being picked (its mark was seen, its hours are all scored): nothing to do.
+  const due = rows.filter((r) => plans.has(r.stat_id) && plans.get(r.stat_id)!.start <= newest)
+  result.reached = declined.length + due.length
+  const series = await readSeries(tx, due, plans, newest)
+
+  const updates: StateUpdate[] = []
+  for (const r of due) {
+    const scored = await scoreStat(tx, r, series.get(r.stat_id)!, plans.get(r.stat_id)!, marks.has(r.stat_id))
+    result.scored++
+    result.hours += scored.hours
+    result.opened += scored.opened
+    result.closed += scored.closed
+    updates.push(scored.update)
+  }
+
+  const rescored = due.filter((r) => marks.has(r.stat_id)).map((r) => r.stat_id)
+  if (rescored.length) await tx`delete from anomaly_rescore where stat_id = any(${rescored}::uuid[])`
+  await saveStates(tx, updates, now)
+  const accounts = [...new Set(rows.map((r) => r.account_id))]
+  await tx`
+    insert into anomaly_account_sweeps (account_id, swept_at) select unnest(${accounts}::uuid[]), ${now}
+    on conflict (account_id) do update set swept_at = greatest(anomaly_account_sweeps.swept_at, excluded.swept_at)`
+  return result
+}
+
+/** The page's stats due a look (an hour to score, or history to replay), locked: another sweep takes the others. */
+function pickDue(tx: TxSql, cursor: string, newest: number, size: number): Promise<DueRow[]> {
+  return tx<DueRow[]>`
     select st.stat_id, st.account_id, s.kind, s.created_at, st.last_hour, st.detector,
            rs.stat_id is not null as has_rollup, rs.refreshed_at,
            exists (select 1 from rollup_pending p where p.stat_id = st.stat_id) as pending
@@ -121,50 +176,67 @@ async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, o
     where st.stat_id > ${cursor} and a.plan = any(${DETECTING_PLANS})
       -- IN, not a correlated EXISTS: under the OR the planner ran the EXISTS once per row of every page (measured:
       -- 17 s of a 22 s steady sweep of 10,000 stats); IN becomes one hashed subplan (0.1 s).
-      and (st.last_hour is null or st.last_hour < ${newestAt} or st.stat_id in (select r.stat_id from anomaly_rescore r))
+      and (st.last_hour is null or st.last_hour < ${new Date(newest * 1000)} or st.stat_id in (select r.stat_id from anomaly_rescore r))
     order by st.stat_id
     limit ${size}
     for update of st skip locked`
-  // Stats whose history changed behind the sweep (sql/0021_anomaly_rescore.sql), locked so that a refresh marking
-  // one meanwhile waits and leaves its mark for the next sweep; one a refresh holds now is replayed next time.
-  const marks = rows.length
-    ? new Map((await tx<{ stat_id: string; from_hour: Date }[]>`
-        select stat_id, from_hour from anomaly_rescore where stat_id = any(${rows.map((r) => r.stat_id)}::uuid[]) for update skip locked`)
-        .map((m) => [m.stat_id, Math.floor(m.from_hour.getTime() / 1000 / HOUR) * HOUR]))
-    : new Map<string, number>()
-  const result: PageResult = { reached: rows.length, scored: 0, hours: 0, opened: 0, closed: 0, last: rows.length === size ? rows[rows.length - 1].stat_id : null }
-  if (!rows.length) return result
+}
 
-  const staleBefore = now.getTime() - opts.staleAfterSeconds * 1000
+/**
+ * Stats whose history changed behind the sweep (sql/0021_anomaly_rescore.sql), with the hour to replay from,
+ * locked so that a refresh marking one meanwhile waits and leaves its mark for the next sweep; one a refresh
+ * holds now is replayed next time.
+ */
+async function lockMarks(tx: TxSql, rows: DueRow[]): Promise<Map<string, number>> {
+  if (!rows.length) return new Map()
+  const marks = await tx<{ stat_id: string; from_hour: Date }[]>`
+    select stat_id, from_hour from anomaly_rescore where stat_id = any(${rows.map((r) => r.stat_id)}::uuid[]) for update skip locked`
+  return new Map(marks.map((m) => [m.stat_id, Math.floor(m.from_hour.getTime() / 1000 / HOUR) * HOUR]))
+}
+
+/** Stats that cannot be scored now (no rollups yet, or rollups gone stale behind pending points), recorded as skipped with why. */
+async function declineUnready(tx: TxSql, rows: DueRow[], now: Date, staleAfterSeconds: number): Promise<DueRow[]> {
+  const staleBefore = now.getTime() - staleAfterSeconds * 1000
   const declined = rows.filter((r) => !r.has_rollup || (r.pending && r.refreshed_at!.getTime() < staleBefore))
-  let due = rows.filter((r) => !declined.includes(r))
   if (declined.length) {
     await tx`
       update anomaly_state st set reached_at = ${now}, state = 'skipped', reason = u.reason
       from unnest(${declined.map((r) => r.stat_id)}::uuid[], ${declined.map((r) => (r.has_rollup ? 'stale' : 'no_rollup'))}::text[]) as u(id, reason)
       where st.stat_id = u.id`
   }
+  return declined
+}
 
-  // Where each stat's replay starts: after its last scored hour; from the earliest changed hour (at most
-  // RESCORE_HOURS back) when history was written behind the sweep; at the newest hour for a stat seen afresh.
-  const plan = (r: DueRow) => {
-    const last = r.last_hour ? r.last_hour.getTime() / 1000 : null
-    const mark = marks.get(r.stat_id)
-    const behind = last === null || newest - last > MAX_CATCH_UP_HOURS * HOUR
-    const next = behind ? newest : last! + HOUR
-    // A stat younger than three weeks cannot show a weekly cycle yet: its short read is enough (history imported
-    // before it was created is marked, and replayed with the long one).
-    const old = r.created_at.getTime() / 1000 <= next - WEEKLY_HOURS * HOUR
-    if (mark === undefined) return { start: next, fresh: behind, weeks: old && needsWeeks(r.detector && restoreState(r.detector), next) }
-    return { start: Math.min(next, Math.max(mark, newest - RESCORE_HOURS * HOUR)), fresh: true, weeks: true }
-  }
-  const plans = new Map(due.map((r) => [r.stat_id, plan(r)]))
-  // A stat another sweep replayed while this page was being picked (its mark was seen, its hours are all scored): nothing to do.
-  due = due.filter((r) => plans.get(r.stat_id)!.start <= newest)
-  result.reached = declined.length + due.length
-  // Two history reads for the page, each from the earliest hour any of its stats needs: three weeks before the
-  // start for the stats with a weekly cycle, due a look for one (about one in 24 an hour) or replayed afresh, the
-  // window for the rest.
+interface ReplayPlan {
+  /** The first hour to step. */
+  start: number
+  /** From a fresh state (warmed over the history before `start`) rather than the stored one. */
+  fresh: boolean
+  /** Reads three weeks of history before `start`, not the window. */
+  weeks: boolean
+}
+
+/**
+ * Where a stat's replay starts: after its last scored hour; from the earliest changed hour (at most
+ * RESCORE_HOURS back) when history was written behind the sweep; at the newest hour for a stat seen afresh.
+ */
+function replayPlan(r: DueRow, mark: number | undefined, newest: number): ReplayPlan {
+  const last = r.last_hour ? r.last_hour.getTime() / 1000 : null
+  const behind = last === null || newest - last > MAX_CATCH_UP_HOURS * HOUR
+  const next = behind ? newest : last! + HOUR
+  // A stat younger than three weeks cannot show a weekly cycle yet: its short read is enough (history imported
+  // before it was created is marked, and replayed with the long one).
+  const old = r.created_at.getTime() / 1000 <= next - WEEKLY_HOURS * HOUR
+  if (mark === undefined) return { start: next, fresh: behind, weeks: old && needsWeeks(r.detector && restoreState(r.detector), next) }
+  return { start: Math.min(next, Math.max(mark, newest - RESCORE_HOURS * HOUR)), fresh: true, weeks: true }
+}
+
+/**
+ * Two history reads for the page, each from the earliest hour any of its stats needs: three weeks before the
+ * start for the stats with a weekly cycle, due a look for one (about one in 24 an hour) or replayed afresh, the
+ * window for the rest.
+ */
+async function readSeries(tx: TxSql, due: DueRow[], plans: Map<string, ReplayPlan>, newest: number): Promise<Map<string, HourlySeries>> {
   const series = new Map<string, HourlySeries>()
   for (const group of [due.filter((r) => plans.get(r.stat_id)!.weeks), due.filter((r) => !plans.get(r.stat_id)!.weeks)]) {
     if (!group.length) continue
@@ -172,69 +244,73 @@ async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, o
     const read = await readHourly(tx, group.map((r) => ({ id: r.stat_id, kind: r.kind, since: r.created_at })), new Date(from * 1000), new Date((newest + HOUR) * 1000))
     for (const [id, s] of read) series.set(id, s)
   }
+  return series
+}
 
-  const updates: Array<{ id: string; state: DetectorState; last: Hour }> = []
-  for (const r of due) {
-    const s = series.get(r.stat_id)!
-    const { start, fresh } = plans.get(r.stat_id)!
-    const leftOpen = r.detector?.incident
-    if (fresh && leftOpen && r.last_hour && leftOpen.startedAt < start) {
-      // Replayed from after its start (or too far behind to step hour by hour): an incident left open is closed
-      // where the detector stopped watching it.
-      await closeIncident(tx, r.stat_id, leftOpen.startedAt, Math.min(start, r.last_hour.getTime() / 1000 + HOUR), false, leftOpen.peak, leftOpen.explanation)
-      result.closed++
-    }
-    const replayed = replaySeries(r.kind, s.values, s.from, (start - s.from) / HOUR, fresh ? undefined : restoreState(r.detector))
-    if (marks.has(r.stat_id)) {
-      // The replay finds the incidents from `start` on again: what it no longer finds there goes; what it finds again
-      // is updated in place below (keeping when it was first recorded, which anomaly alerts go by).
-      const again = replayed.incidents.map((i) => new Date(i.startedAt * 1000).toISOString())
-      await tx`delete from anomalies where stat_id = ${r.stat_id} and started_at >= ${new Date(start * 1000)} and not (started_at = any(${again}::timestamptz[]))`
-    }
-    for (const inc of replayed.incidents) {
-      await tx`
-        insert into anomalies (account_id, stat_id, detector, direction, status, level_shift, started_at, ended_at, peak, explanation)
-        values (${r.account_id}, ${r.stat_id}, ${inc.detector}, ${inc.direction}, ${inc.endedAt === null ? 'open' : 'closed'}, ${inc.levelShift},
-                ${new Date(inc.startedAt * 1000)}, ${inc.endedAt === null ? null : new Date(inc.endedAt * 1000)}, ${tx.json(inc.peak as never)}, ${inc.explanation})
-        on conflict (stat_id, started_at) do update set status = excluded.status, ended_at = excluded.ended_at, level_shift = excluded.level_shift,
-          peak = excluded.peak, explanation = excluded.explanation`
-      if (inc.endedAt !== null) result.closed++
-      else result.opened++
-    }
-    // An incident opened by an earlier sweep and still open: keep its peak current.
-    const open = replayed.state.incident
-    if (open && !replayed.incidents.some((i) => i.startedAt === open.startedAt)) {
-      await tx`update anomalies set peak = ${tx.json(open.peak as never)}, explanation = ${open.explanation}, detector = ${open.detector}
-               where stat_id = ${r.stat_id} and started_at = ${new Date(open.startedAt * 1000)}`
-    }
-    result.scored++
-    result.hours += replayed.hours.length
-    updates.push({ id: r.stat_id, state: replayed.state, last: replayed.hours[replayed.hours.length - 1] })
+interface StateUpdate {
+  id: string
+  state: DetectorState
+  last: Hour
+}
+
+/**
+ * Replays one stat's hours from its plan's start and records the incidents it finds: a replay of marked history
+ * replaces what it no longer finds, an incident left open before a fresh start is closed where the detector
+ * stopped watching it, one still open keeps its peak current.
+ */
+async function scoreStat(tx: TxSql, r: DueRow, s: HourlySeries, { start, fresh }: ReplayPlan, marked: boolean): Promise<{ hours: number; opened: number; closed: number; update: StateUpdate }> {
+  let opened = 0
+  let closed = 0
+  const leftOpen = r.detector?.incident
+  if (fresh && leftOpen && r.last_hour && leftOpen.startedAt < start) {
+    // Replayed from after its start (or too far behind to step hour by hour): an incident left open is closed
+    // where the detector stopped watching it.
+    await closeIncident(tx, r.stat_id, leftOpen.startedAt, Math.min(start, r.last_hour.getTime() / 1000 + HOUR), false, leftOpen.peak, leftOpen.explanation)
+    closed++
   }
-
-  const rescored = due.filter((r) => marks.has(r.stat_id)).map((r) => r.stat_id)
-  if (rescored.length) await tx`delete from anomaly_rescore where stat_id = any(${rescored}::uuid[])`
-  if (updates.length) {
-    const armed = (h: Hour) => h.window.verdict === 'used' || h.streaming.armed
-    const iso = (t: number | null) => (t === null ? null : new Date(t * 1000).toISOString())
+  const replayed = replaySeries(r.kind, s.values, s.from, (start - s.from) / HOUR, fresh ? undefined : restoreState(r.detector))
+  if (marked) {
+    // The replay finds the incidents from `start` on again: what it no longer finds there goes; what it finds again
+    // is updated in place below (keeping when it was first recorded, which anomaly alerts go by).
+    const again = replayed.incidents.map((i) => new Date(i.startedAt * 1000).toISOString())
+    await tx`delete from anomalies where stat_id = ${r.stat_id} and started_at >= ${new Date(start * 1000)} and not (started_at = any(${again}::timestamptz[]))`
+  }
+  for (const inc of replayed.incidents) {
     await tx`
-      update anomaly_state st set last_hour = u.last_hour::timestamptz, reached_at = ${now}, evaluated_at = ${now},
-        state = u.state, reason = u.reason, window_verdict = u.verdict, window_samples = u.samples::int,
-        last_detected_at = u.detected::timestamptz, detector = u.detector::jsonb, last_explanation = u.explanation
-      from unnest(${updates.map((u) => u.id)}::uuid[], ${updates.map((u) => iso(u.state.lastHour))}::text[],
-                  ${updates.map((u) => (armed(u.last) ? 'evaluated' : 'skipped'))}::text[],
-                  ${updates.map((u) => (armed(u.last) ? null : u.last.window.verdict))}::text[],
-                  ${updates.map((u) => u.last.window.verdict)}::text[], ${updates.map((u) => String(u.last.window.samples))}::text[],
-                  ${updates.map((u) => iso(u.state.lastDetectedAt))}::text[], ${updates.map((u) => JSON.stringify(u.state))}::text[],
-                  ${updates.map((u) => u.last.explanation)}::text[])
-        as u(id, last_hour, state, reason, verdict, samples, detected, detector, explanation)
-      where st.stat_id = u.id`
+      insert into anomalies (account_id, stat_id, detector, direction, status, level_shift, started_at, ended_at, peak, explanation)
+      values (${r.account_id}, ${r.stat_id}, ${inc.detector}, ${inc.direction}, ${inc.endedAt === null ? 'open' : 'closed'}, ${inc.levelShift},
+              ${new Date(inc.startedAt * 1000)}, ${inc.endedAt === null ? null : new Date(inc.endedAt * 1000)}, ${tx.json(inc.peak as never)}, ${inc.explanation})
+      on conflict (stat_id, started_at) do update set status = excluded.status, ended_at = excluded.ended_at, level_shift = excluded.level_shift,
+        peak = excluded.peak, explanation = excluded.explanation`
+    if (inc.endedAt !== null) closed++
+    else opened++
   }
-  const accounts = [...new Set(rows.map((r) => r.account_id))]
+  // An incident opened by an earlier sweep and still open: keep its peak current.
+  const open = replayed.state.incident
+  if (open && !replayed.incidents.some((i) => i.startedAt === open.startedAt)) {
+    await tx`update anomalies set peak = ${tx.json(open.peak as never)}, explanation = ${open.explanation}, detector = ${open.detector}
+             where stat_id = ${r.stat_id} and started_at = ${new Date(open.startedAt * 1000)}`
+  }
+  return { hours: replayed.hours.length, opened, closed, update: { id: r.stat_id, state: replayed.state, last: replayed.hours[replayed.hours.length - 1] } }
+}
+
+/** The scored stats' detector states, their newest hour's verdict and explanation, in one statement. */
+async function saveStates(tx: TxSql, updates: StateUpdate[], now: Date): Promise<void> {
+  if (!updates.length) return
+  const armed = (h: Hour) => h.window.verdict === 'used' || h.streaming.armed
+  const iso = (t: number | null) => (t === null ? null : new Date(t * 1000).toISOString())
   await tx`
-    insert into anomaly_account_sweeps (account_id, swept_at) select unnest(${accounts}::uuid[]), ${now}
-    on conflict (account_id) do update set swept_at = greatest(anomaly_account_sweeps.swept_at, excluded.swept_at)`
-  return result
+    update anomaly_state st set last_hour = u.last_hour::timestamptz, reached_at = ${now}, evaluated_at = ${now},
+      state = u.state, reason = u.reason, window_verdict = u.verdict, window_samples = u.samples::int,
+      last_detected_at = u.detected::timestamptz, detector = u.detector::jsonb, last_explanation = u.explanation
+    from unnest(${updates.map((u) => u.id)}::uuid[], ${updates.map((u) => iso(u.state.lastHour))}::text[],
+                ${updates.map((u) => (armed(u.last) ? 'evaluated' : 'skipped'))}::text[],
+                ${updates.map((u) => (armed(u.last) ? null : u.last.window.verdict))}::text[],
+                ${updates.map((u) => u.last.window.verdict)}::text[], ${updates.map((u) => String(u.last.window.samples))}::text[],
+                ${updates.map((u) => iso(u.state.lastDetectedAt))}::text[], ${updates.map((u) => JSON.stringify(u.state))}::text[],
+                ${updates.map((u) => u.last.explanation)}::text[])
+      as u(id, last_hour, state, reason, verdict, samples, detected, detector, explanation)
+    where st.stat_id = u.id`
 }
 
 async function closeIncident(tx: TxSql, statId: string, startedAt: number, endedAt: number, levelShift: boolean, peak: unknown, explanation: string): Promise<void> {

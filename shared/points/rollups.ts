@@ -13,12 +13,19 @@
 // took new points and records their refresh time. Points committed while the
 // refresh ran may be claimed here and materialized by the next run.
 //
-// On both paths the claim also marks the gauge hours it touched (sketch_dirty), and the complete marked
-// hours get their quantile sketches rebuilt from the points table (shared/points/sketches.ts).
-import type { Sql } from '../db.js'
-import { DETECTING_PLANS } from '../plans.js'
-import { markDirty, refreshSketches } from './sketches.js'
+// On both paths the claim statement also runs the caller's marks (ClaimMark): what else must follow the
+// points it folded (the anomaly sweep's replays, stale quantile sketches) is recorded with the claim, and
+// the caller (workers/refresh-rollups.ts) names those steps.
+import type postgres from 'postgres'
+import type { Db, Sql } from '../db.js'
 import { usesTimescale } from './storage.js'
+
+/**
+ * A CTE that records, in the claim's own statement, something the points folded by a refresh require: it
+ * reads `claimed` (stat_id, bucket: the rollup_pending rows taken). One statement with the claim, so a
+ * claimed point is never folded without its marks.
+ */
+export type ClaimMark = (sql: Db) => postgres.Fragment
 
 /**
  * The pending rows a refresh may claim: unlocked ones (another refresher has the rest), of stats not being deleted.
@@ -31,35 +38,13 @@ function claimable(sql: Sql, limit: number) {
     for update of p skip locked for key share of s skip locked`
 }
 
-/**
- * The CTE that marks stats for a replay by the anomaly sweep (sql/0021_anomaly_rescore.sql): points folded into an
- * hour the sweep already scored (a backfill, an import, a late point), or into any hour of a stat it never scored;
- * stats of plans that detect anomalies only.
- * Waits on a marker the sweep holds (it is replaying that stat): the marker written after the sweep commits is
- * then the next sweep's, so no folded hour goes unscored.
- */
-function rescore(sql: Sql) {
-  return sql`rescore as (
-      insert into anomaly_rescore as r (stat_id, from_hour)
-      select c.stat_id, date_trunc('hour', min(c.bucket), 'UTC') from claimed c
-      join stats s on s.id = c.stat_id
-      join accounts a on a.id = s.account_id and a.plan = any(${DETECTING_PLANS})
-      left join anomaly_state st on st.stat_id = c.stat_id
-      group by c.stat_id, st.last_hour
-      having st.last_hour is null or date_trunc('hour', min(c.bucket), 'UTC') <= st.last_hour
-      order by 1
-      on conflict (stat_id) do update set from_hour = least(r.from_hour, excluded.from_hour)
-      returning 1
-    )`
+/** Folds up to `limit` pending aggregates into the rollups (or materializes TimescaleDB's), running `marks` with the claim. */
+export async function foldRollups(sql: Sql, limit: number, marks: readonly ClaimMark[]): Promise<{ rows: number; stats: number }> {
+  const extra = marks.reduce<postgres.Fragment>((acc, mark) => sql`${acc}, ${mark(sql)}`, sql``)
+  return (await usesTimescale(sql)) ? refreshAggregates(sql, limit, extra) : refreshTables(sql, limit, extra)
 }
 
-export async function refreshRollups(sql: Sql, limit = 200_000): Promise<{ rows: number; stats: number }> {
-  const r = (await usesTimescale(sql)) ? await refreshAggregates(sql, limit) : await refreshTables(sql, limit)
-  await refreshSketches(sql)
-  return r
-}
-
-async function refreshTables(sql: Sql, limit: number): Promise<{ rows: number; stats: number }> {
+async function refreshTables(sql: Sql, limit: number, marks: postgres.Fragment): Promise<{ rows: number; stats: number }> {
   // Folding an aggregate into a bucket that already holds one: the same for every resolution.
   const merge = sql`on conflict (stat_id, bucket) do update set count = r.count + excluded.count, sum = r.sum + excluded.sum,
     min = least(r.min, excluded.min), max = greatest(r.max, excluded.max)`
@@ -92,16 +77,15 @@ async function refreshTables(sql: Sql, limit: number): Promise<{ rows: number; s
       insert into rollup_state as s (stat_id, refreshed_at) select distinct stat_id, now() from m
       on conflict (stat_id) do update set refreshed_at = excluded.refreshed_at
       returning 1
-    ),
-    ${rescore(sql)},
-    ${markDirty(sql)}
+    )
+    ${marks}
     select (select count(*) from claimed)::int as rows,
            (select count(*) from state)::int as stats,
            (select count(*) from up_1m) + (select count(*) from up_1h) + (select count(*) from up_1d) as upserts`
   return { rows: r.rows, stats: r.stats }
 }
 
-async function refreshAggregates(sql: Sql, limit: number): Promise<{ rows: number; stats: number }> {
+async function refreshAggregates(sql: Sql, limit: number, marks: postgres.Fragment): Promise<{ rows: number; stats: number }> {
   // CALL cannot run in a transaction block: three statements, each on its own.
   await sql`call refresh_continuous_aggregate('rollups_1m', null, now())`
   await sql`call refresh_continuous_aggregate('rollups_1h', null, now())`
@@ -115,9 +99,8 @@ async function refreshAggregates(sql: Sql, limit: number): Promise<{ rows: numbe
       insert into rollup_state as s (stat_id, refreshed_at) select distinct stat_id, now() from claimed
       on conflict (stat_id) do update set refreshed_at = excluded.refreshed_at
       returning 1
-    ),
-    ${rescore(sql)},
-    ${markDirty(sql)}
+    )
+    ${marks}
     select (select count(*) from claimed)::int as rows, (select count(*) from state)::int as stats`
   return { rows: r.rows, stats: r.stats }
 }

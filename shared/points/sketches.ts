@@ -243,8 +243,9 @@ export function binOf(sql: Db) {
 }
 
 /**
- * The CTE that marks the gauge hours of a refresh's `claimed` rollup_pending rows as needing a sketch
- * rebuild (same statement as the claim, so a claimed point is never left unmarked). Both storage paths.
+ * The refresh's mark (a ClaimMark, shared/points/rollups.ts) of the gauge hours its `claimed` rollup_pending
+ * rows touched, as needing a sketch rebuild (same statement as the claim, so a claimed point is never left
+ * unmarked). Both storage paths.
  */
 export function markDirty(sql: Db) {
   return sql`dirty as (
@@ -261,7 +262,7 @@ export function markDirty(sql: Db) {
  * Rebuilds the sketches of marked hours that are complete (the current hour is read raw until it ends, so
  * an hour is built about once rather than at every 2-second refresh), then the days that hold them (merged
  * from their hour sketches). One transaction: the marks go only with the sketches they produced. Marks of
- * stats being deleted are skipped (their delete cascades to them), as refreshRollups skips pending rows.
+ * stats being deleted are skipped (their delete cascades to them), as the rollups' claim skips pending rows.
  */
 export async function refreshSketches(sql: Sql, limit = 5_000): Promise<{ hours: number; days: number; denseHours: number }> {
   return sql.begin(async (tx) => {

@@ -2,10 +2,11 @@
 // from the rollups and writes a one- or two-sentence draft whose every number
 // is a record in `data` (derived figures included).
 import type { Db } from '../db.js'
+import { Clock } from '../time/clock.js'
 import { Draft } from './draft.js'
 import type { ParsedIntent } from './intent.js'
 import type { StatRef } from './match.js'
-import { Clock, type Span } from './periods.js'
+import type { Span } from './periods.js'
 import { latest, peakSlot, slots, summarise, type Summary } from './retrieve.js'
 import type { DataRecord } from './schema.js'
 import { spanPercentiles } from '../stats/percentiles.js'

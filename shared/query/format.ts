@@ -1,7 +1,7 @@
 // The one number formatter of answers: thousands separators, at most two
 // decimals (three significant digits below 1), no abbreviations, so that the
 // verifier can read every figure back at the precision it was shown.
-import { Clock } from './periods.js'
+import { Clock } from '../time/clock.js'
 
 const whole = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2, useGrouping: true })
 const small = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 3, useGrouping: true })

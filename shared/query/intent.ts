@@ -2,7 +2,7 @@
 // intent out (decisions.md section 13). It never guesses: a question it cannot
 // read with confidence comes back as op "unknown" with the reason and the
 // closest stats, and the engine answers that honestly.
-import { defaultPeriod, findPeriods, type Span } from './periods.js'
+import { defaultPeriod, findPeriods, type FoundPeriod, type Span } from './periods.js'
 import { closestByName, findNamedStats, fuzzyMatch, rephrase, tokens, type Match, type StatRef } from './match.js'
 import type { Intent } from './schema.js'
 
@@ -77,44 +77,88 @@ function aggOf(q: string): Agg | null {
   return null
 }
 
+/** A decline: op "unknown" with the reason (and candidates, flags) the engine answers it with. */
+type Decline = (reason: string, extra?: Partial<ParsedIntent>) => ParsedIntent
+
 /** Reads a question against the account's stats at `now`, its periods in time zone `zone`. */
 export function parseIntent(question: string, stats: StatRef[], now: Date, zone = 'UTC'): ParsedIntent {
   const q = question.toLowerCase().replace(/[’‘`]/g, "'").replace(/[?!,;"()]/g, ' ').replace(/\s+/g, ' ').trim()
   const periods = findPeriods(q, now, zone)
   let rest = q
   for (const p of [...periods].reverse()) rest = rest.slice(0, p.start) + ' ' + rest.slice(p.end)
-  const none = (reason: string, extra: Partial<ParsedIntent> = {}): ParsedIntent =>
+  const none: Decline = (reason, extra = {}) =>
     ({ op: 'unknown', agg: null, stats: [], window: periods[0] ?? null, matched: [], reason, ...extra })
 
   if (periods.some((p) => p.future)) return none('the question is about a period that has not happened yet; answers come only from recorded data', { unsupported: true })
   if (has(UNSUPPORTED, rest)) return none('forecasts, causes and explanations are outside what this engine answers; it reports totals, averages, minima, maxima, latest values, comparisons, rankings and peaks', { unsupported: true })
 
   const { matches, leftover } = findNamedStats(rest, stats)
-  // Time words left over once the periods are read mean a period this grammar does not know: answering
-  // for the default window instead would answer another question.
+  const unread = unreadTime(rest, matches)
+  if (unread) return none(`the period in the question ("${unread}") is not one this engine reads`, { unreadPeriod: true })
+  const window = periods[0] ?? defaultPeriod(now)
+  if (isRank(rest) && matches.length === 0) return rankIntent(rest, stats, periods, window, none)
+
+  const chosen = chooseStats(q, rest, stats, matches, leftover, none)
+  if ('op' in chosen) return chosen
+  const { found, candidates, pctAsked } = chosen
+  // "signups from germany": a stat is answered as a whole, so a breakdown asked for is declined, not ignored.
+  const filter = found[0].how !== 'fuzzy' && leftover.length ? filterAsked(rest, leftover) : null
+  if (filter) return none(`stats have no breakdown to filter by ("${filter}"); answers are for a stat as a whole`, { candidates: found.map((m) => m.stat.name), unsupported: true })
+  const asked: Asked = {
+    // Op words are read without the stat names, so that a stat called "uptime.drops" asks nothing.
+    rest: found.reduce((r, m) => r.replace(m.phrase.toLowerCase(), ' '), rest),
+    periods, window, now, none,
+    base: { stats: found.map((m) => m.stat), matched: found, candidates: found[0].how === 'fuzzy' ? candidates : undefined },
+  }
+  const breakdown = BREAKDOWN.exec(rest)
+  const breakdownOther = BREAKDOWN_OTHER.exec(rest)
+  if (pctAsked) return percentileIntent(asked, pctAsked, !!(breakdown || breakdownOther))
+  if (breakdownOther && !breakdown) {
+    return none(`a breakdown is by hour or by day ("${breakdownOther[0]}" is not one this engine gives)`, { candidates: asked.base.stats.map((s) => s.name), unsupported: true })
+  }
+  if (breakdown) return breakdownIntent(asked, breakdown)
+  return peakIntent(asked) ?? compareIntent(asked) ?? aggregateIntent(asked)
+}
+
+/**
+ * A time word left over once the periods and the stats' names are read: a period this grammar does not know
+ * (answering for the default window instead would answer another question). Null when there is none.
+ */
+function unreadTime(rest: string, matches: Match[]): string | null {
   let timeLeft = rest
   for (const m of matches) timeLeft = timeLeft.replace(m.phrase.toLowerCase(), ' ')
   timeLeft = timeLeft.replace(/\b(which|what|busiest|quietest|peak|the) (minute|hour|day|week|month)s?\b|\bwhat time\b/g, ' ')
-  const breakdown = BREAKDOWN.exec(rest)
-  const breakdownOther = BREAKDOWN_OTHER.exec(rest)
   for (const re of [BREAKDOWN, BREAKDOWN_OTHER]) timeLeft = timeLeft.replace(new RegExp(re.source, 'g'), ' ')
-  const unread = UNREAD_TIME.exec(timeLeft)
-  if (unread) return none(`the period in the question ("${unread[0]}") is not one this engine reads`, { unreadPeriod: true })
+  return UNREAD_TIME.exec(timeLeft)?.[0] ?? null
+}
+
+const isRank = (rest: string) => has(/\bwhich (one|ones|stats?|metrics?|counters?|gauges?)\b|\b(top|biggest|largest) (\d+ )?(stats|metrics|movers|counters|gauges)\b|\b(stats|metrics|counters|gauges) (grew|rose|fell|dropped|changed|increased|decreased|were|was|had)\b|\brank\w*\b/, rest)
+
+/** A rank of the account's stats (of one kind where asked or implied), by a total, an average or the change. */
+function rankIntent(rest: string, stats: StatRef[], periods: FoundPeriod[], window: ReturnType<typeof defaultPeriod> | FoundPeriod, none: Decline): ParsedIntent {
   const kindFilter = has(/\bgauges?\b/, rest) ? 'gauge' : has(/\bcounters?\b/, rest) ? 'counter' : null
-  const isRank = has(/\bwhich (one|ones|stats?|metrics?|counters?|gauges?)\b|\b(top|biggest|largest) (\d+ )?(stats|metrics|movers|counters|gauges)\b|\b(stats|metrics|counters|gauges) (grew|rose|fell|dropped|changed|increased|decreased|were|was|had)\b|\brank\w*\b/, rest)
-  const window = periods[0] ?? defaultPeriod(now)
+  const byChange = has(CHANGE_UP, rest) || has(CHANGE_DOWN, rest) || has(CHANGE, rest)
+  const order = byChange ? (has(CHANGE_DOWN, rest) || has(LOW, rest) ? 'asc' : 'desc') : has(LOW, rest) ? 'asc' : 'desc'
+  const agg = byChange ? 'change' : aggOf(rest) === 'avg' || kindFilter === 'gauge' ? 'avg' : 'sum'
+  const kind = kindFilter ?? (agg === 'avg' ? 'gauge' : agg === 'sum' ? 'counter' : null)
+  const pool = stats.filter((s) => !kind || s.kind === kind)
+  if (!pool.length) return none(`the account has no ${kind ?? ''} stats to rank`.replace('  ', ' '))
+  const compareTo = byChange ? (periods[1] ?? window.previous()) : undefined
+  return { op: 'rank', agg, order, stats: pool, pool, window, compareTo, matched: [] }
+}
 
-  if (isRank && matches.length === 0) {
-    const byChange = has(CHANGE_UP, rest) || has(CHANGE_DOWN, rest) || has(CHANGE, rest)
-    const order = byChange ? (has(CHANGE_DOWN, rest) || has(LOW, rest) ? 'asc' : 'desc') : has(LOW, rest) ? 'asc' : 'desc'
-    const agg = byChange ? 'change' : aggOf(rest) === 'avg' || kindFilter === 'gauge' ? 'avg' : 'sum'
-    const kind = kindFilter ?? (agg === 'avg' ? 'gauge' : agg === 'sum' ? 'counter' : null)
-    const pool = stats.filter((s) => !kind || s.kind === kind)
-    if (!pool.length) return none(`the account has no ${kind ?? ''} stats to rank`.replace('  ', ' '))
-    const compareTo = byChange ? (periods[1] ?? window.previous()) : undefined
-    return { op: 'rank', agg, order, stats: pool, pool, window, compareTo, matched: [] }
+/**
+ * The stats a question is about: those it names, else the one its leftover words match with confidence
+ * (without a percentile word: "p95 latency" asks latency_ms's p95, "latncy p95" names api.latency.p95), with
+ * the percentile word asked, if any. A decline where no stat matches, with the candidates and the question
+ * asked again about each.
+ */
+function chooseStats(q: string, rest: string, stats: StatRef[], matches: Match[], leftover: string[], none: Decline): ParsedIntent | { found: Match[]; candidates?: string[]; pctAsked?: string } {
+  if (matches.length) {
+    let named = rest
+    for (const m of matches) named = named.replace(m.phrase.toLowerCase(), ' ')
+    return { found: matches, pctAsked: percentileIn(named) }
   }
-
   // The question asked again about each candidate, for the page's "Did you mean" links.
   const suggest = (words: string[], names: string[]) => {
     const set = new Set(words)
@@ -123,111 +167,111 @@ export function parseIntent(question: string, stats: StatRef[], now: Date, zone 
       return query ? [{ stat: s.name, query }] : []
     })
   }
+  const phrase = leftover.join(' ')
+  if (!phrase) return none('the question names no stat', { candidates: stats.slice(0, 5).map((s) => s.name) })
+  const fuzzy = fuzzyMatch(phrase, stats)
+  const pct = percentileIn(phrase)
+  // "latncy p95" names the stat api.latency.p95; "p95 latency" of a stat latency_ms asks a percentile.
+  if (pct && !(fuzzy.match && tokens(fuzzy.match.stat.name).includes(pct))) {
+    const without = leftover.filter((w) => !pct.split(' ').includes(w))
+    const bare = without.length ? fuzzyMatch(without.join(' '), stats) : { match: null, candidates: [] }
+    if (bare.match) return { found: [bare.match], candidates: bare.candidates, pctAsked: pct }
+    if (bare.candidates.length) {
+      return none(`no stat matches "${without.join(' ')}" with confidence`, { candidates: bare.candidates, suggestions: suggest(leftover, bare.candidates) })
+    }
+  }
+  if (fuzzy.match) return { found: [fuzzy.match], candidates: fuzzy.candidates }
+  if (fuzzy.candidates.length) return none(`no stat matches "${phrase}" with confidence`, { candidates: fuzzy.candidates, suggestions: suggest(leftover, fuzzy.candidates) })
   const wantsKind = /\b(how many|total|sum|count|number of)\b/.test(rest) ? 'counter' : /\b(average|avg|mean|typical)\b/.test(rest) ? 'gauge' : null
-  const percentileIn = (text: string) => PERCENTILE.exec(text)?.[0]
-  // The percentile word the question asks, once its stats are known (answered after them, below).
-  let pctAsked: string | undefined
-  let found = matches
-  let candidates: string[] | undefined
-  if (!found.length) {
-    const phrase = leftover.join(' ')
-    if (!phrase) return none('the question names no stat', { candidates: stats.slice(0, 5).map((s) => s.name) })
-    const fuzzy = fuzzyMatch(phrase, stats)
-    const pct = percentileIn(phrase)
-    // "latncy p95" names the stat api.latency.p95; "p95 latency" of a stat latency_ms asks a percentile.
-    if (pct && !(fuzzy.match && tokens(fuzzy.match.stat.name).includes(pct))) {
-      const without = leftover.filter((w) => !pct.split(' ').includes(w))
-      const bare = without.length ? fuzzyMatch(without.join(' '), stats) : { match: null, candidates: [] }
-      if (bare.match) {
-        found = [bare.match]
-        candidates = bare.candidates
-        pctAsked = pct
-      } else if (bare.candidates.length) {
-        return none(`no stat matches "${without.join(' ')}" with confidence`, { candidates: bare.candidates, suggestions: suggest(leftover, bare.candidates) })
-      }
-    }
-    if (!pctAsked && !fuzzy.match) {
-      if (fuzzy.candidates.length) return none(`no stat matches "${phrase}" with confidence`, { candidates: fuzzy.candidates, suggestions: suggest(leftover, fuzzy.candidates) })
-      const near = closestByName(phrase, stats, wantsKind)
-      return none(`no stat is named like "${phrase}"`, { candidates: near.names, suggestions: suggest(leftover, near.names), unlike: !near.similar })
-    }
-    if (!pctAsked) {
-      found = [fuzzy.match!]
-      candidates = fuzzy.candidates
-    }
-  } else {
-    let named = rest
-    for (const m of found) named = named.replace(m.phrase.toLowerCase(), ' ')
-    pctAsked = percentileIn(named)
-  }
-  // "signups from germany": a stat is answered as a whole, so a breakdown asked for is declined, not ignored.
-  if (found[0].how !== 'fuzzy' && leftover.length) {
-    const words = leftover.filter((w) => /^[a-z]+$/.test(w)).join('|')
-    const filter = words && new RegExp(`\\b(?:from|by|via|where|for|in|on|with|without|excluding|except|only|among) (?:the |a |an |our |my )?(?:${words})\\b`).exec(rest)
-    if (filter) return none(`stats have no breakdown to filter by ("${filter[0]}"); answers are for a stat as a whole`, { candidates: found.map((m) => m.stat.name), unsupported: true })
-  }
-  const named = found.map((m) => m.stat)
-  // Op words are read without the stat names, so that a stat called "uptime.drops" asks nothing.
-  for (const m of found) rest = rest.replace(m.phrase.toLowerCase(), ' ')
-  const base = { stats: named, matched: found, candidates: found[0].how === 'fuzzy' ? candidates : undefined }
+  const near = closestByName(phrase, stats, wantsKind)
+  return none(`no stat is named like "${phrase}"`, { candidates: near.names, suggestions: suggest(leftover, near.names), unlike: !near.similar })
+}
 
-  if (pctAsked) {
-    const counters = named.filter((s) => s.kind === 'counter')
-    if (counters.length) {
-      return none('only gauges have percentiles (a counter\'s values are counts, added up)', { candidates: counters.map((s) => s.name), unsupported: true, percentile: true })
-    }
-    if (breakdown || breakdownOther || periods.length > 1 || has(/\b(compare[ds]?|comparing|comparison|vs\.?|versus|against|compared)\b/, rest)
-      || has(CHANGE_UP, rest) || has(CHANGE_DOWN, rest) || has(CHANGE, rest) || has(/\bwhen\b|\bwhat time\b|\bwhich (hour|day|minute)\b|\bbusiest\b|\bpeak\w*\b/, rest)) {
-      return none('percentiles are answered over one period at a time, not by hour or day, between two periods or as a peak: ask for each period on its own', { candidates: named.map((s) => s.name), unsupported: true })
-    }
-    return { op: 'aggregate', agg: 'percentile', percentiles: percentilesOf(pctAsked), window, ...base }
-  }
-  if (breakdownOther && !breakdown) {
-    return none(`a breakdown is by hour or by day ("${breakdownOther[0]}" is not one this engine gives)`, { candidates: named.map((s) => s.name), unsupported: true })
-  }
-  if (breakdown) {
-    if (named.length > 1) return none('a breakdown is of one stat at a time', { candidates: named.map((s) => s.name) })
-    const bucket = (breakdown.slice(1).find(Boolean)!.startsWith('h') ? 3600 : 86400) as 3600 | 86400
-    const days = bucket === 3600 ? 1 : 7
-    const end = Math.floor(now.getTime() / 60_000) * 60_000
-    const w = periods[0] ?? { from: new Date(end - days * 86_400_000), to: now, label: `in the last ${days === 1 ? '24 hours' : '7 days'}` }
-    const count = Math.ceil(w.to.getTime() / 1000 / bucket) - Math.floor(w.from.getTime() / 1000 / bucket)
-    if (count > MAX_BREAKDOWN[bucket]) {
-      // No digits in the reason: the answer repeats it, and every number in an answer must be grounded in data.
-      return none(`a breakdown by ${bucket === 3600 ? 'hour covers at most a week; ask by day' : 'day covers at most a quarter; ask for a shorter period'}${bucket === 3600 ? ' for a longer period' : ''}`, { candidates: named.map((s) => s.name), unsupported: true })
-    }
-    let agg = aggOf(rest)
-    agg = named[0].kind === 'counter' ? 'sum' : agg === 'min' || agg === 'max' ? agg : 'avg'
-    return { op: 'breakdown', agg, window: w, bucket, ...base }
-  }
+const percentileIn = (text: string) => PERCENTILE.exec(text)?.[0]
 
-  const wantsPeak = has(/\bwhen\b|\bwhat time\b|\bwhich (hour|day|minute)\b|\bbusiest\b|\bquietest\b|\bpeak\w*\b|\bspik\w*\b/, rest)
-  if (wantsPeak) {
-    if (named.length > 1) return none('a peak is found for one stat at a time', { candidates: named.map((s) => s.name) })
-    return { op: 'peak', agg: named[0].kind === 'counter' ? 'sum' : has(LOW, rest) ? 'min' : 'max', order: has(LOW, rest) ? 'asc' : 'desc', window, ...base }
-  }
+/** A filter the question asks of a named stat ("from germany" of the words left over), which stats do not have. */
+function filterAsked(rest: string, leftover: string[]): string | null {
+  const words = leftover.filter((w) => /^[a-z]+$/.test(w)).join('|')
+  const filter = words && new RegExp(`\\b(?:from|by|via|where|for|in|on|with|without|excluding|except|only|among) (?:the |a |an |our |my )?(?:${words})\\b`).exec(rest)
+  return filter ? filter[0] : null
+}
 
-  const explicitCompare = has(/\b(compare[ds]?|comparing|comparison|vs\.?|versus|against|compared)\b/, rest) || periods.length >= 2
+/** A question about named stats, read without their names. */
+interface Asked {
+  rest: string
+  periods: FoundPeriod[]
+  window: FoundPeriod | ReturnType<typeof defaultPeriod>
+  now: Date
+  none: Decline
+  base: { stats: StatRef[]; matched: Match[]; candidates: string[] | undefined }
+}
+
+const COMPARE = /\b(compare[ds]?|comparing|comparison|vs\.?|versus|against|compared)\b/
+
+/** Percentiles of gauges over one period. */
+function percentileIntent({ rest, periods, window, none, base }: Asked, pctAsked: string, breakdown: boolean): ParsedIntent {
+  const counters = base.stats.filter((s) => s.kind === 'counter')
+  if (counters.length) {
+    return none('only gauges have percentiles (a counter\'s values are counts, added up)', { candidates: counters.map((s) => s.name), unsupported: true, percentile: true })
+  }
+  if (breakdown || periods.length > 1 || has(COMPARE, rest)
+    || has(CHANGE_UP, rest) || has(CHANGE_DOWN, rest) || has(CHANGE, rest) || has(/\bwhen\b|\bwhat time\b|\bwhich (hour|day|minute)\b|\bbusiest\b|\bpeak\w*\b/, rest)) {
+    return none('percentiles are answered over one period at a time, not by hour or day, between two periods or as a peak: ask for each period on its own', { candidates: base.stats.map((s) => s.name), unsupported: true })
+  }
+  return { op: 'aggregate', agg: 'percentile', percentiles: percentilesOf(pctAsked), window, ...base }
+}
+
+/** One stat in hourly or daily buckets: the last day or week unless a period is named, at most MAX_BREAKDOWN of them. */
+function breakdownIntent({ rest, periods, now, none, base }: Asked, breakdown: RegExpExecArray): ParsedIntent {
+  const named = base.stats
+  if (named.length > 1) return none('a breakdown is of one stat at a time', { candidates: named.map((s) => s.name) })
+  const bucket = (breakdown.slice(1).find(Boolean)!.startsWith('h') ? 3600 : 86400) as 3600 | 86400
+  const days = bucket === 3600 ? 1 : 7
+  const end = Math.floor(now.getTime() / 60_000) * 60_000
+  const w = periods[0] ?? { from: new Date(end - days * 86_400_000), to: now, label: `in the last ${days === 1 ? '24 hours' : '7 days'}` }
+  const count = Math.ceil(w.to.getTime() / 1000 / bucket) - Math.floor(w.from.getTime() / 1000 / bucket)
+  if (count > MAX_BREAKDOWN[bucket]) {
+    // No digits in the reason: the answer repeats it, and every number in an answer must be grounded in data.
+    return none(`a breakdown by ${bucket === 3600 ? 'hour covers at most a week; ask by day' : 'day covers at most a quarter; ask for a shorter period'}${bucket === 3600 ? ' for a longer period' : ''}`, { candidates: named.map((s) => s.name), unsupported: true })
+  }
+  let agg = aggOf(rest)
+  agg = named[0].kind === 'counter' ? 'sum' : agg === 'min' || agg === 'max' ? agg : 'avg'
+  return { op: 'breakdown', agg, window: w, bucket, ...base }
+}
+
+/** When one stat was highest or lowest; null when the question does not ask when. */
+function peakIntent({ rest, window, none, base }: Asked): ParsedIntent | null {
+  if (!has(/\bwhen\b|\bwhat time\b|\bwhich (hour|day|minute)\b|\bbusiest\b|\bquietest\b|\bpeak\w*\b|\bspik\w*\b/, rest)) return null
+  if (base.stats.length > 1) return none('a peak is found for one stat at a time', { candidates: base.stats.map((s) => s.name) })
+  return { op: 'peak', agg: base.stats[0].kind === 'counter' ? 'sum' : has(LOW, rest) ? 'min' : 'max', order: has(LOW, rest) ? 'asc' : 'desc', window, ...base }
+}
+
+/** One stat across two periods; null when the question neither compares nor asks a change. */
+function compareIntent({ rest, periods, window, none, base }: Asked): ParsedIntent | null {
+  const explicitCompare = has(COMPARE, rest) || periods.length >= 2
   const changeWords = has(CHANGE_UP, rest) || has(CHANGE_DOWN, rest) || has(CHANGE, rest)
-  if (explicitCompare || changeWords) {
-    if (named.length > 1) return none('a comparison is of one stat across two periods', { candidates: named.map((s) => s.name) })
-    let agg = aggOf(rest)
-    if (agg === 'last' || agg === 'count') agg = null
-    // "the last 6 hours vs the previous 6 hours": a second phrase that reads as the same span means the one before it.
-    const second = periods[1] && !sameSpan(periods[1], window) ? periods[1] : undefined
-    // A period still running against the whole one before ("this week with last week", "today vs
-    // yesterday") compares the same elapsed stretch of both and gives the whole earlier one as context,
-    // as a rank by growth does: two days against seven would read as a fall while daily orders doubled.
-    const running = 'sofar' in window ? window.sofar : undefined
-    if (running && (!second || sameSpan(second, running.whole))) {
-      return { op: 'compare', agg, window, compareTo: window.previous(), context: running.whole, stretch: running.stretch, ...base }
-    }
-    if (second?.sofar && sameSpan(window, second.sofar.whole)) { // asked the other way round: "last month with this month"
-      return { op: 'compare', agg, window: second.previous(), compareTo: second, context: second.sofar.whole, stretch: second.sofar.stretch, ...base }
-    }
-    return { op: 'compare', agg, window, compareTo: second ?? window.previous(), ...base }
+  if (!explicitCompare && !changeWords) return null
+  if (base.stats.length > 1) return none('a comparison is of one stat across two periods', { candidates: base.stats.map((s) => s.name) })
+  let agg = aggOf(rest)
+  if (agg === 'last' || agg === 'count') agg = null
+  // "the last 6 hours vs the previous 6 hours": a second phrase that reads as the same span means the one before it.
+  const second = periods[1] && !sameSpan(periods[1], window) ? periods[1] : undefined
+  // A period still running against the whole one before ("this week with last week", "today vs
+  // yesterday") compares the same elapsed stretch of both and gives the whole earlier one as context,
+  // as a rank by growth does: two days against seven would read as a fall while daily orders doubled.
+  const running = 'sofar' in window ? window.sofar : undefined
+  if (running && (!second || sameSpan(second, running.whole))) {
+    return { op: 'compare', agg, window, compareTo: window.previous(), context: running.whole, stretch: running.stretch, ...base }
   }
+  if (second?.sofar && sameSpan(window, second.sofar.whole)) { // asked the other way round: "last month with this month"
+    return { op: 'compare', agg, window: second.previous(), compareTo: second, context: second.sofar.whole, stretch: second.sofar.stretch, ...base }
+  }
+  return { op: 'compare', agg, window, compareTo: second ?? window.previous(), ...base }
+}
 
+/** A total, average, minimum, maximum or latest value over the window. */
+function aggregateIntent({ rest, periods, window, base }: Asked): ParsedIntent {
+  const named = base.stats
   let agg = aggOf(rest)
   // A counter's "latest" is one increment, which nobody means: its total is what is asked.
   if (agg === 'last' && named.every((s) => s.kind === 'counter')) agg = null

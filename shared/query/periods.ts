@@ -10,7 +10,9 @@
 // day is always 24 hours and getUTCDay() is the local weekday; findPeriods turns
 // their answer back into instants. Calendar bounds go through the zone's offset
 // at that bound (a day in New York around a DST change is 23 or 25 hours long);
-// rolling windows keep their length ("the last 6 hours" is six real hours).
+// rolling windows keep their length ("the last 6 hours" is six real hours). The zone's clock is
+// shared/time/clock.ts.
+import { Clock } from '../time/clock.js'
 
 const DAY = 86_400_000
 const HOUR = 3_600_000
@@ -328,72 +330,6 @@ const RULES: Rule[] = [
     },
   },
 ]
-
-/** Reads wall-clock time in one zone, and back; one formatter per zone, reused. */
-export class Clock {
-  private static readonly formats = new Map<string, Intl.DateTimeFormat>()
-  private readonly format: Intl.DateTimeFormat
-
-  /** UTC and its aliases: slots by arithmetic, no formatter. */
-  private readonly utc: boolean
-
-  constructor(readonly zone: string) {
-    this.utc = ['UTC', 'Etc/UTC', 'Etc/GMT', 'GMT', 'Etc/Universal', 'Universal', 'Zulu', 'Etc/Zulu'].includes(zone)
-    let f = Clock.formats.get(zone)
-    if (!f) {
-      f = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
-      Clock.formats.set(zone, f)
-    }
-    this.format = f
-  }
-
-  /** The zone's wall clock at instant `ms`, as milliseconds of a UTC date reading the same. */
-  wall(ms: number): number {
-    if (this.utc) return ms
-    const p: Record<string, number> = {}
-    for (const part of this.format.formatToParts(ms)) if (part.type !== 'literal') p[part.type] = Number(part.value)
-    return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) + (((ms % 1000) + 1000) % 1000)
-  }
-
-  /**
-   * The instant the wall clock reads `w`. A reading that happens twice (clocks going back) is its
-   * first; one that never happens (clocks going forward past it) is the moment of the jump, where a
-   * day or hour starting in the gap really starts.
-   */
-  instant(w: number): number {
-    const before = w - (this.wall(w - DAY) - (w - DAY))
-    const after = w - (this.wall(w + DAY) - (w + DAY))
-    const fits = [before, after].filter((t) => this.wall(t) === w)
-    return fits.length ? Math.min(...fits) : Math.max(before, after)
-  }
-
-  /** The start (Unix seconds) of the zone's minute, hour or day holding instant `t`: slots on the zone's wall clock. */
-  slotStart(t: number, slot: number): number {
-    if (this.utc) return Math.floor(t / slot) * slot
-    const w = this.wall(t * 1000)
-    return this.instant(w - (((w % (slot * 1000)) + slot * 1000) % (slot * 1000))) / 1000
-  }
-
-  /**
-   * The start of the slot after the one starting at `t`. A day is 23 to 25 hours where clocks change; the
-   * hour the clocks go back through is on the wall clock twice, and is two slots.
-   */
-  nextSlot(t: number, slot: number): number {
-    if (this.utc) return t + slot
-    const next = this.slotStart(t + 1.5 * slot, slot)
-    return next > t ? next : t + slot
-  }
-
-  /**
-   * The largest rollup (60, 3,600 or 86,400 s) whose UTC buckets each lie inside one of the zone's slots of
-   * `slot` seconds over [from, to]: the slot itself in UTC; hours where the zone is a whole number of hours
-   * off UTC at both ends (a day's DST change moves it by whole hours); minutes otherwise (UTC+5:30).
-   */
-  finestFit(from: number, to: number, slot: number): number {
-    if (this.utc || slot === 60) return slot
-    return [from, to].every((t) => (this.wall(t * 1000) - t * 1000) % 3_600_000 === 0) ? 3_600 : 60
-  }
-}
 
 function toInstants(p: Span, convert: (d: Date) => Date): Span {
   return { from: convert(p.from), to: convert(p.to), label: p.label }

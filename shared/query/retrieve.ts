@@ -3,8 +3,9 @@
 // a stat's latest value, one index seek on (stat_id, ts) as the dashboard does.
 import type { Db } from '../db.js'
 import { readBucketsMany, type Bucket } from '../stats/read.js'
+import { Clock } from '../time/clock.js'
 import type { StatRef } from './match.js'
-import { Clock, type Span } from './periods.js'
+import type { Span } from './periods.js'
 
 export interface Summary {
   /** Counters: the sum. Gauges: the mean of all observations. Null when nothing was recorded. */

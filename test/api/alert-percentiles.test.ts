@@ -6,7 +6,7 @@
 // schedule is set an hour apart), so the tests run one at a time.
 import test from 'ava'
 import { evaluateAlerts } from '../../shared/alerts/evaluate.js'
-import { refreshRollups } from '../../shared/points/rollups.js'
+import { refreshRollups } from '../../workers/refresh-rollups.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'

@@ -1,7 +1,7 @@
 import test from 'ava'
 import { HOUR } from '../../shared/anomalies/detector.js'
 import { newestCompleteHour, sweep } from '../../shared/anomalies/sweep.js'
-import { refreshRollups } from '../../shared/points/rollups.js'
+import { refreshRollups } from '../../workers/refresh-rollups.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'

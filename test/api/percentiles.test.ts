@@ -3,7 +3,7 @@
 // written, over every range of section 6, before the sketches are built (raw points) and after (hour and
 // day sketches), on log-normal, bimodal and normal data; the 400s; every write route feeding the sketches.
 import test from 'ava'
-import { refreshRollups } from '../../shared/points/rollups.js'
+import { refreshRollups } from '../../workers/refresh-rollups.js'
 import { Sketch } from '../../shared/points/sketches.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp } from '../helpers/factories.js'

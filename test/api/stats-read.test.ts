@@ -1,7 +1,7 @@
 // Reading stats back (interface 2.2 rules 5-6, 4.3; decisions.md section 6):
 // GET /api/v1/stats and GET /api/v1/stats/:name with range or from/to.
 import test, { type ExecutionContext } from 'ava'
-import { refreshRollups } from '../../shared/points/rollups.js'
+import { refreshRollups } from '../../workers/refresh-rollups.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request, type Reply } from '../helpers/http.js'

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { HOUR, readHourly } from '../../shared/stats/hourly.js'
 import { readBucketsMany } from '../../shared/stats/read.js'
 import { applyBatch } from '../../shared/points/repo.js'
-import { refreshRollups } from '../../shared/points/rollups.js'
+import { refreshRollups } from '../../workers/refresh-rollups.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 
 let app: TestApp

@@ -8,7 +8,7 @@ import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
 import { webSuite } from '../helpers/suite.js'
 import { newestCompleteHour, sweep } from '../../shared/anomalies/sweep.js'
-import { refreshRollups } from '../../shared/points/rollups.js'
+import { refreshRollups } from '../../workers/refresh-rollups.js'
 
 const web = webSuite({ workers: true })
 

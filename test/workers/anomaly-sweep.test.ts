@@ -4,7 +4,7 @@ import { HOUR } from '../../shared/anomalies/detector.js'
 import { newestCompleteHour, sweep } from '../../shared/anomalies/sweep.js'
 import { createSql } from '../../shared/db.js'
 import { applyBatch } from '../../shared/points/repo.js'
-import { refreshRollups } from '../../shared/points/rollups.js'
+import { refreshRollups } from '../../workers/refresh-rollups.js'
 import { applySync } from '../../shared/billing/repo.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 

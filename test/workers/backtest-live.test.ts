@@ -10,7 +10,7 @@ import { CreateAlertBody } from '../../shared/alerts/schema.js'
 import { backtest, readMinutes } from '../../shared/analytics/thresholds.js'
 import type { QueuedPoint } from '../../shared/jobs.js'
 import { applyBatch } from '../../shared/points/repo.js'
-import { refreshRollups } from '../../shared/points/rollups.js'
+import { refreshRollups } from '../../workers/refresh-rollups.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { signUp } from '../helpers/factories.js'
 

@@ -6,7 +6,7 @@ import { createLogger } from '../../shared/log.js'
 import { loadImportWork, recordProgress } from '../../shared/imports/repo.js'
 import { chunkId, chunkOf, IMPORT_BATCH, runImport } from '../../shared/imports/run.js'
 import { storeChunk } from '../../shared/imports/store.js'
-import { refreshRollups } from '../../shared/points/rollups.js'
+import { refreshRollups } from '../../workers/refresh-rollups.js'
 import { importPointsJob } from '../../workers/import-points.js'
 
 // No workers here: the job is run by hand, as a crashed or re-run worker would run it.

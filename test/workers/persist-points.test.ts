@@ -1,7 +1,7 @@
 import test from 'ava'
 import { randomUUID } from 'node:crypto'
 import { applyBatch } from '../../shared/points/repo.js'
-import { refreshRollups } from '../../shared/points/rollups.js'
+import { refreshRollups } from '../../workers/refresh-rollups.js'
 import { deleteStat } from '../../shared/delete-stat.js'
 import { createSql } from '../../shared/db.js'
 import type { QueuedPoint } from '../../shared/jobs.js'

@@ -1,6 +1,6 @@
 // The account: who is signed in, the plan and its limits, its time zone, sign out; password, two-factor
 // sign-in, deletion.
-import { zoneNames } from '../../../shared/time-zones.js'
+import { zoneNames } from '../../../shared/time/zones.js'
 import { api, fieldErrors } from './lib/api.js'
 import { BROWSER_ZONE, ZONE } from './lib/clock.js'
 import { when } from './lib/format.js'

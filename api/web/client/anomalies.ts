@@ -3,7 +3,7 @@
 // not, why in plain words.
 import type { AnomalyJson, DiagnosticsJson, StatDiagnosticsJson } from '../../../shared/anomalies/schema.js'
 import type { z } from 'zod'
-import { explanationInZone } from '../../../shared/time-zones.js'
+import { explanationInZone } from '../../../shared/time/zones.js'
 import { api } from './lib/api.js'
 import { ZONE } from './lib/clock.js'
 import { full, num, when } from './lib/format.js'

@@ -41,7 +41,7 @@ const DAY_NAMES = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Satu
 const STORED_TIMES = new RegExp(`(\\d{4}-\\d{2}-\\d{2}) (\\d{2}:\\d{2})-\\d{2}:\\d{2} UTC|(?:on (${DAY_NAMES})s )?at (\\d{2}:\\d{2}) UTC`, 'g')
 
 /**
- * The anomaly detector's explanations (shared/anomalies/detector.ts), stored with UTC times ("2026-11-25
+ * The anomaly detector's explanations (shared/anomalies/explain.ts), stored with UTC times ("2026-11-25
  * 04:00-05:00 UTC: at 04:00 UTC this stat is usually..."), with those times on the account's clock (issue 38
  * item 14): "2026-11-25 09:30-10:30 GMT+5:30: at 09:30 GMT+5:30 ...". An "at" or "on Mondays at" names the
  * same hour as the hour label before it, so that label's date places it (and may move its weekday). Without a

@@ -1,0 +1,86 @@
+// The detector's verdicts in English (shared/anomalies/detector.ts keeps the statistics): what an hour was,
+// what was expected and from what, stored with the hour and the incident. Times are UTC here; a reader's
+// clock is applied when they are shown (shared/time/zones.ts, explanationInZone).
+import { HOUR } from '../stats/hourly.js'
+import type { Kind } from '../stats/repo.js'
+import type { Cycle, DetectorName, Direction } from './detector.js'
+
+/** Numbers as a person reads them: up to 4 significant digits, no exponent for ordinary magnitudes. */
+export function fmt(x: number): string {
+  if (x === 0) return '0'
+  const a = Math.abs(x)
+  if (a >= 1e-3 && a < 1e9) return String(Number(x.toPrecision(4)))
+  return x.toPrecision(3)
+}
+
+const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday']
+const hh = (t: number) => new Date(t * 1000).toISOString().slice(11, 16)
+
+function hourLabel(t: number): string {
+  return `${new Date(t * 1000).toISOString().slice(0, 10)} ${hh(t)}-${hh(t + HOUR)} UTC`
+}
+
+/** "at 04:00 UTC", "on Mondays at 04:00 UTC" or "this week": when the expected value applies. */
+function whenLabel(cycle: Cycle, t: number): string {
+  if (cycle === 'daily') return `at ${hh(t)} UTC`
+  if (cycle === 'weekly') return `on ${DAYS[(new Date(t * 1000).getUTCDay() + 6) % 7]}s at ${hh(t)} UTC`
+  return 'lately'
+}
+
+function describeBaseline(detector: DetectorName, cycle: Cycle, windowSamples: number, streamingSamples: number): string {
+  const shape = cycle === 'daily' ? ', following its daily cycle' : cycle === 'weekly' ? ', following its weekly cycle (3 weeks)' : ''
+  const w = `from the ${windowSamples} trailing hours${shape}`
+  const s = `from a weighted mean of ${streamingSamples} hourly samples${shape}`
+  return detector === 'window' ? w : detector === 'streaming' ? s : `${w}; the weighted mean of ${streamingSamples} samples agrees`
+}
+
+const unitOf = (kind: Kind) => (kind === 'counter' ? 'counter sum' : 'gauge mean')
+
+/** A gauge hour without points. */
+export function explainNoPoints(t: number): string {
+  return `${hourLabel(t)}: no points this hour (a gauge is not scored without samples)`
+}
+
+/** An hour neither baseline could score: the window too short or all zeros, the streaming baseline unarmed. */
+export function explainUnscored(kind: Kind, t: number, x: number, window: { verdict: string; samples: number }, streamingSamples: number, minSamples: number): string {
+  const why = window.verdict === 'no_signal' ? `every one of the ${window.samples} hours in the window is 0 (no_signal)` : `the window has ${window.samples} of ${minSamples} usable hourly buckets (short)`
+  return `${hourLabel(t)}: ${fmt(x)} (${unitOf(kind)}) not scored: ${why}, and the streaming baseline has ${streamingSamples} of ${minSamples} samples${streamingSamples >= minSamples ? ' but has only seen 0' : ''}`
+}
+
+export interface Scored {
+  kind: Kind
+  t: number
+  x: number
+  cycle: Cycle
+  detector: DetectorName
+  expected: number
+  scale: number
+  score: number
+  lower: number
+  upper: number
+  /** Spreads either side: `threshold`, or twice it for a young stat. */
+  k: number
+  threshold: number
+  /** Known hours below which the range is doubled. */
+  youngHours: number
+  outside: boolean
+  /** The streaming baseline's expected value where it disagreed with the window's flag. */
+  overruledBy: number | null
+  windowSamples: number
+  streamingSamples: number
+}
+
+/** A scored hour: its usual range, where it fell, and which baseline said so from what. */
+export function explainScored(h: Scored): string {
+  const verdict = h.outside ? `it was ${fmt(h.x)}, ${fmt(Math.abs(h.score))} times the usual spread ${h.score > 0 ? 'above' : 'below'}`
+    : h.overruledBy !== null ? `it was ${fmt(h.x)}, outside, but within ${h.threshold} spreads of the recent hours' weighted mean ${fmt(h.overruledBy)}, so not flagged`
+    : `it was ${fmt(h.x)}, inside`
+  return `${hourLabel(h.t)}: ${whenLabel(h.cycle, h.t)} this stat (${unitOf(h.kind)}) is usually ${fmt(h.lower)} to ${fmt(h.upper)}; ${verdict}. ` +
+    `Expected ${fmt(h.expected)} ${describeBaseline(h.detector, h.cycle, h.windowSamples, h.streamingSamples)}; the range is ${h.k} x the spread ${fmt(h.scale)} either side${h.k > h.threshold ? ` (twice the usual ${h.threshold}: fewer than ${h.youngHours} hours are known)` : ''}`
+}
+
+/** How a level shift is told, whichever rule found it: where the stat went past and for how long. */
+export function shiftWords(direction: Direction, before: { lower: number; upper: number } | undefined, hours: number): string {
+  const past = before ? ` ${fmt(direction === 'spike' ? before.upper : before.lower)}` : ' its range'
+  return `level shift: the stat stayed ${direction === 'spike' ? 'above' : 'below'}${past} for ${hours} hours, baselines re-seeded from the new level`
+}
