@@ -1,4 +1,4 @@
-// The account key as the protocols' own clients send it (decisions.md 21): `Authorization: Token <key>`
+// The account key as the protocols' own clients send it (docs/decisions.md §21): `Authorization: Token <key>`
 // (InfluxDB 2.x), `Bearer <key>` (Prometheus, and accepted everywhere), HTTP Basic with the key as the
 // password (InfluxDB 1.x clients, Telegraf's username/password), or 1.x's `?u=&p=<key>` query.
 import { unauthorized } from '../shared/errors.js'

@@ -28,7 +28,7 @@ const requireJson: Middleware = async (ctx, next) => {
 
 const jsonBody = koaBody({ json: true, urlencoded: false, text: false, multipart: false, jsonLimit: BODY_LIMIT, parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never })
 
-/** The problem-details body every v1 error uses (decisions.md section 1). */
+/** The problem-details body every v1 error uses (docs/decisions.md §1). */
 export const Problem = z
   .object({ type: z.string(), title: z.string(), status: z.number().int(), detail: z.string(), code: z.string() })
   .meta({ id: 'Problem' })

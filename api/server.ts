@@ -42,7 +42,7 @@ export function createDeps(config: Config, log: Logger): AppDeps {
   // The queues get a connection of their own, without auto-pipelining. BullMQ defines its Lua scripts (about
   // fifty) as commands on the connection it is given, and ioredis' auto-pipelining builds a Pipeline per tick
   // that copies every command defined on its connection: with them, a job add cost 200 to 250 µs of CPU here,
-  // without them 70 to 90 (issue 18). The rate and allowance checks keep auto-pipelining on `redis`.
+  // without them 70 to 90. The rate and allowance checks keep auto-pipelining on `redis`.
   const queues = new Queues(config, counted(createRedis(config, { enableAutoPipelining: false })), (err) => outages.report(err), { ownsConnection: true })
   const limits = new Limits(redis, config)
   const directory = new StatDirectory(sql)

@@ -1,4 +1,4 @@
-// The StatsD edge (decisions.md 21): UDP datagrams (read by a worker thread) and newline-delimited TCP on
+// The StatsD edge (docs/decisions.md §21): UDP datagrams (read by a worker thread) and newline-delimited TCP on
 // STATSD_PORT, handed to the StatsdIntake in shared/. Beside api/server.ts, started by it when STATSD_PORT is set. Both sockets listen
 // on every address, IPv6 and IPv4 (clients that resolve `localhost` to ::1 reach it too), or IPv4 alone
 // where the host has no IPv6.

@@ -1,4 +1,4 @@
-// Alerts benchmark (issue 5 parts 3 and 8; DESIGN.md "Targets": alerts). Not
+// Alerts benchmark (docs/decisions.md §D-T: alerts). Not
 // a test: it prints figures and the targets beside them.
 //
 //   1. Evaluation pass: BENCH_EVAL_STATS stats (1,000; half counters, half

@@ -1,4 +1,4 @@
-// Analytics benchmark (issue 13 part 4). Not a test: it prints figures, the
+// Analytics benchmark. Not a test: it prints figures, the
 // targets beside them, and each figure as a ratio to a reference measured in
 // the same run on the same data.
 //
@@ -18,7 +18,7 @@
 //      under 500 ms without lag. References: the bare read of the same
 //      rollups_1h rows (SELECT), and readHourly() for the same stats (the
 //      shared reading code) in this process.
-//   3. The labelled correlation set (correlation-set.ts, issue 27 item 4):
+//   3. The labelled correlation set (correlation-set.ts):
 //      seeded stats that move together (shared spikes, a shared trend, a
 //      copy two hours late) among stats that do not (independent noise on
 //      the same daily cycle), every method scored with the route's own code.

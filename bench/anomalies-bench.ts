@@ -1,4 +1,4 @@
-// Anomaly detection benchmark (issue 12 part 5). Not a test: it prints
+// Anomaly detection benchmark. Not a test: it prints
 // figures and the targets beside them.
 //
 //   1. Quality on labelled data, through the back-test replay

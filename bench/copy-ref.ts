@@ -4,7 +4,7 @@
 //
 // Two shapes:
 // - per batch (the bar): one COPY statement (its own transaction) per 100 rows,
-//   the unit in which phase 2 sends points. This is what DESIGN.md's "about
+//   the unit in which phase 2 sends points. This is what the design's "about
 //   190,000 rows/s by COPY over 2 connections" measured (a quick check here gave
 //   198,000 rows/s with 100-row COPYs, 290,000 with 1,000-row COPYs).
 // - streaming (context only): one COPY per connection kept open for the whole

@@ -1,4 +1,4 @@
-// The labelled correlation set of `npm run bench:analytics` (issue 27 item 4):
+// The labelled correlation set of `npm run bench:analytics`:
 // seeded hourly series over two weeks (the span the issue's user had written), in groups of a target and the stats that
 // truly move with it, among stats that do not. Related: shared spikes (three
 // stats with the same two spikes), a shared trend, a copy two hours late.

@@ -1,4 +1,4 @@
-// Import benchmark (issue 15 part 6; DESIGN.md "Targets": import). Not a test:
+// Import benchmark (docs/decisions.md §D-T: import). Not a test:
 // it prints figures, the references measured in the same run, and the targets.
 //
 //   File: a wide CSV (Time,<stat>...) of BENCH_IMPORT_POINTS points (500,000:

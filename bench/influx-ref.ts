@@ -1,4 +1,4 @@
-// The peer reference of the write bench (issue 18): InfluxDB 1.x taking the
+// The peer reference of the write bench: InfluxDB 1.x taking the
 // same load (same load generator, connections and duration) as InfluxDB line
 // protocol, one point per request and 100 points per request. It is what users
 // would pick instead, so single writes are measured against it.

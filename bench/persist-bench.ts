@@ -1,10 +1,10 @@
-// bench:persist (issue 26): what storing a point costs PostgreSQL and the worker in the persist
+// bench:persist: what storing a point costs PostgreSQL and the worker in the persist
 // statement alone (applyBatches, no HTTP, no queue), against a COPY of the same rows into the same
 // `points` table (its heap and its (stat_id, ts) index) in the same run: the floor of one row per
 // point, which no statement that inserts a row per point gets under.
 //
 // Two shapes, each its own table of runs:
-// - live: the h2h head-to-head's 100-point load (../shared/bench/h2h), BENCH_PERSIST_STATS stats
+// - live: the head-to-head's 100-point load (the team's external h2h harness, docs/write-cost.md), BENCH_PERSIST_STATS stats
 //   (1,008: 16 accounts x 63) written round-robin at the current time, statements of 16 batches x
 //   500 points (a full commit group of the worker). Every point is a row.
 // - backfill: the same statements, each batch 500 points of one stat 10 s apart on a day 3 to 20 days

@@ -1,4 +1,4 @@
-// Plain-language query benchmark (issue 14 part 6; DESIGN.md "Targets":
+// Plain-language query benchmark (docs/decisions.md §D-T:
 // questions). Not a test: it prints figures and the targets beside them.
 //
 //   1. Seeds one business account with 14 stats (8 counters, 6 gauges) and

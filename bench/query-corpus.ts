@@ -180,7 +180,7 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
   add({ q: 'how many readings of cpu_usage today', op: 'aggregate', stat: 'cpu_usage', window: W.today, numbers: [o.count('cpu_usage', W.today)], tags: ['count'] })
 
   // ---- comparisons
-  // A period still running against the whole one before compares the same elapsed stretch (issue 27 item 1),
+  // A period still running against the whole one before compares the same elapsed stretch,
   // the whole earlier period given beside it.
   const stretches: Array<[string, string, Window, Window, Window]> = [
     ['compare orders this week with last week', 'orders', W.thisWeek, W.thisWeekBefore, W.lastWeek],
@@ -264,7 +264,7 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
   add({ q: 'qeue depth yesterday', op: 'aggregate', stat: 'queue_depth', window: W.yesterday, numbers: avgOf(o, 'queue_depth', W.yesterday), tags: ['typo'] })
   add({ q: 'disk free yesterday', op: 'aggregate', stat: 'disk.free_gb', window: W.yesterday, numbers: avgOf(o, 'disk.free_gb', W.yesterday), tags: ['typo'] })
 
-  // ---- breakdowns in hourly or daily buckets (issue 27 item 2): every bucket in data, the answer grounded
+  // ---- breakdowns in hourly or daily buckets: every bucket in data, the answer grounded
   const bucketsOf = (stat: string, x: Window, slot: number) => {
     const out: Array<{ t: number; value: number }> = []
     for (let t = Math.floor(x.from / slot) * slot; t < x.to; t += slot) {
@@ -291,7 +291,7 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
     add({ q, op: 'breakdown', stat, window: x, buckets: bs.length, numbers, tags: ['breakdown', slot === HOUR ? 'by hour' : 'by day'] })
   }
 
-  // ---- percentiles of gauges (issue 28): nearest rank of the raw readings, within the sketches' 1 %
+  // ---- percentiles of gauges: nearest rank of the raw readings, within the sketches' 1 %
   const percentiles: Array<[string, string, Window, number]> = [
     ['p95 of cpu usage yesterday', 'cpu_usage', W.yesterday, 0.95],
     ['median api latency last week', 'api.latency', W.lastWeek, 0.5],
@@ -303,7 +303,7 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
   ]
   for (const [q, stat, x, p] of percentiles) add({ q, op: 'aggregate', stat, window: x, numbers: [o.percentile(stat, x, p)], within: 0.01, tags: ['gauge percentile'] })
 
-  // ---- declines whose reason must be true (issue 27 item 2)
+  // ---- declines whose reason must be true
   const reasoned: Array<[string, RegExp, number?]> = [
     ['p95 of orders yesterday', /only gauges have percentiles/i],
     ['median signups last week', /only gauges have percentiles/i],

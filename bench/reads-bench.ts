@@ -1,4 +1,4 @@
-// Read-path benchmark (issue 4 part 5; DESIGN.md "Targets": reads). Not a
+// Read-path benchmark (docs/decisions.md §D-T: reads). Not a
 // test: it prints figures and the targets beside them.
 //
 //   1. Chart read: one stat holding BENCH_CHART_POINTS points (10,000,000)
@@ -6,9 +6,9 @@
 //      refreshRollups builds them (no rollup_pending rows), then
 //      GET /api/v1/stats/<name>?range=180d (and 1h, 7d) through a real API
 //      process with a business-plan Bearer key. Target: 180d under 50 ms.
-//      The chart stat's quantile sketches (decisions.md section 20) are then built by refreshSketches as
+//      The chart stat's quantile sketches (docs/decisions.md §20) are then built by refreshSketches as
 //      the rollup refresh builds them (every hour marked), timed, and their bytes per hour and day
-//      counted; percentile reads: 30d with p95 (issue 28 target: p99 under 50 ms), 180d with
+//      counted; percentile reads: 30d with p95 (target: p99 under 50 ms), 180d with
 //      p50/p95/p99, 24h with p95 (raw points, exact).
 //   2. Dashboard read: an account with BENCH_DASHBOARD_STATS stats (1,000),
 //      BENCH_DASHBOARD_POINTS points each (300) over the last day, rollups
@@ -19,11 +19,11 @@
 //      counted, rows/s and the API process's peak RSS (VmHWM) reported. The
 //      API process is restarted before each export so each peak is its own.
 //      Target: at least 200,000 rows/s with memory flat in the row count.
-//   4. History export (issue 38 item 3): an account of BENCH_HISTORY_STATS small gauges (73) spread over the
+//   4. History export: an account of BENCH_HISTORY_STATS small gauges (73) spread over the
 //      business plan's 800 days (a few points each on one to three days, hundreds of days apart; every third
 //      stat's days compacted into day blocks); GET /api/v1/export?format=csv of the whole history, and of one
 //      stat of one point (?stat=), BENCH_HISTORY_REQUESTS times (3) each.
-//   5. Large gauge percentiles (issue 38 item 10): one gauge of BENCH_DENSE_POINTS points (4,000,000) over the
+//   5. Large gauge percentiles: one gauge of BENCH_DENSE_POINTS points (4,000,000) over the
 //      last 24 hours, rollups and sketches built as the refresh builds them; GET ?range=24h with 10 percentiles,
 //      BENCH_DENSE_REQUESTS times (5) one after another, then four at once; the worst relative error of every
 //      bucket's percentiles against exact nearest-rank (percentile_disc) of its points.

@@ -15,7 +15,7 @@ export const TARGETS = {
   visibleP99Ms: 1000,
   linesVsInflux: 1.0,
   statsdDroppedPct: 0.1,
-  /** CPU of the web processes per single write, steady state (issue 18, where a bare Koa request then cost about 45 µs). */
+  /** CPU of the web processes per single write, steady state (where a bare Koa request then cost about 45 µs). */
   webCpuPerWriteUs: 100,
 } as const
 
@@ -61,7 +61,7 @@ export interface Results {
   service?: { ready: boolean; error?: string; warnings?: number; logTail?: string[] }
   phase1?: PhaseResult | Failed
   phase2?: PhaseResult | Failed
-  /** Phase 1's and phase 2's load with the worker paused for the measured window: the front end alone (issue 26). */
+  /** Phase 1's and phase 2's load with the worker paused for the measured window: the front end alone. */
   phaseF1?: PhaseResult | Failed
   phaseF2?: PhaseResult | Failed
   /** 1,000-point batches on /api/v1/points, inside the COPY reference's bracket. */

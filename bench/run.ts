@@ -1,5 +1,5 @@
-// `npm run bench`: the write-path benchmark of DESIGN.md "Targets" (issue 3
-// part 11). Not a test: it prints figures, ratios against references measured
+// `npm run bench`: the write-path benchmark of docs/decisions.md §D-T
+// Not a test: it prints figures, ratios against references measured
 // in the same run, and the targets beside them. Bounded in time (BENCH_SECONDS
 // per phase, default 10; about 2 minutes in all on a quiet machine, at most
 // about 4 with the waits for a quiet machine) and local only: every request
@@ -16,11 +16,11 @@
 // with 100 points per request -> phase 2 100-point batches -> reference B again ->
 // phase 3 write-to-visible probes under phase-1 load -> table and
 // bench/last-results.json -> cleanup (always, also on SIGINT/SIGTERM).
-// Phases F1 and F2 (issue 26) run phase 1's and phase 2's load again with the worker paused (SIGSTOP) for the
+// Phases F1 and F2 run phase 1's and phase 2's load again with the worker paused (SIGSTOP) for the
 // measured window: what the front end alone (HTTP, key, rate limit, validation, quota, the durable enqueue)
 // answers when storing costs nothing, the ceiling no storage change can lift. The worker then resumes and
 // every accepted point is checked stored, as in the other phases.
-// Issue 31 adds, after phase V: InfluxDB taking 5,000-line requests, then phase L, the same requests of
+// It adds, after phase V: InfluxDB taking 5,000-line requests, then phase L, the same requests of
 // line protocol on /api/v2/write (both still inside reference B's bracket), and phase S, StatsD counters
 // over UDP at BENCH_STATSD_RATE (20,000) metrics a second with the share that never got stored.
 // Each reference runs right before the phase it is the bar for and again right
@@ -28,7 +28,7 @@
 // comes and goes); ratios use the mean of the two.
 //
 // Two web processes on two ports (the load generator spreads connections over
-// both), like DESIGN.md's Koa reference "in 2 processes"; the Koa reference
+// both), like the Koa reference of docs/decisions.md §D-T; the Koa reference
 // gets the same two processes and the very same requests.
 //
 // The service runs as production runs it (`npm start`, `npm run worker`): compiled by `npm run build`

@@ -1,4 +1,4 @@
-// `npm run bench:scale`: what a worker process and a Redis shard carry (issue 32's scaling notes). Not a test: it
+// `npm run bench:scale`: what a worker process and a Redis shard carry (docs/decisions.md §22). Not a test: it
 // prints figures. For each set-up (a single Redis, and a Redis Cluster of 3 masters + 3 replicas started here;
 // 1 and 2 worker processes) it queues the same backlog of persist-points jobs while no worker runs, starts the
 // workers, and times the drain until every point is in PostgreSQL: points stored per second, and the CPU each

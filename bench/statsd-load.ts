@@ -1,4 +1,4 @@
-// The StatsD phase of the write bench (issue 31): counters over UDP at a fixed rate (default 20,000 metrics
+// The StatsD phase of the write bench: counters over UDP at a fixed rate (default 20,000 metrics
 // a second, one metric per datagram as hot-shots sends them) for the phase's duration, spread over the load
 // accounts; then the share of sent metrics that never reached the points table, the packets the service
 // refused (its health's count) and the kernel's UDP receive-buffer drops over the phase.

@@ -1,4 +1,4 @@
-// bench:storage (issue 26): bytes per point on disk for the same data in the
+// bench:storage: bytes per point on disk for the same data in the
 // service's PostgreSQL schema, InfluxDB 1.x and VictoriaMetrics, each after its
 // compaction, and the compaction time per million points.
 //

@@ -1,4 +1,4 @@
-// Web app benchmark (issue 17 budgets), measured in a real Chromium. Not a test: it prints figures.
+// Web app benchmark (the budgets of docs/benchmarks.md), measured in a real Chromium. Not a test: it prints figures.
 //
 //   1. Page JavaScript: each page's bundle as the API serves it, raw and
 //      gzipped (level 9, as served), against the 60 KB gzipped budget.
@@ -14,7 +14,7 @@
 //      starting a renderer for the site (a new tab, or arriving from elsewhere).
 //      References in the same run: the two API reads the page makes, timed
 //      from Node, and a blank page's navigation.
-//   3. A dashboard of 12 cards of 3 stats each over 7 days (issue 29, budget
+//   3. A dashboard of 12 cards of 3 stats each over 7 days (budget
 //      500 ms p90), in the same account: 36 more stats holding one point a
 //      minute for 7 days. Opened from the dashboards list by its link; the
 //      figure is navigation start to the last of the 12 charts' first draw.
@@ -212,7 +212,7 @@ export async function runUiBench(options: Partial<Options> & { log?: (l: string)
 }
 
 export function renderUiReport(r: UiResults): string {
-  const lines = ['', 'UI bench (issue 17 budgets)', '']
+  const lines = ['', 'UI bench (budgets)', '']
   if (r.bundles) {
     lines.push('Page JavaScript as served (one module per page, no shared chunks):')
     lines.push(...tableLines([['page', 'raw KB', 'gzip KB', 'share of the 60 KB budget'], ...r.bundles.map((b) => [b.page, (b.bytes / 1024).toFixed(1), (b.gzip / 1024).toFixed(1), `${((b.gzip / JS_BUDGET_GZ) * 100).toFixed(0)}%`])], (c) => c > 0))

@@ -52,7 +52,7 @@ export async function runLoadProcess(children: Children, name: string, cfg: Load
 }
 
 /**
- * InfluxDB line protocol requests of `size` lines on /api/v2/write (issue 31): line i is the gauge
+ * InfluxDB line protocol requests of `size` lines on /api/v2/write: line i is the gauge
  * `${measurement}.account_a<n>.stat_s<i % stats>`, the same shape and length as the InfluxDB reference's lines
  * (which need a distinct series per line, or InfluxDB would keep only the last point of a request).
  */

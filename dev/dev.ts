@@ -34,7 +34,7 @@ try {
 
   billing = await startDevBilling(config, (line) => log.info(line))
   if (!config.smtpUrl && config.mailOutboxDir) log.info(`no SMTP_URL: mail is written to ${config.mailOutboxDir}/ and its links printed here`)
-  // StatsD is on in development (decisions.md 21), on the port StatsD clients send to by default.
+  // StatsD is on in development (docs/decisions.md §21), on the port StatsD clients send to by default.
   const api = await startApi({ ...billing.config, statsdPort: billing.config.statsdPort ?? 8125 }, log.child({ component: 'web' }))
   const workers = await startWorkers(billing.config, log.child({ component: 'worker' }))
   billing.attach(api.url)

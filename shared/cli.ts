@@ -51,7 +51,7 @@ async function run(sql: Sql, argv: string[]): Promise<unknown> {
       const found = await findAccountByEmail(sql, values.email)
       if (!found) throw new UsageError(`no account with e-mail ${values.email}`)
       const updated = await setAccountPlan(sql, found.account.id, plan(values.plan))
-      // Into anomaly detection from a plan without it: the history written meanwhile is scored (issue 38 item 12).
+      // Into anomaly detection from a plan without it: the history written meanwhile is scored.
       if (!DETECTING_PLANS.includes(found.account.plan) && DETECTING_PLANS.includes(updated!.plan)) await markHistoryForScoring(sql, found.account.id, new Date())
       return { account: accountJson(updated!) }
     }

@@ -15,10 +15,10 @@ export const PASSWORD_HASH_COST_MAX = 17
 const Env = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: int(0).max(65535).default(3000),
-  // StatsD and DogStatsD over UDP and TCP on this port (decisions.md 21); unset: off. npm run dev uses 8125. 0 picks free ports.
+  // StatsD and DogStatsD over UDP and TCP on this port (docs/decisions.md §21); unset: off. npm run dev uses 8125. 0 picks free ports.
   STATSD_PORT: int(0).max(65535).optional(),
   DATABASE_URL: z.string().url().default('postgres://localhost/metrics'),
-  // A streaming replica for chart, export, dashboard and analytics reads (decisions.md section 22); unset: the primary.
+  // A streaming replica for chart, export, dashboard and analytics reads (docs/decisions.md §22); unset: the primary.
   DATABASE_READ_URL: z.string().url().optional(),
   // A replica further behind the primary than this is bypassed until it catches up.
   READ_REPLICA_MAX_LAG_SECONDS: z.coerce.number().positive().default(5),
@@ -55,9 +55,9 @@ const Env = z.object({
   // further attempt waits a delay growing from 1 s to 1 min (shared/auth/throttle.ts).
   AUTH_ATTEMPTS_PER_ADDRESS: int(1).default(5),
   AUTH_ATTEMPTS_PER_CLIENT: int(1).default(30),
-  // Without SMTP_URL outside production, mail is written here as .eml files (decisions.md 15). Development defaults to .data/outbox.
+  // Without SMTP_URL outside production, mail is written here as .eml files (docs/decisions.md §15). Development defaults to .data/outbox.
   MAIL_OUTBOX_DIR: z.string().min(1).optional(),
-  // Billing (decisions.md 14). Without the secret key, checkout and portal answer 503 naming it.
+  // Billing (docs/decisions.md §14). Without the secret key, checkout and portal answer 503 naming it.
   STRIPE_SECRET_KEY: z.string().min(1).optional(),
   STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
   STRIPE_PRICE_STARTER: z.string().min(1).optional(),
@@ -65,10 +65,10 @@ const Env = z.object({
   STRIPE_PRICE_BUSINESS: z.string().min(1).optional(),
   // Only to point the SDK at another server (the local stand-in): http(s)://host[:port].
   STRIPE_API_BASE: z.string().url().optional(),
-  // Anomaly detection (decisions.md section 11): the sweep's schedule, and when a stat's rollup counts as stale.
+  // Anomaly detection (docs/decisions.md §11): the sweep's schedule, and when a stat's rollup counts as stale.
   ANOMALY_SWEEP_INTERVAL_SECONDS: int(1).default(300),
   ANOMALY_STALE_AFTER_SECONDS: int(1).default(900),
-  // How often hot points past their days are compacted into day blocks (issue 26). A pass with nothing to do
+  // How often hot points past their days are compacted into day blocks. A pass with nothing to do
   // costs one index probe per stat; at most 300 so that a backfill is packed within minutes.
   COMPACTION_INTERVAL_SECONDS: int(1).max(300).default(300),
   // How long a client may take to send a whole request (headers and body): API bodies are small, so a

@@ -1,6 +1,6 @@
 // How many times this process went to PostgreSQL and Redis: the write bench
 // divides them by the requests it sent, to show what each request costs in
-// round trips (issue 18: none per write beyond the shared, group-committed job
+// round trips (none per write beyond the shared, group-committed job
 // add). Counting is a few increments; the figures are printed as one JSON line
 // on SIGUSR2, so that a running process can be asked without a route for it.
 // Off unless IO_COUNTS=1 (shared/config.ts): only the web process wires it in

@@ -14,7 +14,7 @@ const REDACTED = '[REDACTED]'
 // key (`ikey`) is not a secret and stays readable.
 const CREDENTIAL_NAME = /key|token|secret|pass|auth|session|csrf|signature|email|cookie/i
 const NOT_CREDENTIAL = new Set(['ikey'])
-// InfluxDB 1.x's `/write?u=...&p=<API key>` (decisions.md 21): `p` is the password.
+// InfluxDB 1.x's `/write?u=...&p=<API key>` (docs/decisions.md §21): `p` is the password.
 const CREDENTIAL_EXACT = new Set(['p'])
 // `name=value` after the start of a query string, a `&`/`;` separator or whitespace (URLs inside messages).
 const PARAM = /(^|[?&;\s])([^=&;\s"'#?]+)=([^&;\s"'#]*)/g

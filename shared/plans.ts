@@ -1,4 +1,4 @@
-// The plan table of decisions.md section 5, in one place. Enforcement reads
+// The plan table of docs/decisions.md §5, in one place. Enforcement reads
 // these values; nothing else hard-codes a limit.
 
 export const PLAN_NAMES = ['free', 'starter', 'pro', 'business'] as const

@@ -42,7 +42,7 @@ export const PROBLEMS: Record<string, ProblemDoc> = {
   invalid_timestamp: p('invalid', '`t` is not a number of Unix seconds.', 'Send Unix seconds (an integer).'),
   timestamp_too_old: p('invalid', '`t` is before 2000-01-01 or older than the write window allows.', 'Check the client\'s clock and that it sends seconds, not milliseconds; older history goes through import.'),
   timestamp_in_future: p('invalid', '`t` is more than a few minutes ahead of the server\'s clock.', 'Check the client\'s clock and that it sends seconds, not milliseconds.'),
-  // Ingest protocols (decisions.md 21)
+  // Ingest protocols (docs/decisions.md §21)
   invalid_line: p('invalid', 'A line of an InfluxDB line-protocol body (or a StatsD line) does not parse; `detail` names the line and what is wrong in it.', 'Fix that line (escape commas, spaces and `=` in names with `\\`, quote string fields); nothing of this request was stored.'),
   invalid_precision: p('invalid', 'The line protocol `precision` is not one of ns, us, ms, s (1.x also takes n, u, m, h).', 'Send one of those, or leave it out for nanoseconds.'),
   invalid_series: p('invalid', 'A Prometheus remote-write request holds a series or sample the service cannot store (no `__name__`, a value that is not a finite number, a timestamp outside the window); `detail` names the series.', 'Drop or relabel the series with `write_relabel_configs`; nothing of this request was stored.'),

@@ -1,5 +1,5 @@
 // Reads that may trail the primary by a few seconds (charts, exports, the stats dashboard, analytics) go to a
-// PostgreSQL streaming replica when DATABASE_READ_URL names one (decisions.md section 22); everything else, and
+// PostgreSQL streaming replica when DATABASE_READ_URL names one (docs/decisions.md §22); everything else, and
 // every read that must see the caller's own latest write, stays on the primary. The replica is checked every
 // second: one that lags more than READ_REPLICA_MAX_LAG_SECONDS, is unreachable or is no longer a standby is
 // bypassed until it is fit again, with one log line per change. A read that fails on the replica because the

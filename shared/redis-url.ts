@@ -1,5 +1,5 @@
 // REDIS_URL names a single node (redis://, rediss://) or a Redis Cluster by its seed nodes
-// (redis+cluster://[user:password@]host:port[,host:port...], decisions.md section 22). The cluster form is no
+// (redis+cluster://[user:password@]host:port[,host:port...], docs/decisions.md §22). The cluster form is no
 // URL the WHATWG parser accepts (several hosts), so it is read here, once, for the config check and the client.
 
 export interface ClusterUrl {

@@ -2,7 +2,7 @@
 -- the rollups (1 minute, 1 hour, 1 day) that charts and alerts read.
 -- Creates new tables and one column on accounts (no rewrite, brief lock).
 
--- Free-tier slots (decisions.md section 5): claimed by a free account's first accepted point.
+-- Free-tier slots (docs/decisions.md §5): claimed by a free account's first accepted point.
 alter table accounts add column free_slot_claimed_at timestamptz;
 create table free_tier (
   id      boolean primary key default true check (id),

@@ -1,4 +1,4 @@
--- TimescaleDB storage (DESIGN.md decisions 6 and 7); runs only where the
+-- TimescaleDB storage (docs/decisions.md §D-6 and §D-7); runs only where the
 -- extension is available (the runner has created it). Needs TimescaleDB 2.13+.
 --
 -- Decision: the rollup TABLES of 0002 are replaced by continuous aggregates

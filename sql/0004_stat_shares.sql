@@ -1,4 +1,4 @@
--- Public share tokens for stats (interface 4.3, 4.6 embed). One live token per
+-- Public share tokens for stats (docs/decisions.md §I-4.3, §I-4.6 embed). One live token per
 -- stat; posting again rotates it. Only the token's sha256 is stored.
 -- Creates a new table; locks nothing that exists.
 create table stat_shares (

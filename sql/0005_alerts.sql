@@ -1,4 +1,4 @@
--- Alerts (interface 2.4, 2.5, 3.2; decisions.md section 8): the rules, their
+-- Alerts (docs/decisions.md §I-2.4, §I-2.5, §I-3.2; §8): the rules, their
 -- evaluation state, the outbox of deliveries, and e-mail double opt-in.
 -- Creates new tables; locks nothing that exists.
 

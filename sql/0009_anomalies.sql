@@ -1,4 +1,4 @@
--- Anomaly detection (interface 3.3, 4.7; decisions.md section 11): the
+-- Anomaly detection (docs/decisions.md §I-3.3, §I-4.7; §11): the
 -- detector state the sweep keeps per stat, the incidents it finds, and when
 -- sweeps ran (per sweep and per account). Creates new tables; locks nothing that exists.
 

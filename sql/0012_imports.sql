@@ -1,4 +1,4 @@
--- Imports of saved export files (interface 4.6.2, decisions.md sections 9 and 15).
+-- Imports of saved export files (docs/decisions.md §I-4.6.2, §9 and §15).
 -- The API analyses the upload once, decides what is accepted (kinds, quotas,
 -- duplicates) and stores the accepted points here, packed, with the summary it
 -- answered; the import job persists them in batches and records its progress

@@ -1,4 +1,4 @@
--- Billing (decisions.md 9, 14): each account's customer at the payment
+-- Billing (docs/decisions.md §9, §14): each account's customer at the payment
 -- provider and what the last sync saw of its subscription, and the provider's
 -- event ids, each stored once so that a redelivered event does nothing.
 -- Creates new tables; locks nothing that exists.

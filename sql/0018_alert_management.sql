@@ -1,4 +1,4 @@
--- Alert management (decisions.md section 18): mutes, what a threshold alert
+-- Alert management (docs/decisions.md §18): mutes, what a threshold alert
 -- does when its stat goes quiet, test deliveries, and each alert's history
 -- (its events and every delivery attempt with the receiver's answer).
 -- Adds columns with constant defaults to alerts (no rewrite) and widens one

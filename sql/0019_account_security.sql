@@ -1,5 +1,5 @@
--- Account recovery and two-factor sign-in (decisions.md section 19, issue 30
--- item 4): password-reset tokens, each account's TOTP secret, and its one-time
+-- Account recovery and two-factor sign-in (docs/decisions.md §19):
+-- password-reset tokens, each account's TOTP secret, and its one-time
 -- recovery codes. Adds nullable columns to accounts (no rewrite, brief lock);
 -- the rest are new tables.
 

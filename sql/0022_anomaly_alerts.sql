@@ -1,4 +1,4 @@
--- Anomaly alerts (decisions.md section 16): condition_type 'anomaly' fires when an anomaly incident opens on
+-- Anomaly alerts (docs/decisions.md §16): condition_type 'anomaly' fires when an anomaly incident opens on
 -- the alert's stat and resolves when it closes. Swapping a check constraint scans alerts once under a brief
 -- ACCESS EXCLUSIVE lock; the table holds one row per alert (thousands at most).
 alter table alerts drop constraint alerts_condition_type_check;

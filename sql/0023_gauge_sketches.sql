@@ -1,4 +1,4 @@
--- Percentiles of gauges (decisions.md section 20): mergeable quantile sketches (DDSketch bins, relative
+-- Percentiles of gauges (docs/decisions.md §20): mergeable quantile sketches (DDSketch bins, relative
 -- accuracy 1 %) per gauge stat and hour, 6 hours and day, beside the rollups whose count/sum/min/max stay in
 -- their own columns. Tables of their own, not columns of rollups_1h/1d: on TimescaleDB those are
 -- continuous aggregates, which cannot hold a value built in Node, so one layout serves both storage paths.

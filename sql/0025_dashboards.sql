@@ -1,4 +1,4 @@
--- Dashboards (decisions.md section 17): named lists of cards, each card one chart of 1 to 5 of the
+-- Dashboards (docs/decisions.md §17): named lists of cards, each card one chart of 1 to 5 of the
 -- account's stats. Cards are kept as one jsonb array in order ([{id, title, stats: [name], range}]):
 -- they are always read and written whole (PATCH replaces the array), never queried one by one.
 -- Stats are named, as alerts name them; deleting a stat takes its name out of the cards (shared/dashboards).

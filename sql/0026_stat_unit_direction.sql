@@ -1,4 +1,4 @@
--- A stat's unit and which way is good (issue 29 item 5): the unit is shown on axes and beside numbers
+-- A stat's unit and which way is good: the unit is shown on axes and beside numbers
 -- (the predecessor's export carries one per stat, imported here); higher_is says whether a rise is good
 -- news ('better'), bad news ('worse', latency) or neither, and colours the change figures by it.
 alter table stats add column unit text check (unit is null or length(unit) between 1 and 20);

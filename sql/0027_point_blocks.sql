@@ -1,4 +1,4 @@
--- Points past their hot days live in per-stat day blocks (issue 26): one row per stat and UTC
+-- Points past their hot days live in per-stat day blocks: one row per stat and UTC
 -- day holding that day's points packed, instead of one 133-byte row per point. `points` stays
 -- the hot table every write appends to; the compaction job (shared/points/compaction.ts) moves
 -- a stat's day of rows into its block in one transaction. Readers of raw points go through

@@ -1,4 +1,4 @@
--- Alerts on a percentile of a gauge (decisions.md section 20, issue 28): `aggregation` is what an alert
+-- Alerts on a percentile of a gauge (docs/decisions.md §20): `aggregation` is what an alert
 -- compares with its threshold. avg is the value of the last minute, as every alert did before (counters are
 -- summed whatever it says); p50/p90/p95/p99 are the nearest-rank percentile of the gauge's points over the
 -- last window_minutes, read like a chart bucket of that length (shared/stats/percentiles.ts). Percentiles

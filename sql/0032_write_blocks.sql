@@ -1,4 +1,4 @@
--- Writes that store fewer rows (issue 26, item 2): a persist job holding many points of one stat
+-- Writes that store fewer rows: a persist job holding many points of one stat
 -- for one UTC day past the hot days (a backfill, a client sending history) writes them as one block
 -- of that day, encoded by the worker in sql/0027's format (shared/points/blocks.ts), instead of a
 -- row per point that the next compaction would only move.

@@ -1,4 +1,4 @@
--- Two-factor codes (issue 38 items 6 and 18).
+-- Two-factor codes.
 -- Each code of the app is accepted once per time step and purpose: the code that turned two-factor on may
 -- still sign in during the same 30 s, but no code signs in twice, nor turns it off or renews the recovery
 -- codes twice. The last step accepted for each purpose; a new table, no rewrite of accounts.

@@ -1,4 +1,4 @@
--- Minute sketches of dense gauges (issue 38 item 10): charts with buckets under an hour (1h, 6h, 24h) read raw
+-- Minute sketches of dense gauges: charts with buckets under an hour (1h, 6h, 24h) read raw
 -- points exactly, which for a gauge of millions of points a day is a sort of millions of rows a read (10
 -- percentiles over 24 h of a 4M-point gauge: 2.4-5.4 s). An hour with at least 3,600 points (one a second) gets
 -- a sketch per minute beside its hour sketch, built from the same points by the same refresh, and those buckets

@@ -1,4 +1,4 @@
-// The anomaly sweep schedule (decisions.md section 11): once per cluster every ANOMALY_SWEEP_INTERVAL_SECONDS.
+// The anomaly sweep schedule (docs/decisions.md §11): once per cluster every ANOMALY_SWEEP_INTERVAL_SECONDS.
 import type { JobData } from '../shared/jobs.js'
 import { sweep, type SweepResult } from '../shared/anomalies/sweep.js'
 import type { WorkerDeps } from './deps.js'

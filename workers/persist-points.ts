@@ -16,7 +16,7 @@ import type { WorkerDeps } from './deps.js'
 const MAX_GROUP = 16
 // How long the first job of a group waits for others. Under steady single-point load jobs arrive a few ms apart,
 // so at 2 ms nearly every job was a statement and a commit of its own. Measured with persist jobs of 15 points at
-// 2,500 points a second (issue 18): 10 ms halved the transactions and cut PostgreSQL's CPU per point by about 30 %
+// 2,500 points a second: 10 ms halved the transactions and cut PostgreSQL's CPU per point by about 30 %
 // and the worker's by about 15 %; a point becomes visible up to 8 ms later, far inside the 1 s target.
 const MAX_WAIT_MS = 10
 

@@ -1,4 +1,4 @@
-// The network-edge User-Agent block of interface 5.5. It runs before
+// The network-edge User-Agent block of docs/decisions.md §I-5.5. It runs before
 // everything else and answers like the edge would: no service error body.
 import type { Ctx } from '../context.js'
 

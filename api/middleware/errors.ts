@@ -33,7 +33,7 @@ export function sendProblem(ctx: Ctx, err: AppError): void {
 }
 
 /**
- * The legacy envelope of interface 4.1.4: the body's `status` is the verdict.
+ * The legacy envelope of docs/decisions.md §I-4.1.4: the body's `status` is the verdict.
  * Malformed input is 400, oversize 413, an unknown Content-Encoding 415 and rate limits 429 in every mode; the
  * other rejections are 200 unless strict mode asked for their real status.
  */

@@ -1,7 +1,7 @@
 // The one generic layer every request passes, in this order: the security headers, the edge's
 // User-Agent block, the request id and log line, and the mapping of errors to answers. One async
 // frame instead of four nested ones: each layer cost a closure call and a promise on every single
-// write (issue 18). The parts live beside it (headers.ts, edge.ts, request-log.ts, errors.ts).
+// write. The parts live beside it (headers.ts, edge.ts, request-log.ts, errors.ts).
 import type { Middleware } from '../context.js'
 import { edgeBlocked } from './edge.js'
 import { answerError, answerUnrouted } from './errors.js'

@@ -1,4 +1,4 @@
-// Reads a legacy request the way old clients send it (decisions.md 4a): a
+// Reads a legacy request the way old clients send it (docs/decisions.md §4a): a
 // JSON body when the type says JSON, otherwise the body is a form whatever its
 // Content-Type (or none); on POST the query string is read too, the body
 // winning on a clash. Sets ctx.state.legacy so errors use the envelope.

@@ -1,4 +1,4 @@
-// Per-account request rate (decisions.md section 5), shared by every API
+// Per-account request rate (docs/decisions.md §5), shared by every API
 // process through Redis. Sets the RateLimit-* headers on every answer.
 import { rateLimited, unavailable } from '../../shared/errors.js'
 import type { Account } from '../../shared/accounts/repo.js'

@@ -1,4 +1,4 @@
-// Account settings (its time zone, issue 29) and account recovery and removal (decisions.md section 19): password reset by mail, password change, and
+// Account settings (its time zone) and account recovery and removal (docs/decisions.md §19): password reset by mail, password change, and
 // deleting the account with all of its data.
 import { changePassword, confirmPasswordReset, deleteAccount, deletionCheck, forgetAccountInRedis, requestPasswordReset } from '../../shared/accounts/recovery.js'
 import {

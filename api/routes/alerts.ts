@@ -1,4 +1,4 @@
-// Alerts (interface 2.4, 3.2, 4.6; decisions.md section 8) and the e-mail opt-in link.
+// Alerts (docs/decisions.md §I-2.4, §I-3.2, §I-4.6; §8) and the e-mail opt-in link.
 import { z } from 'zod'
 import { invalid, notFound } from '../../shared/errors.js'
 import { confirmEmail } from '../../shared/alerts/mail.js'

@@ -1,4 +1,4 @@
-// Correlations and threshold suggestions (interface 4.8, decisions.md section 12):
+// Correlations and threshold suggestions (docs/decisions.md §I-4.8, §12):
 // Bearer or session reads, every query scoped to the caller's account.
 import { correlations } from '../../shared/analytics/correlations.js'
 import { CorrelationsQuery, CorrelationsResponse, ThresholdsQuery, ThresholdsResponse } from '../../shared/analytics/schema.js'

@@ -1,4 +1,4 @@
-// Anomaly detection (interface 4.7, 4.8; decisions.md section 11): the incident list, the back-test and the diagnostics.
+// Anomaly detection (docs/decisions.md §I-4.7, §I-4.8; §11): the incident list, the back-test and the diagnostics.
 import { backtest, diagnostics, listAnomalies } from '../../shared/anomalies/service.js'
 import { AnomaliesQuery, AnomalyList, Backtest, BacktestQuery, Diagnostics, DiagnosticsQuery } from '../../shared/anomalies/schema.js'
 import { accountOf, type AuthKind, type Ctx } from '../context.js'
@@ -23,7 +23,7 @@ export function anomalyRoutes(routes: Routes): void {
       ctx.body = await ctx.deps.reads.run((sql) => backtest(sql, accountOf(ctx), stat, query.range, new Date()))
     })
     .add({ ...common, method: 'get', path: '/api/v1/anomalies/diagnostics', summary: 'Per stat: whether the detector has scored it, why not, and whether it could fire; with the evaluator\'s schedule and this account\'s counters',
-      query: DiagnosticsQuery, responses: { 200: { description: 'Diagnostics (interface 4.7)', schema: Diagnostics } }, errors: [404, 429] },
+      query: DiagnosticsQuery, responses: { 200: { description: 'Diagnostics (docs/decisions.md §I-4.7)', schema: Diagnostics } }, errors: [404, 429] },
     async (ctx, { query }) => {
       const { config, queues, sql } = ctx.deps
       const scheduler = await queues.get('anomalies').getJobScheduler('anomaly-sweep')

@@ -1,4 +1,4 @@
-// Account API keys (decisions.md section 3): session only.
+// Account API keys (docs/decisions.md §3): session only.
 import { ApiKeyList, CreateApiKeyBody, CreatedApiKey, KeyIdParams } from '../../shared/accounts/schema.js'
 import { apiKeyJson, createApiKey, listApiKeys, revokeApiKey } from '../../shared/auth/api-keys.js'
 import { invalid, notFound } from '../../shared/errors.js'

@@ -1,4 +1,4 @@
-// Sign-up, sign-in, sign-out and "who am I" (decisions.md section 2).
+// Sign-up, sign-in, sign-out and "who am I" (docs/decisions.md §2).
 import { accountJson } from '../../shared/accounts/json.js'
 import { Credentials, LoginBody, SessionResponse } from '../../shared/accounts/schema.js'
 import { logIn, signUp } from '../../shared/accounts/service.js'

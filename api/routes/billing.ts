@@ -1,4 +1,4 @@
-// Billing (interface 4.6, 5.3; decisions.md 9, 14): checkout and portal on the
+// Billing (docs/decisions.md §I-4.6, §I-5.3; §9, §14): checkout and portal on the
 // dashboard session, the return from them, and the provider's signed events.
 import { readRaw } from '../middleware/legacy-body.js'
 import { findBillingByAccount } from '../../shared/billing/repo.js'

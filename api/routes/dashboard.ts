@@ -1,4 +1,4 @@
-// The dashboard API (interface 4.4): session only.
+// The dashboard API (docs/decisions.md §I-4.4): session only.
 import { z } from 'zod'
 import { dashboard, dashboardWindows } from '../../shared/stats/dashboard.js'
 import { planOf } from '../../shared/plans.js'

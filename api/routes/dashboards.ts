@@ -1,4 +1,4 @@
-// Dashboards of cards (decisions.md section 17): Bearer or session, every query scoped to the caller's account.
+// Dashboards of cards (docs/decisions.md §17): Bearer or session, every query scoped to the caller's account.
 import { dashboardData } from '../../shared/dashboards/data.js'
 import { createDashboard, dashboardJson, deleteDashboard, getDashboard, listDashboards, patchDashboard } from '../../shared/dashboards/repo.js'
 import { CreateDashboardBody, DashboardData, DashboardDataQuery, DashboardList, DashboardOne, PatchDashboardBody } from '../../shared/dashboards/schema.js'

@@ -1,5 +1,5 @@
-// Export of raw observations as CSV or JSON (interface 4.5, decisions.md
-// section 7), streamed with the applied window in headers and body.
+// Export of raw observations as CSV or JSON (docs/decisions.md §I-4.5,
+// §7), streamed with the applied window in headers and body.
 import { Readable } from 'node:stream'
 import { exportCsv, exportJson, hasOlderPoints } from '../../shared/export/stream.js'
 import { resolveExportWindow } from '../../shared/export/window.js'
@@ -32,12 +32,12 @@ async function sendExport(ctx: Ctx, query: z.infer<typeof ExportQuery>, statName
   // A page that fails after the 200 and the first bytes went out (a lost connection, a timeout)
   // destroys the response (Koa pipes the body with stream.pipeline): the chunked body never gets its
   // final chunk, so the client sees a broken transfer, never a shorter file that ends cleanly. Each page is read
-  // through the read pool, so a page that fails on the replica is read again on the primary (issue 38 item 20).
+  // through the read pool, so a page that fails on the replica is read again on the primary.
   ctx.body = Readable.from((csv ? exportCsv : exportJson)(ctx.deps.reads, stats, w))
 }
 
 /**
- * The download's name after what it holds (issue 38 item 19: every file was export.csv): the stat (or
+ * The download's name after what it holds (every file was export.csv): the stat (or
  * "all-stats") and the applied window in UTC, "checkout.latency_2026-11-01T0000Z_2026-11-08T0000Z.csv". An ASCII
  * name for every client, and the exact one (RFC 6266 filename*) for those that read it: stat names may hold spaces and &.
  */

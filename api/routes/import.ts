@@ -1,4 +1,4 @@
-// Import of a saved export file (interface 4.6.2, decisions.md sections 9 and 15).
+// Import of a saved export file (docs/decisions.md §I-4.6.2, §9 and §15).
 import { z } from 'zod'
 import { notFound } from '../../shared/errors.js'
 import { findImport, importJson } from '../../shared/imports/repo.js'

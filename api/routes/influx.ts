@@ -1,4 +1,4 @@
-// InfluxDB line protocol writes (decisions.md 21): POST /api/v2/write and the 1.x POST /write, so that
+// InfluxDB line protocol writes (docs/decisions.md §21): POST /api/v2/write and the 1.x POST /write, so that
 // Telegraf and the InfluxDB client libraries send here with only their URL and token changed.
 import { z } from 'zod'
 import { admitProtocolRequest, MAX_POINTS_PER_REQUEST } from '../../shared/ingest/protocols/admit.js'
@@ -20,7 +20,7 @@ async function write(ctx: Ctx, version: 'v1' | 'v2') {
   const account = await protocolAccount(ctx, version === 'v1')
   const precision = parsePrecision(ctx.query.precision)
   const body = await readProtocolBody(ctx, LINE_PROTOCOL_BODY_LIMIT, true)
-  // Its size in points (at least one a line) is refused before a point is built (issue 38 item 5).
+  // Its size in points (at least one a line) is refused before a point is built.
   const lines = await countPointLines(body)
   await admitProtocolRequest(ctx.deps.limits, account, lines, lines, 'lines')
   const text = body.toString('utf8')

@@ -1,4 +1,4 @@
-// The predecessor's endpoints /ez, /c and /v (interface 4.1), wire-compatible
+// The predecessor's endpoints /ez, /c and /v (docs/decisions.md §I-4.1), wire-compatible
 // so that unmodified clients keep working. Also at /api/ez, /api/c, /api/v.
 import { z } from 'zod'
 import { invalid, unauthorized } from '../../shared/errors.js'

@@ -1,4 +1,4 @@
-// Prometheus remote write 1.0 (decisions.md 21): POST /api/v1/prom/write with the key as a Bearer token, so
+// Prometheus remote write 1.0 (docs/decisions.md §21): POST /api/v1/prom/write with the key as a Bearer token, so
 // a Prometheus server sends here with one remote_write block. Refusals are problem details like every v1
 // route; 400s are not retried by Prometheus, 429 and 503 are.
 import { z } from 'zod'
@@ -22,7 +22,7 @@ async function write(ctx: Ctx) {
   if (encoding !== 'snappy') throw new AppError('unsupported_media_type', 'unsupported_content_encoding', `unsupported Content-Encoding ${JSON.stringify(encoding)}: remote write bodies are snappy-compressed (block format)`)
   const body = await readProtocolBody(ctx, REMOTE_WRITE_BODY_LIMIT, false)
   const bytes = await uncompressRemoteWrite(body)
-  // Its size in samples is refused before a point is built (issue 38 item 5).
+  // Its size in samples is refused before a point is built.
   const { samples, stale } = await countSamples(bytes)
   await admitProtocolRequest(ctx.deps.limits, account, samples - stale, samples, 'samples')
   const now = nowSeconds()

@@ -1,4 +1,4 @@
-// Plain-language questions (interface 4.6, 4.6.1; decisions.md section 13).
+// Plain-language questions (docs/decisions.md §I-4.6, §I-4.6.1; §13).
 import { answerQuestion } from '../../shared/query/engine.js'
 import { QueryBody, QueryResponse } from '../../shared/query/schema.js'
 import { accountOf } from '../context.js'

@@ -1,4 +1,4 @@
-// Describing, deleting and sharing a stat (interface 3.1, 4.3).
+// Describing, deleting and sharing a stat (docs/decisions.md §I-3.1, §I-4.3).
 import { notFound } from '../../shared/errors.js'
 import { assertPrintable } from '../../shared/ingest/text.js'
 import { publishStatDeleted } from '../../shared/stats/directory.js'

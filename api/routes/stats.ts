@@ -1,4 +1,4 @@
-// Reading stats back (interface 4.3, decisions.md section 6).
+// Reading stats back (docs/decisions.md §I-4.3, §6).
 import { planOf } from '../../shared/plans.js'
 import { clampToRetention, resolveWindow, windowJson } from '../../shared/stats/ranges.js'
 import { parsePercentiles, readPercentiles, withPercentiles } from '../../shared/stats/percentiles.js'

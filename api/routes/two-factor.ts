@@ -1,4 +1,4 @@
-// Two-factor sign-in (issue 30 item 4): status, set-up, turning it on with a first code (which returns the
+// Two-factor sign-in: status, set-up, turning it on with a first code (which returns the
 // recovery codes once) and off. Sign-in itself takes the code in POST /api/v1/auth/login.
 import { RenewRecoveryCodesBody, TwoFactorCodeBody, TwoFactorDisableBody, TwoFactorSetup, TwoFactorStatus, RecoveryCodes } from '../../shared/accounts/schema.js'
 import { disableTwoFactor, enableTwoFactor, renewRecoveryCodes, startTwoFactor, twoFactorStatus } from '../../shared/auth/two-factor.js'

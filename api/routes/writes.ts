@@ -1,4 +1,4 @@
-// v1 write routes (interface 4.2, decisions.md section 4): real status codes and problem bodies.
+// v1 write routes (docs/decisions.md §I-4.2, §4): real status codes and problem bodies.
 import { AppError, invalid } from '../../shared/errors.js'
 import { validatePoint, type PointRules, type ValidPoint } from '../../shared/ingest/point.js'
 import { CountBody, PointsBody, PointsOk, ValueBody, WriteOk } from '../../shared/ingest/schema.js'

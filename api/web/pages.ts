@@ -119,7 +119,7 @@ predecessor's <code>/ez</code>, <code>/c</code> and <code>/v</code> endpoints ke
 
 /**
  * A page rendered whole here for a person arriving from a mailed link (the address confirmation): the app's
- * shell, stylesheet and icon, with the navigation when a session is open (issue 38 item 19: it was bare HTML).
+ * shell, stylesheet and icon, with the navigation when a session is open (it was bare HTML).
  * `main` is already escaped HTML.
  */
 export async function messagePage(ctx: Ctx, title: string, main: string): Promise<void> {
@@ -131,7 +131,7 @@ const param = (ctx: Ctx, name: string) => (ctx as unknown as { params: Record<st
 
 export function webRoutes(router: Router<AppState, AppContext>): void {
   // The payment provider sends people back to /?billing=updated|cancelled: that belongs on the billing page.
-  // Signed in: the stats. Signed out: a page of its own that says what the service is (issue 24 item 11).
+  // Signed in: the stats. Signed out: a page of its own that says what the service is.
   router.get('/', async (ctx) => {
     const back = ctx.query.billing === 'updated' || ctx.query.billing === 'cancelled' ? `/billing?billing=${ctx.query.billing}` : '/stats'
     if (await sessionOf(ctx)) return ctx.redirect(back)
@@ -157,7 +157,7 @@ export function webRoutes(router: Router<AppState, AppContext>): void {
     data: { dashboard: param(ctx, 'id') },
     preload: typeof ctx.query.range === 'string' ? [] : [`/api/v1/dashboards/${encodeURIComponent(param(ctx, 'id'))}/data`],
   })))
-  // Which webhook targets this deployment takes: the form's hint says what is true here (issue 38 item 19).
+  // Which webhook targets this deployment takes: the form's hint says what is true here.
   router.get('/alerts', signedIn('alerts', () => 'Alerts', (ctx) => {
     const c = ctx.deps.config
     return { data: { webhookTargets: c.webhookAllowPrivate ? 'private' : c.webhookAllowLoopback ? 'loopback' : 'public' } }
@@ -176,7 +176,7 @@ export function webRoutes(router: Router<AppState, AppContext>): void {
   }))
   router.get('/account', signedIn('account', () => 'Account'))
   // Browsers ask for /favicon.ico wherever a page names no icon (a JSON route, the API reference): the same icon
-  // as the shell's, so that no page logs a 404 (issue 38 item 19). SVG under that name is read by its type.
+  // as the shell's, so that no page logs a 404. SVG under that name is read by its type.
   router.get('/favicon.ico', async (ctx) => {
     const icon = (await assets()).files.get('icon.svg')!
     securityHeaders(ctx)

@@ -1,4 +1,4 @@
-// Copy-paste set-ups for the ingest protocols people already run (decisions.md 21), shown on the Send data
+// Copy-paste set-ups for the ingest protocols people already run (docs/decisions.md §21), shown on the Send data
 // page with the key filled in and in the README. Plain TypeScript: the page bundles it and tests render it.
 
 import { planOf, type PlanName } from '../../shared/plans.js'
@@ -11,7 +11,7 @@ const MEM_FIELDS = ['used_percent', 'available']
 
 /**
  * Telegraf's InfluxDB v2 output, pointed at the service: only the URL and the token change. The inputs fit the
- * plan the page is shown to (issue 38 item 11): cpu and mem as they come make 12 gauges a host, more than the
+ * plan the page is shown to: cpu and mem as they come make 12 gauges a host, more than the
  * free plan's 10 stats, and a write that would pass the plan's stat count is refused whole (Telegraf then
  * retries it forever); there the cpu input keeps three fields.
  */
@@ -66,7 +66,7 @@ echo "${key}.signups:1|c" | nc -u -w0 ${host} ${port}`
 
 /**
  * Prometheus' remote_write block: every scraped series arrives as a gauge. The advice to keep only some series
- * names the plan's own stat count (issue 38 item 11: it said "the free plan tracks 10 stats" to paid accounts too).
+ * names the plan's own stat count (it said "the free plan tracks 10 stats" to paid accounts too).
  */
 export function prometheusConfig(base: string, key: string, plan: PlanName = 'free'): string {
   const tracked = planOf(plan).trackedStats

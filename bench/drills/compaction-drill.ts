@@ -1,4 +1,4 @@
-// Compaction drill (issue 26): the worker is killed (-9) in the middle of a compaction pass, while
+// Compaction drill: the worker is killed (-9) in the middle of a compaction pass, while
 // writers backfill single points (t and ikey, retried with the same ikey) into days that are being
 // compacted. A history seeded beforehand makes the pass long enough to be cut half-way. Afterwards
 // every accepted point and every seeded one is looked up through stat_points (hot rows and day

@@ -1,4 +1,4 @@
-// Fault drills (issue 11): the service as operators run it, two web processes
+// Fault drills: the service as operators run it, two web processes
 // and a worker as child processes, against a PostgreSQL and a Redis of the
 // drill's own, under steady writes on the paths clients use while a fault is
 // injected (see WritePath below for each path and what "doubled" means on it).
@@ -422,7 +422,7 @@ export const singleWithIkey: WritePath = {
 
 /**
  * Single v1 writes with neither `t` nor `ikey`, the most common write. The service stores each at its arrival second
- * and cannot tell a resend from a new reading (interface 4.1.4: a retry double-counts), so the writer resends only
+ * and cannot tell a resend from a new reading (docs/decisions.md §I-4.1.4: a retry double-counts), so the writer resends only
  * after an error status (which means the point did not land) or a refused connection (nothing was sent), never after
  * no answer (the point's outcome is then unknown). "Nothing doubled" is then exact: every value is stored at most once, at a second one of its attempts that
  * may have landed was in flight in (the match by value and second), and an error status stored nothing.

@@ -1,4 +1,4 @@
-// Drills past one machine (issue 32, decisions.md section 22): 2 web and 2 worker processes on a Redis Cluster of
+// Drills past one machine (docs/decisions.md §22): 2 web and 2 worker processes on a Redis Cluster of
 // 3 masters and 3 replicas and a PostgreSQL primary with a streaming replica (DATABASE_READ_URL), under steady
 // writes (the rig of drills.ts), while a reader asks for charts and exports and an alert fires to a local webhook
 // receiver. Faults: a Redis master killed (its replica takes over), the PostgreSQL replica stopped, the replica

@@ -1,4 +1,4 @@
-// A local stand-in for the payment provider (decisions.md 14): it speaks the
+// A local stand-in for the payment provider (docs/decisions.md §14): it speaks the
 // provider's REST protocol for exactly the calls the service makes (customers,
 // checkout sessions, portal sessions, subscriptions), serves the hosted
 // checkout and portal pages, and sends signed events to the service's webhook.

@@ -1,4 +1,4 @@
-// Account recovery and removal (decisions.md section 19): password reset by mail, password change, and
+// Account recovery and removal (docs/decisions.md §19): password reset by mail, password change, and
 // deleting an account with every piece of its data.
 import type { Redis } from 'ioredis'
 import type { Config } from '../config.js'
@@ -48,7 +48,7 @@ export async function confirmPasswordReset(sql: Sql, token: string, password: st
     await tx`update accounts set password_hash = ${passwordHash} where id = ${used.account_id}`
     await tx`update password_resets set used_at = now() where account_id = ${used.account_id} and used_at is null`
     await revokeAccountSessions(tx, used.account_id)
-    // The mailbox proved the owner: two-factor codes locked by wrong guesses work again (issue 38 item 6).
+    // The mailbox proved the owner: two-factor codes locked by wrong guesses work again.
     await unlockTwoFactor(tx, used.account_id)
     return used.account_id
   }) as string | null
@@ -114,7 +114,7 @@ export interface Removed {
  * `account_id` or a `stat_id` column is cleared of the account's rows by name, found in the catalogue at run
  * time: points and pending rollups hold a stat id without a foreign key (decided for write speed), and a table
  * added later by another feature is covered without this function having to learn of it. The free-tier slot
- * the account claimed is not given back (decisions.md 19). A live paid subscription must be cancelled first
+ * the account claimed is not given back (docs/decisions.md §19). A live paid subscription must be cancelled first
  * (checked before anything else: no password is worth typing while it stands), and with two-factor sign-in on
  * a current code is required besides the password.
  */

@@ -36,7 +36,7 @@ function canonicalZone(name: string): string | null {
 export const TimeZoneName = z.string().trim().max(64, { error: 'must be an IANA time zone such as Europe/Paris' })
   .transform((name, ctx) => {
     const zone = canonicalZone(name)
-    // Stored by its current name (Asia/Calcutta -> Asia/Kolkata, issue 38 item 14): the one the zone list offers.
+    // Stored by its current name (Asia/Calcutta -> Asia/Kolkata): the one the zone list offers.
     if (zone) return currentZoneName(zone)
     ctx.issues.push({ code: 'custom', input: name, message: `unknown time zone "${name}": must be an IANA time zone such as Europe/Paris or America/New_York` })
     return z.NEVER

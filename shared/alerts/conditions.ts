@@ -1,4 +1,4 @@
-// The rules of interface 3.2, as pure functions: whether a condition holds
+// The rules of docs/decisions.md §I-3.2, as pure functions: whether a condition holds
 // for an observation, and how an alert's state moves on each evaluation.
 import { randomUUID } from 'node:crypto'
 import type { Condition } from './schema.js'

@@ -1,5 +1,5 @@
 // Sending one delivery over its alert's channel. Webhooks get the payload of
-// interface 2.5 with the idempotency, incident and signature headers; Slack an
+// docs/decisions.md §I-2.5 with the idempotency, incident and signature headers; Slack an
 // incoming-webhook message; e-mail a plain-text mail to a confirmed address.
 import { createHmac } from 'node:crypto'
 import type { Config } from '../config.js'
@@ -10,7 +10,7 @@ import { formatInstant } from '../time/zones.js'
 import type { AlertRow, Delivery } from './repo.js'
 import type { DeliveryPayload } from './schema.js'
 
-/** `t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">` (decisions.md section 8). */
+/** `t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">` (docs/decisions.md §8). */
 export function signature(secret: string, body: string, unixSeconds: number): string {
   return `t=${unixSeconds},v1=${createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex')}`
 }
@@ -26,7 +26,7 @@ export function statLink(config: Pick<Config, 'publicUrl' | 'port'>, name: strin
 
 const appBase = (config: Pick<Config, 'publicUrl' | 'port'>) => config.publicUrl?.replace(/\/+$/, '') ?? `http://127.0.0.1:${config.port}`
 
-/** The alert's own page, where it is muted, tested and changed (issue 38 item 13: the mail linked to the stat only). */
+/** The alert's own page, where it is muted, tested and changed (the mail linked to the stat only). */
 export function alertLink(config: Pick<Config, 'publicUrl' | 'port'>, id: string): string {
   return `${appBase(config)}/alerts/${encodeURIComponent(id)}`
 }
@@ -78,7 +78,7 @@ export async function send(config: Config, sql: Db, alert: AlertRow, delivery: D
       const to = alert.channel_config.email!
       // Double opt-in is checked again at send time: a confirmation can only ever be added, but be strict.
       if (!(await isConfirmed(sql, alert.account_id, to))) throw new Error('address not confirmed')
-      // "At:" on the account's clock, as its pages write times (issue 38 item 14); the alert's page is where it is muted.
+      // "At:" on the account's clock, as its pages write times; the alert's page is where it is muted.
       const at = formatInstant(new Date(p.triggered_at), await zoneOf(sql, alert.account_id))
       await sendMail(config, {
         to,

@@ -3,7 +3,7 @@
 // The URLs are chosen by users, so every request this module makes is a
 // potential SSRF: a target could point at the metadata service
 // (169.254.169.254), at Redis on 127.0.0.1 or at anything on the private
-// network. decisions.md section 8 / issue 5 part 5 set the rules:
+// network. docs/decisions.md §8 set the rules:
 //   - http/https only, no credentials in the URL;
 //   - refuse every address that is not global unicast (loopback, private,
 //     link-local, CGNAT, multicast, unspecified, documentation, benchmark,

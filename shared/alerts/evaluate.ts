@@ -58,7 +58,7 @@ const describe: Record<Exclude<Condition, 'heartbeat' | 'missing_data'>, string>
 }
 
 /**
- * A span of seconds as a person says it (issue 38 item 13: "no data for more than (s) 120 (observed 340.246)"):
+ * A span of seconds as a person says it ("no data for more than (s) 120 (observed 340.246)"):
  * "45 s", "5 min 40 s", "2 min", "3 h 5 min", "2 d 4 h". Whole seconds; the two largest units only.
  */
 export function duration(seconds: number): string {
@@ -113,7 +113,7 @@ function payload(r: Row, event: 'fired' | 'resolved', incidentId: string, now: D
 type Outbox = { id: string; alertId: string; incidentId: string; event: string; payload: DeliveryPayload }
 
 /**
- * One alert's evaluation: the state machine of interface 3.2 on its value (or on its silence, per on_no_data),
+ * One alert's evaluation: the state machine of docs/decisions.md §I-3.2 on its value (or on its silence, per on_no_data),
  * then the mute; what to store, deliver and record in its history.
  */
 function decide(r: Row, now: Date): { next: Managed; noData: boolean; outbox: Outbox[]; events: NewEvent[] } {
@@ -208,7 +208,7 @@ async function readObservations(tx: TxSql, now: Date): Promise<Row[]> {
       select stat_newest(s.id, '-infinity', 'infinity') as ts where a.condition_type in ('heartbeat', 'missing_data')
     ) last on s.id is not null
     -- anomaly: the stat's latest incident recorded after the alert was created (while open it fires the alert;
-    -- its close resolves it). observed_value is the incident's peak (decisions.md section 16).
+    -- its close resolves it). observed_value is the incident's peak (docs/decisions.md §16).
     left join lateral (
       select (an.peak ->> 'observed')::float8 as observed, an.status = 'open' as open, an.explanation
       from anomalies an where a.condition_type = 'anomaly' and an.stat_id = s.id and an.opened_at >= a.created_at

@@ -1,4 +1,4 @@
-// Each alert's history (decisions.md section 18): what happened (fired, resolved, suppressed, muted, test)
+// Each alert's history (docs/decisions.md §18): what happened (fired, resolved, suppressed, muted, test)
 // and every attempt of its delivery with the receiver's answer.
 import type { Db } from '../db.js'
 import type { EventKind } from './mute-and-silence.js'

@@ -1,6 +1,6 @@
 // Alert e-mail through SMTP (nodemailer), and the double opt-in: an address
 // gets a confirmation link first, and nothing else until it is clicked.
-// Without SMTP_URL outside production (decisions.md 15), each mail is written
+// Without SMTP_URL outside production (docs/decisions.md §15), each mail is written
 // to the outbox folder as an .eml file instead, and its link printed.
 import { randomBytes } from 'node:crypto'
 import { mkdir, writeFile } from 'node:fs/promises'
@@ -59,7 +59,7 @@ export async function isConfirmed(sql: Db, accountId: string, email: string): Pr
 }
 
 /**
- * How often confirmation mails go out (issue 24 item 4: creating and deleting an e-mail alert in a loop
+ * How often confirmation mails go out (creating and deleting an e-mail alert in a loop
  * mailed a third party's address each time). An address with a confirmation pending is not mailed again
  * for CONFIRMATION_PENDING_HOURS: the link it was sent arms every alert of that account to it. Beyond that,
  * within any day an address gets confirmation mails from at most CONFIRMATIONS_PER_ADDRESS accounts, and

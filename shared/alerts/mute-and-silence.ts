@@ -1,4 +1,4 @@
-// The rules of decisions.md section 18 that sit on top of interface 3.2's state
+// The rules of docs/decisions.md §18 that sit on top of docs/decisions.md §I-3.2's state
 // machine (conditions.ts), as pure functions: what silence means for a
 // threshold alert (on_no_data), and what a mute withholds. Evaluation
 // (evaluate.ts) runs step() first, then these.

@@ -1,4 +1,4 @@
-// Changing an alert after it was created and trying it (decisions.md section 18): PATCH and the test delivery.
+// Changing an alert after it was created and trying it (docs/decisions.md §18): PATCH and the test delivery.
 // Creating and deleting one is create-delete.ts.
 import { randomUUID } from 'node:crypto'
 import type { Account } from '../accounts/repo.js'
@@ -48,7 +48,7 @@ async function optIn(deps: AlertDeps, account: Account, alert: AlertRow, email: 
 }
 
 /**
- * What a PATCH changed, in words for the alert's history (issue 38 item 13: a changed threshold left no trace):
+ * What a PATCH changed, in words for the alert's history (a changed threshold left no trace):
  * "threshold 100 → 250", "window 5 → 15 min". The mute has its own "muted" line.
  */
 function changedFields(before: AlertRow, after: AlertRow): string[] {
@@ -109,7 +109,7 @@ export async function updateAlert(deps: AlertDeps, account: Account, id: string,
 }
 
 /**
- * Queues one test delivery through the alert's channel: the payload of interface 2.5 with `event: "test"`, the
+ * Queues one test delivery through the alert's channel: the payload of docs/decisions.md §I-2.5 with `event: "test"`, the
  * alert's current status, its own idempotency and incident keys, signed like any delivery. Returns its id.
  */
 export async function sendTest(deps: AlertDeps, accountId: string, id: string): Promise<string> {

@@ -85,7 +85,7 @@ export async function deleteAlert(sql: Db, accountId: string, id: string): Promi
 }
 
 export const DEFAULT_WINDOW_MINUTES = 5
-/** How long a silence lasts before on_no_data acts (decisions.md 18): window_minutes when given, else 60. */
+/** How long a silence lasts before on_no_data acts (docs/decisions.md §18): window_minutes when given, else 60. */
 export const DEFAULT_NO_DATA_MINUTES = 60
 export const noDataMinutes = (a: Pick<AlertRow, 'window_minutes' | 'window_minutes_set'>) => (a.window_minutes_set ? a.window_minutes : DEFAULT_NO_DATA_MINUTES)
 

@@ -1,4 +1,4 @@
-// Request and response shapes of the alert routes (interface 2.4, decisions.md section 8).
+// Request and response shapes of the alert routes (docs/decisions.md §I-2.4, §8).
 import { z } from 'zod'
 import { parseStatName } from '../ingest/names.js'
 
@@ -13,7 +13,7 @@ export const NO_THRESHOLD_CONDITIONS: readonly Condition[] = ['heartbeat', 'miss
 /** The conditions on a stat's value, for which on_no_data applies (the others are about missing data already). */
 export const THRESHOLD_CONDITIONS: readonly Condition[] = ['above', 'below', 'pct_change', 'sustained']
 /**
- * What an alert compares with its threshold (decisions.md section 20): avg, the value of the last minute (a
+ * What an alert compares with its threshold (docs/decisions.md §20): avg, the value of the last minute (a
  * counter's sum), or a percentile of a gauge over the last window_minutes. p90 besides the p50/p95/p99 of the
  * issue because the decision lists it; no other percentile, so that an alert's value names a column people know
  * and the stored check constraint stays a short list (the stats API, which only reads, takes any 0-100).
@@ -105,7 +105,7 @@ export const CreatedAlert = z
 
 export const AlertList = z.object({ alerts: z.array(AlertJson) }).meta({ id: 'AlertList' })
 
-/** The body POSTed to a webhook (interface 2.5). */
+/** The body POSTed to a webhook (docs/decisions.md §I-2.5). */
 export const DeliveryPayload = z
   .object({
     alert_id: z.uuid(), event: z.enum(['fired', 'resolved', 'test']).describe('test: sent by POST /api/v1/alerts/{id}/test'), status: z.enum(['firing', 'resolved']), stat_name: z.string(),

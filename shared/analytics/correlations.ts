@@ -1,4 +1,4 @@
-// Which stats move with this one (decisions.md section 12): hourly buckets
+// Which stats move with this one (docs/decisions.md §12): hourly buckets
 // over the window (shared/stats/hourly.ts), first differences by default so
 // that shared trends and daily cycles do not make unrelated stats look
 // related, then departures (the default: Pearson on robustly standardised
@@ -41,7 +41,7 @@ const median = (xs: number[]) => {
 }
 
 /**
- * The 'departures' method's view of a series (issue 27 item 4): how far each hour departs from what
+ * The 'departures' method's view of a series: how far each hour departs from what
  * the stat usually does at that hour. The typical value of each hour of the day (its median over the
  * window, once there are PROFILE_HOURS) is taken out, so two unrelated stats that share a daily
  * cycle do not look related; what is left is divided by its robust spread (1.4826 x the median

@@ -1,5 +1,5 @@
-// Request and response shapes of the analytics read routes (interface 4.8,
-// decisions.md section 12): one schema per shape, for validation, types and
+// Request and response shapes of the analytics read routes (docs/decisions.md §I-4.8,
+// docs/decisions.md §12): one schema per shape, for validation, types and
 // the OpenAPI document.
 import { z } from 'zod'
 import { DECIMAL_TEXT, MAX_MAGNITUDE } from '../ingest/numbers.js'
@@ -23,7 +23,7 @@ const intParam = (min: number, max: number) => {
     .transform(Number).pipe(z.number().int().min(min, { error: message }).max(max, { error: message }))
 }
 
-/** A decimal number in the grammar and bounds of data points (interface 2.2). */
+/** A decimal number in the grammar and bounds of data points (docs/decisions.md §I-2.2). */
 const numberParam = () => {
   const message = `must be a decimal number of magnitude at most ${MAX_MAGNITUDE}`
   return z.string({ error: once(message) }).trim().regex(DECIMAL_TEXT, { error: message })
@@ -38,7 +38,7 @@ export const CorrelationsQuery = z.object({
   stat: StatParam,
   range: oneOf(RANGE_NAMES as unknown as [string, ...string[]]).default('7d')
     .describe(`One of ${RANGE_NAMES.join(', ')} (default 7d), clamped to the plan's retention. Compared at one-hour buckets, complete hours only.`),
-  // The default is the method that did best on the labelled set of `npm run bench:analytics` (issue 27 item 4):
+  // The default is the method that did best on the labelled set of `npm run bench:analytics`:
   // every related pair in its target's top 3 and no unrelated pair at 0.3, where Spearman and Pearson on
   // the bare differences ranked half the related pairs lower and scored unrelated stats with the same daily cycle up to 0.54.
   method: oneOf(CORRELATION_METHODS).default('departures').describe('departures (default): Pearson on how far each hour departs from what the stat usually does at that hour of the day, in robust spreads (median and median absolute deviation), so shared spikes weigh by their size and a shared daily cycle does not count; spearman: ranks, ties as mid-ranks (one large shared spike counts as one rank step); pearson: the values as they are'),

@@ -1,4 +1,4 @@
-// Threshold suggestions with a back-test (decisions.md section 12): candidate
+// Threshold suggestions with a back-test (docs/decisions.md §12): candidate
 // thresholds from quantiles of the per-minute value the live evaluation
 // checks, each replayed minute by minute through the live evaluation's own
 // condition check and state machine (shared/alerts/conditions.ts), so the

@@ -1,5 +1,5 @@
 // Replaying the detector over a stat's history as if a sweep had run after
-// every complete hour (decisions.md section 11, back-test extension). The
+// every complete hour (docs/decisions.md §11, back-test extension). The
 // lead-in before the first scored hour only warms the streaming baseline, as
 // a stat's first sweep does, so the replay and the live sweep agree.
 import type { Kind } from '../stats/repo.js'

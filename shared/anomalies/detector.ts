@@ -1,4 +1,4 @@
-// The anomaly detector (interface 3.3, decisions.md sections 11 and 16): two
+// The anomaly detector (docs/decisions.md §I-3.3, §11 and §16): two
 // independent baselines over complete hourly buckets, the stat's daily and
 // weekly cycle where it has one, and the incident state machine on top. Pure:
 // the sweep (shared/anomalies/sweep.ts) and the back-test

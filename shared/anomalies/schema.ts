@@ -1,4 +1,4 @@
-// Shapes of the anomaly routes (interface 4.7, 4.8; decisions.md section 11).
+// Shapes of the anomaly routes (docs/decisions.md §I-4.7, §I-4.8; §11).
 import { z } from 'zod'
 import { RANGE_NAMES } from '../stats/ranges.js'
 

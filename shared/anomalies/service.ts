@@ -1,5 +1,5 @@
 // What the anomaly routes answer: the incident list, the back-test and the
-// diagnostics (interface 4.7; decisions.md section 11). Everything is scoped
+// diagnostics (docs/decisions.md §I-4.7; §11). Everything is scoped
 // to one account.
 import type { Account } from '../accounts/repo.js'
 import type { Sql } from '../db.js'

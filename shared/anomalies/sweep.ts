@@ -1,4 +1,4 @@
-// The anomaly sweep (decisions.md section 11): pages through the stats of
+// The anomaly sweep (docs/decisions.md §11): pages through the stats of
 // accounts whose plan detects anomalies and steps each one's newly completed
 // hours through the detector, recording its state, its reason and the
 // incidents it opens and closes. Every page is one transaction that locks its
@@ -93,7 +93,7 @@ export async function sweep(sql: Sql, now: Date, opts: SweepOptions): Promise<Sw
   const newest = newestCompleteHour(now)
   const [{ id: sweepId }] = await sql<{ id: string }[]>`insert into anomaly_sweeps (started_at) values (${now}) returning id`
   // Stats of entitled accounts get a state row (a plan change from free starts detection at the next sweep), and
-  // their history is marked for scoring (issue 38 item 12): what was written before the plan detected anomalies
+  // their history is marked for scoring: what was written before the plan detected anomalies
   // (a backfill on the free plan) is replayed, as it is for an account created on a paid plan, whose refreshes
   // mark it. Without the mark a new row starts at the newest hour and the older incidents never reach the list.
   await sql`

@@ -7,13 +7,13 @@
 // mistyped is never locked out for more than a minute (and a success clears
 // the address's count).
 //
-// Password-reset mail to one address tightens further (issue 38 item 6): its
+// Password-reset mail to one address tightens further: its
 // delay doubles up to a day and is remembered for a day, and at most
 // RESET_MAILS_PER_DAY requests per address are accepted in any 24 hours, so an
 // inbox gets a handful of reset mails a day, not 1,440. (Two-factor codes are
 // bounded by a lock instead: see TOTP_MAX_FAILURES in two-factor.ts.)
 //
-// Why a script of our own rather than rate-limiter-flexible (weighed for issue 39): that library counts points
+// Why a script of our own rather than rate-limiter-flexible: that library counts points
 // in fixed windows and blocks for a fixed blockDuration. What this file needs and it lacks: (1) a delay that
 // doubles per attempt after the free ones, capped per counter (its only growing delay, ExpressBruteFlexible, is
 // Express req/res middleware and grows as Fibonacci, not doubling; elsewhere one computes each block and calls
@@ -115,7 +115,7 @@ export async function throttleSignup(redis: Redis, config: ThrottleConfig, clien
 }
 
 /**
- * Counts a password-reset request (decisions.md 19): per address, so one inbox is not flooded with reset mails
+ * Counts a password-reset request (docs/decisions.md §19): per address, so one inbox is not flooded with reset mails
  * (a delay doubling up to a day, remembered a day, and RESET_MAILS_PER_DAY in any 24 hours), and per client as
  * sign-in is. Separate counters from sign-in, so that resetting is not blocked by the failed sign-ins that made
  * someone reset. `now` is the clock (a test moves it forward instead of waiting hours).

@@ -1,7 +1,7 @@
-// Two-factor sign-in (issue 30 item 4), optional per account: a TOTP secret (RFC 6238 through otplib, the
+// Two-factor sign-in, optional per account: a TOTP secret (RFC 6238 through otplib, the
 // authenticator apps' defaults: SHA-1, 6 digits, 30 s) and ten one-time recovery codes, stored hashed. Once
 // enabled, signing in takes a code of the app or an unused recovery code besides the password. Each code of the
-// app is accepted once per time step and purpose (issue 38 item 18), and a run of wrong codes locks the app's
+// app is accepted once per time step and purpose, and a run of wrong codes locks the app's
 // codes until a recovery code or a password reset (item 6).
 import { randomInt } from 'node:crypto'
 import { generateSecret, generateURI, verify } from 'otplib'

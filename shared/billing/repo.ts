@@ -59,7 +59,7 @@ export async function applySync(sql: Db, accountId: string, s: SyncedState, now:
     update accounts a set plan = ${s.plan} from accounts old
     where a.id = ${accountId} and old.id = a.id and a.plan is distinct from ${s.plan}
     returning old.plan as was`
-  // An upgrade into anomaly detection scores the history written while the plan did not (issue 38 item 12).
+  // An upgrade into anomaly detection scores the history written while the plan did not.
   if (changed && !DETECTING_PLANS.includes(changed.was) && DETECTING_PLANS.includes(s.plan)) await markHistoryForScoring(sql, accountId, now)
   await sql`
     update billing_customers set subscription_id = ${s.subscriptionId}, subscription_status = ${s.status}, price_id = ${s.priceId},

@@ -1,4 +1,4 @@
-// Request and response shapes of the billing routes (decisions.md 9, 14).
+// Request and response shapes of the billing routes (docs/decisions.md §9, §14).
 import { z } from 'zod'
 import { PAID_PLANS, PLAN_NAMES } from '../plans.js'
 

@@ -1,4 +1,4 @@
-// Dashboards (decisions.md section 17): every query scoped to the caller's account. A card names its
+// Dashboards (docs/decisions.md §17): every query scoped to the caller's account. A card names its
 // stats; they must be the account's stats when the card is saved (a typo would draw an empty chart
 // forever), and deleting a stat takes it out of the cards that held it (removeStatFromDashboards).
 import { randomUUID } from 'node:crypto'

@@ -1,4 +1,4 @@
-// Request and response shapes of the dashboard routes (decisions.md section 17).
+// Request and response shapes of the dashboard routes (docs/decisions.md §17).
 import { z } from 'zod'
 import { parseStatName } from '../ingest/names.js'
 import { RANGE_NAMES } from '../stats/ranges.js'

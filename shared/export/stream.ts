@@ -2,8 +2,8 @@
 // order, so memory stays flat however many rows there are. Each page is a
 // statement of its own, keyed on the last timestamp sent: a single streamed
 // statement (a cursor) stays one statement until it ends, so an export longer
-// than the connection's statement timeout was cut off half-way (issue 24,
-// item 10). A page is a short index range scan on (stat_id, ts) whatever the
+// than the connection's statement timeout was cut off half-way.
+// A page is a short index range scan on (stat_id, ts) whatever the
 // export's size.
 import type { Sql } from '../db.js'
 import { decodeBlock, mergeByTime, type BlockColumns, type Row } from '../points/blocks.js'
@@ -36,7 +36,7 @@ interface Step {
  * One stat's rows in the window, by time, page by page: hot rows and day blocks alike (sql/0027). A step never
  * crosses a UTC day and starts at the stat's first point at or after the previous step's end (hot rows or
  * blocks), so empty days cost nothing: a stat of one point is read in four statements whatever the window's
- * length (issue 38 item 3: a stat without blocks was walked day by day from the window's start, three
+ * length (a stat without blocks was walked day by day from the window's start, three
  * statements a day, 3-5 s for a year's window). A day with a block is read whole (its blocks decoded here,
  * merged with the day's hot rows: a backfill not compacted yet) and cut into pages, so a day's memory is its
  * points. A day of hot rows only is paged in SQL: points are append-only and several may share a timestamp, so
@@ -44,7 +44,7 @@ interface Step {
  * page that is one timestamp throughout is followed by every row of that timestamp.
  *
  * Each step is one read of the read pool, made again whole on the primary when the replica fails under it
- * (issue 38 item 20): a step's rows are sent only once it has read them all and the next starts after its last
+ *: a step's rows are sent only once it has read them all and the next starts after its last
  * row, so a replica lost mid-export costs the client nothing, and every row is sent once.
  */
 export async function* pagedRows(reads: ExportReads, stat: Stat, w: ExportWindow, pageRows = PAGE_ROWS): AsyncGenerator<Row[]> {

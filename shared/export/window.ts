@@ -1,4 +1,4 @@
-// The window an export covers (interface 4.5, decisions.md section 7): a
+// The window an export covers (docs/decisions.md §I-4.5, §7): a
 // named range (alias `window`), a from/to pair, or everything, always clamped
 // to the plan's retention, with the clamp reported.
 import { invalid } from '../errors.js'

@@ -1,4 +1,4 @@
-// The file formats an import accepts (decisions.md section 9), detected from
+// The file formats an import accepts (docs/decisions.md §9), detected from
 // the content: JSON (the predecessor's export API, wrapped with a statlist or
 // not, its command-line tool's capitalised keys, and this service's export)
 // or CSV (long: stat,value,timestamp|time[,kind]; wide: Time,<stat>,<stat>...).

@@ -81,7 +81,7 @@ export async function markFailed(sql: Db, id: string, error: string): Promise<vo
   await sql`update imports set status = 'failed', finished_at = now(), error = ${error} where id = ${id} and status <> 'completed'`
 }
 
-/** The public JSON form (decisions.md section 15, plus the preview's summary). */
+/** The public JSON form (docs/decisions.md §15, plus the preview's summary). */
 export function importJson(r: ImportRow) {
   return {
     id: r.id, status: r.status, format: r.format,

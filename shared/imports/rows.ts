@@ -9,7 +9,7 @@ import { printable } from '../ingest/text.js'
 import { MIN_TIMESTAMP, parseTimestamp } from '../ingest/timestamps.js'
 import type { Kind } from '../stats/repo.js'
 
-/** Interface section 8: at most 8 MB and 500,000 points per file. */
+/** docs/decisions.md §I-8: at most 8 MB and 500,000 points per file. */
 export const MAX_IMPORT_BYTES = 8_000_000
 export const MAX_IMPORT_POINTS = 500_000
 
@@ -148,7 +148,7 @@ export class Rows {
     }
     const t = parseTimestamp(input, this.nowSeconds)
     if (t.ok) return t.value
-    // Say what an import takes (issue 38 item 19: "not a number" read as if ISO times were refused).
+    // Say what an import takes ("not a number" read as if ISO times were refused).
     if (t.code === 'invalid_timestamp') return `invalid timestamp: "${String(raw).trim().slice(0, 40)}" is neither Unix seconds nor an ISO 8601 time (1700000000 or 2023-11-14T22:13:20Z)`
     return t.message
   }

@@ -1,4 +1,4 @@
-// Request and response shapes of the import routes (decisions.md sections 9 and 15).
+// Request and response shapes of the import routes (docs/decisions.md §9 and §15).
 import { z } from 'zod'
 import { MAX_IMPORT_BYTES, MAX_IMPORT_POINTS } from './rows.js'
 

@@ -1,4 +1,4 @@
-// Previewing and starting an import (interface 4.6.2, decisions.md sections 9
+// Previewing and starting an import (docs/decisions.md §I-4.6.2, §9
 // and 15). Both read the file and plan it with the same functions; the real
 // import then takes what the plan needs (free-tier slot, new stats, the day's
 // allowance) exactly as a write would, stores the accepted points with the

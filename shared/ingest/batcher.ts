@@ -1,4 +1,4 @@
-// Group commit (DESIGN.md decision 2): accepted points are collected for at
+// Group commit (docs/decisions.md §D-2): accepted points are collected for at
 // most a couple of milliseconds (or a few hundred points) and enqueued as one
 // persist-points job; every request in the group is answered once Redis has
 // acknowledged that job. Durable before the answer, batched for throughput.

@@ -1,5 +1,5 @@
-// Idempotency keys and replay detection on the request path (interface 4.1.4,
-// DESIGN.md decision 4). Redis answers fast; the persist worker's durable
+// Idempotency keys and replay detection on the request path (docs/decisions.md §I-4.1.4,
+// docs/decisions.md §D-4). Redis answers fast; the persist worker's durable
 // record in point_ikeys makes sure a duplicate is never stored even when Redis forgot.
 //
 // An ikey in Redis means "queued": it is written only once the point's job is,

@@ -1,4 +1,4 @@
-// Accepting writes (DESIGN.md decision 1): everything that can reject a point
+// Accepting writes (docs/decisions.md §D-1): everything that can reject a point
 // (kind conflict, free slot, stat limit, daily allowance, idempotency) is
 // decided here, before the answer; accepted points are then durably queued
 // through the group-commit batcher, and only then are their ikeys recorded.
@@ -73,7 +73,7 @@ export class Ingest {
    * The common single write, decided without Redis or PostgreSQL: no t (so no replay to disclose) and no ikey,
    * its stat known to this process with the point's kind, the free slot (if any) already held, and a point of
    * today's allowance leased here. Anything else takes accept(), which decides the same rules the long way
-   * (issue 18: this is most single writes of a busy account, and the checks' maps, arrays and promises were a
+   * (this is most single writes of a busy account, and the checks' maps, arrays and promises were a
    * measurable share of a write). undefined when the write must take that way.
    */
   private writeOneInMemory(account: Account, point: ValidPoint, nowSeconds: number): Promise<{ replay?: Replay }> | undefined {
@@ -154,7 +154,7 @@ export class Ingest {
       const made = await this.ensureStats(account, take === points.length ? points : points.slice(0, take), whole, created, known)
       const stats = made.stats
       // A stat another request (in this process or another) created since checkKinds looked may hold the
-      // other kind: the losing kind is refused here, before anything of it is queued (interface 2.2 rule 7).
+      // other kind: the losing kind is refused here, before anything of it is queued (docs/decisions.md §I-2.2 rule 7).
       if (made.adopted) refuseKindConflicts(points.slice(0, made.stopAt ?? take), stats, label)
       if (made.stopAt !== undefined) {
         await limits.refundPoints(account.id, take - made.stopAt)

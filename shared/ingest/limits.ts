@@ -63,7 +63,7 @@ export interface RateDecision {
 // on Redis, and those waits, not the CPU, were what held single writes back under a closed-loop load.
 /** How long a lease may be spent. */
 export const LEASE_MS = 500
-// Issue 18: a lease covering 250 ms of demand was spent in about half its life, and every refill is a
+// A lease covering 250 ms of demand was spent in about half its life, and every refill is a
 // Redis round trip a request waits for; covering the whole life of a lease halves them.
 /** A lease covers about this much of the account's recent demand on this process... */
 const LEASE_COVERS_MS = 500

@@ -1,4 +1,4 @@
-// Stat name rules (interface 2.1, 4.1.1, 8).
+// Stat name rules (docs/decisions.md §I-2.1, §I-4.1.1, §I-8).
 import { accept, reject, type Parsed } from './parsed.js';
 
 /** Maximum length in characters (Unicode code points, as Postgres counts varchar). */
@@ -22,7 +22,7 @@ const ASCII_NAME = /^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]*[A-Za-z0-9._-])?$/;
  * Order, and why:
  * 1. Non-strings (absent, null, numbers, objects) are "missing": the name must
  *    be text.
- * 2. Every `&` is removed silently (interface 2.1). It happens first because
+ * 2. Every `&` is removed silently (docs/decisions.md §I-2.1). It happens first because
  *    it is what the predecessor did and clients depend on the stored name.
  * 3. Surrounding whitespace is trimmed. Decision: yes, because real clients
  *    produce it by accident: shell scripts pass `$(cat file)`/`echo` output

@@ -1,14 +1,14 @@
-// Number rules for `count` and `value` (interface 2.2, 7, 8; decisions 4a).
+// Number rules for `count` and `value` (docs/decisions.md §I-2.2, §I-7, §I-8; decisions 4a).
 // One contract for /ez, /c, /v and the v1 JSON write routes: a JSON number and
 // the equivalent decimal string are accepted identically.
 import { accept, reject, type Parsed } from './parsed.js';
 
 export type NumberField = 'count' | 'value';
 
-/** Largest accepted magnitude; exactly 1e15 is accepted (interface 8). */
+/** Largest accepted magnitude; exactly 1e15 is accepted (docs/decisions.md §I-8). */
 export const MAX_MAGNITUDE = 1e15;
 
-// Grammar of interface 2.2: optional sign, digits, optional fraction, optional
+// Grammar of docs/decisions.md §I-2.2: optional sign, digits, optional fraction, optional
 // e/E exponent with optional sign. ASCII digits only (`\d` would be ASCII too,
 // but spelling it out keeps a future `u` flag from widening it).
 //
@@ -29,7 +29,7 @@ export function isAbsent(x: unknown): x is undefined {
 
 /**
  * Present-but-empty: null, or a string that is empty after trimming
- * (interface 4.1.1: "empty string, whitespace only, JSON empty string or null").
+ * (docs/decisions.md §I-4.1.1: "empty string, whitespace only, JSON empty string or null").
  */
 export function isEmptyPresent(x: unknown): boolean {
   return x === null || (typeof x === 'string' && x.trim() === '');
@@ -48,7 +48,7 @@ export function decimalTextToNumber(text: string): number | undefined {
 export function parseNumber(input: unknown, field: NumberField): Parsed<number> {
   if (isAbsent(input)) {
     // The caller should have handled absence (default 1 or its own error);
-    // answering anyway keeps the function total. v1 value route: interface 4.2.
+    // answering anyway keeps the function total. v1 value route: docs/decisions.md §I-4.2.
     return reject(`missing_${field}`, `invalid ${field}: missing`);
   }
   if (isEmptyPresent(input)) {

@@ -61,6 +61,6 @@ export function validatePoint(raw: RawPoint, rules: PointRules, nowSeconds: numb
     throw invalid('invalid_ikey', `${prefix}invalid ikey: must be a string`)
   }
   // Dedup keys on stat + t + ikey with an explicit t only: without t every attempt gets its own arrival
-  // time, so a retry double-counts (interface 4.1.4), even within the same second.
+  // time, so a retry double-counts (docs/decisions.md §I-4.1.4), even within the same second.
   return { name, kind, value: value === 0 ? 0 : value, t, ikey: t === undefined ? undefined : ikey }
 }

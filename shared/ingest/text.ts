@@ -70,7 +70,7 @@ function namedCheck(value: unknown, path: string, depth: number): void {
 }
 
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
-// Characters that show nothing, or reorder or hide what follows (issue 38 item 8): format characters (bidi
+// Characters that show nothing, or reorder or hide what follows: format characters (bidi
 // overrides such as U+202E, zero-width space U+200B, BOM U+FEFF, soft hyphen U+00AD, tag characters
 // U+E0000-E007F), private use (no meaning outside an agreed font), the line and paragraph separators U+2028
 // and U+2029 (a line break in all but name), and the Hangul fillers, which are letters that draw as blanks.

@@ -1,4 +1,4 @@
-// Timestamp rules for `t` (interface 2.2, 4.1.3, 8).
+// Timestamp rules for `t` (docs/decisions.md §I-2.2, §I-4.1.3, §I-8).
 import { decimalTextToNumber } from './numbers.js';
 import { accept, reject, type Parsed } from './parsed.js';
 
@@ -29,7 +29,7 @@ export function isBlank(x: unknown): boolean {
  * Accepts a JSON number or a decimal string (the /ez batch sample sends a digit
  * string). Strings use the same grammar as count/value, so `"1363118126"`,
  * `" 1363118126\n"`, `"1700000000.123"` (Python's str(time.time())) and
- * `"1.363118126e9"` all work. Fractions are truncated (interface 8). The window
+ * `"1.363118126e9"` all work. Fractions are truncated (docs/decisions.md §I-8). The window
  * check runs after truncation, on the stored second.
  *
  * `nowSeconds` is server time in seconds (fractional is fine); the upper bound

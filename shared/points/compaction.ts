@@ -1,4 +1,4 @@
-// Compaction (issue 26): a stat's points past the hot days move from the row-per-point
+// Compaction: a stat's points past the hot days move from the row-per-point
 // `points` table into that stat's day block (sql/0027), 133 bytes a point becoming a few.
 //
 // Each (stat, day) is one transaction that deletes the day's hot rows and writes the block with

@@ -1,4 +1,4 @@
-// Persisting accepted points, exactly once per batch (DESIGN.md decision 3).
+// Persisting accepted points, exactly once per batch (docs/decisions.md §D-3).
 import type { Db, Sql, TxSql } from '../db.js'
 import type { QueuedPoint } from '../jobs.js'
 import { encodeBlock, type EncodedBlock } from './blocks.js'

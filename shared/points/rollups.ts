@@ -1,4 +1,4 @@
-// Rollups (DESIGN.md decision 7): per-stat 1 minute, 1 hour and 1 day
+// Rollups (docs/decisions.md §D-7): per-stat 1 minute, 1 hour and 1 day
 // buckets of count, sum, min and max. Writers append per-minute aggregates to
 // rollup_pending; this refresh claims them with DELETE ... RETURNING (only
 // committed rows are seen, and SKIP LOCKED lets two refreshers split the work)

@@ -1,4 +1,4 @@
-// Quantile sketches of gauges (decisions.md section 20), kept beside the rollups: one per gauge stat and
+// Quantile sketches of gauges (docs/decisions.md §20), kept beside the rollups: one per gauge stat and
 // hour (sketches_1h), per 6 hours (sketches_6h) and per day (sketches_1d), sql/0023_gauge_sketches.sql.
 //
 // The sketch is DDSketch (Masson et al., VLDB 2019) with relative accuracy 1 %, in the index space of
@@ -8,15 +8,15 @@
 // and a day merged from hours equals one sketch over all its points. What is our own, and why:
 //   * The encoding. The library's toProto writes every bin of its dense store as an 8-byte double, padded
 //     to 128-bin chunks: 2-7 KB whatever the sketch holds, and its round trip drops min, max and sum
-//     (research/wave3-anomalies-percentiles.md B1). Ours is a version byte, then varints, each store dense
+//     (measured with the library before choosing; docs/percentiles.md). Ours is a version byte, then varints, each store dense
 //     or sparse, whichever is smaller: a few hundred bytes an hour (figures in docs/percentiles.md).
 //     min/max/sum stay in the rollups' columns.
-//   * The quantile. The library answers rank q·(n−1); the service promises nearest-rank (DESIGN.md:
+//   * The quantile. The library answers rank q·(n−1); the service promises nearest-rank (docs/decisions.md §D-T:
 //     "within 1 % of exact nearest-rank values"), rank ceil(q·n), so the bin is looked up here.
 //   * Building. Hours are rebuilt from the points table (bins counted in SQL, a few hundred rows per hour
 //     rather than every value), once an hour is complete: rollup_pending keeps only count/sum/min/max, and
 //     re-reading the points of each touched hour once is cheaper than writing a per-minute sketch on the
-//     write path (which DESIGN.md keeps to one append per batch). A rebuild is idempotent: late points,
+//     write path (which docs/decisions.md §D-2 keeps to one append per batch). A rebuild is idempotent: late points,
 //     imports and backfills mark their hour again and it is rebuilt whole.
 // Which tiers: minute sketches would cost more bytes than the minute's raw values (a gauge sampled every
 // 10-15 s has 4-6 values a minute, 48 B raw, while a sketch is 100+ B), so ranges whose buckets are under an

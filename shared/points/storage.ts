@@ -1,4 +1,4 @@
-// Which storage path a database uses (DESIGN.md decision 6): plain PostgreSQL
+// Which storage path a database uses (docs/decisions.md §D-6): plain PostgreSQL
 // (rollup tables fed from rollup_pending) or TimescaleDB (0003_timescale.timescale.sql:
 // points is a hypertable and rollups_1m/1h/1d are real-time continuous aggregates).
 // Asked once per Sql instance; on plain PostgreSQL the query names no TimescaleDB

@@ -1,5 +1,5 @@
 // The intent parser: a question and the account's stats in, a structured
-// intent out (decisions.md section 13). It never guesses: a question it cannot
+// intent out (docs/decisions.md §13). It never guesses: a question it cannot
 // read with confidence comes back as op "unknown" with the reason and the
 // closest stats, and the engine answers that honestly.
 import { defaultPeriod, findPeriods, type FoundPeriod, type Span } from './periods.js'

@@ -1,4 +1,4 @@
-// The plain-language query contract (interface 4.6.1, decisions.md section 13):
+// The plain-language query contract (docs/decisions.md §I-4.6.1, §13):
 // the request body, the parsed intent and the response, one zod schema each.
 import { z } from 'zod'
 import { TimeZoneName } from '../accounts/schema.js'

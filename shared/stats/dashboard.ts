@@ -1,4 +1,4 @@
-// The dashboard summary (interface 4.4, decisions.md section 6): every stat
+// The dashboard summary (docs/decisions.md §I-4.4, §6): every stat
 // of the account over one range, in a fixed number of queries whatever the
 // number of stats.
 import type { Db } from '../db.js'

@@ -1,7 +1,7 @@
-// Percentiles of a gauge per chart bucket (decisions.md section 20), nearest-rank, within 1 % of exact.
+// Percentiles of a gauge per chart bucket (docs/decisions.md §20), nearest-rank, within 1 % of exact.
 // Buckets under an hour (ranges 1h, 6h, 24h) merge the minute sketches of dense hours (sql/0034: an hour of 3,600
 // points or more) and are computed exactly from the raw points (percentile_disc is nearest-rank) in every other
-// hour: sparse hours, the current hour, hours marked for a rebuild (issue 38 item 10: 10 percentiles over 24 h of
+// hour: sparse hours, the current hour, hours marked for a rebuild (10 percentiles over 24 h of
 // a 4M-point gauge sorted 4M rows, 2.4 s a read). Buckets of whole hours merge sketches (shared/points/sketches.ts): day sketches for
 // 90d and 180d, 6-hour sketches for 30d, hour sketches otherwise (7d), and the raw points, binned the way a sketch
 // files them, of every hour with no up-to-date sketch: the current hour, hours whose points are still in

@@ -1,4 +1,4 @@
-// Chart ranges and their bucket sizes (decisions.md section 6).
+// Chart ranges and their bucket sizes (docs/decisions.md §6).
 import { invalid } from '../errors.js'
 
 export const RANGES = {
@@ -31,7 +31,7 @@ function bucketFor(spanSeconds: number): number {
 
 const alignDown = (seconds: number, bucket: number) => Math.floor(seconds / bucket) * bucket
 
-// Bounds of a from/to date: no point predates 2000 (interface 8), and outside them the window's
+// Bounds of a from/to date: no point predates 2000 (docs/decisions.md §I-8), and outside them the window's
 // arithmetic reaches dates PostgreSQL refuses (year 0 and before), which was a 500.
 const MIN_DATE = Date.UTC(1970, 0, 1)
 const MAX_DATE = Date.UTC(9999, 11, 31, 23, 59, 59)

@@ -42,8 +42,8 @@ const STORED_TIMES = new RegExp(`(\\d{4}-\\d{2}-\\d{2}) (\\d{2}:\\d{2})-\\d{2}:\
 
 /**
  * The anomaly detector's explanations (shared/anomalies/explain.ts), stored with UTC times ("2026-11-25
- * 04:00-05:00 UTC: at 04:00 UTC this stat is usually..."), with those times on the account's clock (issue 38
- * item 14): "2026-11-25 09:30-10:30 GMT+5:30: at 09:30 GMT+5:30 ...". An "at" or "on Mondays at" names the
+ * 04:00-05:00 UTC: at 04:00 UTC this stat is usually..."), with those times on the account's clock:
+ * "2026-11-25 09:30-10:30 GMT+5:30: at 09:30 GMT+5:30 ...". An "at" or "on Mondays at" names the
  * same hour as the hour label before it, so that label's date places it (and may move its weekday). Without a
  * zone, or with UTC, the text is as stored.
  */

@@ -1,4 +1,4 @@
-// Account recovery and removal (decisions.md section 19) on real PostgreSQL and Redis through a listening
+// Account recovery and removal (docs/decisions.md §19) on real PostgreSQL and Redis through a listening
 // server, with mail to a local SMTP server: password reset (same answer for any address, a link used
 // once, expiring, every session revoked, API keys kept), password change (other sessions revoked), and
 // account deletion leaving no row of the account in any table of the schema.
@@ -110,7 +110,7 @@ test('19 reset requests are throttled per address (429 with Retry-After); at mos
   const u = await signUp(app.url)
   const statuses: number[] = []
   for (let i = 0; i < 8; i++) statuses.push((await request(app.url, '/api/v1/auth/password-reset', { json: { email: u.email } })).status)
-  // Five free attempts, which are also the day's cap (issue 38 item 6): the sixth waits for the day to pass.
+  // Five free attempts, which are also the day's cap: the sixth waits for the day to pass.
   t.deepEqual(statuses, [202, 202, 202, 202, 202, 429, 429, 429])
   const res = await request(app.url, '/api/v1/auth/password-reset', { json: { email: u.email } })
   t.is(res.status, 429)
@@ -240,7 +240,7 @@ test.serial('19 account deletion: 204, and no row of the account is left in any 
   t.is((await request(app.url, '/api/v1/account', { method: 'DELETE', json: {}, session: u.session })).status, 400)
   t.is((await request(app.url, '/api/v1/account', { method: 'DELETE', json: { password: u.password }, bearer: key })).status, 403)
   t.is((await request(app.url, '/api/v1/account', { method: 'DELETE', json: { password: u.password }, session: { cookie: u.session.cookie } })).status, 403)
-  // Issue 38 item 17: two-factor sign-in is on, so the password alone is not enough, nor a wrong code.
+  // Two-factor sign-in is on, so the password alone is not enough, nor a wrong code.
   const bare = await request(app.url, '/api/v1/account', { method: 'DELETE', json: { password: u.password }, session: u.session })
   t.is(bare.status, 403)
   t.is(bare.body.code, 'second_factor_required')
@@ -277,7 +277,7 @@ test('19 account deletion with a live subscription: 409 before any other check, 
   const u = await signUp(app.url)
   t.deepEqual((await request(app.url, '/api/v1/account/deletion', { session: u.session })).body, { allowed: true, reason: null, portal_url: null, code_required: false })
   await app.sql`insert into billing_customers (account_id, customer_id, subscription_status) values (${u.accountId}, ${`cus_live_${u.accountId.slice(0, 8)}`}, 'active')`
-  // Issue 38 item 17: the subscription is checked first (a wrong password is not the first thing to hear of),
+  // The subscription is checked first (a wrong password is not the first thing to hear of),
   // in plain grammar, with the portal's address.
   for (const password of [u.password, 'not the password']) {
     const res = await request(app.url, '/api/v1/account', { method: 'DELETE', json: { password }, session: u.session })

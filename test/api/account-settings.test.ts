@@ -1,4 +1,4 @@
-// The account's time zone (issue 29 item 4) on real PostgreSQL and Redis through a listening server: set,
+// The account's time zone on real PostgreSQL and Redis through a listening server: set,
 // read back, cleared, aliases stored under Intl's canonical name, a clear 400 for an unknown zone with
 // nothing stored, one account's setting not touching another's, and the question box reading
 // "yesterday" in the account's zone (or, with none set, the zone the page sends).
@@ -34,7 +34,7 @@ test('29 time zone: unset at first, set, read back in /auth/me, cleared with nul
   t.is(await stored(user.accountId), null)
 })
 
-test('time zone: current names are kept, legacy names are accepted and stored under the current one (issue 38 item 14)', async (t) => {
+test('time zone: current names are kept, legacy names are accepted and stored under the current one', async (t) => {
   const user = await signUp(app.url)
   for (const [given, kept] of [['Asia/Kolkata', 'Asia/Kolkata'], ['Asia/Calcutta', 'Asia/Kolkata'], ['Europe/Kiev', 'Europe/Kyiv'], ['Europe/Kyiv', 'Europe/Kyiv'], ['America/Godthab', 'America/Nuuk']]) {
     const res = await patch(user, { time_zone: given })

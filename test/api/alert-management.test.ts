@@ -1,4 +1,4 @@
-// Alert management (decisions.md section 18) on real PostgreSQL and Redis through a listening server:
+// Alert management (docs/decisions.md §18) on real PostgreSQL and Redis through a listening server:
 // PATCH and its refusals, mutes across a fire and a resolve, on_no_data, test deliveries through real
 // delivery workers to local receivers (webhook signature checked, Slack, e-mail), and the events list.
 // Evaluation passes are run by the test at chosen instants (the schedule is set an hour apart, so it
@@ -101,7 +101,7 @@ test('18 PATCH changes threshold, window, cooldown, target, mute and on_no_data;
   t.is(unmuted.status, 200, unmuted.text)
   t.is(unmuted.body.alert.muted_until, null)
   const history = await events(u, a.id)
-  // Issue 38 item 13: the change itself is in the history too, with what went from what to what (a URL by name only).
+  // The change itself is in the history too, with what went from what to what (a URL by name only).
   t.deepEqual(history.map((e) => [e.event, e.detail]), [
     ['muted', 'mute lifted'], ['muted', `muted until ${until}`],
     ['changed', 'threshold 90 → 75.5; window 5 → 10 min; cooldown 0 → 3 min; when the stat goes quiet keep → resolve; URL changed'],
@@ -255,7 +255,7 @@ test.serial('18 on_no_data resolve: a gauge alert fired by one reading resolves 
   const stat = `quiet ${++seq}`
   const resolving = await createAlert(u.key, { stat_name: stat, on_no_data: 'resolve', window_minutes: 5 })
   const keeping = await createAlert(u.key, { stat_name: stat })
-  // Without window_minutes the silence is 60 minutes (decisions.md 18).
+  // Without window_minutes the silence is 60 minutes (docs/decisions.md §18).
   const hourly = await createAlert(u.key, { stat_name: stat, on_no_data: 'resolve', window_minutes: undefined })
   t.is(hourly.window_minutes, 5)
   t.is(hourly.no_data_minutes, 60)

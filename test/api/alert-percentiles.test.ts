@@ -1,4 +1,4 @@
-// Alerts on a percentile of a gauge (decisions.md section 20, issue 28) on real PostgreSQL and Redis through a
+// Alerts on a percentile of a gauge (docs/decisions.md §20) on real PostgreSQL and Redis through a
 // listening server: an alert on p95 fires while the average stays below its threshold (and an avg alert on the
 // same stat does not), and resolves when the tail is gone; a window of hours reads hour sketches within 1 % of the
 // exact nearest-rank value; the refusals (a counter, a condition that takes no percentile, an unknown percentile,

@@ -1,4 +1,4 @@
-// Alert API (interface 2.4, 3.2; decisions.md section 8): create, validation,
+// Alert API (docs/decisions.md §I-2.4, §I-3.2; §8): create, validation,
 // plan limit, SSRF refusals at create, list, delete, account isolation and the
 // e-mail double opt-in against a local SMTP server. No delivery happens here
 // (no workers); see test/workers/alert-delivery.test.ts for that.

@@ -150,12 +150,12 @@ test('4.8 thresholds: suggestions come from the per-minute distribution, two sig
   for (const s of b.suggestions) t.is(Number(s.threshold.toPrecision(2)), s.threshold)
   t.deepEqual(b.suggestions.map((s: any) => s.quantile), [...b.suggestions.map((s: any) => s.quantile)].sort())
   t.like(b.suggestions[0], { threshold: 110, quantile: 0.95, would_have_fired: 3, minutes_in_breach: 6 })
-  // Issue 27 item 3: the highest suggestion is one step inside the maximum, never the maximum itself (above is
+  // The highest suggestion is one step inside the maximum, never the maximum itself (above is
   // strict: 500 would have fired 0 times on the spike of 500); each says how many of the largest minutes it catches.
   t.like(b.suggestions.at(-1), { threshold: 490, quantile: 1, would_have_fired: 1, catches_largest: 3 })
   t.true(b.suggestions.every((s: any) => s.threshold < b.distribution.max))
   t.deepEqual(b.largest_minutes.map((m: any) => m.value), [500, 500, 500])
-  // Issue 38 item 15: the spikes' points lie 30 s into minutes 1000-1002; each is named by the minute that holds it.
+  // The spikes' points lie 30 s into minutes 1000-1002; each is named by the minute that holds it.
   const spikeMinutes = [1000, 1001, 1002].map((m) => new Date((thisMinute - (2 * 1440 - m) * 60) * 1000).toISOString())
   t.deepEqual([...b.largest_minutes.map((m: any) => m.at)].sort(), spikeMinutes)
   t.true(b.warnings.some((w: string) => w.includes('only 2 days of data')))

@@ -1,4 +1,4 @@
-// Issue 10 item 3: sign-in throttled per address and per client address, sign-up per client address,
+// Sign-in throttled per address and per client address, sign-up per client address,
 // shared across API processes through Redis: 429 with Retry-After, and a short, growing delay only.
 import test from 'ava'
 import { startTestApp, type TestApp } from '../helpers/app.js'

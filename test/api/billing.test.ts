@@ -1,4 +1,4 @@
-// Billing (interface 4.6, 5.3; decisions.md 9, 14) end to end: the real stripe
+// Billing (docs/decisions.md §I-4.6, §I-5.3; §9, §14) end to end: the real stripe
 // SDK against the local payment stand-in, its hosted pages, signed events to
 // the webhook, the per-customer sync job in a real worker, and the plan in force.
 import test from 'ava'
@@ -134,7 +134,7 @@ test('portal: 302 to the provider; switching plan and cancelling take effect; a 
   t.like(before.body.subscription, { status: 'active', in_force: true })
   t.is((await post('cancel', { subscription })).status, 303)
   await waitForPlan(u.accountId, 'free')
-  // Issue 38 item 17: a canceled subscription is no longer the plan's source; nothing renews.
+  // A canceled subscription is no longer the plan's source; nothing renews.
   const after = await request(app.url, '/api/billing', { session: u.session })
   t.like(after.body, { plan: 'free', subscription: { status: 'canceled', in_force: false } })
   // Nothing deleted: 12 stats (free tracks 10) and 4 alerts (free allows 2) are all kept.

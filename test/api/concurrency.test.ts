@@ -115,7 +115,7 @@ test('Redis down: legacy default 200 with status error, strict 503, v1 503, and 
   t.is(v1.status, 503)
   t.is(v1.body.code, 'unavailable')
   t.deepEqual(await stored(app, user.accountId), before)
-  // Reads need nothing of Redis but the rate count: they are answered, uncounted (issue 32: reads answered
+  // Reads need nothing of Redis but the rate count: they are answered, uncounted (reads answered
   // throughout a Redis failover).
   const list = await request(broken.url, '/api/v1/stats', { bearer: key })
   t.is(list.status, 200)

@@ -1,4 +1,4 @@
-// Issue 24 item 4: confirmation mails for e-mail alerts. An address awaiting confirmation is never mailed
+// Confirmation mails for e-mail alerts. An address awaiting confirmation is never mailed
 // again (however many alerts are created and deleted, in however many processes); an address gets them
 // from at most 3 accounts a day, an account sends at most 10 a day; over a limit the alert is a 429 and
 // nothing is stored. A real SMTP receiver counts what was sent.

@@ -1,4 +1,4 @@
-// Issue 24 item 7: the routes that read their own body (legacy /ez, /c, /v and the import upload) honour
+// The routes that read their own body (legacy /ez, /c, /v and the import upload) honour
 // Content-Encoding as the v1 routes do: gzip, deflate and br are decoded; a body not compressed the way its
 // header says is a 400; another encoding is a 415; in every refusal nothing is stored. Limits count
 // decoded bytes.

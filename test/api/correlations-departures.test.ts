@@ -1,4 +1,4 @@
-// Correlations that catch co-spikes (issue 27 item 4), through a real server
+// Correlations that catch co-spikes, through a real server
 // on real PostgreSQL and Redis: the labelled set of the analytics bench
 // (seed 1, two weeks of hourly counters on one daily cycle) written as
 // points. The default method, departures, ranks each related stat in its

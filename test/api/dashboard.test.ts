@@ -69,7 +69,7 @@ test('account isolation: the dashboard shows only the caller\'s stats', async (t
   t.deepEqual(res.body.stats, [])
 })
 
-test('issue 29 item 6: one window, one number: the dashboard total of a range is the stat page\'s for the same range', async (t) => {
+test('one window, one number: the dashboard total of a range is the stat page\'s for the same range', async (t) => {
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   const ranges = ['6h', '24h', '7d']

@@ -1,4 +1,4 @@
-// Dashboards API (decisions.md section 17) on real PostgreSQL and Redis: create, list, read, rename,
+// Dashboards API (docs/decisions.md §17) on real PostgreSQL and Redis: create, list, read, rename,
 // cards replaced in order, the data read, rejections (status, message, nothing stored), account isolation.
 import test from 'ava'
 import { startTestApp, type TestApp } from '../helpers/app.js'

@@ -1,4 +1,4 @@
-// Issue 24 item 5: IPv4-compatible IPv6 addresses (::/96, `[::127.0.0.1]` written `[::7f00:1]` by the URL
+// IPv4-compatible IPv6 addresses (::/96, `[::127.0.0.1]` written `[::7f00:1]` by the URL
 // parser) are not public targets: refused when a webhook or Slack alert is created, and again when a
 // delivery is about to connect (an alert stored before the rule, or through a permissive process).
 import test from 'ava'

@@ -1,4 +1,4 @@
-// Issue 38 item 3: an export of full history costs what its points cost. Every point of stats held as hot rows
+// An export of full history costs what its points cost. Every point of stats held as hot rows
 // only, day blocks only, both, and with gaps of hundreds of empty days is exported once and in order (over HTTP,
 // 800 days of history on the business plan); and the statements one stat's export sends do not grow with the
 // empty days around its points (counted on a real connection by postgres.js' debug hook: no timing here; the

@@ -1,4 +1,4 @@
-// Issue 24 item 10: an export completes whatever its size (each page a
+// An export completes whatever its size (each page a
 // statement within the statement timeout), and a failure after the headers
 // reaches the client as an aborted response, never a file that looks whole.
 import test from 'ava'

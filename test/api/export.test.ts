@@ -65,7 +65,7 @@ test('4.5 CSV: header row, one row per observation, then the trailing comment li
   t.is(lines[4].split(' ')[2], `applied_from=${res.headers.get('x-service-export-from')}`)
 })
 
-test('the download is named after the stat and the applied window, not export.csv (issue 38 item 19)', async (t) => {
+test('the download is named after the stat and the applied window, not export.csv', async (t) => {
   const { key } = await account()
   const one = await request(app.url, `/api/v1/stats/${encodeURIComponent('a counter')}/export?format=csv&range=24h`, { bearer: key })
   t.is(one.status, 200)

@@ -1,4 +1,4 @@
-// Issue 10 items 4 to 7: client errors as 400s, outbound targets, headers and links, slow clients and content types.
+// Client errors as 400s, outbound targets, headers and links, slow clients and content types.
 import test from 'ava'
 import { gzipSync } from 'node:zlib'
 import { startTestApp, type TestApp } from '../helpers/app.js'
@@ -142,7 +142,7 @@ test('item 7: a body dripped slowly is cut after HTTP_REQUEST_TIMEOUT_MS, and he
   t.is(n, 0, 'nothing stored')
 })
 
-test('item 7 (and issue 19 item 7): v1 writes, sign-up and login with a form, text or XML body get 415 saying the body must be JSON', async (t) => {
+test('v1 writes, sign-up and login with a form, text or XML body get 415 saying the body must be JSON', async (t) => {
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   const cases: Array<[string, string, string]> = [

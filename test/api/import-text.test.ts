@@ -1,4 +1,4 @@
-// Issue 24 item 2: an import file whose stat names (or other quoted cells) hold U+0000 or an unpaired
+// An import file whose stat names (or other quoted cells) hold U+0000 or an unpaired
 // surrogate. On every path (JSON, multipart, long and wide CSV, preview and import) the bad row is counted
 // invalid with a printable message, the good rows are imported, and no PostgreSQL text reaches the client.
 import test from 'ava'

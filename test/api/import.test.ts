@@ -249,7 +249,7 @@ test('4.6.2 line numbers in JSON: a bad point is reported on the line it starts;
   t.is(res.status, 200, res.text)
   t.deepEqual(res.body.errors.map((e: any) => [e.line, e.message]), [
     [4, 'invalid value: not a number'],
-    // Issue 38 item 19: says what is accepted (it read "not a number", though ISO 8601 times are taken too).
+    // Says what is accepted (it read "not a number", though ISO 8601 times are taken too).
     [6, 'invalid timestamp: "yesterday" is neither Unix seconds nor an ISO 8601 time (1700000000 or 2023-11-14T22:13:20Z)'],
     [7, 'not a point: expected {"time": <unix seconds>, "value": <number>}'],
     [9, 'type conflict: stat "hits" is a counter; this file has it as a gauge (count, not value); its points are skipped'],

@@ -1,4 +1,4 @@
-// Issue 24 item 1: first writes of both kinds to a stat that does not exist yet, at the same moment, through
+// First writes of both kinds to a stat that does not exist yet, at the same moment, through
 // two API instances that each decide from their own stat cache (same PostgreSQL, same Redis). Exactly one
 // kind is accepted; every write of the other kind answers 400 type conflict and nothing of it is stored.
 import test from 'ava'

@@ -1,4 +1,4 @@
-// The /ez JSON batch (interface 4.1.3, decisions.md 4 and 5).
+// The /ez JSON batch (docs/decisions.md §I-4.1.3, §4 and §5).
 import { readFileSync } from 'node:fs'
 import test, { type ExecutionContext } from 'ava'
 import { startTestApp, type TestApp } from '../helpers/app.js'
@@ -216,7 +216,7 @@ test('4.1.3 resending a batch with t and ikey on every item does not double-coun
   t.is(afterRetries.points, 6, 'no double count')
   t.is(afterRetries.stats, 2)
   t.deepEqual(await pointsOfStat(user.accountId, 'orders'), [{ ts: base + 1, value: 1 }, { ts: base + 3, value: 3 }, { ts: base + 5, value: 5 }])
-  // Interface 4.1.4: a retried JSON batch reserves its daily allowance per item again.
+  // docs/decisions.md §I-4.1.4: a retried JSON batch reserves its daily allowance per item again.
   t.is(afterRetries.quotaUsed, 18)
 })
 

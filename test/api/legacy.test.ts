@@ -1,5 +1,5 @@
-// The legacy single-point routes /ez, /c, /v (interface 4.1, 5, 7, 8;
-// decisions.md 4, 4a), including replays of real predecessor-client captures.
+// The legacy single-point routes /ez, /c, /v (docs/decisions.md §I-4.1, §I-5, §I-7, §I-8;
+// docs/decisions.md §4, §4a), including replays of real predecessor-client captures.
 import { readFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import test, { type ExecutionContext } from 'ava'
@@ -682,7 +682,7 @@ test('decisions 4a: numbers as real clients format them: 1, 1.0, 92.194000, 1e+0
   }
 })
 
-// ---- replays of the captured requests (shared/predecessor/capture_*.txt), with a real key
+// ---- replays of the captured requests (test/fixtures/predecessor/capture_*.txt), with a real key
 
 test('4a replay capture_java_shlibs.txt: absolute-form request line, count=1.0 on /ez and value on /v', async (t) => {
   const { user, key } = await keyed()

@@ -1,4 +1,4 @@
-// Issue 10 item 2: redaction decodes parameter names as the routes do, so a
+// Redaction decodes parameter names as the routes do, so a
 // percent-encoded name (`%65zkey`) or another credential-looking name
 // (`api_key`, `access_token`) never leaves a secret in a log line.
 import test from 'ava'
@@ -52,7 +52,7 @@ test('item 2: redactText keeps ordinary parameters, the ikey among them', (t) =>
   t.is(redactText('failed for /ez?e%7Akey=zz'), 'failed for /ez?e%7Akey=[REDACTED]')
 })
 
-test('issue 24 item 6: the key shape is redacted anywhere in a logged line: inside other words, after encoded separators, percent-encoded itself', async (t) => {
+test('the key shape is redacted anywhere in a logged line: inside other words, after encoded separators, percent-encoded itself', async (t) => {
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   const secret = key.slice(16)

@@ -1,4 +1,4 @@
-// E-mail without SMTP_URL (decisions.md 15): outside production each mail is
+// E-mail without SMTP_URL (docs/decisions.md §15): outside production each mail is
 // written to the outbox folder as an .eml file and its link printed, so e-mail
 // alerts can be created and confirmed on a laptop; production refuses them with a 400 naming the setting.
 import test from 'ava'

@@ -1,4 +1,4 @@
-// Issue 24 item 9: methods the service implements nowhere (TRACE, PROPFIND, ...) are 405 with the path's
+// Methods the service implements nowhere (TRACE, PROPFIND, ...) are 405 with the path's
 // Allow header and a problem body, like a known method on the wrong path; on a path with no route, 404.
 // Nothing is stored.
 import test from 'ava'

@@ -1,4 +1,4 @@
-// Issue 38 item 10: chart buckets under an hour of a dense gauge come from minute sketches (sql/0034), within the
+// Chart buckets under an hour of a dense gauge come from minute sketches (sql/0034), within the
 // sketch's 1 % of exact nearest-rank; sparse hours, the current hour and an hour with a late point not rebuilt yet
 // are answered exactly from the raw points. Which source answered each bucket shows in its values: a sketched
 // bucket's percentile is the value of a sketch bin (the same as a sketch built here from the bucket's points,

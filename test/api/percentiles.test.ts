@@ -1,6 +1,6 @@
-// Percentiles of gauges (decisions.md section 20) through a listening server on real PostgreSQL and Redis:
+// Percentiles of gauges (docs/decisions.md §20) through a listening server on real PostgreSQL and Redis:
 // GET /api/v1/stats/:name?percentiles=50,95,99 against exact nearest-rank percentiles of the points
-// written, over every range of section 6, before the sketches are built (raw points) and after (hour and
+// written, over every range of docs/decisions.md §6, before the sketches are built (raw points) and after (hour and
 // day sketches), on log-normal, bimodal and normal data; the 400s; every write route feeding the sketches.
 import test from 'ava'
 import { refreshRollups } from '../../workers/refresh-rollups.js'

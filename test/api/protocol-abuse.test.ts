@@ -1,4 +1,4 @@
-// Issue 38 items 1, 2 and 5 under two real web processes (api/server.ts, each with its own StatsD listener
+// Hostile StatsD packets and protocol bodies under two real web processes (api/server.ts, each with its own StatsD listener
 // and its own parse caches) on one database and Redis: a hostile datagram stops neither, repeated lines
 // store exactly what was sent through either, and protocol bodies of a million lines neither exhaust a
 // process's memory nor stall another account's writes. The in-process tests of each protocol cover the

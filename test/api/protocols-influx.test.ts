@@ -1,4 +1,4 @@
-// InfluxDB line protocol (decisions.md 21) on POST /api/v2/write and the 1.x POST /write, driven by the real
+// InfluxDB line protocol (docs/decisions.md §21) on POST /api/v2/write and the 1.x POST /write, driven by the real
 // @influxdata/influxdb-client where a client sends it, checked through the v1 export API.
 import { gzipSync } from 'node:zlib'
 import test, { type ExecutionContext } from 'ava'

@@ -1,4 +1,4 @@
-// Prometheus remote write 1.0 (decisions.md 21) on POST /api/v1/prom/write: Debian's real prometheus server
+// Prometheus remote write 1.0 (docs/decisions.md §21) on POST /api/v1/prom/write: Debian's real prometheus server
 // scrapes an endpoint this test serves and remote-writes to the service; the refusals are sent by hand
 // (protobufjs + snappy, as Prometheus encodes them). Everything is checked through the v1 export API.
 import { spawn, type ChildProcess } from 'node:child_process'

@@ -1,4 +1,4 @@
-// StatsD and DogStatsD (decisions.md 21) over UDP and TCP on STATSD_PORT, driven by the real hot-shots client
+// StatsD and DogStatsD (docs/decisions.md §21) over UDP and TCP on STATSD_PORT, driven by the real hot-shots client
 // (the key as its prefix) and by hand-written datagrams for the refusals; checked through the v1 export API,
 // /api/v1/usage and /api/v1/health.
 import dgram from 'node:dgram'

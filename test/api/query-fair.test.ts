@@ -1,4 +1,4 @@
-// Answers a person can act on (issue 27 items 1 and 2), through a real server
+// Answers a person can act on, through a real server
 // on real PostgreSQL and Redis: a running period compared over the same
 // elapsed stretch with the whole earlier one as context, agreeing with the
 // rank by growth; percentiles of a gauge answered, of a counter declined; breakdowns by

@@ -1,4 +1,4 @@
-// Issue 29 item 4, "one clock": an answer's buckets and times are the question's zone's, not UTC's. A
+// One clock: an answer's buckets and times are the question's zone's, not UTC's. A
 // breakdown by day cuts at the zone's midnights (the day clocks go back is 25 hours long), a peak hour
 // is named on the zone's wall clock with the zone's name, and the same question in UTC cuts elsewhere.
 // Answered at a fixed `now` through the engine (answerQuestion), over points written through /ez.

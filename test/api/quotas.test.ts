@@ -1,4 +1,4 @@
-// Plan limits (interface 1, 4.1.4, 7, 8; decisions.md sections 1 and 5): tracked
+// Plan limits (docs/decisions.md §I-1, §I-4.1.4, §I-7, §I-8; §1 and §5): tracked
 // stats, daily points, free-tier slots, billing of retries, and the request rate.
 import test, { type ExecutionContext } from 'ava'
 import type { Redis } from 'ioredis'

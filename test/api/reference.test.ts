@@ -129,7 +129,7 @@ test('/docs/problems explains every error code the source can answer with', asyn
   t.true(page.text.includes(`id="${res.body.code}"`))
 })
 
-test('issue 30 item 2: the API reference and the error codes page lead back to the app', async (t) => {
+test('the API reference and the error codes page lead back to the app', async (t) => {
   for (const path of ['/docs', '/docs/problems']) {
     const page = await request(app.url, path)
     t.is(page.status, 200)

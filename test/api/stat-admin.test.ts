@@ -127,7 +127,7 @@ test('session-authenticated PATCH and DELETE need the CSRF header', async (t) =>
   t.is(ok.status, 204)
 })
 
-test('issue 24 item 11: GET share says whether the stat is shared (never the token); GET extent counts its points from the oldest; 404 for a stat that does not exist', async (t) => {
+test('GET share says whether the stat is shared (never the token); GET extent counts its points from the oldest; 404 for a stat that does not exist', async (t) => {
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   const now = Math.floor(Date.now() / 1000)

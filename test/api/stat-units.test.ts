@@ -1,4 +1,4 @@
-// A stat's unit and which way is good (issue 29 item 5): set by PATCH, refused with clear 400s, read back on
+// A stat's unit and which way is good: set by PATCH, refused with clear 400s, read back on
 // the stat and the dashboard data, and imported from the predecessor's statlist `unit`.
 import test from 'ava'
 import { readFileSync } from 'node:fs'

@@ -1,4 +1,4 @@
-// Reading stats back (interface 2.2 rules 5-6, 4.3; decisions.md section 6):
+// Reading stats back (docs/decisions.md §I-2.2 rules 5-6, 4.3; §6):
 // GET /api/v1/stats and GET /api/v1/stats/:name with range or from/to.
 import test, { type ExecutionContext } from 'ava'
 import { refreshRollups } from '../../workers/refresh-rollups.js'
@@ -23,7 +23,7 @@ const MIN = 60
 const HOUR = 3_600
 const DAY = 86_400
 
-/** decisions.md section 6: range -> span and chart bucket. */
+/** docs/decisions.md §6: range -> span and chart bucket. */
 const RANGES: Record<string, { seconds: number; bucket: number }> = {
   '1h': { seconds: HOUR, bucket: 60 },
   '6h': { seconds: 6 * HOUR, bucket: 300 },
@@ -173,7 +173,7 @@ test('GET /api/v1/stats/:name returns {stat, range, points}; default range 24h',
   t.is((await request(app.url, `/api/v1/stats/${enc('web hits')}`, { session: stranger.session })).status, 404, 'another account, by session')
 })
 
-test('each range value returns range.bucket_seconds per decisions section 6, UTC-aligned buckets, counters summed, empty buckets omitted', async (t) => {
+test('each range value returns range.bucket_seconds per docs/decisions.md §6, UTC-aligned buckets, counters summed, empty buckets omitted', async (t) => {
   const { key } = await keyed()
   const points = spread(nowS(), 'spread counter', 'counter')
   await write(key, points)

@@ -1,4 +1,4 @@
-// Issue 10 item 1 (validation): text PostgreSQL cannot hold (NUL, unpaired
+// Text PostgreSQL cannot hold (NUL, unpaired
 // surrogates) is refused where it enters, 400 with the field named, and
 // nothing is stored, on every route that takes text.
 import test from 'ava'
@@ -116,7 +116,7 @@ test('ordinary Unicode text (accents, emoji as surrogate pairs, CJK) is stored a
   t.like(await settledState(app, user.accountId), { stats: 1, points: 1 })
 })
 
-// Issue 24 item 8: control characters (BEL, ANSI escapes, newlines) and bytes that are not UTF-8 (which the
+// Control characters (BEL, ANSI escapes, newlines) and bytes that are not UTF-8 (which the
 // parsers turn into U+FFFD) in a description, a key label or an ikey.
 const rawJson = (path: string, bytes: Buffer, headers: Record<string, string>) =>
   fetch(app.url + path, { method: path.includes('/stats/') ? 'PATCH' : 'POST', body: new Uint8Array(bytes), headers: { 'content-type': 'application/json', ...headers } })
@@ -168,14 +168,14 @@ test('item 8: a control character or invalid UTF-8 in an ikey is a 400 naming it
   t.like(await settledState(app, user.accountId), { stats: 0, points: 0, quotaUsed: 0 })
 })
 
-// Issue 38 item 8: invisible characters (bidi overrides, zero-width, BOM, soft hyphen, line separator, private
+// Invisible characters (bidi overrides, zero-width, BOM, soft hyphen, line separator, private
 // use, tag characters) fall under the same one rule as control characters, in every text field a person reads.
 const INVISIBLES: Array<[string, string]> = [
   ['\u202E', '202E'], ['\u200B', '200B'], ['\u2028', '2028'], ['\uFEFF', 'FEFF'], ['\u00AD', '00AD'], ['\uE000', 'E000'], ['\u{E0041}', 'E0041'], ['\u2066', '2066'], ['\u3164', '3164'],
 ]
 const invisibleDetail = (field: string, code: string) => `${field}: contains an invisible character (U+${code}), which this field cannot hold; send visible text only`
 
-test('issue 38 item 8: an invisible character in a description, unit, key label or dashboard name or card title is a 400 naming the field; nothing stored', async (t) => {
+test('an invisible character in a description, unit, key label or dashboard name or card title is a 400 naming the field; nothing stored', async (t) => {
   const { user, key } = await keyed()
   t.is((await request(app.url, '/api/v1/stats/s/count', { json: { count: 1 }, bearer: key })).status, 200)
   await settledState(app, user.accountId)
@@ -207,7 +207,7 @@ test('issue 38 item 8: an invisible character in a description, unit, key label 
   t.is((await app.sql`select description from stats where account_id = ${user.accountId}`)[0].description, 'On call 👩‍💻 — می‌خواهم — ❤️ café')
 })
 
-test('issue 38 item 8: an invisible character in an ikey is a 400 naming it on v1 and legacy writes; nothing stored', async (t) => {
+test('an invisible character in an ikey is a 400 naming it on v1 and legacy writes; nothing stored', async (t) => {
   const { user, key } = await keyed()
   for (const [ch, code] of INVISIBLES) {
     const v1 = await request(app.url, '/api/v1/stats/s/count', { json: { count: 1, t: now() - 100, ikey: `retry${ch}1` }, bearer: key })

@@ -1,4 +1,4 @@
-// Issue 38 items 6, 7 and 18 on real PostgreSQL and Redis through a listening server: turning two-factor on
+// Two-factor and reset hardening on real PostgreSQL and Redis through a listening server: turning two-factor on
 // signs out every other session; a code is accepted once per time step and purpose (the code that turned it on
 // also signs in, once); wrong codes lock the app's codes after TOTP_MAX_FAILURES until a recovery code or a
 // password reset; password-reset mail to one address backs off to a day and stops at the day's cap.

@@ -1,4 +1,4 @@
-// Two-factor sign-in (issue 30 item 4) through a listening server on real PostgreSQL and Redis: set-up,
+// Two-factor sign-in through a listening server on real PostgreSQL and Redis: set-up,
 // turning it on with a first code, sign-in requiring a code (each app code and each recovery code once),
 // turning it off, the refusals, and the routes in the OpenAPI document.
 import test from 'ava'

@@ -1,4 +1,4 @@
-// v1 write routes (interface 2.1, 2.2, 4.2, 7, 8; decisions.md sections 1 and 4):
+// v1 write routes (docs/decisions.md §I-2.1, §I-2.2, §I-4.2, §I-7, §I-8; §1 and §4):
 // POST /api/v1/stats/:name/count, /value and POST /api/v1/points.
 import test, { type ExecutionContext } from 'ava'
 import { startTestApp, type TestApp } from '../helpers/app.js'

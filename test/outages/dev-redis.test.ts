@@ -1,4 +1,4 @@
-// Issue 11 item 4: the Redis that `npm run dev` (and `npm test`) starts when none answers runs with AOF in .data/redis.
+// The Redis that `npm run dev` (and `npm test`) starts when none answers runs with AOF in .data/redis.
 import test from 'ava'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'

@@ -1,4 +1,4 @@
-// Issue 11 item 5: health reflects the workers' real progress. With no worker
+// Health reflects the workers' real progress. With no worker
 // taking jobs, or a worker stuck on a job, health turns 503 naming the queue
 // and why; it recovers once the jobs move. (HEALTH_QUEUE_STUCK_SECONDS is 2 here.)
 import test from 'ava'

@@ -1,4 +1,4 @@
-// Issue 11 item 1: PostgreSQL stopped under a running API and worker, long
+// PostgreSQL stopped under a running API and worker, long
 // enough for every pool slot to fail to connect, then started again: both
 // serve again within seconds, without a restart, and every accepted point is
 // stored exactly once. Runs against a PostgreSQL of its own.

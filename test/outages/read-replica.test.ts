@@ -1,4 +1,4 @@
-// Issue 32 (decisions.md section 22): lag-tolerant reads go to a PostgreSQL streaming replica named by
+// Read replica (docs/decisions.md §22): lag-tolerant reads go to a PostgreSQL streaming replica named by
 // DATABASE_READ_URL; a lagging or stopped replica is bypassed (reads answered from the primary), with one log
 // line per change and its state in health, and is used again once fit. Against a primary and a real streaming
 // replica of the test's own (test/helpers/pg-replica.ts).
@@ -118,7 +118,7 @@ test.serial('a stopped replica is bypassed, reads are answered throughout, and i
 })
 
 test.serial('the replica stopped mid-export: the pages left are read from the primary, from the last row sent, every row once', async (t) => {
-  // Issue 38 item 20. A read pool of the test's own (no lag limit reached), read page by page as the route does,
+  // A read pool of the test's own (no lag limit reached), read page by page as the route does,
   // so that the stop falls between two pages for certain; the pool's own connections are the ones cut.
   const lines: string[] = []
   const log = { info: (m: string) => void lines.push(m), warn: (m: string) => void lines.push(m) }

@@ -1,4 +1,4 @@
-// Issue 11 item 2: Redis failing between checking an ikey and queueing its
+// Redis failing between checking an ikey and queueing its
 // point must leave nothing claimed, so that the client's retry is stored.
 // Runs against a redis-server of its own (stopped and restarted here).
 import test from 'ava'

@@ -1,4 +1,4 @@
-// Issue 11 item 3: a Redis that restarts empty (a managed Redis after a
+// A Redis that restarts empty (a managed Redis after a
 // failover) loses the job schedulers; the running worker registers them again
 // and alert evaluation resumes. Runs against a redis-server of its own.
 import test from 'ava'

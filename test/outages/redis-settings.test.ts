@@ -1,4 +1,4 @@
-// Issue 11 item 4: Redis settings that lose data. Under an evicting
+// Redis settings that lose data. Under an evicting
 // maxmemory-policy, health is 503 naming it and writes are refused (nothing
 // stored); health reports AOF on or off; production is warned when it is off.
 // Runs against redis-servers of its own.

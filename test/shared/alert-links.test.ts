@@ -1,5 +1,5 @@
-// Issue 30 item 2: links in alert mails and Slack messages open the stat's page in the app (decisions.md
-// section 18), on PUBLIC_URL, or without one on the address `npm run dev` prints (the session cookie's host).
+// Links in alert mails and Slack messages open the stat's page in the app (docs/decisions.md
+// §18), on PUBLIC_URL, or without one on the address `npm run dev` prints (the session cookie's host).
 import test from 'ava'
 import { statLink } from '../../shared/alerts/deliver.js'
 

@@ -1,4 +1,4 @@
-// The rules of decisions.md section 18 on top of the state machine (shared/alerts/mute-and-silence.ts), as pure
+// The rules of docs/decisions.md §18 on top of the state machine (shared/alerts/mute-and-silence.ts), as pure
 // functions: what silence decides under each on_no_data, and what a mute withholds and later delivers.
 import test from 'ava'
 import { step, type Rule } from '../../shared/alerts/conditions.js'

@@ -69,7 +69,7 @@ test('suggestions: quantiles of the minute values rounded to two significant fig
   t.true(r.warnings.some((w) => /only 0.7 days of data/.test(w)))
 })
 
-test('suggestions: each of the largest minutes is named by the minute it covers, not the evaluation at its end (issue 38 item 15)', (t) => {
+test('suggestions: each of the largest minutes is named by the minute it covers, not the evaluation at its end', (t) => {
   // Minute 3 ([FROM + 180 s, FROM + 240 s)) holds the largest value: a point at FROM + 210 s lies in it.
   const r = suggestThresholds({ stat: stat(longAgo), series: series([1, 2, 1, 9, 1]), condition: 'above', cooldownMinutes: 0, lookbackDays: 30, clampedToDays: null })
   t.is(r.largest_minutes[0].value, 9)
@@ -164,7 +164,7 @@ test('correlation: the reported coefficient is simple-statistics\' own on the ch
   t.true('coefficient' in whole && Math.abs(whole.coefficient - sampleRankCorrelation(a as number[], b as number[])) < 1e-12)
 })
 
-test('issue 27 item 3: stepInside is the round number one step inside the extreme, for above and below', (t) => {
+test('stepInside is the round number one step inside the extreme, for above and below', (t) => {
   t.is(stepInside(2400, 'above'), 2300)
   t.is(stepInside(2450, 'above'), 2400)
   t.is(stepInside(1000, 'above'), 990)
@@ -176,7 +176,7 @@ test('issue 27 item 3: stepInside is the round number one step inside the extrem
   t.is(stepInside(0, 'below'), 0.01)
 })
 
-test('issue 27 item 3: a spike the size of the maximum is caught by the top suggestion; days without data are counted', (t) => {
+test('a spike the size of the maximum is caught by the top suggestion; days without data are counted', (t) => {
   // 30 days of minutes, data on the first 14 only: 100 everywhere but one minute of 2,400.
   const values: Array<number | null> = Array.from({ length: 30 * 1440 }, (_, i) => (i < 14 * 1440 ? (i === 5000 ? 2400 : 100 + (i % 7)) : null))
   const r = suggestThresholds({ stat: stat(longAgo), series: series(values), condition: 'above', cooldownMinutes: 0, lookbackDays: 30, clampedToDays: null })

@@ -1,4 +1,4 @@
-// The plan a customer's subscriptions entitle it to (shared/billing/sync.ts): the state table of issue 16.
+// The plan a customer's subscriptions entitle it to (shared/billing/sync.ts): the state table of docs/billing.md.
 import test from 'ava'
 import type Stripe from 'stripe'
 import { loadConfig } from '../../shared/config.js'

@@ -1,4 +1,4 @@
-// Issue 24 item 11: CI fails when the install changed package-lock.json, saying what to do; an unchanged
+// CI fails when the install changed package-lock.json, saying what to do; an unchanged
 // lockfile passes. Runs .ci/lockfile-unchanged against a throwaway git repository.
 import test from 'ava'
 import { execFileSync, spawnSync } from 'node:child_process'

@@ -27,7 +27,7 @@ test('EDGE_BLOCKED_USER_AGENTS: empty blocks none; a list is split on commas', (
   t.deepEqual(loadConfig({ EDGE_BLOCKED_USER_AGENTS: 'BadBot/, Other/' }).edgeBlockedUserAgents, ['BadBot/', 'Other/'])
 })
 
-test('issue 19 item 4: loopback webhook targets are allowed in development unless WEBHOOK_ALLOW_PRIVATE=0; 1 allows every private target', (t) => {
+test('loopback webhook targets are allowed in development unless WEBHOOK_ALLOW_PRIVATE=0; 1 allows every private target', (t) => {
   t.like(loadConfig({}), { webhookAllowPrivate: false, webhookAllowLoopback: true })
   t.like(loadConfig({ WEBHOOK_ALLOW_PRIVATE: '0' }), { webhookAllowPrivate: false, webhookAllowLoopback: false })
   t.like(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://metrics.example' }), { webhookAllowPrivate: false, webhookAllowLoopback: false })
@@ -47,7 +47,7 @@ test('PASSWORD_HASH_COST: 15 by default; below it only with NODE_ENV=test, never
   t.throws(() => loadConfig({ PASSWORD_HASH_COST: '18' }), { message: /PASSWORD_HASH_COST/ })
 })
 
-test('issue 32: REDIS_URL names a single node or a Redis Cluster by its seed nodes; anything else is refused naming it', (t) => {
+test('REDIS_URL names a single node or a Redis Cluster by its seed nodes; anything else is refused naming it', (t) => {
   t.is(loadConfig({ REDIS_URL: 'rediss://user:pw@cache.internal:6380/2' }).redisUrl, 'rediss://user:pw@cache.internal:6380/2')
   const url = 'redis+cluster://app:s%40cret@10.0.0.1:7000,10.0.0.2:7001,[::1]:7002'
   t.is(loadConfig({ REDIS_URL: url }).redisUrl, url)
@@ -61,14 +61,14 @@ test('issue 32: REDIS_URL names a single node or a Redis Cluster by its seed nod
   }
 })
 
-test('issue 32: DATABASE_READ_URL is optional; READ_REPLICA_MAX_LAG_SECONDS defaults to 5 and must be positive', (t) => {
+test('DATABASE_READ_URL is optional; READ_REPLICA_MAX_LAG_SECONDS defaults to 5 and must be positive', (t) => {
   t.like(loadConfig({}), { databaseReadUrl: undefined, readReplicaMaxLagSeconds: 5 })
   t.like(loadConfig({ DATABASE_READ_URL: 'postgres://replica/metrics', READ_REPLICA_MAX_LAG_SECONDS: '2.5' }), { databaseReadUrl: 'postgres://replica/metrics', readReplicaMaxLagSeconds: 2.5 })
   t.throws(() => loadConfig({ READ_REPLICA_MAX_LAG_SECONDS: '0' }), { message: /READ_REPLICA_MAX_LAG_SECONDS/ })
   t.throws(() => loadConfig({ DATABASE_READ_URL: 'replica' }), { message: /DATABASE_READ_URL/ })
 })
 
-test('issue 39: STRIPE_API_BASE (the local stand-in) is refused in production, accepted in development and tests', (t) => {
+test('STRIPE_API_BASE (the local stand-in) is refused in production, accepted in development and tests', (t) => {
   const base = 'http://127.0.0.1:4010'
   const err = t.throws(() => loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://metrics.example', STRIPE_API_BASE: base }), { instanceOf: ConfigError })
   t.regex(err!.message, /STRIPE_API_BASE: refused in production/)
@@ -77,7 +77,7 @@ test('issue 39: STRIPE_API_BASE (the local stand-in) is refused in production, a
   t.is(loadConfig({ NODE_ENV: 'test', STRIPE_API_BASE: base }).stripe.apiBase, base)
 })
 
-test('issue 39: IO_COUNTS (benchmark instrumentation) is off unless set', (t) => {
+test('IO_COUNTS (benchmark instrumentation) is off unless set', (t) => {
   t.false(loadConfig({}).ioCounts)
   t.false(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://metrics.example' }).ioCounts)
   t.true(loadConfig({ IO_COUNTS: '1' }).ioCounts)

@@ -1,4 +1,4 @@
-// Egress safety for alert deliveries (decisions.md section 8, issue 5 part 5).
+// Egress safety for alert deliveries (docs/decisions.md §8).
 //
 // Ground rule of this file: no traffic ever leaves loopback. Names are resolved
 // by injected lookups (never real DNS), private/public-looking addresses are
@@ -90,11 +90,11 @@ test('isPrivateAddress: internal IPv6 ranges and IPv4 embedded in IPv6 are priva
     '::', '::1', 'fc00::1', 'fd00:ec2::254', 'fe80::1', 'febf::1', 'ff02::1', '2001:db8::1', '64:ff9b::a00:1', '64:ff9b::808:808',
     '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:169.254.169.254', '::ffff:a9fe:a9fe', '::ffff:10.0.0.1', '::127.0.0.1',
     '0:0:0:0:0:ffff:7f00:0001', '2002:7f00:1::1', '2002:a9fe:a9fe::',
-    // Issue 10 item 5: IPv4-translated (::ffff:0:0/96) and Teredo (client 127.0.0.1, inverted), and every
+    // IPv4-translated (::ffff:0:0/96) and Teredo (client 127.0.0.1, inverted), and every
     // other form that embeds an IPv4 address, whatever it embeds: only global unicast is allowed.
     '::ffff:0:7f00:1', '::ffff:0:127.0.0.1', '::ffff:0:808:808', '2001:0:4136:e378:8000:63bf:80ff:fffe', '2001::1',
     '2002:808:808::1', '64:ff9b:1::1', '2001:2::1', '100::1', 'fec0::1', '5f00::1',
-    // Issue 24 item 5: IPv4-compatible (::/96), as the URL parser writes [::127.0.0.1], whatever it embeds.
+    // IPv4-compatible (::/96), as the URL parser writes [::127.0.0.1], whatever it embeds.
     '::7f00:1', '::a00:1', '::a9fe:a9fe', '::808:808', '::1:0', '0:0:0:0:0:0:8.8.8.8',
   ]) t.true(isPrivateAddress(ip), ip)
 })
@@ -345,7 +345,7 @@ test('a closed port fails quickly', async (t) => {
   t.true(Date.now() - started < 1_000)
 })
 
-test.serial('issue 19 item 4: allowLoopback (development) allows loopback only; every refusal names WEBHOOK_ALLOW_PRIVATE', async (t) => {
+test.serial('allowLoopback (development) allows loopback only; every refusal names WEBHOOK_ALLOW_PRIVATE', async (t) => {
   const dev = { allowPrivate: false, allowLoopback: true }
   await t.notThrowsAsync(checkTarget('http://127.0.0.1:8080/', dev))
   await t.notThrowsAsync(checkTarget('http://[::1]:8080/', dev))

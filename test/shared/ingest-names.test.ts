@@ -1,4 +1,4 @@
-// Interface 2.1 stat name rules, 4.1.1, 7 and 8 (128 characters).
+// docs/decisions.md §I-2.1 stat name rules, 4.1.1, 7 and 8 (128 characters).
 import test from 'ava';
 import fc from 'fast-check';
 import { MAX_STAT_NAME_LENGTH, parseStatName } from '../../shared/ingest/names.js';

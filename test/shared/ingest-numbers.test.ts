@@ -1,4 +1,4 @@
-// Interface 2.2 number rules, 7 messages, 8 magnitude limit, decisions 4a.
+// docs/decisions.md §I-2.2 number rules, 7 messages, 8 magnitude limit, decisions 4a.
 import test from 'ava';
 import fc from 'fast-check';
 import { isAbsent, isEmptyPresent, parseNumber, type NumberField } from '../../shared/ingest/numbers.js';

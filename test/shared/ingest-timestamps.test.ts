@@ -1,4 +1,4 @@
-// Interface 2.2 timestamp, 4.1.3 (batch sends t as a digit string), 7 messages, 8 window.
+// docs/decisions.md §I-2.2 timestamp, 4.1.3 (batch sends t as a digit string), 7 messages, 8 window.
 import test from 'ava';
 import fc from 'fast-check';
 import { isBlank, MIN_TIMESTAMP, parseTimestamp } from '../../shared/ingest/timestamps.js';

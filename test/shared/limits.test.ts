@@ -74,7 +74,7 @@ test('a busy account is served from leases: far fewer Redis round trips than req
   t.is(await used(account), granted)
 })
 
-test('concurrent writers below the rate threshold lease too (issue 18), and two processes still grant exactly one shared budget', async (t) => {
+test('concurrent writers below the rate threshold lease too, and two processes still grant exactly one shared budget', async (t) => {
   const account = randomUUID()
   // About 20 requests a second per process, half the rate that leases on its own, but two at a time.
   const { requests, granted, calls } = await writeInWaves(account, { waves: 20, perProcess: 2, pauseMs: 100 })

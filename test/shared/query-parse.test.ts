@@ -91,7 +91,7 @@ test('13 intents: default aggregation by kind, operations, declines', (t) => {
   t.like(i('signups tomorrow'), { op: 'unknown', unsupported: true })
   t.like(i('how many widgets yesterday'), { op: 'unknown' })
   t.like(i('how many people signed up yesterday'), { op: 'unknown' }, '"signed up" is not read as "up"')
-  // "per day" is a breakdown by day (issue 27 item 2), not an unread period.
+  // "per day" is a breakdown by day, not an unread period.
   t.like(i('page views per day this week'), { op: 'breakdown', bucket: 86_400 })
   for (const q of ['total signups in 2025', 'errors this weekend', 'signups last night', 'orders on 11/20']) {
     t.like(i(q), { op: 'unknown', unreadPeriod: true }, `${q}: a period it cannot read is declined, not replaced by the default`)

@@ -1,4 +1,4 @@
-// The question box's periods in the account's time zone (issue 29 item 4): calendar periods start at the
+// The question box's periods in the account's time zone: calendar periods start at the
 // zone's midnights (a day around a DST change is 23 or 25 hours), weeks at its Mondays, rolling windows
 // keep their real length, and the label names the zone. UTC is checked beside each for contrast.
 import test from 'ava'

@@ -1,4 +1,4 @@
-// DESIGN.md decision 6: the TimescaleDB path (sql/0003_timescale.timescale.sql:
+// docs/decisions.md §D-6: the TimescaleDB path (sql/0003_timescale.timescale.sql:
 // hypertable, real-time continuous aggregates, compression, retention) gives
 // the same chart buckets as the plain path for the same points.
 //
@@ -259,7 +259,7 @@ test.serial('TimescaleDB retention drops points and aggregates older than 800 da
   const old = randomUUID()
   const [account] = await ts<{ id: string }[]>`insert into accounts (email) values ('old@example.com') returning id`
   await ts`insert into stats (id, account_id, name, kind) values (${old}, ${account.id}, 'old', 'counter')`
-  await applyBatch(ts, randomUUID(), [[old, 946_684_800, 1, null], [old, base, 2, null]]) // 2000-01-01 (accepted by section 8) and 10 days ago
+  await applyBatch(ts, randomUUID(), [[old, 946_684_800, 1, null], [old, base, 2, null]]) // 2000-01-01 (accepted by docs/decisions.md §I-8) and 10 days ago
   await refreshRollups(ts)
   const w: Window = { requested: 'custom', from: new Date(946_684_800_000), to: new Date(nowS() * 1000), bucketSeconds: 86_400 }
   t.deepEqual((await readBuckets(ts, old, 'counter', w)).map((b) => b.t), [946_684_800, base])

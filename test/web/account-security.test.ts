@@ -117,7 +117,7 @@ test.serial('account page: deleting the account takes the password, then everyth
   await page.waitForURL(/\/signin/)
 })
 
-// Issue 38 items 7 and 18 in Chromium: the set-up shows a QR code (allowed by the page's CSP, so it loads)
+// In Chromium: The set-up shows a QR code (allowed by the page's CSP, so it loads)
 // beside the key; a tab signed in before two-factor was turned on is signed out; the code that turned it on
 // signs in once in another tab.
 test.serial('two-factor set-up: a QR code beside the key; an older session is signed out; the code that turned it on signs in', async (t) => {
@@ -162,7 +162,7 @@ test.serial('two-factor set-up: a QR code beside the key; an older session is si
   await Promise.all([older.context.close(), other.context.close(), page.context().close()])
 })
 
-// Issue 38 item 17: a live subscription is named first, with the way to the portal, and the "cannot be undone"
+// A live subscription is named first, with the way to the portal, and the "cannot be undone"
 // question is never asked; with two-factor on, deleting takes a code.
 test.serial('account deletion with a live subscription: the page says so first, links to the portal, asks nothing, deletes nothing', async (t) => {
   const user = await signUp(web.app.url)

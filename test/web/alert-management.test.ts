@@ -1,4 +1,4 @@
-// Journey: one alert's page (decisions.md section 18). From the list to the alert, mute for an hour, unmute,
+// Journey: one alert's page (docs/decisions.md §18). From the list to the alert, mute for an hour, unmute,
 // mute until a chosen time, send a test that reaches a local receiver with its answer in the history, and
 // change the threshold and on_no_data (a refused value shown by its field, nothing stored).
 import test from 'ava'
@@ -97,7 +97,7 @@ test.serial('alert page: another account\'s alert shows the API\'s 404, not its 
   t.false((await page.content()).includes('secret.stat'))
 })
 
-test.serial('alert page: the window field shows only where it acts, with its value; history times on the account\'s clock; a change is in the history (issue 38 items 13, 14)', async (t) => {
+test.serial('alert page: the window field shows only where it acts, with its value; history times on the account\'s clock; a change is in the history', async (t) => {
   const user = await signUp(web.app.url)
   const { key } = await createKey(web.app.url, user)
   t.is((await request(web.app.url, '/api/v1/account', { method: 'PATCH', json: { time_zone: 'Asia/Kolkata' }, session: user.session })).status, 200)

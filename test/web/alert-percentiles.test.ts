@@ -1,4 +1,4 @@
-// Journey: an alert on a percentile (issue 28) in a real Chromium. The form offers "Compare" for above, below and
+// Journey: an alert on a percentile in a real Chromium. The form offers "Compare" for above, below and
 // sustained only, asks for the window a percentile is taken over, back-tests a threshold on that percentile, and
 // creates the alert; the list and the alert's page say what it compares. A counter's refusal is shown as the API
 // words it, and nothing is stored.

@@ -101,7 +101,7 @@ test.serial('suggest a threshold: candidates from the stat\'s history with how o
   const rows = await table.locator('tbody tr').allTextContents()
   t.true(rows.length >= 1)
   // The largest candidate is one step inside the maximum (490, not 500, which `above` would never have fired
-  // on): it would have fired on each of the four spikes and catches the largest minutes (issue 27 item 3).
+  // on): it would have fired on each of the four spikes and catches the largest minutes.
   t.false(rows.some((r) => r.startsWith('500')), JSON.stringify(rows))
   const top = table.locator('tbody tr', { hasText: /^490/ })
   t.regex((await top.locator('td[data-label="Would have fired"]').textContent())!, /^4 times/)
@@ -163,7 +163,7 @@ test('GET /api/v1/usage: the plan\'s limits and what is used, for a key or a ses
   t.is((await request(web.app.url, '/api/v1/usage')).status, 401)
 })
 
-test.serial('the webhook hint says what this deployment does with private addresses, and it is true (issue 38 item 19)', async (t) => {
+test.serial('the webhook hint says what this deployment does with private addresses, and it is true', async (t) => {
   const strict = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: '0' })
   t.teardown(() => strict.close())
   for (const [target, hint, status] of [[web.app, /also delivers to private and internal addresses/, 201], [strict, /Private and internal addresses are refused\.$/, 400]] as const) {
@@ -181,7 +181,7 @@ test.serial('the webhook hint says what this deployment does with private addres
   }
 })
 
-test.serial('the address-confirmation page looks like the app and leads back to it; /favicon.ico is the app\'s icon (issue 38 item 19)', async (t) => {
+test.serial('the address-confirmation page looks like the app and leads back to it; /favicon.ico is the app\'s icon', async (t) => {
   const user = await signUp(web.app.url)
   const { key } = await createKey(web.app.url, user)
   const address = `confirm.${user.accountId.slice(0, 8)}@example.com`

@@ -122,7 +122,7 @@ test.serial('stat page: on a plan with detection the 7d chart shades the back-te
   }
 })
 
-test.serial('anomalies: the explanations state their hours on the account\'s clock, not UTC (issue 38 item 14)', async (t) => {
+test.serial('anomalies: the explanations state their hours on the account\'s clock, not UTC', async (t) => {
   const user = await signUp(web.app.url)
   await web.app.sql`update accounts set plan = 'pro', time_zone = 'Asia/Kolkata' where id = ${user.accountId}`
   const { key } = await createKey(web.app.url, user)

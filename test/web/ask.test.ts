@@ -55,7 +55,7 @@ test.serial('ask: a "Did you mean" hint is a link that asks again; example quest
   t.is(await page.getByRole('button', { name: /How many latency_ms/ }).count(), 0)
   t.is(await page.getByRole('button', { name: 'Average latency_ms in the last 7 days' }).count(), 1)
 
-  // A percentile of a gauge is answered (issue 28): three readings, 100, 200 and 300, so its p95 is the largest.
+  // A percentile of a gauge is answered: three readings, 100, 200 and 300, so its p95 is the largest.
   await page.getByLabel('Your question').fill('p95 latency yesterday')
   await page.keyboard.press('Enter')
   const answer = page.getByTestId('answer')
@@ -77,7 +77,7 @@ test.serial('ask: a "Did you mean" hint is a link that asks again; example quest
   t.deepEqual(problems, [])
 })
 
-test.serial('ask: the examples name the account\'s stats that have data, over a span holding it, and each is answered (issue 38 item 19)', async (t) => {
+test.serial('ask: the examples name the account\'s stats that have data, over a span holding it, and each is answered', async (t) => {
   const user = await signUp(web.app.url)
   const { key } = await createKey(web.app.url, user)
   const now = Math.floor(Date.now() / 1000)

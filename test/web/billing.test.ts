@@ -35,7 +35,7 @@ test.serial('billing: upgrade through the hosted checkout and come back to the n
   t.deepEqual(problems, [])
 })
 
-test.serial('billing after cancelling says the plan is free and that nothing renews, and offers checkout again (issue 38 item 17)', async (t) => {
+test.serial('billing after cancelling says the plan is free and that nothing renews, and offers checkout again', async (t) => {
   const user = await signUp(web.app.url)
   const { page, problems } = await signedInTab(web.browser, web.app.url, user)
   await page.goto(`${web.app.url}/billing`)

@@ -1,4 +1,4 @@
-// Journey: "what moved with this?" (issue 29 item 2) from a stat's page: the ranked list of the stats that
+// Journey: "what moved with this?" from a stat's page: the ranked list of the stats that
 // move with it, the strongest chosen first and overlaid on it, another chosen from the list; at 375 px too.
 import test from 'ava'
 import { screenshot, signedInTab } from '../helpers/browser.js'
@@ -47,7 +47,7 @@ test.serial('correlations: from the stat page, the ranked list and the overlaid 
   }
 })
 
-test.serial('correlations: the page names the method its coefficients come from, and another can be chosen (issue 38 item 16)', async (t) => {
+test.serial('correlations: the page names the method its coefficients come from, and another can be chosen', async (t) => {
   const user = await signUp(web.app.url)
   const { key } = await createKey(web.app.url, user)
   const hour = Math.floor(Date.now() / 3_600_000) * 3600

@@ -1,4 +1,4 @@
-// Journey: dashboards (decision 17, issue 29 item 1) through the app's own links: the Dashboards link in the
+// Journey: dashboards (decision 17) through the app's own links: the Dashboards link in the
 // main navigation, a new dashboard, cards added here and from a stat's page, a stat overlaid on a card (a
 // second axis for a gauge beside a counter), a legend entry clicked to isolate a stat, the crosshair shared
 // across cards, reorder, remove, the dashboard's range, live updates; and the page at 375 px.

@@ -67,9 +67,9 @@ test.serial('the pages read at 375 px: stats list and stat page fit the width', 
   await page.getByRole('link', { name: 'signups' }).waitFor()
   const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
   t.is(await overflow(), 0, 'no sideways scrolling on the stats list')
-  // The page says which window its 24 h totals cover: the one the dashboard API answered, the stat page's (issue 29 item 6).
+  // The page says which window its 24 h totals cover: the one the dashboard API answered, the stat page's.
   const from = await page.evaluate(async () => (await (await fetch('/api/v1/dashboard?range=24h')).json()).range.from as string)
-  // Written in the browser's zone and locale (no account zone is set), with the zone's name (issue 29 item 4).
+  // Written in the browser's zone and locale (no account zone is set), with the zone's name.
   const [locale, zone] = await page.evaluate(() => [navigator.language, Intl.DateTimeFormat().resolvedOptions().timeZone])
   const since = new Intl.DateTimeFormat(locale, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short', timeZone: zone }).format(Date.parse(from))
   t.is(await page.locator('[data-window]').textContent(), `Last 24 h: since ${since}, the window the stat pages and embeds use for 24 h.`)

@@ -1,4 +1,4 @@
-// Issue 24 item 11: GET / for a signed-out visitor is a page of its own (what the service does, one example
+// GET / for a signed-out visitor is a page of its own (what the service does, one example
 // write, sign up, sign in, the API reference) under the app's strict CSP; signed in, it goes to the stats.
 import test from 'ava'
 import { openTab, screenshot, signedInTab } from '../helpers/browser.js'

@@ -1,4 +1,4 @@
-// Every page at 375 px (issue 29, "every page usable at 375 px"): each is opened signed in (or out, for the
+// Every page at 375 px ("every page usable at 375 px"): each is opened signed in (or out, for the
 // pages before sign-in) with data on it, must not scroll sideways, and leaves a screenshot to look at
 // (test-output/web/narrow-*.png).
 import test from 'ava'

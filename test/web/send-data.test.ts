@@ -1,4 +1,4 @@
-// The Send data page (issue 31 item 5): copy-paste set-ups for Telegraf, a StatsD client and Prometheus,
+// The Send data page: copy-paste set-ups for Telegraf, a StatsD client and Prometheus,
 // filled in with a key created on the page, under the app's strict CSP; the key in the set-up works.
 import test from 'ava'
 import { screenshot, signedInTab, visible } from '../helpers/browser.js'
@@ -58,7 +58,7 @@ function telegrafLines(config: string): string {
   return `cpu,cpu=cpu-total,host=web1 ${cpu}\nmem,host=web1 ${mem}`
 }
 
-test('send data on the free plan: the Telegraf set-up keeps within the 10 stats and says why; Prometheus names the plan (issue 38 item 11)', async (t) => {
+test('send data on the free plan: the Telegraf set-up keeps within the 10 stats and says why; Prometheus names the plan', async (t) => {
   const user = await signUp(web.app.url)
   const { page, problems } = await signedInTab(web.browser, web.app.url, user)
   await page.goto(`${web.app.url}/send`)
@@ -80,7 +80,7 @@ test('send data on the free plan: the Telegraf set-up keeps within the 10 stats 
   t.deepEqual(problems, [])
 })
 
-test('send data on a paid plan: no free-plan filter or warning (issue 38 item 11)', async (t) => {
+test('send data on a paid plan: no free-plan filter or warning', async (t) => {
   const user = await signUp(web.app.url)
   await web.app.sql`update accounts set plan = 'pro' where id = ${user.accountId}`
   const { page, problems } = await signedInTab(web.browser, web.app.url, user)
@@ -94,7 +94,7 @@ test('send data on a paid plan: no free-plan filter or warning (issue 38 item 11
   t.deepEqual(problems, [])
 })
 
-test('the README\'s hot-shots example and the Send data page use the same prefix: the key and a dot (issue 38 item 19)', async (t) => {
+test('the README\'s hot-shots example and the Send data page use the same prefix: the key and a dot', async (t) => {
   const readme = readFileSync('README.md', 'utf8')
   const inReadme = /new StatsD\(\{[^}]*prefix: '([^']*)'/.exec(readme)?.[1]
   const onPage = /prefix: '([^']*)'/.exec(statsdExample('localhost', 8125, 'mk_KEY'))?.[1]

@@ -1,4 +1,4 @@
-// Issue 24 item 3: after signing in, ?next= is followed only to a page of the app's own origin. Each
+// After signing in, ?next= is followed only to a page of the app's own origin. Each
 // crafted `next` is tried in Chromium through the sign-in form; a server on another origin records whether
 // the browser ever reached it.
 import test from 'ava'
@@ -45,7 +45,7 @@ const hostile = () => [
   ` //127.0.0.1:${otherPort}/x`,
   `http://127.0.0.1:${otherPort}/x`,
   'javascript:alert(1)',
-  // Issue 38 item 4: of our own origin, but resolving to a path that starts `//`, which the browser then reads as another host.
+  // Of our own origin, but resolving to a path that starts `//`, which the browser then reads as another host.
   `/.//127.0.0.1:${otherPort}/x`,
   `${web.app.url}//127.0.0.1:${otherPort}/x`,
   `/x/..//127.0.0.1:${otherPort}/x`,

@@ -38,7 +38,7 @@ test.serial('stat page: describe, share and embed, export, delete', async (t) =>
   const [stored] = await web.app.sql`select description from stats where name = 'orders paid'`
   t.is(stored.description, 'Orders whose payment went through')
 
-  // Share: nothing is shared yet, so there is nothing to revoke (issue 24 item 11).
+  // Share: nothing is shared yet, so there is nothing to revoke.
   await page.getByRole('button', { name: 'Create a share link' }).waitFor()
   t.is(await page.getByRole('button', { name: 'Revoke sharing' }).count(), 0, 'no "Revoke sharing" while nothing is shared')
   // Link, snippet and a preview iframe that shows the chart.
@@ -76,7 +76,7 @@ test.serial('stat page: describe, share and embed, export, delete', async (t) =>
   await page.getByRole('button', { name: 'Delete this stat…' }).click()
   const dialog = page.getByRole('dialog')
   // It names the count and the oldest point, which is a day older than the stat itself (backdated writes).
-  // Times read in the browser's zone and locale (no account zone is set), with the zone's name (issue 29 item 4).
+  // Times read in the browser's zone and locale (no account zone is set), with the zone's name.
   const [locale, zone] = await page.evaluate(() => [navigator.language, Intl.DateTimeFormat().resolvedOptions().timeZone])
   const fmt = new Intl.DateTimeFormat(locale, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short', timeZone: zone })
   const iso = (sec: number) => fmt.format(sec * 1000)

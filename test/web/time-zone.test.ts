@@ -1,4 +1,4 @@
-// Journey: one clock (issue 29 item 4). A browser in New York with a British locale sees its own zone on
+// Journey: one clock. A browser in New York with a British locale sees its own zone on
 // every chart axis and in every date, written the British way (24-hour); the account page sets
 // Asia/Tokyo, and from then on the axes, the dates and the question box's "yesterday" are Tokyo's.
 import test from 'ava'
@@ -115,7 +115,7 @@ test.serial('29 one clock at 375 px: the account page\'s zone setting fits', asy
   t.deepEqual(problems, [])
 })
 
-test.serial('the zone list offers current names (Asia/Kolkata, Europe/Kyiv), not the legacy ones; choosing one stores it (issue 38 item 14)', async (t) => {
+test.serial('the zone list offers current names (Asia/Kolkata, Europe/Kyiv), not the legacy ones; choosing one stores it', async (t) => {
   const user = await signUp(web.app.url)
   const { page, problems } = await tab(user, 1280)
   await page.goto(`${web.app.url}/account`)

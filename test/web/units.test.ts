@@ -1,4 +1,4 @@
-// Journey: a stat's unit and direction (issue 29 item 5) set on its page: the unit on the axis and beside the
+// Journey: a stat's unit and direction set on its page: the unit on the axis and beside the
 // figures, the change coloured by whether higher is better; on a dashboard, stats of two units read on two axes.
 import test from 'ava'
 import { screenshot, signedInTab } from '../helpers/browser.js'
@@ -55,7 +55,7 @@ test.serial('units: latency in ms, higher is worse: the rise is red, the axis sa
   t.deepEqual(problems, [])
 })
 
-test.serial('the summary writes thousands alike: a difference of 5,782 beside a total of 23.4k (issue 38 item 19)', async (t) => {
+test.serial('the summary writes thousands alike: a difference of 5,782 beside a total of 23.4k', async (t) => {
   const user = await signUp(web.app.url)
   const { key } = await createKey(web.app.url, user)
   const now = Math.floor(Date.now() / 1000)

@@ -1,5 +1,5 @@
-// Alert deliveries end to end (interface 2.5, 3.2, section 6; decisions.md
-// section 8): points written through the v1 API, the real evaluation schedule
+// Alert deliveries end to end (docs/decisions.md §I-2.5, §I-3.2, §I-6;
+// §8): points written through the v1 API, the real evaluation schedule
 // (every second here) and real delivery workers, a local HTTP receiver
 // (webhook, Slack) and a local SMTP server. Every receiver listens on loopback.
 //
@@ -149,7 +149,7 @@ function assertPayload(t: ExecutionContext, req: ReceivedRequest, s: Setup, even
   t.regex(String(req.headers['content-type']), /^application\/json/)
   t.is(req.headers['x-service-idempotency-key'], p.idempotency_key)
   t.is(req.headers['x-service-incident-key'], p.incident_key)
-  // decisions.md 8: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>"> under the alert's signing secret.
+  // docs/decisions.md §8: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>"> under the alert's signing secret.
   const sig = verifySignature(s.secret, req.headers['x-service-signature'] as string | undefined, req.body)
   t.true(sig.ok, `signature ${req.headers['x-service-signature']} does not verify`)
   t.true(Math.abs(sig.t - req.at / 1000) < 30, 'signature timestamp is the time of sending')
@@ -280,7 +280,7 @@ test('2.4 heartbeat on a stat with no data at all fires once staleness exceeds w
   // Its own database without workers: the evaluations here are called directly, at chosen times.
   const tt = await startTestApp()
   t.teardown(() => tt.close())
-  // Issue 38 item 13: neither takes a threshold (their limit is the window).
+  // Neither takes a threshold (their limit is the window).
   const s = await setup(t, { target: tt, condition: 'heartbeat', threshold: null, window: 1 })
   const missing = await createAlert(tt, s.key, `${s.stat} too`, s.receiver, { condition: 'missing_data', threshold: null, window: 1 })
   const created = Date.now()
@@ -486,7 +486,7 @@ test('6.1 Slack channel: the incoming webhook gets a JSON {text} message with th
   t.deepEqual(Object.keys(fired.json), ['text'])
   t.true(fired.json.text.includes(s.stat), fired.json.text)
   t.regex(fired.json.text, /firing/i)
-  // The stat's name links to its page in the app, never to a JSON route (issue 30 item 2).
+  // The stat's name links to its page in the app, never to a JSON route.
   const slackLink = /<([^|>]+)\|/.exec(fired.json.text)?.[1]
   t.is(new URL(slackLink ?? 'http://none/').pathname, `/stats/${encodeURIComponent(s.stat)}`, fired.json.text)
   t.false(fired.json.text.includes('/api/'), fired.json.text)
@@ -528,18 +528,18 @@ test('6.1 e-mail channel: nothing is mailed before confirmation; after it the lo
 
   const url = new URL(link!)
   t.is(url.origin, new URL(app.url).origin) // no PUBLIC_URL here: the link points at this deployment
-  // Issue 30 item 2: the confirmation is a page for a person, with the way on to the app.
+  // The confirmation is a page for a person, with the way on to the app.
   const confirmed = await request(app.url, url.pathname + url.search)
   t.is(confirmed.status, 200)
   t.regex(String(confirmed.headers.get('content-type')), /^text\/html/)
   t.regex(confirmed.text, /Address confirmed[\s\S]*<a href="\/alerts"[ >]/)
-  // Issue 38 item 14: the mail's "At:" is on the account's clock.
+  // The mail's "At:" is on the account's clock.
   t.is((await request(app.url, '/api/v1/account', { method: 'PATCH', json: { time_zone: 'Asia/Kolkata' }, session: u.session })).status, 200)
   const [firing] = await smtp.waitFor(1, (m) => m.to.includes(address) && m.subject.startsWith('[FIRING]'))
   t.is(firing.subject, `[FIRING] ${stat}`)
   t.true(firing.text.includes(stat))
   t.true(firing.text.includes('100'))
-  // Issue 30 item 2: the mail's link is the stat's page in the app, which opens for the signed-in reader
+  // The mail's link is the stat's page in the app, which opens for the signed-in reader
   // (it was a JSON route that a browser opens without its key: 401).
   const statUrl = new URL(/(https?:\/\/\S+\/stats\/\S+)/.exec(firing.text)?.[1] ?? 'http://none/')
   t.is(statUrl.pathname, `/stats/${encodeURIComponent(stat)}`)
@@ -547,7 +547,7 @@ test('6.1 e-mail channel: nothing is mailed before confirmation; after it the lo
   const page = await request(app.url, statUrl.pathname, { session: u.session })
   t.is(page.status, 200)
   t.regex(String(page.headers.get('content-type')), /^text\/html/)
-  // Issue 38 item 13: and the alert's own page, where it is muted.
+  // And the alert's own page, where it is muted.
   const alertUrl = new URL(/(https?:\/\/\S+\/alerts\/\S+)/.exec(firing.text)?.[1] ?? 'http://none/')
   t.is(alertUrl.pathname, `/alerts/${res.body.alert.id}`)
   t.is((await request(app.url, alertUrl.pathname, { session: u.session })).status, 200)

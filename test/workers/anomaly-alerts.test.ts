@@ -1,4 +1,4 @@
-// Anomaly alerts end to end (decisions.md section 16): an alert with condition_type "anomaly" fires through its
+// Anomaly alerts end to end (docs/decisions.md §16): an alert with condition_type "anomaly" fires through its
 // webhook, signed, when the anomaly sweep opens an incident on its stat after the alert was created, and resolves
 // when the incident closes. Points go through the v1 API, the sweep and the evaluation run as the workers run
 // them, and a local receiver takes the deliveries.
@@ -114,7 +114,7 @@ test.serial('anomaly alerts: refused on a plan without detection (403 naming the
   t.is(n, 0)
 })
 
-test.serial('an anomaly alert\'s message states the incident\'s hour on the account\'s clock (issue 38 item 14)', async (t) => {
+test.serial('an anomaly alert\'s message states the incident\'s hour on the account\'s clock', async (t) => {
   const u = await user('pro')
   await app.sql`update accounts set time_zone = 'Europe/Kyiv' where id = ${u.accountId}`
   const receiver = await startHttpReceiver()

@@ -213,7 +213,7 @@ test.serial('two sweeps at once score each stat\'s hour once and record each inc
   }
 })
 
-// Issue 38 item 12: 14 days backfilled on the free plan, with a spike 7 days back, then an upgrade.
+// 14 days backfilled on the free plan, with a spike 7 days back, then an upgrade.
 const FORTNIGHT = 14 * 24
 const withSpike = () => steady(FORTNIGHT, 100).map((v, i) => (i === FORTNIGHT - 7 * 24 ? 2000 : v))
 const spikeHour = NEWEST - (7 * 24 - 1) * HOUR

@@ -1,4 +1,4 @@
-// Issue 26: points past yesterday live in per-stat day blocks. Every read of raw points sees hot
+// Points past yesterday live in per-stat day blocks. Every read of raw points sees hot
 // rows and blocks as one set; compaction is crash-safe and resumable; deletes, ikey retries,
 // backfills and retention work across both. Real PostgreSQL, Redis and HTTP server.
 import test from 'ava'

@@ -1,4 +1,4 @@
-// Issue 10 item 1 (isolation): a point PostgreSQL refuses must not take the
+// A point PostgreSQL refuses must not take the
 // points beside it down. The failing job is split until the refused point is
 // alone; every good point is stored exactly once and the refused one is parked
 // where an operator sees it (log line, health detail, CLI listing).

@@ -1,4 +1,4 @@
-// Issue 26, item 2: a persist job holding many points of one stat for one day past the hot days
+// A persist job holding many points of one stat for one day past the hot days
 // writes them as one block (sql/0032), and every reader of raw points sees them as before. Exactly
 // once holds: a group with an applied batch, two workers at once, a stat deleted first. Real
 // PostgreSQL, Redis and HTTP server.

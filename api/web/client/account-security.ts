@@ -1,4 +1,4 @@
-// The account page's security sections (decisions.md section 19, issue 30 item 4): change the password,
+// The account page's security sections (docs/decisions.md §19): change the password,
 // two-factor sign-in (set up with a code of the app, recovery codes shown once, turn off), delete the account.
 import { api, ApiError, fieldErrors } from './lib/api.js'
 import { CopyButton, ErrorNotice, Field, html, Loading, useEffect, useState } from './lib/ui.js'

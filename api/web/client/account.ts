@@ -14,7 +14,7 @@ function TimeZone({ current }: { current: string | null }) {
   const [chosen, setChosen] = useState(current ?? '')
   const [error, setError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
-  // Current names (Asia/Kolkata, Europe/Kyiv), not the legacy ones Intl still lists (issue 38 item 14).
+  // Current names (Asia/Kolkata, Europe/Kyiv), not the legacy ones Intl still lists.
   const zones = zoneNames()
   const save = async (e: Event) => {
     e.preventDefault()

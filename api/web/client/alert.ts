@@ -1,4 +1,4 @@
-// One alert (decisions.md section 18): mute it (1 hour, 1 day or until a chosen time), send a test through
+// One alert (docs/decisions.md §18): mute it (1 hour, 1 day or until a chosen time), send a test through
 // its channel, change it, and read its history (every fire, resolve, suppression, mute and test with each
 // delivery attempt and the receiver's answer).
 import { api, fieldErrors, pageData } from './lib/api.js'
@@ -24,7 +24,7 @@ const isMuted = (a: Alert) => a.muted_until !== null && Date.parse(a.muted_until
 
 /**
  * What the window does for this alert, as its field's label; null where it does nothing of its own (above and
- * below on the last minute's value), where only "when the stat goes quiet" uses it (issue 38 item 13: the field
+ * below on the last minute's value), where only "when the stat goes quiet" uses it (the field
  * said 5 there while its hint said 60 min, and changing it changed nothing the hint described).
  */
 function windowRole(a: Alert): string | null {

@@ -1,4 +1,4 @@
-// Alerts (interface 2.4, 3.2; decisions.md section 8): state badges, the
+// Alerts (docs/decisions.md §I-2.4, §I-3.2; §8): state badges, the
 // recent deliveries of each, and a create form for the seven conditions and
 // three channels that explains each field and checks what the API checks.
 import type { Aggregation, Condition } from '../../../shared/alerts/schema.js'
@@ -39,7 +39,7 @@ const CHANNELS: Record<Channel, { label: string; field: string; input: string; e
   email: { label: 'E-mail', field: 'email', input: 'E-mail address', explain: 'The address gets a confirmation link first; nothing is mailed until it is clicked.' },
 }
 
-/** What an alert compares (decisions.md section 20): the last minute's value, or a gauge's percentile over a window. */
+/** What an alert compares (docs/decisions.md §20): the last minute's value, or a gauge's percentile over a window. */
 const AGGREGATIONS: Record<Aggregation, string> = {
   avg: 'The last minute\'s value (a gauge\'s average, a counter\'s sum)',
   p50: 'Median (p50) over the window', p90: 'p90 over the window', p95: 'p95 over the window', p99: 'p99 over the window',

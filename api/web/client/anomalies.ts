@@ -1,4 +1,4 @@
-// Anomalies (interface 4.7, 4.8; decisions 11 and 16): the incidents, open and closed, with their numbers and a
+// Anomalies (docs/decisions.md §I-4.7, §I-4.8; decisions 11 and 16): the incidents, open and closed, with their numbers and a
 // link to the stat's chart where their hours are marked, and per stat whether the detector scores it and, if
 // not, why in plain words.
 import type { AnomalyJson, DiagnosticsJson, StatDiagnosticsJson } from '../../../shared/anomalies/schema.js'

@@ -1,4 +1,4 @@
-// Ask (interface 4.6.1): a question box; the answer, the values it rests on
+// Ask (docs/decisions.md §I-4.6.1): a question box; the answer, the values it rests on
 // behind a disclosure, how the question was read, and the verifier's line.
 import { api, fieldErrors } from './lib/api.js'
 import { ZONE } from './lib/clock.js'
@@ -17,7 +17,7 @@ interface StatItem { name: string; kind: 'counter' | 'gauge'; last_point_at?: st
 
 /**
  * Example questions from the account's own stats that have data, the most recently written first, over a span
- * that reaches their newest point (issue 38 item 19: the examples named a stat with no data, and "yesterday" of
+ * that reaches their newest point (the examples named a stat with no data, and "yesterday" of
  * a stat first written today answers nothing): "how many" only of a counter, an average of a gauge.
  */
 export function examples(stats: StatItem[], now = Date.now()): string[] {

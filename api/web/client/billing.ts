@@ -1,4 +1,4 @@
-// Billing (decisions.md sections 5, 9, 14): the plan in force, usage against
+// Billing (docs/decisions.md §5, §9, §14): the plan in force, usage against
 // its limits, upgrade through the provider's hosted checkout, and the portal.
 import { PAID_PLANS, PLANS, type PlanName } from '../../../shared/plans.js'
 import { api } from './lib/api.js'
@@ -33,7 +33,7 @@ function BillingPage() {
   const current = billing?.plan
   // Only a subscription the plan comes from renews, and is changed in the portal. A canceled one (the provider
   // ends it at once, and the sync drops the plan to free then: shared/billing/sync.ts) renews nothing, and a
-  // new plan is a new checkout (issue 38 item 17: the page said "canceled" and "Renews" a date beside each other).
+  // new plan is a new checkout (the page said "canceled" and "Renews" a date beside each other).
   const sub = billing?.subscription ?? null
   const inForce = sub?.in_force === true
   return html`<h1>Billing</h1>

@@ -1,4 +1,4 @@
-// "What moved with this?" (decisions.md section 12, issue 29 item 2): the account's stats ranked by how
+// "What moved with this?" (docs/decisions.md §12): the account's stats ranked by how
 // strongly their hour-to-hour changes follow this stat's, and the chosen one overlaid on this one over the
 // same hours, each on its own axis (the shapes are compared, not the sizes).
 import { api, ApiError, pageData, statPath } from './lib/api.js'
@@ -17,7 +17,7 @@ const name = pageData.stat ?? ''
 const RANGES = ['24h', '7d', '30d']
 const params = new URLSearchParams(location.search)
 /**
- * The API's methods, its default first (issue 38 item 16: the page said Spearman while it asked for the
+ * The API's methods, its default first (the page said Spearman while it asked for the
  * default, departures): the page names the method the answer was computed with, and the reader may pick another.
  */
 const METHODS: Record<string, { label: string; says: string }> = {

@@ -1,4 +1,4 @@
-// Import (interface 4.6.2, decisions.md sections 9 and 15): pick a saved
+// Import (docs/decisions.md §I-4.6.2, §9 and §15): pick a saved
 // export file, see the dry run (stats, points, new or existing, trimmed,
 // errors by line), confirm, follow the progress bar, then go to the stats.
 import { api } from './lib/api.js'

@@ -1,4 +1,4 @@
-// API keys (decisions.md section 3): list, create (the secret shown once, with
+// API keys (docs/decisions.md §3): list, create (the secret shown once, with
 // a copy button and the exact curl for a first point), revoke.
 import { firstPointCurl } from '../first-point.js'
 import { api, fieldErrors, pageData } from './lib/api.js'

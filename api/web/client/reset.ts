@@ -1,4 +1,4 @@
-// Password reset (decisions.md section 19): without a token, ask for a link by e-mail; with the token of a
+// Password reset (docs/decisions.md §19): without a token, ask for a link by e-mail; with the token of a
 // mailed link, choose a new password (every session is then signed out, API keys keep working).
 import { api, fieldErrors } from './lib/api.js'
 import { ErrorNotice, Field, html, mount, useState } from './lib/ui.js'

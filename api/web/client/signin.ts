@@ -1,4 +1,4 @@
-// Sign in and create an account (decisions.md section 2): one form, two modes.
+// Sign in and create an account (docs/decisions.md §2): one form, two modes.
 import { api, ApiError, fieldErrors, pageData } from './lib/api.js'
 import { ErrorNotice, Field, html, mount, useState } from './lib/ui.js'
 

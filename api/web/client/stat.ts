@@ -1,4 +1,4 @@
-// One stat: range buttons (decisions.md section 6), the chart with the
+// One stat: range buttons (docs/decisions.md §6), the chart with the
 // previous period dashed, a summary (this period, previous, difference, %),
 // the description, share and embed, export, its alerts, and delete.
 import { PLANS, type PlanName } from '../../../shared/plans.js'
@@ -14,7 +14,7 @@ const RANGES = RANGE_NAMES
 const SECONDS = (r: string) => RANGE_TABLE[r as RangeName].seconds
 const BUCKET = (r: string) => RANGE_TABLE[r as RangeName].bucket
 const EMBED_RANGES = ['1h', '6h', '24h', '7d', '30d']
-/** The percentile lines a gauge's chart can draw beside its average (decisions.md section 20). */
+/** The percentile lines a gauge's chart can draw beside its average (docs/decisions.md §20). */
 const PERCENTILE_KEYS = ['p50', 'p95', 'p99'] as const
 const name = pageData.stat ?? ''
 

@@ -1,5 +1,5 @@
-// What a protocol request (line protocol, remote write) may cost before any of its points is built (issue 38
-// item 5): an 8 MB body of a million lines once took half a gigabyte and 14 s of one event loop before the
+// What a protocol request (line protocol, remote write) may cost before any of its points is built:
+// an 8 MB body of a million lines once took half a gigabyte and 14 s of one event loop before the
 // plan's daily allowance refused it, and four at once left every other account waiting that long. The body's
 // lines or samples are counted first (cheap, no objects): more than the account has left today is the 403 the
 // write would end in, more than MAX_POINTS_PER_REQUEST is a 413 naming the cap. What passes is parsed in

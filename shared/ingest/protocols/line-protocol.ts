@@ -1,7 +1,7 @@
-// InfluxDB line protocol (decisions.md 21): `measurement[,tag=v...] field=v[,field=v...] [timestamp]`, one
+// InfluxDB line protocol (docs/decisions.md §21): `measurement[,tag=v...] field=v[,field=v...] [timestamp]`, one
 // point per line. Each field becomes the gauge `<measurement>.<field>` (the field `value` maps to
 // `<measurement>`), tags appended by stat-name.ts; timestamps are truncated to seconds, none means the receive
-// time. Every number rule of interface 2.2 applies to field values, so string and boolean fields are refused
+// time. Every number rule of docs/decisions.md §I-2.2 applies to field values, so string and boolean fields are refused
 // like any other non-number. The first bad line refuses the whole request, named by its number.
 import { invalid } from '../../errors.js'
 import { parseNumber } from '../numbers.js'
@@ -226,7 +226,7 @@ function parseSimpleLine(line: string, start: number): Line | undefined {
 
 const INTEGER = /^-?[0-9]+$/
 
-/** A field value as a number by interface 2.2: floats, `12i` integers and `12u` unsigned; strings and booleans are not numbers. */
+/** A field value as a number by docs/decisions.md §I-2.2: floats, `12i` integers and `12u` unsigned; strings and booleans are not numbers. */
 function fieldNumber(raw: string) {
   const last = raw[raw.length - 1]
   if ((last === 'i' || last === 'u') && INTEGER.test(raw.slice(0, -1))) {

@@ -1,4 +1,4 @@
-// Prometheus remote write 1.0 (decisions.md 21): a snappy block-compressed protobuf WriteRequest. Every
+// Prometheus remote write 1.0 (docs/decisions.md §21): a snappy block-compressed protobuf WriteRequest. Every
 // sample of a series becomes a gauge observation of the stat named from `__name__` and the other labels
 // (stat-name.ts); millisecond timestamps are truncated to seconds. Stale markers (a NaN with Prometheus'
 // own bit pattern, sent when a series disappears) are dropped on purpose: they say "no value", not a value.
@@ -67,7 +67,7 @@ const malformed = (err: unknown) => invalid('malformed_protobuf', `request body 
 
 /**
  * The samples of a WriteRequest, and how many of them are stale markers, read off the wire format without
- * decoding a message (issue 38 item 5: 1.5 million samples decoded at once held 1.27 GB), so that the request
+ * decoding a message (1.5 million samples decoded at once held 1.27 GB), so that the request
  * can be refused by its size before anything is built. Yields to the event loop every CHUNK series.
  */
 export async function countSamples(bytes: Uint8Array): Promise<{ samples: number; stale: number }> {

@@ -1,10 +1,10 @@
-// Stat names for the protocols people already run (decisions.md 21): the metric's name, then each tag or
-// label sorted by key as `.<key>_<value>`; characters outside interface 2.1's set become `_`; a result over
+// Stat names for the protocols people already run (docs/decisions.md §21): the metric's name, then each tag or
+// label sorted by key as `.<key>_<value>`; characters outside docs/decisions.md §I-2.1's set become `_`; a result over
 // 128 characters is refused for that metric. The result then passes the same name rule as every write.
 import { MAX_STAT_NAME_LENGTH, parseStatName } from '../names.js'
 import { reject, type Parsed } from '../parsed.js'
 
-// Interface 2.1's set, as names.ts holds it: letters, marks, numbers, space, dot, underscore, hyphen.
+// docs/decisions.md §I-2.1's set, as names.ts holds it: letters, marks, numbers, space, dot, underscore, hyphen.
 const OUTSIDE = /[^\p{L}\p{M}\p{N} ._-]/gu
 
 /** One name part with every character a stat name cannot hold replaced by `_`. */

@@ -1,4 +1,4 @@
-// StatsD intake (decisions.md 21), whatever the transport: the UDP and TCP edges hand it datagrams or lines.
+// StatsD intake (docs/decisions.md §21), whatever the transport: the UDP and TCP edges hand it datagrams or lines.
 // A packet is all or nothing: any bad line, or a key no account holds, refuses the whole packet, and UDP has
 // no answer, so refusals are counted instead (per account for its usage, and in total for health). Accepted
 // packets of one account are collected for at most FLUSH_MS and written as one all-or-nothing batch through
@@ -89,7 +89,7 @@ export class StatsdIntake {
   /**
    * A line's parse, from the cache when the line was seen (20,000 packets a second are mostly the same lines).
    * A cached parse is shared by every later packet of that line, so it is frozen, points and all: a caller that
-   * tried to add to it (issue 38: a repeated line once grew the cached array, storing points never sent and, at
+   * tried to add to it (a repeated line once grew the cached array, storing points never sent and, at
    * 25 repeats in one datagram, overflowing the stack) fails loudly instead of corrupting later packets.
    */
   private parse(line: string, now: number): CachedParse {

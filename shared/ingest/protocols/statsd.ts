@@ -1,4 +1,4 @@
-// StatsD and DogStatsD lines (decisions.md 21): `<API_KEY>.<metric>:<value>|c|g|ms|h|d[|@rate][|#tag:value,...]`.
+// StatsD and DogStatsD lines (docs/decisions.md §21): `<API_KEY>.<metric>:<value>|c|g|ms|h|d[|@rate][|#tag:value,...]`.
 // `c` adds to a counter (divided by the sample rate), `g` records a gauge (a signed `+`/`-` relative gauge
 // is refused: the service stores observations, not a running value it would have to hold), `ms`, `h` and `d`
 // record gauge observations. DogStatsD's packed values (`name:1:2:3|h`) are each one observation, `|T<unix

@@ -6,7 +6,7 @@ import uPlot from 'uplot'
 import { BROWSER_ZONE, inZone, ZONE } from './clock.js'
 import { num } from './format.js'
 
-// One clock (issue 29 item 4): the time axis in the page's zone (lib/clock.ts), says which zone, and writes
+// One clock: the time axis in the page's zone (lib/clock.ts), says which zone, and writes
 // dates and times the browser's locale's way (not uPlot's US 12-hour default).
 const fmtTime = inZone({ hour: '2-digit', minute: '2-digit' })
 const fmtDay = inZone({ month: 'short', day: 'numeric' })

@@ -1,4 +1,4 @@
-// One clock (issue 29 item 4): every page writes times in one zone, the account's when it has set one
+// One clock: every page writes times in one zone, the account's when it has set one
 // (the shell puts it on <body data-time-zone>), else the browser's own, and in the browser's locale's
 // way of writing dates and times (24-hour where that is the custom, not a forced US 12-hour form).
 

@@ -7,7 +7,7 @@ export function num(n: number | null | undefined): string {
   if (abs >= 1e9) return `${(n / 1e9).toFixed(2)}G`
   if (abs >= 1e6) return `${(n / 1e6).toFixed(2)}M`
   if (abs >= 1e4) return `${(n / 1e3).toFixed(1)}k`
-  // Thousands separated below 10k too, so "+5,782" reads like the "23.4k" beside it (issue 38 item 19).
+  // Thousands separated below 10k too, so "+5,782" reads like the "23.4k" beside it.
   if (Number.isInteger(n)) return n.toLocaleString('en-US')
   const digits = abs >= 100 ? 1 : 2
   return abs >= 1 ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : n.toPrecision(3)
