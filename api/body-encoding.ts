@@ -11,7 +11,11 @@ import { AppError } from '../shared/errors.js'
 import type { Ctx } from './context.js'
 
 export function unsupportedContentEncoding(): AppError {
-  return new AppError('unsupported_media_type', 'unsupported_content_encoding', 'unsupported Content-Encoding: send the body uncompressed, or as gzip, deflate or br')
+  return new AppError(
+    'unsupported_media_type',
+    'unsupported_content_encoding',
+    'unsupported Content-Encoding: send the body uncompressed, or as gzip, deflate or br',
+  )
 }
 
 const DECODERS: Record<string, () => zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress> = {

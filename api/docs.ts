@@ -10,19 +10,24 @@ import { PROBLEMS } from '../shared/problems.js'
 import type { Ctx } from './context.js'
 import type { Routes } from './route.js'
 
-export const DOCS_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+export const DOCS_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 /** `code` spans in the catalogue's prose. */
 const prose = (s: string) => esc(s).replace(/`([^`]+)`/g, '<code>$1</code>')
 
 const swaggerDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'))
 const ASSETS: Record<string, { type: string; body: () => Buffer | string }> = {
-  'swagger-ui-bundle.js': { type: 'application/javascript; charset=utf-8', body: cached(() => readFileSync(join(swaggerDir, 'swagger-ui-bundle.js'))) },
+  'swagger-ui-bundle.js': {
+    type: 'application/javascript; charset=utf-8',
+    body: cached(() => readFileSync(join(swaggerDir, 'swagger-ui-bundle.js'))),
+  },
   'swagger-ui.css': { type: 'text/css; charset=utf-8', body: cached(() => readFileSync(join(swaggerDir, 'swagger-ui.css'))) },
   'docs.css': { type: 'text/css; charset=utf-8', body: () => DOCS_CSS },
   'init.js': {
     type: 'application/javascript; charset=utf-8',
-    body: () => "window.ui = SwaggerUIBundle({ url: '/api/v1/openapi.json', dom_id: '#reference', deepLinking: true, tryItOutEnabled: false, defaultModelsExpandDepth: 0 })\n",
+    body: () =>
+      "window.ui = SwaggerUIBundle({ url: '/api/v1/openapi.json', dom_id: '#reference', deepLinking: true, tryItOutEnabled: false, defaultModelsExpandDepth: 0 })\n",
   },
 }
 
@@ -48,9 +53,17 @@ ${body}${scripts.map((s) => `<script src="/docs/assets/${s}"></script>`).join(''
 }
 
 function problemsPage(): string {
-  const sections = Object.entries(PROBLEMS).map(([code, d]) => `<section id="${esc(code)}"><h2><code>${esc(code)}</code><span class="status">${d.kind === 'internal' ? 500 : ERROR_STATUS[d.kind]}</span></h2>
-<dl><dt>Meaning</dt><dd>${prose(d.meaning)}</dd><dt>What to do</dt><dd>${prose(d.action)}</dd></dl></section>`)
-  return shell('Error codes', `<main><p>Every error of the v1 API is a problem-details body (RFC 9457) whose <code>code</code> is one of these and whose <code>type</code> links here. The legacy routes (<code>/ez</code>, <code>/c</code>, <code>/v</code>) answer the same cases in their envelope's <code>msg</code>.</p>${sections.join('\n')}</main>`)
+  const sections = Object.entries(PROBLEMS).map(
+    ([
+      code,
+      d,
+    ]) => `<section id="${esc(code)}"><h2><code>${esc(code)}</code><span class="status">${d.kind === 'internal' ? 500 : ERROR_STATUS[d.kind]}</span></h2>
+<dl><dt>Meaning</dt><dd>${prose(d.meaning)}</dd><dt>What to do</dt><dd>${prose(d.action)}</dd></dl></section>`,
+  )
+  return shell(
+    'Error codes',
+    `<main><p>Every error of the v1 API is a problem-details body (RFC 9457) whose <code>code</code> is one of these and whose <code>type</code> links here. The legacy routes (<code>/ez</code>, <code>/c</code>, <code>/v</code>) answer the same cases in their envelope's <code>msg</code>.</p>${sections.join('\n')}</main>`,
+  )
 }
 
 function html(ctx: Ctx, body: string): void {
@@ -62,7 +75,12 @@ function html(ctx: Ctx, body: string): void {
 export function docsRoutes(routes: Routes): void {
   const { router } = routes
   const problems = problemsPage()
-  router.get('/docs', (ctx) => html(ctx, shell('API reference', '<div id="reference">Loading the reference…</div>', ['swagger-ui-bundle.js', 'init.js'], ['swagger-ui.css'])))
+  router.get('/docs', (ctx) =>
+    html(
+      ctx,
+      shell('API reference', '<div id="reference">Loading the reference…</div>', ['swagger-ui-bundle.js', 'init.js'], ['swagger-ui.css']),
+    ),
+  )
   router.get('/docs/problems', (ctx) => html(ctx, problems))
   router.get('/docs/assets/:file', (ctx) => {
     const asset = ASSETS[ctx.params.file]

@@ -15,27 +15,36 @@ function fmt(n: number): string {
 }
 
 /** Allowed to be framed by any site; nothing but inline styles may run. */
-export const EMBED_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors *; base-uri 'none'; form-action 'none'"
+export const EMBED_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors *; base-uri 'none'; form-action 'none'"
 
 export function embedPage(stat: Stat, w: Window, points: Bucket[]): string {
-  const W = 600, H = 220, pad = { l: 48, r: 12, t: 12, b: 28 }
-  const x0 = w.from.getTime() / 1000, x1 = w.to.getTime() / 1000
+  const W = 600,
+    H = 220,
+    pad = { l: 48, r: 12, t: 12, b: 28 }
+  const x0 = w.from.getTime() / 1000,
+    x1 = w.to.getTime() / 1000
   const values = points.map((p) => p.value)
   const mins = points.map((p) => ('min' in p ? p.min : p.value))
   const maxs = points.map((p) => ('max' in p ? p.max : p.value))
-  const lo = Math.min(0, ...mins), hi = Math.max(1, ...maxs)
+  const lo = Math.min(0, ...mins),
+    hi = Math.max(1, ...maxs)
   const sx = (t: number) => pad.l + ((t - x0) / Math.max(1, x1 - x0)) * (W - pad.l - pad.r)
   const sy = (v: number) => H - pad.b - ((v - lo) / (hi - lo || 1)) * (H - pad.t - pad.b)
   const xs = points.map((p) => sx(p.t + w.bucketSeconds / 2).toFixed(1))
   const line = points.map((p, i) => `${xs[i]},${sy(p.value).toFixed(1)}`).join(' ')
   // A gauge's spread within each bucket: a band from min to max behind the mean line (a bar for a lone bucket).
-  const band = stat.kind !== 'gauge' || !points.length ? ''
-    : points.length === 1
-      ? `<line class="band" x1="${xs[0]}" y1="${sy(maxs[0]).toFixed(1)}" x2="${xs[0]}" y2="${sy(mins[0]).toFixed(1)}" stroke="#bfdbfe" stroke-width="8"/>`
-      : `<polygon class="band" fill="#dbeafe" points="${[...points.map((_, i) => `${xs[i]},${sy(maxs[i]).toFixed(1)}`), ...points.map((_, i) => `${xs[i]},${sy(mins[i]).toFixed(1)}`).reverse()].join(' ')}"/>`
+  const band =
+    stat.kind !== 'gauge' || !points.length
+      ? ''
+      : points.length === 1
+        ? `<line class="band" x1="${xs[0]}" y1="${sy(maxs[0]).toFixed(1)}" x2="${xs[0]}" y2="${sy(mins[0]).toFixed(1)}" stroke="#bfdbfe" stroke-width="8"/>`
+        : `<polygon class="band" fill="#dbeafe" points="${[...points.map((_, i) => `${xs[i]},${sy(maxs[i]).toFixed(1)}`), ...points.map((_, i) => `${xs[i]},${sy(mins[i]).toFixed(1)}`).reverse()].join(' ')}"/>`
   // A line needs two points: a bucket with no neighbour (a new stat's first, or one between gaps) is drawn as a dot.
   const alone = (i: number) => points[i - 1]?.t !== points[i].t - w.bucketSeconds && points[i + 1]?.t !== points[i].t + w.bucketSeconds
-  const dots = points.map((p, i) => (points.length <= 48 || alone(i) ? `<circle cx="${xs[i]}" cy="${sy(p.value).toFixed(1)}" r="3" fill="#2563eb"/>` : '')).join('')
+  const dots = points
+    .map((p, i) => (points.length <= 48 || alone(i) ? `<circle cx="${xs[i]}" cy="${sy(p.value).toFixed(1)}" r="3" fill="#2563eb"/>` : ''))
+    .join('')
   const last = points.at(-1)
   const total = points.reduce((s, p) => s + (stat.kind === 'counter' ? p.value : 0), 0)
   const headline = stat.kind === 'counter' ? `${fmt(total)} total` : last ? `${fmt(last.value)} latest` : 'no data'

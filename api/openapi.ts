@@ -6,7 +6,9 @@ export function createRegistry(): OpenAPIRegistry {
   const registry = new OpenAPIRegistry()
   registry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', scheme: 'bearer', description: 'An account API key' })
   registry.registerComponent('securitySchemes', 'sessionCookie', {
-    type: 'apiKey', in: 'cookie', name: SESSION_COOKIE,
+    type: 'apiKey',
+    in: 'cookie',
+    name: SESSION_COOKIE,
     description: 'Dashboard session. Writes (POST, PATCH, DELETE) must also send X-Service-CSRF with the csrf_token from sign-in.',
   })
   return registry
@@ -18,7 +20,8 @@ export function generateDocument(registry: OpenAPIRegistry, serverUrl: string) {
     info: {
       title: 'Metrics ingest and query service',
       version: '1.0.0',
-      description: 'Record counters and gauges over HTTP, read them back, chart, export and alert on them. v1 routes use `Authorization: Bearer <API key>` or a dashboard session; errors are RFC 9457 problem details.',
+      description:
+        'Record counters and gauges over HTTP, read them back, chart, export and alert on them. v1 routes use `Authorization: Bearer <API key>` or a dashboard session; errors are RFC 9457 problem details.',
     },
     servers: [{ url: serverUrl }],
   })

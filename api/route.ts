@@ -21,12 +21,23 @@ const requireJson: Middleware = async (ctx, next) => {
   // ctx.is() is null when the request has no body at all (an empty POST is read as {}).
   if (ctx.is('json') === false) {
     const got = ctx.get('content-type') || 'no Content-Type'
-    throw new AppError('unsupported_media_type', 'unsupported_media_type', `request body must be JSON: send it with Content-Type: application/json (got ${got})`)
+    throw new AppError(
+      'unsupported_media_type',
+      'unsupported_media_type',
+      `request body must be JSON: send it with Content-Type: application/json (got ${got})`,
+    )
   }
   await next()
 }
 
-const jsonBody = koaBody({ json: true, urlencoded: false, text: false, multipart: false, jsonLimit: BODY_LIMIT, parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never })
+const jsonBody = koaBody({
+  json: true,
+  urlencoded: false,
+  text: false,
+  multipart: false,
+  jsonLimit: BODY_LIMIT,
+  parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
+})
 
 /** The problem-details body every v1 error uses (docs/decisions.md §1). */
 export const Problem = z
@@ -68,8 +79,14 @@ function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: string): T
 }
 
 const ERROR_TEXT: Record<number, string> = {
-  400: 'Invalid input', 401: 'Missing or invalid credentials', 403: 'Not allowed (wrong kind of credential, CSRF, plan limit)',
-  404: 'Not found', 409: 'Conflict', 413: 'Body too large', 415: 'The body is not JSON (Content-Type: application/json)', 429: 'Rate limited',
+  400: 'Invalid input',
+  401: 'Missing or invalid credentials',
+  403: 'Not allowed (wrong kind of credential, CSRF, plan limit)',
+  404: 'Not found',
+  409: 'Conflict',
+  413: 'Body too large',
+  415: 'The body is not JSON (Content-Type: application/json)',
+  429: 'Rate limited',
   503: 'A dependency is down',
 }
 
@@ -78,8 +95,11 @@ const ERROR_TEXT: Record<number, string> = {
  * `GET /api/v1/stats/:name/alerts` is `getStatsByNameAlerts`.
  */
 export function operationId(method: string, path: string): string {
-  const words = path.replace(/^\/api(\/v1)?(?=\/)/, '').split('/').filter(Boolean)
-    .flatMap((seg) => seg.startsWith(':') ? ['by', seg.slice(1)] : seg.split(/[^A-Za-z0-9]+/))
+  const words = path
+    .replace(/^\/api(\/v1)?(?=\/)/, '')
+    .split('/')
+    .filter(Boolean)
+    .flatMap((seg) => (seg.startsWith(':') ? ['by', seg.slice(1)] : seg.split(/[^A-Za-z0-9]+/)))
     .filter(Boolean)
   return method.toLowerCase() + words.map((w) => w[0].toUpperCase() + w.slice(1)).join('')
 }
@@ -133,7 +153,13 @@ export class Routes {
   addDirect(method: 'GET' | 'POST', path: string, ...chain: Middleware[]): void {
     this.router[method === 'GET' ? 'get' : 'post'](path, ...(chain as never[]))
     // koa-compose, which Koa uses, is not a dependency of ours: the chain is short, fold it by hand.
-    this.direct.set(`${method} ${path}`, chain.reduceRight<Middleware>((next, mw) => (ctx, after) => mw(ctx, () => next(ctx, after)), (ctx, after) => after()))
+    this.direct.set(
+      `${method} ${path}`,
+      chain.reduceRight<Middleware>(
+        (next, mw) => (ctx, after) => mw(ctx, () => next(ctx, after)),
+        (ctx, after) => after(),
+      ),
+    )
   }
 
   /** The middleware that serves the direct routes; put it before the router's. */
@@ -147,15 +173,24 @@ export class Routes {
   private register(def: RouteDef<z.ZodType, z.ZodType>): void {
     const id = def.operationId ?? operationId(def.method, def.path)
     // Generated clients name their methods after these: two routes sharing one is a bug to catch at start-up.
-    if (this.operationIds.has(id)) throw new Error(`operationId ${id} is used twice (${def.method} ${def.path}); give one an explicit operationId`)
+    if (this.operationIds.has(id))
+      throw new Error(`operationId ${id} is used twice (${def.method} ${def.path}); give one an explicit operationId`)
     this.operationIds.add(id)
     const params = [...def.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1])
     const responses: Record<string, ResponseConfig> = {}
     for (const [status, r] of Object.entries(def.responses)) {
-      responses[status] = r.schema ? { description: r.description, content: { 'application/json': { schema: r.schema } } } : { description: r.description }
+      responses[status] = r.schema
+        ? { description: r.description, content: { 'application/json': { schema: r.schema } } }
+        : { description: r.description }
     }
-    const errorStatuses = new Set([...(def.errors ?? []), ...(def.auth ? [401] : []), ...(def.body || def.query || def.upload ? [400] : []), ...(def.body ? [415] : [])])
-    for (const status of errorStatuses) responses[status] = { description: ERROR_TEXT[status] ?? 'Error', content: { 'application/problem+json': { schema: Problem } } }
+    const errorStatuses = new Set([
+      ...(def.errors ?? []),
+      ...(def.auth ? [401] : []),
+      ...(def.body || def.query || def.upload ? [400] : []),
+      ...(def.body ? [415] : []),
+    ])
+    for (const status of errorStatuses)
+      responses[status] = { description: ERROR_TEXT[status] ?? 'Error', content: { 'application/problem+json': { schema: Problem } } }
     this.registry.registerPath({
       method: def.method,
       path: def.path.replace(/:([A-Za-z_]+)/g, '{$1}'),
@@ -168,7 +203,9 @@ export class Routes {
         ...(params.length ? { params: z.object(Object.fromEntries(params.map((p) => [p, z.string()]))) } : {}),
         ...(def.query ? { query: def.query as never } : {}),
         ...(def.body ? { body: { content: { 'application/json': { schema: def.body } } } } : {}),
-        ...(def.upload ? { body: { content: Object.fromEntries(def.upload.mediaTypes.map((t) => [t, { schema: def.upload!.schema }])) } } : {}),
+        ...(def.upload
+          ? { body: { content: Object.fromEntries(def.upload.mediaTypes.map((t) => [t, { schema: def.upload!.schema }])) } }
+          : {}),
       },
       responses,
     })

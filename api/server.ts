@@ -43,14 +43,40 @@ export function createDeps(config: Config, log: Logger): AppDeps {
   // fifty) as commands on the connection it is given, and ioredis' auto-pipelining builds a Pipeline per tick
   // that copies every command defined on its connection: with them, a job add cost 200 to 250 µs of CPU here,
   // without them 70 to 90. The rate and allowance checks keep auto-pipelining on `redis`.
-  const queues = new Queues(config, counted(createRedis(config, { enableAutoPipelining: false })), (err) => outages.report(err), { ownsConnection: true })
+  const queues = new Queues(config, counted(createRedis(config, { enableAutoPipelining: false })), (err) => outages.report(err), {
+    ownsConnection: true,
+  })
   const limits = new Limits(redis, config)
   const directory = new StatDirectory(sql)
   const batcher = new PointBatcher(queues)
-  const ingest = new Ingest({ config, sql, directory, limits, idempotency: new Idempotency(redis, config), batcher, redisSettings, onRecordFailed: (err) => outages.report(err) })
+  const ingest = new Ingest({
+    config,
+    sql,
+    directory,
+    limits,
+    idempotency: new Idempotency(redis, config),
+    batcher,
+    redisSettings,
+    onRecordFailed: (err) => outages.report(err),
+  })
   const subscriber = createRedis(config, { maxRetriesPerRequest: null, enableAutoPipelining: false })
   const reads = new ReadPool(config, sql, log)
-  return { config, sql, reads, redis, log, queues, keys: new KeyResolver(sql), limits, directory, batcher, ingest, subscriber, outages, redisSettings }
+  return {
+    config,
+    sql,
+    reads,
+    redis,
+    log,
+    queues,
+    keys: new KeyResolver(sql),
+    limits,
+    directory,
+    batcher,
+    ingest,
+    subscriber,
+    outages,
+    redisSettings,
+  }
 }
 
 /** Starts listening on config.port (0 picks a free port) and resolves once it is listening. */
@@ -62,14 +88,21 @@ export async function startApi(config: Config, log: Logger, deps: AppDeps = crea
   // connection (and its buffers) that long. Headers must arrive within 10 s and the whole request within
   // HTTP_REQUEST_TIMEOUT_MS, checked every second (Node's default check runs every 30 s); then 408 and close.
   const requestTimeout = config.httpRequestTimeoutMs
-  const server = createServer({
-    requestTimeout, headersTimeout: Math.min(10_000, requestTimeout), connectionsCheckingInterval: Math.min(1_000, requestTimeout / 2),
-  }, app.callback())
+  const server = createServer(
+    {
+      requestTimeout,
+      headersTimeout: Math.min(10_000, requestTimeout),
+      connectionsCheckingInterval: Math.min(1_000, requestTimeout / 2),
+    },
+    app.callback(),
+  )
   server.listen(config.port)
   server.keepAliveTimeout = 65_000 // longer than common load balancers' idle timeout
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject))
   if (config.webhookAllowLoopback && !config.webhookAllowPrivate) {
-    log.info('development: webhook targets on loopback (127.0.0.1, ::1) are allowed; other private targets are refused (WEBHOOK_ALLOW_PRIVATE=0 refuses loopback too, =1 allows every private target)')
+    log.info(
+      'development: webhook targets on loopback (127.0.0.1, ::1) are allowed; other private targets are refused (WEBHOOK_ALLOW_PRIVATE=0 refuses loopback too, =1 allows every private target)',
+    )
   }
   const { port } = server.address() as AddressInfo
   const url = `http://127.0.0.1:${port}`

@@ -56,7 +56,10 @@ interface UdpReceiver {
 }
 
 async function receiveUdp(port: number, log: Logger, onPackets: (packets: string[]) => void): Promise<UdpReceiver> {
-  const worker = new Worker(UDP_WORKER, { eval: true, workerData: { port, recvBufferSize: UDP_RECEIVE_BUFFER, batchMs: 2, batchMax: 1000 } })
+  const worker = new Worker(UDP_WORKER, {
+    eval: true,
+    workerData: { port, recvBufferSize: UDP_RECEIVE_BUFFER, batchMs: 2, batchMax: 1000 },
+  })
   const bound = await new Promise<number>((resolve, reject) => {
     worker.once('error', reject)
     worker.on('message', (m: string[] | { bound?: number; failed?: string; error?: string }) => {
@@ -78,19 +81,27 @@ async function receiveUdp(port: number, log: Logger, onPackets: (packets: string
 }
 
 async function listenTcp(server: net.Server, port: number): Promise<void> {
-  const attempt = (host: string) => new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(port, host, () => {
-      server.off('error', reject)
-      resolve()
+  const attempt = (host: string) =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(port, host, () => {
+        server.off('error', reject)
+        resolve()
+      })
     })
-  })
   await attempt('::').catch(() => attempt('0.0.0.0'))
 }
 
 /** Listens for StatsD on `port` (0: free ports, UDP and TCP each its own). */
 export async function startStatsd(deps: AppDeps, port: number, log: Logger): Promise<RunningStatsd> {
-  const intake = new StatsdIntake({ ingest: deps.ingest, keys: deps.keys, limits: deps.limits, redis: deps.redis, config: deps.config, log })
+  const intake = new StatsdIntake({
+    ingest: deps.ingest,
+    keys: deps.keys,
+    limits: deps.limits,
+    redis: deps.redis,
+    config: deps.config,
+    log,
+  })
   const udp = await receiveUdp(port, log, (packets) => {
     for (const p of packets) void intake.packet(p)
   })
@@ -122,7 +133,9 @@ export async function startStatsd(deps: AppDeps, port: number, log: Logger): Pro
   const tcpPort = (tcp.address() as AddressInfo).port
   log.info(`statsd listening on udp ${udpPort} and tcp ${tcpPort} (lines: <API key>.<metric>:<value>|c|g|ms|h|d)`)
   return {
-    udpPort, tcpPort, intake,
+    udpPort,
+    tcpPort,
+    intake,
     async close() {
       await udp.close()
       const closed = new Promise<void>((resolve) => tcp.close(() => resolve()))

@@ -30,7 +30,17 @@ import type { Sql } from '../shared/db.js'
 import { readHourly } from '../shared/stats/hourly.js'
 import { usesTimescale } from '../shared/points/storage.js'
 import { refreshRollups } from '../workers/refresh-rollups.js'
-import { beginBench, busyLines, closingLines, envInt, isMain, machineLine, runStandalone, tableLines, type BenchResultsBase } from './common.js'
+import {
+  beginBench,
+  busyLines,
+  closingLines,
+  envInt,
+  isMain,
+  machineLine,
+  runStandalone,
+  tableLines,
+  type BenchResultsBase,
+} from './common.js'
 import { corpus, SCORE_FROM, type LabelledSeries } from './anomaly-corpus.js'
 import { detectorFlags, emptyTally, falsePer1000, nabNormalised, recall, tally, zscoreFlags, type Tally } from './anomaly-score.js'
 import { loadNab, NAB_DIR, nabLayout } from './nab.js'
@@ -56,14 +66,30 @@ export interface GroupRow {
 interface Results extends BenchResultsBase<Options> {
   nab?: { skipped: string } | { rows: GroupRow[] }
   synthetic?: GroupRow[]
-  sweep?: { stats: number; hours: number; readMs: number; firstMs: number; steadyReadMs: number; steadyMs: number; firstScored: number; steadyScored: number }
+  sweep?: {
+    stats: number
+    hours: number
+    readMs: number
+    firstMs: number
+    steadyReadMs: number
+    steadyMs: number
+    firstScored: number
+    steadyScored: number
+  }
 }
 
 /** NAB groups to score (BENCH_NAB_GROUPS), or all when unset: tune on some groups, report on the others. */
-const NAB_GROUPS = (process.env.BENCH_NAB_GROUPS ?? '').split(',').map((g) => g.trim()).filter(Boolean)
+const NAB_GROUPS = (process.env.BENCH_NAB_GROUPS ?? '')
+  .split(',')
+  .map((g) => g.trim())
+  .filter(Boolean)
 
 function fromEnv(): Options {
-  return { seed: envInt('BENCH_ANOMALY_SEED', 20261123, 0), perGroup: envInt('BENCH_ANOMALY_PER_GROUP', 40, 1), sweepStats: envInt('BENCH_SWEEP_STATS', 10_000, 0) }
+  return {
+    seed: envInt('BENCH_ANOMALY_SEED', 20261123, 0),
+    perGroup: envInt('BENCH_ANOMALY_PER_GROUP', 40, 1),
+    sweepStats: envInt('BENCH_SWEEP_STATS', 10_000, 0),
+  }
 }
 
 export function score<S extends LabelledSeries>(series: S[], lo: (s: S) => number): GroupRow[] {
@@ -105,7 +131,12 @@ async function timeRead(db: Sql, newest: number): Promise<number> {
   const stats = await db<{ id: string; kind: 'counter' | 'gauge'; created_at: Date }[]>`select id, kind, created_at from stats order by id`
   const t0 = performance.now()
   for (let p = 0; p < stats.length; p += 500) {
-    await readHourly(db, stats.slice(p, p + 500).map((s) => ({ id: s.id, kind: s.kind, since: s.created_at })), new Date((newest - 167 * HOUR) * 1000), new Date((newest + HOUR) * 1000))
+    await readHourly(
+      db,
+      stats.slice(p, p + 500).map((s) => ({ id: s.id, kind: s.kind, since: s.created_at })),
+      new Date((newest - 167 * HOUR) * 1000),
+      new Date((newest + HOUR) * 1000),
+    )
   }
   return performance.now() - t0
 }
@@ -113,17 +144,26 @@ async function timeRead(db: Sql, newest: number): Promise<number> {
 // ------------------------------------------------------------------ run
 
 export async function runAnomaliesBench(options: Partial<Options> & { log?: (l: string) => void } = {}): Promise<Results> {
-  const { cfg, say, results, bench } = beginBench<Options, Results>({ tag: 'anomalies-bench', dbName: ANOMALIES_DB_NAME, prefixLabel: 'benchanom', fromEnv: fromEnv(), options })
+  const { cfg, say, results, bench } = beginBench<Options, Results>({
+    tag: 'anomalies-bench',
+    dbName: ANOMALIES_DB_NAME,
+    prefixLabel: 'benchanom',
+    fromEnv: fromEnv(),
+    options,
+  })
   const problems = results.problems
   try {
-    if (cfg.seed === TUNING_SEED) problems.push(`BENCH_ANOMALY_SEED is the tuning seed (${TUNING_SEED}): the synthetic figures are not on unseen data`)
+    if (cfg.seed === TUNING_SEED)
+      problems.push(`BENCH_ANOMALY_SEED is the tuning seed (${TUNING_SEED}): the synthetic figures are not on unseen data`)
     if (nabLayout()) {
       say('NAB: scoring')
       const series = loadNab(NAB_GROUPS)
       if (series.length === 0) problems.push(`NAB: no series in ${NAB_DIR} match BENCH_NAB_GROUPS=${NAB_GROUPS.join(',')}`)
       results.nab = { rows: await bench.stage('nab', async () => score(series, (s) => s.probation)) }
     } else {
-      results.nab = { skipped: `skipped: ${NAB_DIR} is not on this machine (the labelled NAB series are needed beside the project); NAB figures not measured` }
+      results.nab = {
+        skipped: `skipped: ${NAB_DIR} is not on this machine (the labelled NAB series are needed beside the project); NAB figures not measured`,
+      }
       say(`NAB ${results.nab.skipped}`)
     }
     say(`synthetic corpus: seed ${cfg.seed}, ${cfg.perGroup} series per group`)
@@ -146,7 +186,16 @@ export async function runAnomaliesBench(options: Partial<Options> & { log?: (l: 
         t0 = performance.now()
         const steady = await sweep(db, next, { staleAfterSeconds: 900 })
         const steadyMs = performance.now() - t0
-        return { stats: cfg.sweepStats, hours: 168, readMs, firstMs, steadyReadMs, steadyMs, firstScored: first.scored, steadyScored: steady.scored }
+        return {
+          stats: cfg.sweepStats,
+          hours: 168,
+          readMs,
+          firstMs,
+          steadyReadMs,
+          steadyMs,
+          firstScored: first.scored,
+          steadyScored: steady.scored,
+        }
       })
     }
     check(results)
@@ -161,53 +210,128 @@ function check(r: Results): void {
   const p = r.problems
   for (const g of r.synthetic ?? []) {
     const rc = recall(g.detector)
-    if (g.group.startsWith('spike 10x') && rc !== null && rc < TARGETS.spikeRecall) p.push(`${g.group}: recall ${round(rc, 3)} < ${TARGETS.spikeRecall}`)
-    if (g.group.startsWith('clean') && falsePer1000(g.detector) >= TARGETS.cleanFalsePer1000) p.push(`${g.group}: ${round(falsePer1000(g.detector), 2)} false flags per 1,000 hours (target < 1)`)
+    if (g.group.startsWith('spike 10x') && rc !== null && rc < TARGETS.spikeRecall)
+      p.push(`${g.group}: recall ${round(rc, 3)} < ${TARGETS.spikeRecall}`)
+    if (g.group.startsWith('clean') && falsePer1000(g.detector) >= TARGETS.cleanFalsePer1000)
+      p.push(`${g.group}: ${round(falsePer1000(g.detector), 2)} false flags per 1,000 hours (target < 1)`)
   }
   if (r.nab && 'rows' in r.nab) {
     const d = sum(r.nab.rows.map((x) => x.detector))
     const z = sum(r.nab.rows.map((x) => x.zscore))
-    if ((recall(d) ?? 0) < (recall(z) ?? 0)) p.push(`NAB: recall ${round(recall(d) ?? 0, 3)} below the z-score's ${round(recall(z) ?? 0, 3)}`)
-    if (falsePer1000(d) > falsePer1000(z) * TARGETS.nabFalseShareOfZ) p.push(`NAB: false flags ${round(falsePer1000(d), 2)}/1,000 h, more than a third of the z-score's ${round(falsePer1000(z), 2)}`)
+    if ((recall(d) ?? 0) < (recall(z) ?? 0))
+      p.push(`NAB: recall ${round(recall(d) ?? 0, 3)} below the z-score's ${round(recall(z) ?? 0, 3)}`)
+    if (falsePer1000(d) > falsePer1000(z) * TARGETS.nabFalseShareOfZ)
+      p.push(`NAB: false flags ${round(falsePer1000(d), 2)}/1,000 h, more than a third of the z-score's ${round(falsePer1000(z), 2)}`)
   }
-  if (r.sweep && r.sweep.steadyMs / 1000 >= TARGETS.sweepSeconds) p.push(`steady sweep took ${round(r.sweep.steadyMs / 1000, 2)} s (target < ${TARGETS.sweepSeconds} s)`)
-  if (r.sweep && r.sweep.firstMs / 1000 >= TARGETS.sweepSeconds) p.push(`first sweep took ${round(r.sweep.firstMs / 1000, 2)} s (target < ${TARGETS.sweepSeconds} s)`)
-  if (r.sweep && (r.sweep.firstScored !== r.sweep.stats || r.sweep.steadyScored !== r.sweep.stats)) p.push(`sweeps scored ${r.sweep.firstScored} and ${r.sweep.steadyScored} stats, not ${r.sweep.stats}`)
+  if (r.sweep && r.sweep.steadyMs / 1000 >= TARGETS.sweepSeconds)
+    p.push(`steady sweep took ${round(r.sweep.steadyMs / 1000, 2)} s (target < ${TARGETS.sweepSeconds} s)`)
+  if (r.sweep && r.sweep.firstMs / 1000 >= TARGETS.sweepSeconds)
+    p.push(`first sweep took ${round(r.sweep.firstMs / 1000, 2)} s (target < ${TARGETS.sweepSeconds} s)`)
+  if (r.sweep && (r.sweep.firstScored !== r.sweep.stats || r.sweep.steadyScored !== r.sweep.stats))
+    p.push(`sweeps scored ${r.sweep.firstScored} and ${r.sweep.steadyScored} stats, not ${r.sweep.stats}`)
 }
 
 function sum(ts: Tally[]): Tally {
-  return ts.reduce((a, t) => ({ windows: a.windows + t.windows, found: a.found + t.found, scored: a.scored + t.scored, falseFlags: a.falseFlags + t.falseFlags, nab: { raw: a.nab.raw + t.nab.raw, null: a.nab.null + t.nab.null, perfect: a.nab.perfect + t.nab.perfect } }), emptyTally())
+  return ts.reduce(
+    (a, t) => ({
+      windows: a.windows + t.windows,
+      found: a.found + t.found,
+      scored: a.scored + t.scored,
+      falseFlags: a.falseFlags + t.falseFlags,
+      nab: { raw: a.nab.raw + t.nab.raw, null: a.nab.null + t.nab.null, perfect: a.nab.perfect + t.nab.perfect },
+    }),
+    emptyTally(),
+  )
 }
 
 export function qualityTable(rows: GroupRow[]): string[] {
   const f = (x: number | null) => (x === null ? '-' : x.toFixed(2))
   const nab = (t: Tally) => (nabNormalised(t) === null ? '-' : nabNormalised(t)!.toFixed(1))
   const ratio = (a: number, b: number) => (b === 0 ? (a === 0 ? '-' : 'inf') : (a / b).toFixed(2))
-  const all = { group: 'all', series: rows.reduce((a, r) => a + r.series, 0), detector: sum(rows.map((r) => r.detector)), zscore: sum(rows.map((r) => r.zscore)) }
-  return tableLines([
-    ['group', 'series', 'windows', 'recall', 'false/1k h', 'NAB score', 'z recall', 'z false/1k h', 'z NAB score', 'recall ratio', 'false ratio'],
-    ...[...rows, all].map((r) => [
-      r.group, String(r.series), String(r.detector.windows), f(recall(r.detector)), falsePer1000(r.detector).toFixed(2), nab(r.detector), f(recall(r.zscore)), falsePer1000(r.zscore).toFixed(2), nab(r.zscore),
-      recall(r.detector) === null ? '-' : ratio(recall(r.detector)!, recall(r.zscore)!), ratio(falsePer1000(r.detector), falsePer1000(r.zscore)),
-    ]),
-  ], (c) => c >= 1)
+  const all = {
+    group: 'all',
+    series: rows.reduce((a, r) => a + r.series, 0),
+    detector: sum(rows.map((r) => r.detector)),
+    zscore: sum(rows.map((r) => r.zscore)),
+  }
+  return tableLines(
+    [
+      [
+        'group',
+        'series',
+        'windows',
+        'recall',
+        'false/1k h',
+        'NAB score',
+        'z recall',
+        'z false/1k h',
+        'z NAB score',
+        'recall ratio',
+        'false ratio',
+      ],
+      ...[...rows, all].map((r) => [
+        r.group,
+        String(r.series),
+        String(r.detector.windows),
+        f(recall(r.detector)),
+        falsePer1000(r.detector).toFixed(2),
+        nab(r.detector),
+        f(recall(r.zscore)),
+        falsePer1000(r.zscore).toFixed(2),
+        nab(r.zscore),
+        recall(r.detector) === null ? '-' : ratio(recall(r.detector)!, recall(r.zscore)!),
+        ratio(falsePer1000(r.detector), falsePer1000(r.zscore)),
+      ]),
+    ],
+    (c) => c >= 1,
+  )
 }
 
 export function renderAnomaliesReport(r: Results): string {
   const lines = [machineLine('anomalies', r.machine), '']
-  lines.push('Quality: labelled windows found (recall) and flagged hours outside any window per 1,000 hours scored; z = plain 3-sigma z-score over the same trailing window, same run. Ratios: detector / z-score.')
+  lines.push(
+    'Quality: labelled windows found (recall) and flagged hours outside any window per 1,000 hours scored; z = plain 3-sigma z-score over the same trailing window, same run. Ratios: detector / z-score.',
+  )
   if (r.nab && 'skipped' in r.nab) lines.push(`NAB: ${r.nab.skipped}`)
-  else if (r.nab) lines.push('', `NAB${NAB_GROUPS.length ? ` groups ${NAB_GROUPS.join(', ')} only (BENCH_NAB_GROUPS)` : ''} (hourly means; target: recall >= z-score, false flags <= a third of its):`, ...qualityTable(r.nab.rows))
+  else if (r.nab)
+    lines.push(
+      '',
+      `NAB${NAB_GROUPS.length ? ` groups ${NAB_GROUPS.join(', ')} only (BENCH_NAB_GROUPS)` : ''} (hourly means; target: recall >= z-score, false flags <= a third of its):`,
+      ...qualityTable(r.nab.rows),
+    )
   if (r.synthetic) {
-    lines.push('', `Synthetic corpus, seed ${r.config.seed} (constants tuned on seed ${TUNING_SEED} only); targets: spike 10x recall >= 0.9, clean groups < 1 false flag per 1,000 hours:`, ...qualityTable(r.synthetic))
+    lines.push(
+      '',
+      `Synthetic corpus, seed ${r.config.seed} (constants tuned on seed ${TUNING_SEED} only); targets: spike 10x recall >= 0.9, clean groups < 1 false flag per 1,000 hours:`,
+      ...qualityTable(r.synthetic),
+    )
   }
   if (r.sweep) {
     const s = r.sweep
-    lines.push('', `Sweep: ${s.stats} stats x ${s.hours} hours of hourly history (target: under ${TARGETS.sweepSeconds} s)`, ...tableLines([
-      ['sweep', 'seconds', 'stats scored', 'reading the history alone (s)', 'sweep / read'],
-      ['first (warm-up + newest hour)', (s.firstMs / 1000).toFixed(2), String(s.firstScored), (s.readMs / 1000).toFixed(2), (s.firstMs / s.readMs).toFixed(2)],
-      ['steady (one new hour)', (s.steadyMs / 1000).toFixed(2), String(s.steadyScored), (s.steadyReadMs / 1000).toFixed(2), (s.steadyMs / s.steadyReadMs).toFixed(2)],
-    ], (c) => c >= 1))
+    lines.push(
+      '',
+      `Sweep: ${s.stats} stats x ${s.hours} hours of hourly history (target: under ${TARGETS.sweepSeconds} s)`,
+      ...tableLines(
+        [
+          ['sweep', 'seconds', 'stats scored', 'reading the history alone (s)', 'sweep / read'],
+          [
+            'first (warm-up + newest hour)',
+            (s.firstMs / 1000).toFixed(2),
+            String(s.firstScored),
+            (s.readMs / 1000).toFixed(2),
+            (s.firstMs / s.readMs).toFixed(2),
+          ],
+          [
+            'steady (one new hour)',
+            (s.steadyMs / 1000).toFixed(2),
+            String(s.steadyScored),
+            (s.steadyReadMs / 1000).toFixed(2),
+            (s.steadyMs / s.steadyReadMs).toFixed(2),
+          ],
+        ],
+        (c) => c >= 1,
+      ),
+    )
   }
   lines.push(...busyLines(r.othersCpuPct), ...closingLines(r.problems, 'All targets met.'))
   return lines.join('\n')

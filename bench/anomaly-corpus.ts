@@ -118,18 +118,30 @@ export function corpus(seed: number, perGroup = 20, hours = 720): LabelledSeries
     // Clean noise: gauges within +-10 %, daily-cycle counters.
     {
       const L = level()
-      out.push({ group: 'clean: noise within 10 %', kind: 'gauge', values: Array.from({ length: hours }, () => L * (1 + 0.1 * (2 * r() - 1))), windows: [] })
+      out.push({
+        group: 'clean: noise within 10 %',
+        kind: 'gauge',
+        values: Array.from({ length: hours }, () => L * (1 + 0.1 * (2 * r() - 1))),
+        windows: [],
+      })
       const lambda = 20 + r() * 200
       const amp = 0.3 + r() * 0.4
       const phase = r() * 24
-      out.push({ group: 'clean: daily-cycle counter', kind: 'counter', values: Array.from({ length: hours }, (_, i) => poisson(r, lambda * cycle(i, amp, phase))), windows: [] })
+      out.push({
+        group: 'clean: daily-cycle counter',
+        kind: 'counter',
+        values: Array.from({ length: hours }, (_, i) => poisson(r, lambda * cycle(i, amp, phase))),
+        windows: [],
+      })
     }
     // Sparse counters with small counts (0.05 to 3 an hour, some bursty): never anomalies.
     {
       const lambda = 0.05 + r() * 3
       const bursty = r() < 0.5
       out.push({
-        group: 'clean: sparse counter', kind: 'counter', windows: [],
+        group: 'clean: sparse counter',
+        kind: 'counter',
+        windows: [],
         values: Array.from({ length: hours }, () => (bursty && r() < 0.02 ? poisson(r, 4 * lambda + 2) : poisson(r, lambda))),
       })
     }

@@ -29,7 +29,11 @@ function scaledSigmoid(position: number): number {
  * weighted by how early it came; a missed window costs fn; a detection outside every window costs fp, scaled by
  * its distance past the previous window (fully before any window); the probationary hours are not scored.
  */
-export function nabScore(flagged: boolean[], windows: Array<[number, number]>, probation: number): { raw: number; null: number; perfect: number } {
+export function nabScore(
+  flagged: boolean[],
+  windows: Array<[number, number]>,
+  probation: number,
+): { raw: number; null: number; perfect: number } {
   const sorted = [...windows].sort((a, b) => a[0] - b[0])
   let raw = 0
   let prev: [number, number] | null = null
@@ -53,7 +57,8 @@ export function nabScore(flagged: boolean[], windows: Array<[number, number]>, p
 }
 
 /** The normalised NAB score: 0 for a detector that never fires, 100 for a perfect one; null without windows. */
-export const nabNormalised = (t: Tally) => (t.nab.perfect === t.nab.null ? null : (100 * (t.nab.raw - t.nab.null)) / (t.nab.perfect - t.nab.null))
+export const nabNormalised = (t: Tally) =>
+  t.nab.perfect === t.nab.null ? null : (100 * (t.nab.raw - t.nab.null)) / (t.nab.perfect - t.nab.null)
 
 export function tally(t: Tally, flagged: boolean[], windows: Array<[number, number]>, lo: number): void {
   const inWindow = (i: number) => windows.some(([a, b]) => i >= a && i <= b + 2)

@@ -118,7 +118,11 @@ export function openBench(o: { dbName: string; prefixLabel: string; say: Say; ot
   let cleaning: Promise<void> | undefined
   const cleanup = () =>
     (cleaning ??= teardown({
-      children, sql, redis: { url: redisUrl, prefix: redisPrefix }, dbName: o.dbName, say: o.say,
+      children,
+      sql,
+      redis: { url: redisUrl, prefix: redisPrefix },
+      dbName: o.dbName,
+      say: o.say,
       dropped: (deleted) => `cleanup: children stopped, ${deleted} Redis keys under ${redisPrefix}: deleted, database ${o.dbName} dropped`,
     }))
   activeCleanups.add(cleanup)
@@ -148,7 +152,13 @@ export function openBench(o: { dbName: string; prefixLabel: string; say: Say; ot
  * A bench's start: its config (the env's knobs, overridden by the caller's
  * options), its progress lines, the results header, and its session.
  */
-export function beginBench<C extends object, R extends BenchResultsBase<C>>(o: { tag: string; dbName: string; prefixLabel: string; fromEnv: C; options: { log?: Say } }): { cfg: C; say: Say; results: R; bench: BenchSession } {
+export function beginBench<C extends object, R extends BenchResultsBase<C>>(o: {
+  tag: string
+  dbName: string
+  prefixLabel: string
+  fromEnv: C
+  options: { log?: Say }
+}): { cfg: C; say: Say; results: R; bench: BenchSession } {
   const cfg = mergeOptions(o.fromEnv, o.options)
   const say = o.options.log ?? logger(o.tag)
   // The bench's own fields are all optional: filled in as it runs.
@@ -166,14 +176,22 @@ export function machineLine(bench: string, m: MachineInfo): string {
 /** A table: header row, dashes, rows; columns padded to their width, right-aligned where `right` says. */
 export function tableLines(rows: string[][], right: (column: number) => boolean = (c) => c === 1): string[] {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((row) => row[c].length)))
-  const line = (row: string[]) => row.map((cell, c) => (right(c) ? cell.padStart(widths[c]) : cell.padEnd(widths[c]))).join('  ').trimEnd()
+  const line = (row: string[]) =>
+    row
+      .map((cell, c) => (right(c) ? cell.padStart(widths[c]) : cell.padEnd(widths[c])))
+      .join('  ')
+      .trimEnd()
   return [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)]
 }
 
 /** The stages during which other processes used at least a tenth of the machine, if any. */
 export function busyLines(othersCpuPct: Record<string, number>): string[] {
   const busy = Object.entries(othersCpuPct).filter(([, pct]) => pct >= 10)
-  return busy.length ? [`other processes were busy meanwhile (share of all cores): ${busy.map(([stage, pct]) => `${stage} ${pct}%`).join(', ')}: those figures are depressed`] : []
+  return busy.length
+    ? [
+        `other processes were busy meanwhile (share of all cores): ${busy.map(([stage, pct]) => `${stage} ${pct}%`).join(', ')}: those figures are depressed`,
+      ]
+    : []
 }
 
 /** A blank line, then what looked wrong, or `ok` when nothing did (nothing when `ok` is undefined). */
@@ -202,7 +220,12 @@ export function onStopSignals(handler: (sig: 'SIGINT' | 'SIGTERM') => void): voi
  * Runs a bench as a script: cleans up on SIGINT/SIGTERM, prints the report on
  * stdout, exits 1 when something looked wrong or the bench failed.
  */
-export async function runStandalone<R extends { problems: string[] }>(tag: string, what: string, run: () => Promise<R>, render: (r: R) => string): Promise<never> {
+export async function runStandalone<R extends { problems: string[] }>(
+  tag: string,
+  what: string,
+  run: () => Promise<R>,
+  render: (r: R) => string,
+): Promise<never> {
   onStopSignals((sig) => {
     process.stderr.write(`[${tag}] ${sig}: cleaning up\n`)
     void Promise.all([...activeCleanups].map((cleanup) => cleanup())).finally(() => process.exit(130))

@@ -61,7 +61,11 @@ async function streaming(sql: Sql, statIds: string[], until: number): Promise<{ 
   return { rows, copies: 1 }
 }
 
-export async function runCopyReference(databaseUrl: string, durationMs: number, opts: { connections?: number; rowsPerCopy?: number } = {}): Promise<CopyResult> {
+export async function runCopyReference(
+  databaseUrl: string,
+  durationMs: number,
+  opts: { connections?: number; rowsPerCopy?: number } = {},
+): Promise<CopyResult> {
   const connections = opts.connections ?? 2
   const rowsPerCopy = opts.rowsPerCopy ?? 100
   // The same pool code the service uses (TCP_NODELAY set on the socket).
@@ -75,14 +79,23 @@ export async function runCopyReference(databaseUrl: string, durationMs: number, 
     const started = performance.now()
     const until = Date.now() + durationMs
     const parts = await Promise.all(
-      Array.from({ length: connections }, () => (rowsPerCopy > 0 ? perBatch(sql, statIds, until, rowsPerCopy) : streaming(sql, statIds, until))),
+      Array.from({ length: connections }, () =>
+        rowsPerCopy > 0 ? perBatch(sql, statIds, until, rowsPerCopy) : streaming(sql, statIds, until),
+      ),
     )
     const windowMs = performance.now() - started
     const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from bench_copy_ref`
     const sent = parts.reduce((a, p) => a + p.rows, 0)
     if (n !== sent) throw new Error(`COPY reference: sent ${sent} rows but the table holds ${n}`)
     await sql`drop table bench_copy_ref`
-    return { connections, rowsPerCopy, copies: parts.reduce((a, p) => a + p.copies, 0), rows: n, windowMs: Math.round(windowMs), rowsPerSec: Math.round((n / windowMs) * 1000) }
+    return {
+      connections,
+      rowsPerCopy,
+      copies: parts.reduce((a, p) => a + p.copies, 0),
+      rows: n,
+      windowMs: Math.round(windowMs),
+      rowsPerSec: Math.round((n / windowMs) * 1000),
+    }
   } finally {
     await sql.end({ timeout: 5 })
   }

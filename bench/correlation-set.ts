@@ -71,7 +71,12 @@ export function labelledSet(seed: number, hours = 14 * 24, unrelated = 20): Labe
 
   // Unrelated: the same daily cycle, independent noise; every fourth has a spike of its own.
   // Their spikes stay three hours clear of the shared ones: a spike in the same hour is a co-spike, not noise.
-  const clear = () => { for (;;) { const h = at(); if (spikes.every((s) => Math.abs(h - s) > 3)) return h } }
+  const clear = () => {
+    for (;;) {
+      const h = at()
+      if (spikes.every((s) => Math.abs(h - s) > 3)) return h
+    }
+  }
   for (let i = 0; i < unrelated; i++) {
     const level = [30, 100, 300, 1000][i % 4]
     const xs = base(level)
@@ -81,8 +86,12 @@ export function labelledSet(seed: number, hours = 14 * 24, unrelated = 20): Labe
   return {
     stats,
     targets: ['spike.target', 'trend.target', 'lag.target'],
-    related: [['spike.target', 'spike.partner', 'shared spikes'], ['spike.target', 'spike.third', 'shared spikes'],
-      ['trend.target', 'trend.partner', 'shared trend'], ['lag.target', 'lag.partner', 'lagged copy (2 h)']],
+    related: [
+      ['spike.target', 'spike.partner', 'shared spikes'],
+      ['spike.target', 'spike.third', 'shared spikes'],
+      ['trend.target', 'trend.partner', 'shared trend'],
+      ['lag.target', 'lag.partner', 'lagged copy (2 h)'],
+    ],
   }
 }
 
@@ -103,14 +112,27 @@ export interface MethodScore {
 export function scoreCorrelationSet(seeds: number[], maxLag = CORR_SET_MAX_LAG): MethodScore[] {
   const sets = seeds.map((s) => labelledSet(s))
   return CORRELATION_METHODS.map((method) => {
-    const out: MethodScore = { method, related: 0, relatedInTop: 0, relatedMinAbs: 1, worstRank: 0, unrelated: 0, unrelatedOver: 0, unrelatedMaxAbs: 0, misses: [] }
+    const out: MethodScore = {
+      method,
+      related: 0,
+      relatedInTop: 0,
+      relatedMinAbs: 1,
+      worstRank: 0,
+      unrelated: 0,
+      unrelatedOver: 0,
+      unrelatedMaxAbs: 0,
+      misses: [],
+    }
     sets.forEach((set, k) => {
       const diffs = new Map([...set.stats].map(([n, v]) => [n, diff(v)]))
       for (const target of set.targets) {
-        const scores = [...diffs].filter(([n]) => n !== target).map(([n, v]) => {
-          const verdict = bestLag(diffs.get(target)!, v, method, maxLag)
-          return { n, c: 'coefficient' in verdict ? verdict.coefficient : 0 }
-        }).sort((a, b) => Math.abs(b.c) - Math.abs(a.c))
+        const scores = [...diffs]
+          .filter(([n]) => n !== target)
+          .map(([n, v]) => {
+            const verdict = bestLag(diffs.get(target)!, v, method, maxLag)
+            return { n, c: 'coefficient' in verdict ? verdict.coefficient : 0 }
+          })
+          .sort((a, b) => Math.abs(b.c) - Math.abs(a.c))
         const related = new Set(set.related.filter(([t]) => t === target).map(([, o]) => o))
         for (const [i, s] of scores.entries()) {
           if (related.has(s.n)) {

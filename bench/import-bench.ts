@@ -27,7 +27,17 @@ import { startApi } from '../api/server.js'
 import { loadConfig } from '../shared/config.js'
 import { createLogger } from '../shared/log.js'
 import { startWorkers } from '../workers/main.js'
-import { beginBench, busyLines, closingLines, envInt, isMain, machineLine, runStandalone, tableLines, type BenchResultsBase } from './common.js'
+import {
+  beginBench,
+  busyLines,
+  closingLines,
+  envInt,
+  isMain,
+  machineLine,
+  runStandalone,
+  tableLines,
+  type BenchResultsBase,
+} from './common.js'
 import { createAccount } from './setup.js'
 import { percentile, round } from './stats.js'
 
@@ -59,7 +69,11 @@ export interface ImportBenchResults extends BenchResultsBase<Options> {
 }
 
 function optionsFromEnv(): Options {
-  return { points: envInt('BENCH_IMPORT_POINTS', 500_000, 1), stats: envInt('BENCH_IMPORT_STATS', 50, 1), previews: envInt('BENCH_IMPORT_PREVIEWS', 3, 1) }
+  return {
+    points: envInt('BENCH_IMPORT_POINTS', 500_000, 1),
+    stats: envInt('BENCH_IMPORT_STATS', 50, 1),
+    previews: envInt('BENCH_IMPORT_PREVIEWS', 3, 1),
+  }
 }
 
 function wideCsv(points: number, stats: number): string {
@@ -88,23 +102,44 @@ async function measured<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number
   const started = performance.now()
   try {
     const value = await fn()
-    return { value, ms: performance.now() - started, peak: { rssMb: round((rss - before.rss) / 2 ** 20, 1), heapMb: round((heap - before.heapUsed) / 2 ** 20, 1) } }
+    return {
+      value,
+      ms: performance.now() - started,
+      peak: { rssMb: round((rss - before.rss) / 2 ** 20, 1), heapMb: round((heap - before.heapUsed) / 2 ** 20, 1) },
+    }
   } finally {
     clearInterval(timer)
   }
 }
 
 async function post(url: string, key: string, query: string, body: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${url}/api/v1/import/legacy${query}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' }, body })
+  const res = await fetch(`${url}/api/v1/import/legacy${query}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' },
+    body,
+  })
   return { status: res.status, body: await res.json() }
 }
 
 export async function runImportBench(options: Partial<Options> & { log?: (line: string) => void } = {}): Promise<ImportBenchResults> {
-  const { cfg, say, results, bench } = beginBench<Options, ImportBenchResults>({ tag: 'import-bench', dbName: IMPORT_DB_NAME, prefixLabel: 'benchimport', fromEnv: optionsFromEnv(), options })
+  const { cfg, say, results, bench } = beginBench<Options, ImportBenchResults>({
+    tag: 'import-bench',
+    dbName: IMPORT_DB_NAME,
+    prefixLabel: 'benchimport',
+    fromEnv: optionsFromEnv(),
+    options,
+  })
   const problems = results.problems
   try {
     const db = await bench.createDatabase('metrics-bench-import')
-    const config = loadConfig({ NODE_ENV: 'test', PORT: '0', DATABASE_URL: bench.databaseUrl, REDIS_URL: bench.redisUrl, REDIS_PREFIX: bench.redisPrefix, LOG_LEVEL: 'warn' })
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      PORT: '0',
+      DATABASE_URL: bench.databaseUrl,
+      REDIS_URL: bench.redisUrl,
+      REDIS_PREFIX: bench.redisPrefix,
+      LOG_LEVEL: 'warn',
+    })
     const log = createLogger(config)
     const api = await startApi(config, log)
     const workers = await startWorkers(config, log)
@@ -126,7 +161,8 @@ export async function runImportBench(options: Partial<Options> & { log?: (line: 
       await bench.stage('preview', async () => {
         for (let i = 0; i < cfg.previews; i++) {
           const r = await measured(() => post(api.url, account.key, '?dryRun=1', file))
-          if (r.value.status !== 200 || r.value.body.points_accepted !== cfg.points) problems.push(`preview answered ${r.value.status}: ${JSON.stringify(r.value.body).slice(0, 300)}`)
+          if (r.value.status !== 200 || r.value.body.points_accepted !== cfg.points)
+            problems.push(`preview answered ${r.value.status}: ${JSON.stringify(r.value.body).slice(0, 300)}`)
           results.previewMs!.push(round(r.ms, 1))
           if (!results.previewPeak || r.peak.rssMb > results.previewPeak.rssMb) results.previewPeak = r.peak
           say(`preview ${i + 1}: ${round(r.ms)} ms`)
@@ -134,7 +170,9 @@ export async function runImportBench(options: Partial<Options> & { log?: (line: 
       })
 
       await bench.stage('copy reference', async () => {
-        const stats = await db<{ id: string }[]>`insert into stats (account_id, name, kind) select ${account.id}, 'copy ref ' || g, 'gauge' from generate_series(1, ${cfg.stats}) g returning id`
+        const stats = await db<
+          { id: string }[]
+        >`insert into stats (account_id, name, kind) select ${account.id}, 'copy ref ' || g, 'gauge' from generate_series(1, ${cfg.stats}) g returning id`
         await db`create table bench_import_copy (stat_id uuid not null, ts timestamptz not null, value double precision not null)`
         const t0 = performance.now()
         const writable = await db`copy bench_import_copy (stat_id, ts, value) from stdin`.writable()
@@ -157,7 +195,9 @@ export async function runImportBench(options: Partial<Options> & { log?: (line: 
           results.acceptMs = round(performance.now() - t0, 1)
           if (res.status !== 202) throw new Error(`import answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`)
           for (;;) {
-            const got = await fetch(`${api.url}/api/v1/import/legacy/${res.body.import.id}`, { headers: { authorization: `Bearer ${account.key}` } })
+            const got = await fetch(`${api.url}/api/v1/import/legacy/${res.body.import.id}`, {
+              headers: { authorization: `Bearer ${account.key}` },
+            })
             const status = ((await got.json()) as { import: { status: string; error: string | null } }).import
             if (status.status === 'completed') return
             if (status.status === 'failed') throw new Error(`import failed: ${status.error}`)
@@ -167,7 +207,9 @@ export async function runImportBench(options: Partial<Options> & { log?: (line: 
         })
         results.importMs = round(r.ms, 1)
         results.importPeak = r.peak
-        const [{ n }] = await db<{ n: number }[]>`select count(*)::int as n from points p join stats s on s.id = p.stat_id where s.account_id = ${account.id}`
+        const [{ n }] = await db<
+          { n: number }[]
+        >`select count(*)::int as n from points p join stats s on s.id = p.stat_id where s.account_id = ${account.id}`
         results.stored = n
         if (n !== cfg.points) problems.push(`stored ${n} points, expected ${cfg.points}`)
         say(`import: ${round(r.ms)} ms (202 after ${results.acceptMs} ms)`)
@@ -186,18 +228,37 @@ export async function runImportBench(options: Partial<Options> & { log?: (line: 
 }
 
 export function renderImportReport(r: ImportBenchResults): string {
-  const median = r.previewMs?.length ? percentile([...r.previewMs].sort((a, b) => a - b), 0.5) : undefined
+  const median = r.previewMs?.length
+    ? percentile(
+        [...r.previewMs].sort((a, b) => a - b),
+        0.5,
+      )
+    : undefined
   const ratio = (a?: number, b?: number) => (a !== undefined && b ? `${round(a / b, 2)}x` : '-')
   const ms = (x?: number) => (x === undefined ? '-' : `${round(x)} ms`)
   const rows = [
     ['measure', 'figure', 'reference (same run)', 'ratio', 'target'],
-    ['preview (median)', ms(median), `csv-parse alone ${ms(r.parseRefMs)}`, ratio(median, r.parseRefMs), `< ${IMPORT_TARGETS.previewMs} ms`],
-    ['import to completed', ms(r.importMs), `PostgreSQL COPY ${ms(r.copyRefMs)}`, ratio(r.importMs, r.copyRefMs), `< ${IMPORT_TARGETS.importMs} ms`],
+    [
+      'preview (median)',
+      ms(median),
+      `csv-parse alone ${ms(r.parseRefMs)}`,
+      ratio(median, r.parseRefMs),
+      `< ${IMPORT_TARGETS.previewMs} ms`,
+    ],
+    [
+      'import to completed',
+      ms(r.importMs),
+      `PostgreSQL COPY ${ms(r.copyRefMs)}`,
+      ratio(r.importMs, r.copyRefMs),
+      `< ${IMPORT_TARGETS.importMs} ms`,
+    ],
     ['  of which POST to 202', ms(r.acceptMs), '', '', ''],
   ]
   const problems = [...r.problems]
-  if (median !== undefined && median > IMPORT_TARGETS.previewMs) problems.push(`preview median ${round(median)} ms is over ${IMPORT_TARGETS.previewMs} ms`)
-  if (r.importMs !== undefined && r.importMs > IMPORT_TARGETS.importMs) problems.push(`import ${round(r.importMs)} ms is over ${IMPORT_TARGETS.importMs} ms`)
+  if (median !== undefined && median > IMPORT_TARGETS.previewMs)
+    problems.push(`preview median ${round(median)} ms is over ${IMPORT_TARGETS.previewMs} ms`)
+  if (r.importMs !== undefined && r.importMs > IMPORT_TARGETS.importMs)
+    problems.push(`import ${round(r.importMs)} ms is over ${IMPORT_TARGETS.importMs} ms`)
   return [
     machineLine('import', r.machine),
     `file: ${r.config.points} points in ${r.config.stats} stats, wide CSV, ${r.fileBytes ? round(r.fileBytes / 1e6, 2) : '-'} MB; ${r.stored ?? '-'} points stored`,

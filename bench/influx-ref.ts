@@ -39,14 +39,22 @@ function install(say: (s: string) => void): string | undefined {
   say('InfluxDB reference: installing the Debian package influxdb (apt-get, once)')
   // The package's service is not started: the bench runs its own instance on its own ports.
   const r = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'influxdb'], {
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, encoding: 'utf8', timeout: 300_000,
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    encoding: 'utf8',
+    timeout: 300_000,
   })
-  if (r.status !== 0) return `apt-get install influxdb failed (code ${r.status}): ${(r.stderr || r.stdout || '').trim().split('\n').slice(-2).join(' ')}`
+  if (r.status !== 0)
+    return `apt-get install influxdb failed (code ${r.status}): ${(r.stderr || r.stdout || '').trim().split('\n').slice(-2).join(' ')}`
   return findInfluxd() ? undefined : 'apt-get installed influxdb but no influxd binary was found'
 }
 
 export class InfluxRef {
-  private constructor(private readonly proc: ChildProcess, private readonly dir: string, readonly target: Target, private readonly children: Children) {}
+  private constructor(
+    private readonly proc: ChildProcess,
+    private readonly dir: string,
+    readonly target: Target,
+    private readonly children: Children,
+  ) {}
 
   /** Starts a private InfluxDB, or returns the reason it cannot (the caller prints a skip line). */
   static async start(children: Children, say: (s: string) => void): Promise<InfluxRef | { skipped: string }> {
@@ -60,17 +68,20 @@ export class InfluxRef {
     const dir = mkdtempSync('/tmp/bench-influx-')
     const [http, rpc] = [await freePort(), await freePort()]
     // Defaults otherwise (inmem index, WAL without fsync delay), as the peer benchmark in shared/bench runs it.
-    writeFileSync(join(dir, 'influxdb.conf'), [
-      'reporting-disabled = true',
-      `bind-address = "${HOST}:${rpc}"`,
-      `[meta]\n  dir = "${dir}/meta"`,
-      `[data]\n  dir = "${dir}/data"\n  wal-dir = "${dir}/wal"\n  query-log-enabled = false`,
-      '[monitor]\n  store-enabled = false',
-      `[http]\n  enabled = true\n  bind-address = "${HOST}:${http}"\n  auth-enabled = false\n  log-enabled = false\n  write-tracing = false\n  pprof-enabled = false`,
-      '[continuous_queries]\n  enabled = false',
-      '[logging]\n  level = "warn"',
-      '',
-    ].join('\n'))
+    writeFileSync(
+      join(dir, 'influxdb.conf'),
+      [
+        'reporting-disabled = true',
+        `bind-address = "${HOST}:${rpc}"`,
+        `[meta]\n  dir = "${dir}/meta"`,
+        `[data]\n  dir = "${dir}/data"\n  wal-dir = "${dir}/wal"\n  query-log-enabled = false`,
+        '[monitor]\n  store-enabled = false',
+        `[http]\n  enabled = true\n  bind-address = "${HOST}:${http}"\n  auth-enabled = false\n  log-enabled = false\n  write-tracing = false\n  pprof-enabled = false`,
+        '[continuous_queries]\n  enabled = false',
+        '[logging]\n  level = "warn"',
+        '',
+      ].join('\n'),
+    )
     const proc = spawn(bin, ['run', '-config', join(dir, 'influxdb.conf')], { stdio: ['ignore', 'ignore', 'pipe'] })
     let stderr = ''
     proc.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)))
@@ -80,7 +91,11 @@ export class InfluxRef {
     while (Date.now() < until) {
       if (proc.exitCode !== null) break
       try {
-        const r = await fetch(`http://${HOST}:${http}/query`, { method: 'POST', body: new URLSearchParams({ q: 'CREATE DATABASE bench' }), signal: AbortSignal.timeout(1000) })
+        const r = await fetch(`http://${HOST}:${http}/query`, {
+          method: 'POST',
+          body: new URLSearchParams({ q: 'CREATE DATABASE bench' }),
+          signal: AbortSignal.timeout(1000),
+        })
         if (r.ok) return ref
       } catch {
         /* not up yet */
@@ -96,14 +111,23 @@ export class InfluxRef {
    * Each request's lines have distinct series and no timestamp (the server's clock, as /ez without t), so
    * that no point overwrites another and the stored count shows every accepted point.
    */
-  async run(name: string, o: { connections: number; durationMs: number; warmupMs: number; pointsPerRequest: number; accounts: number }): Promise<InfluxPhase> {
+  async run(
+    name: string,
+    o: { connections: number; durationMs: number; warmupMs: number; pointsPerRequest: number; accounts: number },
+  ): Promise<InfluxPhase> {
     const measurement = `bench${o.pointsPerRequest}`
-    const groups = (m: string): RequestSpec[][] => Array.from({ length: o.accounts }, (_, a) => Array.from({ length: 8 }, (_, k) => ({
-      method: 'POST' as const,
-      path: '/write?db=bench',
-      headers: { 'Content-Type': 'text/plain' },
-      body: Array.from({ length: o.pointsPerRequest }, (_, i) => `${m},account=a${a},stat=s${o.pointsPerRequest === 1 ? k : i} count=1`).join('\n'),
-    })))
+    const groups = (m: string): RequestSpec[][] =>
+      Array.from({ length: o.accounts }, (_, a) =>
+        Array.from({ length: 8 }, (_, k) => ({
+          method: 'POST' as const,
+          path: '/write?db=bench',
+          headers: { 'Content-Type': 'text/plain' },
+          body: Array.from(
+            { length: o.pointsPerRequest },
+            (_, i) => `${m},account=a${a},stat=s${o.pointsPerRequest === 1 ? k : i} count=1`,
+          ).join('\n'),
+        })),
+      )
     const load = await runLoadProcess(this.children, `load-${name}`, {
       targets: [this.target],
       connections: o.connections,
@@ -121,7 +145,9 @@ export class InfluxRef {
   }
 
   private async count(measurement: string): Promise<number> {
-    const r = await fetch(`http://${this.target.host}:${this.target.port}/query?db=bench&q=${encodeURIComponent(`SELECT COUNT("count") FROM "${measurement}"`)}`)
+    const r = await fetch(
+      `http://${this.target.host}:${this.target.port}/query?db=bench&q=${encodeURIComponent(`SELECT COUNT("count") FROM "${measurement}"`)}`,
+    )
     const j = (await r.json()) as { results?: Array<{ series?: Array<{ values: unknown[][] }> }> }
     return Number(j.results?.[0]?.series?.[0]?.values?.[0]?.[1] ?? 0)
   }

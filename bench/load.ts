@@ -112,7 +112,10 @@ export function parseResponse(buf: Buffer): Parsed | null {
     const colon = line.indexOf(':')
     if (colon < 0) continue
     const name = line.slice(0, colon).trim().toLowerCase()
-    const value = line.slice(colon + 1).trim().toLowerCase()
+    const value = line
+      .slice(colon + 1)
+      .trim()
+      .toLowerCase()
     if (name === 'content-length') length = Number(value)
     else if (name === 'transfer-encoding' && value.includes('chunked')) chunked = true
     else if (name === 'connection' && value === 'close') close = true
@@ -178,7 +181,13 @@ class Recorder {
       return
     }
     try {
-      const json = JSON.parse(body.toString('utf8')) as { status?: unknown; msg?: unknown; message?: unknown; error?: unknown; accepted?: unknown }
+      const json = JSON.parse(body.toString('utf8')) as {
+        status?: unknown
+        msg?: unknown
+        message?: unknown
+        error?: unknown
+        accepted?: unknown
+      }
       // The legacy envelope says {"status": 200}; the v1 API answers HTTP 200 with {"status": "ok"}.
       const ok = json.status === 200 || (status === 200 && json.status === 'ok')
       verdict = ok ? '200' : String(json.status)
@@ -249,7 +258,10 @@ class Connection {
   private rec: Recorder | null = null
   private stage: { until: number; budget: { left: number }; done: () => void } | null = null
 
-  constructor(private readonly target: Target, private readonly timeoutMs: number) {}
+  constructor(
+    private readonly target: Target,
+    private readonly timeoutMs: number,
+  ) {}
 
   /** Runs one stage: keeps requesting until the deadline or the shared budget is spent, then resolves when idle. */
   run(requests: RequestSpec[], until: number, budget: { left: number }, rec: Recorder): Promise<void> {

@@ -109,7 +109,11 @@ export function cpuUsage(a: CpuSnapshot, b: CpuSnapshot, names: Map<number, stri
  * stage does not start in the middle of someone else's test run. Returns how
  * long it waited and how busy the others were in the last second.
  */
-export async function waitForQuiet(maxMs: number, names: Map<number, string>, othersBelowPct = 20): Promise<{ waitedMs: number; othersPct: number; quiet: boolean }> {
+export async function waitForQuiet(
+  maxMs: number,
+  names: Map<number, string>,
+  othersBelowPct = 20,
+): Promise<{ waitedMs: number; othersPct: number; quiet: boolean }> {
   const started = Date.now()
   for (;;) {
     const a = cpuSnapshot()
@@ -122,7 +126,11 @@ export async function waitForQuiet(maxMs: number, names: Map<number, string>, ot
 }
 
 /** Runs `run` and hands `record` the CPU use meanwhile (whatever the outcome) and the result (undefined when it threw). */
-export async function cpuDuring<T>(names: Map<number, string>, run: () => Promise<T>, record: (usage: CpuUsage, result: T | undefined) => void): Promise<T> {
+export async function cpuDuring<T>(
+  names: Map<number, string>,
+  run: () => Promise<T>,
+  record: (usage: CpuUsage, result: T | undefined) => void,
+): Promise<T> {
   const before = cpuSnapshot()
   let result: T | undefined
   try {

@@ -30,7 +30,8 @@ const nabTime = (s: string) => Date.parse(`${s.trim().replace(' ', 'T')}Z`) / 10
  * or the flat copy in the team's folder (combined_windows.json beside the group folders).
  */
 export function nabLayout(dir = NAB_DIR): { labelsFile: string; dataDir: string } | null {
-  if (existsSync(join(dir, 'labels', 'combined_windows.json'))) return { labelsFile: join(dir, 'labels', 'combined_windows.json'), dataDir: join(dir, 'data') }
+  if (existsSync(join(dir, 'labels', 'combined_windows.json')))
+    return { labelsFile: join(dir, 'labels', 'combined_windows.json'), dataDir: join(dir, 'data') }
   if (existsSync(join(dir, 'combined_windows.json'))) return { labelsFile: join(dir, 'combined_windows.json'), dataDir: dir }
   return null
 }
@@ -44,7 +45,13 @@ export function loadNab(groups: readonly string[] = [], dir = NAB_DIR): NabSerie
     const key = relative(dataDir, file).split('\\').join('/')
     const group = key.split('/')[0]
     if (groups.length > 0 && !groups.includes(group)) continue
-    const rows = readFileSync(file, 'utf8').trim().split('\n').slice(1).map((l) => l.split(',')).map(([t, v]) => [nabTime(t), Number(v)] as const).filter(([t, v]) => Number.isFinite(t) && Number.isFinite(v))
+    const rows = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split(','))
+      .map(([t, v]) => [nabTime(t), Number(v)] as const)
+      .filter(([t, v]) => Number.isFinite(t) && Number.isFinite(v))
     if (rows.length < 2) continue
     const first = Math.floor(rows[0][0] / HOUR) * HOUR
     const hours = Math.floor((rows[rows.length - 1][0] - first) / HOUR) + 1
@@ -56,7 +63,13 @@ export function loadNab(groups: readonly string[] = [], dir = NAB_DIR): NabSerie
       n[i]++
     }
     const values = sum.map((s, i) => (n[i] ? s / n[i] : null)) as number[]
-    const windows = (labels[key] ?? []).map(([a, b]) => [Math.max(0, Math.floor((nabTime(a) - first) / HOUR)), Math.min(hours - 1, Math.floor((nabTime(b) - first) / HOUR))] as [number, number])
+    const windows = (labels[key] ?? []).map(
+      ([a, b]) =>
+        [Math.max(0, Math.floor((nabTime(a) - first) / HOUR)), Math.min(hours - 1, Math.floor((nabTime(b) - first) / HOUR))] as [
+          number,
+          number,
+        ],
+    )
     // NAB: 15 % of the rows, at most 750 rows; in hours, the same share of the hours and the 750 rows' span.
     const rowsPerHour = rows.length / hours
     const probation = Math.min(Math.floor(0.15 * hours), Math.floor(750 / Math.max(1, rowsPerHour)))

@@ -37,7 +37,11 @@ async function backendCpuMs(sql: Sql): Promise<number> {
   return processCpuMs((await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database()`).map((r) => r.pid))
 }
 
-interface Side { pgUsPerPoint: number; nodeUsPerPoint: number; wallUsPerPoint: number }
+interface Side {
+  pgUsPerPoint: number
+  nodeUsPerPoint: number
+  wallUsPerPoint: number
+}
 
 async function measure(sql: Sql, points: number, run: () => Promise<void>): Promise<Side> {
   const pg0 = await backendCpuMs(sql)
@@ -59,33 +63,45 @@ async function measure(sql: Sql, points: number, run: () => Promise<void>): Prom
 async function compactionCost(sql: Sql, accountId: string): Promise<string> {
   const STATS_PER_SIDE = 6
   const DAYS = 6
-  const ids = (await sql<{ id: string }[]>`
-    insert into stats (account_id, name, kind) select ${accountId}, 'persist.compaction.' || g, 'gauge' from generate_series(1, ${2 * STATS_PER_SIDE}) g returning id`).map((r) => r.id)
+  const ids = (
+    await sql<{ id: string }[]>`
+    insert into stats (account_id, name, kind) select ${accountId}, 'persist.compaction.' || g, 'gauge' from generate_series(1, ${2 * STATS_PER_SIDE}) g returning id`
+  ).map((r) => r.id)
   const today = Math.floor(Date.now() / 1000 / 86_400) * 86_400
   const days = Array.from({ length: DAYS }, (_, d) => today - (22 + d) * 86_400)
   const dayOf = (stat: string, day: number): QueuedPoint[] =>
-    Array.from({ length: 8_640 }, (_, i) => [stat, day + i * 10, Math.round((50 + 20 * Math.sin(i / 500) + ((i * 7919) % 100) / 100) * 100) / 100, null])
+    Array.from({ length: 8_640 }, (_, i) => [
+      stat,
+      day + i * 10,
+      Math.round((50 + 20 * Math.sin(i / 500) + ((i * 7919) % 100) / 100) * 100) / 100,
+      null,
+    ])
   const [asBlocks, asRows] = [ids.slice(0, STATS_PER_SIDE), ids.slice(STATS_PER_SIDE)]
-  for (const stat of asBlocks) for (const day of days) {
-    const points = dayOf(stat, day)
-    const jobs: Batch[] = []
-    for (let i = 0; i < points.length; i += 1000) jobs.push({ id: randomUUID(), points: points.slice(i, i + 1000) })
-    for (let i = 0; i < jobs.length; i += BATCHES) await applyBatches(sql, jobs.slice(i, i + BATCHES))
-  }
-  for (const stat of asRows) for (const day of days) {
-    const points = dayOf(stat, day)
-    await sql`insert into points (stat_id, ts, value) select ${stat}, to_timestamp(t), v from unnest(${points.map((p) => p[1])}::bigint[], ${points.map((p) => p[2])}::float8[]) as u(t, v)`
-  }
+  for (const stat of asBlocks)
+    for (const day of days) {
+      const points = dayOf(stat, day)
+      const jobs: Batch[] = []
+      for (let i = 0; i < points.length; i += 1000) jobs.push({ id: randomUUID(), points: points.slice(i, i + 1000) })
+      for (let i = 0; i < jobs.length; i += BATCHES) await applyBatches(sql, jobs.slice(i, i + BATCHES))
+    }
+  for (const stat of asRows)
+    for (const day of days) {
+      const points = dayOf(stat, day)
+      await sql`insert into points (stat_id, ts, value) select ${stat}, to_timestamp(t), v from unnest(${points.map((p) => p[1])}::bigint[], ${points.map((p) => p[2])}::float8[]) as u(t, v)`
+    }
   const points = STATS_PER_SIDE * DAYS * 8_640
-  const compact = (stats: string[]) => measure(sql, points, async () => {
-    for (const stat of stats) for (const day of days) await compactDay(sql, stat, new Date(day * 1000))
-  })
+  const compact = (stats: string[]) =>
+    measure(sql, points, async () => {
+      for (const stat of stats) for (const day of days) await compactDay(sql, stat, new Date(day * 1000))
+    })
   const blocks = await compact(asBlocks)
   const rows = await compact(asRows)
   const f = (x: number) => x.toFixed(2)
   say(`compaction: write blocks ${f(blocks.pgUsPerPoint)} µs/point, rows ${f(rows.pgUsPerPoint)} µs/point (PostgreSQL)`)
-  return `bench:persist compaction of ${points.toLocaleString('en-US')} backfilled points into day blocks: PostgreSQL CPU per point, from write blocks ${f(blocks.pgUsPerPoint)} µs against ` +
+  return (
+    `bench:persist compaction of ${points.toLocaleString('en-US')} backfilled points into day blocks: PostgreSQL CPU per point, from write blocks ${f(blocks.pgUsPerPoint)} µs against ` +
     `from rows ${f(rows.pgUsPerPoint)} µs (${f(blocks.pgUsPerPoint / rows.pgUsPerPoint)}x, one run)`
+  )
 }
 
 async function main() {
@@ -93,9 +109,13 @@ async function main() {
   const db = await createTestDatabase()
   const sql = createSql(db.url, { max: 2 })
   try {
-    const [account] = await sql<{ id: string }[]>`insert into accounts (email, plan) values (${`persist-bench-${randomUUID()}@example.com`}, 'business') returning id`
-    const statIds = (await sql<{ id: string }[]>`
-      insert into stats (account_id, name, kind) select ${account.id}, 'persist.' || g, 'counter' from generate_series(1, ${STATS}) g returning id`).map((r) => r.id)
+    const [account] = await sql<
+      { id: string }[]
+    >`insert into accounts (email, plan) values (${`persist-bench-${randomUUID()}@example.com`}, 'business') returning id`
+    const statIds = (
+      await sql<{ id: string }[]>`
+      insert into stats (account_id, name, kind) select ${account.id}, 'persist.' || g, 'counter' from generate_series(1, ${STATS}) g returning id`
+    ).map((r) => r.id)
     const DAY = 86_400
     let n = 0
     let t = Math.floor(Date.now() / 1000) - 3600
@@ -109,43 +129,59 @@ async function main() {
         }))
       },
       // Batch k of the run's statements: a stat, a day 3 to 20 days back, its k-th stretch of 500 points 10 s apart.
-      backfill: (): Batch[] => Array.from({ length: BATCHES }, () => {
-        const k = back++
-        const day = (Math.floor(Date.now() / 1000 / DAY) - 3 - (k % 18)) * DAY
-        const from = day + ((Math.floor(k / 18) * BATCH * 10) % (DAY - BATCH * 10))
-        const stat = statIds[k % STATS]
-        return { id: randomUUID(), points: Array.from({ length: BATCH }, (_, i): QueuedPoint => [stat, from + i * 10, Math.round(Math.sin(k + i / 50) * 5000) / 100, null]) }
-      }),
+      backfill: (): Batch[] =>
+        Array.from({ length: BATCHES }, () => {
+          const k = back++
+          const day = (Math.floor(Date.now() / 1000 / DAY) - 3 - (k % 18)) * DAY
+          const from = day + ((Math.floor(k / 18) * BATCH * 10) % (DAY - BATCH * 10))
+          const stat = statIds[k % STATS]
+          return {
+            id: randomUUID(),
+            points: Array.from(
+              { length: BATCH },
+              (_, i): QueuedPoint => [stat, from + i * 10, Math.round(Math.sin(k + i / 50) * 5000) / 100, null],
+            ),
+          }
+        }),
     }
     const perRun = STATEMENTS * BATCHES * BATCH
-    const persist = (shape: () => Batch[]) => measure(sql, perRun, async () => {
-      for (let i = 0; i < STATEMENTS; i++) await applyBatches(sql, shape())
-    })
+    const persist = (shape: () => Batch[]) =>
+      measure(sql, perRun, async () => {
+        for (let i = 0; i < STATEMENTS; i++) await applyBatches(sql, shape())
+      })
     // The same rows, one COPY per statement's worth, into the same table and index.
-    const copy = (shape: () => Batch[]) => measure(sql, perRun, async () => {
-      for (let i = 0; i < STATEMENTS; i++) {
-        let text = ''
-        for (const b of shape()) for (const [stat, at, value] of b.points) text += `${stat}\t${new Date(at * 1000).toISOString()}\t${value}\n`
-        await pipeline(Readable.from([text]), await sql`copy points (stat_id, ts, value) from stdin`.writable())
-      }
-    })
+    const copy = (shape: () => Batch[]) =>
+      measure(sql, perRun, async () => {
+        for (let i = 0; i < STATEMENTS; i++) {
+          let text = ''
+          for (const b of shape())
+            for (const [stat, at, value] of b.points) text += `${stat}\t${new Date(at * 1000).toISOString()}\t${value}\n`
+          await pipeline(Readable.from([text]), await sql`copy points (stat_id, ts, value) from stdin`.writable())
+        }
+      })
     const f = (x: number) => x.toFixed(2)
     const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length
     const summary: string[] = []
     for (const [name, shape] of Object.entries(shapes).filter(([k]) => SHAPES.includes(k))) {
-      say(`${name}: ${STATS} stats, ${STATEMENTS} statements of ${BATCHES} x ${BATCH} points per run, ${REPS} runs of each side, alternating`)
+      say(
+        `${name}: ${STATS} stats, ${STATEMENTS} statements of ${BATCHES} x ${BATCH} points per run, ${REPS} runs of each side, alternating`,
+      )
       await persist(shape) // warm-up: plans, caches, the table's first pages
       await copy(shape)
       const rows: Array<{ persist: Side; copy: Side }> = []
       for (let r = 0; r < REPS; r++) rows.push({ persist: await persist(shape), copy: await copy(shape) })
       for (const [i, { persist: p, copy: c }] of rows.entries()) {
-        say(`${name} run ${i + 1}: persist PostgreSQL ${f(p.pgUsPerPoint)} µs/point, worker ${f(p.nodeUsPerPoint)}, wall ${f(p.wallUsPerPoint)}; COPY PostgreSQL ${f(c.pgUsPerPoint)} µs/row; ratio ${f(p.pgUsPerPoint / c.pgUsPerPoint)}x`)
+        say(
+          `${name} run ${i + 1}: persist PostgreSQL ${f(p.pgUsPerPoint)} µs/point, worker ${f(p.nodeUsPerPoint)}, wall ${f(p.wallUsPerPoint)}; COPY PostgreSQL ${f(c.pgUsPerPoint)} µs/row; ratio ${f(p.pgUsPerPoint / c.pgUsPerPoint)}x`,
+        )
       }
       const pg = mean(rows.map((r) => r.persist.pgUsPerPoint))
       const cp = mean(rows.map((r) => r.copy.pgUsPerPoint))
       const node = mean(rows.map((r) => r.persist.nodeUsPerPoint))
-      summary.push(`bench:persist ${name}: PostgreSQL CPU per point, persist statement ${f(pg)} µs against COPY of the same rows ${f(cp)} µs (${f(pg / cp)}x, mean of ${REPS});` +
-        ` the worker's CPU per point building and sending the statement ${f(node)} µs`)
+      summary.push(
+        `bench:persist ${name}: PostgreSQL CPU per point, persist statement ${f(pg)} µs against COPY of the same rows ${f(cp)} µs (${f(pg / cp)}x, mean of ${REPS});` +
+          ` the worker's CPU per point building and sending the statement ${f(node)} µs`,
+      )
     }
     if (SHAPES.includes('backfill')) summary.push(await compactionCost(sql, account.id))
     process.stdout.write(`\n${summary.join('\n')}\n`)

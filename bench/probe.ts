@@ -24,14 +24,32 @@ interface Reply {
   body: string
 }
 
-function request(agent: http.Agent, target: Target, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Reply> {
+function request(
+  agent: http.Agent,
+  target: Target,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: target.host, port: target.port, method, path, agent, headers: { 'user-agent': 'metrics-bench-probe/1', ...headers }, timeout: 10_000 }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
-      res.on('error', reject)
-    })
+    const req = http.request(
+      {
+        host: target.host,
+        port: target.port,
+        method,
+        path,
+        agent,
+        headers: { 'user-agent': 'metrics-bench-probe/1', ...headers },
+        timeout: 10_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
+        res.on('error', reject)
+      },
+    )
     req.on('timeout', () => req.destroy(new Error('probe request timed out')))
     req.on('error', reject)
     req.end(body)
@@ -77,7 +95,14 @@ export async function runProbes(o: ProbeOptions): Promise<ProbeResult> {
     const body = new URLSearchParams({ ezkey: o.key, stat, count: '1' }).toString()
     let w: Reply
     try {
-      w = await request(agent, target, 'POST', '/ez', { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) }, body)
+      w = await request(
+        agent,
+        target,
+        'POST',
+        '/ez',
+        { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) },
+        body,
+      )
     } catch (err) {
       writeFailed++
       failures.push(`probe ${i} write: ${(err as Error).message}`)
@@ -104,7 +129,8 @@ export async function runProbes(o: ProbeOptions): Promise<ProbeResult> {
           delays.push(performance.now() - writtenAt)
           return
         }
-        if (r.status !== 200 && r.status !== 404 && failures.length < 20) failures.push(`probe ${i} read: HTTP ${r.status} ${r.body.slice(0, 200)}`)
+        if (r.status !== 200 && r.status !== 404 && failures.length < 20)
+          failures.push(`probe ${i} read: HTTP ${r.status} ${r.body.slice(0, 200)}`)
       } catch (err) {
         if (failures.length < 20) failures.push(`probe ${i} read: ${(err as Error).message}`)
       }
@@ -129,7 +155,12 @@ export async function runProbes(o: ProbeOptions): Promise<ProbeResult> {
     visible: delays.length,
     writeFailed,
     neverVisible,
-    delaysMs: { p50: round(percentile(sorted, 0.5), 1), p90: round(percentile(sorted, 0.9), 1), p99: round(percentile(sorted, 0.99), 1), max: round(sorted.length ? sorted[sorted.length - 1] : NaN, 1) },
+    delaysMs: {
+      p50: round(percentile(sorted, 0.5), 1),
+      p90: round(percentile(sorted, 0.9), 1),
+      p99: round(percentile(sorted, 0.99), 1),
+      max: round(sorted.length ? sorted[sorted.length - 1] : NaN, 1),
+    },
     readStatus,
     failures: failures.slice(0, 20),
   }

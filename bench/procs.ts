@@ -22,7 +22,10 @@ export class Child {
   readonly exit: Promise<void>
   private readonly log: WriteStream
 
-  constructor(readonly name: string, readonly proc: ChildProcess) {
+  constructor(
+    readonly name: string,
+    readonly proc: ChildProcess,
+  ) {
     mkdirSync(LOG_DIR, { recursive: true })
     this.log = createWriteStream(join(LOG_DIR, `${name}.log`))
     const line = (text: string) => {
@@ -61,7 +64,10 @@ export class Child {
   }
 
   tail(n = 15): string {
-    return this.lines.slice(-n).map((l) => `    ${this.name}| ${l.slice(0, 400)}`).join('\n')
+    return this.lines
+      .slice(-n)
+      .map((l) => `    ${this.name}| ${l.slice(0, 400)}`)
+      .join('\n')
   }
 
   /** SIGTERM, then SIGKILL when it has not exited within graceMs. */
@@ -127,7 +133,10 @@ export async function waitForHttp200(url: string, child: Child, timeoutMs = 30_0
   const until = Date.now() + timeoutMs
   let last = 'no answer'
   while (Date.now() < until) {
-    if (child.exited) throw new Error(`${child.name} exited (code ${child.exited.code}, signal ${child.exited.signal}) before ${url} answered:\n${child.tail()}`)
+    if (child.exited)
+      throw new Error(
+        `${child.name} exited (code ${child.exited.code}, signal ${child.exited.signal}) before ${url} answered:\n${child.tail()}`,
+      )
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(2000) })
       if (res.status === 200) return

@@ -71,7 +71,10 @@ function shownNumbers(text: string): Array<{ x: number; decimals: number }> {
   let t = text
   for (const n of [...ALL_NAMES].sort((a, b) => b.length - a.length)) t = t.split(n).join(' ')
   t = t.replace(/\d{4}-\d{2}-\d{2}/g, ' ').replace(/\d{2}:\d{2}/g, ' ')
-  return [...t.matchAll(/(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?/g)].map((m) => ({ x: Number((m[1] + (m[2] ?? '')).replace(/,/g, '')), decimals: m[2] ? m[2].length - 1 : 0 }))
+  return [...t.matchAll(/(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?/g)].map((m) => ({
+    x: Number((m[1] + (m[2] ?? '')).replace(/,/g, '')),
+    decimals: m[2] ? m[2].length - 1 : 0,
+  }))
 }
 
 const close = (a: number, b: number) => Math.abs(Math.abs(a) - Math.abs(b)) <= 1e-6 * Math.max(1, Math.abs(b))
@@ -83,13 +86,23 @@ function judge(c: Case, r: QueryResponse): Omit<Judged, 'q' | 'holdout' | 'answe
   if (r.intent.op === 'unknown') {
     if (r.data.length || shownNumbers(r.answer).length) return { ...base, verdict: 'wrong', why: 'a decline that states a number' }
     // A decline is correct only when its reason is true and it names what decision 13 asks for.
-    if (mustDecline && c.reason && !c.reason.test(`${r.intent.reason ?? ''} ${r.answer}`)) return { ...base, verdict: 'wrong', why: `declined for another reason: ${r.intent.reason ?? r.answer}` }
-    const offered = ALL_NAMES.filter((n) => new RegExp(`(^|[\\s,(])${n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}([\\s,?.)]|$)`).test(r.answer)).length
-    if (mustDecline && c.namesCandidates && offered < c.namesCandidates) return { ...base, verdict: 'wrong', why: `declined naming ${offered} stats, at least ${c.namesCandidates} expected` }
-    if (c.candidates && !c.candidates.every((n) => r.answer.includes(n))) return { ...base, verdict: mustDecline ? 'correct' : 'declined', why: `declined without naming ${c.candidates.join(', ')}` }
+    if (mustDecline && c.reason && !c.reason.test(`${r.intent.reason ?? ''} ${r.answer}`))
+      return { ...base, verdict: 'wrong', why: `declined for another reason: ${r.intent.reason ?? r.answer}` }
+    const offered = ALL_NAMES.filter((n) =>
+      new RegExp(`(^|[\\s,(])${n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}([\\s,?.)]|$)`).test(r.answer),
+    ).length
+    if (mustDecline && c.namesCandidates && offered < c.namesCandidates)
+      return { ...base, verdict: 'wrong', why: `declined naming ${offered} stats, at least ${c.namesCandidates} expected` }
+    if (c.candidates && !c.candidates.every((n) => r.answer.includes(n)))
+      return { ...base, verdict: mustDecline ? 'correct' : 'declined', why: `declined without naming ${c.candidates.join(', ')}` }
     return { ...base, verdict: mustDecline ? 'correct' : 'declined', why: mustDecline ? undefined : r.intent.reason }
   }
-  if (mustDecline) return { ...base, verdict: 'wrong', why: `answered (${r.intent.op} ${r.intent.stats.slice(0, 2).join(', ')}) a question it must decline` }
+  if (mustDecline)
+    return {
+      ...base,
+      verdict: 'wrong',
+      why: `answered (${r.intent.op} ${r.intent.stats.slice(0, 2).join(', ')}) a question it must decline`,
+    }
   const wrong = (why: string) => ({ ...base, verdict: 'wrong' as const, why })
   if (r.intent.op !== c.op) return wrong(`op ${r.intent.op}, expected ${c.op}`)
   if (c.stat && r.intent.stats[0] !== c.stat) return wrong(`stat ${r.intent.stats[0]}, expected ${c.stat}`)
@@ -98,14 +111,19 @@ function judge(c: Case, r: QueryResponse): Omit<Judged, 'q' | 'holdout' | 'answe
   }
   if (!c.window && r.intent.window) return wrong('a window where none was asked')
   if (c.compareTo && (r.intent.compare_to?.from !== iso(c.compareTo.from) || r.intent.compare_to?.to !== iso(c.compareTo.to))) {
-    return wrong(`compared with ${r.intent.compare_to?.from}..${r.intent.compare_to?.to}, expected ${iso(c.compareTo.from)}..${iso(c.compareTo.to)}`)
+    return wrong(
+      `compared with ${r.intent.compare_to?.from}..${r.intent.compare_to?.to}, expected ${iso(c.compareTo.from)}..${iso(c.compareTo.to)}`,
+    )
   }
   if (c.context && (r.intent.context?.from !== iso(c.context.from) || r.intent.context?.to !== iso(c.context.to))) {
-    return wrong(`context ${r.intent.context?.from}..${r.intent.context?.to}, expected the whole earlier period ${iso(c.context.from)}..${iso(c.context.to)}`)
+    return wrong(
+      `context ${r.intent.context?.from}..${r.intent.context?.to}, expected the whole earlier period ${iso(c.context.from)}..${iso(c.context.to)}`,
+    )
   }
   if (c.context && !r.intent.stretch) return wrong('a same-stretch comparison that does not say which stretch')
   if (c.top && r.data[0]?.stat !== c.top) return wrong(`ranked ${r.data[0]?.stat} first, expected ${c.top}`)
-  if (c.buckets !== undefined && r.data.filter((d) => d.bucket_seconds).length !== c.buckets) return wrong(`${r.data.filter((d) => d.bucket_seconds).length} buckets in data, expected ${c.buckets}`)
+  if (c.buckets !== undefined && r.data.filter((d) => d.bucket_seconds).length !== c.buckets)
+    return wrong(`${r.data.filter((d) => d.bucket_seconds).length} buckets in data, expected ${c.buckets}`)
   if (c.t !== undefined && r.data[0]?.t !== c.t) return wrong(`time ${r.data[0]?.t}, expected ${c.t}`)
   if (c.says && !c.says.test(r.answer)) return wrong(`the answer does not say ${c.says}`)
   const shown = shownNumbers(r.answer)
@@ -115,7 +133,8 @@ function judge(c: Case, r: QueryResponse): Omit<Judged, 'q' | 'holdout' | 'answe
     const found = values.find((v) => (c.within ? Math.abs(v - n) <= c.within * Math.abs(n) : close(v, n)))
     if (found === undefined) return wrong(`${n} not in data${c.within ? ` within ${c.within * 100} %` : ''}`)
     const m = c.within ? found : n
-    if (!shown.some((s) => Math.abs(s.x - Math.abs(m)) <= 0.5 * 10 ** -s.decimals + 1e-9 * Math.abs(m))) return wrong(`${m} not shown in the answer`)
+    if (!shown.some((s) => Math.abs(s.x - Math.abs(m)) <= 0.5 * 10 ** -s.decimals + 1e-9 * Math.abs(m)))
+      return wrong(`${m} not shown in the answer`)
   }
   if (!r.verifier.startsWith('passed')) return wrong(`verifier: ${r.verifier}`)
   return { ...base, verdict: 'correct' }
@@ -126,7 +145,12 @@ function judge(c: Case, r: QueryResponse): Omit<Judged, 'q' | 'holdout' | 'answe
 async function seed(sql: Sql, now: number): Promise<{ accountId: string; key: string; oracle: Oracle; points: number }> {
   const account = await createAccount(sql, 'query')
   const stats = seedStats(now)
-  const made = await createStats(sql, account.id, stats.map((s) => ({ name: s.name, kind: s.kind })), 1_000)
+  const made = await createStats(
+    sql,
+    account.id,
+    stats.map((s) => ({ name: s.name, kind: s.kind })),
+    1_000,
+  )
   if (!made) throw new Error('could not create the seeded stats')
   const points = seedPoints(now, stats)
   const all: QueuedPoint[] = []
@@ -137,7 +161,12 @@ async function seed(sql: Sql, now: number): Promise<{ accountId: string; key: st
   for (let i = 0; i < older.length; i += 5_000) await applyBatch(sql, `seed-${i}`, older.slice(i, i + 5_000))
   while ((await refreshRollups(sql)).rows > 0);
   await applyBatch(sql, 'seed-recent', recent)
-  return { accountId: account.id, key: account.key, oracle: new Oracle(points, new Map(stats.map((s) => [s.name, s.kind]))), points: all.length }
+  return {
+    accountId: account.id,
+    key: account.key,
+    oracle: new Oracle(points, new Map(stats.map((s) => [s.name, s.kind]))),
+    points: all.length,
+  }
 }
 
 const ms = (xs: number[]) => {
@@ -145,9 +174,17 @@ const ms = (xs: number[]) => {
   return { p50: round(percentile(s, 0.5), 2), p99: round(percentile(s, 0.99), 2), n: s.length }
 }
 
-export async function runQueryBench(options: { rounds?: number; holdout?: boolean; log?: (l: string) => void } = {}): Promise<QueryBenchResults> {
+export async function runQueryBench(
+  options: { rounds?: number; holdout?: boolean; log?: (l: string) => void } = {},
+): Promise<QueryBenchResults> {
   const fromEnv = { rounds: envInt('BENCH_QUERY_ROUNDS', 3, 1), holdout: process.env.BENCH_QUERY_HOLDOUT !== '0' }
-  const { cfg, say, results, bench } = beginBench<{ rounds: number; holdout: boolean }, QueryBenchResults>({ tag: 'query-bench', dbName: QUERY_DB_NAME, prefixLabel: 'benchq', fromEnv, options })
+  const { cfg, say, results, bench } = beginBench<{ rounds: number; holdout: boolean }, QueryBenchResults>({
+    tag: 'query-bench',
+    dbName: QUERY_DB_NAME,
+    prefixLabel: 'benchq',
+    fromEnv,
+    options,
+  })
   try {
     const sql = await bench.createDatabase('metrics-bench-query')
     const now = Math.floor(Date.now() / 1000 / MIN) * MIN
@@ -169,7 +206,15 @@ export async function runQueryBench(options: { rounds?: number; holdout?: boolea
     results.engineMs = ms(engineTimes)
 
     // Latency through HTTP, interleaved with the chart-read reference.
-    const config = loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'http://127.0.0.1', PORT: '0', DATABASE_URL: bench.databaseUrl, REDIS_URL: bench.redisUrl, REDIS_PREFIX: bench.redisPrefix, LOG_LEVEL: 'error' })
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      PUBLIC_URL: 'http://127.0.0.1',
+      PORT: '0',
+      DATABASE_URL: bench.databaseUrl,
+      REDIS_URL: bench.redisUrl,
+      REDIS_PREFIX: bench.redisPrefix,
+      LOG_LEVEL: 'error',
+    })
     const api = await startApi(config, createLogger(config))
     try {
       const http: number[] = []
@@ -195,7 +240,8 @@ export async function runQueryBench(options: { rounds?: number; holdout?: boolea
     }
     const wrong = results.judged.filter((j) => j.verdict === 'wrong')
     if (wrong.length) results.problems.push(`${wrong.length} wrong answer(s)`)
-    if (results.httpMs.p99 > QUERY_TARGETS.p99Ms) results.problems.push(`p99 ${results.httpMs.p99} ms over the ${QUERY_TARGETS.p99Ms} ms target`)
+    if (results.httpMs.p99 > QUERY_TARGETS.p99Ms)
+      results.problems.push(`p99 ${results.httpMs.p99} ms over the ${QUERY_TARGETS.p99Ms} ms target`)
     results.finishedAt = new Date().toISOString()
     return results
   } finally {
@@ -211,10 +257,17 @@ function shareLines(label: string, js: Judged[]): string[][] {
   const pct = (n: number, of: number) => (of ? `${round((100 * n) / of, 1)}%` : '-')
   const count = (xs: Judged[], v: Verdict) => xs.filter((j) => j.verdict === v).length
   const correct = count(answerable, 'correct') + count(declinable, 'correct')
-  return [[
-    label, String(js.length), pct(correct, js.length), pct(count(answerable, 'declined'), js.length), pct(count(js, 'wrong'), js.length),
-    `${count(answerable, 'correct')}/${answerable.length}`, `${count(declinable, 'correct')}/${declinable.length}`,
-  ]]
+  return [
+    [
+      label,
+      String(js.length),
+      pct(correct, js.length),
+      pct(count(answerable, 'declined'), js.length),
+      pct(count(js, 'wrong'), js.length),
+      `${count(answerable, 'correct')}/${answerable.length}`,
+      `${count(declinable, 'correct')}/${declinable.length}`,
+    ],
+  ]
 }
 
 export function renderQueryReport(r: QueryBenchResults): string {
@@ -223,25 +276,51 @@ export function renderQueryReport(r: QueryBenchResults): string {
   const js = r.judged ?? []
   const dev = js.filter((j) => !j.holdout)
   const held = js.filter((j) => j.holdout)
-  lines.push(...tableLines([
-    ['questions', 'n', 'correct', 'declined (honest miss)', 'wrong', 'answerable right', 'must-decline declined'],
-    ...shareLines('corpus', dev), ...(held.length ? shareLines('held out', held) : []), ...shareLines('all', js),
-  ], (c) => c > 0), '')
-  lines.push('"correct" counts answerable questions answered right and must-decline questions declined; "declined" counts answerable questions the engine declined honestly (no number).', '')
+  lines.push(
+    ...tableLines(
+      [
+        ['questions', 'n', 'correct', 'declined (honest miss)', 'wrong', 'answerable right', 'must-decline declined'],
+        ...shareLines('corpus', dev),
+        ...(held.length ? shareLines('held out', held) : []),
+        ...shareLines('all', js),
+      ],
+      (c) => c > 0,
+    ),
+    '',
+  )
+  lines.push(
+    '"correct" counts answerable questions answered right and must-decline questions declined; "declined" counts answerable questions the engine declined honestly (no number).',
+    '',
+  )
   if (r.engineMs && r.httpMs && r.chartMs) {
-    lines.push(...tableLines([
-      ['latency (ms)', 'p50', 'p99', 'n'],
-      ['POST /api/v1/query (HTTP, no model)', String(r.httpMs.p50), String(r.httpMs.p99), String(r.httpMs.n)],
-      ['reference: GET /api/v1/stats/signups?range=24h', String(r.chartMs.p50), String(r.chartMs.p99), String(r.chartMs.n)],
-      ['engine alone (in process)', String(r.engineMs.p50), String(r.engineMs.p99), String(js.length)],
-    ], (c) => c > 0))
-    lines.push(`query / chart read: p50 ${round(r.httpMs.p50 / r.chartMs.p50, 2)}x, p99 ${round(r.httpMs.p99 / r.chartMs.p99, 2)}x; target p99 under ${QUERY_TARGETS.p99Ms} ms, wrong answers ${QUERY_TARGETS.wrong}`)
-    lines.push(`slowest in the engine: ${[...js].sort((a, b) => b.ms - a.ms).slice(0, 5).map((j) => `"${j.q}" ${j.ms} ms`).join(', ')}`, '')
+    lines.push(
+      ...tableLines(
+        [
+          ['latency (ms)', 'p50', 'p99', 'n'],
+          ['POST /api/v1/query (HTTP, no model)', String(r.httpMs.p50), String(r.httpMs.p99), String(r.httpMs.n)],
+          ['reference: GET /api/v1/stats/signups?range=24h', String(r.chartMs.p50), String(r.chartMs.p99), String(r.chartMs.n)],
+          ['engine alone (in process)', String(r.engineMs.p50), String(r.engineMs.p99), String(js.length)],
+        ],
+        (c) => c > 0,
+      ),
+    )
+    lines.push(
+      `query / chart read: p50 ${round(r.httpMs.p50 / r.chartMs.p50, 2)}x, p99 ${round(r.httpMs.p99 / r.chartMs.p99, 2)}x; target p99 under ${QUERY_TARGETS.p99Ms} ms, wrong answers ${QUERY_TARGETS.wrong}`,
+    )
+    lines.push(
+      `slowest in the engine: ${[...js]
+        .sort((a, b) => b.ms - a.ms)
+        .slice(0, 5)
+        .map((j) => `"${j.q}" ${j.ms} ms`)
+        .join(', ')}`,
+      '',
+    )
   }
   const notable = js.filter((j) => j.verdict !== 'correct')
   if (notable.length) {
     lines.push('Not correct:')
-    for (const j of notable) lines.push(`  [${j.verdict}${j.holdout ? ', held out' : ''}] ${j.q}  ->  ${j.why ?? ''}`, `      answer: ${j.answer}`)
+    for (const j of notable)
+      lines.push(`  [${j.verdict}${j.holdout ? ', held out' : ''}] ${j.q}  ->  ${j.why ?? ''}`, `      answer: ${j.answer}`)
   }
   return [...lines, ...closingLines(r.problems, 'ok: no wrong answer')].join('\n')
 }

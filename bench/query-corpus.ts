@@ -39,7 +39,20 @@ export interface Case {
 }
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
-const LONG_MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December']
+const LONG_MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+]
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday']
 
 /** The windows of the corpus at `now` (a whole minute), computed by hand. */
@@ -57,7 +70,11 @@ export function windows(now: number) {
   const iso = (t: number) => new Date(t * 1000).toISOString().slice(0, 10)
   const short = (t: number) => `${MONTHS[new Date(t * 1000).getUTCMonth()]} ${new Date(t * 1000).getUTCDate()}`
   return {
-    D, monday, slotFor, iso, short,
+    D,
+    monday,
+    slotFor,
+    iso,
+    short,
     weekdayName: (t: number) => WEEKDAYS[new Date(t * 1000).getUTCDay()],
     prevMonthName: LONG_MONTHS[new Date(prevMonth * 1000).getUTCMonth()],
     today: w(D(0), now),
@@ -144,7 +161,8 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
     ['orders in the last 90 minutes', 'orders', W.range(now - 90 * MIN, now), 'last N minutes'],
     ['signups this quarter', 'signups', W.thisQuarter, 'this quarter'],
   ]
-  for (const [q, stat, x, tag] of counterPhrasings) add({ q, op: 'aggregate', stat, window: x, numbers: sumOf(o, stat, x), tags: ['counter total', tag] })
+  for (const [q, stat, x, tag] of counterPhrasings)
+    add({ q, op: 'aggregate', stat, window: x, numbers: sumOf(o, stat, x), tags: ['counter total', tag] })
 
   // ---- gauges: average by default, min, max, latest
   const gaugeAvg: Array<[string, string, Window, string]> = [
@@ -163,7 +181,8 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
     ['api latency over the last 15 minutes', 'api.latency', W.range(now - 15 * MIN, now), 'last N minutes'],
     ['total cpu usage yesterday', 'cpu_usage', W.yesterday, 'sum on a gauge'],
   ]
-  for (const [q, stat, x, tag] of gaugeAvg) add({ q, op: 'aggregate', stat, window: x, numbers: avgOf(o, stat, x), tags: ['gauge average', tag] })
+  for (const [q, stat, x, tag] of gaugeAvg)
+    add({ q, op: 'aggregate', stat, window: x, numbers: avgOf(o, stat, x), tags: ['gauge average', tag] })
   const gaugeMinMax: Array<[string, string, Window, 'min' | 'max']> = [
     ['max cpu usage this week', 'cpu_usage', W.thisWeek, 'max'],
     ['highest api latency yesterday', 'api.latency', W.yesterday, 'max'],
@@ -172,12 +191,25 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
     ['maximum active users today', 'active users', W.today, 'max'],
     ['smallest api.latency.p95 reading last month', 'api.latency.p95', W.lastMonth, 'min'],
   ]
-  for (const [q, stat, x, agg] of gaugeMinMax) add({ q, op: 'aggregate', stat, window: x, numbers: [agg === 'min' ? o.min(stat, x) : o.max(stat, x)], tags: ['gauge min/max'] })
-  for (const [q, stat] of [['what is the current queue depth', 'queue_depth'], ['latest api latency', 'api.latency'], ['cpu usage right now', 'cpu_usage'], ['most recent disk.free_gb', 'disk.free_gb']] as const) {
+  for (const [q, stat, x, agg] of gaugeMinMax)
+    add({ q, op: 'aggregate', stat, window: x, numbers: [agg === 'min' ? o.min(stat, x) : o.max(stat, x)], tags: ['gauge min/max'] })
+  for (const [q, stat] of [
+    ['what is the current queue depth', 'queue_depth'],
+    ['latest api latency', 'api.latency'],
+    ['cpu usage right now', 'cpu_usage'],
+    ['most recent disk.free_gb', 'disk.free_gb'],
+  ] as const) {
     const last = o.last(stat)
     add({ q, op: 'aggregate', stat, numbers: [last.value], t: last.t, tags: ['latest'] })
   }
-  add({ q: 'how many readings of cpu_usage today', op: 'aggregate', stat: 'cpu_usage', window: W.today, numbers: [o.count('cpu_usage', W.today)], tags: ['count'] })
+  add({
+    q: 'how many readings of cpu_usage today',
+    op: 'aggregate',
+    stat: 'cpu_usage',
+    window: W.today,
+    numbers: [o.count('cpu_usage', W.today)],
+    tags: ['count'],
+  })
 
   // ---- comparisons
   // A period still running against the whole one before compares the same elapsed stretch,
@@ -195,7 +227,17 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
   ]
   for (const [q, stat, a, b, ctx] of stretches) {
     const c = compared(o, stat, a, b)
-    add({ q, op: 'compare', stat, window: a, compareTo: b, context: ctx, ...c, numbers: [...c.numbers!, o.value(stat, ctx)], tags: ['compare', 'same stretch'] })
+    add({
+      q,
+      op: 'compare',
+      stat,
+      window: a,
+      compareTo: b,
+      context: ctx,
+      ...c,
+      numbers: [...c.numbers!, o.value(stat, ctx)],
+      tags: ['compare', 'same stretch'],
+    })
   }
   const comparisons: Array<[string, string, Window, Window, string]> = [
     ['did revenue grow yesterday?', 'revenue', W.yesterday, W.dayBefore, 'implicit'],
@@ -206,15 +248,23 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
     ['has the queue depth increased over the last 24 hours', 'queue_depth', W.hours(24), W.hoursBefore(24), 'rolling gauge'],
     [`signups on ${W.iso(W.D(-2))} vs ${W.iso(W.D(-9))}`, 'signups', W.day(2), W.day(9), 'dates'],
   ]
-  for (const [q, stat, a, b, tag] of comparisons) add({ q, op: 'compare', stat, window: a, compareTo: b, ...compared(o, stat, a, b), tags: ['compare', tag] })
+  for (const [q, stat, a, b, tag] of comparisons)
+    add({ q, op: 'compare', stat, window: a, compareTo: b, ...compared(o, stat, a, b), tags: ['compare', tag] })
 
   // ---- rankings
   const top = (r: Array<{ stat: string; value: number }>) => r[0]
-  for (const [q, x, order] of [['which stat had the most yesterday?', W.yesterday, 'desc'], ['which counter had the highest total last week', W.lastWeek, 'desc'], ['which counters had the lowest total today', W.today, 'asc']] as const) {
+  for (const [q, x, order] of [
+    ['which stat had the most yesterday?', W.yesterday, 'desc'],
+    ['which counter had the highest total last week', W.lastWeek, 'desc'],
+    ['which counters had the lowest total today', W.today, 'asc'],
+  ] as const) {
     const r = top(o.rank('counter', x, order))
     add({ q, op: 'rank', window: x, top: r.stat, numbers: [r.value], tags: ['rank value'] })
   }
-  for (const [q, x, order] of [['which gauge had the highest average this week', W.thisWeek, 'desc'], ['which gauges had the lowest average yesterday', W.yesterday, 'asc']] as const) {
+  for (const [q, x, order] of [
+    ['which gauge had the highest average this week', W.thisWeek, 'desc'],
+    ['which gauges had the lowest average yesterday', W.yesterday, 'asc'],
+  ] as const) {
     const r = top(o.rank('gauge', x, order))
     add({ q, op: 'rank', window: x, top: r.stat, numbers: [r.value], tags: ['rank value'] })
   }
@@ -260,9 +310,30 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
     ['Sign-Ups today', 'signups', W.today],
   ]
   for (const [q, stat, x] of typos) add({ q, op: 'aggregate', stat, window: x, numbers: sumOf(o, stat, x), tags: ['typo'] })
-  add({ q: 'avrage cpu usage yesterday', op: 'aggregate', stat: 'cpu_usage', window: W.yesterday, numbers: avgOf(o, 'cpu_usage', W.yesterday), tags: ['typo'] })
-  add({ q: 'qeue depth yesterday', op: 'aggregate', stat: 'queue_depth', window: W.yesterday, numbers: avgOf(o, 'queue_depth', W.yesterday), tags: ['typo'] })
-  add({ q: 'disk free yesterday', op: 'aggregate', stat: 'disk.free_gb', window: W.yesterday, numbers: avgOf(o, 'disk.free_gb', W.yesterday), tags: ['typo'] })
+  add({
+    q: 'avrage cpu usage yesterday',
+    op: 'aggregate',
+    stat: 'cpu_usage',
+    window: W.yesterday,
+    numbers: avgOf(o, 'cpu_usage', W.yesterday),
+    tags: ['typo'],
+  })
+  add({
+    q: 'qeue depth yesterday',
+    op: 'aggregate',
+    stat: 'queue_depth',
+    window: W.yesterday,
+    numbers: avgOf(o, 'queue_depth', W.yesterday),
+    tags: ['typo'],
+  })
+  add({
+    q: 'disk free yesterday',
+    op: 'aggregate',
+    stat: 'disk.free_gb',
+    window: W.yesterday,
+    numbers: avgOf(o, 'disk.free_gb', W.yesterday),
+    tags: ['typo'],
+  })
 
   // ---- breakdowns in hourly or daily buckets: every bucket in data, the answer grounded
   const bucketsOf = (stat: string, x: Window, slot: number) => {
@@ -286,8 +357,14 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
   for (const [q, stat, x, slot] of breakdowns) {
     const bs = bucketsOf(stat, x, slot)
     const whole = bs.filter((b) => b.t >= x.from && b.t + slot <= x.to)
-    const numbers = bs.length <= 12 ? bs.map((b) => b.value)
-      : [Math.max(...bs.map((b) => b.value)), Math.min(...(whole.length ? whole : bs).map((b) => b.value)), ...(o.kinds.get(stat) === 'counter' ? [o.sum(stat, x)] : [])]
+    const numbers =
+      bs.length <= 12
+        ? bs.map((b) => b.value)
+        : [
+            Math.max(...bs.map((b) => b.value)),
+            Math.min(...(whole.length ? whole : bs).map((b) => b.value)),
+            ...(o.kinds.get(stat) === 'counter' ? [o.sum(stat, x)] : []),
+          ]
     add({ q, op: 'breakdown', stat, window: x, buckets: bs.length, numbers, tags: ['breakdown', slot === HOUR ? 'by hour' : 'by day'] })
   }
 
@@ -301,7 +378,8 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
     ['median queue depth this week', 'queue_depth', W.thisWeek, 0.5],
     ['90th percentile of active users in the last 6 hours', 'active users', W.hours(6), 0.9],
   ]
-  for (const [q, stat, x, p] of percentiles) add({ q, op: 'aggregate', stat, window: x, numbers: [o.percentile(stat, x, p)], within: 0.01, tags: ['gauge percentile'] })
+  for (const [q, stat, x, p] of percentiles)
+    add({ q, op: 'aggregate', stat, window: x, numbers: [o.percentile(stat, x, p)], within: 0.01, tags: ['gauge percentile'] })
 
   // ---- declines whose reason must be true
   const reasoned: Array<[string, RegExp, number?]> = [

@@ -8,7 +8,15 @@ export function buildHoldout(o: Oracle, now: number): Case[] {
   const W = windows(now)
   const out: Case[] = []
   const agg = (q: string, stat: string, x: Window) =>
-    out.push({ q, op: 'aggregate', stat, window: x, numbers: o.kinds.get(stat) === 'counter' ? [o.sum(stat, x)] : [o.avg(stat, x), o.min(stat, x), o.max(stat, x), o.count(stat, x)], holdout: true, tags: ['holdout aggregate'] })
+    out.push({
+      q,
+      op: 'aggregate',
+      stat,
+      window: x,
+      numbers: o.kinds.get(stat) === 'counter' ? [o.sum(stat, x)] : [o.avg(stat, x), o.min(stat, x), o.max(stat, x), o.count(stat, x)],
+      holdout: true,
+      tags: ['holdout aggregate'],
+    })
   agg('what were total signups over the past 3 days?', 'signups', W.days(3))
   agg('orders so far today', 'orders', W.today)
   agg('Revenue for last week please', 'revenue', W.lastWeek)
@@ -28,7 +36,16 @@ export function buildHoldout(o: Oracle, now: number): Case[] {
   agg('latncy p95 yesterday', 'api.latency.p95', W.yesterday)
 
   const pct = (q: string, stat: string, x: Window, p: number) =>
-    out.push({ q, op: 'aggregate', stat, window: x, numbers: [o.percentile(stat, x, p)], within: 0.01, holdout: true, tags: ['holdout percentile'] })
+    out.push({
+      q,
+      op: 'aggregate',
+      stat,
+      window: x,
+      numbers: [o.percentile(stat, x, p)],
+      within: 0.01,
+      holdout: true,
+      tags: ['holdout percentile'],
+    })
   pct('p90 cpu_usage in the last 12 hours', 'cpu_usage', W.hours(12), 0.9)
   pct('what was the median disk.free_gb last month', 'disk.free_gb', W.lastMonth, 0.5)
   pct('tp99 api latency over the past 3 days', 'api.latency', W.days(3), 0.99)
@@ -51,12 +68,36 @@ export function buildHoldout(o: Oracle, now: number): Case[] {
   peak('when did cpu usage spike this week', 'cpu_usage', W.thisWeek)
 
   const r = o.growth(W.yesterday, W.dayBefore, 'desc')[0]
-  out.push({ q: 'which stat grew the most yesterday', op: 'rank', window: W.yesterday, compareTo: W.dayBefore, top: r.stat, numbers: [r.value, r.previous, r.pct], holdout: true, tags: ['holdout rank'] })
+  out.push({
+    q: 'which stat grew the most yesterday',
+    op: 'rank',
+    window: W.yesterday,
+    compareTo: W.dayBefore,
+    top: r.stat,
+    numbers: [r.value, r.previous, r.pct],
+    holdout: true,
+    tags: ['holdout rank'],
+  })
   const v = o.rank('counter', W.lastWeek, 'desc')[0]
-  out.push({ q: 'top stats last week', op: 'rank', window: W.lastWeek, top: v.stat, numbers: [v.value], holdout: true, tags: ['holdout rank'] })
+  out.push({
+    q: 'top stats last week',
+    op: 'rank',
+    window: W.lastWeek,
+    top: v.stat,
+    numbers: [v.value],
+    holdout: true,
+    tags: ['holdout rank'],
+  })
 
-  for (const q of ['how many leads did we get yesterday', 'average response size today', 'will errors go up tomorrow', 'what caused the error spike',
-    'bandwidth last week', 'how many invoices were paid this month', 'disk usage forecast']) {
+  for (const q of [
+    'how many leads did we get yesterday',
+    'average response size today',
+    'will errors go up tomorrow',
+    'what caused the error spike',
+    'bandwidth last week',
+    'how many invoices were paid this month',
+    'disk usage forecast',
+  ]) {
     out.push({ q, op: 'decline', holdout: true, tags: ['holdout decline'] })
   }
   return out

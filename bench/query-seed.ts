@@ -40,12 +40,22 @@ export function seedStats(now: number): SeedStat[] {
   return [
     { name: 'signups', kind: 'counter', every: 10 * MIN, value: (t, r) => Math.floor(r * 5 * daily(t)) },
     { name: 'orders', kind: 'counter', every: 15 * MIN, value: (t, r) => 1 + Math.floor(r * 6 * daily(t)) },
-    { name: 'errors', kind: 'counter', every: 20 * MIN, value: (t, r) => Math.floor(r * 3) + (t >= spikeHour && t < spikeHour + HOUR ? 50 : 0) },
+    {
+      name: 'errors',
+      kind: 'counter',
+      every: 20 * MIN,
+      value: (t, r) => Math.floor(r * 3) + (t >= spikeHour && t < spikeHour + HOUR ? 50 : 0),
+    },
     { name: 'revenue', kind: 'counter', every: 30 * MIN, value: (t, r) => round(5 + r * 115 * daily(t), 2) },
     { name: 'page-views', kind: 'counter', every: 5 * MIN, value: (t, r) => 10 + Math.floor(r * 50 * daily(t)) },
     { name: 'checkout.started', kind: 'counter', every: 15 * MIN, value: (t, r) => Math.floor(r * 8 * daily(t)) },
     { name: 'payments.failed', kind: 'counter', every: HOUR, value: (_t, r) => (r < 0.3 ? 1 : 0) },
-    { name: 'jobs.processed', kind: 'counter', every: 10 * MIN, value: (t, r) => 20 + Math.floor(r * 60) + Math.floor((t - (now - 70 * DAY)) / (7 * DAY)) },
+    {
+      name: 'jobs.processed',
+      kind: 'counter',
+      every: 10 * MIN,
+      value: (t, r) => 20 + Math.floor(r * 60) + Math.floor((t - (now - 70 * DAY)) / (7 * DAY)),
+    },
     { name: 'api.latency', kind: 'gauge', every: 5 * MIN, value: (t, r) => round(80 + r * 120 + 50 * daily(t), 1) },
     { name: 'api.latency.p95', kind: 'gauge', every: 5 * MIN, value: (t, r) => round(200 + r * 300 + 100 * daily(t), 1) },
     { name: 'cpu_usage', kind: 'gauge', every: 10 * MIN, value: (t, r) => round(5 + r * 60 + 30 * daily(t), 2) },
@@ -76,7 +86,10 @@ export interface Window {
 }
 
 export class Oracle {
-  constructor(readonly points: Points, readonly kinds: Map<string, 'counter' | 'gauge'>) {}
+  constructor(
+    readonly points: Points,
+    readonly kinds: Map<string, 'counter' | 'gauge'>,
+  ) {}
 
   private in(stat: string, w: Window): number[] {
     return (this.points.get(stat) ?? []).filter(([t]) => t >= w.from && t < w.to).map(([, v]) => v)
@@ -141,18 +154,22 @@ export class Oracle {
 
   /** Stats of a kind ordered by their value over the window. */
   rank(kind: 'counter' | 'gauge', w: Window, order: 'desc' | 'asc' = 'desc'): Array<{ stat: string; value: number }> {
-    return [...this.kinds].filter(([, k]) => k === kind).map(([stat]) => ({ stat, value: this.value(stat, w) }))
+    return [...this.kinds]
+      .filter(([, k]) => k === kind)
+      .map(([stat]) => ({ stat, value: this.value(stat, w) }))
       .filter((r) => Number.isFinite(r.value))
       .sort((a, b) => (order === 'desc' ? b.value - a.value : a.value - b.value) || a.stat.localeCompare(b.stat))
   }
 
   /** Every stat ordered by its percentage change from `before` to `w`. */
   growth(w: Window, before: Window, order: 'desc' | 'asc' = 'desc'): Array<{ stat: string; pct: number; value: number; previous: number }> {
-    return [...this.kinds.keys()].map((stat) => {
-      const value = this.count(stat, w) ? this.value(stat, w) : this.kinds.get(stat) === 'counter' ? 0 : NaN
-      const previous = this.count(stat, before) ? this.value(stat, before) : NaN
-      return { stat, value, previous, pct: ((value - previous) / Math.abs(previous)) * 100 }
-    }).filter((r) => Number.isFinite(r.pct))
+    return [...this.kinds.keys()]
+      .map((stat) => {
+        const value = this.count(stat, w) ? this.value(stat, w) : this.kinds.get(stat) === 'counter' ? 0 : NaN
+        const previous = this.count(stat, before) ? this.value(stat, before) : NaN
+        return { stat, value, previous, pct: ((value - previous) / Math.abs(previous)) * 100 }
+      })
+      .filter((r) => Number.isFinite(r.pct))
       .sort((a, b) => (order === 'desc' ? b.pct - a.pct : a.pct - b.pct) || a.stat.localeCompare(b.stat))
   }
 }

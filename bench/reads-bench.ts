@@ -49,7 +49,19 @@ import { binOf as binOfSql, refreshSketches, Sketch } from '../shared/points/ske
 import { readPercentiles } from '../shared/stats/percentiles.js'
 import { resolveWindow } from '../shared/stats/ranges.js'
 import { readBuckets } from '../shared/stats/read.js'
-import { beginBench, busyLines, closingLines, envInt, isFailed, isMain, machineLine, runStandalone, tableLines, type BenchResultsBase, type Failed } from './common.js'
+import {
+  beginBench,
+  busyLines,
+  closingLines,
+  envInt,
+  isFailed,
+  isMain,
+  machineLine,
+  runStandalone,
+  tableLines,
+  type BenchResultsBase,
+  type Failed,
+} from './common.js'
 import { freePort, HOST, waitForHttp200, type Child } from './procs.js'
 import { createAccount } from './setup.js'
 import { percentile, round } from './stats.js'
@@ -114,9 +126,28 @@ export interface ExportRun {
 }
 
 export interface ReadsBenchResults extends BenchResultsBase<Required<Omit<ReadsBenchOptions, 'log'>>> {
-  setup?: { seconds: number; pointsInserted: number; loadSeconds: number; indexSeconds: number; rollupSeconds: number; vacuumSeconds: number; triggersSkipped: boolean }
+  setup?: {
+    seconds: number
+    pointsInserted: number
+    loadSeconds: number
+    indexSeconds: number
+    rollupSeconds: number
+    vacuumSeconds: number
+    triggersSkipped: boolean
+  }
   /** The chart stat's sketches: build time, rows and bytes per tier, sketch bytes per raw point. */
-  sketches?: { buildSeconds: number; hours: number; days: number; hourBytesAvg: number; hourBytesMax: number; dayBytesAvg: number; dayBytesMax: number; totalBytes: number; bytesPerPoint: number; pointsPerHour: number }
+  sketches?: {
+    buildSeconds: number
+    hours: number
+    days: number
+    hourBytesAvg: number
+    hourBytesMax: number
+    dayBytesAvg: number
+    dayBytesMax: number
+    totalBytes: number
+    bytesPerPoint: number
+    pointsPerHour: number
+  }
   chart?: { reads: ChartRead[]; targetMs: number; met: boolean; percentileMet?: boolean } | Failed
   /** The 30d p95 read in process: the reference average read, the whole percentile read and its parts alone. */
   percentileCost?: { parts: Array<{ name: string; latencyMs: Latency }> } | Failed
@@ -125,17 +156,28 @@ export interface ReadsBenchResults extends BenchResultsBase<Required<Omit<ReadsB
   /** Full history of many small stats, and of one stat of one point. */
   history?: { stats: number; points: number; blocks: number; all: Latency; one: Latency; rows: number } | Failed
   /** 10 percentiles over 24 h of the dense gauge: one at a time, four at once, and the worst error against exact. */
-  dense?: { points: number; minuteSketches: number; sequential: Latency; concurrent: Latency; worstRelativeError: number; buckets: number } | Failed
+  dense?:
+    | { points: number; minuteSketches: number; sequential: Latency; concurrent: Latency; worstRelativeError: number; buckets: number }
+    | Failed
 }
 
 // ---------------------------------------------------------------- helpers
 
 /** Options from the environment (the defaults of the header comment). */
 export function readsOptionsFromEnv(): Required<Omit<ReadsBenchOptions, 'log'>> {
-  const sizes = (process.env.BENCH_EXPORT_SIZES ?? '1000000,5000000').split(',').map((s) => s.trim()).filter(Boolean).map(Number)
-  if (sizes.some((s) => !Number.isInteger(s) || s < 0)) throw new Error(`BENCH_EXPORT_SIZES must be comma-separated integers, got ${process.env.BENCH_EXPORT_SIZES}`)
-  const formats = (process.env.BENCH_EXPORT_FORMATS ?? 'csv,json').split(',').map((s) => s.trim()).filter(Boolean)
-  if (formats.some((f) => f !== 'csv' && f !== 'json')) throw new Error(`BENCH_EXPORT_FORMATS must list csv and/or json, got ${process.env.BENCH_EXPORT_FORMATS}`)
+  const sizes = (process.env.BENCH_EXPORT_SIZES ?? '1000000,5000000')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map(Number)
+  if (sizes.some((s) => !Number.isInteger(s) || s < 0))
+    throw new Error(`BENCH_EXPORT_SIZES must be comma-separated integers, got ${process.env.BENCH_EXPORT_SIZES}`)
+  const formats = (process.env.BENCH_EXPORT_FORMATS ?? 'csv,json')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+  if (formats.some((f) => f !== 'csv' && f !== 'json'))
+    throw new Error(`BENCH_EXPORT_FORMATS must list csv and/or json, got ${process.env.BENCH_EXPORT_FORMATS}`)
   return {
     chartPoints: envInt('BENCH_CHART_POINTS', 10_000_000, 1),
     chartRequests: envInt('BENCH_CHART_REQUESTS', 50, 1),
@@ -153,7 +195,13 @@ export function readsOptionsFromEnv(): Required<Omit<ReadsBenchOptions, 'log'>> 
 
 function latency(samples: number[]): Latency {
   const s = [...samples].sort((a, b) => a - b)
-  return { n: s.length, p50: round(percentile(s, 0.5), 1), p99: round(percentile(s, 0.99), 1), max: round(s[s.length - 1] ?? NaN, 1), mean: round(s.reduce((a, b) => a + b, 0) / (s.length || 1), 1) }
+  return {
+    n: s.length,
+    p50: round(percentile(s, 0.5), 1),
+    p99: round(percentile(s, 0.99), 1),
+    max: round(s[s.length - 1] ?? NaN, 1),
+    mean: round(s.reduce((a, b) => a + b, 0) / (s.length || 1), 1),
+  }
 }
 
 /** VmRSS and VmHWM of a process, in MB. */
@@ -166,7 +214,12 @@ function memoryOf(pid: number): { rssMb: number; hwmMb: number } {
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 })
 
 /** One GET, body read to the end; the time runs from the request to the last byte. */
-function get(port: number, path: string, headers: Record<string, string>, timeoutMs = 30_000): Promise<{ status: number; body: Buffer; ms: number }> {
+function get(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  timeoutMs = 30_000,
+): Promise<{ status: number; body: Buffer; ms: number }> {
   return new Promise((resolve, reject) => {
     const started = performance.now()
     const req = http.get({ host: HOST, port, path, headers, agent, timeout: timeoutMs }, (res) => {
@@ -181,7 +234,12 @@ function get(port: number, path: string, headers: Record<string, string>, timeou
 }
 
 /** Streams a GET to the end without keeping it, counting bytes, newlines and `{` (JSON objects). */
-function streamGet(port: number, path: string, headers: Record<string, string>, timeoutMs: number): Promise<{ status: number; bytes: number; newlines: number; braces: number; tail: string; ms: number; ttfbMs: number; head: string }> {
+function streamGet(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<{ status: number; bytes: number; newlines: number; braces: number; tail: string; ms: number; ttfbMs: number; head: string }> {
   return new Promise((resolve, reject) => {
     const started = performance.now()
     const req = http.get({ host: HOST, port, path, headers, agent: false }, (res) => {
@@ -228,12 +286,19 @@ export interface PointJob {
  * catalog, so they come back exactly as the migrations made them) and, where
  * the role may, foreign-key triggers skipped for the loading sessions only.
  */
-export async function loadPoints(databaseUrl: string, sql: Sql, jobs: PointJob[], say: (l: string) => void): Promise<{ rows: number; loadSeconds: number; indexSeconds: number; triggersSkipped: boolean }> {
+export async function loadPoints(
+  databaseUrl: string,
+  sql: Sql,
+  jobs: PointJob[],
+  say: (l: string) => void,
+): Promise<{ rows: number; loadSeconds: number; indexSeconds: number; triggersSkipped: boolean }> {
   const CHUNK = 500_000
   const chunks: Array<{ job: PointJob; a: number; b: number }> = []
   for (const job of jobs) for (let a = 0; a < job.n; a += CHUNK) chunks.push({ job, a, b: Math.min(job.n, a + CHUNK) - 1 })
   const rows = jobs.reduce((s, j) => s + j.n, 0)
-  const indexes = await sql<{ indexname: string; indexdef: string }[]>`select indexname, indexdef from pg_indexes where schemaname = current_schema() and tablename = 'points'`
+  const indexes = await sql<
+    { indexname: string; indexdef: string }[]
+  >`select indexname, indexdef from pg_indexes where schemaname = current_schema() and tablename = 'points'`
   for (const ix of indexes) await sql.unsafe(`drop index "${ix.indexname}"`)
   const t0 = performance.now()
   let triggersSkipped = true
@@ -294,7 +359,11 @@ export async function buildRollups(sql: Sql, ids: string[]): Promise<void> {
     on conflict (stat_id) do update set refreshed_at = excluded.refreshed_at`
 }
 
-export async function insertStats(sql: Sql, accountId: string, stats: Array<{ name: string; kind: 'counter' | 'gauge' }>): Promise<string[]> {
+export async function insertStats(
+  sql: Sql,
+  accountId: string,
+  stats: Array<{ name: string; kind: 'counter' | 'gauge' }>,
+): Promise<string[]> {
   const rows = await sql<{ id: string; name: string }[]>`
     insert into stats (account_id, name, kind)
     select ${accountId}::uuid, n, k from unnest(${stats.map((s) => s.name)}::text[], ${stats.map((s) => s.kind)}::text[]) as u(n, k)
@@ -307,7 +376,13 @@ export async function insertStats(sql: Sql, accountId: string, stats: Array<{ na
 
 /** Runs the whole read bench and cleans up after itself whatever happens. */
 export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<ReadsBenchResults> {
-  const { cfg, say, results, bench } = beginBench<Required<Omit<ReadsBenchOptions, 'log'>>, ReadsBenchResults>({ tag: 'reads-bench', dbName: READS_DB_NAME, prefixLabel: 'benchreads', fromEnv: readsOptionsFromEnv(), options })
+  const { cfg, say, results, bench } = beginBench<Required<Omit<ReadsBenchOptions, 'log'>>, ReadsBenchResults>({
+    tag: 'reads-bench',
+    dbName: READS_DB_NAME,
+    prefixLabel: 'benchreads',
+    fromEnv: readsOptionsFromEnv(),
+    options,
+  })
   const problems = results.problems
   const { databaseUrl, redisUrl, redisPrefix, children, seen, stage } = bench
   let sql: Sql | undefined
@@ -315,7 +390,13 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
   const startApi = async (name: string): Promise<{ child: Child; port: number }> => {
     const port = await freePort()
     const child = children.start(name, 'api/server.ts', {
-      DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, REDIS_PREFIX: redisPrefix, PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'production', PUBLIC_URL: 'http://127.0.0.1',
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl,
+      REDIS_PREFIX: redisPrefix,
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'production',
+      PUBLIC_URL: 'http://127.0.0.1',
     })
     seen.push(child)
     await waitForHttp200(`http://${HOST}:${port}/api/v1/health`, child)
@@ -332,14 +413,23 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
     const chartAcct = await createAccount(sql, 'chart')
     const [chartId] = await insertStats(sql, chartAcct.id, [{ name: 'bench.chart', kind: 'gauge' }])
     const dashAcct = await createAccount(sql, 'dashboard')
-    const dashStats = Array.from({ length: cfg.dashboardStats }, (_, i) => ({ name: `dash.s${String(i).padStart(4, '0')}`, kind: (i % 2 ? 'gauge' : 'counter') as 'counter' | 'gauge' }))
+    const dashStats = Array.from({ length: cfg.dashboardStats }, (_, i) => ({
+      name: `dash.s${String(i).padStart(4, '0')}`,
+      kind: (i % 2 ? 'gauge' : 'counter') as 'counter' | 'gauge',
+    }))
     const dashIds = await insertStats(sql, dashAcct.id, dashStats)
     const exportAccts: Array<{ size: number; key: string }> = []
     const jobs: PointJob[] = [
       // The chart: 180 days up to now, leaving the first hour out so that a window resolved a minute later still holds every point.
       { statId: chartId, n: cfg.chartPoints, fromS: nowS - 180 * DAY + 3600, toS: nowS, kind: 'gauge' },
       // The dashboard: the last day, less a quarter hour for the same reason.
-      ...dashIds.map((id, i) => ({ statId: id, n: cfg.dashboardPointsPerStat, fromS: nowS - DAY + 900, toS: nowS, kind: dashStats[i].kind })),
+      ...dashIds.map((id, i) => ({
+        statId: id,
+        n: cfg.dashboardPointsPerStat,
+        fromS: nowS - DAY + 900,
+        toS: nowS,
+        kind: dashStats[i].kind,
+      })),
     ]
     for (const size of cfg.exportSizes) {
       const acct = await createAccount(sql, `export-${size}`)
@@ -350,10 +440,14 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
     // The history account: stat i holds 1-3 days of 1-50 points, its days hundreds of days apart across 800 days;
     // the first holds one point (the issue's case).
     const histAcct = await createAccount(sql, 'history')
-    const histIds = await insertStats(sql, histAcct.id, Array.from({ length: cfg.historyStats }, (_, i) => ({ name: `hist.s${String(i).padStart(3, '0')}`, kind: 'gauge' as const })))
+    const histIds = await insertStats(
+      sql,
+      histAcct.id,
+      Array.from({ length: cfg.historyStats }, (_, i) => ({ name: `hist.s${String(i).padStart(3, '0')}`, kind: 'gauge' as const })),
+    )
     const histDays: Array<{ id: string; day: number; i: number }> = []
     histIds.forEach((id, i) => {
-      const days = [(i * 37) % 790 + 5, (i * 37 + 300) % 790 + 5, (i * 37 + 600) % 790 + 5].slice(0, 1 + (i % 3))
+      const days = [((i * 37) % 790) + 5, ((i * 37 + 300) % 790) + 5, ((i * 37 + 600) % 790) + 5].slice(0, 1 + (i % 3))
       for (const d of days) {
         const day = Math.floor(nowS / DAY) * DAY - d * DAY
         histDays.push({ id, day, i })
@@ -365,9 +459,13 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
     // The last 24 hours less a quarter hour, as the dashboard's.
     for (const id of denseIds) jobs.push({ statId: id, n: cfg.densePoints, fromS: nowS - DAY + 900, toS: nowS, kind: 'gauge' })
     const total = jobs.reduce((s, j) => s + j.n, 0)
-    say(`inserting ${total.toLocaleString('en-US')} points (chart ${cfg.chartPoints.toLocaleString('en-US')}, dashboard ${(cfg.dashboardStats * cfg.dashboardPointsPerStat).toLocaleString('en-US')}, export ${cfg.exportSizes.map((s) => s.toLocaleString('en-US')).join(' + ') || 'none'})`)
+    say(
+      `inserting ${total.toLocaleString('en-US')} points (chart ${cfg.chartPoints.toLocaleString('en-US')}, dashboard ${(cfg.dashboardStats * cfg.dashboardPointsPerStat).toLocaleString('en-US')}, export ${cfg.exportSizes.map((s) => s.toLocaleString('en-US')).join(' + ') || 'none'})`,
+    )
     const loaded = await loadPoints(databaseUrl, sql, jobs, say)
-    say(`  inserted in ${loaded.loadSeconds.toFixed(1)} s, indexes rebuilt in ${loaded.indexSeconds.toFixed(1)} s${loaded.triggersSkipped ? '' : ' (foreign-key triggers could not be skipped: not a superuser)'}`)
+    say(
+      `  inserted in ${loaded.loadSeconds.toFixed(1)} s, indexes rebuilt in ${loaded.indexSeconds.toFixed(1)} s${loaded.triggersSkipped ? '' : ' (foreign-key triggers could not be skipped: not a superuser)'}`,
+    )
     const t2 = performance.now()
     await buildRollups(sql, [chartId, ...dashIds, ...denseIds])
     // Every third history stat's days in day blocks, as the compaction leaves days past yesterday (not the first:
@@ -386,20 +484,37 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
              ((select sum(octet_length(sketch)) from sketches_1h where stat_id = ${chartId}) + (select sum(octet_length(sketch)) from sketches_6h where stat_id = ${chartId})
                + (select sum(octet_length(sketch)) from sketches_1d where stat_id = ${chartId}))::bigint as total`
     results.sketches = {
-      buildSeconds: round(buildSeconds, 1), hours: sz.hours, days: sz.days, hourBytesAvg: round(sz.h_avg, 0), hourBytesMax: sz.h_max, dayBytesAvg: round(sz.d_avg, 0), dayBytesMax: sz.d_max,
-      totalBytes: Number(sz.total), bytesPerPoint: round(Number(sz.total) / cfg.chartPoints, 3), pointsPerHour: Math.round(cfg.chartPoints / sz.hours),
+      buildSeconds: round(buildSeconds, 1),
+      hours: sz.hours,
+      days: sz.days,
+      hourBytesAvg: round(sz.h_avg, 0),
+      hourBytesMax: sz.h_max,
+      dayBytesAvg: round(sz.d_avg, 0),
+      dayBytesMax: sz.d_max,
+      totalBytes: Number(sz.total),
+      bytesPerPoint: round(Number(sz.total) / cfg.chartPoints, 3),
+      pointsPerHour: Math.round(cfg.chartPoints / sz.hours),
     }
-    say(`  sketches of the chart stat built in ${buildSeconds.toFixed(1)} s: ${sz.hours} hours (avg ${Math.round(sz.h_avg)} B, max ${sz.h_max} B), ${sz.days} days (avg ${Math.round(sz.d_avg)} B, max ${sz.d_max} B), ${(Number(sz.total) / cfg.chartPoints).toFixed(3)} B per raw point`)
+    say(
+      `  sketches of the chart stat built in ${buildSeconds.toFixed(1)} s: ${sz.hours} hours (avg ${Math.round(sz.h_avg)} B, max ${sz.h_max} B), ${sz.days} days (avg ${Math.round(sz.d_avg)} B, max ${sz.d_max} B), ${(Number(sz.total) / cfg.chartPoints).toFixed(3)} B per raw point`,
+    )
     const t3 = performance.now()
     // What autovacuum would have done to a table this size long before anyone read it: statistics, visibility map, hint bits.
-    await sql.unsafe('vacuum (analyze) points, rollups_1m, rollups_1h, rollups_1d, rollup_pending, sketches_1h, sketches_6h, sketches_1d, sketch_dirty, stats')
+    await sql.unsafe(
+      'vacuum (analyze) points, rollups_1m, rollups_1h, rollups_1d, rollup_pending, sketches_1h, sketches_6h, sketches_1d, sketch_dirty, stats',
+    )
     // Flush the load's dirty pages now rather than in a checkpoint that lands in the middle of a measurement (superuser or pg_checkpoint only).
     await sql`checkpoint`.catch(() => {})
     const vacuumSeconds = (performance.now() - t3) / 1000
     say(`  rollups built in ${rollupSeconds.toFixed(1)} s, vacuum analyze and checkpoint ${vacuumSeconds.toFixed(1)} s`)
     results.setup = {
-      seconds: round((performance.now() - tSetup) / 1000, 1), pointsInserted: loaded.rows, loadSeconds: round(loaded.loadSeconds, 1),
-      indexSeconds: round(loaded.indexSeconds, 1), rollupSeconds: round(rollupSeconds, 1), vacuumSeconds: round(vacuumSeconds, 1), triggersSkipped: loaded.triggersSkipped,
+      seconds: round((performance.now() - tSetup) / 1000, 1),
+      pointsInserted: loaded.rows,
+      loadSeconds: round(loaded.loadSeconds, 1),
+      indexSeconds: round(loaded.indexSeconds, 1),
+      rollupSeconds: round(rollupSeconds, 1),
+      vacuumSeconds: round(vacuumSeconds, 1),
+      triggersSkipped: loaded.triggersSkipped,
     }
 
     // ---- chart and dashboard, one API process
@@ -408,10 +523,20 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
       results.chart = await stage('chart', async () => {
         const auth = { authorization: `Bearer ${chartAcct.key}` }
         const reads: ChartRead[] = []
-        for (const range of ['180d', '7d', '1h', '30d', '30d&percentiles=95', '180d&percentiles=50,95,99', '7d&percentiles=95', '24h&percentiles=95']) {
+        for (const range of [
+          '180d',
+          '7d',
+          '1h',
+          '30d',
+          '30d&percentiles=95',
+          '180d&percentiles=50,95,99',
+          '7d&percentiles=95',
+          '24h&percentiles=95',
+        ]) {
           const path = `/api/v1/stats/bench.chart?range=${range}`
           const first = await get(api.port, path, auth)
-          if (first.status !== 200) throw new Error(`GET ${path} answered HTTP ${first.status}: ${first.body.toString('utf8').slice(0, 300)}`)
+          if (first.status !== 200)
+            throw new Error(`GET ${path} answered HTTP ${first.status}: ${first.body.toString('utf8').slice(0, 300)}`)
           for (let i = 0; i < 4; i++) await get(api.port, path, auth) // warm-up
           const samples: number[] = []
           let last = first
@@ -423,12 +548,20 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
           const body = JSON.parse(last.body.toString('utf8')) as { points: Array<{ n: number }> }
           const points = body.points.reduce((s, p) => s + p.n, 0)
           reads.push({ range, latencyMs: latency(samples), buckets: body.points.length, points, bytes: last.body.length })
-          say(`chart ${range}: p50 ${latency(samples).p50} ms, p99 ${latency(samples).p99} ms (${body.points.length} buckets, ${points.toLocaleString('en-US')} points)`)
+          say(
+            `chart ${range}: p50 ${latency(samples).p50} ms, p99 ${latency(samples).p99} ms (${body.points.length} buckets, ${points.toLocaleString('en-US')} points)`,
+          )
         }
         const r180 = reads.find((r) => r.range === '180d')!
-        if (r180.points !== cfg.chartPoints) problems.push(`chart 180d: the buckets account for ${r180.points} points, ${cfg.chartPoints} are stored`)
+        if (r180.points !== cfg.chartPoints)
+          problems.push(`chart 180d: the buckets account for ${r180.points} points, ${cfg.chartPoints} are stored`)
         const p30 = reads.find((r) => r.range === '30d&percentiles=95')!
-        return { reads, targetMs: READS_TARGETS.chart180dP50Ms, met: r180.latencyMs.p50 < READS_TARGETS.chart180dP50Ms, percentileMet: p30.latencyMs.p99 < READS_TARGETS.percentile30dP99Ms }
+        return {
+          reads,
+          targetMs: READS_TARGETS.chart180dP50Ms,
+          met: r180.latencyMs.p50 < READS_TARGETS.chart180dP50Ms,
+          percentileMet: p30.latencyMs.p99 < READS_TARGETS.percentile30dP99Ms,
+        }
       }).catch((err: Error) => ({ error: err.message }))
 
       // Where the 30d p95 read's time goes, in this process (no HTTP): the average chart read of the same window as
@@ -439,11 +572,14 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
         const ps = [{ key: 'p95', q: 0.95 }]
         const hourEdge = new Date(Math.floor(w.to.getTime() / 3_600_000) * 3_600_000)
         const periodEdge = new Date(Math.floor(hourEdge.getTime() / 21_600_000) * 21_600_000)
-        const rows = await sql!<{ bucket: Date; sketch: Uint8Array }[]>`select bucket, sketch from sketches_6h where stat_id = ${chartId} and bucket >= ${w.from} and bucket < ${periodEdge}`
+        const rows = await sql!<
+          { bucket: Date; sketch: Uint8Array }[]
+        >`select bucket, sketch from sketches_6h where stat_id = ${chartId} and bucket >= ${w.from} and bucket < ${periodEdge}`
         const parts: Record<string, () => Promise<unknown>> = {
           'average chart read (reference)': () => readBuckets(sql!, chartId, 'gauge', w),
           'percentile read (whole)': () => readPercentiles(sql!, chartId, w, ps),
-          '6-hour sketches fetched (SQL + bytea)': () => sql!`select bucket, sketch from sketches_6h where stat_id = ${chartId} and bucket >= ${w.from} and bucket < ${periodEdge}`,
+          '6-hour sketches fetched (SQL + bytea)': () =>
+            sql!`select bucket, sketch from sketches_6h where stat_id = ${chartId} and bucket >= ${w.from} and bucket < ${periodEdge}`,
           [`${rows.length} sketches merged + p95 (JS)`]: async () => {
             const out = new Map<number, Sketch>()
             for (const r of rows) {
@@ -454,7 +590,8 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
             }
             for (const k of out.values()) k.quantile(0.95)
           },
-          'current hour raw, binned (SQL)': () => sql!`select s, k, count(*)::int from (select ts, ${binOfSql(sql!)} from points where stat_id = ${chartId} and ts >= ${hourEdge} and ts < ${w.to}) x group by 1, 2`,
+          'current hour raw, binned (SQL)': () =>
+            sql!`select s, k, count(*)::int from (select ts, ${binOfSql(sql!)} from points where stat_id = ${chartId} and ts >= ${hourEdge} and ts < ${w.to}) x group by 1, 2`,
         }
         const samples = new Map<string, number[]>(Object.keys(parts).map((k) => [k, []]))
         for (let i = 0; i < 5; i++) for (const f of Object.values(parts)) await f()
@@ -487,8 +624,10 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
         const body = JSON.parse(last.body.toString('utf8')) as { stats: Array<{ summary: { n: number } }> }
         const points = body.stats.reduce((s, x) => s + x.summary.n, 0)
         const expectedPoints = cfg.dashboardStats * cfg.dashboardPointsPerStat
-        if (body.stats.length !== cfg.dashboardStats) problems.push(`dashboard: ${body.stats.length} stats in the answer, the account has ${cfg.dashboardStats}`)
-        if (points !== expectedPoints) problems.push(`dashboard: summaries count ${points} points, ${expectedPoints} are stored in the range`)
+        if (body.stats.length !== cfg.dashboardStats)
+          problems.push(`dashboard: ${body.stats.length} stats in the answer, the account has ${cfg.dashboardStats}`)
+        if (points !== expectedPoints)
+          problems.push(`dashboard: summaries count ${points} points, ${expectedPoints} are stored in the range`)
         const lat = latency(samples)
         say(`dashboard of ${body.stats.length} stats: p50 ${lat.p50} ms, p99 ${lat.p99} ms, ${(last.body.length / 1e6).toFixed(2)} MB`)
         return { stats: body.stats.length, latencyMs: lat, bytes: last.body.length, points, expectedPoints }
@@ -518,7 +657,9 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
             select ((select count(*) from points where stat_id = any(${histIds}::uuid[])) + (select coalesce(sum(n), 0) from point_blocks where stat_id = any(${histIds}::uuid[])))::int as stored,
                    (select count(*) from point_blocks where stat_id = any(${histIds}::uuid[]))::int as blocks`
           if (rows !== stored) problems.push(`history export: ${rows} rows received, ${stored} stored`)
-          say(`history export of ${cfg.historyStats} stats (${stored} points, ${blocks} day blocks): p50 ${latency(all).p50} ms, max ${latency(all).max} ms; one stat of one point: p50 ${latency(one).p50} ms`)
+          say(
+            `history export of ${cfg.historyStats} stats (${stored} points, ${blocks} day blocks): p50 ${latency(all).p50} ms, max ${latency(all).max} ms; one stat of one point: p50 ${latency(one).p50} ms`,
+          )
           return { stats: cfg.historyStats, points: stored, blocks, all: latency(all), one: latency(one), rows }
         }).catch((err: Error) => ({ error: err.message }))
       }
@@ -529,7 +670,8 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
           const ps = [1, 5, 10, 25, 50, 75, 90, 95, 99, 99.9]
           const path = `/api/v1/stats/bench.dense?range=24h&percentiles=${ps.join(',')}`
           const first = await get(api.port, path, auth, 120_000)
-          if (first.status !== 200) throw new Error(`GET ${path} answered HTTP ${first.status}: ${first.body.toString('utf8').slice(0, 300)}`)
+          if (first.status !== 200)
+            throw new Error(`GET ${path} answered HTTP ${first.status}: ${first.body.toString('utf8').slice(0, 300)}`)
           const sequential: number[] = []
           let last = first
           for (let i = 0; i < cfg.denseRequests; i++) {
@@ -554,9 +696,20 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
             })
           }
           if (worst > 0.01 + 1e-12) problems.push(`dense percentiles: worst relative error ${worst} over the sketch's 1 %`)
-          const [{ minutes }] = await sql!<{ minutes: number }[]>`select count(*)::int as minutes from sketches_1m where stat_id = ${denseIds[0]}`.catch(() => [{ minutes: 0 }])
-          say(`dense gauge 24h, ${ps.length} percentiles: p50 ${latency(sequential).p50} ms, max ${latency(sequential).max} ms; four at once: mean ${latency(concurrent).mean} ms, max ${latency(concurrent).max} ms; worst error ${(worst * 100).toFixed(3)} %`)
-          return { points: cfg.densePoints, minuteSketches: minutes, sequential: latency(sequential), concurrent: latency(concurrent), worstRelativeError: worst, buckets: body.points.length }
+          const [{ minutes }] = await sql!<
+            { minutes: number }[]
+          >`select count(*)::int as minutes from sketches_1m where stat_id = ${denseIds[0]}`.catch(() => [{ minutes: 0 }])
+          say(
+            `dense gauge 24h, ${ps.length} percentiles: p50 ${latency(sequential).p50} ms, max ${latency(sequential).max} ms; four at once: mean ${latency(concurrent).mean} ms, max ${latency(concurrent).max} ms; worst error ${(worst * 100).toFixed(3)} %`,
+          )
+          return {
+            points: cfg.densePoints,
+            minuteSketches: minutes,
+            sequential: latency(sequential),
+            concurrent: latency(concurrent),
+            worstRelativeError: worst,
+            buckets: body.points.length,
+          }
         }).catch((err: Error) => ({ error: err.message }))
       }
     } finally {
@@ -574,7 +727,19 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
             const path = `/api/v1/export?format=${format}`
             // Generous: a fifth of the target rate, at least a minute.
             const timeoutMs = Math.max(60_000, (size / (READS_TARGETS.exportRowsPerSec / 5)) * 1000)
-            const run: ExportRun = { format, rowsStored: size, rowsReceived: 0, complete: false, status: 0, seconds: 0, rowsPerSec: 0, megabytes: 0, timeToFirstByteMs: 0, rssBeforeMb: rssBefore.rssMb, peakRssMb: NaN }
+            const run: ExportRun = {
+              format,
+              rowsStored: size,
+              rowsReceived: 0,
+              complete: false,
+              status: 0,
+              seconds: 0,
+              rowsPerSec: 0,
+              megabytes: 0,
+              timeToFirstByteMs: 0,
+              rssBeforeMb: rssBefore.rssMb,
+              peakRssMb: NaN,
+            }
             try {
               const r = await streamGet(a.port, path, { authorization: `Bearer ${key}` }, timeoutMs)
               run.status = r.status
@@ -586,13 +751,20 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
                 // Header row, one line per row, then the "# requested_range=..." line.
                 run.rowsReceived = r.newlines - 2
                 const lastLine = r.tail.trimEnd().split('\n').pop() ?? ''
-                run.complete = run.rowsReceived === size && lastLine.startsWith('# requested_range=') && r.head.startsWith('stat,kind,timestamp,iso_time,value\n')
-                if (!lastLine.startsWith('# ')) problems.push(`export ${size} csv: the body does not end with the "# requested_range=" line (ends "${lastLine.slice(-80)}")`)
+                run.complete =
+                  run.rowsReceived === size &&
+                  lastLine.startsWith('# requested_range=') &&
+                  r.head.startsWith('stat,kind,timestamp,iso_time,value\n')
+                if (!lastLine.startsWith('# '))
+                  problems.push(
+                    `export ${size} csv: the body does not end with the "# requested_range=" line (ends "${lastLine.slice(-80)}")`,
+                  )
               } else {
                 // One object for the head, one per stat (one here), one per point.
                 run.rowsReceived = r.braces - 2
                 run.complete = run.rowsReceived === size && r.tail.trimEnd().endsWith(']}]}')
-                if (!r.tail.trimEnd().endsWith(']}]}')) problems.push(`export ${size} json: the body does not end as a complete document (ends "${r.tail.slice(-80)}")`)
+                if (!r.tail.trimEnd().endsWith(']}]}'))
+                  problems.push(`export ${size} json: the body does not end as a complete document (ends "${r.tail.slice(-80)}")`)
               }
               run.rowsPerSec = Math.round(run.rowsReceived / (r.ms / 1000))
               if (run.rowsReceived !== size) problems.push(`export ${size} ${format}: ${run.rowsReceived} rows received, ${size} stored`)
@@ -601,10 +773,15 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
               problems.push(`export ${size} ${format}: ${run.error}`)
             }
             run.peakRssMb = a.child.exited ? NaN : memoryOf(a.child.proc.pid!).hwmMb
-            if (a.child.exited) problems.push(`export ${size} ${format}: the API process exited during the export (code ${a.child.exited.code}, signal ${a.child.exited.signal})`)
+            if (a.child.exited)
+              problems.push(
+                `export ${size} ${format}: the API process exited during the export (code ${a.child.exited.code}, signal ${a.child.exited.signal})`,
+              )
             await a.child.stop()
             runs.push(run)
-            say(`export ${size.toLocaleString('en-US')} ${format}: ${run.rowsReceived.toLocaleString('en-US')} rows in ${run.seconds} s = ${run.rowsPerSec.toLocaleString('en-US')} rows/s (first byte after ${run.timeToFirstByteMs} ms), ${run.megabytes} MB; API RSS ${run.rssBeforeMb} MB before, peak ${run.peakRssMb} MB`)
+            say(
+              `export ${size.toLocaleString('en-US')} ${format}: ${run.rowsReceived.toLocaleString('en-US')} rows in ${run.seconds} s = ${run.rowsPerSec.toLocaleString('en-US')} rows/s (first byte after ${run.timeToFirstByteMs} ms), ${run.megabytes} MB; API RSS ${run.rssBeforeMb} MB before, peak ${run.peakRssMb} MB`,
+            )
           }
         }
         // Memory flat in rows: the largest export's peak against the smallest's, format by format.
@@ -615,18 +792,35 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
           const lo = byFormat[0]
           const hi = byFormat[byFormat.length - 1]
           const growth = round(hi.peakRssMb - lo.peakRssMb, 1)
-          notes.push(`${format}: peak ${lo.peakRssMb} MB at ${lo.rowsStored.toLocaleString('en-US')} rows, ${hi.peakRssMb} MB at ${hi.rowsStored.toLocaleString('en-US')} (${growth >= 0 ? '+' : ''}${growth} MB)`)
+          notes.push(
+            `${format}: peak ${lo.peakRssMb} MB at ${lo.rowsStored.toLocaleString('en-US')} rows, ${hi.peakRssMb} MB at ${hi.rowsStored.toLocaleString('en-US')} (${growth >= 0 ? '+' : ''}${growth} MB)`,
+          )
           // Flat: the bigger export may not take more than a quarter more peak memory (or 40 MB, whichever is more) for several times the rows.
-          if (growth > Math.max(40, lo.peakRssMb * 0.25)) problems.push(`export ${format}: the API's peak RSS grew with the row count (${lo.peakRssMb} MB at ${lo.rowsStored} rows, ${hi.peakRssMb} MB at ${hi.rowsStored})`)
+          if (growth > Math.max(40, lo.peakRssMb * 0.25))
+            problems.push(
+              `export ${format}: the API's peak RSS grew with the row count (${lo.peakRssMb} MB at ${lo.rowsStored} rows, ${hi.peakRssMb} MB at ${hi.rowsStored})`,
+            )
         }
         return { runs, targetRowsPerSec: READS_TARGETS.exportRowsPerSec, memoryNote: notes.join('; ') }
       }).catch((err: Error) => ({ error: err.message }))
     }
 
     for (const c of seen) {
-      if (c.warnings) problems.push(`${c.name} wrote ${c.warnings} warning/error log line(s), e.g. ${c.lines.slice(0, 2).map((l) => l.slice(0, 300)).join(' | ')}`)
+      if (c.warnings)
+        problems.push(
+          `${c.name} wrote ${c.warnings} warning/error log line(s), e.g. ${c.lines
+            .slice(0, 2)
+            .map((l) => l.slice(0, 300))
+            .join(' | ')}`,
+        )
     }
-    for (const [name, x] of [['chart', results.chart], ['dashboard', results.dashboard], ['export', results.export], ['history', results.history], ['dense', results.dense]] as const) {
+    for (const [name, x] of [
+      ['chart', results.chart],
+      ['dashboard', results.dashboard],
+      ['export', results.export],
+      ['history', results.history],
+      ['dense', results.dense],
+    ] as const) {
       if (isFailed(x)) problems.push(`${name} FAILED: ${x.error}`)
     }
     return results
@@ -648,45 +842,95 @@ export function renderReadsReport(r: ReadsBenchResults): string {
     for (const read of r.chart.reads) {
       const is180 = read.range === '180d'
       const isP30 = read.range === '30d&percentiles=95'
-      const [target, met] = is180 ? [`p50 < ${r.chart.targetMs} ms`, r.chart.met] : isP30 ? [`p99 < ${READS_TARGETS.percentile30dP99Ms} ms`, r.chart.percentileMet] : ['', undefined]
-      rows.push([`chart ${read.range} (${n(c.chartPoints)} pts) p50 / p99 ms`, `${ms(read.latencyMs.p50)} / ${ms(read.latencyMs.p99)}`, target, met === undefined ? '' : met ? 'met' : 'NOT MET'])
+      const [target, met] = is180
+        ? [`p50 < ${r.chart.targetMs} ms`, r.chart.met]
+        : isP30
+          ? [`p99 < ${READS_TARGETS.percentile30dP99Ms} ms`, r.chart.percentileMet]
+          : ['', undefined]
+      rows.push([
+        `chart ${read.range} (${n(c.chartPoints)} pts) p50 / p99 ms`,
+        `${ms(read.latencyMs.p50)} / ${ms(read.latencyMs.p99)}`,
+        target,
+        met === undefined ? '' : met ? 'met' : 'NOT MET',
+      ])
     }
     const avg30 = r.chart.reads.find((x) => x.range === '30d')
     const p30 = r.chart.reads.find((x) => x.range === '30d&percentiles=95')
     if (avg30 && p30) {
-      rows.push(['chart 30d p95 / 30d average, same run (ratio)', `p50 ${(p30.latencyMs.p50 / avg30.latencyMs.p50).toFixed(2)}x, p99 ${(p30.latencyMs.p99 / avg30.latencyMs.p99).toFixed(2)}x`, '', ''])
+      rows.push([
+        'chart 30d p95 / 30d average, same run (ratio)',
+        `p50 ${(p30.latencyMs.p50 / avg30.latencyMs.p50).toFixed(2)}x, p99 ${(p30.latencyMs.p99 / avg30.latencyMs.p99).toFixed(2)}x`,
+        '',
+        '',
+      ])
     }
   } else rows.push(['chart', r.chart ? `FAILED: ${r.chart.error.slice(0, 100)}` : 'not run', '', ''])
   if (r.percentileCost && !isFailed(r.percentileCost)) {
-    for (const part of r.percentileCost.parts) rows.push([`  in process: ${part.name} p50 / p99 ms`, `${ms(part.latencyMs.p50)} / ${ms(part.latencyMs.p99)}`, '', ''])
+    for (const part of r.percentileCost.parts)
+      rows.push([`  in process: ${part.name} p50 / p99 ms`, `${ms(part.latencyMs.p50)} / ${ms(part.latencyMs.p99)}`, '', ''])
   }
   if (r.dashboard && !isFailed(r.dashboard)) {
-    rows.push([`dashboard 24h (${n(r.dashboard.stats)} stats) p50 / p99 ms`, `${ms(r.dashboard.latencyMs.p50)} / ${ms(r.dashboard.latencyMs.p99)}`, '(no figure)', ''])
+    rows.push([
+      `dashboard 24h (${n(r.dashboard.stats)} stats) p50 / p99 ms`,
+      `${ms(r.dashboard.latencyMs.p50)} / ${ms(r.dashboard.latencyMs.p99)}`,
+      '(no figure)',
+      '',
+    ])
   } else rows.push(['dashboard', r.dashboard ? `FAILED: ${r.dashboard.error.slice(0, 100)}` : 'not run', '', ''])
   if (r.export && !isFailed(r.export)) {
     for (const e of r.export.runs) {
       const ok = !e.error && e.complete && e.rowsPerSec >= r.export.targetRowsPerSec
-      rows.push([`export ${n(e.rowsStored)} ${e.format} rows/s`, e.error ? `FAILED` : n(e.rowsPerSec), `>= ${n(r.export.targetRowsPerSec)}`, e.error ? '' : ok ? 'met' : 'NOT MET'])
-      rows.push([`  rows received, MB, seconds`, `${n(e.rowsReceived)}${e.complete ? '' : ' (INCOMPLETE)'}, ${e.megabytes}, ${e.seconds}`, '', ''])
+      rows.push([
+        `export ${n(e.rowsStored)} ${e.format} rows/s`,
+        e.error ? `FAILED` : n(e.rowsPerSec),
+        `>= ${n(r.export.targetRowsPerSec)}`,
+        e.error ? '' : ok ? 'met' : 'NOT MET',
+      ])
+      rows.push([
+        `  rows received, MB, seconds`,
+        `${n(e.rowsReceived)}${e.complete ? '' : ' (INCOMPLETE)'}, ${e.megabytes}, ${e.seconds}`,
+        '',
+        '',
+      ])
       rows.push([`  API RSS before / peak MB`, `${e.rssBeforeMb} / ${e.peakRssMb}`, 'flat in rows', ''])
     }
   } else if (r.export) rows.push(['export', `FAILED: ${r.export.error.slice(0, 100)}`, '', ''])
   if (r.history && !isFailed(r.history)) {
     const h = r.history
-    rows.push([`history export, ${n(h.stats)} stats over 800 days (${n(h.points)} pts) p50 / max ms`, `${ms(h.all.p50)} / ${ms(h.all.max)}`, 'what its points cost', ''])
+    rows.push([
+      `history export, ${n(h.stats)} stats over 800 days (${n(h.points)} pts) p50 / max ms`,
+      `${ms(h.all.p50)} / ${ms(h.all.max)}`,
+      'what its points cost',
+      '',
+    ])
     rows.push([`  one stat of one point, full history p50 / max ms`, `${ms(h.one.p50)} / ${ms(h.one.max)}`, '', ''])
   } else if (r.history) rows.push(['history export', `FAILED: ${r.history.error.slice(0, 100)}`, '', ''])
   if (r.dense && !isFailed(r.dense)) {
     const d = r.dense
-    rows.push([`24h, 10 percentiles, gauge of ${n(d.points)} pts p50 / max ms`, `${ms(d.sequential.p50)} / ${ms(d.sequential.max)}`, '', ''])
+    rows.push([
+      `24h, 10 percentiles, gauge of ${n(d.points)} pts p50 / max ms`,
+      `${ms(d.sequential.p50)} / ${ms(d.sequential.max)}`,
+      '',
+      '',
+    ])
     rows.push([`  four at once, mean / max ms`, `${ms(d.concurrent.mean)} / ${ms(d.concurrent.max)}`, '', ''])
-    rows.push([`  worst relative error against exact (${n(d.buckets)} buckets)`, `${(d.worstRelativeError * 100).toFixed(3)} %`, '<= 1 %', d.worstRelativeError <= 0.01 + 1e-12 ? 'met' : 'NOT MET'])
+    rows.push([
+      `  worst relative error against exact (${n(d.buckets)} buckets)`,
+      `${(d.worstRelativeError * 100).toFixed(3)} %`,
+      '<= 1 %',
+      d.worstRelativeError <= 0.01 + 1e-12 ? 'met' : 'NOT MET',
+    ])
   } else if (r.dense) rows.push(['dense percentiles', `FAILED: ${r.dense.error.slice(0, 100)}`, '', ''])
   const out = ['', machineLine('reads', r.machine)]
-  if (r.setup) out.push(`setup: ${n(r.setup.pointsInserted)} points in ${r.setup.loadSeconds} s, indexes ${r.setup.indexSeconds} s, rollups ${r.setup.rollupSeconds} s, vacuum analyze + checkpoint ${r.setup.vacuumSeconds} s (${r.setup.seconds} s in all)`)
+  if (r.setup)
+    out.push(
+      `setup: ${n(r.setup.pointsInserted)} points in ${r.setup.loadSeconds} s, indexes ${r.setup.indexSeconds} s, rollups ${r.setup.rollupSeconds} s, vacuum analyze + checkpoint ${r.setup.vacuumSeconds} s (${r.setup.seconds} s in all)`,
+    )
   if (r.sketches) {
     const k = r.sketches
-    out.push(`sketches (chart stat, ${n(k.pointsPerHour)} points an hour): built in ${k.buildSeconds} s; ${n(k.hours)} hours avg ${k.hourBytesAvg} B (max ${k.hourBytesMax}), ${n(k.days)} days avg ${k.dayBytesAvg} B (max ${k.dayBytesMax}); ${n(k.totalBytes)} B in all = ${k.bytesPerPoint} B per raw point`)
+    out.push(
+      `sketches (chart stat, ${n(k.pointsPerHour)} points an hour): built in ${k.buildSeconds} s; ${n(k.hours)} hours avg ${k.hourBytesAvg} B (max ${k.hourBytesMax}), ${n(k.days)} days avg ${k.dayBytesAvg} B (max ${k.dayBytesMax}); ${n(k.totalBytes)} B in all = ${k.bytesPerPoint} B per raw point`,
+    )
   }
   out.push('', ...tableLines(rows))
   if (r.export && !isFailed(r.export) && r.export.memoryNote) out.push('', `export memory: ${r.export.memoryNote}`)

@@ -58,7 +58,17 @@ import { addSelfReported, cpuDuring, processCpuMs, waitForQuiet, type CpuUsage }
 import { runProbes } from './probe.js'
 import { Children, freePort, HOST, ROOT, waitForHttp200, type Child } from './procs.js'
 import { meanOf, renderReport, type PhaseResult, type Results } from './report.js'
-import { activityDelta, createAccounts, createBenchDatabase, dbActivity, DB_NAME, serverUrl, waitForDrain, type BenchAccount, type BenchEnv } from './setup.js'
+import {
+  activityDelta,
+  createAccounts,
+  createBenchDatabase,
+  dbActivity,
+  DB_NAME,
+  serverUrl,
+  waitForDrain,
+  type BenchAccount,
+  type BenchEnv,
+} from './setup.js'
 import { sleep } from './stats.js'
 import { batchGroups, lineProtocolGroups, lineProtocolStatNames, runLoadProcess, singleGroups, v1BatchGroups } from './workloads.js'
 import { sendStatsd, udpReceiveDrops, type StatsdPhase } from './statsd-load.js'
@@ -76,7 +86,12 @@ const WARMUP_MS = Math.min(2000, SECONDS * 250)
 // Before each stage, wait up to this long for a second in which other processes use under 20% of the machine: 0 turns it off.
 const QUIET_WAIT_MS = int('BENCH_WAIT_QUIET', 15, 0) * 1000
 // Which parts to run (all by default): A, B, 1, 2, 3, comma-separated. Skipped parts print as "skipped".
-const PHASES = new Set((process.env.BENCH_PHASES || 'A,B,I,1,F,2,V,L,S,3').toUpperCase().split(',').map((x) => x.trim()))
+const PHASES = new Set(
+  (process.env.BENCH_PHASES || 'A,B,I,1,F,2,V,L,S,3')
+    .toUpperCase()
+    .split(',')
+    .map((x) => x.trim()),
+)
 // Extra node flags for the service's processes, e.g. "--cpu-prof --cpu-prof-dir=bench/logs/prof".
 const SERVICE_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)
 const RESULTS_FILE = join(ROOT, 'bench', 'last-results.json')
@@ -97,7 +112,10 @@ async function measured<T>(stage: string, run: () => Promise<T>, loadOf?: (r: T)
   if (QUIET_WAIT_MS > 0) {
     const q = await waitForQuiet(QUIET_WAIT_MS, children.pids)
     quietness[stage] = q
-    if (!q.quiet) say(`${stage}: other processes kept the machine busy (${q.othersPct}% of all cores) for ${Math.round(q.waitedMs / 1000)} s; starting anyway`)
+    if (!q.quiet)
+      say(
+        `${stage}: other processes kept the machine busy (${q.othersPct}% of all cores) for ${Math.round(q.waitedMs / 1000)} s; starting anyway`,
+      )
     else if (q.waitedMs > 1500) say(`${stage}: waited ${Math.round(q.waitedMs / 1000)} s for the machine to be quiet`)
   }
   return cpuDuring(children.pids, run, (usage, result) => {
@@ -109,15 +127,19 @@ async function measured<T>(stage: string, run: () => Promise<T>, loadOf?: (r: T)
 
 /** Stops every child, drops the database, deletes the Redis keys. Safe to call twice. */
 function cleanup(): Promise<void> {
-  cleaning ??= (influx?.stop() ?? Promise.resolve()).catch(() => {}).then(() => teardown({
-    children,
-    sql: env?.sql,
-    redis: env && { url: env.redisUrl, prefix: env.redisPrefix },
-    dbName: DB_NAME,
-    say,
-    redisDone: (deleted) => `cleanup: stopped child processes, deleted ${deleted} Redis keys under ${env?.redisPrefix}:`,
-    dropped: () => `cleanup: dropped database ${DB_NAME}`,
-  }))
+  cleaning ??= (influx?.stop() ?? Promise.resolve())
+    .catch(() => {})
+    .then(() =>
+      teardown({
+        children,
+        sql: env?.sql,
+        redis: env && { url: env.redisUrl, prefix: env.redisPrefix },
+        dbName: DB_NAME,
+        say,
+        redisDone: (deleted) => `cleanup: stopped child processes, deleted ${deleted} Redis keys under ${env?.redisPrefix}:`,
+        dropped: () => `cleanup: dropped database ${DB_NAME}`,
+      }),
+    )
   return cleaning
 }
 
@@ -135,7 +157,12 @@ process.on('unhandledRejection', (err) => {
   void cleanup().finally(() => process.exit(1))
 })
 
-async function startWeb(script: string, name: string, extraEnv: (port: number) => Record<string, string>, nodeArgs: string[] = []): Promise<{ procs: Child[]; targets: Target[] }> {
+async function startWeb(
+  script: string,
+  name: string,
+  extraEnv: (port: number) => Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<{ procs: Child[]; targets: Target[] }> {
   const procs: Child[] = []
   const targets: Target[] = []
   for (let i = 0; i < WEB; i++) {
@@ -148,7 +175,14 @@ async function startWeb(script: string, name: string, extraEnv: (port: number) =
 }
 
 function serviceEnv(e: BenchEnv): Record<string, string> {
-  return { DATABASE_URL: e.databaseUrl, REDIS_URL: e.redisUrl, REDIS_PREFIX: e.redisPrefix, LOG_LEVEL: 'warn', NODE_ENV: 'production', PUBLIC_URL: 'http://127.0.0.1' }
+  return {
+    DATABASE_URL: e.databaseUrl,
+    REDIS_URL: e.redisUrl,
+    REDIS_PREFIX: e.redisPrefix,
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+    PUBLIC_URL: 'http://127.0.0.1',
+  }
 }
 
 /** One write and one read through the service, so a missing route fails with a clear message instead of a table of errors. */
@@ -192,8 +226,13 @@ async function checkWriteRoutes(target: Target, account: BenchAccount, runId: st
 function describeRejections(label: string, l: LoadResult, problems: string[]): void {
   const notAccepted = l.completed - l.accepted
   if (notAccepted > 0) {
-    const top = l.rejections.slice(0, 4).map((r) => `${r.count} x HTTP ${r.http} "${r.msg}"`).join('; ')
-    problems.push(`${label}: ${notAccepted.toLocaleString('en-US')} of ${l.completed.toLocaleString('en-US')} answers not accepted (${top})`)
+    const top = l.rejections
+      .slice(0, 4)
+      .map((r) => `${r.count} x HTTP ${r.http} "${r.msg}"`)
+      .join('; ')
+    problems.push(
+      `${label}: ${notAccepted.toLocaleString('en-US')} of ${l.completed.toLocaleString('en-US')} answers not accepted (${top})`,
+    )
   }
   const errs = Object.entries(l.socketErrors)
   if (errs.length) problems.push(`${label}: socket errors ${errs.map(([k, v]) => `${k} x${v}`).join(', ')}`)
@@ -212,7 +251,10 @@ async function ioCounts(web: Child[]): Promise<{ pg: number; redis: number } | u
   for (let i = 0; i < web.length; i++) {
     let found: { pgRoundTrips: number; redisCommands: number } | undefined
     for (let tries = 0; tries < 40 && !found; tries++) {
-      const line = web[i].lines.slice(Math.max(0, before[i] - 1)).reverse().find((l) => l.startsWith('{"io_counts"'))
+      const line = web[i].lines
+        .slice(Math.max(0, before[i] - 1))
+        .reverse()
+        .find((l) => l.startsWith('{"io_counts"'))
       if (line && JSON.parse(line).io_counts.at >= Date.now() - 2000) found = JSON.parse(line).io_counts
       else await sleep(50)
     }
@@ -241,7 +283,9 @@ function steadyCpu(procs: Child[]): { start: () => void; perRequest: (load: Load
 
 /** Persist jobs applied so far and their points: how large the groups the web processes queue are. */
 async function persistJobs(sql: BenchEnv['sql']): Promise<{ jobs: number; points: number }> {
-  const [row] = await sql<{ jobs: number; points: number }[]>`select count(*)::int as jobs, coalesce(sum(points), 0)::int as points from applied_batches`
+  const [row] = await sql<
+    { jobs: number; points: number }[]
+  >`select count(*)::int as jobs, coalesce(sum(points), 0)::int as points from applied_batches`
   return row
 }
 
@@ -251,11 +295,32 @@ type PhaseKind = 'single' | 'batch' | 'v1batch' | 'lines'
  * `paused`: a process stopped (SIGSTOP) for the measured window and resumed (SIGCONT) right after it, before the
  * drain: the worker, for phases F1 and F2.
  */
-async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys: string[], statPrefix: string, kind: PhaseKind, problems: string[], paused?: Child): Promise<PhaseResult> {
-  const groups = kind === 'single' ? singleGroups(keys, statPrefix, STATS) : kind === 'batch' ? batchGroups(keys, statPrefix, STATS, BATCH)
-    : kind === 'lines' ? lineProtocolGroups(keys, statPrefix.replace(/\.$/, ''), STATS, LP_LINES) : v1BatchGroups(keys, statPrefix, STATS, V1_BATCH)
-  const warm = kind === 'single' ? singleGroups(keys, 'bench.warm.', STATS) : kind === 'batch' ? batchGroups(keys, 'bench.warmb.', STATS, BATCH)
-    : kind === 'lines' ? lineProtocolGroups(keys, 'bench.warml', STATS, LP_LINES) : v1BatchGroups(keys, 'bench.warmv.', STATS, V1_BATCH)
+async function servicePhase(
+  label: string,
+  e: BenchEnv,
+  targets: Target[],
+  keys: string[],
+  statPrefix: string,
+  kind: PhaseKind,
+  problems: string[],
+  paused?: Child,
+): Promise<PhaseResult> {
+  const groups =
+    kind === 'single'
+      ? singleGroups(keys, statPrefix, STATS)
+      : kind === 'batch'
+        ? batchGroups(keys, statPrefix, STATS, BATCH)
+        : kind === 'lines'
+          ? lineProtocolGroups(keys, statPrefix.replace(/\.$/, ''), STATS, LP_LINES)
+          : v1BatchGroups(keys, statPrefix, STATS, V1_BATCH)
+  const warm =
+    kind === 'single'
+      ? singleGroups(keys, 'bench.warm.', STATS)
+      : kind === 'batch'
+        ? batchGroups(keys, 'bench.warmb.', STATS, BATCH)
+        : kind === 'lines'
+          ? lineProtocolGroups(keys, 'bench.warml', STATS, LP_LINES)
+          : v1BatchGroups(keys, 'bench.warmv.', STATS, V1_BATCH)
   say(`${label}: ${CONNECTIONS} connections for ${SECONDS} s (+${WARMUP_MS} ms warmup)`)
   const before = await dbActivity(e.sql)
   const jobsBefore = await persistJobs(e.sql)
@@ -264,16 +329,21 @@ async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys:
   const cpu = steadyCpu(webProcs)
   let load: LoadResult
   try {
-    load = await runLoadProcess(children, `load-${label.replace(/\s+/g, '-')}`, {
-      targets,
-      connections: CONNECTIONS,
-      warmup: { durationMs: WARMUP_MS, groups: warm },
-      measure: { durationMs: SECONDS * 1000, groups },
-    }, () => {
-      paused?.proc.kill('SIGSTOP')
-      cpu.start()
-      ioStart = ioCounts(webProcs)
-    })
+    load = await runLoadProcess(
+      children,
+      `load-${label.replace(/\s+/g, '-')}`,
+      {
+        targets,
+        connections: CONNECTIONS,
+        warmup: { durationMs: WARMUP_MS, groups: warm },
+        measure: { durationMs: SECONDS * 1000, groups },
+      },
+      () => {
+        paused?.proc.kill('SIGSTOP')
+        cpu.start()
+        ioStart = ioCounts(webProcs)
+      },
+    )
   } finally {
     paused?.proc.kill('SIGCONT')
   }
@@ -281,7 +351,10 @@ async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys:
   const ioBefore = await ioStart
   const ioAfter = await ioCounts(webProcs)
   const answered = load.completed || 1
-  const io = ioBefore && ioAfter ? { pgPerRequest: (ioAfter.pg - ioBefore.pg) / answered, redisPerRequest: (ioAfter.redis - ioBefore.redis) / answered } : undefined
+  const io =
+    ioBefore && ioAfter
+      ? { pgPerRequest: (ioAfter.pg - ioBefore.pg) / answered, redisPerRequest: (ioAfter.redis - ioBefore.redis) / answered }
+      : undefined
   const pointsPerRequest = kind === 'single' ? 1 : kind === 'batch' ? BATCH : kind === 'lines' ? LP_LINES : V1_BATCH
   // A batch answer may say how many of its points it took; a single write takes one.
   const expected = kind !== 'single' && load.acceptedItems !== null ? load.acceptedItems : load.accepted * pointsPerRequest
@@ -307,10 +380,15 @@ async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys:
     webCpuUsPerRequest,
   }
   describeRejections(label, load, problems)
-  if (result.lost > 0) problems.push(`${label}: ${result.lost.toLocaleString('en-US')} accepted points never reached the points table (${drain.rows} of ${expected}; drain waited ${drain.waitedMs} ms)`)
+  if (result.lost > 0)
+    problems.push(
+      `${label}: ${result.lost.toLocaleString('en-US')} accepted points never reached the points table (${drain.rows} of ${expected}; drain waited ${drain.waitedMs} ms)`,
+    )
   if (result.lost < 0) {
     const unknown = load.unanswered * pointsPerRequest
-    problems.push(`${label}: ${-result.lost} more rows stored than accepted answers${unknown ? ` (${unknown} points had no answer, which may explain up to that many)` : ''}`)
+    problems.push(
+      `${label}: ${-result.lost} more rows stored than accepted answers${unknown ? ` (${unknown} points had no answer, which may explain up to that many)` : ''}`,
+    )
   }
   if (drain.sum !== drain.rows) problems.push(`${label}: stored rows ${drain.rows} but sum(value) ${drain.sum} (every point was count=1)`)
   return result
@@ -318,7 +396,11 @@ async function servicePhase(label: string, e: BenchEnv, targets: Target[], keys:
 
 /** Phase S: StatsD counters over UDP at STATSD_RATE a second; how many never reached the table, and why. */
 async function statsdPhase(e: BenchEnv, target: Target, port: number, keys: string[], problems: string[]): Promise<StatsdPhase> {
-  const health = async () => Number(((await (await fetch(`http://${target.host}:${target.port}/api/v1/health`)).json()) as { statsd?: { refused_today?: number } }).statsd?.refused_today ?? 0)
+  const health = async () =>
+    Number(
+      ((await (await fetch(`http://${target.host}:${target.port}/api/v1/health`)).json()) as { statsd?: { refused_today?: number } }).statsd
+        ?.refused_today ?? 0,
+    )
   const durationMs = SECONDS * 1000
   say(`phase S: StatsD counters over UDP, ${STATSD_RATE.toLocaleString('en-US')} a second for ${SECONDS} s`)
   const refusedBefore = await health()
@@ -332,7 +414,13 @@ async function statsdPhase(e: BenchEnv, target: Target, port: number, keys: stri
   if (refused > 0) problems.push(`phase S: the service refused ${refused} StatsD packets`)
   if (send.errors) problems.push(`phase S: ${send.errors} datagrams could not be sent`)
   return {
-    ratePerSec: Math.round((send.sent / durationMs) * 1000), durationMs, sent: send.sent, sendErrors: send.errors, stored: drain.rows, droppedPct, refused,
+    ratePerSec: Math.round((send.sent / durationMs) * 1000),
+    durationMs,
+    sent: send.sent,
+    sendErrors: send.errors,
+    stored: drain.rows,
+    droppedPct,
+    refused,
     kernelDrops: dropsBefore === undefined || dropsAfter === undefined ? undefined : dropsAfter - dropsBefore,
     drainSeconds: Math.round((drain.lastStoredAt - send.endedAt) / 100) / 10,
   }
@@ -342,8 +430,26 @@ async function main(): Promise<Results> {
   const results: Results = {
     startedAt: new Date().toISOString(),
     machine: { ...machineInfo(), cpuByStage: {} },
-    config: { benchSeconds: SECONDS, connections: CONNECTIONS, loadAccounts: ACCOUNTS, webProcesses: WEB, workerProcesses: 1, statsPerPhase: STATS, batchSize: BATCH, v1BatchSize: V1_BATCH, lineProtocolLines: LP_LINES, statsdRate: STATSD_RATE, copyConnections: 2, serviceFrom: FROM_SOURCE ? 'sources (tsx)' : 'dist/ (npm run build)' },
-    rateLimit: { perAccountRequestsPerSec: PLANS.business.requestsPerSecond, burst: PLANS.business.burst, accounts: ACCOUNTS, capRequestsPerSec: ACCOUNTS * PLANS.business.requestsPerSecond },
+    config: {
+      benchSeconds: SECONDS,
+      connections: CONNECTIONS,
+      loadAccounts: ACCOUNTS,
+      webProcesses: WEB,
+      workerProcesses: 1,
+      statsPerPhase: STATS,
+      batchSize: BATCH,
+      v1BatchSize: V1_BATCH,
+      lineProtocolLines: LP_LINES,
+      statsdRate: STATSD_RATE,
+      copyConnections: 2,
+      serviceFrom: FROM_SOURCE ? 'sources (tsx)' : 'dist/ (npm run build)',
+    },
+    rateLimit: {
+      perAccountRequestsPerSec: PLANS.business.requestsPerSecond,
+      burst: PLANS.business.burst,
+      accounts: ACCOUNTS,
+      capRequestsPerSec: ACCOUNTS * PLANS.business.requestsPerSecond,
+    },
     ratios: {},
     problems: [],
     disturbances: [],
@@ -353,7 +459,9 @@ async function main(): Promise<Results> {
 
   say('creating database metrics_bench, migrating, creating accounts')
   env = await createBenchDatabase().catch((err: Error) => {
-    throw new Error(`could not prepare the bench database and Redis (are PostgreSQL at ${serverUrl()} and Redis at ${process.env.REDIS_URL || 'redis://127.0.0.1:6379'} running?): ${err.message}`)
+    throw new Error(
+      `could not prepare the bench database and Redis (are PostgreSQL at ${serverUrl()} and Redis at ${process.env.REDIS_URL || 'redis://127.0.0.1:6379'} running?): ${err.message}`,
+    )
   })
   const e = env
   const load = await createAccounts(e.sql, ACCOUNTS, `load-${runId}`)
@@ -362,12 +470,18 @@ async function main(): Promise<Results> {
   // The measured phases' stats exist before they start, as a steady writer's do: a stat's first write (its
   // creation, a transaction of five round trips) is paid by the warm-up's own stats, not in the measured
   // window. Phase 3's stats are left to be created under load.
-  const names = ['bench.single.', 'bench.batch.', 'bench.v1.', 'bench.front1.', 'bench.front2.'].flatMap((p) => Array.from({ length: STATS }, (_, k) => `${p}${k}`))
+  const names = ['bench.single.', 'bench.batch.', 'bench.v1.', 'bench.front1.', 'bench.front2.'].flatMap((p) =>
+    Array.from({ length: STATS }, (_, k) => `${p}${k}`),
+  )
   await e.sql`insert into stats (account_id, name, kind)
     select a, n, 'counter' from unnest(${load.map((a) => a.id)}::uuid[]) as a, unnest(${names}::text[]) as n`
   // Phase L's gauges (named from each account's lines) and phase S's counters, likewise.
-  const lpRows = load.flatMap((a, i) => lineProtocolStatNames('bench.lp', i, STATS).map((name) => ({ account_id: a.id, name, kind: 'gauge' })))
-  const statsdRows = load.flatMap((a) => Array.from({ length: STATS }, (_, k) => ({ account_id: a.id, name: `bench.statsd.${k}`, kind: 'counter' })))
+  const lpRows = load.flatMap((a, i) =>
+    lineProtocolStatNames('bench.lp', i, STATS).map((name) => ({ account_id: a.id, name, kind: 'gauge' })),
+  )
+  const statsdRows = load.flatMap((a) =>
+    Array.from({ length: STATS }, (_, k) => ({ account_id: a.id, name: `bench.statsd.${k}`, kind: 'counter' })),
+  )
   await e.sql`insert into stats ${e.sql([...lpRows, ...statsdRows], 'account_id', 'name', 'kind')}`
 
   const skipped = { error: 'skipped (BENCH_PHASES)' }
@@ -384,12 +498,24 @@ async function main(): Promise<Results> {
       const koa = await startWeb('bench/koa-ref.ts', 'koa', () => ({ NODE_ENV: 'production' }))
       try {
         const cpu = steadyCpu(koa.procs)
-        const r = store(await measured(stage, () => runLoadProcess(children, 'load-koa', {
-          targets: koa.targets,
-          connections: CONNECTIONS,
-          warmup: { durationMs: WARMUP_MS, groups: singleGroups(keys, 'bench.warm.', STATS) },
-          measure: { durationMs: SECONDS * 1000, groups: singleGroups(keys, 'bench.single.', STATS) },
-        }, cpu.start), (r) => r))
+        const r = store(
+          await measured(
+            stage,
+            () =>
+              runLoadProcess(
+                children,
+                'load-koa',
+                {
+                  targets: koa.targets,
+                  connections: CONNECTIONS,
+                  warmup: { durationMs: WARMUP_MS, groups: singleGroups(keys, 'bench.warm.', STATS) },
+                  measure: { durationMs: SECONDS * 1000, groups: singleGroups(keys, 'bench.single.', STATS) },
+                },
+                cpu.start,
+              ),
+            (r) => r,
+          ),
+        )
         if (!isFailed(r)) {
           r.cpuUsPerRequest = cpu.perRequest(r)
           describeRejections(stage, r, problems)
@@ -405,7 +531,7 @@ async function main(): Promise<Results> {
   const referenceB = async (after = false) => {
     const stage = after ? 'reference B (after)' : 'reference B'
     const store = (x: CopyResult | Failed) => (after ? (results.referenceBAfter = x) : (results.referenceB = x))
-    if (!PHASES.has('B')) return void store(skipped), after || void (results.referenceBStreaming = skipped)
+    if (!PHASES.has('B')) return (void store(skipped), after || void (results.referenceBStreaming = skipped))
     try {
       say(`${stage}: one ${BATCH}-row COPY per batch over 2 connections`)
       store(await measured(stage, () => runCopyReference(e.databaseUrl, SECONDS * 1000, { connections: 2, rowsPerCopy: BATCH })))
@@ -428,19 +554,29 @@ async function main(): Promise<Results> {
   try {
     if (!FROM_SOURCE) {
       say('service: compiling it as production runs it (npm run build)')
-      execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' })
+      execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
+        cwd: ROOT,
+        stdio: 'inherit',
+      })
     }
     say(`service: ${WEB} web process(es) + 1 worker${FROM_SOURCE ? ', from the TypeScript sources (BENCH_FROM_SOURCE=1)' : ', from dist/'}`)
-    svc.push(children.start('worker', FROM_SOURCE ? 'workers/main.ts' : 'dist/workers/main.js', serviceEnv(e), undefined, SERVICE_NODE_ARGS))
+    svc.push(
+      children.start('worker', FROM_SOURCE ? 'workers/main.ts' : 'dist/workers/main.js', serviceEnv(e), undefined, SERVICE_NODE_ARGS),
+    )
     // StatsD on the first web process only: one process holds a UDP port.
     statsdPort = PHASES.has('S') ? await freePort() : undefined
     let first = true
-    const web = await startWeb(FROM_SOURCE ? 'api/server.ts' : 'dist/api/server.js', 'web', () => {
-      const extra: Record<string, string> = first && statsdPort !== undefined ? { STATSD_PORT: String(statsdPort) } : {}
-      first = false
-      // IO_COUNTS: the web processes count their PostgreSQL round trips and Redis commands (ioCounts below).
-      return { ...serviceEnv(e), IO_COUNTS: '1', ...extra }
-    }, SERVICE_NODE_ARGS)
+    const web = await startWeb(
+      FROM_SOURCE ? 'api/server.ts' : 'dist/api/server.js',
+      'web',
+      () => {
+        const extra: Record<string, string> = first && statsdPort !== undefined ? { STATSD_PORT: String(statsdPort) } : {}
+        first = false
+        // IO_COUNTS: the web processes count their PostgreSQL round trips and Redis commands (ioCounts below).
+        return { ...serviceEnv(e), IO_COUNTS: '1', ...extra }
+      },
+      SERVICE_NODE_ARGS,
+    )
     svc.push(...web.procs)
     webProcs = web.procs
     targets = web.targets
@@ -468,17 +604,38 @@ async function main(): Promise<Results> {
     if (!influx) return undefined
     say(`${stage}: InfluxDB 1.x line protocol, ${pointsPerRequest} point(s) per request, ${CONNECTIONS} connections for ${SECONDS} s`)
     try {
-      return await measured(stage, () => influx!.run(stage.replace(/\s+/g, '-'), { connections: CONNECTIONS, durationMs: SECONDS * 1000, warmupMs: WARMUP_MS, pointsPerRequest, accounts: ACCOUNTS }), (r) => r.load)
+      return await measured(
+        stage,
+        () =>
+          influx!.run(stage.replace(/\s+/g, '-'), {
+            connections: CONNECTIONS,
+            durationMs: SECONDS * 1000,
+            warmupMs: WARMUP_MS,
+            pointsPerRequest,
+            accounts: ACCOUNTS,
+          }),
+        (r) => r.load,
+      )
     } catch (err) {
       return { error: (err as Error).message }
     }
   }
   // A service phase, when the service is up and the phase was asked for; a failure is recorded, not thrown.
-  const runPhase = async (key: string, label: string, statPrefix: string, kind: PhaseKind, paused?: Child): Promise<PhaseResult | Failed> => {
+  const runPhase = async (
+    key: string,
+    label: string,
+    statPrefix: string,
+    kind: PhaseKind,
+    paused?: Child,
+  ): Promise<PhaseResult | Failed> => {
     if (!service.ready) return notReady
     if (!PHASES.has(key)) return skipped
     try {
-      return await measured(label, () => servicePhase(label, e, targets, keys, statPrefix, kind, problems, paused), (r) => r.load)
+      return await measured(
+        label,
+        () => servicePhase(label, e, targets, keys, statPrefix, kind, problems, paused),
+        (r) => r.load,
+      )
     } catch (err) {
       return { error: (err as Error).message }
     }
@@ -517,18 +674,31 @@ async function main(): Promise<Results> {
     try {
       const durationMs = Math.max(SECONDS, 8) * 1000
       say(`phase 3: probes under single-point load (${CONNECTIONS} connections, ${durationMs / 1000} s)`)
-      const [l3, p3] = await measured('phase 3', async () => {
-        const startedAt = Date.now()
-        const loadRun = runLoadProcess(children, 'load-phase-3', {
-          targets,
-          connections: CONNECTIONS,
-          measure: { durationMs, groups: singleGroups(keys, 'bench.load3.', STATS) },
-        })
-        loadRun.catch(() => {}) // awaited below; this only keeps an early failure from being "unhandled"
-        await sleep(1500) // let the load reach its pace
-        const probeRun = runProbes({ targets, key: probe.key, runId, count: 50, intervalMs: 100, pollMs: 20, timeoutMs: 10_000, launchUntil: startedAt + durationMs - 1000 })
-        return Promise.all([loadRun, probeRun])
-      }, ([l]) => l)
+      const [l3, p3] = await measured(
+        'phase 3',
+        async () => {
+          const startedAt = Date.now()
+          const loadRun = runLoadProcess(children, 'load-phase-3', {
+            targets,
+            connections: CONNECTIONS,
+            measure: { durationMs, groups: singleGroups(keys, 'bench.load3.', STATS) },
+          })
+          loadRun.catch(() => {}) // awaited below; this only keeps an early failure from being "unhandled"
+          await sleep(1500) // let the load reach its pace
+          const probeRun = runProbes({
+            targets,
+            key: probe.key,
+            runId,
+            count: 50,
+            intervalMs: 100,
+            pollMs: 20,
+            timeoutMs: 10_000,
+            launchUntil: startedAt + durationMs - 1000,
+          })
+          return Promise.all([loadRun, probeRun])
+        },
+        ([l]) => l,
+      )
       results.phase3 = { load: l3, probe: p3 }
       describeRejections('phase 3 load', l3, problems)
       if (p3.writeFailed) problems.push(`phase 3: ${p3.writeFailed} probe writes not accepted`)
@@ -541,7 +711,13 @@ async function main(): Promise<Results> {
 
   for (const c of svc) {
     if (c.exited) problems.push(`${c.name} exited during the run (code ${c.exited.code}, signal ${c.exited.signal})`)
-    if (c.warnings) problems.push(`${c.name} wrote ${c.warnings} warning/error log line(s), e.g. ${c.lines.slice(0, 2).map((l) => l.slice(0, 300)).join(' | ')}`)
+    if (c.warnings)
+      problems.push(
+        `${c.name} wrote ${c.warnings} warning/error log line(s), e.g. ${c.lines
+          .slice(0, 2)
+          .map((l) => l.slice(0, 300))
+          .join(' | ')}`,
+      )
   }
   service.warnings = svc.reduce((s, c) => s + c.warnings, 0)
   service.logTail = svc.flatMap((c) => c.lines.slice(-5).map((l) => `${c.name}| ${l.slice(0, 400)}`))
@@ -549,18 +725,24 @@ async function main(): Promise<Results> {
   results.machine.cpuByStage = cpuByStage
   results.machine.quietBeforeStage = quietness
   for (const [stage, u] of Object.entries(cpuByStage)) {
-    if (u.othersPct >= 10) results.disturbances.push(`${stage}: other processes used ${u.othersPct}% of the machine meanwhile (${u.top.map((t) => `${t.comm}[${t.pid}]`).join(', ')}); this stage's figures are depressed`)
+    if (u.othersPct >= 10)
+      results.disturbances.push(
+        `${stage}: other processes used ${u.othersPct}% of the machine meanwhile (${u.top.map((t) => `${t.comm}[${t.pid}]`).join(', ')}); this stage's figures are depressed`,
+      )
   }
 
   // The load generator does the same work for every single-point request, whoever answers. At phase 1's lower
   // rate it batches less per wake-up and spends about 1.3x its CPU per request in the InfluxDB stage; far more
   // than that says the machine itself ran slower meanwhile (a neighbour on the host takes cycles no process
   // here is charged for, and every process's CPU per point rises alike), so the phase's ratios are depressed.
-  const loadUs = (l: LoadResult | undefined) => (l && l.completed + l.warmupCompleted > 0 ? (l.cpuMs * 1000) / (l.completed + l.warmupCompleted) : undefined)
+  const loadUs = (l: LoadResult | undefined) =>
+    l && l.completed + l.warmupCompleted > 0 ? (l.cpuMs * 1000) / (l.completed + l.warmupCompleted) : undefined
   const slowGen = loadUs(isFailed(results.phase1) ? undefined : results.phase1?.load)
   const baseGen = loadUs(isFailed(results.influxSingle) ? undefined : results.influxSingle?.load)
   if (slowGen !== undefined && baseGen !== undefined && slowGen > 1.5 * baseGen) {
-    results.disturbances.push(`phase 1: the load generator spent ${Math.round(slowGen)} µs of CPU per request against ${Math.round(baseGen)} in the InfluxDB stage (the same kind of request; its lower rate alone costs it about 1.3x in undisturbed runs): the machine most likely ran slower during phase 1, and its ratio to InfluxDB is depressed`)
+    results.disturbances.push(
+      `phase 1: the load generator spent ${Math.round(slowGen)} µs of CPU per request against ${Math.round(baseGen)} in the InfluxDB stage (the same kind of request; its lower rate alone costs it about 1.3x in undisturbed runs): the machine most likely ran slower during phase 1, and its ratio to InfluxDB is depressed`,
+    )
   }
 
   // Ratios.
@@ -599,7 +781,10 @@ async function main(): Promise<Results> {
   const rl = results.rateLimit
   const got429 = [results.phase1, results.phase2, results.phase3].some((p) => !isFailed(p) && p && (p.load.httpStatus['429'] ?? 0) > 0)
   const notes: string[] = []
-  if (p1 && p1.load.requestsPerSec > 0.8 * rl.capRequestsPerSec) notes.push(`phase 1 ran at ${Math.round((p1.load.requestsPerSec / rl.capRequestsPerSec) * 100)}% of the cap: the rate limit may be what capped it; raise BENCH_ACCOUNTS.`)
+  if (p1 && p1.load.requestsPerSec > 0.8 * rl.capRequestsPerSec)
+    notes.push(
+      `phase 1 ran at ${Math.round((p1.load.requestsPerSec / rl.capRequestsPerSec) * 100)}% of the cap: the rate limit may be what capped it; raise BENCH_ACCOUNTS.`,
+    )
   if (got429) notes.push('Some requests were answered 429: the rate limit capped the load.')
   if (!notes.length) notes.push('The load stayed below the cap (no 429).')
   rl.note = notes.join(' ')
@@ -620,7 +805,16 @@ if (results) {
   results.finishedAt = new Date().toISOString()
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`)
   process.stdout.write(`${renderReport(results)}\n\nResults written to bench/last-results.json\n`)
-  const serviceFailed = [results.phase1, results.phaseF1, results.phase2, results.phaseF2, results.phaseV, results.phaseL, results.phaseS, results.phase3].some((p) => isFailed(p) && !p.error.startsWith('skipped'))
+  const serviceFailed = [
+    results.phase1,
+    results.phaseF1,
+    results.phase2,
+    results.phaseF2,
+    results.phaseV,
+    results.phaseL,
+    results.phaseS,
+    results.phase3,
+  ].some((p) => isFailed(p) && !p.error.startsWith('skipped'))
   if (serviceFailed) {
     process.stdout.write('\nThe service phases did not all run: see the FAILED lines above.\n')
     exitCode = 1

@@ -29,11 +29,21 @@ const databaseUrl = withDatabase(serverUrl(), DB)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 const sql = await createMigratedDatabase(databaseUrl, DB, 'metrics-bench-scale')
-const [account] = await sql<{ id: string }[]>`insert into accounts (email, password_hash, plan) values ('scale@bench.local', 'x', 'business') returning id`
-const statIds = (await sql<{ id: string }[]>`
-  insert into stats (account_id, name, kind) select ${account.id}, 'scale.' || i, 'gauge' from generate_series(1, ${STATS}) i returning id`).map((r) => r.id)
+const [account] = await sql<
+  { id: string }[]
+>`insert into accounts (email, password_hash, plan) values ('scale@bench.local', 'x', 'business') returning id`
+const statIds = (
+  await sql<{ id: string }[]>`
+  insert into stats (account_id, name, kind) select ${account.id}, 'scale.' || i, 'gauge' from generate_series(1, ${STATS}) i returning id`
+).map((r) => r.id)
 
-interface Row { setup: string; workers: number; pointsPerSecond: number; workerCpuMsPer1k: number; redisCpuMsPer1k: string }
+interface Row {
+  setup: string
+  workers: number
+  pointsPerSecond: number
+  workerCpuMsPer1k: number
+  redisCpuMsPer1k: string
+}
 
 async function run(setup: string, redisUrl: string, redisPids: () => Array<number | undefined>, workers: number): Promise<Row> {
   // Batch ids are recorded once applied (a re-run stores nothing): each run starts from empty tables.
@@ -44,7 +54,16 @@ async function run(setup: string, redisUrl: string, redisPids: () => Array<numbe
   const now = Math.floor(Date.now() / 1000)
   for (let queued = 0, job = 0; queued < POINTS; job++) {
     const n = Math.min(JOB_POINTS, POINTS - queued)
-    const points = Array.from({ length: n }, (_, i) => [statIds[(queued + i) % STATS], now - 86_400 + Math.floor((queued + i) / STATS), (queued + i) % 997, null] as [string, number, number, null])
+    const points = Array.from(
+      { length: n },
+      (_, i) =>
+        [statIds[(queued + i) % STATS], now - 86_400 + Math.floor((queued + i) / STATS), (queued + i) % 997, null] as [
+          string,
+          number,
+          number,
+          null,
+        ],
+    )
     await queues.enqueue('persist-points', { batch_id: `b${job}`, points })
     queued += n
   }
@@ -67,7 +86,9 @@ async function run(setup: string, redisUrl: string, redisPids: () => Array<numbe
     stored = n
     if (Date.now() - progressAt > 30_000) {
       const [failed] = await queues.get('ingest').getFailed(0, 0)
-      throw new Error(`${setup}: ${stored} of ${POINTS} points stored, none for 30 s (${JSON.stringify(await queues.get('ingest').getJobCounts())}${failed ? `, a failed job: ${failed.failedReason}` : ''}); the workers said:\n${output.join('').slice(-3000)}`)
+      throw new Error(
+        `${setup}: ${stored} of ${POINTS} points stored, none for 30 s (${JSON.stringify(await queues.get('ingest').getJobCounts())}${failed ? `, a failed job: ${failed.failedReason}` : ''}); the workers said:\n${output.join('').slice(-3000)}`,
+      )
     }
   }
   const seconds = (Date.now() - started) / 1000
@@ -78,7 +99,9 @@ async function run(setup: string, redisUrl: string, redisPids: () => Array<numbe
   await deleteKeys(connection, `${prefix}:*`)
   connection.disconnect()
   return {
-    setup, workers, pointsPerSecond: Math.round(POINTS / seconds),
+    setup,
+    workers,
+    pointsPerSecond: Math.round(POINTS / seconds),
     // Start-up (module loading) included: a fixed cost that a longer backlog dilutes.
     workerCpuMsPer1k: Math.round((workerCpu / POINTS) * 1000 * 10) / 10,
     redisCpuMsPer1k: redisCpu.map((ms) => (Math.round((ms / POINTS) * 1000 * 10) / 10).toFixed(1)).join(' / '),
@@ -102,6 +125,11 @@ try {
   await sql.end({ timeout: 2 })
   await dropDatabase(DB)
 }
-process.stdout.write(`\n${POINTS} points in jobs of ${JOB_POINTS}, ${STATS} stats; drained by worker processes started after the backlog was queued\n\n`)
-process.stdout.write('| set-up | workers | points stored/s | worker CPU ms per 1,000 points | Redis CPU ms per 1,000 points (per master) |\n|---|---|---|---|---|\n')
-for (const r of rows) process.stdout.write(`| ${r.setup} | ${r.workers} | ${r.pointsPerSecond} | ${r.workerCpuMsPer1k} | ${r.redisCpuMsPer1k} |\n`)
+process.stdout.write(
+  `\n${POINTS} points in jobs of ${JOB_POINTS}, ${STATS} stats; drained by worker processes started after the backlog was queued\n\n`,
+)
+process.stdout.write(
+  '| set-up | workers | points stored/s | worker CPU ms per 1,000 points | Redis CPU ms per 1,000 points (per master) |\n|---|---|---|---|---|\n',
+)
+for (const r of rows)
+  process.stdout.write(`| ${r.setup} | ${r.workers} | ${r.pointsPerSecond} | ${r.workerCpuMsPer1k} | ${r.redisCpuMsPer1k} |\n`)

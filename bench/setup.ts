@@ -130,7 +130,12 @@ export interface DrainResult {
  * stops growing for stallMs, or capMs passed. The time of the poll that first
  * saw the final count stands for "the last point stored".
  */
-export async function waitForDrain(sql: Sql, namePrefix: string, expected: number, opts: { pollMs?: number; stallMs?: number; capMs?: number } = {}): Promise<DrainResult> {
+export async function waitForDrain(
+  sql: Sql,
+  namePrefix: string,
+  expected: number,
+  opts: { pollMs?: number; stallMs?: number; capMs?: number } = {},
+): Promise<DrainResult> {
   const pollMs = opts.pollMs ?? 100
   const stallMs = opts.stallMs ?? 10_000
   const capMs = opts.capMs ?? 60_000

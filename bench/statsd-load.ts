@@ -25,7 +25,9 @@ export interface StatsdPhase {
 /** UDP RcvbufErrors from /proc/net/snmp (Linux), or undefined. */
 export function udpReceiveDrops(): number | undefined {
   try {
-    const lines = readFileSync('/proc/net/snmp', 'utf8').split('\n').filter((l) => l.startsWith('Udp:'))
+    const lines = readFileSync('/proc/net/snmp', 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('Udp:'))
     const [head, values] = lines.map((l) => l.split(/\s+/))
     const i = head.indexOf('RcvbufErrors')
     return i > 0 ? Number(values[i]) : undefined
@@ -35,7 +37,14 @@ export function udpReceiveDrops(): number | undefined {
 }
 
 /** Sends `${key}.${statPrefix}<k>:1|c` datagrams at `ratePerSec` for `durationMs`, paced every 5 ms. */
-export async function sendStatsd(port: number, keys: string[], statPrefix: string, stats: number, ratePerSec: number, durationMs: number): Promise<{ sent: number; errors: number; endedAt: number }> {
+export async function sendStatsd(
+  port: number,
+  keys: string[],
+  statPrefix: string,
+  stats: number,
+  ratePerSec: number,
+  durationMs: number,
+): Promise<{ sent: number; errors: number; endedAt: number }> {
   const socket = dgram.createSocket('udp4')
   const packets = keys.flatMap((key) => Array.from({ length: stats }, (_, k) => Buffer.from(`${key}.${statPrefix}${k}:1|c`)))
   let sent = 0

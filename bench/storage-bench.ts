@@ -57,9 +57,13 @@ const TOTAL = PER_STAT * STATS
 
 /** Deterministic noise (xorshift), so every run and every store gets the same values. */
 function rng(seed: number) {
-  let x = seed * 2654435761 >>> 0 || 1
+  let x = (seed * 2654435761) >>> 0 || 1
   return () => {
-    x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0
+    x ^= x << 13
+    x >>>= 0
+    x ^= x >>> 17
+    x ^= x << 5
+    x >>>= 0
     return x / 4294967296
   }
 }
@@ -127,16 +131,28 @@ async function until(url: string, child: ChildProcess, ms = 30_000, init?: Reque
   while (Date.now() < deadline && child.exitCode === null) {
     try {
       if ((await fetch(url, { ...init, signal: AbortSignal.timeout(1000) })).ok) return
-    } catch { /* not up yet */ }
+    } catch {
+      /* not up yet */
+    }
     await sleep(200)
   }
   throw new Error(`${url} did not answer`)
 }
 
-interface Row { store: string; bytes: number; compactMs: number | null; note: string }
+interface Row {
+  store: string
+  bytes: number
+  compactMs: number | null
+  note: string
+}
 
 /** Rows per second of a CSV export read over HTTP to the end, one entry per store and scope. */
-interface ExportRate { store: string; scope: 'one stat' | 'all stats'; rows: number; seconds: number }
+interface ExportRate {
+  store: string
+  scope: 'one stat' | 'all stats'
+  rows: number
+  seconds: number
+}
 const exportRates: ExportRate[] = []
 
 /** Reads a CSV answer to its end, counting data rows (lines that are neither the header nor a # comment). */
@@ -159,12 +175,19 @@ async function readCsv(url: string, init?: RequestInit): Promise<{ rows: number;
 }
 
 /** Times a CSV export twice (the second, warm, is kept) and checks it returned every point of its scope. */
-async function timeExport(store: string, scope: ExportRate['scope'], expected: number, read: () => Promise<{ rows: number; seconds: number }>) {
+async function timeExport(
+  store: string,
+  scope: ExportRate['scope'],
+  expected: number,
+  read: () => Promise<{ rows: number; seconds: number }>,
+) {
   let r = await read()
   r = await read()
   if (r.rows !== expected) throw new Error(`${store} export of ${scope}: ${r.rows} rows, expected ${expected}`)
   exportRates.push({ store, scope, ...r })
-  say(`${store}: ${scope} exported as CSV over HTTP, ${r.rows.toLocaleString('en')} rows in ${r.seconds.toFixed(2)} s (${Math.round(r.rows / r.seconds).toLocaleString('en')} rows/s)`)
+  say(
+    `${store}: ${scope} exported as CSV over HTTP, ${r.rows.toLocaleString('en')} rows in ${r.seconds.toFixed(2)} s (${Math.round(r.rows / r.seconds).toLocaleString('en')} rows/s)`,
+  )
 }
 
 async function service(rows: Row[]) {
@@ -196,19 +219,31 @@ async function service(rows: Row[]) {
     await pipeline(Readable.from(copyRows()), await sql`copy points (stat_id, ts, value) from stdin`.writable())
     await sql`vacuum analyze points`
     say(`service: ${TOTAL.toLocaleString('en')} rows copied in ${((Date.now() - t0) / 1000).toFixed(1)} s`)
-    const size = async (rel: string) => Number((await sql<{ n: string }[]>`select pg_total_relation_size(${rel}::regclass)::text as n`)[0].n)
+    const size = async (rel: string) =>
+      Number((await sql<{ n: string }[]>`select pg_total_relation_size(${rel}::regclass)::text as n`)[0].n)
     const rowBytes = await size('points')
     // Reading a stat's raw points back (the export's pages), from rows now and from blocks after compaction.
     const exportRate = async () => {
       const stat = { id: ids[0], accountId: account, name: statName(0), kind: 'gauge' } as unknown as Stat
-      const w: ExportWindow = { requested: 'all', from: new Date(START * 1000), to: new Date(END * 1000), retentionDays: 800, clamped: false }
+      const w: ExportWindow = {
+        requested: 'all',
+        from: new Date(START * 1000),
+        to: new Date(END * 1000),
+        retentionDays: 800,
+        clamped: false,
+      }
       const e0 = process.hrtime.bigint()
       let n = 0
       for (let rep = 0; rep < 3; rep++) for await (const page of pagedRows(sql, stat, w)) n += page.length
       return n / (Number(process.hrtime.bigint() - e0) / 1e9)
     }
     const fromRows = await exportRate()
-    rows.push({ store: 'service, rows before compaction (reference)', bytes: rowBytes, compactMs: null, note: 'points: heap + (stat_id, ts) index' })
+    rows.push({
+      store: 'service, rows before compaction (reference)',
+      bytes: rowBytes,
+      compactMs: null,
+      note: 'points: heap + (stat_id, ts) index',
+    })
 
     // The service's own compaction (the compact-points job's pass), as of the day after the data ends: every
     // day of it is past the hot days; the pass ends by rebuilding the emptied hot table's index (shrinkHotIndex).
@@ -224,16 +259,26 @@ async function service(rows: Row[]) {
     const [enc] = await sql<{ scaled: number; raw: number }[]>`
       select count(*) filter (where scale is not null)::int as scaled, count(*) filter (where scale is null)::int as raw from point_blocks`
     const hot = await size('points')
-    const [parts] = await sql<{ heap: string; idx: string }[]>`select pg_relation_size('points')::text as heap, pg_indexes_size('points')::text as idx`
-    say(`service: emptied hot table after VACUUM: heap ${Number(parts.heap).toLocaleString('en')} bytes, index ${Number(parts.idx).toLocaleString('en')} bytes` +
-      (done.hotIndex ? ` (rebuilt by the pass from ${done.hotIndex.before.toLocaleString('en')} bytes)` : ' (not rebuilt by the pass)'))
+    const [parts] = await sql<
+      { heap: string; idx: string }[]
+    >`select pg_relation_size('points')::text as heap, pg_indexes_size('points')::text as idx`
+    say(
+      `service: emptied hot table after VACUUM: heap ${Number(parts.heap).toLocaleString('en')} bytes, index ${Number(parts.idx).toLocaleString('en')} bytes` +
+        (done.hotIndex ? ` (rebuilt by the pass from ${done.hotIndex.before.toLocaleString('en')} bytes)` : ' (not rebuilt by the pass)'),
+    )
     const blocks = await size('point_blocks')
-    say(`service: ${done.blocks} blocks (${enc.scaled} with scaled integer values, ${enc.raw} raw float8) in ${(compactMs / 1000).toFixed(1)} s; ` +
-      `hot table left ${hot.toLocaleString('en')} bytes, blocks ${blocks.toLocaleString('en')} bytes`)
+    say(
+      `service: ${done.blocks} blocks (${enc.scaled} with scaled integer values, ${enc.raw} raw float8) in ${(compactMs / 1000).toFixed(1)} s; ` +
+        `hot table left ${hot.toLocaleString('en')} bytes, blocks ${blocks.toLocaleString('en')} bytes`,
+    )
     const fromBlocks = await exportRate()
-    say(`service: one stat's ${PER_STAT.toLocaleString('en')} points exported (pagedRows, 3 times) at ${Math.round(fromRows).toLocaleString('en')} rows/s from rows, ` +
-      `${Math.round(fromBlocks).toLocaleString('en')} rows/s from blocks (${(fromBlocks / fromRows).toFixed(2)}x)`)
-    const all = ids.map((id, s) => ({ id, accountId: account, name: statName(s), kind: s < GAUGES ? 'gauge' : 'counter' }) as unknown as Stat)
+    say(
+      `service: one stat's ${PER_STAT.toLocaleString('en')} points exported (pagedRows, 3 times) at ${Math.round(fromRows).toLocaleString('en')} rows/s from rows, ` +
+        `${Math.round(fromBlocks).toLocaleString('en')} rows/s from blocks (${(fromBlocks / fromRows).toFixed(2)}x)`,
+    )
+    const all = ids.map(
+      (id, s) => ({ id, accountId: account, name: statName(s), kind: s < GAUGES ? 'gauge' : 'counter' }) as unknown as Stat,
+    )
     const w: ExportWindow = { requested: 'all', from: new Date(START * 1000), to: new Date(END * 1000), retentionDays: 800, clamped: false }
     const server = createServer((req, res) => {
       const stats = req.url === '/one' ? all.slice(0, 1) : all
@@ -249,7 +294,12 @@ async function service(rows: Row[]) {
       server.close()
     }
     rows.push({ store: 'service, after compaction: blocks', bytes: blocks, compactMs, note: 'point_blocks: heap, TOAST, primary key' })
-    rows.push({ store: 'service, after compaction: blocks + emptied hot table', bytes: hot + blocks, compactMs, note: 'points + point_blocks: heap, TOAST, indexes' })
+    rows.push({
+      store: 'service, after compaction: blocks + emptied hot table',
+      bytes: hot + blocks,
+      compactMs,
+      note: 'points + point_blocks: heap, TOAST, indexes',
+    })
     if (!CANDIDATES) return
     // The blocks' ground truth for the candidates below: the rows again.
     await sql`insert into points (stat_id, ts, value)
@@ -259,31 +309,52 @@ async function service(rows: Row[]) {
     // values as float8; (b) timestamps as deltas from the previous point (a regular series is one number
     // repeated) and values as integers scaled by 100 where that is exact for the whole block.
     const candidates = [
-      { name: 'arrays (offsets, float8)', cols: 'dts int4[] not null, vals float8[] not null', select: `
+      {
+        name: 'arrays (offsets, float8)',
+        cols: 'dts int4[] not null, vals float8[] not null',
+        select: `
         select stat_id, day, array_agg(off order by ts), array_agg(value order by ts) from (
           select stat_id, ts, value, (ts at time zone 'UTC')::date as day,
                  (extract(epoch from ts) - extract(epoch from date_trunc('day', ts at time zone 'UTC')))::int4 as off from points) p
-        group by 1, 2` },
-      { name: 'arrays (deltas, values x100 as int8)', cols: 'dts int4[] not null, vals int8[] not null', select: `
+        group by 1, 2`,
+      },
+      {
+        name: 'arrays (deltas, values x100 as int8)',
+        cols: 'dts int4[] not null, vals int8[] not null',
+        select: `
         select stat_id, day, array_agg(d order by ts), array_agg(round(value * 100)::int8 order by ts) from (
           select stat_id, ts, value, (ts at time zone 'UTC')::date as day,
                  coalesce(extract(epoch from ts - lag(ts) over w), 0)::int4 as d from points
           window w as (partition by stat_id, (ts at time zone 'UTC')::date order by ts)) p
-        group by 1, 2 having bool_and(round(value * 100) / 100 = value)` },
+        group by 1, 2 having bool_and(round(value * 100) / 100 = value)`,
+      },
     ]
     for (const cand of candidates) {
       for (const method of ['pglz', 'lz4']) {
         await sql.unsafe('drop table if exists blocks')
         await sql.unsafe(`create table blocks (stat_id uuid not null, day date not null, ${cand.cols}, primary key (stat_id, day))`)
-        const ok = await sql.unsafe(`alter table blocks alter column dts set compression ${method}, alter column vals set compression ${method}`).then(() => true, () => false)
-        if (!ok) { say(`(${method}: not available on this server)`); continue }
+        const ok = await sql
+          .unsafe(`alter table blocks alter column dts set compression ${method}, alter column vals set compression ${method}`)
+          .then(
+            () => true,
+            () => false,
+          )
+        if (!ok) {
+          say(`(${method}: not available on this server)`)
+          continue
+        }
         const c0 = Date.now()
         const done = await sql.unsafe(`insert into blocks ${cand.select}`)
         const ms = Date.now() - c0
         await sql.unsafe('vacuum analyze blocks')
         const [{ n }] = await sql<{ n: number }[]>`select coalesce(sum(cardinality(vals)), 0)::int as n from blocks`
         if (n !== TOTAL) say(`(${cand.name}: ${n} of ${TOTAL} points fit; ${done.count} blocks)`)
-        rows.push({ store: `candidate: day blocks, ${cand.name}, TOAST ${method}`, bytes: await size('blocks'), compactMs: ms, note: 'heap + TOAST + primary key' })
+        rows.push({
+          store: `candidate: day blocks, ${cand.name}, TOAST ${method}`,
+          bytes: await size('blocks'),
+          compactMs: ms,
+          note: 'heap + TOAST + primary key',
+        })
       }
     }
   } finally {
@@ -295,13 +366,20 @@ async function service(rows: Row[]) {
 async function influx(rows: Row[]) {
   const dir = mkdtempSync('/tmp/i26-storage-influx-')
   const [http, rpc] = [await freePort(), await freePort()]
-  writeFileSync(join(dir, 'influxdb.conf'), [
-    'reporting-disabled = true', `bind-address = "${HOST}:${rpc}"`, `[meta]\n  dir = "${dir}/meta"`,
-    `[data]\n  dir = "${dir}/data"\n  wal-dir = "${dir}/wal"\n  query-log-enabled = false\n  cache-snapshot-write-cold-duration = "1s"\n  compact-full-write-cold-duration = "2s"`,
-    '[monitor]\n  store-enabled = false',
-    `[http]\n  enabled = true\n  bind-address = "${HOST}:${http}"\n  log-enabled = false`,
-    '[continuous_queries]\n  enabled = false', '[logging]\n  level = "warn"', '',
-  ].join('\n'))
+  writeFileSync(
+    join(dir, 'influxdb.conf'),
+    [
+      'reporting-disabled = true',
+      `bind-address = "${HOST}:${rpc}"`,
+      `[meta]\n  dir = "${dir}/meta"`,
+      `[data]\n  dir = "${dir}/data"\n  wal-dir = "${dir}/wal"\n  query-log-enabled = false\n  cache-snapshot-write-cold-duration = "1s"\n  compact-full-write-cold-duration = "2s"`,
+      '[monitor]\n  store-enabled = false',
+      `[http]\n  enabled = true\n  bind-address = "${HOST}:${http}"\n  log-enabled = false`,
+      '[continuous_queries]\n  enabled = false',
+      '[logging]\n  level = "warn"',
+      '',
+    ].join('\n'),
+  )
   const proc = spawn('influxd', ['run', '-config', join(dir, 'influxdb.conf')], { stdio: 'ignore' })
   try {
     const base = `http://${HOST}:${http}`
@@ -312,9 +390,16 @@ async function influx(rows: Row[]) {
     const c0 = Date.now()
     const bytes = await settled(() => dirBytes(dir), 8000, 600_000)
     const part = (d: string) => (dirBytes(join(dir, d)) / 1e6).toFixed(1)
-    rows.push({ store: 'InfluxDB 1.x (TSM, after full compaction)', bytes, compactMs: Date.now() - c0 - 8000,
-      note: `data ${part('data')} MB + wal ${part('wal')} MB + meta` })
-    const query = (q: string) => readCsv(`${base}/query?${new URLSearchParams({ db: 'bench', q, epoch: 's', chunked: 'true', chunk_size: '10000' })}`, { headers: { accept: 'application/csv' } })
+    rows.push({
+      store: 'InfluxDB 1.x (TSM, after full compaction)',
+      bytes,
+      compactMs: Date.now() - c0 - 8000,
+      note: `data ${part('data')} MB + wal ${part('wal')} MB + meta`,
+    })
+    const query = (q: string) =>
+      readCsv(`${base}/query?${new URLSearchParams({ db: 'bench', q, epoch: 's', chunked: 'true', chunk_size: '10000' })}`, {
+        headers: { accept: 'application/csv' },
+      })
     await timeExport('InfluxDB 1.x', 'one stat', PER_STAT, () => query(`SELECT value FROM m WHERE stat = '${statName(0)}'`))
     await timeExport('InfluxDB 1.x', 'all stats', TOTAL, () => query('SELECT value, stat FROM m'))
   } finally {
@@ -327,7 +412,11 @@ async function influx(rows: Row[]) {
 async function victoria(rows: Row[]) {
   const dir = mkdtempSync('/tmp/i26-storage-vm-')
   const port = await freePort()
-  const proc = spawn('victoria-metrics', [`-storageDataPath=${dir}`, `-httpListenAddr=${HOST}:${port}`, '-retentionPeriod=10y', '-loggerLevel=ERROR'], { stdio: 'ignore' })
+  const proc = spawn(
+    'victoria-metrics',
+    [`-storageDataPath=${dir}`, `-httpListenAddr=${HOST}:${port}`, '-retentionPeriod=10y', '-loggerLevel=ERROR'],
+    { stdio: 'ignore' },
+  )
   try {
     const base = `http://${HOST}:${port}`
     await until(`${base}/health`, proc)
@@ -338,7 +427,12 @@ async function victoria(rows: Row[]) {
     await fetch(`${base}/internal/force_flush`)
     await fetch(`${base}/internal/force_merge`)
     const bytes = await settled(() => dirBytes(dir), 8000, 600_000)
-    rows.push({ store: 'VictoriaMetrics (flushed, force-merged)', bytes, compactMs: Date.now() - c0 - 8000, note: 'storage data directory' })
+    rows.push({
+      store: 'VictoriaMetrics (flushed, force-merged)',
+      bytes,
+      compactMs: Date.now() - c0 - 8000,
+      note: 'storage data directory',
+    })
   } finally {
     proc.kill('SIGTERM')
     await sleep(500)
@@ -347,7 +441,9 @@ async function victoria(rows: Row[]) {
 }
 
 async function main() {
-  say(`bench:storage: ${GAUGES} gauges + ${COUNTERS} counters, a point every ${STEP} s for ${DAYS} days = ${TOTAL.toLocaleString('en')} points`)
+  say(
+    `bench:storage: ${GAUGES} gauges + ${COUNTERS} counters, a point every ${STEP} s for ${DAYS} days = ${TOTAL.toLocaleString('en')} points`,
+  )
   const rows: Row[] = []
   await service(rows)
   if (PEERS) {
@@ -370,7 +466,9 @@ async function main() {
   for (const e of exportRates) {
     const ref = exportRates.find((x) => x.store === 'InfluxDB 1.x' && x.scope === e.scope)
     const rate = e.rows / e.seconds
-    say(`| ${e.store}, ${e.scope} | ${e.rows.toLocaleString('en')} | ${e.seconds.toFixed(2)} | ${Math.round(rate).toLocaleString('en')} | ${ref ? (rate / (ref.rows / ref.seconds)).toFixed(2) + 'x' : 'n/a'} |`)
+    say(
+      `| ${e.store}, ${e.scope} | ${e.rows.toLocaleString('en')} | ${e.seconds.toFixed(2)} | ${Math.round(rate).toLocaleString('en')} | ${ref ? (rate / (ref.rows / ref.seconds)).toFixed(2) + 'x' : 'n/a'} |`,
+    )
   }
 }
 

@@ -20,7 +20,9 @@ export function singleGroups(keys: string[], statPrefix: string, stats: number):
 export function batchGroups(keys: string[], statPrefix: string, stats: number, size = 100): RequestSpec[][] {
   return keys.map((key) => {
     const data = Array.from({ length: size }, (_, i) => ({ stat: `${statPrefix}${i % stats}`, count: 1 }))
-    return [{ method: 'POST' as const, path: '/ez', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ ezkey: key, data }) }]
+    return [
+      { method: 'POST' as const, path: '/ez', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ ezkey: key, data }) },
+    ]
   })
 }
 
@@ -28,7 +30,14 @@ export function batchGroups(keys: string[], statPrefix: string, stats: number, s
 export function v1BatchGroups(keys: string[], statPrefix: string, stats: number, size = 1000): RequestSpec[][] {
   return keys.map((key) => {
     const points = Array.from({ length: size }, (_, i) => ({ stat: `${statPrefix}${i % stats}`, count: 1 }))
-    return [{ method: 'POST' as const, path: '/api/v1/points', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${key}` }, body: JSON.stringify({ points }) }]
+    return [
+      {
+        method: 'POST' as const,
+        path: '/api/v1/points',
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${key}` },
+        body: JSON.stringify({ points }),
+      },
+    ]
   })
 }
 
@@ -59,7 +68,14 @@ export async function runLoadProcess(children: Children, name: string, cfg: Load
 export function lineProtocolGroups(keys: string[], measurement: string, stats: number, size = 5000): RequestSpec[][] {
   return keys.map((key, a) => {
     const body = Array.from({ length: size }, (_, i) => `${measurement},account=a${a},stat=s${i % stats} value=1`).join('\n')
-    return [{ method: 'POST' as const, path: '/api/v2/write?precision=s', headers: { 'Content-Type': 'text/plain; charset=utf-8', Authorization: `Token ${key}` }, body }]
+    return [
+      {
+        method: 'POST' as const,
+        path: '/api/v2/write?precision=s',
+        headers: { 'Content-Type': 'text/plain; charset=utf-8', Authorization: `Token ${key}` },
+        body,
+      },
+    ]
   })
 }
 

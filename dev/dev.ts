@@ -33,14 +33,22 @@ try {
   }
 
   billing = await startDevBilling(config, (line) => log.info(line))
-  if (!config.smtpUrl && config.mailOutboxDir) log.info(`no SMTP_URL: mail is written to ${config.mailOutboxDir}/ and its links printed here`)
+  if (!config.smtpUrl && config.mailOutboxDir)
+    log.info(`no SMTP_URL: mail is written to ${config.mailOutboxDir}/ and its links printed here`)
   // StatsD is on in development (docs/decisions.md §21), on the port StatsD clients send to by default.
   const api = await startApi({ ...billing.config, statsdPort: billing.config.statsdPort ?? 8125 }, log.child({ component: 'web' }))
   const workers = await startWorkers(billing.config, log.child({ component: 'worker' }))
   billing.attach(api.url)
   const running = services
   const standin = billing
-  onShutdown(log, config.shutdownTimeoutMs, () => api.close(), () => workers.close(), () => standin.stop(), () => running.stop())
+  onShutdown(
+    log,
+    config.shutdownTimeoutMs,
+    () => api.close(),
+    () => workers.close(),
+    () => standin.stop(),
+    () => running.stop(),
+  )
   // On a terminal's Ctrl-C, tsx (our parent) may miss that we got the signal and send it again; without a listener
   // left (onShutdown listens once) that second one would kill us mid-shutdown. The shutdown deadline still applies.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => {})

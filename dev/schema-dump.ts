@@ -46,14 +46,19 @@ export async function findPgDump(major: number): Promise<string> {
   ].filter((c): c is string => !!c && (c === 'pg_dump' || existsSync(c)))
   const seen: string[] = []
   for (const bin of candidates) {
-    const version = await run(bin, ['--version']).then((r) => r.stdout.trim(), () => undefined)
+    const version = await run(bin, ['--version']).then(
+      (r) => r.stdout.trim(),
+      () => undefined,
+    )
     if (!version) continue
     seen.push(`${bin}: ${version}`)
     if (Number(/\b(\d+)\.\d+/.exec(version)?.[1]) === major) return bin
   }
-  throw new Error(`no pg_dump of PostgreSQL ${major} (the server's version) found` +
-    (seen.length ? `; found only ${seen.join(', ')}` : '') +
-    `. Install the client of that version (Debian: postgresql-client-${major}) or set PG_DUMP to its path.`)
+  throw new Error(
+    `no pg_dump of PostgreSQL ${major} (the server's version) found` +
+      (seen.length ? `; found only ${seen.join(', ')}` : '') +
+      `. Install the client of that version (Debian: postgresql-client-${major}) or set PG_DUMP to its path.`,
+  )
 }
 
 /** The lines of a pg_dump that vary between runs, servers or minor versions, and the session settings. */
@@ -90,8 +95,10 @@ export async function dumpSchema(url: string): Promise<string> {
   let major: number
   try {
     if (await timescaleAvailable(sql)) {
-      throw new Error('this server offers TimescaleDB, so the migrations take its path; sql/schema.sql is the plain ' +
-        'PostgreSQL schema: dump it on a server without the extension')
+      throw new Error(
+        'this server offers TimescaleDB, so the migrations take its path; sql/schema.sql is the plain ' +
+          'PostgreSQL schema: dump it on a server without the extension',
+      )
     }
     major = await serverMajor(sql)
   } finally {
@@ -139,7 +146,9 @@ async function main(): Promise<void> {
   try {
     const text = await dumpFreshSchema(serverUrl)
     writeFileSync(SNAPSHOT, text)
-    process.stdout.write(`wrote sql/schema.sql (${text.split('\n').length} lines) from a fresh database migrated on ${new URL(serverUrl).host || 'the local socket'}\n`)
+    process.stdout.write(
+      `wrote sql/schema.sql (${text.split('\n').length} lines) from a fresh database migrated on ${new URL(serverUrl).host || 'the local socket'}\n`,
+    )
   } catch (err) {
     process.stderr.write(`schema dump failed: ${(err as Error).message}\n`)
     process.exitCode = 1

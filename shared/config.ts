@@ -23,10 +23,16 @@ const Env = z.object({
   // A replica further behind the primary than this is bypassed until it catches up.
   READ_REPLICA_MAX_LAG_SECONDS: z.coerce.number().positive().default(5),
   // A single node (redis:// or rediss://), or a Redis Cluster given by seed nodes: redis+cluster://host:port[,host:port...]
-  REDIS_URL: z.string().refine(validRedisUrl, { error: 'must be a redis:// or rediss:// URL, or redis+cluster://host:port[,host:port...]' }).default('redis://127.0.0.1:6379'),
+  REDIS_URL: z
+    .string()
+    .refine(validRedisUrl, { error: 'must be a redis:// or rediss:// URL, or redis+cluster://host:port[,host:port...]' })
+    .default('redis://127.0.0.1:6379'),
   // Prefix of every Redis key the service writes (queues included), so that
   // several deployments or test files can share one Redis server.
-  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_.:-]+$/).default('metrics'),
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]+$/)
+    .default('metrics'),
   PUBLIC_URL: z.string().url().optional(),
   LOG_LEVEL: z.enum(['error', 'warn', 'info', 'debug', 'silent']).default('info'),
   // JSON lines for log collectors; short readable lines for a person at a terminal. Default: pretty in development.
@@ -44,7 +50,10 @@ const Env = z.object({
   // Health fails when a job has been ready to run, or running, for longer than this: the workers are stuck or gone.
   HEALTH_QUEUE_STUCK_SECONDS: int(1).default(60),
   // Alert e-mail (confirmation links and deliveries). Without it, e-mail alerts cannot be created.
-  SMTP_URL: z.string().regex(/^smtps?:\/\//, { error: 'must be an smtp:// or smtps:// URL' }).optional(),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, { error: 'must be an smtp:// or smtps:// URL' })
+    .optional(),
   MAIL_FROM: z.string().default('Metrics alerts <alerts@localhost>'),
   // Plain-language query: an optional OpenAI-compatible chat-completions server that narrates verified facts.
   QUERY_LLM_BASE_URL: z.string().url().optional(),
@@ -144,18 +153,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`)
   }
   const e = parsed.data
-  if (e.QUERY_LLM_BASE_URL && !e.QUERY_LLM_MODEL) throw new ConfigError('invalid configuration:\n  QUERY_LLM_MODEL: required when QUERY_LLM_BASE_URL is set')
+  if (e.QUERY_LLM_BASE_URL && !e.QUERY_LLM_MODEL)
+    throw new ConfigError('invalid configuration:\n  QUERY_LLM_MODEL: required when QUERY_LLM_BASE_URL is set')
   // Links (embed URLs, e-mail confirmations) are built from PUBLIC_URL in production, never from a request's Host.
   if (e.NODE_ENV === 'production' && !e.PUBLIC_URL) {
-    throw new ConfigError('invalid configuration:\n  PUBLIC_URL: required in production (the base of links the service hands out, e.g. https://metrics.example.com)')
+    throw new ConfigError(
+      'invalid configuration:\n  PUBLIC_URL: required in production (the base of links the service hands out, e.g. https://metrics.example.com)',
+    )
   }
   if (e.PASSWORD_HASH_COST < PASSWORD_HASH_COST && e.NODE_ENV !== 'test') {
-    throw new ConfigError(`invalid configuration:\n  PASSWORD_HASH_COST: below ${PASSWORD_HASH_COST} only in tests (NODE_ENV=test); passwords stored with a cheaper hash are cheaper to crack (got ${e.PASSWORD_HASH_COST})`)
+    throw new ConfigError(
+      `invalid configuration:\n  PASSWORD_HASH_COST: below ${PASSWORD_HASH_COST} only in tests (NODE_ENV=test); passwords stored with a cheaper hash are cheaper to crack (got ${e.PASSWORD_HASH_COST})`,
+    )
   }
   // The stand-in exists for development and tests; in production the SDK talks to the provider itself, so
   // a base URL there could only send the secret key and customers' payment calls to another server.
   if (e.NODE_ENV === 'production' && e.STRIPE_API_BASE) {
-    throw new ConfigError('invalid configuration:\n  STRIPE_API_BASE: refused in production (it points the payment SDK at a local stand-in, for development and tests only)')
+    throw new ConfigError(
+      'invalid configuration:\n  STRIPE_API_BASE: refused in production (it points the payment SDK at a local stand-in, for development and tests only)',
+    )
   }
   return Object.freeze({
     env: e.NODE_ENV,
@@ -173,7 +189,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookAllowLoopback: e.WEBHOOK_ALLOW_PRIVATE ?? e.NODE_ENV === 'development',
     alertEvalIntervalSeconds: e.ALERT_EVAL_INTERVAL_SECONDS,
     freeTierSlots: e.FREE_TIER_SLOTS,
-    edgeBlockedUserAgents: Object.freeze(e.EDGE_BLOCKED_USER_AGENTS.split(',').map((s) => s.trim()).filter(Boolean)),
+    edgeBlockedUserAgents: Object.freeze(
+      e.EDGE_BLOCKED_USER_AGENTS.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
     sessionTtlHours: e.SESSION_TTL_HOURS,
     trustProxy: e.TRUST_PROXY,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
@@ -181,12 +201,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
     queryLlm: e.QUERY_LLM_BASE_URL
-      ? Object.freeze({ baseUrl: e.QUERY_LLM_BASE_URL.replace(/\/+$/, ''), apiKey: e.QUERY_LLM_API_KEY || undefined, model: e.QUERY_LLM_MODEL!, timeoutMs: e.QUERY_LLM_TIMEOUT_MS })
+      ? Object.freeze({
+          baseUrl: e.QUERY_LLM_BASE_URL.replace(/\/+$/, ''),
+          apiKey: e.QUERY_LLM_API_KEY || undefined,
+          model: e.QUERY_LLM_MODEL!,
+          timeoutMs: e.QUERY_LLM_TIMEOUT_MS,
+        })
       : undefined,
     authAttemptsPerAddress: e.AUTH_ATTEMPTS_PER_ADDRESS,
     authAttemptsPerClient: e.AUTH_ATTEMPTS_PER_CLIENT,
     // Production never writes mail to a folder: without SMTP_URL it refuses e-mail alerts instead.
-    mailOutboxDir: e.NODE_ENV === 'production' ? undefined : (e.MAIL_OUTBOX_DIR ?? (e.NODE_ENV === 'development' ? '.data/outbox' : undefined)),
+    mailOutboxDir:
+      e.NODE_ENV === 'production' ? undefined : (e.MAIL_OUTBOX_DIR ?? (e.NODE_ENV === 'development' ? '.data/outbox' : undefined)),
     stripe: Object.freeze({
       secretKey: e.STRIPE_SECRET_KEY,
       webhookSecret: e.STRIPE_WEBHOOK_SECRET,

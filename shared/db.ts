@@ -30,9 +30,7 @@ export interface DbOptions {
  * forever.) postgres.js' connect_timeout bounds the connect.
  */
 function noDelaySocket(options: { host: string[]; port: number[]; path?: string }): net.Socket {
-  return options.path
-    ? net.connect({ path: options.path })
-    : net.connect({ host: options.host[0], port: options.port[0], noDelay: true })
+  return options.path ? net.connect({ path: options.path }) : net.connect({ host: options.host[0], port: options.port[0], noDelay: true })
 }
 
 /** Opens a connection pool; connections are made lazily on first query, and remade after any failure. */
@@ -49,9 +47,14 @@ export function createSql(url: string, opts: DbOptions = {}): Sql {
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2),
     onnotice: () => {},
     // A statement stuck behind a lock or a hung plan ends with an error rather than holding a connection forever.
-    connection: { application_name: opts.applicationName ?? 'metrics', ...(statementTimeoutMs ? { statement_timeout: statementTimeoutMs } : {}) },
+    connection: {
+      application_name: opts.applicationName ?? 'metrics',
+      ...(statementTimeoutMs ? { statement_timeout: statementTimeoutMs } : {}),
+    },
     // `socket` is supported by postgres.js but missing from its types.
-    ...({ socket: opts.countRoundTrips ? (o: Parameters<typeof noDelaySocket>[0]) => countPgRoundTrips(noDelaySocket(o)) : noDelaySocket } as object),
+    ...({
+      socket: opts.countRoundTrips ? (o: Parameters<typeof noDelaySocket>[0]) => countPgRoundTrips(noDelaySocket(o)) : noDelaySocket,
+    } as object),
   }) as Sql
 }
 

@@ -16,9 +16,11 @@ export class InFlight<K, V> {
   /** Shares `promise` as the answer for `key` until it settles or is forgotten. */
   track(key: K, promise: Promise<V>): Promise<V> {
     this.pending.set(key, promise)
-    void promise.catch(() => {}).finally(() => {
-      if (this.pending.get(key) === promise) this.pending.delete(key)
-    })
+    void promise
+      .catch(() => {})
+      .finally(() => {
+        if (this.pending.get(key) === promise) this.pending.delete(key)
+      })
     return promise
   }
 

@@ -59,12 +59,25 @@ export function unpackPoints(stats: PackedStat[]): QueuedPoint[] {
 
 const UUID = z.regexes.uuid()
 function isQueuedPoint(p: unknown): p is QueuedPoint {
-  return Array.isArray(p) && p.length === 4 && typeof p[0] === 'string' && UUID.test(p[0]) && Number.isSafeInteger(p[1]) &&
-    typeof p[2] === 'number' && Number.isFinite(p[2]) && (p[3] === null || typeof p[3] === 'string')
+  return (
+    Array.isArray(p) &&
+    p.length === 4 &&
+    typeof p[0] === 'string' &&
+    UUID.test(p[0]) &&
+    Number.isSafeInteger(p[1]) &&
+    typeof p[2] === 'number' &&
+    Number.isFinite(p[2]) &&
+    (p[3] === null || typeof p[3] === 'string')
+  )
 }
 function isPackedPoint(p: unknown): p is PackedPoint {
-  return Array.isArray(p) && (p.length === 2 || (p.length === 3 && typeof p[2] === 'string')) && Number.isSafeInteger(p[0]) &&
-    typeof p[1] === 'number' && Number.isFinite(p[1])
+  return (
+    Array.isArray(p) &&
+    (p.length === 2 || (p.length === 3 && typeof p[2] === 'string')) &&
+    Number.isSafeInteger(p[0]) &&
+    typeof p[1] === 'number' &&
+    Number.isFinite(p[1])
+  )
 }
 function isPackedStat(s: unknown): s is PackedStat {
   if (!Array.isArray(s) || s.length < 2 || typeof s[0] !== 'string' || !UUID.test(s[0])) return false
@@ -126,7 +139,12 @@ export const jobs = {
     schema: DeliverAlert,
     // 12 attempts, 5 s doubling with jitter, capped at 1 h: about 3 hours in all (see workers/main.ts backoffStrategy).
     // Finished jobs are kept a week so that re-adding the same delivery id is a no-op.
-    opts: { attempts: 12, backoff: { type: 'jitter', delay: 5_000 }, removeOnComplete: { age: 7 * 86_400 }, removeOnFail: { age: 7 * 86_400 } },
+    opts: {
+      attempts: 12,
+      backoff: { type: 'jitter', delay: 5_000 },
+      removeOnComplete: { age: 7 * 86_400 },
+      removeOnFail: { age: 7 * 86_400 },
+    },
   },
   'purge-sessions': {
     queue: 'maintenance',

@@ -4,8 +4,20 @@ import winston from 'winston'
 import type { Config } from './config.js'
 
 const SECRET_FIELDS = new Set([
-  'ezkey', 'ukey', 'email', 'password', 'authorization', 'cookie', 'set-cookie',
-  'token', 'key', 'api_key', 'csrf_token', 'x-service-csrf', 'secret', 'signing_secret',
+  'ezkey',
+  'ukey',
+  'email',
+  'password',
+  'authorization',
+  'cookie',
+  'set-cookie',
+  'token',
+  'key',
+  'api_key',
+  'csrf_token',
+  'x-service-csrf',
+  'secret',
+  'signing_secret',
 ])
 const REDACTED = '[REDACTED]'
 
@@ -37,7 +49,11 @@ export function isCredentialName(raw: string): boolean {
 // `%22mk_...%22`), and with its own characters percent-encoded (`mk%5F...`, `%6Dk_...`), as a client
 // may send it and the routes would decode it. No word boundary: a key glued to other text is still a key.
 // At least 8 characters of the secret are enough to redact a key cut short.
-const ENC = (c: string) => `(?:${c}|%${c.charCodeAt(0).toString(16).replace(/[a-f]/g, (h) => `[${h}${h.toUpperCase()}]`)})`
+const ENC = (c: string) =>
+  `(?:${c}|%${c
+    .charCodeAt(0)
+    .toString(16)
+    .replace(/[a-f]/g, (h) => `[${h}${h.toUpperCase()}]`)})`
 const ALNUM = '(?:[A-Za-z0-9]|%(?:3[0-9]|4[1-9A-Fa-f]|5[0-9Aa]|6[1-9A-Fa-f]|7[0-9Aa]))'
 const API_KEY_SHAPE = new RegExp(`${ENC('m')}${ENC('k')}${ENC('_')}${ALNUM}{12}${ENC('_')}${ALNUM}{8,}`, 'g')
 
@@ -100,14 +116,13 @@ export function prettyLine(info: Record<string, unknown>, colour: boolean): stri
 }
 
 /** Creates the process logger; tests pass their own stream to capture lines. */
-export function createLogger(config: Pick<Config, 'logLevel'> & Partial<Pick<Config, 'logFormat'>>, stream?: NodeJS.WritableStream): Logger {
-  const transport = stream
-    ? new winston.transports.Stream({ stream })
-    : new winston.transports.Console({ stderrLevels: ['error'] })
+export function createLogger(
+  config: Pick<Config, 'logLevel'> & Partial<Pick<Config, 'logFormat'>>,
+  stream?: NodeJS.WritableStream,
+): Logger {
+  const transport = stream ? new winston.transports.Stream({ stream }) : new winston.transports.Console({ stderrLevels: ['error'] })
   const colour = !stream && Boolean(process.stdout.isTTY)
-  const output = config.logFormat === 'pretty'
-    ? winston.format.printf((info) => prettyLine(info, colour))
-    : winston.format.json()
+  const output = config.logFormat === 'pretty' ? winston.format.printf((info) => prettyLine(info, colour)) : winston.format.json()
   return winston.createLogger({
     level: config.logLevel === 'silent' ? 'error' : config.logLevel,
     silent: config.logLevel === 'silent',

@@ -9,11 +9,24 @@ import type { Logger } from './log.js'
 export type Dependency = 'postgres' | 'redis'
 
 // Errors of a connection that could not be made or was lost, as postgres.js and ioredis report them.
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE',
-  'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED'])
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+])
 // PostgreSQL refusing because it is shutting down, starting, in recovery or out of connections.
 const PG_DOWN_CODES = new Set(['57P01', '57P02', '57P03', '53300', '25006'])
-const REDIS_DOWN = /^(Connection is closed|Stream isn't writeable|Reached the max retries per request|connect E[A-Z]+|read E[A-Z]+|write E[A-Z]+|LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN)/
+const REDIS_DOWN =
+  /^(Connection is closed|Stream isn't writeable|Reached the max retries per request|connect E[A-Z]+|read E[A-Z]+|write E[A-Z]+|LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN)/
 
 /** Which dependency an error says is unreachable, if it says so. */
 export function dependencyDown(err: unknown): Dependency | undefined {
@@ -42,8 +55,12 @@ export class Outages {
 
   /** `probes` answer once the dependency works again (a query, a PING). */
   /** `onBack`: called when a dependency answers again after an outage. */
-  constructor(private readonly log: Logger, private readonly probes: Record<Dependency, () => Promise<unknown>>,
-    private readonly onBack: (dep: Dependency) => void = () => {}, private readonly probeEveryMs = 1000) {}
+  constructor(
+    private readonly log: Logger,
+    private readonly probes: Record<Dependency, () => Promise<unknown>>,
+    private readonly onBack: (dep: Dependency) => void = () => {},
+    private readonly probeEveryMs = 1000,
+  ) {}
 
   /** Records a failure; only the first of an outage is logged. */
   down(dep: Dependency, err: unknown): void {
@@ -66,14 +83,17 @@ export class Outages {
 
   private probe(dep: Dependency): void {
     const timer = setTimeout(() => {
-      this.probes[dep]().then(() => {
-        const since = this.since.get(dep)
-        this.since.delete(dep)
-        this.timers.delete(dep)
-        if (since === undefined || this.closed) return
-        this.log.info(`${LABEL[dep]} available again`, { dependency: dep, down_ms: Date.now() - since })
-        this.onBack(dep)
-      }, () => this.closed || this.probe(dep))
+      this.probes[dep]().then(
+        () => {
+          const since = this.since.get(dep)
+          this.since.delete(dep)
+          this.timers.delete(dep)
+          if (since === undefined || this.closed) return
+          this.log.info(`${LABEL[dep]} available again`, { dependency: dep, down_ms: Date.now() - since })
+          this.onBack(dep)
+        },
+        () => this.closed || this.probe(dep),
+      )
     }, this.probeEveryMs)
     timer.unref()
     this.timers.set(dep, timer)

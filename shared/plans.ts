@@ -18,10 +18,50 @@ export interface Plan {
 }
 
 export const PLANS: Readonly<Record<PlanName, Readonly<Plan>>> = Object.freeze({
-  free:     { name: 'free',     priceUsdPerMonth: 0,  trackedStats: 10,     pointsPerDay: 100_000,     retentionDays: 30,  alerts: 2,     anomalyDetection: false, requestsPerSecond: 20,    burst: 100 },
-  starter:  { name: 'starter',  priceUsdPerMonth: 9,  trackedStats: 100,    pointsPerDay: 1_000_000,   retentionDays: 180, alerts: 20,    anomalyDetection: true,  requestsPerSecond: 100,   burst: 500 },
-  pro:      { name: 'pro',      priceUsdPerMonth: 29, trackedStats: 1_000,  pointsPerDay: 10_000_000,  retentionDays: 400, alerts: 100,   anomalyDetection: true,  requestsPerSecond: 500,   burst: 2_500 },
-  business: { name: 'business', priceUsdPerMonth: 99, trackedStats: 10_000, pointsPerDay: 100_000_000, retentionDays: 800, alerts: 1_000, anomalyDetection: true,  requestsPerSecond: 2_000, burst: 10_000 },
+  free: {
+    name: 'free',
+    priceUsdPerMonth: 0,
+    trackedStats: 10,
+    pointsPerDay: 100_000,
+    retentionDays: 30,
+    alerts: 2,
+    anomalyDetection: false,
+    requestsPerSecond: 20,
+    burst: 100,
+  },
+  starter: {
+    name: 'starter',
+    priceUsdPerMonth: 9,
+    trackedStats: 100,
+    pointsPerDay: 1_000_000,
+    retentionDays: 180,
+    alerts: 20,
+    anomalyDetection: true,
+    requestsPerSecond: 100,
+    burst: 500,
+  },
+  pro: {
+    name: 'pro',
+    priceUsdPerMonth: 29,
+    trackedStats: 1_000,
+    pointsPerDay: 10_000_000,
+    retentionDays: 400,
+    alerts: 100,
+    anomalyDetection: true,
+    requestsPerSecond: 500,
+    burst: 2_500,
+  },
+  business: {
+    name: 'business',
+    priceUsdPerMonth: 99,
+    trackedStats: 10_000,
+    pointsPerDay: 100_000_000,
+    retentionDays: 800,
+    alerts: 1_000,
+    anomalyDetection: true,
+    requestsPerSecond: 2_000,
+    burst: 10_000,
+  },
 })
 
 /** Looks up a plan by name; unknown names are a programming error. */
@@ -39,4 +79,6 @@ export function isPlanName(name: string): name is PlanName {
 export const ALERT_ALLOWANCES_JSON = JSON.stringify(Object.fromEntries(PLAN_NAMES.map((n) => [n, PLANS[n].alerts])))
 
 /** The plans whose stats the anomaly sweep scores. */
-export const DETECTING_PLANS = Object.values(PLANS).filter((p) => p.anomalyDetection).map((p) => p.name)
+export const DETECTING_PLANS = Object.values(PLANS)
+  .filter((p) => p.anomalyDetection)
+  .map((p) => p.name)

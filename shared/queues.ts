@@ -9,8 +9,12 @@ export class Queues {
 
   /** `onError`: a queue's connection errors (without a listener, BullMQ prints each one, a multi-line dump, to stderr). */
   /** `ownsConnection`: close() also disconnects `connection` (BullMQ leaves connections it was handed open). */
-  constructor(private readonly config: Pick<Config, 'redisPrefix'>, private readonly connection: Redis, private readonly onError: (err: Error) => void = () => {},
-    private readonly opts: { ownsConnection?: boolean } = {}) {}
+  constructor(
+    private readonly config: Pick<Config, 'redisPrefix'>,
+    private readonly connection: Redis,
+    private readonly onError: (err: Error) => void = () => {},
+    private readonly opts: { ownsConnection?: boolean } = {},
+  ) {}
 
   /** The BullMQ queue for a key (shares this object's connection). */
   get(key: QueueKey): Queue {
@@ -34,7 +38,10 @@ export class Queues {
    * Redis came back empty); returns the names (re)registered. A scheduler is stored under a fixed id, so processes
    * doing this at once still leave exactly one of each.
    */
-  async ensureSchedules(config: Pick<Config, 'alertEvalIntervalSeconds' | 'anomalySweepIntervalSeconds' | 'compactionIntervalSeconds'>, opts: { update?: boolean } = {}): Promise<string[]> {
+  async ensureSchedules(
+    config: Pick<Config, 'alertEvalIntervalSeconds' | 'anomalySweepIntervalSeconds' | 'compactionIntervalSeconds'>,
+    opts: { update?: boolean } = {},
+  ): Promise<string[]> {
     const registered: string[] = []
     for (const [name, spec] of Object.entries(jobs) as Array<[string, JobSpec]>) {
       if (!spec.every) continue

@@ -39,10 +39,16 @@ export class ReadPool {
    * Over the primary alone when DATABASE_READ_URL is unset; else the replica, checked from now on (reads go to the
    * primary until the first check finds the replica fit).
    */
-  constructor(config: Pick<Config, 'databaseReadUrl' | 'readReplicaMaxLagSeconds'>, private readonly primary: Sql,
-    private readonly log: Pick<Logger, 'info' | 'warn'>, opts: { checkEveryMs?: number } = {}) {
+  constructor(
+    config: Pick<Config, 'databaseReadUrl' | 'readReplicaMaxLagSeconds'>,
+    private readonly primary: Sql,
+    private readonly log: Pick<Logger, 'info' | 'warn'>,
+    opts: { checkEveryMs?: number } = {},
+  ) {
     this.maxLagSeconds = config.readReplicaMaxLagSeconds
-    this.replica = config.databaseReadUrl ? createSql(config.databaseReadUrl, { applicationName: 'metrics-reads', connectTimeoutSeconds: 2 }) : undefined
+    this.replica = config.databaseReadUrl
+      ? createSql(config.databaseReadUrl, { applicationName: 'metrics-reads', connectTimeoutSeconds: 2 })
+      : undefined
     this.state = this.replica ? undefined : 'none'
     if (this.replica) {
       this.timer = setInterval(() => void this.check(), opts.checkEveryMs ?? CHECK_EVERY_MS)
@@ -64,7 +70,11 @@ export class ReadPool {
   }
 
   health(): ReplicaHealth {
-    return { state: this.state ?? 'unreachable', ...(this.lag !== undefined ? { lag_s: Math.round(this.lag * 10) / 10 } : {}), ...(this.reason ? { reason: this.reason } : {}) }
+    return {
+      state: this.state ?? 'unreachable',
+      ...(this.lag !== undefined ? { lag_s: Math.round(this.lag * 10) / 10 } : {}),
+      ...(this.reason ? { reason: this.reason } : {}),
+    }
   }
 
   /** Asks the primary how far its WAL has gone and the replica how far it has replayed (one check at a time). */
@@ -91,16 +101,23 @@ export class ReadPool {
     const keepFrom = now - (this.maxLagSeconds + 5) * 1000
     while (this.samples.length > 1 && this.samples[0].at < keepFrom) this.samples.shift()
     let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS) })
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS)
+    })
     try {
-      const [r] = await Promise.race([replica<{ standby: boolean; replayed: string | null }[]>`
-        select pg_is_in_recovery() as standby, pg_last_wal_replay_lsn()::text as replayed`, timeout])
-      if (!r.standby) return this.move('not_a_standby', undefined, 'the server at DATABASE_READ_URL is not in recovery (promoted, or not a replica)')
+      const [r] = await Promise.race([
+        replica<{ standby: boolean; replayed: string | null }[]>`
+        select pg_is_in_recovery() as standby, pg_last_wal_replay_lsn()::text as replayed`,
+        timeout,
+      ])
+      if (!r.standby)
+        return this.move('not_a_standby', undefined, 'the server at DATABASE_READ_URL is not in recovery (promoted, or not a replica)')
       const replayed = r.replayed === null ? -1n : parseLsn(r.replayed)
       const holds = [...this.samples].reverse().find((x) => x.lsn <= replayed)
       // Replayed none of the samples: it trails by at least the oldest one's age.
       const lag = (now - (holds ?? this.samples[0]).at) / 1000
-      if (lag > this.maxLagSeconds) return this.move('lagging', lag, `${lag.toFixed(1)} s or more behind the primary (limit ${this.maxLagSeconds} s)`)
+      if (lag > this.maxLagSeconds)
+        return this.move('lagging', lag, `${lag.toFixed(1)} s or more behind the primary (limit ${this.maxLagSeconds} s)`)
       this.move('in_use', lag)
     } catch (err) {
       this.move('unreachable', undefined, (err as Error).message)
@@ -115,7 +132,8 @@ export class ReadPool {
     this.lag = lag
     this.reason = reason
     if (state === before) return
-    if (state === 'in_use') this.log.info('read replica in use: chart, export, dashboard and analytics reads go to it', { replica: state, lag_s: lag })
+    if (state === 'in_use')
+      this.log.info('read replica in use: chart, export, dashboard and analytics reads go to it', { replica: state, lag_s: lag })
     else this.log.warn(`read replica bypassed, reads go to the primary: ${reason}`, { replica: state })
   }
 

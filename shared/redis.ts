@@ -19,7 +19,10 @@ function connect(url: string, opts: RedisOptions): Redis {
   const { enableAutoPipelining, enableOfflineQueue, enableReadyCheck, lazyConnect, ...nodeOptions } = opts
   const clusterOptions: ClusterOptions = {
     redisOptions: { ...nodeOptions, username: cluster.username, password: cluster.password, ...(cluster.tls ? { tls: {} } : {}) },
-    enableAutoPipelining, enableOfflineQueue, enableReadyCheck, lazyConnect,
+    enableAutoPipelining,
+    enableOfflineQueue,
+    enableReadyCheck,
+    lazyConnect,
     // A master that died is replaced by its replica within the cluster's node timeout (plus an election): keep
     // retrying the slot's commands through such a failover (50 tries, 200 ms apart: about 10 s) instead of failing
     // them at once, and re-read the slot map promptly.
@@ -126,7 +129,11 @@ export class RedisSettings {
   private readonly timer: NodeJS.Timeout
   private readonly onReady = () => void this.refresh().catch(() => {})
 
-  constructor(private readonly redis: Redis, private readonly config: Pick<Config, 'env'>, private readonly log?: { warn(message: string, meta?: object): unknown; error(message: string, meta?: object): unknown }) {
+  constructor(
+    private readonly redis: Redis,
+    private readonly config: Pick<Config, 'env'>,
+    private readonly log?: { warn(message: string, meta?: object): unknown; error(message: string, meta?: object): unknown },
+  ) {
     redis.on('ready', this.onReady)
     this.timer = setInterval(this.onReady, 10_000)
     this.timer.unref()
@@ -136,11 +143,16 @@ export class RedisSettings {
   /** Reads the settings now; logs when they change to something that can lose data. */
   async refresh(): Promise<RedisServerSettings> {
     // On a cluster every master holds queued points: the weakest setting among them is the cluster's.
-    const nodes = await Promise.all(serverNodes(this.redis).map(async (node) => {
-      const info = `${await node.info('memory')}\n${await node.info('persistence')}`
-      const field = (name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim()
-      return { maxmemoryPolicy: field('maxmemory_policy') ?? 'unknown', aof: field('aof_enabled') === '1' ? 'on' : 'off' } as RedisServerSettings
-    }))
+    const nodes = await Promise.all(
+      serverNodes(this.redis).map(async (node) => {
+        const info = `${await node.info('memory')}\n${await node.info('persistence')}`
+        const field = (name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim()
+        return {
+          maxmemoryPolicy: field('maxmemory_policy') ?? 'unknown',
+          aof: field('aof_enabled') === '1' ? 'on' : 'off',
+        } as RedisServerSettings
+      }),
+    )
     const next: RedisServerSettings = {
       maxmemoryPolicy: nodes.find((n) => evicts(n.maxmemoryPolicy))?.maxmemoryPolicy ?? nodes[0]?.maxmemoryPolicy ?? 'unknown',
       aof: nodes.length && nodes.every((n) => n.aof === 'on') ? 'on' : 'off',
@@ -148,10 +160,16 @@ export class RedisSettings {
     const before = this.current
     this.current = next
     if (next.maxmemoryPolicy !== before?.maxmemoryPolicy && evicts(next.maxmemoryPolicy)) {
-      this.log?.error(`Redis runs with maxmemory-policy ${next.maxmemoryPolicy}, which may evict queued points: writes are refused until it is noeviction`, { maxmemory_policy: next.maxmemoryPolicy })
+      this.log?.error(
+        `Redis runs with maxmemory-policy ${next.maxmemoryPolicy}, which may evict queued points: writes are refused until it is noeviction`,
+        { maxmemory_policy: next.maxmemoryPolicy },
+      )
     }
     if (next.aof !== before?.aof && next.aof === 'off' && this.config.env === 'production') {
-      this.log?.warn('Redis runs without AOF persistence: a Redis restart loses the points queued and not yet stored (turn on appendonly)', { aof: 'off' })
+      this.log?.warn(
+        'Redis runs without AOF persistence: a Redis restart loses the points queued and not yet stored (turn on appendonly)',
+        { aof: 'off' },
+      )
     }
     return next
   }
@@ -164,7 +182,10 @@ export class RedisSettings {
   /** Why writes must be refused now, if they must. */
   writeRefusal(): AppError | undefined {
     const policy = this.current?.maxmemoryPolicy
-    if (policy && evicts(policy)) return unavailable(`writes are refused: Redis runs with maxmemory-policy ${policy}, which may evict accepted points before they are stored (it must be noeviction)`)
+    if (policy && evicts(policy))
+      return unavailable(
+        `writes are refused: Redis runs with maxmemory-policy ${policy}, which may evict accepted points before they are stored (it must be noeviction)`,
+      )
     return undefined
   }
 

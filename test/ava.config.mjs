@@ -14,10 +14,28 @@ import { readFileSync } from 'node:fs'
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
 
 const SLOWEST_FIRST = [
-  'web/anomalies', 'web/stat-page', 'web/alerts', 'outages/drills', 'web/keys-account', 'api/legacy',
-  'workers/alert-delivery', 'web/first-point', 'web/import', 'web/ask', 'api/import', 'workers/worker-crash',
-  'web/billing', 'api/quotas', 'api/legacy-batch', 'api/alerts', 'outages/postgres-outage', 'api/stats-read',
-  'api/analytics', 'api/writes-v1', 'api/auth-throttle', 'outages/health-progress',
+  'web/anomalies',
+  'web/stat-page',
+  'web/alerts',
+  'outages/drills',
+  'web/keys-account',
+  'api/legacy',
+  'workers/alert-delivery',
+  'web/first-point',
+  'web/import',
+  'web/ask',
+  'api/import',
+  'workers/worker-crash',
+  'web/billing',
+  'api/quotas',
+  'api/legacy-batch',
+  'api/alerts',
+  'outages/postgres-outage',
+  'api/stats-read',
+  'api/analytics',
+  'api/writes-v1',
+  'api/auth-throttle',
+  'outages/health-progress',
 ]
 
 const rank = (file) => {

@@ -40,9 +40,16 @@ function sourceUrls(except: string[] = []): Plugin {
 }
 
 const COMMON = {
-  bundle: true, format: 'esm', platform: 'node', target: 'node20', packages: 'external',
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  packages: 'external',
   // keepNames: class and function names as in the sources (errors are told apart by constructor name).
-  keepNames: true, sourcemap: 'linked', sourcesContent: false, logLevel: 'warning',
+  keepNames: true,
+  sourcemap: 'linked',
+  sourcesContent: false,
+  logLevel: 'warning',
 } as const
 
 /**
@@ -50,11 +57,29 @@ const COMMON = {
  * (emptied first, so a deleted test leaves nothing behind).
  */
 export async function compileTests(): Promise<number> {
-  const entryPoints = readdirSync('test', { recursive: true }).map(String).filter((f) => f.endsWith('.test.ts')).map((f) => join('test', f))
+  const entryPoints = readdirSync('test', { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('.test.ts'))
+    .map((f) => join('test', f))
   rmSync(COMPILED_DIR, { recursive: true, force: true })
   await Promise.all([
-    build({ ...COMMON, entryPoints, outbase: 'test', outdir: COMPILED_DIR, outExtension: { '.js': '.mjs' }, splitting: true, plugins: [sourceUrls()] }),
-    build({ ...COMMON, entryPoints: SERVICE_ENTRIES, outbase: '.', outdir: COMPILED_SERVICE_DIR, outExtension: { '.js': '.mjs' }, plugins: [sourceUrls(SERVICE_ENTRIES)] }),
+    build({
+      ...COMMON,
+      entryPoints,
+      outbase: 'test',
+      outdir: COMPILED_DIR,
+      outExtension: { '.js': '.mjs' },
+      splitting: true,
+      plugins: [sourceUrls()],
+    }),
+    build({
+      ...COMMON,
+      entryPoints: SERVICE_ENTRIES,
+      outbase: '.',
+      outdir: COMPILED_SERVICE_DIR,
+      outExtension: { '.js': '.mjs' },
+      plugins: [sourceUrls(SERVICE_ENTRIES)],
+    }),
   ])
   return entryPoints.length
 }

@@ -14,6 +14,9 @@ Module._extensions['.ts'] = function loadCompiled(module, filename) {
     module.exports = module.require(compiled + filename.slice(sources.length).replace(/\.ts$/, '.mjs'))
   } catch (err) {
     if (err.code !== 'ERR_REQUIRE_ASYNC_MODULE') throw err
-    throw new Error(`${filename}: npm test loads test files with require(), which cannot wait for a top-level await: do that work in test.before`, { cause: err })
+    throw new Error(
+      `${filename}: npm test loads test files with require(), which cannot wait for a top-level await: do that work in test.before`,
+      { cause: err },
+    )
   }
 }

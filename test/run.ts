@@ -27,7 +27,10 @@ try {
   // failure to start it is not fatal here: each browser file then launches its own, and reports why it cannot.
   const needsBrowser = (!files.length && !timescale) || files.some((f) => /(^|\/)web(\/|$)/.test(f))
   const shared = needsBrowser ? await import('./helpers/browser.js') : undefined
-  launching = shared?.launchSharedBrowser().catch((err: Error) => { say(`tests: no shared Chromium (${err.message.split('\n')[0]})`); return undefined })
+  launching = shared?.launchSharedBrowser().catch((err: Error) => {
+    say(`tests: no shared Chromium (${err.message.split('\n')[0]})`)
+    return undefined
+  })
   const started = Date.now()
   await prepareTemplate()
   say(`tests: template database ${TEMPLATE} ready (${Date.now() - started} ms); it is kept to make the next run start fast.`)
@@ -37,13 +40,27 @@ try {
   const compiled = await compileTests()
   say(`tests: compiled ${compiled} test files with what they import into ${COMPILED_DIR}/ (${Date.now() - compiling} ms); ava runs those`)
   const browser = await launching
-  const fileCount = files.length || readdirSync('test', { recursive: true })
-    .filter((f) => String(f).endsWith('.test.ts') && String(f).startsWith('timescale/') === timescale).length
+  const fileCount =
+    files.length ||
+    readdirSync('test', { recursive: true }).filter(
+      (f) => String(f).endsWith('.test.ts') && String(f).startsWith('timescale/') === timescale,
+    ).length
   say(`tests: running ${fileCount} test files with ava; each line below is one finished test (file › test)\n`)
   // scrypt (sign-ups) and DNS share libuv's pool, 4 threads by default: many parallel sign-ups starve connects.
-  const ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', '--config', 'test/ava.config.mjs', ...process.argv.slice(2)],
-    { stdio: ['inherit', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0', UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? '16', [COMPILED_SERVICE_ENV]: COMPILED_SERVICE_DIR,
-      ...(browser && shared ? { [shared.SHARED_BROWSER_ENV]: browser.wsEndpoint() } : {}) } })
+  const ava = spawn(
+    process.execPath,
+    ['node_modules/ava/entrypoints/cli.mjs', '--config', 'test/ava.config.mjs', ...process.argv.slice(2)],
+    {
+      stdio: ['inherit', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        FORCE_COLOR: '0',
+        UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? '16',
+        [COMPILED_SERVICE_ENV]: COMPILED_SERVICE_DIR,
+        ...(browser && shared ? { [shared.SHARED_BROWSER_ENV]: browser.wsEndpoint() } : {}),
+      },
+    },
+  )
   // ava prints its "N tests passed" only when nothing failed, so passes are counted line by line.
   let tail = ''
   let passed = 0
@@ -55,15 +72,23 @@ try {
     passed += lines.filter((l) => /^\s*✔/.test(l)).length
     tail = (tail + chunk.toString('utf8')).slice(-4000)
   }
-  ava.stdout.on('data', (c: Buffer) => { process.stdout.write(c); keep(c) })
-  ava.stderr.on('data', (c: Buffer) => { process.stderr.write(c); keep(c) })
+  ava.stdout.on('data', (c: Buffer) => {
+    process.stdout.write(c)
+    keep(c)
+  })
+  ava.stderr.on('data', (c: Buffer) => {
+    process.stderr.write(c)
+    keep(c)
+  })
   code = await new Promise<number>((resolve) => ava.on('close', (c, signal) => resolve(c ?? (signal ? 1 : 0))))
   const count = (re: RegExp) => Number(re.exec(tail)?.[1] ?? 0)
   passed = Math.max(passed, count(/(\d+) tests? passed/))
   const failed = count(/(\d+) tests? failed/) + count(/(\d+) uncaught exceptions?/) + count(/(\d+) hooks? failed/)
   const skipped = count(/(\d+) tests? skipped/)
   if (code !== 0 && failed === 0) process.stdout.write('\nava exited with an error before reporting failures\n')
-  process.stdout.write(`\ntests: ${passed} passed, ${code !== 0 && failed === 0 ? 1 : failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`)
+  process.stdout.write(
+    `\ntests: ${passed} passed, ${code !== 0 && failed === 0 ? 1 : failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`,
+  )
 } finally {
   await (await launching)?.close()
   await services.stop()

@@ -5,7 +5,12 @@ import { DeliveryFailed, send } from '../shared/alerts/deliver.js'
 import type { JobData } from '../shared/jobs.js'
 import type { Attempt, WorkerDeps } from './deps.js'
 
-export async function deliverAlertJob(deps: WorkerDeps, data: JobData<'deliver-alert'>, now: Date, attempt: Attempt): Promise<{ status: string }> {
+export async function deliverAlertJob(
+  deps: WorkerDeps,
+  data: JobData<'deliver-alert'>,
+  now: Date,
+  attempt: Attempt,
+): Promise<{ status: string }> {
   const delivery = await findDelivery(deps.sql, data.delivery_id)
   // Gone with its alert (deleted): dropped, never sent.
   if (!delivery) return { status: 'dropped' }
@@ -16,10 +21,21 @@ export async function deliverAlertJob(deps: WorkerDeps, data: JobData<'deliver-a
   try {
     statusCode = await send(deps.config, deps.sql, alert, delivery, now)
   } catch (err) {
-    await recordAttemptFailure(deps.sql, delivery.id, (err as Error).message, attempt.final, err instanceof DeliveryFailed ? err.statusCode : null)
+    await recordAttemptFailure(
+      deps.sql,
+      delivery.id,
+      (err as Error).message,
+      attempt.final,
+      err instanceof DeliveryFailed ? err.statusCode : null,
+    )
     // The target itself is not logged: a Slack or webhook URL can be a credential.
-    deps.log.warn(attempt.final ? 'alert delivery failed, giving up' : 'alert delivery failed, will retry',
-      { alert_id: alert.id, stat: alert.stat_name, channel: alert.channel, attempt: attempt.number, error: (err as Error).message })
+    deps.log.warn(attempt.final ? 'alert delivery failed, giving up' : 'alert delivery failed, will retry', {
+      alert_id: alert.id,
+      stat: alert.stat_name,
+      channel: alert.channel,
+      attempt: attempt.number,
+      error: (err as Error).message,
+    })
     throw err
   }
   await markDelivered(deps.sql, delivery.id, statusCode)

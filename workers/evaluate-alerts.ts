@@ -4,7 +4,11 @@ import type { JobData } from '../shared/jobs.js'
 import { evaluateAlerts, queuedDeliveries } from '../shared/alerts/evaluate.js'
 import type { WorkerDeps } from './deps.js'
 
-export async function evaluateAlertsJob(deps: WorkerDeps, _data: JobData<'evaluate-alerts'>, now: Date): Promise<{ evaluated: number; queued: number }> {
+export async function evaluateAlertsJob(
+  deps: WorkerDeps,
+  _data: JobData<'evaluate-alerts'>,
+  now: Date,
+): Promise<{ evaluated: number; queued: number }> {
   const pass = await evaluateAlerts(deps.sql, now)
   const leftover = await queuedDeliveries(deps.sql, new Date(now.getTime() - 60_000))
   const ids = [...new Set([...pass.deliveries, ...leftover])]

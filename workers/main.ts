@@ -40,7 +40,16 @@ const handlers: { [N in JobName]: Handler<N> } = {
 }
 
 // Persist jobs running at once are committed together (workers/persist-points.ts); rollups run one at a time.
-const CONCURRENCY: Record<QueueKey, number> = { ingest: 32, rollups: 1, alerts: 1, deliver: 8, maintenance: 1, billing: 4, imports: 2, anomalies: 1 }
+const CONCURRENCY: Record<QueueKey, number> = {
+  ingest: 32,
+  rollups: 1,
+  alerts: 1,
+  deliver: 8,
+  maintenance: 1,
+  billing: 4,
+  imports: 2,
+  anomalies: 1,
+}
 
 /** Delivery retries: exponential from the job's delay, capped at an hour, with jitter so a receiver coming back is not hit by every retry at once. */
 function backoffStrategy(attemptsMade: number, _type?: string, _err?: Error, job?: MinimalJob): number {
@@ -63,8 +72,15 @@ export async function startWorkers(config: Config, log: Logger): Promise<Running
   // While Redis or PostgreSQL is down, each of the workers' connections fails many times a second: one line per outage.
   // Persist jobs that failed meanwhile wait out an exponential backoff (up to minutes after a long outage): once the
   // dependency is back they run at once.
-  const outages = new Outages(log, { postgres: () => sql`select 1`, redis: () => producerRedis.ping() },
-    () => void queues.get('ingest').promoteJobs().catch(() => {}))
+  const outages = new Outages(
+    log,
+    { postgres: () => sql`select 1`, redis: () => producerRedis.ping() },
+    () =>
+      void queues
+        .get('ingest')
+        .promoteJobs()
+        .catch(() => {}),
+  )
   const queues = new Queues(config, producerRedis, (err) => outages.report(err) ?? log.error('queue error', { error: err.message }))
   const deps: WorkerDeps = { config, sql, log, queues }
 
@@ -72,9 +88,12 @@ export async function startWorkers(config: Config, log: Logger): Promise<Running
   // refresh rollups, evaluate alerts or purge sessions. So they are checked on every (re)connect and periodically.
   const ensureSchedules = async (update = false) => {
     const registered = await queues.ensureSchedules(config, { update })
-    if (registered.length && !update) log.warn('job schedules were missing from Redis (restarted empty?): registered again', { schedules: registered })
+    if (registered.length && !update)
+      log.warn('job schedules were missing from Redis (restarted empty?): registered again', { schedules: registered })
   }
-  await ensureSchedules(true).catch((err: Error) => log.warn('could not register the job schedules yet; retrying once Redis answers', { error: err.message }))
+  await ensureSchedules(true).catch((err: Error) =>
+    log.warn('could not register the job schedules yet; retrying once Redis answers', { error: err.message }),
+  )
   const onReady = () => void ensureSchedules().catch(() => {})
   producerRedis.on('ready', onReady)
   const scheduleCheck = setInterval(onReady, SCHEDULE_CHECK_MS)
@@ -94,12 +113,24 @@ export async function startWorkers(config: Config, log: Logger): Promise<Running
       },
       // A worker that dies mid-job loses its lock after lockDuration; another worker then
       // re-runs the job (stalled-job recovery), which applyBatch makes harmless.
-      { connection, prefix: config.redisPrefix, concurrency: CONCURRENCY[key], lockDuration: config.jobLockSeconds * 1000, stalledInterval: Math.round(config.jobLockSeconds * 1000 / 3), settings: { backoffStrategy } },
+      {
+        connection,
+        prefix: config.redisPrefix,
+        concurrency: CONCURRENCY[key],
+        lockDuration: config.jobLockSeconds * 1000,
+        stalledInterval: Math.round((config.jobLockSeconds * 1000) / 3),
+        settings: { backoffStrategy },
+      },
     )
     // A job failing because a dependency is down is retried (or, if scheduled, runs again): the outage is the news,
     // not each job. A last attempt is still logged.
     const again = (job: Job | undefined) => !!job && (job.attemptsMade < (job.opts.attempts ?? 1) || !!job.repeatJobKey)
-    worker.on('failed', (job, err) => (again(job) && outages.report(err)) || log.warn('job failed', { queue: key, job: job?.name, job_id: job?.id, attempts: job?.attemptsMade, error: err.message }))
+    worker.on(
+      'failed',
+      (job, err) =>
+        (again(job) && outages.report(err)) ||
+        log.warn('job failed', { queue: key, job: job?.name, job_id: job?.id, attempts: job?.attemptsMade, error: err.message }),
+    )
     worker.on('error', (err) => outages.report(err) ?? log.error('worker error', { queue: key, error: err.message }))
     return worker
   })

@@ -34,9 +34,17 @@ async function applyAlone(sql: Sql, log: Logger, batch: Batch): Promise<void> {
     if (!isDataError(err)) throw err
     const r = await applyIsolating(sql, batch)
     for (const p of r.parked) {
-      log.error('point parked: PostgreSQL refused it; the other points of its batch were stored (list with `npm run cli -- points:parked`)', {
-        batch_id: batch.id, stat_id: p.point[0], t: p.point[1], code: p.code, reason: p.reason, stored: r.stored,
-      })
+      log.error(
+        'point parked: PostgreSQL refused it; the other points of its batch were stored (list with `npm run cli -- points:parked`)',
+        {
+          batch_id: batch.id,
+          stat_id: p.point[0],
+          t: p.point[1],
+          code: p.code,
+          reason: p.reason,
+          stored: r.stored,
+        },
+      )
     }
   }
 }
@@ -45,7 +53,10 @@ class CommitGroups {
   private waiting: Waiting[] = []
   private timer: NodeJS.Timeout | undefined
 
-  constructor(private readonly sql: Sql, private readonly log: Logger) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly log: Logger,
+  ) {}
 
   apply(batch: Batch): Promise<void> {
     const done = new Promise<void>((resolve, reject) => this.waiting.push({ batch, resolve, reject }))
@@ -62,7 +73,10 @@ class CommitGroups {
     if (!group.length) return
     const alone = (w: Waiting) => applyAlone(this.sql, this.log, w.batch).then(() => w.resolve(), w.reject)
     if (group.length === 1) return void alone(group[0])
-    void applyBatches(this.sql, group.map((w) => w.batch)).then(
+    void applyBatches(
+      this.sql,
+      group.map((w) => w.batch),
+    ).then(
       () => group.forEach((w) => w.resolve()),
       // One bad batch must not fail the others with it: on a group failure each is tried alone.
       () => group.forEach(alone),

@@ -23,7 +23,8 @@ export function auth(...allowed: AuthKind[]): Middleware {
     if (bearer !== undefined) {
       const resolved = bearer ? await ctx.deps.keys.resolve(bearer) : null
       if (!resolved) throw unauthorized('invalid API key')
-      if (!allowed.includes('bearer')) throw forbidden('session_required', 'this route requires a dashboard session; API keys are not accepted here')
+      if (!allowed.includes('bearer'))
+        throw forbidden('session_required', 'this route requires a dashboard session; API keys are not accepted here')
       ctx.state.account = resolved.account
       ctx.state.apiKeyId = resolved.keyId
       ctx.state.authKind = 'bearer'
@@ -41,6 +42,8 @@ export function auth(...allowed: AuthKind[]): Middleware {
       ctx.state.authKind = 'session'
       return next()
     }
-    throw unauthorized(allowed.includes('bearer') ? 'missing credentials: send Authorization: Bearer <API key>' : 'missing credentials: sign in first')
+    throw unauthorized(
+      allowed.includes('bearer') ? 'missing credentials: send Authorization: Bearer <API key>' : 'missing credentials: sign in first',
+    )
   }
 }

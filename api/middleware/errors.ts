@@ -14,7 +14,10 @@ export function toAppError(err: unknown): AppError | null {
   const status = e?.status ?? e?.statusCode
   // zlib (Z_*) and brotli (ERR__ERROR_*) refusing a body that is not what its Content-Encoding says: the client's error.
   if (status === undefined && typeof e?.code === 'string' && /^(Z_|ERR__ERROR_)/.test(e.code)) {
-    return invalid('malformed_body', `request body could not be decompressed as its Content-Encoding says (${(err as Error).message}); send it compressed that way, or without the header`)
+    return invalid(
+      'malformed_body',
+      `request body could not be decompressed as its Content-Encoding says (${(err as Error).message}); send it compressed that way, or without the header`,
+    )
   }
   if (status === 413) return tooLarge()
   // The body parser's 415 is an encoding it cannot undo (Content-Encoding: compress).
@@ -39,20 +42,33 @@ export function sendProblem(ctx: Ctx, err: AppError): void {
  */
 export function sendLegacyError(ctx: Ctx, err: AppError | null, strict: boolean): void {
   // A body that cannot be read (malformed, too large, an encoding we cannot undo) is refused outright.
-  const always = err && (err.kind === 'invalid' || err.kind === 'too_large' || err.kind === 'unsupported_media_type' || err.kind === 'rate_limited')
+  const always =
+    err && (err.kind === 'invalid' || err.kind === 'too_large' || err.kind === 'unsupported_media_type' || err.kind === 'rate_limited')
   const real = err ? (err.kind === 'quota' ? 429 : err.status) : 500
   ctx.status = always || strict ? real : 200
   if (err?.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter))
   // The envelope is {status, msg}; a batch stopped part-way also says how far it got.
   const accepted = err?.extra.accepted
-  ctx.body = { status: 'error', msg: err ? err.message : `internal error (request id ${ctx.state.requestId})`, ...(accepted !== undefined ? { accepted } : {}) }
+  ctx.body = {
+    status: 'error',
+    msg: err ? err.message : `internal error (request id ${ctx.state.requestId})`,
+    ...(accepted !== undefined ? { accepted } : {}),
+  }
 }
 
 // InfluxDB 2.x error codes by kind (its API's `code` enum), so its clients read our refusals as theirs.
 const INFLUX_CODE: Record<string, string> = {
-  invalid: 'invalid', unauthorized: 'unauthorized', forbidden: 'forbidden', quota: 'forbidden', not_found: 'not found',
-  method_not_allowed: 'method not allowed', conflict: 'conflict', too_large: 'request too large', unsupported_media_type: 'unsupported media type',
-  rate_limited: 'too many requests', unavailable: 'unavailable',
+  invalid: 'invalid',
+  unauthorized: 'unauthorized',
+  forbidden: 'forbidden',
+  quota: 'forbidden',
+  not_found: 'not found',
+  method_not_allowed: 'method not allowed',
+  conflict: 'conflict',
+  too_large: 'request too large',
+  unsupported_media_type: 'unsupported media type',
+  rate_limited: 'too many requests',
+  unavailable: 'unavailable',
 }
 
 /**
@@ -81,9 +97,12 @@ export function answerUnrouted(ctx: Ctx): void {
     }
   }
   if (ctx.body != null || (ctx.status !== 404 && ctx.status !== 405)) return
-  sendProblem(ctx, ctx.status === 404
-    ? new AppError('not_found', 'route_not_found', `no route for ${ctx.method} ${ctx.path}`)
-    : new AppError('method_not_allowed', 'method_not_allowed', `method ${ctx.method} not allowed on ${ctx.path}`))
+  sendProblem(
+    ctx,
+    ctx.status === 404
+      ? new AppError('not_found', 'route_not_found', `no route for ${ctx.method} ${ctx.path}`)
+      : new AppError('method_not_allowed', 'method_not_allowed', `method ${ctx.method} not allowed on ${ctx.path}`),
+  )
 }
 
 /** Answers whatever a route threw. */
@@ -91,11 +110,18 @@ export function answerError(ctx: Ctx, thrown: unknown): void {
   // A dependency being down is a 503 (the envelope's error on legacy routes), logged once per outage by `outages`.
   const down = ctx.deps.outages.report(thrown)
   const err = toAppError(thrown) ?? (down ? unavailableFor(down) : null)
-  if (!err) ctx.deps.log.error('unhandled error', { request_id: ctx.state.requestId, method: ctx.method, url: ctx.originalUrl, error: thrown })
+  if (!err)
+    ctx.deps.log.error('unhandled error', { request_id: ctx.state.requestId, method: ctx.method, url: ctx.originalUrl, error: thrown })
   if (ctx.state.legacy) return sendLegacyError(ctx, err, ctx.state.legacy.strict)
   if (ctx.state.influx) return sendInfluxError(ctx, err, ctx.state.influx)
   if (err) return sendProblem(ctx, err)
   ctx.status = 500
-  ctx.body = { type: '/docs/problems#internal', title: 'Internal Server Error', status: 500, detail: `internal error (request id ${ctx.state.requestId})`, code: 'internal' }
+  ctx.body = {
+    type: '/docs/problems#internal',
+    title: 'Internal Server Error',
+    status: 500,
+    detail: `internal error (request id ${ctx.state.requestId})`,
+    code: 'internal',
+  }
   ctx.type = PROBLEM_TYPE
 }

@@ -50,7 +50,10 @@ export function readRaw(ctx: Ctx): Promise<string> {
       reject(err)
     }
     // The client went away before the body ended: nothing to answer, but the promise must not hang.
-    const onClose = () => onError(Object.assign(new Error('request body ended early: the client closed the connection'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }))
+    const onClose = () =>
+      onError(
+        Object.assign(new Error('request body ended early: the client closed the connection'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }),
+      )
     req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose)
   })
 }
@@ -92,7 +95,8 @@ export function legacyBody(): Middleware {
         } catch {
           throw invalid('malformed_body', 'invalid JSON body')
         }
-        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid('malformed_body', 'JSON body must be an object')
+        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+          throw invalid('malformed_body', 'JSON body must be an object')
         fields = query ? { ...query, ...(parsed as LegacyFields) } : (parsed as LegacyFields)
       } else {
         fields = query ? { ...query, ...parseForm(raw) } : parseForm(raw)

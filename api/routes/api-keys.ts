@@ -8,27 +8,55 @@ import type { Routes } from '../route.js'
 
 export function apiKeyRoutes(routes: Routes): void {
   routes
-    .add({ method: 'get', path: '/api/v1/auth/api-keys', tag: 'api keys', summary: 'List the account\'s API keys (no secrets)', auth: ['session'],
-      responses: { 200: { description: 'The live keys', schema: ApiKeyList } }, errors: [403] },
-    async (ctx) => {
-      ctx.body = { api_keys: (await listApiKeys(ctx.deps.sql, accountOf(ctx).id)).map(apiKeyJson) }
-    })
-    .add({ method: 'post', path: '/api/v1/auth/api-keys', tag: 'api keys', summary: 'Create a labelled API key; the secret is shown once', auth: ['session'],
-      body: CreateApiKeyBody, responses: { 201: { description: 'The new key and its secret', schema: CreatedApiKey } }, errors: [403] },
-    async (ctx, { body }) => {
-      assertPrintable(body.label, 'body.label')
-      const { apiKey, secret } = await createApiKey(ctx.deps.sql, accountOf(ctx).id, body.label)
-      ctx.status = 201
-      ctx.body = { api_key: apiKeyJson(apiKey), key: secret }
-    })
-    .add({ method: 'delete', path: '/api/v1/auth/api-keys/:id', tag: 'api keys', summary: 'Revoke an API key; it stops working within a second', auth: ['session'],
-      responses: { 204: { description: 'Revoked' } }, errors: [403, 404] },
-    async (ctx, { params }) => {
-      const id = KeyIdParams.safeParse(params)
-      if (!id.success) throw invalid('invalid_id', 'key id must be a UUID')
-      const revoked = await revokeApiKey(ctx.deps.sql, accountOf(ctx).id, id.data.id)
-      if (!revoked) throw notFound('API key')
-      ctx.deps.keys.evict(revoked.id)
-      ctx.status = 204
-    })
+    .add(
+      {
+        method: 'get',
+        path: '/api/v1/auth/api-keys',
+        tag: 'api keys',
+        summary: "List the account's API keys (no secrets)",
+        auth: ['session'],
+        responses: { 200: { description: 'The live keys', schema: ApiKeyList } },
+        errors: [403],
+      },
+      async (ctx) => {
+        ctx.body = { api_keys: (await listApiKeys(ctx.deps.sql, accountOf(ctx).id)).map(apiKeyJson) }
+      },
+    )
+    .add(
+      {
+        method: 'post',
+        path: '/api/v1/auth/api-keys',
+        tag: 'api keys',
+        summary: 'Create a labelled API key; the secret is shown once',
+        auth: ['session'],
+        body: CreateApiKeyBody,
+        responses: { 201: { description: 'The new key and its secret', schema: CreatedApiKey } },
+        errors: [403],
+      },
+      async (ctx, { body }) => {
+        assertPrintable(body.label, 'body.label')
+        const { apiKey, secret } = await createApiKey(ctx.deps.sql, accountOf(ctx).id, body.label)
+        ctx.status = 201
+        ctx.body = { api_key: apiKeyJson(apiKey), key: secret }
+      },
+    )
+    .add(
+      {
+        method: 'delete',
+        path: '/api/v1/auth/api-keys/:id',
+        tag: 'api keys',
+        summary: 'Revoke an API key; it stops working within a second',
+        auth: ['session'],
+        responses: { 204: { description: 'Revoked' } },
+        errors: [403, 404],
+      },
+      async (ctx, { params }) => {
+        const id = KeyIdParams.safeParse(params)
+        if (!id.success) throw invalid('invalid_id', 'key id must be a UUID')
+        const revoked = await revokeApiKey(ctx.deps.sql, accountOf(ctx).id, id.data.id)
+        if (!revoked) throw notFound('API key')
+        ctx.deps.keys.evict(revoked.id)
+        ctx.status = 204
+      },
+    )
 }

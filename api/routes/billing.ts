@@ -12,47 +12,94 @@ import type { Routes } from '../route.js'
 
 export function billingRoutes(routes: Routes): void {
   routes
-    .add({ method: 'post', path: '/api/payments/checkout', tag: 'billing', auth: ['session'], body: CheckoutBody,
-      summary: 'Start a hosted checkout for a paid plan; send the browser to the returned url',
-      responses: { 200: { description: 'The hosted checkout session', schema: CheckoutSession } }, errors: [403, 409, 503] },
-    async (ctx, { body }) => {
-      ctx.body = await startCheckout(ctx.deps, accountOf(ctx), body.plan as PaidPlan, baseUrl(ctx))
-    })
-    .add({ method: 'get', path: '/api/billing/portal', tag: 'billing', auth: ['session'],
-      summary: 'Redirect to the provider\'s billing portal (change plan, cancel, invoices)',
-      responses: { 302: { description: 'Location: the portal session' } }, errors: [403, 503] },
-    async (ctx) => {
-      ctx.redirect(await openPortal(ctx.deps, accountOf(ctx), baseUrl(ctx)))
-    })
-    .add({ method: 'get', path: '/api/billing', tag: 'billing', auth: ['session'],
-      summary: 'The account\'s plan and the subscription it comes from, as of the last sync',
-      responses: { 200: { description: 'Billing state', schema: BillingState } }, errors: [403] },
-    async (ctx) => {
-      const account = accountOf(ctx)
-      const b = await findBillingByAccount(ctx.deps.sql, account.id)
-      ctx.body = {
-        plan: account.plan,
-        subscription: b?.subscription_id ? {
-          id: b.subscription_id, status: b.subscription_status, past_due: b.past_due, current_period_end: b.current_period_end?.toISOString() ?? null,
-          in_force: LIVE.has(b.subscription_status ?? ''),
-        } : null,
-        synced_at: b?.synced_at?.toISOString() ?? null,
-      }
-    })
-    .add({ method: 'get', path: '/api/billing/return', tag: 'billing', auth: ['session'], query: ReturnQuery,
-      summary: 'Where checkout and the portal send the browser back: syncs the plan at once, then redirects to /',
-      responses: { 303: { description: 'Location: / with billing=updated or billing=cancelled' } }, errors: [403] },
-    async (ctx, { query }) => {
-      const account = accountOf(ctx)
-      if (!query.cancelled) await syncOnReturn(ctx.deps, account.id, new Date())
-      ctx.status = 303
-      ctx.redirect(`/?billing=${query.cancelled ? 'cancelled' : 'updated'}`)
-    })
-    .add({ method: 'post', path: '/api/payments/webhook', tag: 'billing',
-      summary: 'The payment provider\'s signed events (register this URL with the provider). Verified on the raw body; each event id is processed once',
-      responses: { 200: { description: 'Received (also for a redelivered event, which does nothing)', schema: WebhookReceipt } }, errors: [400, 413, 503] },
-    async (ctx) => {
-      const { duplicate } = await receiveEvent(ctx.deps, await readRaw(ctx), ctx.get('stripe-signature') || undefined)
-      ctx.body = { received: true, duplicate }
-    })
+    .add(
+      {
+        method: 'post',
+        path: '/api/payments/checkout',
+        tag: 'billing',
+        auth: ['session'],
+        body: CheckoutBody,
+        summary: 'Start a hosted checkout for a paid plan; send the browser to the returned url',
+        responses: { 200: { description: 'The hosted checkout session', schema: CheckoutSession } },
+        errors: [403, 409, 503],
+      },
+      async (ctx, { body }) => {
+        ctx.body = await startCheckout(ctx.deps, accountOf(ctx), body.plan as PaidPlan, baseUrl(ctx))
+      },
+    )
+    .add(
+      {
+        method: 'get',
+        path: '/api/billing/portal',
+        tag: 'billing',
+        auth: ['session'],
+        summary: "Redirect to the provider's billing portal (change plan, cancel, invoices)",
+        responses: { 302: { description: 'Location: the portal session' } },
+        errors: [403, 503],
+      },
+      async (ctx) => {
+        ctx.redirect(await openPortal(ctx.deps, accountOf(ctx), baseUrl(ctx)))
+      },
+    )
+    .add(
+      {
+        method: 'get',
+        path: '/api/billing',
+        tag: 'billing',
+        auth: ['session'],
+        summary: "The account's plan and the subscription it comes from, as of the last sync",
+        responses: { 200: { description: 'Billing state', schema: BillingState } },
+        errors: [403],
+      },
+      async (ctx) => {
+        const account = accountOf(ctx)
+        const b = await findBillingByAccount(ctx.deps.sql, account.id)
+        ctx.body = {
+          plan: account.plan,
+          subscription: b?.subscription_id
+            ? {
+                id: b.subscription_id,
+                status: b.subscription_status,
+                past_due: b.past_due,
+                current_period_end: b.current_period_end?.toISOString() ?? null,
+                in_force: LIVE.has(b.subscription_status ?? ''),
+              }
+            : null,
+          synced_at: b?.synced_at?.toISOString() ?? null,
+        }
+      },
+    )
+    .add(
+      {
+        method: 'get',
+        path: '/api/billing/return',
+        tag: 'billing',
+        auth: ['session'],
+        query: ReturnQuery,
+        summary: 'Where checkout and the portal send the browser back: syncs the plan at once, then redirects to /',
+        responses: { 303: { description: 'Location: / with billing=updated or billing=cancelled' } },
+        errors: [403],
+      },
+      async (ctx, { query }) => {
+        const account = accountOf(ctx)
+        if (!query.cancelled) await syncOnReturn(ctx.deps, account.id, new Date())
+        ctx.status = 303
+        ctx.redirect(`/?billing=${query.cancelled ? 'cancelled' : 'updated'}`)
+      },
+    )
+    .add(
+      {
+        method: 'post',
+        path: '/api/payments/webhook',
+        tag: 'billing',
+        summary:
+          "The payment provider's signed events (register this URL with the provider). Verified on the raw body; each event id is processed once",
+        responses: { 200: { description: 'Received (also for a redelivered event, which does nothing)', schema: WebhookReceipt } },
+        errors: [400, 413, 503],
+      },
+      async (ctx) => {
+        const { duplicate } = await receiveEvent(ctx.deps, await readRaw(ctx), ctx.get('stripe-signature') || undefined)
+        ctx.body = { received: true, duplicate }
+      },
+    )
 }

@@ -25,19 +25,38 @@ async function sharedStat(ctx: Ctx, statId: string, query: z.infer<typeof EmbedQ
 const publicStat = (s: Stat) => ({ id: s.id, name: s.name, kind: s.kind, description: s.description })
 
 export function embedRoutes(routes: Routes): void {
-  routes.add({ method: 'get', path: '/api/v1/embed/:statId', tag: 'embed', summary: 'A shared stat\'s chart data (share token in ?token=)', query: EmbedQuery,
-    responses: { 200: { description: 'The stat and its buckets', schema: EmbedJson } }, errors: [404] },
-  async (ctx, { params, query }) => {
-    const { stat, w, points } = await sharedStat(ctx, params.statId, query)
-    ctx.body = { stat: publicStat(stat), range: windowJson(w), points }
-  })
-  routes.add({ method: 'get', path: '/embed/:statId', operationId: 'getEmbedPageByStatId', tag: 'embed', summary: 'A shared stat\'s chart as an HTML page for an iframe', query: EmbedQuery,
-    responses: { 200: { description: 'text/html chart' } }, errors: [404] },
-  async (ctx, { params, query }) => {
-    const { stat, w, points } = await sharedStat(ctx, params.statId, query)
-    ctx.set('Content-Security-Policy', EMBED_CSP)
-    ctx.set('Referrer-Policy', 'no-referrer') // the token is in this page's URL
-    ctx.type = 'html'
-    ctx.body = embedPage(stat, w, points)
-  })
+  routes.add(
+    {
+      method: 'get',
+      path: '/api/v1/embed/:statId',
+      tag: 'embed',
+      summary: "A shared stat's chart data (share token in ?token=)",
+      query: EmbedQuery,
+      responses: { 200: { description: 'The stat and its buckets', schema: EmbedJson } },
+      errors: [404],
+    },
+    async (ctx, { params, query }) => {
+      const { stat, w, points } = await sharedStat(ctx, params.statId, query)
+      ctx.body = { stat: publicStat(stat), range: windowJson(w), points }
+    },
+  )
+  routes.add(
+    {
+      method: 'get',
+      path: '/embed/:statId',
+      operationId: 'getEmbedPageByStatId',
+      tag: 'embed',
+      summary: "A shared stat's chart as an HTML page for an iframe",
+      query: EmbedQuery,
+      responses: { 200: { description: 'text/html chart' } },
+      errors: [404],
+    },
+    async (ctx, { params, query }) => {
+      const { stat, w, points } = await sharedStat(ctx, params.statId, query)
+      ctx.set('Content-Security-Policy', EMBED_CSP)
+      ctx.set('Referrer-Policy', 'no-referrer') // the token is in this page's URL
+      ctx.type = 'html'
+      ctx.body = embedPage(stat, w, points)
+    },
+  )
 }

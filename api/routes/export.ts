@@ -49,11 +49,25 @@ export function exportDisposition(statName: string | undefined, from: Date, to: 
 }
 
 export function exportRoutes(routes: Routes): void {
-  const common = { tag: 'export', auth: ['bearer', 'session'] as AuthKind[], rateLimited: true, query: ExportQuery, errors: [404, 429],
-    responses: { 200: { description: 'Raw observations, ordered by stat name then time, streamed. CSV: header stat,kind,timestamp,iso_time,value, rows, then a final "# requested_range=… applied_from=… applied_to=…" line.' } } }
+  const common = {
+    tag: 'export',
+    auth: ['bearer', 'session'] as AuthKind[],
+    rateLimited: true,
+    query: ExportQuery,
+    errors: [404, 429],
+    responses: {
+      200: {
+        description:
+          'Raw observations, ordered by stat name then time, streamed. CSV: header stat,kind,timestamp,iso_time,value, rows, then a final "# requested_range=… applied_from=… applied_to=…" line.',
+      },
+    },
+  }
   routes
-    .add({ ...common, method: 'get', path: '/api/v1/export', summary: 'Export every stat (or ?stat=) as CSV or JSON' },
-      (ctx, { query }) => sendExport(ctx, query, query.stat))
-    .add({ ...common, method: 'get', path: '/api/v1/stats/:name/export', summary: 'Export one stat as CSV or JSON' },
-      (ctx, { query, params }) => sendExport(ctx, query, params.name))
+    .add({ ...common, method: 'get', path: '/api/v1/export', summary: 'Export every stat (or ?stat=) as CSV or JSON' }, (ctx, { query }) =>
+      sendExport(ctx, query, query.stat),
+    )
+    .add(
+      { ...common, method: 'get', path: '/api/v1/stats/:name/export', summary: 'Export one stat as CSV or JSON' },
+      (ctx, { query, params }) => sendExport(ctx, query, params.name),
+    )
 }

@@ -37,41 +37,71 @@ export function influxRoutes(routes: Routes): void {
   registerDocs(routes)
 }
 
-const Precision = z.enum(['ns', 'us', 'ms', 's']).optional().meta({ description: 'Unit of the timestamps (default ns); they are truncated to whole seconds. 1.x also takes n, u, m and h.' })
-const V2Query = z.object({
-  org: z.string().optional().meta({ description: 'Accepted and ignored: the key names the account' }),
-  bucket: z.string().optional().meta({ description: 'Accepted and ignored' }),
-  precision: Precision,
-}).meta({ id: 'LineProtocolV2Query' })
-const V1Query = z.object({
-  db: z.string().optional().meta({ description: 'Accepted and ignored' }),
-  u: z.string().optional().meta({ description: 'User name: accepted and ignored' }),
-  p: z.string().optional().meta({ description: 'The API key (or send it in Authorization)' }),
-  precision: Precision,
-}).meta({ id: 'LineProtocolV1Query' })
+const Precision = z
+  .enum(['ns', 'us', 'ms', 's'])
+  .optional()
+  .meta({ description: 'Unit of the timestamps (default ns); they are truncated to whole seconds. 1.x also takes n, u, m and h.' })
+const V2Query = z
+  .object({
+    org: z.string().optional().meta({ description: 'Accepted and ignored: the key names the account' }),
+    bucket: z.string().optional().meta({ description: 'Accepted and ignored' }),
+    precision: Precision,
+  })
+  .meta({ id: 'LineProtocolV2Query' })
+const V1Query = z
+  .object({
+    db: z.string().optional().meta({ description: 'Accepted and ignored' }),
+    u: z.string().optional().meta({ description: 'User name: accepted and ignored' }),
+    p: z.string().optional().meta({ description: 'The API key (or send it in Authorization)' }),
+    precision: Precision,
+  })
+  .meta({ id: 'LineProtocolV1Query' })
 const LineProtocolBody = z.string().meta({
   id: 'LineProtocolBody',
-  description: 'InfluxDB line protocol, one point per line: `measurement[,tag=value...] field=value[,field=value...] [timestamp]`. '
-    + 'Each field is recorded as the gauge `<measurement>.<field>` (the field `value` as `<measurement>`) with the tags appended, sorted by key, as `.<key>_<value>`. '
-    + 'Field values must be numbers (floats, `12i`, `12u`); a line with a string or boolean field, or any other fault, refuses the whole request, naming the line. May be gzip-compressed (Content-Encoding: gzip).',
+  description:
+    'InfluxDB line protocol, one point per line: `measurement[,tag=value...] field=value[,field=value...] [timestamp]`. ' +
+    'Each field is recorded as the gauge `<measurement>.<field>` (the field `value` as `<measurement>`) with the tags appended, sorted by key, as `.<key>_<value>`. ' +
+    'Field values must be numbers (floats, `12i`, `12u`); a line with a string or boolean field, or any other fault, refuses the whole request, naming the line. May be gzip-compressed (Content-Encoding: gzip).',
   example: 'cpu,host=web1 usage=12.5,idle=80i 1700000000000000000',
 })
 const InfluxV2Error = z.object({ code: z.string(), message: z.string() }).meta({ id: 'InfluxV2Error' })
 const InfluxV1Error = z.object({ error: z.string() }).meta({ id: 'InfluxV1Error' })
 
 function registerDocs(routes: Routes): void {
-  const failures = (schema: z.ZodType) => Object.fromEntries([400, 401, 403, 413, 415, 429, 503].map((s) => [s, {
-    description: s === 400 ? 'A bad line: the message names it (`line 3: ...`); nothing of the request was stored'
-      : s === 413 ? 'More than 10 MB (decoded) or more than 100,000 points in one request; nothing was stored' : 'Refused; nothing was stored',
-    content: { 'application/json': { schema } },
-  }]))
+  const failures = (schema: z.ZodType) =>
+    Object.fromEntries(
+      [400, 401, 403, 413, 415, 429, 503].map((s) => [
+        s,
+        {
+          description:
+            s === 400
+              ? 'A bad line: the message names it (`line 3: ...`); nothing of the request was stored'
+              : s === 413
+                ? 'More than 10 MB (decoded) or more than 100,000 points in one request; nothing was stored'
+                : 'Refused; nothing was stored',
+          content: { 'application/json': { schema } },
+        },
+      ]),
+    )
   const body = { content: { 'text/plain': { schema: LineProtocolBody } } }
-  routes.registry.registerPath({ method: 'post', path: '/api/v2/write', operationId: 'postV2Write', tags: ['protocols'],
+  routes.registry.registerPath({
+    method: 'post',
+    path: '/api/v2/write',
+    operationId: 'postV2Write',
+    tags: ['protocols'],
     summary: 'Write InfluxDB line protocol (InfluxDB 2.x API; Authorization: Token <API key>, or Bearer)',
-    security: [{ bearerAuth: [] }], request: { query: V2Query, body },
-    responses: { 204: { description: 'Every line accepted and durably queued' }, ...failures(InfluxV2Error) } })
-  routes.registry.registerPath({ method: 'post', path: '/write', operationId: 'postWrite', tags: ['protocols'],
+    security: [{ bearerAuth: [] }],
+    request: { query: V2Query, body },
+    responses: { 204: { description: 'Every line accepted and durably queued' }, ...failures(InfluxV2Error) },
+  })
+  routes.registry.registerPath({
+    method: 'post',
+    path: '/write',
+    operationId: 'postWrite',
+    tags: ['protocols'],
     summary: 'Write InfluxDB line protocol (InfluxDB 1.x API; the key as p, as the Basic password, or in Authorization)',
-    security: [{ bearerAuth: [] }], request: { query: V1Query, body },
-    responses: { 204: { description: 'Every line accepted and durably queued' }, ...failures(InfluxV1Error) } })
+    security: [{ bearerAuth: [] }],
+    request: { query: V1Query, body },
+    responses: { 204: { description: 'Every line accepted and durably queued' }, ...failures(InfluxV1Error) },
+  })
 }

@@ -28,7 +28,11 @@ async function legacyAccount(ctx: Ctx, fields: LegacyFields, keyField: 'ezkey' |
 async function writeSingle(ctx: Ctx, account: Account, fields: LegacyFields, statField: 'stat' | 'key', rules: PointRules) {
   if (fields[statField] === undefined) throw invalid('missing_parameter', MISSING)
   const now = nowSeconds()
-  const point = validatePoint({ stat: fields[statField], count: fields.count, value: fields.value, t: fields.t, ikey: fields.ikey }, rules, now)
+  const point = validatePoint(
+    { stat: fields[statField], count: fields.count, value: fields.value, t: fields.t, ikey: fields.ikey },
+    rules,
+    now,
+  )
   const { replay } = await ctx.deps.ingest.writeOne(account, point, now)
   ctx.body = { status: 200, msg: 'ok', ...(replay ? { replay } : {}) }
 }
@@ -42,7 +46,12 @@ async function writeBatch(ctx: Ctx, account: Account, data: unknown) {
     if (item === null || typeof item !== 'object' || Array.isArray(item)) throw invalid('invalid_data', `data[${i}]: must be an object`)
     const it = item as LegacyFields
     if (it.stat === undefined) throw invalid('missing_parameter', `data[${i}]: ${MISSING}`)
-    return validatePoint({ stat: it.stat, count: it.count, value: it.value, t: it.t, ikey: it.ikey }, { countDefaultsToOne: true }, now, `data[${i}]: `)
+    return validatePoint(
+      { stat: it.stat, count: it.count, value: it.value, t: it.t, ikey: it.ikey },
+      { countDefaultsToOne: true },
+      now,
+      `data[${i}]: `,
+    )
   })
   const outcome = await ctx.deps.ingest.writeMany(account, points, 'prefix', now, 'data')
   if (outcome.stoppedBy) {
@@ -96,40 +105,80 @@ const pointFields = {
   t: number('Unix seconds of the point (defaults to now; up to 32 days back, 5 minutes ahead)'),
   ikey: text('Idempotency key: a retry with the same t and ikey is stored once'),
 }
-const EzForm = z.object({
-  ezkey: text('The account\'s e-mail address or an API key (either field name works)'),
-  email: text('Alias of ezkey'),
-  stat: text('Stat name (created on first write)'),
-  ...pointFields,
-}).meta({ id: 'LegacyEzForm' })
-const EzBatch = z.object({
-  ezkey: z.string().meta({ description: 'The account\'s e-mail address or an API key' }),
-  data: z.array(z.object({ stat: z.string(), ...pointFields })).max(MAX_EZ_BATCH),
-}).meta({ id: 'LegacyEzBatch' })
-const ClassicForm = (valueField: 'count' | 'value') => z.object({
-  ukey: text('The account\'s e-mail address or an API key'),
-  email: text('Alias of ukey'),
-  key: text('Stat name (created on first write)'),
-  [valueField]: pointFields[valueField],
-  t: pointFields.t,
-})
-const Envelope = z.object({ status: z.union([z.literal(200), z.literal('error')]), msg: z.string(), accepted: z.number().int().optional(), duplicates: z.number().int().optional() })
+const EzForm = z
+  .object({
+    ezkey: text("The account's e-mail address or an API key (either field name works)"),
+    email: text('Alias of ezkey'),
+    stat: text('Stat name (created on first write)'),
+    ...pointFields,
+  })
+  .meta({ id: 'LegacyEzForm' })
+const EzBatch = z
+  .object({
+    ezkey: z.string().meta({ description: "The account's e-mail address or an API key" }),
+    data: z.array(z.object({ stat: z.string(), ...pointFields })).max(MAX_EZ_BATCH),
+  })
+  .meta({ id: 'LegacyEzBatch' })
+const ClassicForm = (valueField: 'count' | 'value') =>
+  z.object({
+    ukey: text("The account's e-mail address or an API key"),
+    email: text('Alias of ukey'),
+    key: text('Stat name (created on first write)'),
+    [valueField]: pointFields[valueField],
+    t: pointFields.t,
+  })
+const Envelope = z
+  .object({
+    status: z.union([z.literal(200), z.literal('error')]),
+    msg: z.string(),
+    accepted: z.number().int().optional(),
+    duplicates: z.number().int().optional(),
+  })
   .meta({ id: 'LegacyEnvelope' })
 
 function registerLegacyDocs(routes: Routes): void {
   const envelope = {
-    description: 'Legacy envelope: {"status": 200, "msg": "ok"} on success (plus "replay" where it applies); {"status": "error", "msg": "..."} on rejection, HTTP 200 unless the input is malformed (400: a body not compressed the way its Content-Encoding says among them), too large (413), in a Content-Encoding other than gzip, deflate or br (415), rate limited (429) or X-Service-Strict: 1 asked for the real status.',
+    description:
+      'Legacy envelope: {"status": 200, "msg": "ok"} on success (plus "replay" where it applies); {"status": "error", "msg": "..."} on rejection, HTTP 200 unless the input is malformed (400: a body not compressed the way its Content-Encoding says among them), too large (413), in a Content-Encoding other than gzip, deflate or br (415), rate limited (429) or X-Service-Strict: 1 asked for the real status.',
     content: { 'application/json': { schema: Envelope } },
   }
   const responses = { 200: envelope, 400: envelope, 413: envelope, 415: envelope, 429: envelope }
   const form = (schema: z.ZodType) => ({ content: { 'application/x-www-form-urlencoded': { schema } } })
   const common = { tags: ['legacy'], security: [] }
-  routes.registry.registerPath({ ...common, method: 'get', path: '/ez', operationId: 'getEz', summary: 'Record one point (legacy; the key sits in the query string, so treat it as exposed)',
-    request: { query: EzForm }, responses })
-  routes.registry.registerPath({ ...common, method: 'post', path: '/ez', operationId: 'postEz', summary: 'Record one point (form), or up to 100 with a JSON body {ezkey, data: [...]}',
-    request: { body: { content: { ...form(EzForm).content, 'application/json': { schema: EzBatch } } } }, responses })
-  routes.registry.registerPath({ ...common, method: 'post', path: '/c', operationId: 'postC', summary: 'Record a counter increment (count defaults to 1)',
-    request: { body: form(ClassicForm('count').meta({ id: 'LegacyCounterForm' })) }, responses })
-  routes.registry.registerPath({ ...common, method: 'post', path: '/v', operationId: 'postV', summary: 'Record a gauge value',
-    request: { body: form(ClassicForm('value').meta({ id: 'LegacyGaugeForm' })) }, responses })
+  routes.registry.registerPath({
+    ...common,
+    method: 'get',
+    path: '/ez',
+    operationId: 'getEz',
+    summary: 'Record one point (legacy; the key sits in the query string, so treat it as exposed)',
+    request: { query: EzForm },
+    responses,
+  })
+  routes.registry.registerPath({
+    ...common,
+    method: 'post',
+    path: '/ez',
+    operationId: 'postEz',
+    summary: 'Record one point (form), or up to 100 with a JSON body {ezkey, data: [...]}',
+    request: { body: { content: { ...form(EzForm).content, 'application/json': { schema: EzBatch } } } },
+    responses,
+  })
+  routes.registry.registerPath({
+    ...common,
+    method: 'post',
+    path: '/c',
+    operationId: 'postC',
+    summary: 'Record a counter increment (count defaults to 1)',
+    request: { body: form(ClassicForm('count').meta({ id: 'LegacyCounterForm' })) },
+    responses,
+  })
+  routes.registry.registerPath({
+    ...common,
+    method: 'post',
+    path: '/v',
+    operationId: 'postV',
+    summary: 'Record a gauge value',
+    request: { body: form(ClassicForm('value').meta({ id: 'LegacyGaugeForm' })) },
+    responses,
+  })
 }

@@ -11,7 +11,24 @@ import { gzipSync } from 'node:zlib'
 import { fileURLToPath } from 'node:url'
 import { APP_CSS } from './styles.js'
 
-export const PAGES = ['signin', 'reset', 'stats', 'stat', 'alerts', 'alert', 'ask', 'anomalies', 'import', 'billing', 'keys', 'send', 'account', 'dashboards', 'dashboard', 'correlations'] as const
+export const PAGES = [
+  'signin',
+  'reset',
+  'stats',
+  'stat',
+  'alerts',
+  'alert',
+  'ask',
+  'anomalies',
+  'import',
+  'billing',
+  'keys',
+  'send',
+  'account',
+  'dashboards',
+  'dashboard',
+  'correlations',
+] as const
 export type Page = (typeof PAGES)[number]
 
 export interface Asset {
@@ -41,7 +58,13 @@ async function build(): Promise<Assets> {
   if (missing.length) throw new Error(`web app sources missing for ${missing.join(', ')} in ${dir}`)
   const out = await esbuild({
     entryPoints: entryPoints as Record<string, string>,
-    bundle: true, format: 'esm', target: 'es2022', minify: true, write: false, outdir: '/out', logLevel: 'silent',
+    bundle: true,
+    format: 'esm',
+    target: 'es2022',
+    minify: true,
+    write: false,
+    outdir: '/out',
+    logLevel: 'silent',
     legalComments: 'none',
     // Resolve packages where this checkout sees them: a node_modules that is a symlink (shared between
     // checkouts) must not make esbuild read the package.json files above the link's target.
@@ -61,7 +84,9 @@ async function build(): Promise<Assets> {
   const css = Buffer.concat([uplotCss, Buffer.from(APP_CSS)])
   const cssName = hashed('app', 'css', css)
   files.set(cssName, { body: css, gzip: gzipSync(css, { level: 9 }), type: 'text/css; charset=utf-8' })
-  const icon = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1d4ed8"/><path d="M3 11l3-4 3 2 4-5" fill="none" stroke="#fff" stroke-width="1.6"/></svg>')
+  const icon = Buffer.from(
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1d4ed8"/><path d="M3 11l3-4 3 2 4-5" fill="none" stroke="#fff" stroke-width="1.6"/></svg>',
+  )
   files.set('icon.svg', { body: icon, gzip: gzipSync(icon), type: 'image/svg+xml' })
   return { script, css: `/assets/${cssName}`, icon: '/assets/icon.svg', files }
 }

@@ -14,8 +14,15 @@ import { firstPointCurl } from './first-point.js'
 
 /** No inline script or style anywhere; the embed preview is our own page; nothing may frame the app. */
 export const APP_CSP = [
-  "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "connect-src 'self'",
-  "frame-src 'self'", "form-action 'self'", "base-uri 'none'", "frame-ancestors 'none'",
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "frame-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
 ].join('; ')
 
 function securityHeaders(ctx: Ctx): void {
@@ -30,7 +37,16 @@ function securityHeaders(ctx: Ctx): void {
 }
 
 const NAV: Array<[string, string, Page[]]> = [
-  ['/stats', 'Stats', ['stats', 'stat', 'correlations']], ['/dashboards', 'Dashboards', ['dashboards', 'dashboard']], ['/alerts', 'Alerts', ['alerts', 'alert']], ['/ask', 'Ask', ['ask']], ['/anomalies', 'Anomalies', ['anomalies']], ['/import', 'Import', ['import']], ['/billing', 'Billing', ['billing']], ['/keys', 'API keys', ['keys']], ['/send', 'Send data', ['send']], ['/account', 'Account', ['account']],
+  ['/stats', 'Stats', ['stats', 'stat', 'correlations']],
+  ['/dashboards', 'Dashboards', ['dashboards', 'dashboard']],
+  ['/alerts', 'Alerts', ['alerts', 'alert']],
+  ['/ask', 'Ask', ['ask']],
+  ['/anomalies', 'Anomalies', ['anomalies']],
+  ['/import', 'Import', ['import']],
+  ['/billing', 'Billing', ['billing']],
+  ['/keys', 'API keys', ['keys']],
+  ['/send', 'Send data', ['send']],
+  ['/account', 'Account', ['account']],
 ]
 
 interface ShellOptions {
@@ -49,9 +65,16 @@ interface ShellOptions {
 
 async function shell(ctx: Ctx, o: ShellOptions): Promise<void> {
   const a = await assets()
-  const data = { base: baseUrl(ctx), ...(o.csrf ? { csrf: o.csrf } : {}), ...(o.account ? { plan: o.account.plan, email: o.account.email, ...(o.account.timeZone ? { timeZone: o.account.timeZone } : {}) } : {}), ...o.data }
+  const data = {
+    base: baseUrl(ctx),
+    ...(o.csrf ? { csrf: o.csrf } : {}),
+    ...(o.account ? { plan: o.account.plan, email: o.account.email, ...(o.account.timeZone ? { timeZone: o.account.timeZone } : {}) } : {}),
+    ...o.data,
+  }
   // data-window-from is read back as dataset.windowFrom (HTML lowercases attribute names: data-windowFrom would not be).
-  const attrs = Object.entries(data).map(([k, v]) => ` data-${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}="${esc(v)}"`).join('')
+  const attrs = Object.entries(data)
+    .map(([k, v]) => ` data-${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}="${esc(v)}"`)
+    .join('')
   const nav = o.account
     ? `<nav aria-label="Main">${NAV.map(([href, label, pages]) => `<a href="${href}"${o.page && pages.includes(o.page) ? ' aria-current="page"' : ''}>${label}</a>`).join('')}<a href="/docs">API reference</a></nav>
 <span class="who">${esc(o.account.email)} · ${esc(o.account.plan)} plan</span>`
@@ -71,7 +94,11 @@ async function sessionOf(ctx: Ctx) {
 }
 
 /** A page that needs a session: the shell, or a redirect to sign-in that comes back here. */
-function signedIn(page: Page, title: (ctx: Ctx) => string, extra: (ctx: Ctx, account: Account) => Pick<ShellOptions, 'data' | 'preload'> = () => ({})) {
+function signedIn(
+  page: Page,
+  title: (ctx: Ctx) => string,
+  extra: (ctx: Ctx, account: Account) => Pick<ShellOptions, 'data' | 'preload'> = () => ({}),
+) {
   return async (ctx: Ctx) => {
     const found = await sessionOf(ctx)
     if (!found) return ctx.redirect(`/signin?next=${encodeURIComponent(ctx.originalUrl)}`)
@@ -148,33 +175,95 @@ export function webRoutes(router: Router<AppState, AppContext>): void {
   router.get('/reset', async (ctx) => {
     await shell(ctx, { page: 'reset', title: 'Reset your password' })
   })
-  router.get('/stats', signedIn('stats', () => 'Stats'))
-  router.get('/stats/:name/correlations', signedIn('correlations', (ctx) => `What moved with ${param(ctx, 'name')}`, (ctx) => ({ data: { stat: param(ctx, 'name') } })))
-  router.get('/stats/:name', signedIn('stat', (ctx) => param(ctx, 'name'), statPage))
-  router.get('/dashboards', signedIn('dashboards', () => 'Dashboards'))
+  router.get(
+    '/stats',
+    signedIn('stats', () => 'Stats'),
+  )
+  router.get(
+    '/stats/:name/correlations',
+    signedIn(
+      'correlations',
+      (ctx) => `What moved with ${param(ctx, 'name')}`,
+      (ctx) => ({ data: { stat: param(ctx, 'name') } }),
+    ),
+  )
+  router.get(
+    '/stats/:name',
+    signedIn('stat', (ctx) => param(ctx, 'name'), statPage),
+  )
+  router.get(
+    '/dashboards',
+    signedIn('dashboards', () => 'Dashboards'),
+  )
   // The first read the module makes (no ?range: the dashboard's own) is fetched while the module loads.
-  router.get('/dashboards/:id', signedIn('dashboard', () => 'Dashboard', (ctx) => ({
-    data: { dashboard: param(ctx, 'id') },
-    preload: typeof ctx.query.range === 'string' ? [] : [`/api/v1/dashboards/${encodeURIComponent(param(ctx, 'id'))}/data`],
-  })))
+  router.get(
+    '/dashboards/:id',
+    signedIn(
+      'dashboard',
+      () => 'Dashboard',
+      (ctx) => ({
+        data: { dashboard: param(ctx, 'id') },
+        preload: typeof ctx.query.range === 'string' ? [] : [`/api/v1/dashboards/${encodeURIComponent(param(ctx, 'id'))}/data`],
+      }),
+    ),
+  )
   // Which webhook targets this deployment takes: the form's hint says what is true here.
-  router.get('/alerts', signedIn('alerts', () => 'Alerts', (ctx) => {
-    const c = ctx.deps.config
-    return { data: { webhookTargets: c.webhookAllowPrivate ? 'private' : c.webhookAllowLoopback ? 'loopback' : 'public' } }
-  }))
-  router.get('/alerts/:id', signedIn('alert', () => 'Alert', (ctx) => ({ data: { alert: param(ctx, 'id') } })))
-  router.get('/ask', signedIn('ask', () => 'Ask'))
-  router.get('/anomalies', signedIn('anomalies', () => 'Anomalies'))
-  router.get('/import', signedIn('import', () => 'Import'))
-  router.get('/billing', signedIn('billing', () => 'Billing'))
-  router.get('/keys', signedIn('keys', () => 'API keys'))
+  router.get(
+    '/alerts',
+    signedIn(
+      'alerts',
+      () => 'Alerts',
+      (ctx) => {
+        const c = ctx.deps.config
+        return { data: { webhookTargets: c.webhookAllowPrivate ? 'private' : c.webhookAllowLoopback ? 'loopback' : 'public' } }
+      },
+    ),
+  )
+  router.get(
+    '/alerts/:id',
+    signedIn(
+      'alert',
+      () => 'Alert',
+      (ctx) => ({ data: { alert: param(ctx, 'id') } }),
+    ),
+  )
+  router.get(
+    '/ask',
+    signedIn('ask', () => 'Ask'),
+  )
+  router.get(
+    '/anomalies',
+    signedIn('anomalies', () => 'Anomalies'),
+  )
+  router.get(
+    '/import',
+    signedIn('import', () => 'Import'),
+  )
+  router.get(
+    '/billing',
+    signedIn('billing', () => 'Billing'),
+  )
+  router.get(
+    '/keys',
+    signedIn('keys', () => 'API keys'),
+  )
   // The StatsD port goes to the page: its set-up names it, or says StatsD is off.
-  router.get('/send', signedIn('send', () => 'Send data', (ctx) => {
-    const port = ctx.deps.config.statsdPort
-    const data: Record<string, string> = port === undefined ? {} : { statsdPort: String(port) }
-    return { data }
-  }))
-  router.get('/account', signedIn('account', () => 'Account'))
+  router.get(
+    '/send',
+    signedIn(
+      'send',
+      () => 'Send data',
+      (ctx) => {
+        const port = ctx.deps.config.statsdPort
+        const data: Record<string, string> = port === undefined ? {} : { statsdPort: String(port) }
+        return { data }
+      },
+    ),
+  )
+  router.get(
+    '/account',
+    signedIn('account', () => 'Account'),
+  )
   // Browsers ask for /favicon.ico wherever a page names no icon (a JSON route, the API reference): the same icon
   // as the shell's, so that no page logs a 404. SVG under that name is read by its type.
   router.get('/favicon.ico', async (ctx) => {

@@ -35,7 +35,9 @@ export function compactionDrills(): Record<string, (rig: DrillRig) => Promise<vo
 }
 
 async function seeded(rig: DrillRig): Promise<number> {
-  const [r] = await rig.sql<{ n: number }[]>`select count(*)::int as n from points p join stats s on s.id = p.stat_id where s.name like 'seed.%'`
+  const [r] = await rig.sql<
+    { n: number }[]
+  >`select count(*)::int as n from points p join stats s on s.id = p.stat_id where s.name like 'seed.%'`
   return r.n
 }
 
@@ -88,9 +90,12 @@ export async function compactionDrill(rig: DrillRig, name: string, fault: () => 
   }
 
   const all = `'-infinity'::timestamptz, 'infinity'::timestamptz`
-  const rows = await rig.sql.unsafe<{ value: number; n: number; minT: number; maxT: number }[]>(`
+  const rows = await rig.sql.unsafe<{ value: number; n: number; minT: number; maxT: number }[]>(
+    `
     select p.value, count(*)::int as n, min(extract(epoch from p.ts))::bigint::int as "minT", max(extract(epoch from p.ts))::bigint::int as "maxT"
-    from stats s cross join lateral stat_points(s.id, ${all}) p where s.name = $1 group by p.value`, [stat])
+    from stats s cross join lateral stat_points(s.id, ${all}) p where s.name = $1 group by p.value`,
+    [stat],
+  )
   const stored = new Map(rows.map((r) => [r.value, r.n]))
   const seed = await rig.sql.unsafe<{ id: string; n: number; sum: string }[]>(`
     select s.id, count(*)::int as n, sum(p.value::numeric)::text as sum from stats s cross join lateral stat_points(s.id, ${all}) p
@@ -135,7 +140,11 @@ async function writeWithRetries(rig: DrillRig, stat: string, i: number, t: numbe
     const webs = rig.webs
     const web = webs[(w + attempt) % webs.length]
     try {
-      const res = await http(web.port!, `/api/v1/stats/${encodeURIComponent(stat)}/value`, { json: { value: i, t, ikey: `p${i}` }, bearer: rig.key, timeoutMs: 10_000 })
+      const res = await http(web.port!, `/api/v1/stats/${encodeURIComponent(stat)}/value`, {
+        json: { value: i, t, ikey: `p${i}` },
+        bearer: rig.key,
+        timeoutMs: 10_000,
+      })
       if (res.status === 200) return 'accepted'
       if (res.status < 500 && res.status !== 429) return 'refused'
       last = 'refused'

@@ -69,7 +69,12 @@ export class DrillRig {
   settleTimeoutMs = 60_000
   /** When a drill wiped Redis (set by the fault). */
   wipedAt: number | null = null
-  private constructor(readonly pg: OwnPostgres, readonly redis: OwnRedis, readonly prefix: string, private readonly settings: Record<string, string>) {}
+  private constructor(
+    readonly pg: OwnPostgres,
+    readonly redis: OwnRedis,
+    readonly prefix: string,
+    private readonly settings: Record<string, string>,
+  ) {}
 
   /**
    * `settings`: extra environment for every process the rig starts (the service's defaults otherwise).
@@ -84,10 +89,17 @@ export class DrillRig {
     await Promise.all([rig.spawn('web'), rig.spawn('web'), rig.spawn('worker')])
     const web = rig.webs[0].port!
     const signup = await http(web, '/api/v1/auth/signup', { json: { email: `drill@example.com`, password: 'correct horse battery' } })
-    if (signup.status !== 201) throw new Error(`sign-up failed: ${signup.status} ${JSON.stringify(signup.body)}\n${rig.webs[0].lines.join("\n")}`)
+    if (signup.status !== 201)
+      throw new Error(`sign-up failed: ${signup.status} ${JSON.stringify(signup.body)}\n${rig.webs[0].lines.join('\n')}`)
     await rig.sql`update accounts set plan = 'business' where id = ${signup.body.account.id}`
-    const cookie = signup.headers.getSetCookie().find((c) => c.startsWith('service_session='))!.split(';')[0]
-    const created = await http(web, '/api/v1/auth/api-keys', { json: { label: 'drill' }, headers: { cookie, 'x-service-csrf': signup.body.csrf_token } })
+    const cookie = signup.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('service_session='))!
+      .split(';')[0]
+    const created = await http(web, '/api/v1/auth/api-keys', {
+      json: { label: 'drill' },
+      headers: { cookie, 'x-service-csrf': signup.body.csrf_token },
+    })
     rig.key = created.body.key
     return rig
   }
@@ -103,9 +115,21 @@ export class DrillRig {
   /** Starts a web process (on a port of its own) or a worker, and waits until it answers. */
   async spawn(kind: 'web' | 'worker', port?: number): Promise<Proc> {
     port ??= kind === 'web' ? await closedPort() : undefined
-    const env = { ...process.env, NODE_ENV: 'development', DATABASE_URL: this.pg.url, REDIS_URL: this.redis.url, REDIS_PREFIX: this.prefix,
-      LOG_LEVEL: 'warn', ALERT_EVAL_INTERVAL_SECONDS: '2', ...this.settings, ...(port ? { PORT: String(port) } : {}) }
-    const child = spawn(process.execPath, serviceArgs(kind === 'web' ? 'api/server.ts' : 'workers/main.ts'), { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const env = {
+      ...process.env,
+      NODE_ENV: 'development',
+      DATABASE_URL: this.pg.url,
+      REDIS_URL: this.redis.url,
+      REDIS_PREFIX: this.prefix,
+      LOG_LEVEL: 'warn',
+      ALERT_EVAL_INTERVAL_SECONDS: '2',
+      ...this.settings,
+      ...(port ? { PORT: String(port) } : {}),
+    }
+    const child = spawn(process.execPath, serviceArgs(kind === 'web' ? 'api/server.ts' : 'workers/main.ts'), {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     const proc: Proc = { kind, child, port, lines: [] }
     const collect = (chunk: Buffer) => proc.lines.push(...chunk.toString('utf8').split('\n').filter(Boolean))
     child.stdout!.on('data', collect)
@@ -126,13 +150,18 @@ export class DrillRig {
   /** kill -9, and the process is forgotten. */
   async kill(proc: Proc): Promise<void> {
     this.procs = this.procs.filter((p) => p !== proc)
-    await new Promise((r) => { proc.child.once('exit', r); proc.child.kill('SIGKILL') })
+    await new Promise((r) => {
+      proc.child.once('exit', r)
+      proc.child.kill('SIGKILL')
+    })
   }
 
   /** Seconds until every web process answers health 200. */
   private async healthy(timeoutMs = 60_000): Promise<number> {
     const started = Date.now()
-    while (!(await Promise.all(this.webs.map((w) => http(w.port!, '/api/v1/health').catch(() => undefined)))).every((h) => h?.status === 200)) {
+    while (
+      !(await Promise.all(this.webs.map((w) => http(w.port!, '/api/v1/health').catch(() => undefined)))).every((h) => h?.status === 200)
+    ) {
       if (Date.now() - started > timeoutMs) throw new Error(`not healthy within ${timeoutMs} ms`)
       await sleep(100)
     }
@@ -144,9 +173,16 @@ export class DrillRig {
     const started = Date.now()
     for (;;) {
       const health = await Promise.all(this.webs.map((w) => http(w.port!, '/api/v1/health').catch(() => undefined)))
-      const counts = await this.queues.get('ingest').getJobCounts('waiting', 'active', 'delayed').catch(() => undefined)
-      if (health.every((h) => h?.status === 200) && counts && counts.waiting + counts.active + counts.delayed === 0) return (Date.now() - started) / 1000
-      if (Date.now() - started > timeoutMs) throw new Error(`did not settle within ${timeoutMs} ms: ${JSON.stringify({ health: health.map((h) => h?.status ?? 'no answer'), counts })}`)
+      const counts = await this.queues
+        .get('ingest')
+        .getJobCounts('waiting', 'active', 'delayed')
+        .catch(() => undefined)
+      if (health.every((h) => h?.status === 200) && counts && counts.waiting + counts.active + counts.delayed === 0)
+        return (Date.now() - started) / 1000
+      if (Date.now() - started > timeoutMs)
+        throw new Error(
+          `did not settle within ${timeoutMs} ms: ${JSON.stringify({ health: health.map((h) => h?.status ?? 'no answer'), counts })}`,
+        )
       await sleep(100)
     }
   }
@@ -171,9 +207,11 @@ export class DrillRig {
         next += Math.min(path.batch, (path.points ?? Infinity) - from)
         return Array.from({ length: next - from }, (_, k) => from + k)
       }
-      await Promise.all(Array.from({ length: path.writers }, async (_, w) => {
-        for (let items = take(); items.length; items = take()) await path.write(this, ledger, items, w)
-      }))
+      await Promise.all(
+        Array.from({ length: path.writers }, async (_, w) => {
+          for (let items = take(); items.length; items = take()) await path.write(this, ledger, items, w)
+        }),
+      )
     })
     await sleep(1500)
     await fault()
@@ -184,9 +222,16 @@ export class DrillRig {
     const written = ledgers.reduce((n, l) => n + l.outcome.size, 0)
     // A path of a fixed number of points (the backfill burst) may leave far more to persist than the steady ones.
     await this.settle(this.settleTimeoutMs + written / 5)
-    const logLines = this.procs.reduce((n, p) => n + p.lines.slice(logStart.find(([q]) => q === p)?.[1] ?? 0).filter((l) => /"level":"(warn|error)"/.test(l) || !l.startsWith('{')).length, 0)
+    const logLines = this.procs.reduce(
+      (n, p) =>
+        n +
+        p.lines.slice(logStart.find(([q]) => q === p)?.[1] ?? 0).filter((l) => /"level":"(warn|error)"/.test(l) || !l.startsWith('{'))
+          .length,
+      0,
+    )
     const results: DrillResult[] = []
-    for (const ledger of ledgers) results.push({ drill: name, ...ledger.check(await storedOf(this.sql, ledger.stat), this.wipedAt), recoverySeconds, logLines })
+    for (const ledger of ledgers)
+      results.push({ drill: name, ...ledger.check(await storedOf(this.sql, ledger.stat), this.wipedAt), recoverySeconds, logLines })
     return results
   }
 
@@ -197,8 +242,11 @@ export class DrillRig {
   async send(w: number, attempt: number, path: string, body: unknown, headers: Record<string, string> = {}) {
     const webs = this.webs
     const web = webs[(w + attempt) % webs.length]
-    return http(web.port!, path, { json: body, bearer: this.key, headers, timeoutMs: 10_000 })
-      .catch((err: Error) => ((err.cause as { code?: string } | undefined)?.code === 'ECONNREFUSED' ? { status: 0, headers: new Headers(), body: undefined } : undefined))
+    return http(web.port!, path, { json: body, bearer: this.key, headers, timeoutMs: 10_000 }).catch((err: Error) =>
+      (err.cause as { code?: string } | undefined)?.code === 'ECONNREFUSED'
+        ? { status: 0, headers: new Headers(), body: undefined }
+        : undefined,
+    )
   }
 
   async close(): Promise<void> {
@@ -210,17 +258,27 @@ export class DrillRig {
   }
 }
 
-export async function http(port: number, path: string, opts: { json?: unknown; bearer?: string; headers?: Record<string, string>; timeoutMs?: number } = {}) {
+export async function http(
+  port: number,
+  path: string,
+  opts: { json?: unknown; bearer?: string; headers?: Record<string, string>; timeoutMs?: number } = {},
+) {
   const headers: Record<string, string> = { ...opts.headers }
   if (opts.json !== undefined) headers['content-type'] = 'application/json'
   if (opts.bearer) headers.authorization = `Bearer ${opts.bearer}`
   const res = await fetch(`http://127.0.0.1:${port}${path}`, {
-    method: opts.json !== undefined ? 'POST' : 'GET', headers, body: opts.json !== undefined ? JSON.stringify(opts.json) : undefined,
+    method: opts.json !== undefined ? 'POST' : 'GET',
+    headers,
+    body: opts.json !== undefined ? JSON.stringify(opts.json) : undefined,
     signal: AbortSignal.timeout(opts.timeoutMs ?? 5000),
   })
   const text = await res.text()
   let body: any
-  try { body = JSON.parse(text) } catch { body = text }
+  try {
+    body = JSON.parse(text)
+  } catch {
+    body = text
+  }
   return { status: res.status, headers: res.headers, body }
 }
 
@@ -307,7 +365,11 @@ export class Ledger {
   readonly acceptedSentAt = new Map<number, number>()
   /** Paths without `t`: the seconds each attempt that may have landed (accepted or unanswered) was in flight over. */
   readonly inFlight = new Map<number, Array<[number, number]>>()
-  constructor(readonly path: WritePath, readonly stat: string, readonly base: number) {}
+  constructor(
+    readonly path: WritePath,
+    readonly stat: string,
+    readonly base: number,
+  ) {}
 
   t(i: number): number {
     return this.path.t!(this.base, i)
@@ -392,8 +454,16 @@ export interface WritePath {
  * careful client does when every point carries `t` and `ikey`, so that a resend is deduplicated). `accepted` says how
  * many leading items an answer accepted (a partly stored /ez batch).
  */
-async function sendWithRetries(rig: DrillRig, ledger: Ledger, items: number[], w: number, path: string, body: unknown, headers?: Record<string, string>,
-  accepted: (body: any) => number = () => 0) {
+async function sendWithRetries(
+  rig: DrillRig,
+  ledger: Ledger,
+  items: number[],
+  w: number,
+  path: string,
+  body: unknown,
+  headers?: Record<string, string>,
+  accepted: (body: any) => number = () => 0,
+) {
   const deadline = Date.now() + 30_000
   let unanswered = false
   for (let attempt = 0; Date.now() < deadline; attempt++) {
@@ -415,9 +485,17 @@ const pastT = (base: number, i: number) => base + i
 
 /** The drills' first path: single v1 writes with `t` and `ikey`, resent alike until answered. On `drill.<drill>`. */
 export const singleWithIkey: WritePath = {
-  name: 'single-ikey', batch: 1, writers: 2, t: pastT, stat: (drill) => `drill.${drill}`,
+  name: 'single-ikey',
+  batch: 1,
+  writers: 2,
+  t: pastT,
+  stat: (drill) => `drill.${drill}`,
   write: (rig, ledger, [i], w) =>
-    sendWithRetries(rig, ledger, [i], w, `/api/v1/stats/${encodeURIComponent(ledger.stat)}/value`, { value: i, t: ledger.t(i), ikey: `p${i}` }),
+    sendWithRetries(rig, ledger, [i], w, `/api/v1/stats/${encodeURIComponent(ledger.stat)}/value`, {
+      value: i,
+      t: ledger.t(i),
+      ikey: `p${i}`,
+    }),
 }
 
 /**
@@ -428,7 +506,9 @@ export const singleWithIkey: WritePath = {
  * may have landed was in flight in (the match by value and second), and an error status stored nothing.
  */
 export const singlePlain: WritePath = {
-  name: 'single-plain', batch: 1, writers: 2,
+  name: 'single-plain',
+  batch: 1,
+  writers: 2,
   write: async (rig, ledger, [i], w) => {
     const deadline = Date.now() + 30_000
     const windows: Array<[number, number]> = []
@@ -448,17 +528,34 @@ export const singlePlain: WritePath = {
 
 /** `/ez` JSON batches of 20 (strict mode, so that a failure has its status), every item with `t` (a digit string, as the predecessor's sample sends it) and `ikey`. */
 export const ezBatch: WritePath = {
-  name: 'ez-batch', batch: 20, writers: 1, t: pastT,
-  write: (rig, ledger, items, w) => sendWithRetries(rig, ledger, items, w, '/ez',
-    { ezkey: rig.key, data: items.map((i) => ({ stat: ledger.stat, value: i, t: String(ledger.t(i)), ikey: `e${i}` })) },
-    { 'x-service-strict': '1' }, (body) => Number(body?.accepted) || 0),
+  name: 'ez-batch',
+  batch: 20,
+  writers: 1,
+  t: pastT,
+  write: (rig, ledger, items, w) =>
+    sendWithRetries(
+      rig,
+      ledger,
+      items,
+      w,
+      '/ez',
+      { ezkey: rig.key, data: items.map((i) => ({ stat: ledger.stat, value: i, t: String(ledger.t(i)), ikey: `e${i}` })) },
+      { 'x-service-strict': '1' },
+      (body) => Number(body?.accepted) || 0,
+    ),
 }
 
 function pointsBatch(name: string, batch: number, writers: number, t: (base: number, i: number) => number, points?: number): WritePath {
   return {
-    name, batch, writers, t, points,
-    write: (rig, ledger, items, w) => sendWithRetries(rig, ledger, items, w, '/api/v1/points',
-      { points: items.map((i) => ({ stat: ledger.stat, value: i, t: ledger.t(i), ikey: `b${i}` })) }),
+    name,
+    batch,
+    writers,
+    t,
+    points,
+    write: (rig, ledger, items, w) =>
+      sendWithRetries(rig, ledger, items, w, '/api/v1/points', {
+        points: items.map((i) => ({ stat: ledger.stat, value: i, t: ledger.t(i), ikey: `b${i}` })),
+      }),
   }
 }
 

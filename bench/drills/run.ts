@@ -21,15 +21,28 @@ const all = drills(outageSeconds)
 const scale = scaleDrills()
 const compaction = compactionDrills()
 const names = args.length ? args : [...Object.keys(all), ...Object.keys(scale), ...Object.keys(compaction)]
-for (const n of names) if (!all[n] && !scale[n] && !compaction[n]) { process.stderr.write(`unknown drill ${n}; drills: ${[...Object.keys(all), ...Object.keys(scale), ...Object.keys(compaction)].join(', ')}\n`); process.exit(64) }
+for (const n of names)
+  if (!all[n] && !scale[n] && !compaction[n]) {
+    process.stderr.write(
+      `unknown drill ${n}; drills: ${[...Object.keys(all), ...Object.keys(scale), ...Object.keys(compaction)].join(', ')}\n`,
+    )
+    process.exit(64)
+  }
 
-const bound = setTimeout(() => { process.stderr.write('drills: 25-minute bound reached, stopping\n'); process.exit(2) }, 25 * 60_000)
+const bound = setTimeout(() => {
+  process.stderr.write('drills: 25-minute bound reached, stopping\n')
+  process.exit(2)
+}, 25 * 60_000)
 bound.unref()
 
 const results: Array<DrillResult & Partial<ScaleDrillResult>> = []
 let failed = false
 /** Runs the named drills of one kind on a rig started for them (none when no drill of that kind is named). */
-async function runOn<R extends { close(): Promise<void> }, D>(kind: Record<string, D>, start: () => Promise<R>, drill: (rig: R, name: string, d: D) => Promise<DrillResult | DrillResult[]>) {
+async function runOn<R extends { close(): Promise<void> }, D>(
+  kind: Record<string, D>,
+  start: () => Promise<R>,
+  drill: (rig: R, name: string, d: D) => Promise<DrillResult | DrillResult[]>,
+) {
   const mine = names.filter((n) => kind[n])
   if (!mine.length) return
   const rig = await start()
@@ -52,10 +65,44 @@ async function runOn<R extends { close(): Promise<void> }, D>(kind: Record<strin
   }
 }
 await runOn(all, () => DrillRig.start(), runDrill)
-await runOn(scale, () => ScaleRig.start(), (rig, name, fault) => rig.drill(name, () => fault(rig)))
-await runOn(compaction, () => DrillRig.start(COMPACTION_DRILL_SETTINGS), (rig, name, fault) => compactionDrill(rig, name, () => fault(rig)))
-const cols = ['drill', 'path', 'sent', 'accepted', 'stored', 'lost', 'lostInWipe', 'wipeWindowMs', 'duplicated', 'misplaced', 'storedRefused', 'unknownOutcome', 'recoverySeconds', 'logLines', 'reads', 'readsFailed', 'alertDeliveries'] as const
+await runOn(
+  scale,
+  () => ScaleRig.start(),
+  (rig, name, fault) => rig.drill(name, () => fault(rig)),
+)
+await runOn(
+  compaction,
+  () => DrillRig.start(COMPACTION_DRILL_SETTINGS),
+  (rig, name, fault) => compactionDrill(rig, name, () => fault(rig)),
+)
+const cols = [
+  'drill',
+  'path',
+  'sent',
+  'accepted',
+  'stored',
+  'lost',
+  'lostInWipe',
+  'wipeWindowMs',
+  'duplicated',
+  'misplaced',
+  'storedRefused',
+  'unknownOutcome',
+  'recoverySeconds',
+  'logLines',
+  'reads',
+  'readsFailed',
+  'alertDeliveries',
+] as const
 process.stdout.write(`\n${cols.join('\t')}\n${results.map((r) => cols.map((c) => r[c] ?? '-').join('\t')).join('\n')}\n`)
 // A scale drill also fails when a read went unanswered or the alert's transition was not delivered exactly once.
-const bad = results.some((r) => r.lost || r.duplicated || r.misplaced || r.storedRefused || r.readsFailed || (r.alertDeliveries !== undefined && r.alertDeliveries !== 1))
+const bad = results.some(
+  (r) =>
+    r.lost ||
+    r.duplicated ||
+    r.misplaced ||
+    r.storedRefused ||
+    r.readsFailed ||
+    (r.alertDeliveries !== undefined && r.alertDeliveries !== 1),
+)
 process.exit(failed || bad ? 1 : 0)

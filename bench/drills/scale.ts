@@ -23,24 +23,53 @@ export interface ScaleDrillResult extends DrillResult {
 
 /** Only what the rig needs of a server it does not fault through these handles. */
 function unsupported(what: string): () => never {
-  return () => { throw new Error(`${what}: the scale drills fault the cluster and the replica through their own handles`) }
+  return () => {
+    throw new Error(`${what}: the scale drills fault the cluster and the replica through their own handles`)
+  }
 }
 
 export class ScaleRig {
-  private constructor(readonly rig: DrillRig, readonly cluster: OwnRedisCluster, readonly pg: PrimaryWithReplica, readonly receiver: HttpReceiver) {}
+  private constructor(
+    readonly rig: DrillRig,
+    readonly cluster: OwnRedisCluster,
+    readonly pg: PrimaryWithReplica,
+    readonly receiver: HttpReceiver,
+  ) {}
 
   static async start(): Promise<ScaleRig> {
     const [c, p, r] = await Promise.allSettled([startRedisCluster(), startPrimaryWithReplica(), startHttpReceiver()])
     if (c.status === 'rejected' || p.status === 'rejected' || r.status === 'rejected') {
       // What did start is stopped: left running, its processes and sockets would keep the test process alive.
-      await Promise.allSettled([c.status === 'fulfilled' && c.value.destroy(), p.status === 'fulfilled' && p.value.destroy(), r.status === 'fulfilled' && r.value.close()])
+      await Promise.allSettled([
+        c.status === 'fulfilled' && c.value.destroy(),
+        p.status === 'fulfilled' && p.value.destroy(),
+        r.status === 'fulfilled' && r.value.close(),
+      ])
       throw [c, p, r].map((x) => (x.status === 'rejected' ? x.reason : undefined)).find(Boolean)
     }
     const [cluster, pg, receiver] = [c.value, p.value, r.value]
-    const asPostgres: OwnPostgres = { url: pg.primaryUrl, port: 0, start: unsupported('start'), stop: unsupported('stop'), kill: unsupported('kill'), destroy: () => pg.destroy() }
-    const asRedis: OwnRedis = { url: cluster.url, port: 0, start: unsupported('start'), stop: unsupported('stop'), kill: unsupported('kill'), wipe: unsupported('wipe'), destroy: () => cluster.destroy() }
+    const asPostgres: OwnPostgres = {
+      url: pg.primaryUrl,
+      port: 0,
+      start: unsupported('start'),
+      stop: unsupported('stop'),
+      kill: unsupported('kill'),
+      destroy: () => pg.destroy(),
+    }
+    const asRedis: OwnRedis = {
+      url: cluster.url,
+      port: 0,
+      start: unsupported('start'),
+      stop: unsupported('stop'),
+      kill: unsupported('kill'),
+      wipe: unsupported('wipe'),
+      destroy: () => cluster.destroy(),
+    }
     // Jobs held by a worker whose Redis connection broke in the failover come back once their lock lapses: 5 s.
-    const rig = await DrillRig.start({ DATABASE_READ_URL: pg.replicaUrl, READ_REPLICA_MAX_LAG_SECONDS: '2', JOB_LOCK_SECONDS: '5' }, async () => [asPostgres, asRedis])
+    const rig = await DrillRig.start(
+      { DATABASE_READ_URL: pg.replicaUrl, READ_REPLICA_MAX_LAG_SECONDS: '2', JOB_LOCK_SECONDS: '5' },
+      async () => [asPostgres, asRedis],
+    )
     await rig.spawn('worker') // 2 web + 2 workers
     return new ScaleRig(rig, cluster, pg, receiver)
   }
@@ -50,9 +79,18 @@ export class ScaleRig {
     const { rig } = this
     const web = () => rig.webs[Math.floor(Math.random() * rig.webs.length)].port!
     const alertStat = `drill.alert.${name}`
-    const created = await http(web(), '/api/v1/alerts', { bearer: rig.key, json: {
-      stat_name: alertStat, condition_type: 'above', threshold: 100, window_minutes: 1, cooldown_minutes: 0, channel: 'webhook', channel_config: { webhook_url: this.receiver.url },
-    } })
+    const created = await http(web(), '/api/v1/alerts', {
+      bearer: rig.key,
+      json: {
+        stat_name: alertStat,
+        condition_type: 'above',
+        threshold: 100,
+        window_minutes: 1,
+        cooldown_minutes: 0,
+        channel: 'webhook',
+        channel_config: { webhook_url: this.receiver.url },
+      },
+    })
     if (created.status !== 201) throw new Error(`alert not created: ${created.status} ${JSON.stringify(created.body)}`)
     const alertId = created.body.alert.id as string
     let reading = true
@@ -60,10 +98,17 @@ export class ScaleRig {
     let readsFailed = 0
     const reader = (async () => {
       // The drill's stat is created by its first stored point: reads start once it exists.
-      while (reading && (await http(web(), `/api/v1/stats/drill.${name}?range=1h`, { bearer: rig.key }).catch(() => undefined))?.status !== 200) await sleep(100)
+      while (
+        reading &&
+        (await http(web(), `/api/v1/stats/drill.${name}?range=1h`, { bearer: rig.key }).catch(() => undefined))?.status !== 200
+      )
+        await sleep(100)
       for (let i = 0; reading; i++) {
         const path = i % 2 ? `/api/v1/stats/drill.${name}?range=1h` : `/api/v1/export?stat=drill.${name}&format=csv&range=1h`
-        const res = await http(web(), path, { bearer: rig.key, timeoutMs: 10_000 }).catch((err: Error) => ({ status: 0, body: err.message }))
+        const res = await http(web(), path, { bearer: rig.key, timeoutMs: 10_000 }).catch((err: Error) => ({
+          status: 0,
+          body: err.message,
+        }))
         reads++
         if (res.status !== 200) {
           readsFailed++
@@ -81,7 +126,7 @@ export class ScaleRig {
     }, [singleWithIkey])
     reading = false
     await reader
-    const fired = (await this.receiver.waitFor(1, (r) => r.json?.alert_id === alertId && r.json?.status === 'firing', 60_000))
+    const fired = await this.receiver.waitFor(1, (r) => r.json?.alert_id === alertId && r.json?.status === 'firing', 60_000)
     await sleep(3000) // a second delivery of the same transition would arrive within a couple of evaluations
     const deliveries = this.receiver.accepted().filter((r) => r.json?.alert_id === alertId && r.json?.status === 'firing')
     if (!fired.length) throw new Error('the alert never fired')

@@ -18,11 +18,17 @@ export async function startDevBilling(config: Config, log: (line: string) => voi
   if (config.stripe.secretKey) return { config, attach() {}, async stop() {} }
   const secretKey = `sk_test_standin_${randomBytes(12).toString('hex')}`
   const webhookSecret = `whsec_${randomBytes(24).toString('hex')}`
-  const prices = PAID_PLANS.map((plan) => ({ id: config.stripe.prices[plan] ?? `price_${plan}`, label: `${plan[0].toUpperCase()}${plan.slice(1)}`, amount: PLANS[plan].priceUsdPerMonth }))
+  const prices = PAID_PLANS.map((plan) => ({
+    id: config.stripe.prices[plan] ?? `price_${plan}`,
+    label: `${plan[0].toUpperCase()}${plan.slice(1)}`,
+    amount: PLANS[plan].priceUsdPerMonth,
+  }))
   const standin: PaymentStandin = await startPaymentStandin({ secretKey, webhookSecret, prices, log })
   log(`payment stand-in at ${standin.url} (no STRIPE_SECRET_KEY set): checkout and portal pages are local, no card is charged`)
   const stripe = Object.freeze({
-    secretKey, webhookSecret, apiBase: standin.url,
+    secretKey,
+    webhookSecret,
+    apiBase: standin.url,
     prices: Object.freeze({ starter: prices[0].id, pro: prices[1].id, business: prices[2].id }),
   })
   return {

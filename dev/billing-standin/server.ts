@@ -47,11 +47,17 @@ const nowS = () => Math.floor(Date.now() / 1000)
 const MONTH = 30 * 86_400
 
 class StandinError extends Error {
-  constructor(readonly status: number, message: string, readonly type = 'invalid_request_error', readonly code?: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly type = 'invalid_request_error',
+    readonly code?: string,
+  ) {
     super(message)
   }
 }
-const missing = (what: string, value: unknown) => new StandinError(404, `No such ${what}: '${String(value)}'`, 'invalid_request_error', 'resource_missing')
+const missing = (what: string, value: unknown) =>
+  new StandinError(404, `No such ${what}: '${String(value)}'`, 'invalid_request_error', 'resource_missing')
 const required = (param: string) => new StandinError(400, `Missing required param: ${param}.`, 'invalid_request_error', 'parameter_missing')
 
 /** The provider's signature header: t=<unix>,v1=<hex HMAC-SHA256 of "t.body">. */
@@ -139,12 +145,30 @@ export class PaymentStandin {
     const m = (re: RegExp) => re.exec(path)
     let p: RegExpExecArray | null
     if (method === 'POST' && path === '/v1/customers') return this.createCustomer(f)
-    if (method === 'GET' && (p = m(/^\/v1\/customers\/([^/]+)$/))) return this.customers.get(p[1]) ?? (() => { throw missing('customer', p![1]) })()
+    if (method === 'GET' && (p = m(/^\/v1\/customers\/([^/]+)$/)))
+      return (
+        this.customers.get(p[1]) ??
+        (() => {
+          throw missing('customer', p![1])
+        })()
+      )
     if (method === 'POST' && path === '/v1/checkout/sessions') return this.createCheckout(f)
-    if (method === 'GET' && (p = m(/^\/v1\/checkout\/sessions\/([^/]+)$/))) return this.sessions.get(p[1]) ?? (() => { throw missing('checkout.session', p![1]) })()
+    if (method === 'GET' && (p = m(/^\/v1\/checkout\/sessions\/([^/]+)$/)))
+      return (
+        this.sessions.get(p[1]) ??
+        (() => {
+          throw missing('checkout.session', p![1])
+        })()
+      )
     if (method === 'POST' && path === '/v1/billing_portal/sessions') return this.createPortal(f)
     if (method === 'GET' && path === '/v1/subscriptions') return this.listSubscriptions(f)
-    if (method === 'GET' && (p = m(/^\/v1\/subscriptions\/([^/]+)$/))) return this.subscriptions.get(p[1]) ?? (() => { throw missing('subscription', p![1]) })()
+    if (method === 'GET' && (p = m(/^\/v1\/subscriptions\/([^/]+)$/)))
+      return (
+        this.subscriptions.get(p[1]) ??
+        (() => {
+          throw missing('subscription', p![1])
+        })()
+      )
     throw new StandinError(404, `Unrecognized request URL (${method}: ${path}).`)
   }
 
@@ -169,11 +193,23 @@ export class PaymentStandin {
     if (!item?.price) throw required('line_items[0][price]')
     this.price(item.price)
     const s = {
-      id: id('cs_test'), object: 'checkout.session', mode: 'subscription', status: 'open', payment_status: 'unpaid', customer: f.customer,
-      client_reference_id: f.client_reference_id ?? null, metadata: f.metadata ?? {}, success_url: f.success_url, cancel_url: f.cancel_url,
-      subscription: null, livemode: false, created: nowS(), url: '',
+      id: id('cs_test'),
+      object: 'checkout.session',
+      mode: 'subscription',
+      status: 'open',
+      payment_status: 'unpaid',
+      customer: f.customer,
+      client_reference_id: f.client_reference_id ?? null,
+      metadata: f.metadata ?? {},
+      success_url: f.success_url,
+      cancel_url: f.cancel_url,
+      subscription: null,
+      livemode: false,
+      created: nowS(),
+      url: '',
       // Kept for completing the session; not part of what the provider returns.
-      _price: item.price, _subscription_metadata: f.subscription_data?.metadata ?? {},
+      _price: item.price,
+      _subscription_metadata: f.subscription_data?.metadata ?? {},
     }
     s.url = `${this.url}/checkout/${s.id}`
     this.sessions.set(s.id, s)
@@ -183,7 +219,15 @@ export class PaymentStandin {
   private createPortal(f: Obj): Obj {
     if (!f.customer) throw required('customer')
     if (!this.customers.has(f.customer)) throw missing('customer', f.customer)
-    const s = { id: id('bps'), object: 'billing_portal.session', customer: f.customer, return_url: f.return_url ?? null, created: nowS(), livemode: false, url: '' }
+    const s = {
+      id: id('bps'),
+      object: 'billing_portal.session',
+      customer: f.customer,
+      return_url: f.return_url ?? null,
+      created: nowS(),
+      livemode: false,
+      url: '',
+    }
     s.url = `${this.url}/portal/${s.id}`
     this.portals.set(s.id, s)
     return s
@@ -192,8 +236,13 @@ export class PaymentStandin {
   private listSubscriptions(f: Obj): Obj {
     const status = f.status ?? 'active'
     const limit = Math.min(100, Number(f.limit ?? 10))
-    const all = [...this.subscriptions.values()].reverse() // newest first, as the provider lists them
-      .filter((s) => (!f.customer || s.customer === f.customer) && (status === 'all' || s.status === status || (status === 'ended' && ['canceled', 'incomplete_expired'].includes(s.status))))
+    const all = [...this.subscriptions.values()]
+      .reverse() // newest first, as the provider lists them
+      .filter(
+        (s) =>
+          (!f.customer || s.customer === f.customer) &&
+          (status === 'all' || s.status === status || (status === 'ended' && ['canceled', 'incomplete_expired'].includes(s.status))),
+      )
     return { object: 'list', url: '/v1/subscriptions', has_more: all.length > limit, data: all.slice(0, limit) }
   }
 
@@ -204,14 +253,20 @@ export class PaymentStandin {
   // ---------------------------------------------------------------- hosted pages
 
   private pages(req: IncomingMessage, res: ServerResponse, url: URL, raw: string): void {
-    const html = (body: string): void => void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': PAGE_CSP }).end(body)
+    const html = (body: string): void =>
+      void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': PAGE_CSP }).end(body)
     const redirect = (to: string): void => void res.writeHead(303, { location: to }).end()
     let p: RegExpExecArray | null
     if ((p = /^\/checkout\/([^/]+)$/.exec(url.pathname))) {
       const s = this.sessions.get(p[1])
       if (!s) throw new StandinError(404, 'No such checkout session.')
       if (req.method === 'POST') return redirect(this.complete(s.id))
-      return html(checkoutPage({ id: s.id, status: s.status, email: this.customers.get(s.customer)?.email ?? '', cancelUrl: s.cancel_url }, this.price(s._price)))
+      return html(
+        checkoutPage(
+          { id: s.id, status: s.status, email: this.customers.get(s.customer)?.email ?? '', cancelUrl: s.cancel_url },
+          this.price(s._price),
+        ),
+      )
     }
     if ((p = /^\/portal\/([^/]+)(?:\/(switch|cancel|renew|fail|fail-final))?$/.exec(url.pathname))) {
       const portal = this.portals.get(p[1])
@@ -228,9 +283,14 @@ export class PaymentStandin {
         // A plan change or cancellation goes back to the service (which syncs on return); simulations stay here.
         return redirect(['switch', 'cancel'].includes(p[2]) && portal.return_url ? portal.return_url : base)
       }
-      const subs = [...this.subscriptions.values()].filter((s) => s.customer === portal.customer).map((s) => ({
-        id: s.id, status: s.status, price: this.price(s.items.data[0].price.id), periodEnd: new Date(s.items.data[0].current_period_end * 1000),
-      }))
+      const subs = [...this.subscriptions.values()]
+        .filter((s) => s.customer === portal.customer)
+        .map((s) => ({
+          id: s.id,
+          status: s.status,
+          price: this.price(s.items.data[0].price.id),
+          periodEnd: new Date(s.items.data[0].current_period_end * 1000),
+        }))
       return html(portalPage(base, subs, this.opts.prices, portal.return_url ?? '/'))
     }
     throw new StandinError(404, 'Not found.')
@@ -242,21 +302,50 @@ export class PaymentStandin {
     const price = this.price(priceId)
     const start = nowS()
     const sub: Obj = {
-      id: id('sub'), object: 'subscription', customer, status: 'active', created: start, start_date: start, metadata,
-      cancel_at_period_end: false, canceled_at: null, ended_at: null, latest_invoice: null, livemode: false,
+      id: id('sub'),
+      object: 'subscription',
+      customer,
+      status: 'active',
+      created: start,
+      start_date: start,
+      metadata,
+      cancel_at_period_end: false,
+      canceled_at: null,
+      ended_at: null,
+      latest_invoice: null,
+      livemode: false,
       items: { object: 'list', has_more: false, url: '/v1/subscription_items', data: [] as Obj[] },
     }
     sub.items.data.push({
-      id: id('si'), object: 'subscription_item', subscription: sub.id, quantity: 1, current_period_start: start, current_period_end: start + MONTH,
-      price: { id: price.id, object: 'price', nickname: price.label, unit_amount: price.amount * 100, currency: 'usd', recurring: { interval: 'month' } },
+      id: id('si'),
+      object: 'subscription_item',
+      subscription: sub.id,
+      quantity: 1,
+      current_period_start: start,
+      current_period_end: start + MONTH,
+      price: {
+        id: price.id,
+        object: 'price',
+        nickname: price.label,
+        unit_amount: price.amount * 100,
+        currency: 'usd',
+        recurring: { interval: 'month' },
+      },
     })
     return sub
   }
 
   private invoice(sub: Obj, status: 'paid' | 'open', reason: string): Obj {
     const inv = {
-      id: id('in'), object: 'invoice', customer: sub.customer, status, billing_reason: reason, amount_due: sub.items.data[0].price.unit_amount,
-      parent: { type: 'subscription_details', subscription_details: { subscription: sub.id, metadata: sub.metadata } }, created: nowS(), livemode: false,
+      id: id('in'),
+      object: 'invoice',
+      customer: sub.customer,
+      status,
+      billing_reason: reason,
+      amount_due: sub.items.data[0].price.unit_amount,
+      parent: { type: 'subscription_details', subscription_details: { subscription: sub.id, metadata: sub.metadata } },
+      created: nowS(),
+      livemode: false,
     }
     sub.latest_invoice = inv.id
     return inv
@@ -322,11 +411,21 @@ export class PaymentStandin {
 
   private emit(type: string, object: Obj): StandinEvent {
     const created = nowS()
-    const event = { id: id('evt'), object: 'event', api_version: '2026-10-28.endive', created, type, livemode: false, pending_webhooks: 1,
-      request: { id: null, idempotency_key: null }, data: { object: structuredClone(object) } }
+    const event = {
+      id: id('evt'),
+      object: 'event',
+      api_version: '2026-10-28.endive',
+      created,
+      type,
+      livemode: false,
+      pending_webhooks: 1,
+      request: { id: null, idempotency_key: null },
+      data: { object: structuredClone(object) },
+    }
     const e = { id: event.id, type, created, body: JSON.stringify(event) }
     this.events.push(e)
-    if ((this.opts.deliver ?? 'auto') === 'auto' && !this.held.has(object.customer)) this.sending = this.sending.then(() => this.deliverWithRetries(e))
+    if ((this.opts.deliver ?? 'auto') === 'auto' && !this.held.has(object.customer))
+      this.sending = this.sending.then(() => this.deliverWithRetries(e))
     return e
   }
 
@@ -348,7 +447,11 @@ export class PaymentStandin {
     const body = o.body ?? e.body
     // Always the event's own body signed: a changed `body` must fail verification.
     const signature = signPayload(e.body, o.secret ?? this.opts.webhookSecret, o.timestamp)
-    const res = await fetch(this.opts.webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': signature }, body })
+    const res = await fetch(this.opts.webhookUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': signature },
+      body,
+    })
     const d = { eventId: e.id, status: res.status, body: await res.text() }
     this.deliveries.push(d)
     return d
@@ -356,7 +459,7 @@ export class PaymentStandin {
 
   /** A customer's events, oldest first (of one type when given). */
   eventsOf(customerId: string, type?: string): StandinEvent[] {
-    return this.events.filter((e) => (JSON.parse(e.body).data.object.customer === customerId) && (!type || e.type === type))
+    return this.events.filter((e) => JSON.parse(e.body).data.object.customer === customerId && (!type || e.type === type))
   }
 }
 

@@ -26,13 +26,15 @@ export async function requestPasswordReset(config: Config, sql: Db, email: strin
   await sendMail(config, {
     to: found.account.email,
     subject: 'Reset your password',
-    text: `Someone (we hope you) asked to reset the password of this account.\n\nChoose a new password with this link, valid for ${RESET_VALID_HOURS} hour and once:\n${link}\n\n` +
+    text:
+      `Someone (we hope you) asked to reset the password of this account.\n\nChoose a new password with this link, valid for ${RESET_VALID_HOURS} hour and once:\n${link}\n\n` +
       'Every signed-in session will be signed out; API keys keep working. If you did not ask, ignore this mail: nothing changes.',
     link,
   })
 }
 
-const refused = () => invalid('reset_token_invalid', 'this reset link is unknown, expired or already used: ask for a new one; nothing was changed')
+const refused = () =>
+  invalid('reset_token_invalid', 'this reset link is unknown, expired or already used: ask for a new one; nothing was changed')
 
 /** Sets a new password from a reset link: the link is used up, the account's other links too, and every session is revoked. */
 export async function confirmPasswordReset(sql: Sql, token: string, password: string, hashCost?: number): Promise<string> {
@@ -41,7 +43,7 @@ export async function confirmPasswordReset(sql: Sql, token: string, password: st
   const [live] = await sql`select 1 from password_resets where token_hash = ${hash} and used_at is null and expires_at > now()`
   if (!live) throw refused()
   const passwordHash = await hashPassword(password, hashCost)
-  const accountId = await sql.begin(async (tx) => {
+  const accountId = (await sql.begin(async (tx) => {
     const [used] = await tx<{ account_id: string }[]>`
       update password_resets set used_at = now() where token_hash = ${hash} and used_at is null and expires_at > now() returning account_id`
     if (!used) return null // used by a concurrent request meanwhile
@@ -51,18 +53,26 @@ export async function confirmPasswordReset(sql: Sql, token: string, password: st
     // The mailbox proved the owner: two-factor codes locked by wrong guesses work again.
     await unlockTwoFactor(tx, used.account_id)
     return used.account_id
-  }) as string | null
+  })) as string | null
   if (!accountId) throw refused()
   return accountId
 }
 
 async function checkPassword(sql: Db, account: Account, password: string, hashCost?: number): Promise<void> {
   const found = await findAccountByEmail(sql, account.email)
-  if (!found || !(await verifyPassword(password, found.passwordHash, hashCost))) throw forbidden('wrong_password', 'the password is wrong; nothing was changed')
+  if (!found || !(await verifyPassword(password, found.passwordHash, hashCost)))
+    throw forbidden('wrong_password', 'the password is wrong; nothing was changed')
 }
 
 /** Changes the password of a signed-in account; its other sessions are revoked (this one stays). */
-export async function changePassword(sql: Sql, account: Account, sessionId: string, current: string, next: string, hashCost?: number): Promise<void> {
+export async function changePassword(
+  sql: Sql,
+  account: Account,
+  sessionId: string,
+  current: string,
+  next: string,
+  hashCost?: number,
+): Promise<void> {
   await checkPassword(sql, account, current, hashCost)
   const passwordHash = await hashPassword(next, hashCost)
   await sql.begin(async (tx) => {
@@ -78,7 +88,11 @@ export const BILLING_PORTAL_PATH = '/api/billing/portal'
 
 // Subscription states in which the provider may still charge, each with its article and a reader's word for it.
 const LIVE_SUBSCRIPTION: Record<string, string> = {
-  active: 'an active', trialing: 'a trial', past_due: 'a past-due', unpaid: 'an unpaid', incomplete: 'an incomplete',
+  active: 'an active',
+  trialing: 'a trial',
+  past_due: 'a past-due',
+  unpaid: 'an unpaid',
+  incomplete: 'an incomplete',
 }
 
 /**
@@ -86,19 +100,26 @@ const LIVE_SUBSCRIPTION: Record<string, string> = {
  * account page before it asks "cannot be undone", and again by the deletion itself, first of all its checks.
  */
 export async function deletionBlocker(sql: Db, accountId: string): Promise<AppError | null> {
-  const [billing] = await sql<{ status: string | null }[]>`select subscription_status as status from billing_customers where account_id = ${accountId}`
+  const [billing] = await sql<
+    { status: string | null }[]
+  >`select subscription_status as status from billing_customers where account_id = ${accountId}`
   const live = billing?.status ? LIVE_SUBSCRIPTION[billing.status] : undefined
   if (!live) return null
-  return new AppError('conflict', 'subscription_active',
+  return new AppError(
+    'conflict',
+    'subscription_active',
     `the account has ${live} subscription: cancel it in the billing portal first (${BILLING_PORTAL_PATH}), so that nothing is charged after the account is gone; nothing was deleted`,
-    { portal_url: BILLING_PORTAL_PATH })
+    { portal_url: BILLING_PORTAL_PATH },
+  )
 }
 
 /** What deleting the account takes now: refused (why, and where to go), and whether a two-factor code is needed. */
 export async function deletionCheck(sql: Db, accountId: string) {
   const blocker = await deletionBlocker(sql, accountId)
   return {
-    allowed: blocker === null, reason: blocker?.message ?? null, portal_url: (blocker?.extra.portal_url as string | undefined) ?? null,
+    allowed: blocker === null,
+    reason: blocker?.message ?? null,
+    portal_url: (blocker?.extra.portal_url as string | undefined) ?? null,
     code_required: await twoFactorOn(sql, accountId),
   }
 }
@@ -118,7 +139,13 @@ export interface Removed {
  * (checked before anything else: no password is worth typing while it stands), and with two-factor sign-in on
  * a current code is required besides the password.
  */
-export async function deleteAccount(sql: Sql, account: Account, password: string, code: string | undefined, hashCost?: number): Promise<Removed> {
+export async function deleteAccount(
+  sql: Sql,
+  account: Account,
+  password: string,
+  code: string | undefined,
+  hashCost?: number,
+): Promise<Removed> {
   const blocker = await deletionBlocker(sql, account.id)
   if (blocker) throw blocker
   await checkPassword(sql, account, password, hashCost)
@@ -155,7 +182,12 @@ export async function deleteAccount(sql: Sql, account: Account, password: string
  * idempotency keys (the client's own ikey strings) and replay marks of its stats. All of it expires by itself
  * within a week; this removes it now. One SCAN per pattern over the keyspace: run after the answer.
  */
-export async function forgetAccountInRedis(redis: Redis, config: Pick<Config, 'redisPrefix'>, accountId: string, statIds: string[]): Promise<number> {
+export async function forgetAccountInRedis(
+  redis: Redis,
+  config: Pick<Config, 'redisPrefix'>,
+  accountId: string,
+  statIds: string[],
+): Promise<number> {
   const stats = new Set(statIds)
   const statOf = (key: string) => key.slice(config.redisPrefix.length + 1).split(':')[1]
   let n = await redis.unlink(redisKey(config, 'rate', accountId))

@@ -33,7 +33,9 @@ export async function insertAccount(sql: Db, email: string, passwordHash: string
 
 /** Finds an account and its password hash by e-mail, whatever the case. */
 export async function findAccountByEmail(sql: Db, email: string): Promise<{ account: Account; passwordHash: string | null } | null> {
-  const [row] = await sql<AccountRow[]>`select id, email, plan, created_at, time_zone, password_hash from accounts where lower(email) = lower(${email})`
+  const [row] = await sql<
+    AccountRow[]
+  >`select id, email, plan, created_at, time_zone, password_hash from accounts where lower(email) = lower(${email})`
   return row ? { account: toAccount(row), passwordHash: row.password_hash } : null
 }
 
@@ -45,12 +47,16 @@ export async function findAccountById(sql: Db, id: string): Promise<Account | nu
 /** Several accounts by id (the key resolver's background refresh). */
 export async function findAccountsByIds(sql: Db, ids: string[]): Promise<Account[]> {
   if (!ids.length) return []
-  const rows = await sql<AccountRow[]>`select id, email, plan, created_at, time_zone, password_hash from accounts where id = any(${ids}::uuid[])`
+  const rows = await sql<
+    AccountRow[]
+  >`select id, email, plan, created_at, time_zone, password_hash from accounts where id = any(${ids}::uuid[])`
   return rows.map(toAccount)
 }
 
 export async function setAccountPlan(sql: Db, id: string, plan: PlanName): Promise<Account | null> {
-  const [row] = await sql<AccountRow[]>`update accounts set plan = ${plan} where id = ${id} returning id, email, plan, created_at, time_zone, password_hash`
+  const [row] = await sql<
+    AccountRow[]
+  >`update accounts set plan = ${plan} where id = ${id} returning id, email, plan, created_at, time_zone, password_hash`
   return row ? toAccount(row) : null
 }
 
@@ -61,7 +67,9 @@ export async function listAccounts(sql: Db): Promise<Account[]> {
 
 /** Sets (or, with null, clears) the account's time zone; the name is checked by the caller's schema. */
 export async function setAccountTimeZone(sql: Db, id: string, timeZone: string | null): Promise<Account | null> {
-  const [row] = await sql<AccountRow[]>`update accounts set time_zone = ${timeZone} where id = ${id} returning id, email, plan, created_at, time_zone, password_hash`
+  const [row] = await sql<
+    AccountRow[]
+  >`update accounts set time_zone = ${timeZone} where id = ${id} returning id, email, plan, created_at, time_zone, password_hash`
   return row ? toAccount(row) : null
 }
 
@@ -72,7 +80,9 @@ export async function setAccountTimeZone(sql: Db, id: string, timeZone: string |
  */
 export async function claimFreeSlot(sql: import('../db.js').Sql, accountId: string, slots: number): Promise<boolean> {
   return sql.begin(async (tx) => {
-    const [acc] = await tx<{ claimed: Date | null }[]>`select free_slot_claimed_at as claimed from accounts where id = ${accountId} for update`
+    const [acc] = await tx<
+      { claimed: Date | null }[]
+    >`select free_slot_claimed_at as claimed from accounts where id = ${accountId} for update`
     if (!acc) return false
     if (acc.claimed) return true
     const [slot] = await tx`update free_tier set claimed = claimed + 1 where claimed < ${slots} returning claimed`

@@ -5,7 +5,11 @@ import { PLAN_NAMES } from '../plans.js'
 
 export const Credentials = z
   .object({
-    email: z.string().trim().max(254).pipe(z.email({ error: 'must be an e-mail address' })),
+    email: z
+      .string()
+      .trim()
+      .max(254)
+      .pipe(z.email({ error: 'must be an e-mail address' })),
     password: z.string().min(10, { error: 'must be at least 10 characters' }).max(1024),
   })
   .meta({ id: 'Credentials' })
@@ -13,8 +17,13 @@ export type Credentials = z.infer<typeof Credentials>
 
 export const LoginBody = z
   .object({
-    email: z.string().max(254), password: z.string().max(1024),
-    code: z.string().max(64).optional().describe('With two-factor sign-in on: the 6-digit code of the authenticator app, or an unused recovery code'),
+    email: z.string().max(254),
+    password: z.string().max(1024),
+    code: z
+      .string()
+      .max(64)
+      .optional()
+      .describe('With two-factor sign-in on: the 6-digit code of the authenticator app, or an unused recovery code'),
   })
   .meta({ id: 'LoginBody' })
 
@@ -33,20 +42,28 @@ function canonicalZone(name: string): string | null {
   }
 }
 
-export const TimeZoneName = z.string().trim().max(64, { error: 'must be an IANA time zone such as Europe/Paris' })
+export const TimeZoneName = z
+  .string()
+  .trim()
+  .max(64, { error: 'must be an IANA time zone such as Europe/Paris' })
   .transform((name, ctx) => {
     const zone = canonicalZone(name)
     // Stored by its current name (Asia/Calcutta -> Asia/Kolkata): the one the zone list offers.
     if (zone) return currentZoneName(zone)
-    ctx.issues.push({ code: 'custom', input: name, message: `unknown time zone "${name}": must be an IANA time zone such as Europe/Paris or America/New_York` })
+    ctx.issues.push({
+      code: 'custom',
+      input: name,
+      message: `unknown time zone "${name}": must be an IANA time zone such as Europe/Paris or America/New_York`,
+    })
     return z.NEVER
   })
   .describe('An IANA time zone name ("Europe/Paris", "America/New_York", "UTC")')
 
 export const PatchAccountBody = z
   .object({
-    time_zone: TimeZoneName.nullable()
-      .describe('The zone pages draw times in and the question box reads "today" and "last Monday" in; null: each browser\'s own zone'),
+    time_zone: TimeZoneName.nullable().describe(
+      'The zone pages draw times in and the question box reads "today" and "last Monday" in; null: each browser\'s own zone',
+    ),
   })
   .strict()
   .meta({ id: 'PatchAccountBody' })
@@ -54,15 +71,21 @@ export type PatchAccountBody = z.infer<typeof PatchAccountBody>
 
 export const AccountJson = z
   .object({
-    id: z.uuid(), email: z.string(), plan: z.enum(PLAN_NAMES), created_at: z.iso.datetime(),
-    time_zone: z.string().nullable().describe('The account\'s IANA time zone; null: each browser uses its own'),
+    id: z.uuid(),
+    email: z.string(),
+    plan: z.enum(PLAN_NAMES),
+    created_at: z.iso.datetime(),
+    time_zone: z.string().nullable().describe("The account's IANA time zone; null: each browser uses its own"),
   })
   .meta({ id: 'Account' })
 
 export const AccountResponse = z.object({ account: AccountJson }).meta({ id: 'AccountResponse' })
 
 export const SessionResponse = z
-  .object({ account: AccountJson, csrf_token: z.string().optional().describe('Present for a dashboard session: send it in X-Service-CSRF on writes.') })
+  .object({
+    account: AccountJson,
+    csrf_token: z.string().optional().describe('Present for a dashboard session: send it in X-Service-CSRF on writes.'),
+  })
   .meta({ id: 'SessionResponse' })
 
 export const CreateApiKeyBody = z
@@ -99,7 +122,12 @@ export const ChangePasswordBody = z
 export const DeleteAccountBody = z
   .object({
     password: z.string().max(1024),
-    code: z.string().trim().max(64).optional().describe('With two-factor sign-in on: a current code of the app, or an unused recovery code'),
+    code: z
+      .string()
+      .trim()
+      .max(64)
+      .optional()
+      .describe('With two-factor sign-in on: a current code of the app, or an unused recovery code'),
   })
   .meta({ id: 'DeleteAccountBody' })
 export const DeletionCheck = z
@@ -113,8 +141,12 @@ export const DeletionCheck = z
 
 export const TwoFactorStatus = z
   .object({
-    enabled: z.boolean(), enabled_at: z.iso.datetime().nullable(), recovery_codes_left: z.number().int(),
-    locked: z.boolean().describe('Too many wrong codes in a row: the app\'s codes are refused until a recovery code is used or the password is reset'),
+    enabled: z.boolean(),
+    enabled_at: z.iso.datetime().nullable(),
+    recovery_codes_left: z.number().int(),
+    locked: z
+      .boolean()
+      .describe("Too many wrong codes in a row: the app's codes are refused until a recovery code is used or the password is reset"),
   })
   .meta({ id: 'TwoFactorStatus' })
 export const TwoFactorSetup = z
@@ -125,10 +157,17 @@ export const TwoFactorSetup = z
   })
   .meta({ id: 'TwoFactorSetup' })
 export const TwoFactorCodeBody = z
-  .object({ code: z.string().trim().regex(/^\d{6}$/, { error: 'must be the 6 digits the authenticator app shows' }) })
+  .object({
+    code: z
+      .string()
+      .trim()
+      .regex(/^\d{6}$/, { error: 'must be the 6 digits the authenticator app shows' }),
+  })
   .meta({ id: 'TwoFactorCodeBody' })
 export const RecoveryCodes = z
-  .object({ recovery_codes: z.array(z.string()).describe('Ten one-time codes, each good for one sign-in without the app; shown only here') })
+  .object({
+    recovery_codes: z.array(z.string()).describe('Ten one-time codes, each good for one sign-in without the app; shown only here'),
+  })
   .meta({ id: 'RecoveryCodes' })
 export const TwoFactorDisableBody = z
   .object({ password: z.string().max(1024), code: z.string().trim().max(64).describe('A code of the app, or a recovery code') })

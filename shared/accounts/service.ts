@@ -6,7 +6,13 @@ import type { PlanName } from '../plans.js'
 import { findAccountByEmail, insertAccount, type Account } from './repo.js'
 
 /** Creates an account with a password (hashed at `hashCost`, config.passwordHashCost); a taken e-mail (any case) is a 409. */
-export async function signUp(sql: Db, email: string, password: string | null, plan: PlanName = 'free', hashCost?: number): Promise<Account> {
+export async function signUp(
+  sql: Db,
+  email: string,
+  password: string | null,
+  plan: PlanName = 'free',
+  hashCost?: number,
+): Promise<Account> {
   const account = await insertAccount(sql, email, password === null ? null : await hashPassword(password, hashCost), plan)
   if (!account) throw conflict('email_taken', 'an account with this e-mail already exists')
   return account

@@ -69,13 +69,17 @@ export interface Step {
 export function step(rule: Rule, current: AlertState, holds: boolean | null, now: Date): Step {
   if (holds === null) return { next: current }
   const conditionSince = holds ? (current.conditionSince ?? now) : null
-  const breach = rule.condition === 'sustained'
-    ? holds && now.getTime() - conditionSince!.getTime() >= rule.windowMinutes * 60_000
-    : holds
+  const breach = rule.condition === 'sustained' ? holds && now.getTime() - conditionSince!.getTime() >= rule.windowMinutes * 60_000 : holds
   if (breach && current.state === 'ok') {
     const cooling = current.lastNotifiedAt !== null && now.getTime() - current.lastNotifiedAt.getTime() < rule.cooldownMinutes * 60_000
     return {
-      next: { state: 'firing', incidentId: randomUUID(), incidentNotified: !cooling, lastNotifiedAt: cooling ? current.lastNotifiedAt : now, conditionSince },
+      next: {
+        state: 'firing',
+        incidentId: randomUUID(),
+        incidentNotified: !cooling,
+        lastNotifiedAt: cooling ? current.lastNotifiedAt : now,
+        conditionSince,
+      },
       event: cooling ? undefined : 'fired',
     }
   }

@@ -32,7 +32,8 @@ export async function checkChannelTarget(config: Config, channel: CreateAlertBod
       throw err
     }
   }
-  if (channel.email && !canSendMail(config)) throw invalid('email_unavailable', 'e-mail alerts are not available on this deployment: set SMTP_URL')
+  if (channel.email && !canSendMail(config))
+    throw invalid('email_unavailable', 'e-mail alerts are not available on this deployment: set SMTP_URL')
 }
 
 /** Validates the channel, applies the plan's alert limit and, for e-mail, starts the double opt-in. */
@@ -40,11 +41,17 @@ export async function createAlert(deps: AlertDeps, account: Account, body: Creat
   const { config, sql } = deps
   const plan = planOf(account.plan)
   if (body.condition_type === 'anomaly' && !plan.anomalyDetection) {
-    throw forbidden('plan_lacks_anomaly_detection', `the ${plan.name} plan does not include anomaly detection, so an anomaly alert would never fire; starter, pro and business do`)
+    throw forbidden(
+      'plan_lacks_anomaly_detection',
+      `the ${plan.name} plan does not include anomaly detection, so an anomaly alert would never fire; starter, pro and business do`,
+    )
   }
   if (body.aggregation !== 'avg' && (await findStat(sql, account.id, body.stat_name))?.kind === 'counter') {
     // A stat not created yet may still become a counter: its alert then has no value, and stays as it is.
-    throw invalid('percentile_on_counter', `aggregation ${body.aggregation}: "${body.stat_name}" is a counter, and only gauges have percentiles (a counter's minute is a sum): use aggregation avg`)
+    throw invalid(
+      'percentile_on_counter',
+      `aggregation ${body.aggregation}: "${body.stat_name}" is a counter, and only gauges have percentiles (a counter's minute is a sum): use aggregation avg`,
+    )
   }
   await checkChannelTarget(config, body.channel_config)
   const email = body.channel_config.email

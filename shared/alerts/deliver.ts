@@ -39,19 +39,31 @@ async function zoneOf(sql: Db, accountId: string): Promise<string | null> {
 
 /** A failed attempt, with the receiver's HTTP status when it answered (the alert's history shows it). */
 export class DeliveryFailed extends Error {
-  constructor(message: string, readonly statusCode: number | null) {
+  constructor(
+    message: string,
+    readonly statusCode: number | null,
+  ) {
     super(message)
   }
 }
 
 /** Posts once; returns the receiver's status (2xx), throws DeliveryFailed with it otherwise. */
 async function post(config: Config, url: string, body: string, headers: Record<string, string>): Promise<number> {
-  const res = await postJson(url, body, { 'content-type': 'application/json', 'user-agent': 'metrics-alerts/1', ...headers }, { allowPrivate: config.webhookAllowPrivate, allowLoopback: config.webhookAllowLoopback })
+  const res = await postJson(
+    url,
+    body,
+    { 'content-type': 'application/json', 'user-agent': 'metrics-alerts/1', ...headers },
+    { allowPrivate: config.webhookAllowPrivate, allowLoopback: config.webhookAllowLoopback },
+  )
   if (res.status < 200 || res.status >= 300) throw new DeliveryFailed(`receiver answered HTTP ${res.status}`, res.status)
   return res.status
 }
 
-const HEADLINE = { fired: ['FIRING', ':rotating_light:', 'Alert firing'], resolved: ['RESOLVED', ':white_check_mark:', 'Resolved'], test: ['TEST', ':test_tube:', 'Test'] } as const
+const HEADLINE = {
+  fired: ['FIRING', ':rotating_light:', 'Alert firing'],
+  resolved: ['RESOLVED', ':white_check_mark:', 'Resolved'],
+  test: ['TEST', ':test_tube:', 'Test'],
+} as const
 
 /**
  * Sends a delivery once; returns the receiver's HTTP status (null for e-mail, which has none). Throws on any
@@ -83,7 +95,8 @@ export async function send(config: Config, sql: Db, alert: AlertRow, delivery: D
       await sendMail(config, {
         to,
         subject: `[${subjectTag}] ${p.stat_name}`,
-        text: `${p.message}\n\nCondition: ${p.condition} ${p.threshold}\nObserved: ${p.observed_value ?? 'no data'}\nAt: ${at}\nIncident: ${p.incident_key}\n\n` +
+        text:
+          `${p.message}\n\nCondition: ${p.condition} ${p.threshold}\nObserved: ${p.observed_value ?? 'no data'}\nAt: ${at}\nIncident: ${p.incident_key}\n\n` +
           `The stat: ${statLink(config, p.stat_name)}\nThe alert (mute, test, change, history): ${alertLink(config, alert.id)}\n`,
       })
       return null

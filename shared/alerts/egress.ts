@@ -92,13 +92,22 @@ export function isPrivateAddress(ip: string): boolean {
 
 // ---------------------------------------------------------------- targets
 
-interface Target { url: URL; hostname: string; isLiteral: boolean }
+interface Target {
+  url: URL
+  hostname: string
+  isLiteral: boolean
+}
 
 /** The static rules: parses the URL and refuses other schemes and embedded credentials. */
 function parseTarget(raw: string): Target {
   let url: URL
-  try { url = new URL(raw) } catch { throw new EgressRefused('invalid_url', 'not a valid URL') }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EgressRefused('scheme', `scheme ${url.protocol} is not allowed; use http or https`)
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new EgressRefused('invalid_url', 'not a valid URL')
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new EgressRefused('scheme', `scheme ${url.protocol} is not allowed; use http or https`)
   // Credentials would be stored with the alert and sent in clear on http; receivers should use the signature instead.
   if (url.username || url.password) throw new EgressRefused('invalid_url', 'credentials in the URL are not allowed')
   // WHATWG URL already normalises IPv4 shorthands (http://2130706433/, http://0x7f.1/) to dotted form.
@@ -125,11 +134,16 @@ async function resolveTarget(t: Target, rule: AddressRule, lookup: LookupFn = de
     ? [{ address: t.hostname, family: net.isIP(t.hostname) }] // literal: no DNS at all
     : await new Promise<dns.LookupAddress[]>((resolve, reject) =>
         lookup(t.hostname, { all: true }, (err, res) =>
-          err || !res?.length ? reject(new EgressRefused('dns', `host ${t.hostname} does not resolve`)) : resolve(res)))
+          err || !res?.length ? reject(new EgressRefused('dns', `host ${t.hostname} does not resolve`)) : resolve(res),
+        ),
+      )
   const bad = addresses.find((a) => !allowed(addressRange(a.address), rule))
   if (bad) {
-    throw new EgressRefused('private_address', `host ${t.hostname} resolves to ${bad.address}, a ${addressRange(bad.address) ?? 'non-IP'} address, not a public one; ` +
-      'only public targets are allowed (WEBHOOK_ALLOW_PRIVATE=1 lifts this, for development and tests)')
+    throw new EgressRefused(
+      'private_address',
+      `host ${t.hostname} resolves to ${bad.address}, a ${addressRange(bad.address) ?? 'non-IP'} address, not a public one; ` +
+        'only public targets are allowed (WEBHOOK_ALLOW_PRIVATE=1 lifts this, for development and tests)',
+    )
   }
   return addresses
 }
@@ -159,7 +173,10 @@ export interface PostOptions extends AddressRule {
  * Any status is resolved, including 3xx/4xx/5xx: the caller decides what counts as delivered.
  */
 export async function postJson(
-  url: string, body: string, headers: Record<string, string>, opts: PostOptions,
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  opts: PostOptions,
 ): Promise<{ status: number; body: string }> {
   const target = parseTarget(url)
   const [pinned] = await resolveTarget(target, opts, opts.lookup)
@@ -204,7 +221,10 @@ export async function postJson(
     })
 
     timers.push(setTimeout(() => finish(new EgressFailed('timeout', `no complete response within ${timeoutMs} ms`)), timeoutMs))
-    const connectTimer = setTimeout(() => finish(new EgressFailed('connect_timeout', `could not connect within ${connectTimeoutMs} ms`)), connectTimeoutMs)
+    const connectTimer = setTimeout(
+      () => finish(new EgressFailed('connect_timeout', `could not connect within ${connectTimeoutMs} ms`)),
+      connectTimeoutMs,
+    )
     timers.push(connectTimer)
     req.on('socket', (socket) => socket.once('connect', () => clearTimeout(connectTimer)))
 

@@ -54,7 +54,11 @@ export interface PassResult {
 }
 
 const describe: Record<Exclude<Condition, 'heartbeat' | 'missing_data'>, string> = {
-  above: 'above', below: 'below', pct_change: 'changed by more than (%)', sustained: 'sustained beyond', anomaly: 'anomaly',
+  above: 'above',
+  below: 'below',
+  pct_change: 'changed by more than (%)',
+  sustained: 'sustained beyond',
+  anomaly: 'anomaly',
 }
 
 /**
@@ -63,7 +67,12 @@ const describe: Record<Exclude<Condition, 'heartbeat' | 'missing_data'>, string>
  */
 export function duration(seconds: number): string {
   const s = Math.max(0, Math.round(seconds))
-  const units: Array<[number, string]> = [[86_400, 'd'], [3600, 'h'], [60, 'min'], [1, 's']]
+  const units: Array<[number, string]> = [
+    [86_400, 'd'],
+    [3600, 'h'],
+    [60, 'min'],
+    [1, 's'],
+  ]
   const i = units.findIndex(([size]) => s >= size)
   if (i < 0) return '0 s'
   const [big, bigName] = units[i]
@@ -77,14 +86,17 @@ export function duration(seconds: number): string {
 /** An anomaly alert's message: the incident's own explanation in numbers, or its peak once it has closed. */
 function anomalyMessage(r: Row, event: 'fired' | 'resolved', observed: string): string {
   const explained = r.anomaly_explanation === null ? null : explanationInZone(r.anomaly_explanation, r.time_zone)
-  return event === 'fired' ? `${r.stat_name}: anomaly: ${explained ?? `observed ${observed}`}` : `${r.stat_name}: the anomaly is over (its peak was ${observed})`
+  return event === 'fired'
+    ? `${r.stat_name}: anomaly: ${explained ?? `observed ${observed}`}`
+    : `${r.stat_name}: the anomaly is over (its peak was ${observed})`
 }
 
 /** heartbeat and missing_data: how long the stat has been silent, against the window ("no data for 5 min 40 s (limit 2 min)"). */
 function silenceMessage(r: Row, event: 'fired' | 'resolved'): string {
   const limit = `limit ${duration(r.window_minutes * 60)}`
   if (r.value === null) return `${r.stat_name}: ${event === 'fired' ? 'no data' : 'data is back'} (${limit})`
-  return event === 'fired' ? `${r.stat_name}: no data for ${duration(r.value)} (${limit})`
+  return event === 'fired'
+    ? `${r.stat_name}: no data for ${duration(r.value)} (${limit})`
     : `${r.stat_name}: data is back, the last point arrived ${duration(r.value)} ago (${limit})`
 }
 
@@ -95,15 +107,28 @@ function payload(r: Row, event: 'fired' | 'resolved', incidentId: string, now: D
   const what = r.aggregation === 'avg' ? '' : `${r.aggregation} over ${r.window_minutes} min `
   const silence = `no data for more than ${duration(r.silence_minutes * 60)}`
   return {
-    alert_id: r.id, event, status: event === 'fired' ? 'firing' : 'resolved', stat_name: r.stat_name,
-    observed_value: r.value, condition: r.condition_type, threshold: r.threshold, triggered_at: now.toISOString(),
-    message: r.condition_type === 'anomaly' ? anomalyMessage(r, event, observed)
-      : r.condition_type === 'heartbeat' || r.condition_type === 'missing_data' ? silenceMessage(r, event)
-      : event === 'fired'
-        ? noData ? `${r.stat_name}: ${silence}` : `${r.stat_name}: ${what}${describe[r.condition_type]} ${r.threshold} (observed ${observed})`
-        : noData && r.on_no_data === 'resolve' ? `${r.stat_name}: resolved, ${silence}`
-          : noData ? `${r.stat_name}: data is back (observed ${observed})`
-            : `${r.stat_name}: recovered, ${what}no longer ${describe[r.condition_type]} ${r.threshold} (observed ${observed})`,
+    alert_id: r.id,
+    event,
+    status: event === 'fired' ? 'firing' : 'resolved',
+    stat_name: r.stat_name,
+    observed_value: r.value,
+    condition: r.condition_type,
+    threshold: r.threshold,
+    triggered_at: now.toISOString(),
+    message:
+      r.condition_type === 'anomaly'
+        ? anomalyMessage(r, event, observed)
+        : r.condition_type === 'heartbeat' || r.condition_type === 'missing_data'
+          ? silenceMessage(r, event)
+          : event === 'fired'
+            ? noData
+              ? `${r.stat_name}: ${silence}`
+              : `${r.stat_name}: ${what}${describe[r.condition_type]} ${r.threshold} (observed ${observed})`
+            : noData && r.on_no_data === 'resolve'
+              ? `${r.stat_name}: resolved, ${silence}`
+              : noData
+                ? `${r.stat_name}: data is back (observed ${observed})`
+                : `${r.stat_name}: recovered, ${what}no longer ${describe[r.condition_type]} ${r.threshold} (observed ${observed})`,
     // Also the BullMQ job id, which may not contain ':'.
     idempotency_key: `${r.id}.${incidentId}.${event}`,
     incident_key: `${r.id}.${incidentId}`,
@@ -117,16 +142,28 @@ type Outbox = { id: string; alertId: string; incidentId: string; event: string; 
  * then the mute; what to store, deliver and record in its history.
  */
 function decide(r: Row, now: Date): { next: Managed; noData: boolean; outbox: Outbox[]; events: NewEvent[] } {
-  const rule: Rule = { condition: r.condition_type, threshold: r.threshold, windowMinutes: r.window_minutes, direction: r.direction, cooldownMinutes: r.cooldown_minutes }
+  const rule: Rule = {
+    condition: r.condition_type,
+    threshold: r.threshold,
+    windowMinutes: r.window_minutes,
+    direction: r.direction,
+    cooldownMinutes: r.cooldown_minutes,
+  }
   const current: Managed = {
-    state: r.state, incidentId: r.incident_id, incidentNotified: r.incident_notified, lastNotifiedAt: r.last_notified_at, conditionSince: r.condition_since,
-    incidentMuted: r.incident_muted, resolveWithheld: r.resolve_withheld,
+    state: r.state,
+    incidentId: r.incident_id,
+    incidentNotified: r.incident_notified,
+    lastNotifiedAt: r.last_notified_at,
+    conditionSince: r.condition_since,
+    incidentMuted: r.incident_muted,
+    resolveWithheld: r.resolve_withheld,
   }
   const silence = silenceVerdict(rule, r.on_no_data, r.silent, r.silence_minutes)
   // Silence is judged on its own: it has lasted the window already, so `sustained` need not wait it out again.
-  const s = silence === undefined
-    ? step(rule, current, conditionHolds(rule, { value: r.value, previous: r.previous, open: r.anomaly_open }), now)
-    : step({ ...rule, condition: 'above' }, current, silence, now)
+  const s =
+    silence === undefined
+      ? step(rule, current, conditionHolds(rule, { value: r.value, previous: r.previous, open: r.anomaly_open }), now)
+      : step({ ...rule, condition: 'above' }, current, silence, now)
   const o = applyMute(current, s, r.muted_until, now)
   const opened = current.state === 'ok' && o.next.state === 'firing'
   const outbox: Outbox[] = []
@@ -135,12 +172,25 @@ function decide(r: Row, now: Date): { next: Managed; noData: boolean; outbox: Ou
     // The resolve a mute withheld, first: the receiver closes that incident before hearing of any new one.
     const p = payload(r, 'resolved', o.releasedResolve, now)
     outbox.push({ id: p.idempotency_key, alertId: r.id, incidentId: o.releasedResolve, event: 'resolved', payload: p })
-    events.push({ alertId: r.id, at: now, event: 'resolved', observedValue: r.value, detail: 'withheld by a mute, delivered when it ended', deliveryId: p.idempotency_key })
+    events.push({
+      alertId: r.id,
+      at: now,
+      event: 'resolved',
+      observedValue: r.value,
+      detail: 'withheld by a mute, delivered when it ended',
+      deliveryId: p.idempotency_key,
+    })
   }
   let deliveryId: string | null = null
   if (o.deliver) {
     const incidentId = o.deliver === 'fired' ? o.next.incidentId! : r.incident_id!
-    const p = payload(r, o.deliver, incidentId, now, o.deliver === 'fired' ? (opened ? silence === true : r.incident_no_data) : r.incident_no_data || silence === false)
+    const p = payload(
+      r,
+      o.deliver,
+      incidentId,
+      now,
+      o.deliver === 'fired' ? (opened ? silence === true : r.incident_no_data) : r.incident_no_data || silence === false,
+    )
     outbox.push({ id: p.idempotency_key, alertId: r.id, incidentId, event: o.deliver, payload: p })
     deliveryId = p.idempotency_key
   }
@@ -161,10 +211,12 @@ async function readPercentileValues(sql: Db, rows: Row[], now: Date): Promise<vo
   const gauges = todo.filter((r) => r.stat_id !== null && r.stat_kind === 'gauge')
   const from = (r: Row) => new Date(now.getTime() - r.window_minutes * 60_000)
   for (let i = 0; i < gauges.length; i += 8) {
-    await Promise.all(gauges.slice(i, i + 8).map(async (r) => {
-      const p = r.aggregation as Exclude<Aggregation, 'avg'>
-      r.value = (await spanPercentiles(sql, r.stat_id!, from(r), now, [{ key: p, q: percentileOf(p) }]))?.[0] ?? null
-    }))
+    await Promise.all(
+      gauges.slice(i, i + 8).map(async (r) => {
+        const p = r.aggregation as Exclude<Aggregation, 'avg'>
+        r.value = (await spanPercentiles(sql, r.stat_id!, from(r), now, [{ key: p, q: percentileOf(p) }]))?.[0] ?? null
+      }),
+    )
   }
 }
 
@@ -284,6 +336,8 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
 
 /** Deliveries still waiting to be sent (the outbox), for re-enqueueing after a crash between commit and enqueue. */
 export async function queuedDeliveries(sql: Sql, olderThan: Date): Promise<string[]> {
-  const rows = await sql<{ id: string }[]>`select id from alert_deliveries where status = 'queued' and created_at < ${olderThan} order by created_at limit 1000`
+  const rows = await sql<
+    { id: string }[]
+  >`select id from alert_deliveries where status = 'queued' and created_at < ${olderThan} order by created_at limit 1000`
   return rows.map((r) => r.id)
 }

@@ -47,8 +47,17 @@ export async function listEvents(sql: Db, accountId: string, alertId: string, li
 
 export function eventJson(e: EventRow) {
   return {
-    at: e.at.toISOString(), event: e.event, observed_value: e.observed_value, detail: e.detail, delivery_status: e.delivery_status,
+    at: e.at.toISOString(),
+    event: e.event,
+    observed_value: e.observed_value,
+    detail: e.detail,
+    delivery_status: e.delivery_status,
     // json_build_object renders timestamptz in the session's format: normalised to ISO 8601 UTC here.
-    deliveries: (e.attempts ?? []).map((a) => ({ attempt: a.attempt, at: new Date(a.at).toISOString(), status_code: a.status_code, error: a.error })),
+    deliveries: (e.attempts ?? []).map((a) => ({
+      attempt: a.attempt,
+      at: new Date(a.at).toISOString(),
+      status_code: a.status_code,
+      error: a.error,
+    })),
   }
 }

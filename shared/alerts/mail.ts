@@ -96,10 +96,16 @@ export async function startConfirmation(sql: Sql, accountId: string, email: stri
       select (select count(*) from email_confirmations where email = ${address} and created_at > now() - interval '1 day')::int as address,
              (select count(*) from email_confirmations where account_id = ${accountId} and created_at > now() - interval '1 day')::int as account`
     if (counts.address >= CONFIRMATIONS_PER_ADDRESS) {
-      throw throttled('confirmation_mail_throttled', `too many confirmation mails to ${address} today (at most ${CONFIRMATIONS_PER_ADDRESS} accounts a day may ask it); nothing was stored, try again tomorrow`)
+      throw throttled(
+        'confirmation_mail_throttled',
+        `too many confirmation mails to ${address} today (at most ${CONFIRMATIONS_PER_ADDRESS} accounts a day may ask it); nothing was stored, try again tomorrow`,
+      )
     }
     if (counts.account >= CONFIRMATIONS_PER_ACCOUNT) {
-      throw throttled('confirmation_mail_throttled', `this account has sent its ${CONFIRMATIONS_PER_ACCOUNT} confirmation mails for today; nothing was stored, try again tomorrow or use an address already confirmed`)
+      throw throttled(
+        'confirmation_mail_throttled',
+        `this account has sent its ${CONFIRMATIONS_PER_ACCOUNT} confirmation mails for today; nothing was stored, try again tomorrow or use an address already confirmed`,
+      )
     }
     const token = randomToken(24)
     await tx`
@@ -120,7 +126,14 @@ function throttled(code: string, message: string): AppError {
  * the alert's stat. When the mail cannot go, the confirmation is forgotten (so the next try mails again) and a 503
  * thrown. Used by alert creation and by a PATCH that changes the address.
  */
-export async function mailConfirmation(config: MailConfig, sql: Sql, accountId: string, email: string, statName: string, baseUrl: string): Promise<Confirmation> {
+export async function mailConfirmation(
+  config: MailConfig,
+  sql: Sql,
+  accountId: string,
+  email: string,
+  statName: string,
+  baseUrl: string,
+): Promise<Confirmation> {
   const confirmation = await startConfirmation(sql, accountId, email)
   // Pending: the mail sent earlier arms this alert too; the address is not mailed again.
   if (confirmation.status !== 'new') return confirmation

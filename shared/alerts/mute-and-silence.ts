@@ -50,7 +50,8 @@ export function applyMute(current: Managed, s: Step, mutedUntil: Date | null, no
   const keep = { resolveWithheld: released ? null : current.resolveWithheld }
   const out = (o: Omit<Outcome, 'releasedResolve'>): Outcome => (released ? { ...o, releasedResolve: released } : o)
   if (s.event === 'fired') {
-    if (!muted) return out({ next: { ...s.next, incidentMuted: false, ...keep }, deliver: 'fired', record: { event: 'fired', detail: null } })
+    if (!muted)
+      return out({ next: { ...s.next, incidentMuted: false, ...keep }, deliver: 'fired', record: { event: 'fired', detail: null } })
     // Not notified, and the cooldown is not restarted by a fire nobody received.
     return out({
       next: { ...s.next, incidentNotified: false, lastNotifiedAt: current.lastNotifiedAt, incidentMuted: true, ...keep },
@@ -58,14 +59,18 @@ export function applyMute(current: Managed, s: Step, mutedUntil: Date | null, no
     })
   }
   if (s.event === 'resolved') {
-    if (!muted) return out({ next: { ...s.next, incidentMuted: false, ...keep }, deliver: 'resolved', record: { event: 'resolved', detail: null } })
+    if (!muted)
+      return out({ next: { ...s.next, incidentMuted: false, ...keep }, deliver: 'resolved', record: { event: 'resolved', detail: null } })
     return {
       next: { ...s.next, incidentMuted: false, resolveWithheld: current.incidentId },
       record: { event: 'muted', detail: `resolve withheld${until}; delivered when the mute ends` },
     }
   }
   if (current.state === 'ok' && s.next.state === 'firing') {
-    return out({ next: { ...s.next, incidentMuted: false, ...keep }, record: { event: 'suppressed', detail: 'fire held back by the cooldown' } })
+    return out({
+      next: { ...s.next, incidentMuted: false, ...keep },
+      record: { event: 'suppressed', detail: 'fire held back by the cooldown' },
+    })
   }
   if (current.state === 'firing' && s.next.state === 'ok') {
     const why = current.incidentMuted ? 'its fire was withheld by a mute' : 'its fire was held back by the cooldown'
@@ -79,5 +84,7 @@ export function applyMute(current: Managed, s: Step, mutedUntil: Date | null, no
     })
   }
   if (released) return out({ next: { ...s.next, incidentMuted: current.incidentMuted, ...keep } })
-  return { next: s.next === current ? current : { ...s.next, incidentMuted: current.incidentMuted, resolveWithheld: current.resolveWithheld } }
+  return {
+    next: s.next === current ? current : { ...s.next, incidentMuted: current.incidentMuted, resolveWithheld: current.resolveWithheld },
+  }
 }

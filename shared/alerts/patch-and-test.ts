@@ -20,18 +20,26 @@ async function ownAlert(deps: AlertDeps, accountId: string, id: string): Promise
 /** The checks the body cannot make alone: they depend on the alert's condition and channel. */
 async function checkChange(deps: AlertDeps, alert: AlertRow, body: UpdateAlertBody): Promise<void> {
   if (body.on_no_data && body.on_no_data !== 'keep' && !THRESHOLD_CONDITIONS.includes(alert.condition_type)) {
-    throw invalid('validation_failed', `body.on_no_data: applies to threshold conditions only (${THRESHOLD_CONDITIONS.join(', ')}), not ${alert.condition_type}`,
-      { errors: [{ path: 'body.on_no_data', message: `applies to threshold conditions only, not ${alert.condition_type}` }] })
+    throw invalid(
+      'validation_failed',
+      `body.on_no_data: applies to threshold conditions only (${THRESHOLD_CONDITIONS.join(', ')}), not ${alert.condition_type}`,
+      { errors: [{ path: 'body.on_no_data', message: `applies to threshold conditions only, not ${alert.condition_type}` }] },
+    )
   }
   const config = body.channel_config
   if (!config) return
   const field = CHANNEL_FIELD[alert.channel]
   for (const [key, value] of Object.entries(config)) {
     if (key !== field && value !== undefined) {
-      throw invalid('validation_failed', `body.channel_config.${key}: not used by channel ${alert.channel}`, { errors: [{ path: `body.channel_config.${key}`, message: `not used by channel ${alert.channel}` }] })
+      throw invalid('validation_failed', `body.channel_config.${key}: not used by channel ${alert.channel}`, {
+        errors: [{ path: `body.channel_config.${key}`, message: `not used by channel ${alert.channel}` }],
+      })
     }
   }
-  if (!config[field]) throw invalid('validation_failed', `body.channel_config.${field}: required for channel ${alert.channel}`, { errors: [{ path: `body.channel_config.${field}`, message: `required for channel ${alert.channel}` }] })
+  if (!config[field])
+    throw invalid('validation_failed', `body.channel_config.${field}: required for channel ${alert.channel}`, {
+      errors: [{ path: `body.channel_config.${field}`, message: `required for channel ${alert.channel}` }],
+    })
   await checkChannelTarget(deps.config, config)
 }
 
@@ -54,7 +62,9 @@ async function optIn(deps: AlertDeps, account: Account, alert: AlertRow, email: 
 function changedFields(before: AlertRow, after: AlertRow): string[] {
   const out: string[] = []
   const field = CHANNEL_FIELD[before.channel]
-  const was = (label: string, a: unknown, b: unknown, unit = '') => { if (a !== b) out.push(`${label} ${String(a)} → ${String(b)}${unit}`) }
+  const was = (label: string, a: unknown, b: unknown, unit = '') => {
+    if (a !== b) out.push(`${label} ${String(a)} → ${String(b)}${unit}`)
+  }
   was('threshold', before.threshold, after.threshold)
   was('window', before.window_minutes, after.window_minutes, ' min')
   was('side', before.direction, after.direction)
@@ -66,7 +76,13 @@ function changedFields(before: AlertRow, after: AlertRow): string[] {
 }
 
 /** PATCH: changes the given fields; a changed e-mail address goes back to pending_confirmation until confirmed. */
-export async function updateAlert(deps: AlertDeps, account: Account, id: string, body: UpdateAlertBody, baseUrl: string): Promise<AlertRow> {
+export async function updateAlert(
+  deps: AlertDeps,
+  account: Account,
+  id: string,
+  body: UpdateAlertBody,
+  baseUrl: string,
+): Promise<AlertRow> {
   const alert = await ownAlert(deps, account.id, id)
   await checkChange(deps, alert, body)
   const email = body.channel_config?.email
@@ -81,7 +97,7 @@ export async function updateAlert(deps: AlertDeps, account: Account, id: string,
     ...(body.muted_until !== undefined ? { muted_until: body.muted_until === null ? null : new Date(body.muted_until) } : {}),
   }
   const { sql } = deps
-  const row = await sql.begin(async (tx) => {
+  const row = (await sql.begin(async (tx) => {
     const [updated] = await tx<AlertRow[]>`
       update alerts set ${Object.keys(set).length ? tx(set) : tx`threshold = threshold`}
         ${body.channel_config ? tx`, channel_config = ${tx.json(body.channel_config)}` : tx``}
@@ -93,17 +109,25 @@ export async function updateAlert(deps: AlertDeps, account: Account, id: string,
     if (!updated) return null
     const changes = changedFields(alert, updated)
     if (changes.length) {
-      await recordEvents(tx, [{ alertId: id, at: new Date(), event: 'changed', observedValue: null, deliveryId: null, detail: changes.join('; ') }])
+      await recordEvents(tx, [
+        { alertId: id, at: new Date(), event: 'changed', observedValue: null, deliveryId: null, detail: changes.join('; ') },
+      ])
     }
     if (body.muted_until !== undefined) {
       const until = updated.muted_until
-      await recordEvents(tx, [{
-        alertId: id, at: new Date(), event: 'muted', observedValue: null, deliveryId: null,
-        detail: until && until.getTime() > Date.now() ? `muted until ${until.toISOString()}` : 'mute lifted',
-      }])
+      await recordEvents(tx, [
+        {
+          alertId: id,
+          at: new Date(),
+          event: 'muted',
+          observedValue: null,
+          deliveryId: null,
+          detail: until && until.getTime() > Date.now() ? `muted until ${until.toISOString()}` : 'mute lifted',
+        },
+      ])
     }
     return updated
-  }) as AlertRow | null
+  })) as AlertRow | null
   if (!row) throw notFound('alert', 'alert_not_found') // deleted meanwhile
   return row
 }
@@ -115,26 +139,44 @@ export async function updateAlert(deps: AlertDeps, account: Account, id: string,
 export async function sendTest(deps: AlertDeps, accountId: string, id: string): Promise<string> {
   const alert = await ownAlert(deps, accountId, id)
   if (alert.state === 'pending_confirmation') {
-    throw conflict('alert_pending_confirmation', 'the alert\'s e-mail address is not confirmed yet: click the link in the confirmation mail first; nothing was sent')
+    throw conflict(
+      'alert_pending_confirmation',
+      "the alert's e-mail address is not confirmed yet: click the link in the confirmation mail first; nothing was sent",
+    )
   }
   const test = randomUUID()
   const now = new Date()
   const status = alert.state === 'firing' ? 'firing' : 'resolved'
   const payload: DeliveryPayload = {
-    alert_id: alert.id, event: 'test', status, stat_name: alert.stat_name, observed_value: alert.last_value, condition: alert.condition_type,
-    threshold: alert.threshold, triggered_at: now.toISOString(),
+    alert_id: alert.id,
+    event: 'test',
+    status,
+    stat_name: alert.stat_name,
+    observed_value: alert.last_value,
+    condition: alert.condition_type,
+    threshold: alert.threshold,
+    triggered_at: now.toISOString(),
     message: `${alert.stat_name}: test delivery, sent on request (the alert is ${status === 'firing' ? 'firing' : 'not firing'})`,
     // Also the BullMQ job id, which may not contain ':'.
-    idempotency_key: `${alert.id}.test-${test}`, incident_key: `${alert.id}.test-${test}`,
+    idempotency_key: `${alert.id}.test-${test}`,
+    incident_key: `${alert.id}.test-${test}`,
   }
   await deps.sql.begin(async (tx) => {
     await tx`insert into alert_deliveries (id, alert_id, incident_id, event, payload) values (${payload.idempotency_key}, ${alert.id}, ${test}, 'test', ${tx.json(payload)})`
-    await recordEvents(tx, [{ alertId: alert.id, at: now, event: 'test', observedValue: alert.last_value, detail: null, deliveryId: payload.idempotency_key }])
+    await recordEvents(tx, [
+      { alertId: alert.id, at: now, event: 'test', observedValue: alert.last_value, detail: null, deliveryId: payload.idempotency_key },
+    ])
   })
   // A few tries, not the three hours a real alert gets: someone is waiting on the answer. If Redis is down the
   // outbox sweep of the evaluation schedule queues it later.
-  await deps.queues.enqueue('deliver-alert', { delivery_id: payload.idempotency_key }, { jobId: payload.idempotency_key, attempts: 3 }).catch((err: Error) => {
-    throw new AppError('unavailable', 'unavailable', `the test was recorded but could not be queued yet (${err.message}); it is sent within a minute`)
-  })
+  await deps.queues
+    .enqueue('deliver-alert', { delivery_id: payload.idempotency_key }, { jobId: payload.idempotency_key, attempts: 3 })
+    .catch((err: Error) => {
+      throw new AppError(
+        'unavailable',
+        'unavailable',
+        `the test was recorded but could not be queued yet (${err.message}); it is sent within a minute`,
+      )
+    })
   return payload.idempotency_key
 }

@@ -49,7 +49,13 @@ export function pausedAlertIds(sql: Db) {
  * Inserts an alert unless the account already holds `limit` of them; the
  * per-account advisory lock keeps two concurrent creations from both taking the last place.
  */
-export async function insertAlert(sql: Sql, accountId: string, body: CreateAlertBody, state: 'ok' | 'pending_confirmation', limit: number): Promise<AlertRow | null> {
+export async function insertAlert(
+  sql: Sql,
+  accountId: string,
+  body: CreateAlertBody,
+  state: 'ok' | 'pending_confirmation',
+  limit: number,
+): Promise<AlertRow | null> {
   return sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(hashtextextended(${accountId}, 11))`
     const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from alerts where account_id = ${accountId}`
@@ -87,16 +93,32 @@ export async function deleteAlert(sql: Db, accountId: string, id: string): Promi
 export const DEFAULT_WINDOW_MINUTES = 5
 /** How long a silence lasts before on_no_data acts (docs/decisions.md §18): window_minutes when given, else 60. */
 export const DEFAULT_NO_DATA_MINUTES = 60
-export const noDataMinutes = (a: Pick<AlertRow, 'window_minutes' | 'window_minutes_set'>) => (a.window_minutes_set ? a.window_minutes : DEFAULT_NO_DATA_MINUTES)
+export const noDataMinutes = (a: Pick<AlertRow, 'window_minutes' | 'window_minutes_set'>) =>
+  a.window_minutes_set ? a.window_minutes : DEFAULT_NO_DATA_MINUTES
 
 /** The public JSON form of an alert (never the signing secret). */
 export function alertJson(a: AlertRow) {
   return {
-    id: a.id, stat_name: a.stat_name, condition_type: a.condition_type, threshold: a.threshold, window_minutes: a.window_minutes, aggregation: a.aggregation,
-    direction: a.direction, channel: a.channel, channel_config: a.channel_config, cooldown_minutes: a.cooldown_minutes, state: a.state,
-    last_value: a.last_value, last_evaluated_at: a.last_evaluated_at?.toISOString() ?? null,
-    last_delivery_error: a.last_delivery_error, last_delivery_failed_at: a.last_delivery_failed_at?.toISOString() ?? null,
-    created_at: a.created_at.toISOString(), no_data_minutes: noDataMinutes(a), muted_until: a.muted_until?.toISOString() ?? null, on_no_data: a.on_no_data, paused: a.paused ?? false,
+    id: a.id,
+    stat_name: a.stat_name,
+    condition_type: a.condition_type,
+    threshold: a.threshold,
+    window_minutes: a.window_minutes,
+    aggregation: a.aggregation,
+    direction: a.direction,
+    channel: a.channel,
+    channel_config: a.channel_config,
+    cooldown_minutes: a.cooldown_minutes,
+    state: a.state,
+    last_value: a.last_value,
+    last_evaluated_at: a.last_evaluated_at?.toISOString() ?? null,
+    last_delivery_error: a.last_delivery_error,
+    last_delivery_failed_at: a.last_delivery_failed_at?.toISOString() ?? null,
+    created_at: a.created_at.toISOString(),
+    no_data_minutes: noDataMinutes(a),
+    muted_until: a.muted_until?.toISOString() ?? null,
+    on_no_data: a.on_no_data,
+    paused: a.paused ?? false,
   }
 }
 
@@ -123,7 +145,13 @@ export async function markDelivered(sql: Db, id: string, statusCode: number | nu
 }
 
 /** Records a failed attempt; `final` marks the delivery failed for good and shows the error on the alert. */
-export async function recordAttemptFailure(sql: Sql, id: string, error: string, final: boolean, statusCode: number | null = null): Promise<void> {
+export async function recordAttemptFailure(
+  sql: Sql,
+  id: string,
+  error: string,
+  final: boolean,
+  statusCode: number | null = null,
+): Promise<void> {
   await sql.begin(async (tx) => {
     const [d] = await tx<{ alert_id: string; attempts: number }[]>`
       update alert_deliveries set attempts = attempts + 1, last_error = ${error}, status = ${final ? 'failed' : 'queued'} where id = ${id} returning alert_id, attempts`
@@ -155,7 +183,13 @@ export async function listDeliveries(sql: Db, accountId: string, alertId: string
 
 export function deliveryJson(d: DeliveryRow) {
   return {
-    id: d.id, event: d.event, status: d.status, attempts: d.attempts, last_error: d.last_error, observed_value: d.observed_value,
-    created_at: d.created_at.toISOString(), delivered_at: d.delivered_at?.toISOString() ?? null,
+    id: d.id,
+    event: d.event,
+    status: d.status,
+    attempts: d.attempts,
+    last_error: d.last_error,
+    observed_value: d.observed_value,
+    created_at: d.created_at.toISOString(),
+    delivered_at: d.delivered_at?.toISOString() ?? null,
   }
 }

@@ -34,29 +34,57 @@ const StatName = z.string().transform((raw, ctx) => {
 export const ChannelConfig = z
   .object({
     webhook_url: z.string().max(2048).optional().describe('webhook: http(s) URL; private and internal targets are refused'),
-    slack_webhook_url: z.string().max(2048).optional().describe('slack: the channel\'s incoming-webhook URL'),
-    email: z.email({ error: 'must be an e-mail address' }).max(254).optional().describe('email: the address; it must confirm a double opt-in first'),
+    slack_webhook_url: z.string().max(2048).optional().describe("slack: the channel's incoming-webhook URL"),
+    email: z
+      .email({ error: 'must be an e-mail address' })
+      .max(254)
+      .optional()
+      .describe('email: the address; it must confirm a double opt-in first'),
   })
   .strict()
 
-const OnNoDataField = z.enum(ON_NO_DATA).describe(
-  'Threshold conditions only. What silence does: keep (nothing: a firing alert stays firing), resolve (a firing alert whose stat ' +
-  'receives no point, by arrival time, for window_minutes, or 60 minutes when window_minutes was never given, resolves) or alert ' +
-  '(that silence fires, like missing_data)')
+const OnNoDataField = z
+  .enum(ON_NO_DATA)
+  .describe(
+    'Threshold conditions only. What silence does: keep (nothing: a firing alert stays firing), resolve (a firing alert whose stat ' +
+      'receives no point, by arrival time, for window_minutes, or 60 minutes when window_minutes was never given, resolves) or alert ' +
+      '(that silence fires, like missing_data)',
+  )
 
 export const CreateAlertBody = z
   .object({
-    stat_name: StatName.describe('The stat\'s name (it need not exist yet)'),
-    condition_type: z.enum(CONDITIONS).describe('anomaly: fires when the anomaly detector opens an incident on the stat, resolves when it closes (plans with anomaly detection)'),
-    threshold: z.number().finite().optional().describe('Required for above, below, pct_change and sustained; heartbeat, missing_data (whose limit is window_minutes) and anomaly have none and ignore one'),
-    window_minutes: z.number().int().min(1).max(10_080).optional()
-      .describe('Default 5. heartbeat/missing_data: staleness window; pct_change: lookback; sustained: how long the condition must hold; ' +
-        'a percentile aggregation: the span it is taken over (the last window_minutes); ' +
-        'with on_no_data resolve or alert, also how long a silence must last (60 minutes when not given)'),
-    aggregation: z.enum(AGGREGATIONS).default('avg')
-      .describe('above, below and sustained only. avg (default): the value of the last minute (a counter\'s sum, a gauge\'s average); ' +
-        'p50, p90, p95, p99: gauges only, the nearest-rank percentile of the points of the last window_minutes, within 1 % ' +
-        '(exact under an hour). A stat that exists as a counter is a 400; set once, like the condition'),
+    stat_name: StatName.describe("The stat's name (it need not exist yet)"),
+    condition_type: z
+      .enum(CONDITIONS)
+      .describe(
+        'anomaly: fires when the anomaly detector opens an incident on the stat, resolves when it closes (plans with anomaly detection)',
+      ),
+    threshold: z
+      .number()
+      .finite()
+      .optional()
+      .describe(
+        'Required for above, below, pct_change and sustained; heartbeat, missing_data (whose limit is window_minutes) and anomaly have none and ignore one',
+      ),
+    window_minutes: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_080)
+      .optional()
+      .describe(
+        'Default 5. heartbeat/missing_data: staleness window; pct_change: lookback; sustained: how long the condition must hold; ' +
+          'a percentile aggregation: the span it is taken over (the last window_minutes); ' +
+          'with on_no_data resolve or alert, also how long a silence must last (60 minutes when not given)',
+      ),
+    aggregation: z
+      .enum(AGGREGATIONS)
+      .default('avg')
+      .describe(
+        "above, below and sustained only. avg (default): the value of the last minute (a counter's sum, a gauge's average); " +
+          'p50, p90, p95, p99: gauges only, the nearest-rank percentile of the points of the last window_minutes, within 1 % ' +
+          '(exact under an hour). A stat that exists as a counter is a 400; set once, like the condition',
+      ),
     direction: z.enum(['above', 'below']).default('above').describe('sustained only: which side of the threshold must hold'),
     channel: z.enum(CHANNELS),
     channel_config: ChannelConfig,
@@ -64,18 +92,29 @@ export const CreateAlertBody = z
     on_no_data: OnNoDataField.default('keep'),
   })
   .superRefine((b, ctx) => {
-    if (b.threshold === undefined && !NO_THRESHOLD_CONDITIONS.includes(b.condition_type)) ctx.addIssue({ code: 'custom', path: ['threshold'], message: 'is required' })
+    if (b.threshold === undefined && !NO_THRESHOLD_CONDITIONS.includes(b.condition_type))
+      ctx.addIssue({ code: 'custom', path: ['threshold'], message: 'is required' })
     if (b.aggregation !== 'avg' && !PERCENTILE_CONDITIONS.includes(b.condition_type)) {
-      ctx.addIssue({ code: 'custom', path: ['aggregation'], message: `${b.aggregation} applies to ${PERCENTILE_CONDITIONS.join(', ')} only, not ${b.condition_type}` })
+      ctx.addIssue({
+        code: 'custom',
+        path: ['aggregation'],
+        message: `${b.aggregation} applies to ${PERCENTILE_CONDITIONS.join(', ')} only, not ${b.condition_type}`,
+      })
     }
     if (b.on_no_data !== 'keep' && !THRESHOLD_CONDITIONS.includes(b.condition_type)) {
-      ctx.addIssue({ code: 'custom', path: ['on_no_data'], message: `applies to threshold conditions only (${THRESHOLD_CONDITIONS.join(', ')}), not ${b.condition_type}` })
+      ctx.addIssue({
+        code: 'custom',
+        path: ['on_no_data'],
+        message: `applies to threshold conditions only (${THRESHOLD_CONDITIONS.join(', ')}), not ${b.condition_type}`,
+      })
     }
     const need = { webhook: 'webhook_url', slack: 'slack_webhook_url', email: 'email' } as const
     const field = need[b.channel]
-    if (!b.channel_config[field]) ctx.addIssue({ code: 'custom', path: ['channel_config', field], message: `required for channel ${b.channel}` })
+    if (!b.channel_config[field])
+      ctx.addIssue({ code: 'custom', path: ['channel_config', field], message: `required for channel ${b.channel}` })
     for (const other of Object.values(need)) {
-      if (other !== field && b.channel_config[other] !== undefined) ctx.addIssue({ code: 'custom', path: ['channel_config', other], message: `not used by channel ${b.channel}` })
+      if (other !== field && b.channel_config[other] !== undefined)
+        ctx.addIssue({ code: 'custom', path: ['channel_config', other], message: `not used by channel ${b.channel}` })
     }
   })
   .meta({ id: 'CreateAlertBody' })
@@ -83,15 +122,35 @@ export type CreateAlertBody = z.infer<typeof CreateAlertBody>
 
 export const AlertJson = z
   .object({
-    id: z.uuid(), stat_name: z.string(), condition_type: z.enum(CONDITIONS), threshold: z.number(), window_minutes: z.number().int(),
-    aggregation: z.enum(AGGREGATIONS).describe('What the threshold is compared with: avg (the last minute) or a percentile over window_minutes'),
-    direction: z.enum(['above', 'below']), channel: z.enum(CHANNELS), channel_config: ChannelConfig, cooldown_minutes: z.number().int(),
-    state: z.enum(['ok', 'firing', 'pending_confirmation']), last_value: z.number().nullable(), last_evaluated_at: z.iso.datetime().nullable(),
-    last_delivery_error: z.string().nullable(), last_delivery_failed_at: z.iso.datetime().nullable(), created_at: z.iso.datetime(),
+    id: z.uuid(),
+    stat_name: z.string(),
+    condition_type: z.enum(CONDITIONS),
+    threshold: z.number(),
+    window_minutes: z.number().int(),
+    aggregation: z
+      .enum(AGGREGATIONS)
+      .describe('What the threshold is compared with: avg (the last minute) or a percentile over window_minutes'),
+    direction: z.enum(['above', 'below']),
+    channel: z.enum(CHANNELS),
+    channel_config: ChannelConfig,
+    cooldown_minutes: z.number().int(),
+    state: z.enum(['ok', 'firing', 'pending_confirmation']),
+    last_value: z.number().nullable(),
+    last_evaluated_at: z.iso.datetime().nullable(),
+    last_delivery_error: z.string().nullable(),
+    last_delivery_failed_at: z.iso.datetime().nullable(),
+    created_at: z.iso.datetime(),
     no_data_minutes: z.number().int().describe('How long a silence must last for on_no_data: window_minutes when it was given, else 60'),
-    muted_until: z.iso.datetime().nullable().describe('Deliveries (fires and resolves) are withheld until then; a breach still in force when it ends is delivered'),
+    muted_until: z.iso
+      .datetime()
+      .nullable()
+      .describe('Deliveries (fires and resolves) are withheld until then; a breach still in force when it ends is delivered'),
     on_no_data: z.enum(ON_NO_DATA),
-    paused: z.boolean().describe('Beyond the plan\'s alert count after a downgrade (the newest alerts): kept and listed, not evaluated, until the plan allows it again'),
+    paused: z
+      .boolean()
+      .describe(
+        "Beyond the plan's alert count after a downgrade (the newest alerts): kept and listed, not evaluated, until the plan allows it again",
+      ),
   })
   .meta({ id: 'Alert' })
 
@@ -99,7 +158,10 @@ export const CreatedAlert = z
   .object({
     alert: AlertJson,
     signing_secret: z.string().describe('HMAC-SHA256 key of X-Service-Signature; shown only here'),
-    warnings: z.array(z.string()).optional().describe('Present when the alert names a stat that has no points yet, with the closest existing name'),
+    warnings: z
+      .array(z.string())
+      .optional()
+      .describe('Present when the alert names a stat that has no points yet, with the closest existing name'),
   })
   .meta({ id: 'CreatedAlert' })
 
@@ -108,19 +170,35 @@ export const AlertList = z.object({ alerts: z.array(AlertJson) }).meta({ id: 'Al
 /** The body POSTed to a webhook (docs/decisions.md §I-2.5). */
 export const DeliveryPayload = z
   .object({
-    alert_id: z.uuid(), event: z.enum(['fired', 'resolved', 'test']).describe('test: sent by POST /api/v1/alerts/{id}/test'), status: z.enum(['firing', 'resolved']), stat_name: z.string(),
-    observed_value: z.number().nullable(), condition: z.enum(CONDITIONS), threshold: z.number(), triggered_at: z.iso.datetime(),
-    message: z.string(), idempotency_key: z.string(), incident_key: z.string(),
+    alert_id: z.uuid(),
+    event: z.enum(['fired', 'resolved', 'test']).describe('test: sent by POST /api/v1/alerts/{id}/test'),
+    status: z.enum(['firing', 'resolved']),
+    stat_name: z.string(),
+    observed_value: z.number().nullable(),
+    condition: z.enum(CONDITIONS),
+    threshold: z.number(),
+    triggered_at: z.iso.datetime(),
+    message: z.string(),
+    idempotency_key: z.string(),
+    incident_key: z.string(),
   })
   .meta({ id: 'AlertDelivery' })
 export type DeliveryPayload = z.infer<typeof DeliveryPayload>
 
 export const DeliveryList = z
   .object({
-    deliveries: z.array(z.object({
-      id: z.string(), event: z.enum(['fired', 'resolved', 'test']), status: z.enum(['queued', 'delivered', 'failed']), attempts: z.number().int(),
-      last_error: z.string().nullable(), observed_value: z.number().nullable(), created_at: z.iso.datetime(), delivered_at: z.iso.datetime().nullable(),
-    })),
+    deliveries: z.array(
+      z.object({
+        id: z.string(),
+        event: z.enum(['fired', 'resolved', 'test']),
+        status: z.enum(['queued', 'delivered', 'failed']),
+        attempts: z.number().int(),
+        last_error: z.string().nullable(),
+        observed_value: z.number().nullable(),
+        created_at: z.iso.datetime(),
+        delivered_at: z.iso.datetime().nullable(),
+      }),
+    ),
   })
   .meta({ id: 'AlertDeliveryList' })
 
@@ -131,8 +209,12 @@ export const UpdateAlertBody = z
     window_minutes: z.number().int().min(1).max(10_080),
     direction: z.enum(['above', 'below']).describe('sustained only'),
     cooldown_minutes: z.number().int().min(0).max(10_080),
-    channel_config: ChannelConfig.describe('The whole channel_config of the alert\'s channel; a changed e-mail address goes back to pending_confirmation'),
-    muted_until: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date and time (or null to unmute)' }).nullable()
+    channel_config: ChannelConfig.describe(
+      "The whole channel_config of the alert's channel; a changed e-mail address goes back to pending_confirmation",
+    ),
+    muted_until: z.iso
+      .datetime({ offset: true, error: 'must be an ISO 8601 date and time (or null to unmute)' })
+      .nullable()
       .describe('Withhold deliveries until then (null: unmute now)'),
     on_no_data: OnNoDataField,
   })
@@ -148,18 +230,30 @@ export const ALERT_EVENTS = ['fired', 'resolved', 'suppressed', 'muted', 'test',
 
 export const AlertEventList = z
   .object({
-    events: z.array(z.object({
-      at: z.iso.datetime(),
-      event: z.enum(ALERT_EVENTS).describe('fired/resolved: a transition delivered; suppressed: a fire held back by the cooldown; ' +
-        'muted: a transition withheld by a mute, or a mute set; test: a test delivery; changed: a PATCH changed the alert (detail says what, from and to)'),
-      observed_value: z.number().nullable(),
-      detail: z.string().nullable().describe('What happened, in words (why nothing was sent, until when a mute runs)'),
-      delivery_status: z.enum(['queued', 'delivered', 'failed']).nullable().describe('The delivery\'s state; null when nothing was sent'),
-      deliveries: z.array(z.object({
-        attempt: z.number().int(), at: z.iso.datetime(), status_code: z.number().int().nullable().describe('The receiver\'s HTTP status; null for e-mail and when no answer came'),
-        error: z.string().nullable(),
-      })).describe('Every attempt of the delivery, first first'),
-    })),
+    events: z.array(
+      z.object({
+        at: z.iso.datetime(),
+        event: z
+          .enum(ALERT_EVENTS)
+          .describe(
+            'fired/resolved: a transition delivered; suppressed: a fire held back by the cooldown; ' +
+              'muted: a transition withheld by a mute, or a mute set; test: a test delivery; changed: a PATCH changed the alert (detail says what, from and to)',
+          ),
+        observed_value: z.number().nullable(),
+        detail: z.string().nullable().describe('What happened, in words (why nothing was sent, until when a mute runs)'),
+        delivery_status: z.enum(['queued', 'delivered', 'failed']).nullable().describe("The delivery's state; null when nothing was sent"),
+        deliveries: z
+          .array(
+            z.object({
+              attempt: z.number().int(),
+              at: z.iso.datetime(),
+              status_code: z.number().int().nullable().describe("The receiver's HTTP status; null for e-mail and when no answer came"),
+              error: z.string().nullable(),
+            }),
+          )
+          .describe('Every attempt of the delivery, first first'),
+      }),
+    ),
   })
   .meta({ id: 'AlertEventList' })
 

@@ -56,14 +56,21 @@ export function departures(values: Series): Float64Array {
   const left = new Float64Array(values.length).fill(NaN)
   if (known.length >= PROFILE_HOURS) {
     const byHour: number[][] = Array.from({ length: 24 }, () => [])
-    values.forEach((v, i) => { if (v !== null) byHour[i % 24].push(v) })
+    values.forEach((v, i) => {
+      if (v !== null) byHour[i % 24].push(v)
+    })
     const typical = byHour.map((xs) => (xs.length ? median(xs) : 0))
-    values.forEach((v, i) => { if (v !== null) left[i] = v - typical[i % 24] })
-  } else values.forEach((v, i) => { if (v !== null) left[i] = v })
+    values.forEach((v, i) => {
+      if (v !== null) left[i] = v - typical[i % 24]
+    })
+  } else
+    values.forEach((v, i) => {
+      if (v !== null) left[i] = v
+    })
   const rest = [...left].filter((v) => !Number.isNaN(v))
   const centre = median(rest)
   let spread = 1.4826 * median(rest.map((v) => Math.abs(v - centre)))
-  if (!(spread > 0)) spread = 1.2533 * rest.reduce((a, v) => a + Math.abs(v - centre), 0) / rest.length
+  if (!(spread > 0)) spread = (1.2533 * rest.reduce((a, v) => a + Math.abs(v - centre), 0)) / rest.length
   if (!(spread > 0)) return left.map((v) => (Number.isNaN(v) ? NaN : 0)) // constant: no movement to correlate
   for (let i = 0; i < left.length; i++) {
     if (Number.isNaN(left[i])) continue
@@ -98,7 +105,11 @@ export type Verdict = Match | { reason: (typeof EXCLUSION_REASONS)[number]; n: n
  * 1-based mid-rank), for Pearson the values; NaN where unknown. Kept per
  * series, so the target is prepared once for all candidates.
  */
-const prepared: Record<Method, WeakMap<Series, Float64Array>> = { spearman: new WeakMap(), pearson: new WeakMap(), departures: new WeakMap() }
+const prepared: Record<Method, WeakMap<Series, Float64Array>> = {
+  spearman: new WeakMap(),
+  pearson: new WeakMap(),
+  departures: new WeakMap(),
+}
 function prepare(values: Series, method: Method): Float64Array {
   let out = prepared[method].get(values)
   if (out) return out
@@ -117,16 +128,30 @@ function prepare(values: Series, method: Method): Float64Array {
 
 /** Pearson's r of x[i] against y[i - lag] over the pairs both know, in one pass (the lag screen only). */
 function screen(x: Float64Array, y: Float64Array, lag: number): { n: number; r: number } {
-  let n = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0
-  let x0 = NaN, y0 = NaN // shift by the first pair: sums of small numbers lose less precision
+  let n = 0,
+    sx = 0,
+    sy = 0,
+    sxx = 0,
+    syy = 0,
+    sxy = 0
+  let x0 = NaN,
+    y0 = NaN // shift by the first pair: sums of small numbers lose less precision
   for (let i = Math.max(0, lag); i < x.length && i - lag < y.length; i++) {
     const a = x[i]
     const b = y[i - lag]
     if (Number.isNaN(a) || Number.isNaN(b)) continue
-    if (n === 0) { x0 = a; y0 = b }
+    if (n === 0) {
+      x0 = a
+      y0 = b
+    }
     const u = a - x0
     const v = b - y0
-    n++; sx += u; sy += v; sxx += u * u; syy += v * v; sxy += u * v
+    n++
+    sx += u
+    sy += v
+    sxx += u * u
+    syy += v * v
+    sxy += u * v
   }
   const den = Math.sqrt((n * sxx - sx * sx) * (n * syy - sy * sy))
   return { n, r: den > 0 ? (n * sxy - sx * sy) / den : NaN }
@@ -167,7 +192,10 @@ function exact(target: Series, other: Series, x: Float64Array, y: Float64Array, 
     const xs: number[] = []
     const ys: number[] = []
     for (let i = Math.max(0, lag); i < x.length && i - lag < y.length; i++) {
-      if (!Number.isNaN(x[i]) && !Number.isNaN(y[i - lag])) { xs.push(x[i]); ys.push(y[i - lag]) }
+      if (!Number.isNaN(x[i]) && !Number.isNaN(y[i - lag])) {
+        xs.push(x[i])
+        ys.push(y[i - lag])
+      }
     }
     return sampleCorrelation(xs, ys)
   }
@@ -200,14 +228,26 @@ export function correlationWindow(range: RangeName, plan: Pick<Plan, 'retentionD
 }
 
 /** The whole answer of GET /api/v1/correlations. */
-export async function correlations(sql: Db, accountId: string, plan: Pick<Plan, 'retentionDays'>, target: Stat, q: CorrelationsQuery, now: Date) {
+export async function correlations(
+  sql: Db,
+  accountId: string,
+  plan: Pick<Plan, 'retentionDays'>,
+  target: Stat,
+  q: CorrelationsQuery,
+  now: Date,
+) {
   const w = correlationWindow(q.range as RangeName, plan, now)
   const others = (await listStats(sql, accountId)).filter((s) => s.id !== target.id)
   // Most recently active first; stats that never had a point last, by name.
   const byActivity = (a: StatListItem, b: StatListItem) =>
     (b.lastPointAt?.getTime() ?? -Infinity) - (a.lastPointAt?.getTime() ?? -Infinity) || a.name.localeCompare(b.name)
   const candidates = others.sort(byActivity).slice(0, MAX_CANDIDATES)
-  const hourly = await readHourly(sql, [target, ...candidates].map((s) => ({ id: s.id, kind: s.kind, since: s.createdAt })), new Date(w.from * 1000), new Date(w.to * 1000))
+  const hourly = await readHourly(
+    sql,
+    [target, ...candidates].map((s) => ({ id: s.id, kind: s.kind, since: s.createdAt })),
+    new Date(w.from * 1000),
+    new Date(w.to * 1000),
+  )
   const prepare = (id: string) => {
     const values = hourly.get(id)!.values
     return q.transform === 'diff' ? diff(values) : values
@@ -216,18 +256,25 @@ export async function correlations(sql: Db, accountId: string, plan: Pick<Plan, 
   const targetN = t.reduce<number>((n, v) => n + (v === null ? 0 : 1), 0)
 
   const omitted: string[] = []
-  if (w.clamped) omitted.push(`the range ${q.range} reaches past the plan's ${plan.retentionDays}-day retention: compared from ${new Date(w.from * 1000).toISOString()} only`)
+  if (w.clamped)
+    omitted.push(
+      `the range ${q.range} reaches past the plan's ${plan.retentionDays}-day retention: compared from ${new Date(w.from * 1000).toISOString()} only`,
+    )
   if (others.length > candidates.length) {
-    omitted.push(`compared the ${candidates.length} most recently active of ${others.length} other stats; ${others.length - candidates.length} less recently active stats were left out`)
+    omitted.push(
+      `compared the ${candidates.length} most recently active of ${others.length} other stats; ${others.length - candidates.length} less recently active stats were left out`,
+    )
   }
   const results: Array<{ stat_name: string; kind: Stat['kind']; coefficient: number; lag_buckets: number; n: number }> = []
   const excluded: Array<{ stat_name: string; reason: (typeof EXCLUSION_REASONS)[number]; detail: string }> = []
   const first = t.find((v) => v !== null)
   const targetUsable = targetN >= MIN_PAIRS && t.some((v) => v !== null && v !== first)
   if (!targetUsable) {
-    omitted.push(targetN < MIN_PAIRS
-      ? `${target.name} has only ${targetN} usable hourly values in the window (${MIN_PAIRS} are needed${q.transform === 'diff' ? ', after taking hour-to-hour differences' : ''}): choose a longer range`
-      : `${target.name} is constant over the window${q.transform === 'diff' ? ' (or changes by the same amount every hour)' : ''}: there is no movement to correlate with`)
+    omitted.push(
+      targetN < MIN_PAIRS
+        ? `${target.name} has only ${targetN} usable hourly values in the window (${MIN_PAIRS} are needed${q.transform === 'diff' ? ', after taking hour-to-hour differences' : ''}): choose a longer range`
+        : `${target.name} is constant over the window${q.transform === 'diff' ? ' (or changes by the same amount every hour)' : ''}: there is no movement to correlate with`,
+    )
   } else {
     for (const s of candidates) {
       const v = bestLag(t, prepare(s.id), q.method, q.max_lag)
@@ -241,8 +288,12 @@ export async function correlations(sql: Db, accountId: string, plan: Pick<Plan, 
     // Under no relation at all, |r| exceeds about 1.96 / sqrt(n - 1) in 1 case of 20 (any method, large n).
     const chance = round4(1.96 / Math.sqrt(targetN - 1))
     const tried = results.length * (2 * q.max_lag + 1)
-    omitted.push('correlation is not causation: a strong coefficient says two stats moved together over this window, not that one drives the other')
-    omitted.push(`with ${targetN} hourly values, unrelated stats reach |coefficient| > ${chance} in about 1 comparison of 20; ${tried} comparison${tried === 1 ? '' : 's'} were made${q.max_lag ? ' (every lag counts)' : ''}, so roughly ${Math.round(tried / 20)} would pass it by chance alone even if no stat were related`)
+    omitted.push(
+      'correlation is not causation: a strong coefficient says two stats moved together over this window, not that one drives the other',
+    )
+    omitted.push(
+      `with ${targetN} hourly values, unrelated stats reach |coefficient| > ${chance} in about 1 comparison of 20; ${tried} comparison${tried === 1 ? '' : 's'} were made${q.max_lag ? ' (every lag counts)' : ''}, so roughly ${Math.round(tried / 20)} would pass it by chance alone even if no stat were related`,
+    )
   }
   return {
     target: target.name,
@@ -260,8 +311,11 @@ export async function correlations(sql: Db, accountId: string, plan: Pick<Plan, 
 
 function exclusionDetail(v: { reason: (typeof EXCLUSION_REASONS)[number]; n: number }): string {
   switch (v.reason) {
-    case 'no_data': return 'no data in the window'
-    case 'short': return `only ${v.n} overlapping hours with the target (${MIN_PAIRS} needed)`
-    case 'constant': return `no variation over the ${v.n} overlapping hours`
+    case 'no_data':
+      return 'no data in the window'
+    case 'short':
+      return `only ${v.n} overlapping hours with the target (${MIN_PAIRS} needed)`
+    case 'constant':
+      return `no variation over the ${v.n} overlapping hours`
   }
 }

@@ -58,10 +58,20 @@ export async function readMinutes(sql: Db, stat: Pick<Stat, 'id' | 'kind' | 'cre
  * minute, the percentile of the points of the `windowMinutes` before it, from the stats' percentile reader
  * (shared/stats/percentiles.ts), within 1 % of the live value; null where that window holds no point.
  */
-export async function readPercentileMinutes(sql: Db, stat: Pick<Stat, 'id'>, from: Date, to: Date, windowMinutes: number, aggregation: Exclude<Aggregation, 'avg'>): Promise<MinuteSeries> {
+export async function readPercentileMinutes(
+  sql: Db,
+  stat: Pick<Stat, 'id'>,
+  from: Date,
+  to: Date,
+  windowMinutes: number,
+  aggregation: Exclude<Aggregation, 'avg'>,
+): Promise<MinuteSeries> {
   const f = Math.floor(from.getTime() / 1000 / MINUTE) * MINUTE
   const t = Math.floor(to.getTime() / 1000 / MINUTE) * MINUTE
-  const values = await slidingPercentiles(sql, stat.id, f, Math.max(0, (t - f) / MINUTE), windowMinutes, { key: aggregation, q: percentileOf(aggregation) })
+  const values = await slidingPercentiles(sql, stat.id, f, Math.max(0, (t - f) / MINUTE), windowMinutes, {
+    key: aggregation,
+    q: percentileOf(aggregation),
+  })
   return { from: f, values }
 }
 
@@ -184,11 +194,18 @@ type Largest = { at: string; value: number }
  * The thresholds to back-test: the one asked for, or round numbers drawn from the upper (above) or lower (below)
  * quantiles that only rare minutes breach. With a warning when every candidate would fire much of the time.
  */
-function candidateThresholds(sorted: number[], condition: 'above' | 'below', asked: number | undefined): { candidates: Candidate[]; warnings: string[] } {
+function candidateThresholds(
+  sorted: number[],
+  condition: 'above' | 'below',
+  asked: number | undefined,
+): { candidates: Candidate[]; warnings: string[] } {
   const q = (p: number) => quantileSorted(sorted, p)
   const candidates: Candidate[] = []
   if (asked !== undefined) {
-    return { candidates: [{ threshold: asked, quantile: sorted.length ? round(quantileRankSorted(sorted, asked), 4) : null }], warnings: [] }
+    return {
+      candidates: [{ threshold: asked, quantile: sorted.length ? round(quantileRankSorted(sorted, asked), 4) : null }],
+      warnings: [],
+    }
   }
   if (!sorted.length) return { candidates, warnings: [] }
   const extreme = condition === 'above' ? q(1) : q(0)
@@ -204,7 +221,9 @@ function candidateThresholds(sorted: number[], condition: 'above' | 'below', ask
   if (candidates.length) return { candidates, warnings: [] }
   return {
     candidates,
-    warnings: [`the ${condition === 'above' ? 'largest' : 'smallest'} value, ${extreme}, is also a common one: no threshold ${condition === 'above' ? 'under' : 'over'} it would fire only on rare minutes, so none is suggested`],
+    warnings: [
+      `the ${condition === 'above' ? 'largest' : 'smallest'} value, ${extreme}, is also a common one: no threshold ${condition === 'above' ? 'under' : 'over'} it would fire only on rare minutes, so none is suggested`,
+    ],
   }
 }
 
@@ -227,16 +246,24 @@ function coverageWarnings(input: SuggestInput, minutesWithValue: number, firstWi
   const to = series.from + series.values.length * MINUTE
   const warnings: string[] = []
   if (input.clampedToDays !== null) {
-    warnings.push(`the lookback of ${input.lookbackDays} days is longer than the plan's retention: back-tested the last ${input.clampedToDays} days`)
+    warnings.push(
+      `the lookback of ${input.lookbackDays} days is longer than the plan's retention: back-tested the last ${input.clampedToDays} days`,
+    )
   }
   // A stat backfilled with points older than itself has data before its creation: no warning then.
   const created = Math.floor(stat.createdAt.getTime() / 1000)
-  if (created > series.from && (firstWithValue < 0 || series.from + firstWithValue * MINUTE >= Math.floor(created / MINUTE) * MINUTE)) warnings.push(`the stat was created at ${iso(created)}, inside the lookback: the minutes before have no value`)
+  if (created > series.from && (firstWithValue < 0 || series.from + firstWithValue * MINUTE >= Math.floor(created / MINUTE) * MINUTE))
+    warnings.push(`the stat was created at ${iso(created)}, inside the lookback: the minutes before have no value`)
   if (!minutesWithValue) {
-    warnings.push(input.threshold === undefined ? 'no data in the lookback: nothing to suggest from' : 'no data in the lookback: the back-test has nothing to replay')
+    warnings.push(
+      input.threshold === undefined
+        ? 'no data in the lookback: nothing to suggest from'
+        : 'no data in the lookback: the back-test has nothing to replay',
+    )
   } else {
     const days = (to - (series.from + firstWithValue * MINUTE)) / DAY
-    if (days < 7) warnings.push(`only ${round(days, 1)} days of data in the lookback: a threshold drawn from less than 7 days can miss weekly patterns`)
+    if (days < 7)
+      warnings.push(`only ${round(days, 1)} days of data in the lookback: a threshold drawn from less than 7 days can miss weekly patterns`)
     // Days of the lookback (24 h each, from its start) on which some minute has a value: gaps make the
     // distribution a partial picture.
     const spanned = Math.ceil((to - series.from) / DAY)
@@ -257,7 +284,10 @@ function suggestionJson(c: Candidate, rule: Rule, series: MinuteSeries, largest:
     minutes_in_breach: b.minutesInBreach,
     suppressed_by_cooldown: b.suppressed,
     incidents: b.incidents.map((i) => ({
-      started_at: i.startedAt.toISOString(), ended_at: i.endedAt?.toISOString() ?? null, notified: i.notified, peak: i.peak,
+      started_at: i.startedAt.toISOString(),
+      ended_at: i.endedAt?.toISOString() ?? null,
+      notified: i.notified,
+      peak: i.peak,
     })),
   }
 }
@@ -303,16 +333,20 @@ export function suggestThresholds(input: SuggestInput) {
 }
 
 function valueDefinition(kind: Kind): string {
-  return (kind === 'counter'
-    ? 'the sum of the counter over each whole UTC minute (0 in a minute without points)'
-    : 'the average of the gauge over each whole UTC minute (no value in a minute without points: the alert stays as it is)') +
+  return (
+    (kind === 'counter'
+      ? 'the sum of the counter over each whole UTC minute (0 in a minute without points)'
+      : 'the average of the gauge over each whole UTC minute (no value in a minute without points: the alert stays as it is)') +
     ', the value a live alert checks, with one evaluation at the end of each minute; live alerts evaluate every few seconds over a sliding minute, so a burst split across two minutes here can still breach live'
+  )
 }
 
 function percentileDefinition(aggregation: Aggregation, windowMinutes: number): string {
-  return `the ${aggregation} (nearest rank) of the gauge's points over the ${windowMinutes} minutes before the end of each minute, within 1 % ` +
+  return (
+    `the ${aggregation} (nearest rank) of the gauge's points over the ${windowMinutes} minutes before the end of each minute, within 1 % ` +
     'of what a live alert with this aggregation and window_minutes compares (exact there under an hour); no value when that window holds no point ' +
     '(the alert stays as it is), with one evaluation at the end of each minute'
+  )
 }
 
 function round(x: number, digits: number): number {

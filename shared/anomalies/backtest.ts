@@ -3,7 +3,16 @@
 // lead-in before the first scored hour only warms the streaming baseline, as
 // a stat's first sweep does, so the replay and the live sweep agree.
 import type { Kind } from '../stats/repo.js'
-import { initialState, replay, warm, WEEKLY_HOURS, type ClosedIncident, type DetectorState, type Hour, type OpenIncident } from './detector.js'
+import {
+  initialState,
+  replay,
+  warm,
+  WEEKLY_HOURS,
+  type ClosedIncident,
+  type DetectorState,
+  type Hour,
+  type OpenIncident,
+} from './detector.js'
 
 export interface ReplayedIncident {
   startedAt: number
@@ -43,7 +52,15 @@ export function replaySeries(kind: Kind, values: ReadonlyArray<number | null>, f
       else incidents.push(fromClosed(e.closed))
     }
     if (e.opened) {
-      const inc: ReplayedIncident = { startedAt: e.opened.startedAt, endedAt: null, direction: e.opened.direction, detector: e.opened.detector, levelShift: false, peak: e.opened.peak, explanation: e.opened.explanation }
+      const inc: ReplayedIncident = {
+        startedAt: e.opened.startedAt,
+        endedAt: null,
+        direction: e.opened.direction,
+        detector: e.opened.detector,
+        levelShift: false,
+        peak: e.opened.peak,
+        explanation: e.opened.explanation,
+      }
       byStart.set(inc.startedAt, inc)
       incidents.push(inc)
     }
@@ -56,4 +73,3 @@ export function replaySeries(kind: Kind, values: ReadonlyArray<number | null>, f
   }
   return { state: r.state, hours: r.hours, incidents }
 }
-

@@ -138,7 +138,11 @@ export interface DetectorState {
 }
 
 export const initialState = (): DetectorState => ({
-  lastHour: null, since: null, streaming: { n: 0, mean: 0, var: 0, nonzero: 0 }, incident: null, lastDetectedAt: null,
+  lastHour: null,
+  since: null,
+  streaming: { n: 0, mean: 0, var: 0, nonzero: 0 },
+  incident: null,
+  lastDetectedAt: null,
   weekly: { on: false, checkedAt: null },
 })
 
@@ -209,7 +213,7 @@ function acf(r: readonly number[], lag: number): number {
   for (let i = 0; i < n; i++) den += (r[i] - m) ** 2
   for (let i = lag; i < n; i++) num += (r[i] - m) * (r[i - lag] - m)
   // Each lag's products averaged over its own pairs: a week's lag has a third fewer pairs in three weeks than a day's.
-  return den > 0 ? (num / (n - lag)) / (den / n) : 0
+  return den > 0 ? num / (n - lag) / (den / n) : 0
 }
 
 /**
@@ -306,7 +310,12 @@ export function weeklyCycle(tr: Trailing): Profile | null {
   const a168 = acf(dense, 168)
   if (!(a168 > CYCLE_ACF && a168 > acf(dense, 24) + 0.1)) return null
   const m = median(known)
-  return profileOf('weekly', 168, recent.from, recent.values.map((v) => (v === null ? null : v - m)))
+  return profileOf(
+    'weekly',
+    168,
+    recent.from,
+    recent.values.map((v) => (v === null ? null : v - m)),
+  )
 }
 
 // ------------------------------------------------------------------ baselines
@@ -330,7 +339,15 @@ function windowStart(tr: Trailing, since: number | null): number {
 const offsetAt = (p: Profile | null, t: number) => (p ? p.offset[slotOf(t, p.period)] : 0)
 
 /** The window baseline's opinion of hour t's value x, or null when the window does not arm. */
-export function windowOpinion(kind: Kind, tr: Trailing, t: number, x: number, profile: Profile | null = null, since: number | null = null, minScale = 0): Opinion | null {
+export function windowOpinion(
+  kind: Kind,
+  tr: Trailing,
+  t: number,
+  x: number,
+  profile: Profile | null = null,
+  since: number | null = null,
+  minScale = 0,
+): Opinion | null {
   const lo = windowStart(tr, since)
   const usable: number[] = []
   const flat: number[] = []
@@ -404,7 +421,10 @@ export function seedStreaming(kind: Kind, values: readonly number[]): Streaming 
 
 /** The cycle that applies to hour t given its trailing hours: weekly where the state says so and three weeks are there, else daily, else none. */
 export function cycleOf(state: DetectorState, tr: Trailing): Profile | null {
-  return (state.weekly.on ? weeklyCycle(tr) : null) ?? dailyCycle({ values: tr.values.slice(-(WINDOW_HOURS - 1)), from: tr.from + Math.max(0, tr.values.length - (WINDOW_HOURS - 1)) * HOUR })
+  return (
+    (state.weekly.on ? weeklyCycle(tr) : null) ??
+    dailyCycle({ values: tr.values.slice(-(WINDOW_HOURS - 1)), from: tr.from + Math.max(0, tr.values.length - (WINDOW_HOURS - 1)) * HOUR })
+  )
 }
 
 /**
@@ -422,14 +442,24 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, tr: Traili
   const usable = tr.values.slice(windowStart(tr, state.since)).filter((v): v is number => v !== null && v !== undefined)
   const wv = windowVerdict(usable)
   const base: Hour = {
-    t, observed: x, expected: null, lower: null, upper: null, score: null, detector: null, cycle, anomalous: false,
-    window: wv, streaming: { samples: state.streaming.n, armed: streamingArmed(state.streaming) }, explanation: '',
+    t,
+    observed: x,
+    expected: null,
+    lower: null,
+    upper: null,
+    score: null,
+    detector: null,
+    cycle,
+    anomalous: false,
+    window: wv,
+    streaming: { samples: state.streaming.n, armed: streamingArmed(state.streaming) },
+    explanation: '',
   }
   if (x === null) {
     return { state: { ...st0, lastHour: t }, hour: { ...base, explanation: explainNoPoints(t) }, opened: null, closed: null }
   }
   const offset = offsetAt(profile, t)
-  const settling = state.since !== null && t - state.since < SETTLE_HOURS * HOUR ? state.shiftScale ?? 0 : 0
+  const settling = state.since !== null && t - state.since < SETTLE_HOURS * HOUR ? (state.shiftScale ?? 0) : 0
   const w = windowOpinion(kind, tr, t, x, profile, state.since, settling)
   const s = streamingOpinion(kind, state.streaming, x, offset)
   // The window's range is the one drawn when it arms (it knows the cycle's shape and the spread); the streaming
@@ -439,7 +469,12 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, tr: Traili
   const detector: DetectorName | null = w ? (agrees ? 'both' : 'window') : s ? 'streaming' : null
   const next: DetectorState = { ...st0, lastHour: t, streaming: updateStreaming(kind, state.streaming, x - offset) }
   if (!pick || !detector) {
-    return { state: next, hour: { ...base, explanation: explainUnscored(kind, t, x, wv, state.streaming.n, MIN_SAMPLES) }, opened: null, closed: null }
+    return {
+      state: next,
+      hour: { ...base, explanation: explainUnscored(kind, t, x, wv, state.streaming.n, MIN_SAMPLES) },
+      opened: null,
+      closed: null,
+    }
   }
   const { k, lower, upper } = rangeOf(kind, pick, wv.samples, x, usable)
   const score = pick.score
@@ -448,8 +483,23 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, tr: Traili
   // outlier until a level shift looked normal within hours); a lasting change is learned by the level-shift re-seed.
   if (outside) next.streaming = state.streaming
   const explanation = explainScored({
-    kind, t, x, cycle, detector, expected: pick.expected, scale: pick.scale, score, lower, upper, k, threshold: THRESHOLD, youngHours: DAILY_MIN_HOURS,
-    outside, overruledBy: !outside && Math.abs(score) >= k && s ? s.expected : null, windowSamples: wv.samples, streamingSamples: state.streaming.n,
+    kind,
+    t,
+    x,
+    cycle,
+    detector,
+    expected: pick.expected,
+    scale: pick.scale,
+    score,
+    lower,
+    upper,
+    k,
+    threshold: THRESHOLD,
+    youngHours: DAILY_MIN_HOURS,
+    outside,
+    overruledBy: !outside && Math.abs(score) >= k && s ? s.expected : null,
+    windowSamples: wv.samples,
+    streamingSamples: state.streaming.n,
   })
   const peak: Peak = { t, observed: x, expected: pick.expected, lower, upper, score }
   const { opened, closed, anomalous } = trackIncident(kind, state.incident, next, peak, { k, tr, outside, detector, explanation })
@@ -460,7 +510,13 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, tr: Traili
  * The range an hour is judged against: k spreads either side of expected, k being THRESHOLD, or twice it while
  * fewer than DAILY_MIN_HOURS known hours cannot tell a daily cycle from an anomaly.
  */
-function rangeOf(kind: Kind, pick: Opinion, samples: number, x: number, usable: readonly number[]): { k: number; lower: number; upper: number } {
+function rangeOf(
+  kind: Kind,
+  pick: Opinion,
+  samples: number,
+  x: number,
+  usable: readonly number[],
+): { k: number; lower: number; upper: number } {
   const k = samples < DAILY_MIN_HOURS ? 2 * THRESHOLD : THRESHOLD
   const lowerRaw = pick.expected - k * pick.scale
   // A range that dips below 0 reads wrong for a stat that never went there ("usually -212 to 312" for a queue depth).
@@ -475,7 +531,10 @@ function rangeOf(kind: Kind, pick: Opinion, samples: number, x: number, usable: 
  * lastDetectedAt; the hour is anomalous when it is outside and part of an incident.
  */
 function trackIncident(
-  kind: Kind, inc: OpenIncident | null, next: DetectorState, peak: Peak,
+  kind: Kind,
+  inc: OpenIncident | null,
+  next: DetectorState,
+  peak: Peak,
   h: { k: number; tr: Trailing; outside: boolean; detector: DetectorName; explanation: string },
 ): { opened: OpenIncident | null; closed: ClosedIncident | null; anomalous: boolean } {
   const { t, observed: x, score } = peak
@@ -488,12 +547,26 @@ function trackIncident(
     if (outside) {
       const sameSide = direction === inc.direction ? inc.sameSide + 1 : 0
       const better = Math.abs(score) > Math.abs(inc.peak.score)
-      const updated: OpenIncident = { ...inc, inside: 0, sameSide, outsideHours: (inc.outsideHours ?? 1) + (direction === inc.direction ? 1 : 0), ...(better ? { peak, explanation } : {}) }
+      const updated: OpenIncident = {
+        ...inc,
+        inside: 0,
+        sameSide,
+        outsideHours: (inc.outsideHours ?? 1) + (direction === inc.direction ? 1 : 0),
+        ...(better ? { peak, explanation } : {}),
+      }
       anomalous = true
       next.lastDetectedAt = t
       if (sameSide >= LEVEL_SHIFT_HOURS) {
         // A level shift: reported once, closed, and both baselines start again from the new level.
-        closed = { startedAt: inc.startedAt, endedAt: t + HOUR, direction: inc.direction, detector: inc.detector, levelShift: true, peak: updated.peak, explanation: `${updated.explanation}; ${shiftWords(inc.direction, inc.before, sameSide)}` }
+        closed = {
+          startedAt: inc.startedAt,
+          endedAt: t + HOUR,
+          direction: inc.direction,
+          detector: inc.detector,
+          levelShift: true,
+          peak: updated.peak,
+          explanation: `${updated.explanation}; ${shiftWords(inc.direction, inc.before, sameSide)}`,
+        }
         next.incident = null
         next.since = t - (sameSide - 1) * HOUR
         next.streaming = seedStreaming(kind, [])
@@ -504,11 +577,19 @@ function trackIncident(
         // It ended where the first of the inside hours began; if those hours are still beyond the band where it began,
         // the stat moved to a new level and stayed: a level shift, and both baselines start again from where it began.
         const closing = [...tr.values.slice(-(inside - 1)), x]
-        const beyond = (v: number | null) => v !== null && inc.before !== undefined && (inc.direction === 'spike' ? v > inc.before.upper : v < inc.before.lower)
+        const beyond = (v: number | null) =>
+          v !== null && inc.before !== undefined && (inc.direction === 'spike' ? v > inc.before.upper : v < inc.before.lower)
         const shifted = (inc.outsideHours ?? 1) >= ABSORBED_SHIFT_HOURS && closing.every(beyond)
         closed = {
-          startedAt: inc.startedAt, endedAt: t - (inside - 1) * HOUR, direction: inc.direction, detector: inc.detector, levelShift: shifted, peak: inc.peak,
-          explanation: shifted ? `${inc.explanation}; ${shiftWords(inc.direction, inc.before, (t + HOUR - inc.startedAt) / HOUR)}` : inc.explanation,
+          startedAt: inc.startedAt,
+          endedAt: t - (inside - 1) * HOUR,
+          direction: inc.direction,
+          detector: inc.detector,
+          levelShift: shifted,
+          peak: inc.peak,
+          explanation: shifted
+            ? `${inc.explanation}; ${shiftWords(inc.direction, inc.before, (t + HOUR - inc.startedAt) / HOUR)}`
+            : inc.explanation,
         }
         next.incident = null
         if (shifted) {
@@ -519,7 +600,17 @@ function trackIncident(
       } else next.incident = { ...inc, inside, sameSide: 0 }
     }
   } else if (outside) {
-    opened = { startedAt: t, direction, detector, peak, explanation, inside: 0, sameSide: 1, outsideHours: 1, before: { lower: peak.lower, upper: peak.upper } }
+    opened = {
+      startedAt: t,
+      direction,
+      detector,
+      peak,
+      explanation,
+      inside: 0,
+      sameSide: 1,
+      outsideHours: 1,
+      before: { lower: peak.lower, upper: peak.upper },
+    }
     next.incident = opened
     next.lastDetectedAt = t
     anomalous = true
@@ -560,7 +651,13 @@ export function usableBefore(values: ReadonlyArray<number | null>, from: number,
  * Re-seeds the streaming baseline after a level shift from the hours since the
  * shift began (the step leaves it empty; the caller has the values).
  */
-export function reseedAfterShift(kind: Kind, state: DetectorState, values: ReadonlyArray<number | null>, from: number, i: number): DetectorState {
+export function reseedAfterShift(
+  kind: Kind,
+  state: DetectorState,
+  values: ReadonlyArray<number | null>,
+  from: number,
+  i: number,
+): DetectorState {
   if (state.since === null) return state
   const lo = Math.max(0, Math.ceil((state.since - from) / HOUR))
   const run: number[] = []
@@ -573,7 +670,14 @@ export function reseedAfterShift(kind: Kind, state: DetectorState, values: Reado
  * learns the hours [from index lo, hi), so the first scored hour has a warm
  * baseline (the sweep's first evaluation of a stat, and the back-test's lead-in).
  */
-export function warm(kind: Kind, state: DetectorState, values: ReadonlyArray<number | null>, from: number, lo: number, hi: number): DetectorState {
+export function warm(
+  kind: Kind,
+  state: DetectorState,
+  values: ReadonlyArray<number | null>,
+  from: number,
+  lo: number,
+  hi: number,
+): DetectorState {
   let streaming = state.streaming
   const profile = hi > 0 ? cycleOf(state, trailingOf(values, from, hi)) : null
   for (let j = Math.max(0, lo); j < hi; j++) {
@@ -588,7 +692,13 @@ export function warm(kind: Kind, state: DetectorState, values: ReadonlyArray<num
  * the sweep and the back-test share. Returns the verdicts and the incidents
  * opened and closed on the way, in order.
  */
-export function replay(kind: Kind, state: DetectorState, values: ReadonlyArray<number | null>, from: number, lo: number): { state: DetectorState; hours: Hour[]; events: Array<{ opened?: OpenIncident; closed?: ClosedIncident; hour: Hour }> } {
+export function replay(
+  kind: Kind,
+  state: DetectorState,
+  values: ReadonlyArray<number | null>,
+  from: number,
+  lo: number,
+): { state: DetectorState; hours: Hour[]; events: Array<{ opened?: OpenIncident; closed?: ClosedIncident; hour: Hour }> } {
   const hours: Hour[] = []
   const events: Array<{ opened?: OpenIncident; closed?: ClosedIncident; hour: Hour }> = []
   let st = state
@@ -598,7 +708,8 @@ export function replay(kind: Kind, state: DetectorState, values: ReadonlyArray<n
     st = r.state
     if (r.closed?.levelShift) st = reseedAfterShift(kind, st, values, from, i)
     hours.push(r.hour)
-    if (r.opened || r.closed) events.push({ ...(r.opened ? { opened: r.opened } : {}), ...(r.closed ? { closed: r.closed } : {}), hour: r.hour })
+    if (r.opened || r.closed)
+      events.push({ ...(r.opened ? { opened: r.opened } : {}), ...(r.closed ? { closed: r.closed } : {}), hour: r.hour })
   }
   return { state: st, hours, events }
 }

@@ -42,8 +42,18 @@ export function explainNoPoints(t: number): string {
 }
 
 /** An hour neither baseline could score: the window too short or all zeros, the streaming baseline unarmed. */
-export function explainUnscored(kind: Kind, t: number, x: number, window: { verdict: string; samples: number }, streamingSamples: number, minSamples: number): string {
-  const why = window.verdict === 'no_signal' ? `every one of the ${window.samples} hours in the window is 0 (no_signal)` : `the window has ${window.samples} of ${minSamples} usable hourly buckets (short)`
+export function explainUnscored(
+  kind: Kind,
+  t: number,
+  x: number,
+  window: { verdict: string; samples: number },
+  streamingSamples: number,
+  minSamples: number,
+): string {
+  const why =
+    window.verdict === 'no_signal'
+      ? `every one of the ${window.samples} hours in the window is 0 (no_signal)`
+      : `the window has ${window.samples} of ${minSamples} usable hourly buckets (short)`
   return `${hourLabel(t)}: ${fmt(x)} (${unitOf(kind)}) not scored: ${why}, and the streaming baseline has ${streamingSamples} of ${minSamples} samples${streamingSamples >= minSamples ? ' but has only seen 0' : ''}`
 }
 
@@ -72,11 +82,15 @@ export interface Scored {
 
 /** A scored hour: its usual range, where it fell, and which baseline said so from what. */
 export function explainScored(h: Scored): string {
-  const verdict = h.outside ? `it was ${fmt(h.x)}, ${fmt(Math.abs(h.score))} times the usual spread ${h.score > 0 ? 'above' : 'below'}`
-    : h.overruledBy !== null ? `it was ${fmt(h.x)}, outside, but within ${h.threshold} spreads of the recent hours' weighted mean ${fmt(h.overruledBy)}, so not flagged`
-    : `it was ${fmt(h.x)}, inside`
-  return `${hourLabel(h.t)}: ${whenLabel(h.cycle, h.t)} this stat (${unitOf(h.kind)}) is usually ${fmt(h.lower)} to ${fmt(h.upper)}; ${verdict}. ` +
+  const verdict = h.outside
+    ? `it was ${fmt(h.x)}, ${fmt(Math.abs(h.score))} times the usual spread ${h.score > 0 ? 'above' : 'below'}`
+    : h.overruledBy !== null
+      ? `it was ${fmt(h.x)}, outside, but within ${h.threshold} spreads of the recent hours' weighted mean ${fmt(h.overruledBy)}, so not flagged`
+      : `it was ${fmt(h.x)}, inside`
+  return (
+    `${hourLabel(h.t)}: ${whenLabel(h.cycle, h.t)} this stat (${unitOf(h.kind)}) is usually ${fmt(h.lower)} to ${fmt(h.upper)}; ${verdict}. ` +
     `Expected ${fmt(h.expected)} ${describeBaseline(h.detector, h.cycle, h.windowSamples, h.streamingSamples)}; the range is ${h.k} x the spread ${fmt(h.scale)} either side${h.k > h.threshold ? ` (twice the usual ${h.threshold}: fewer than ${h.youngHours} hours are known)` : ''}`
+  )
 }
 
 /** How a level shift is told, whichever rule found it: where the stat went past and for how long. */

@@ -10,7 +10,16 @@ import { RANGES, resolveWindow, type RangeName } from '../stats/ranges.js'
 import type { Kind, Stat } from '../stats/repo.js'
 import { replaySeries, LEAD_IN_HOURS } from './backtest.js'
 import {
-  HOUR, MIN_SAMPLES, restoreState, streamingArmed, usableBefore, WINDOW_HOURS, windowVerdict, type DetectorState, type Peak, type WindowVerdict,
+  HOUR,
+  MIN_SAMPLES,
+  restoreState,
+  streamingArmed,
+  usableBefore,
+  WINDOW_HOURS,
+  windowVerdict,
+  type DetectorState,
+  type Peak,
+  type WindowVerdict,
 } from './detector.js'
 import type { DiagnosticsJson, StatDiagnosticsJson } from './schema.js'
 import { newestCompleteHour, SETTLE_SECONDS } from './sweep.js'
@@ -26,15 +35,37 @@ function rangeOf(name: string | undefined, fallback: RangeName): RangeName {
 
 // ------------------------------------------------------------------ list
 
-export async function listAnomalies(sql: Sql, account: Account, q: { stat?: Stat; range?: string; status?: 'open' | 'closed' | 'all'; limit?: number }, now: Date) {
+export async function listAnomalies(
+  sql: Sql,
+  account: Account,
+  q: { stat?: Stat; range?: string; status?: 'open' | 'closed' | 'all'; limit?: number },
+  now: Date,
+) {
   const range = rangeOf(q.range, '7d')
   if (!planOf(account.plan).anomalyDetection) {
-    return { anomalies: [], omitted: [`The ${account.plan} plan does not include anomaly detection (starter, pro and business do), so no anomalies are listed.`] }
+    return {
+      anomalies: [],
+      omitted: [`The ${account.plan} plan does not include anomaly detection (starter, pro and business do), so no anomalies are listed.`],
+    }
   }
   const from = new Date(now.getTime() - RANGES[range].seconds * 1000)
   const limit = q.limit ?? 25
   const status = q.status ?? 'all'
-  const rows = await sql<{ id: string; stat_name: string; kind: Kind; detector: string; direction: string; status: string; level_shift: boolean; started_at: Date; ended_at: Date | null; peak: Peak; explanation: string }[]>`
+  const rows = await sql<
+    {
+      id: string
+      stat_name: string
+      kind: Kind
+      detector: string
+      direction: string
+      status: string
+      level_shift: boolean
+      started_at: Date
+      ended_at: Date | null
+      peak: Peak
+      explanation: string
+    }[]
+  >`
     select a.id, s.name as stat_name, s.kind, a.detector, a.direction, a.status, a.level_shift, a.started_at, a.ended_at, a.peak, a.explanation
     from anomalies a join stats s on s.id = a.stat_id
     where a.account_id = ${account.id} ${q.stat ? sql`and a.stat_id = ${q.stat.id}` : sql``}
@@ -43,11 +74,21 @@ export async function listAnomalies(sql: Sql, account: Account, q: { stat?: Stat
     order by a.started_at desc, s.name
     limit ${limit + 1}`
   const omitted = ['Hours are scored once complete (a minute after they end), by the next sweep; the hour in progress is not scored.']
-  if (rows.length > limit) omitted.push(`More incidents match than the ${limit} listed: raise limit (at most 100), narrow range or status, or ask for one stat.`)
+  if (rows.length > limit)
+    omitted.push(`More incidents match than the ${limit} listed: raise limit (at most 100), narrow range or status, or ask for one stat.`)
   return {
     anomalies: rows.slice(0, limit).map((r) => ({
-      id: r.id, stat_name: r.stat_name, kind: r.kind, detector: r.detector, direction: r.direction, status: r.status, level_shift: r.level_shift,
-      started_at: r.started_at.toISOString(), ended_at: iso(r.ended_at), peak: r.peak, explanation: r.explanation,
+      id: r.id,
+      stat_name: r.stat_name,
+      kind: r.kind,
+      detector: r.detector,
+      direction: r.direction,
+      status: r.status,
+      level_shift: r.level_shift,
+      started_at: r.started_at.toISOString(),
+      ended_at: iso(r.ended_at),
+      peak: r.peak,
+      explanation: r.explanation,
     })),
     omitted,
   }
@@ -57,7 +98,11 @@ export async function listAnomalies(sql: Sql, account: Account, q: { stat?: Stat
 
 export async function backtest(sql: Sql, account: Account, stat: Stat, rangeName: string | undefined, now: Date) {
   const plan = planOf(account.plan)
-  if (!plan.anomalyDetection) throw forbidden('plan_lacks_anomaly_detection', `the ${plan.name} plan does not include anomaly detection; starter, pro and business do`)
+  if (!plan.anomalyDetection)
+    throw forbidden(
+      'plan_lacks_anomaly_detection',
+      `the ${plan.name} plan does not include anomaly detection; starter, pro and business do`,
+    )
   const range = rangeOf(rangeName, '30d')
   const w = resolveWindow({ range }, now)
   const newest = newestCompleteHour(now)
@@ -65,13 +110,36 @@ export async function backtest(sql: Sql, account: Account, stat: Stat, rangeName
   const asked = Math.ceil(w.from.getTime() / 1000 / HOUR) * HOUR
   const first = Math.max(asked, Math.ceil(retentionStart / HOUR) * HOUR)
   const from = first - LEAD_IN_HOURS * HOUR
-  const series = (await readHourly(sql, [{ id: stat.id, kind: stat.kind, since: stat.createdAt }], new Date(from * 1000), new Date((newest + HOUR) * 1000))).get(stat.id)!
+  const series = (
+    await readHourly(
+      sql,
+      [{ id: stat.id, kind: stat.kind, since: stat.createdAt }],
+      new Date(from * 1000),
+      new Date((newest + HOUR) * 1000),
+    )
+  ).get(stat.id)!
   const r = replaySeries(stat.kind, series.values, series.from, (first - series.from) / HOUR)
   return {
-    stat: stat.name, kind: stat.kind, bucket_seconds: 3600 as const,
+    stat: stat.name,
+    kind: stat.kind,
+    bucket_seconds: 3600 as const,
     range: { requested_range: range, from: isoT(first)!, to: isoT(newest + HOUR)!, clamped_by_retention: first > asked },
-    buckets: r.hours.map((h) => ({ t: h.t, observed: h.observed, expected: h.expected, lower: h.lower, upper: h.upper, score: h.score, anomalous: h.anomalous })),
-    incidents: r.incidents.map((i) => ({ started_at: isoT(i.startedAt)!, ended_at: isoT(i.endedAt), direction: i.direction, level_shift: i.levelShift, peak: i.peak })),
+    buckets: r.hours.map((h) => ({
+      t: h.t,
+      observed: h.observed,
+      expected: h.expected,
+      lower: h.lower,
+      upper: h.upper,
+      score: h.score,
+      anomalous: h.anomalous,
+    })),
+    incidents: r.incidents.map((i) => ({
+      started_at: isoT(i.startedAt)!,
+      ended_at: isoT(i.endedAt),
+      direction: i.direction,
+      level_shift: i.levelShift,
+      peak: i.peak,
+    })),
   }
 }
 
@@ -107,12 +175,20 @@ function windowVerdicts(values: Array<number | null>, from: number, state: Detec
   const before = usableBefore(values, from, values.length - 1, state.since)
   const det = windowVerdict(before)
   const newestValue = values[values.length - 1]
-  const newestUsable = newestValue !== null && newestValue !== undefined && (state.since === null || from + (values.length - 1) * HOUR >= state.since)
+  const newestUsable =
+    newestValue !== null && newestValue !== undefined && (state.since === null || from + (values.length - 1) * HOUR >= state.since)
   const now = windowVerdict(newestUsable ? [...before, newestValue] : before)
   return { now, det }
 }
 
-export async function diagnostics(sql: Sql, account: Account, one: Stat | null, limit: number, ev: EvaluatorInfo, now: Date): Promise<DiagnosticsJson> {
+export async function diagnostics(
+  sql: Sql,
+  account: Account,
+  one: Stat | null,
+  limit: number,
+  ev: EvaluatorInfo,
+  now: Date,
+): Promise<DiagnosticsJson> {
   const plan = planOf(account.plan)
   const entitled = plan.anomalyDetection
   const newest = newestCompleteHour(now)
@@ -131,15 +207,28 @@ export async function diagnostics(sql: Sql, account: Account, one: Stat | null, 
     where s.account_id = ${account.id} ${one ? sql`and s.id = ${one.id}` : sql``}
     order by s.name`
   const counters = {
-    never_evaluated: 0, evaluated: 0, skipped: 0, skipped_tier: 0, skipped_no_rollup: 0, skipped_stale: 0,
-    window_baseline_used: 0, window_baseline_short: 0, window_baseline_no_signal: 0, can_fire: 0, cannot_fire: 0,
+    never_evaluated: 0,
+    evaluated: 0,
+    skipped: 0,
+    skipped_tier: 0,
+    skipped_no_rollup: 0,
+    skipped_stale: 0,
+    window_baseline_used: 0,
+    window_baseline_short: 0,
+    window_baseline_no_signal: 0,
+    can_fire: 0,
+    cannot_fire: 0,
   }
   const stats: StatDiagnosticsJson[] = []
   for (let p = 0; p < rows.length; p += PAGE) {
     const page = rows.slice(p, p + PAGE)
     // The trailing window: WINDOW_HOURS complete hours up to the newest (plus what a level-shift re-seed cut off is skipped by `since`).
-    const series = await readHourly(sql, page.map((r) => ({ id: r.id, kind: r.kind, since: r.created_at })),
-      new Date((newest - (WINDOW_HOURS - 1) * HOUR) * 1000), new Date((newest + HOUR) * 1000))
+    const series = await readHourly(
+      sql,
+      page.map((r) => ({ id: r.id, kind: r.kind, since: r.created_at })),
+      new Date((newest - (WINDOW_HOURS - 1) * HOUR) * 1000),
+      new Date((newest + HOUR) * 1000),
+    )
     for (const [k, r] of page.entries()) {
       const s = series.get(r.id)!
       const state = restoreState(r.detector)
@@ -147,7 +236,15 @@ export async function diagnostics(sql: Sql, account: Account, one: Stat | null, 
       const armedStreaming = streamingArmed(state.streaming)
       const stale = r.has_rollup && r.pending && r.refreshed_at!.getTime() < staleBefore
       const scoreable = det.verdict === 'used' || armedStreaming
-      const reason: StatDiagnosticsJson['reason'] = !entitled ? 'tier' : !r.has_rollup ? 'no_rollup' : stale ? 'stale' : scoreable ? null : det.verdict as 'short' | 'no_signal'
+      const reason: StatDiagnosticsJson['reason'] = !entitled
+        ? 'tier'
+        : !r.has_rollup
+          ? 'no_rollup'
+          : stale
+            ? 'stale'
+            : scoreable
+              ? null
+              : (det.verdict as 'short' | 'no_signal')
       const everEvaluated = r.evaluated_at !== null
       const state3: StatDiagnosticsJson['state'] = reason !== null ? 'skipped' : everEvaluated ? 'evaluated' : 'never_evaluated'
       const canFire = reason === null
@@ -157,15 +254,26 @@ export async function diagnostics(sql: Sql, account: Account, one: Stat | null, 
       counters[canFire ? 'can_fire' : 'cannot_fire']++
       if (p + k >= limit) continue
       stats.push({
-        stat_name: r.name, state: state3, reason,
+        stat_name: r.name,
+        state: state3,
+        reason,
         explanation: explain(reason, r, det, state, plan.name, ev.staleAfterSeconds),
-        can_fire: canFire, ever_evaluated: everEvaluated, last_evaluated_at: iso(r.evaluated_at),
+        can_fire: canFire,
+        ever_evaluated: everEvaluated,
+        last_evaluated_at: iso(r.evaluated_at),
         evaluation_stale: !entitled || !everEvaluated ? null : r.last_hour!.getTime() / 1000 < newest && overdue,
-        ever_detected: r.last_detected_at !== null, last_detected_at: iso(r.last_detected_at),
+        ever_detected: r.last_detected_at !== null,
+        last_detected_at: iso(r.last_detected_at),
         streaming_baseline: { sample_count: state.streaming.n, min_samples_required: MIN_SAMPLES, armed: armedStreaming },
-        window_baseline: { verdict: wNow.verdict, sample_count: wNow.samples, detector_verdict: det.verdict, detector_sample_count: det.samples },
+        window_baseline: {
+          verdict: wNow.verdict,
+          sample_count: wNow.samples,
+          detector_verdict: det.verdict,
+          detector_sample_count: det.samples,
+        },
         rollup: {
-          present: r.has_rollup, computed_at: iso(r.refreshed_at),
+          present: r.has_rollup,
+          computed_at: iso(r.refreshed_at),
           refreshed_since_last_evaluation: r.refreshed_at && r.evaluated_at ? r.refreshed_at > r.evaluated_at : null,
         },
       })
@@ -176,33 +284,71 @@ export async function diagnostics(sql: Sql, account: Account, one: Stat | null, 
   const [touch] = await sql<{ swept_at: Date }[]>`select swept_at from anomaly_account_sweeps where account_id = ${account.id}`
   const omitted = [
     'Counters cover this account only; fleet-wide totals are not returned.',
-    'state and reason are recomputed from the current rows (plan, rollups, hourly history, detector state), not replayed from the last sweep; last_evaluated_at, ever_detected and the streaming baseline come from the sweep\'s own records.',
+    "state and reason are recomputed from the current rows (plan, rollups, hourly history, detector state), not replayed from the last sweep; last_evaluated_at, ever_detected and the streaming baseline come from the sweep's own records.",
     'interval_source is never timer_unit: the sweep is a BullMQ job scheduler, not a timer unit.',
   ]
-  if (!ev.scheduler) omitted.push('No worker has registered the sweep schedule in Redis: interval_seconds is this API process\'s setting, and sweeps may not be running.')
-  if (!one && rows.length > limit) omitted.push(`${rows.length - stats.length} stats are not listed (limit ${limit}, at most 100): the counters still cover them; ask for one with stat=.`)
+  if (!ev.scheduler)
+    omitted.push(
+      "No worker has registered the sweep schedule in Redis: interval_seconds is this API process's setting, and sweeps may not be running.",
+    )
+  if (!one && rows.length > limit)
+    omitted.push(
+      `${rows.length - stats.length} stats are not listed (limit ${limit}, at most 100): the counters still cover them; ask for one with stat=.`,
+    )
   return {
-    account: { plan: account.plan, anomalies_entitled_by_plan: entitled, stats_total: rows.length, stats_reported: stats.length, truncated: stats.length < rows.length },
+    account: {
+      plan: account.plan,
+      anomalies_entitled_by_plan: entitled,
+      stats_total: rows.length,
+      stats_reported: stats.length,
+      truncated: stats.length < rows.length,
+    },
     evaluator: {
-      enabled: ev.scheduler !== null, window: `${WINDOW_HOURS}h`, interval_seconds: interval, interval_source: ev.scheduler ? 'env' : 'unknown',
-      stale_after_seconds: ev.staleAfterSeconds, last_sweep_at: iso(last?.at), last_sweep_touching_account_at: iso(touch?.swept_at),
+      enabled: ev.scheduler !== null,
+      window: `${WINDOW_HOURS}h`,
+      interval_seconds: interval,
+      interval_source: ev.scheduler ? 'env' : 'unknown',
+      stale_after_seconds: ev.staleAfterSeconds,
+      last_sweep_at: iso(last?.at),
+      last_sweep_touching_account_at: iso(touch?.swept_at),
       never_swept_this_account: !touch,
     },
-    counters, stats, omitted,
+    counters,
+    stats,
+    omitted,
   }
 }
 
-function explain(reason: StatDiagnosticsJson['reason'], r: StatRow, det: { verdict: WindowVerdict; samples: number }, state: DetectorState, plan: string, staleAfter: number): string {
+function explain(
+  reason: StatDiagnosticsJson['reason'],
+  r: StatRow,
+  det: { verdict: WindowVerdict; samples: number },
+  state: DetectorState,
+  plan: string,
+  staleAfter: number,
+): string {
   const streaming = `the streaming baseline has ${state.streaming.n} of ${MIN_SAMPLES} samples${state.streaming.n >= MIN_SAMPLES && !streamingArmed(state.streaming) ? ' but has only seen 0' : ''}`
   switch (reason) {
-    case 'tier': return `The ${plan} plan does not include anomaly detection (starter, pro and business do); this stat is not scored.`
-    case 'no_rollup': return 'No hourly rollup has been computed for this stat yet (its points wait for the rollup job), so there is nothing to score.'
-    case 'stale': return `Points are waiting to be rolled up and the rollup last took points at ${iso(r.refreshed_at)}, more than ${staleAfter} s ago: the sweep does not score a stat whose rollup stopped refreshing.`
-    case 'no_signal': return `Every one of the ${det.samples} usable hours in the window is 0 (no_signal), and ${streaming}: no baseline is armed.`
-    case 'short': return `The window has ${det.samples} of ${MIN_SAMPLES} usable hourly buckets (short), and ${streaming}: no baseline is armed.`
+    case 'tier':
+      return `The ${plan} plan does not include anomaly detection (starter, pro and business do); this stat is not scored.`
+    case 'no_rollup':
+      return 'No hourly rollup has been computed for this stat yet (its points wait for the rollup job), so there is nothing to score.'
+    case 'stale':
+      return `Points are waiting to be rolled up and the rollup last took points at ${iso(r.refreshed_at)}, more than ${staleAfter} s ago: the sweep does not score a stat whose rollup stopped refreshing.`
+    case 'no_signal':
+      return `Every one of the ${det.samples} usable hours in the window is 0 (no_signal), and ${streaming}: no baseline is armed.`
+    case 'short':
+      return `The window has ${det.samples} of ${MIN_SAMPLES} usable hourly buckets (short), and ${streaming}: no baseline is armed.`
     default: {
-      const armed = [det.verdict === 'used' ? `the window baseline (${det.samples} hours)` : null, streamingArmed(state.streaming) ? `the streaming baseline (${state.streaming.n} samples)` : null].filter(Boolean).join(' and ')
-      return r.last_explanation ? `Armed: ${armed}. Last scored hour: ${r.last_explanation}` : `Armed: ${armed}; no sweep has scored it yet.`
+      const armed = [
+        det.verdict === 'used' ? `the window baseline (${det.samples} hours)` : null,
+        streamingArmed(state.streaming) ? `the streaming baseline (${state.streaming.n} samples)` : null,
+      ]
+        .filter(Boolean)
+        .join(' and ')
+      return r.last_explanation
+        ? `Armed: ${armed}. Last scored hour: ${r.last_explanation}`
+        : `Armed: ${armed}; no sweep has scored it yet.`
     }
   }
 }

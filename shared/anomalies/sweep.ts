@@ -20,7 +20,6 @@ const MAX_CATCH_UP_HOURS = WINDOW_HOURS
 /** History written behind the sweep is replayed from at most this far back (the back-test's default range). */
 export const RESCORE_HOURS = 30 * 24
 
-
 /** The earliest hour a replay of history reaches back to at `now` (the sweep clamps every mark to it). */
 const rescoreFrom = (now: Date) => new Date((newestCompleteHour(now) - RESCORE_HOURS * HOUR) * 1000)
 
@@ -109,7 +108,7 @@ export async function sweep(sql: Sql, now: Date, opts: SweepOptions): Promise<Sw
   const total: SweepResult = { reached: 0, scored: 0, hours: 0, opened: 0, closed: 0 }
   let cursor = '00000000-0000-0000-0000-000000000000'
   for (;;) {
-    const page = await sql.begin((tx) => sweepPage(tx, cursor, newest, now, opts)) as PageResult
+    const page = (await sql.begin((tx) => sweepPage(tx, cursor, newest, now, opts))) as PageResult
     total.reached += page.reached
     total.scored += page.scored
     total.hours += page.hours
@@ -133,7 +132,14 @@ async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, o
   const size = opts.pageSize ?? PAGE_SIZE
   const rows = await pickDue(tx, cursor, newest, size)
   const marks = await lockMarks(tx, rows)
-  const result: PageResult = { reached: rows.length, scored: 0, hours: 0, opened: 0, closed: 0, last: rows.length === size ? rows[rows.length - 1].stat_id : null }
+  const result: PageResult = {
+    reached: rows.length,
+    scored: 0,
+    hours: 0,
+    opened: 0,
+    closed: 0,
+    last: rows.length === size ? rows[rows.length - 1].stat_id : null,
+  }
   if (!rows.length) return result
 
   const declined = await declineUnready(tx, rows, now, opts.staleAfterSeconds)
@@ -240,8 +246,15 @@ async function readSeries(tx: TxSql, due: DueRow[], plans: Map<string, ReplayPla
   const series = new Map<string, HourlySeries>()
   for (const group of [due.filter((r) => plans.get(r.stat_id)!.weeks), due.filter((r) => !plans.get(r.stat_id)!.weeks)]) {
     if (!group.length) continue
-    const from = Math.min(...group.map((r) => plans.get(r.stat_id)!.start)) - (plans.get(group[0].stat_id)!.weeks ? WEEKLY_HOURS : WINDOW_HOURS - 1) * HOUR
-    const read = await readHourly(tx, group.map((r) => ({ id: r.stat_id, kind: r.kind, since: r.created_at })), new Date(from * 1000), new Date((newest + HOUR) * 1000))
+    const from =
+      Math.min(...group.map((r) => plans.get(r.stat_id)!.start)) -
+      (plans.get(group[0].stat_id)!.weeks ? WEEKLY_HOURS : WINDOW_HOURS - 1) * HOUR
+    const read = await readHourly(
+      tx,
+      group.map((r) => ({ id: r.stat_id, kind: r.kind, since: r.created_at })),
+      new Date(from * 1000),
+      new Date((newest + HOUR) * 1000),
+    )
     for (const [id, s] of read) series.set(id, s)
   }
   return series
@@ -258,14 +271,28 @@ interface StateUpdate {
  * replaces what it no longer finds, an incident left open before a fresh start is closed where the detector
  * stopped watching it, one still open keeps its peak current.
  */
-async function scoreStat(tx: TxSql, r: DueRow, s: HourlySeries, { start, fresh }: ReplayPlan, marked: boolean): Promise<{ hours: number; opened: number; closed: number; update: StateUpdate }> {
+async function scoreStat(
+  tx: TxSql,
+  r: DueRow,
+  s: HourlySeries,
+  { start, fresh }: ReplayPlan,
+  marked: boolean,
+): Promise<{ hours: number; opened: number; closed: number; update: StateUpdate }> {
   let opened = 0
   let closed = 0
   const leftOpen = r.detector?.incident
   if (fresh && leftOpen && r.last_hour && leftOpen.startedAt < start) {
     // Replayed from after its start (or too far behind to step hour by hour): an incident left open is closed
     // where the detector stopped watching it.
-    await closeIncident(tx, r.stat_id, leftOpen.startedAt, Math.min(start, r.last_hour.getTime() / 1000 + HOUR), false, leftOpen.peak, leftOpen.explanation)
+    await closeIncident(
+      tx,
+      r.stat_id,
+      leftOpen.startedAt,
+      Math.min(start, r.last_hour.getTime() / 1000 + HOUR),
+      false,
+      leftOpen.peak,
+      leftOpen.explanation,
+    )
     closed++
   }
   const replayed = replaySeries(r.kind, s.values, s.from, (start - s.from) / HOUR, fresh ? undefined : restoreState(r.detector))
@@ -291,7 +318,12 @@ async function scoreStat(tx: TxSql, r: DueRow, s: HourlySeries, { start, fresh }
     await tx`update anomalies set peak = ${tx.json(open.peak as never)}, explanation = ${open.explanation}, detector = ${open.detector}
              where stat_id = ${r.stat_id} and started_at = ${new Date(open.startedAt * 1000)}`
   }
-  return { hours: replayed.hours.length, opened, closed, update: { id: r.stat_id, state: replayed.state, last: replayed.hours[replayed.hours.length - 1] } }
+  return {
+    hours: replayed.hours.length,
+    opened,
+    closed,
+    update: { id: r.stat_id, state: replayed.state, last: replayed.hours[replayed.hours.length - 1] },
+  }
 }
 
 /** The scored stats' detector states, their newest hour's verdict and explanation, in one statement. */
@@ -313,7 +345,15 @@ async function saveStates(tx: TxSql, updates: StateUpdate[], now: Date): Promise
     where st.stat_id = u.id`
 }
 
-async function closeIncident(tx: TxSql, statId: string, startedAt: number, endedAt: number, levelShift: boolean, peak: unknown, explanation: string): Promise<void> {
+async function closeIncident(
+  tx: TxSql,
+  statId: string,
+  startedAt: number,
+  endedAt: number,
+  levelShift: boolean,
+  peak: unknown,
+  explanation: string,
+): Promise<void> {
   await tx`update anomalies set status = 'closed', ended_at = ${new Date(endedAt * 1000)}, level_shift = ${levelShift}, peak = ${tx.json(peak as never)}, explanation = ${explanation}
            where stat_id = ${statId} and started_at = ${new Date(startedAt * 1000)} and status = 'open'`
 }

@@ -26,7 +26,14 @@ interface KeyRow {
   last_used_at: Date | null
 }
 
-const toKey = (r: KeyRow): ApiKey => ({ id: r.id, accountId: r.account_id, label: r.label, prefix: r.prefix, createdAt: r.created_at, lastUsedAt: r.last_used_at })
+const toKey = (r: KeyRow): ApiKey => ({
+  id: r.id,
+  accountId: r.account_id,
+  label: r.label,
+  prefix: r.prefix,
+  createdAt: r.created_at,
+  lastUsedAt: r.last_used_at,
+})
 
 /** Creates a key; the secret is returned once and never stored. */
 export async function createApiKey(sql: Db, accountId: string, label: string): Promise<{ apiKey: ApiKey; secret: string }> {
@@ -89,5 +96,11 @@ export async function touchApiKey(sql: Db, keyId: string): Promise<void> {
 
 /** The public JSON form of a key (never the secret). */
 export function apiKeyJson(k: ApiKey) {
-  return { id: k.id, label: k.label, prefix: `mk_${k.prefix}`, created_at: k.createdAt.toISOString(), last_used_at: k.lastUsedAt?.toISOString() ?? null }
+  return {
+    id: k.id,
+    label: k.label,
+    prefix: `mk_${k.prefix}`,
+    created_at: k.createdAt.toISOString(),
+    last_used_at: k.lastUsedAt?.toISOString() ?? null,
+  }
 }

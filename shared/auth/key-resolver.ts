@@ -47,7 +47,10 @@ export class KeyResolver {
   private refreshing = false
   private readonly timer: NodeJS.Timeout
 
-  constructor(private readonly sql: Db, private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly sql: Db,
+    private readonly now: () => number = Date.now,
+  ) {
     this.timer = setInterval(() => void this.refresh(), REFRESH_MS)
     this.timer.unref()
   }

@@ -37,7 +37,13 @@ const DAY_MS = 86_400_000
 export const RESET_MAILS_PER_DAY = 5
 
 /** One counter: its key, the attempts free of delay, the longest delay, how long it is remembered, and a cap per 24 h (0: none). */
-interface Counter { key: string; free: number; maxDelayMs: number; forgetMs: number; perDay: number }
+interface Counter {
+  key: string
+  free: number
+  maxDelayMs: number
+  forgetMs: number
+  perDay: number
+}
 
 // KEYS: the counters; ARGV: now (ms), base delay, then per key: free attempts, max delay, forget-after, cap per day.
 // An attempt is refused (returns the ms to wait) when any counter is waiting or has used its day's cap; otherwise
@@ -89,11 +95,24 @@ const short = (key: string, free: number): Counter => ({ key, free, maxDelayMs: 
 
 async function attempt(redis: Redis, counters: Counter[], what: string, now = Date.now()): Promise<void> {
   const wait = (await redis
-    .eval(ATTEMPT, counters.length, ...counters.map((c) => c.key), now, BASE_DELAY_MS, ...counters.flatMap((c) => [c.free, c.maxDelayMs, c.forgetMs, c.perDay]))
-    .catch((err: Error) => { throw unavailable(`sign-in throttle unavailable: ${err.message}`) })) as number
+    .eval(
+      ATTEMPT,
+      counters.length,
+      ...counters.map((c) => c.key),
+      now,
+      BASE_DELAY_MS,
+      ...counters.flatMap((c) => [c.free, c.maxDelayMs, c.forgetMs, c.perDay]),
+    )
+    .catch((err: Error) => {
+      throw unavailable(`sign-in throttle unavailable: ${err.message}`)
+    })) as number
   if (wait > 0) {
     const seconds = Math.ceil(wait / 1000)
-    const err = new AppError('rate_limited', 'too_many_attempts', `too many ${what} attempts; retry in ${seconds > 5400 ? `${Math.round(seconds / 3600)} h (${seconds} s)` : `${seconds} s`}`)
+    const err = new AppError(
+      'rate_limited',
+      'too_many_attempts',
+      `too many ${what} attempts; retry in ${seconds > 5400 ? `${Math.round(seconds / 3600)} h (${seconds} s)` : `${seconds} s`}`,
+    )
     err.retryAfter = seconds
     throw err
   }
@@ -101,7 +120,14 @@ async function attempt(redis: Redis, counters: Counter[], what: string, now = Da
 
 /** Counts a sign-in attempt for the address and the client, or throws 429 with Retry-After. */
 export async function throttleLogin(redis: Redis, config: ThrottleConfig, clientIp: string, email: string): Promise<void> {
-  await attempt(redis, [short(emailKey(config, email), config.authAttemptsPerAddress), short(throttleKey(config, 'login-ip', clientIp), config.authAttemptsPerClient)], 'sign-in')
+  await attempt(
+    redis,
+    [
+      short(emailKey(config, email), config.authAttemptsPerAddress),
+      short(throttleKey(config, 'login-ip', clientIp), config.authAttemptsPerClient),
+    ],
+    'sign-in',
+  )
 }
 
 /** After a successful sign-in the address starts afresh (the client's count is kept: it may be spraying). */
@@ -120,10 +146,27 @@ export async function throttleSignup(redis: Redis, config: ThrottleConfig, clien
  * sign-in is. Separate counters from sign-in, so that resetting is not blocked by the failed sign-ins that made
  * someone reset. `now` is the clock (a test moves it forward instead of waiting hours).
  */
-export async function throttlePasswordReset(redis: Redis, config: ThrottleConfig, clientIp: string, email: string, now = Date.now()): Promise<void> {
+export async function throttlePasswordReset(
+  redis: Redis,
+  config: ThrottleConfig,
+  clientIp: string,
+  email: string,
+  now = Date.now(),
+): Promise<void> {
   const address = createHash('sha256').update(email.trim().toLowerCase()).digest('hex').slice(0, 32)
-  await attempt(redis, [
-    { key: throttleKey(config, 'reset-email', address), free: config.authAttemptsPerAddress, maxDelayMs: DAY_MS, forgetMs: DAY_MS, perDay: RESET_MAILS_PER_DAY },
-    short(throttleKey(config, 'reset-ip', clientIp), config.authAttemptsPerClient),
-  ], 'password reset', now)
+  await attempt(
+    redis,
+    [
+      {
+        key: throttleKey(config, 'reset-email', address),
+        free: config.authAttemptsPerAddress,
+        maxDelayMs: DAY_MS,
+        forgetMs: DAY_MS,
+        perDay: RESET_MAILS_PER_DAY,
+      },
+      short(throttleKey(config, 'reset-ip', clientIp), config.authAttemptsPerClient),
+    ],
+    'password reset',
+    now,
+  )
 }

@@ -35,15 +35,21 @@ interface TotpRow {
 }
 
 async function totpOf(sql: Db, accountId: string): Promise<TotpRow> {
-  const [row] = await sql<TotpRow[]>`select totp_secret, totp_pending_secret, totp_enabled_at, totp_locked_at from accounts where id = ${accountId}`
+  const [row] = await sql<
+    TotpRow[]
+  >`select totp_secret, totp_pending_secret, totp_enabled_at, totp_locked_at from accounts where id = ${accountId}`
   return row
 }
 
 export async function twoFactorStatus(sql: Db, accountId: string) {
   const row = await totpOf(sql, accountId)
-  const [{ left }] = await sql<{ left: number }[]>`select count(*)::int as left from recovery_codes where account_id = ${accountId} and used_at is null`
+  const [{ left }] = await sql<
+    { left: number }[]
+  >`select count(*)::int as left from recovery_codes where account_id = ${accountId} and used_at is null`
   return {
-    enabled: row.totp_secret !== null, enabled_at: row.totp_enabled_at?.toISOString() ?? null, recovery_codes_left: row.totp_secret ? left : 0,
+    enabled: row.totp_secret !== null,
+    enabled_at: row.totp_enabled_at?.toISOString() ?? null,
+    recovery_codes_left: row.totp_secret ? left : 0,
     locked: row.totp_secret !== null && row.totp_locked_at !== null,
   }
 }
@@ -55,7 +61,8 @@ export async function twoFactorOn(sql: Db, accountId: string): Promise<boolean> 
 
 /** Starts setting up: a new secret waits until a first code proves the app holds it (enableTwoFactor). */
 export async function startTwoFactor(sql: Db, account: Account): Promise<{ secret: string; otpauth_uri: string; qr_code: string }> {
-  if ((await totpOf(sql, account.id)).totp_secret) throw conflict('two_factor_enabled', 'two-factor sign-in is already on: turn it off first to set up another app')
+  if ((await totpOf(sql, account.id)).totp_secret)
+    throw conflict('two_factor_enabled', 'two-factor sign-in is already on: turn it off first to set up another app')
   const secret = generateSecret()
   await sql`update accounts set totp_pending_secret = ${secret} where id = ${account.id}`
   const uri = generateURI({ issuer: ISSUER, label: account.email, secret })
@@ -68,7 +75,12 @@ export async function startTwoFactor(sql: Db, account: Account): Promise<{ secre
 /** The time step of a valid code of `secret` not older than `afterStep`, or null. One step of clock drift either way. */
 async function totpStep(secret: string, code: string, afterStep: string | null): Promise<number | null> {
   if (!/^\d{6}$/.test(code)) return null
-  const result = await verify({ secret, token: code, epochTolerance: 30, ...(afterStep !== null ? { afterTimeStep: Number(afterStep) } : {}) })
+  const result = await verify({
+    secret,
+    token: code,
+    epochTolerance: 30,
+    ...(afterStep !== null ? { afterTimeStep: Number(afterStep) } : {}),
+  })
   // The TOTP strategy's result carries the time step matched (the union type also covers HOTP, which has none).
   return result.valid && 'timeStep' in result ? (result.timeStep as number) : null
 }
@@ -91,7 +103,11 @@ export async function enableTwoFactor(sql: Sql, accountId: string, code: string,
   if (row.totp_secret) throw conflict('two_factor_enabled', 'two-factor sign-in is already on')
   if (!row.totp_pending_secret) throw invalid('two_factor_not_started', 'start the set-up first (POST /api/v1/auth/2fa/setup)')
   const step = await totpStep(row.totp_pending_secret, code, null)
-  if (step === null) throw invalid('two_factor_code_wrong', 'that code does not match: check the app\'s clock and enter the code it shows now; nothing was changed')
+  if (step === null)
+    throw invalid(
+      'two_factor_code_wrong',
+      "that code does not match: check the app's clock and enter the code it shows now; nothing was changed",
+    )
   const codes = Array.from({ length: RECOVERY_CODES }, newRecoveryCode)
   const done = await sql.begin(async (tx) => {
     const [on] = await tx`
@@ -109,8 +125,12 @@ export async function enableTwoFactor(sql: Sql, accountId: string, code: string,
   return codes
 }
 
-const lockedError = () => new AppError('forbidden', 'two_factor_locked',
-  `two-factor sign-in is locked after ${TOTP_MAX_FAILURES} wrong codes: use one of your recovery codes instead, or reset the password by mail (either lifts the lock); nothing was changed`)
+const lockedError = () =>
+  new AppError(
+    'forbidden',
+    'two_factor_locked',
+    `two-factor sign-in is locked after ${TOTP_MAX_FAILURES} wrong codes: use one of your recovery codes instead, or reset the password by mail (either lifts the lock); nothing was changed`,
+  )
 
 /**
  * Accepts a code of the app (once per time step and purpose) or an unused recovery code (used up here), else
@@ -121,7 +141,8 @@ async function acceptCode(sql: Db, accountId: string, row: TotpRow, code: string
   const plain = normalise(code)
   if (plain.length === 10) {
     // Looked up by hash: the hash of a guess cannot be steered toward a stored one, so the index's timing tells nothing.
-    const [used] = await sql`update recovery_codes set used_at = now() where account_id = ${accountId} and code_hash = ${sha256(plain)} and used_at is null returning 1`
+    const [used] =
+      await sql`update recovery_codes set used_at = now() where account_id = ${accountId} and code_hash = ${sha256(plain)} and used_at is null returning 1`
     if (used) {
       await sql`update accounts set totp_failures = 0, totp_locked_at = null where id = ${accountId}`
       return true
@@ -157,8 +178,14 @@ export async function unlockTwoFactor(sql: Db, accountId: string): Promise<void>
 export async function checkSecondFactor(sql: Db, accountId: string, code: string | undefined): Promise<void> {
   const row = await totpOf(sql, accountId)
   if (!row?.totp_secret) return
-  if (!code) throw new AppError('unauthorized', 'two_factor_required', 'two-factor sign-in is on for this account: send the 6-digit code of the authenticator app (or a recovery code) in `code`')
-  if (!(await acceptCode(sql, accountId, row, code, 'sign-in'))) throw unauthorized('that code is wrong or was already used', 'two_factor_invalid')
+  if (!code)
+    throw new AppError(
+      'unauthorized',
+      'two_factor_required',
+      'two-factor sign-in is on for this account: send the 6-digit code of the authenticator app (or a recovery code) in `code`',
+    )
+  if (!(await acceptCode(sql, accountId, row, code, 'sign-in')))
+    throw unauthorized('that code is wrong or was already used', 'two_factor_invalid')
 }
 
 /**
@@ -168,17 +195,24 @@ export async function checkSecondFactor(sql: Db, accountId: string, code: string
 export async function requireSecondFactor(sql: Db, accountId: string, code: string | undefined, purpose: CodePurpose): Promise<void> {
   const row = await totpOf(sql, accountId)
   if (!row?.totp_secret) return
-  if (!code?.trim()) throw forbidden('second_factor_required', 'two-factor sign-in is on for this account: send a current code of the authenticator app (or a recovery code) in `code`; nothing was changed')
-  if (!(await acceptCode(sql, accountId, row, code, purpose))) throw forbidden('wrong_second_factor', 'that code is wrong or was already used; nothing was changed')
+  if (!code?.trim())
+    throw forbidden(
+      'second_factor_required',
+      'two-factor sign-in is on for this account: send a current code of the authenticator app (or a recovery code) in `code`; nothing was changed',
+    )
+  if (!(await acceptCode(sql, accountId, row, code, purpose)))
+    throw forbidden('wrong_second_factor', 'that code is wrong or was already used; nothing was changed')
 }
 
 /** Turns two-factor sign-in off; takes the password and a code (of the app, or a recovery code). */
 export async function disableTwoFactor(sql: Sql, account: Account, password: string, code: string, hashCost?: number): Promise<void> {
   const found = await findAccountByEmail(sql, account.email)
-  if (!found || !(await verifyPassword(password, found.passwordHash, hashCost))) throw forbidden('wrong_password', 'the password is wrong; nothing was changed')
+  if (!found || !(await verifyPassword(password, found.passwordHash, hashCost)))
+    throw forbidden('wrong_password', 'the password is wrong; nothing was changed')
   const row = await totpOf(sql, account.id)
   if (!row.totp_secret) return
-  if (!(await acceptCode(sql, account.id, row, code, 'manage'))) throw forbidden('wrong_second_factor', 'that code is wrong or was already used; nothing was changed')
+  if (!(await acceptCode(sql, account.id, row, code, 'manage')))
+    throw forbidden('wrong_second_factor', 'that code is wrong or was already used; nothing was changed')
   await turnOffTwoFactor(sql, account.id)
 }
 
@@ -195,7 +229,8 @@ export async function turnOffTwoFactor(sql: Sql, accountId: string): Promise<voi
 export async function renewRecoveryCodes(sql: Sql, accountId: string, code: string): Promise<string[]> {
   const row = await totpOf(sql, accountId)
   if (!row.totp_secret) throw invalid('two_factor_not_started', 'two-factor sign-in is off: turn it on first (POST /api/v1/auth/2fa/setup)')
-  if (!(await acceptCode(sql, accountId, row, code, 'manage'))) throw forbidden('wrong_second_factor', 'that code is wrong or was already used; nothing was changed')
+  if (!(await acceptCode(sql, accountId, row, code, 'manage')))
+    throw forbidden('wrong_second_factor', 'that code is wrong or was already used; nothing was changed')
   const codes = Array.from({ length: RECOVERY_CODES }, newRecoveryCode)
   await sql.begin(async (tx) => {
     await tx`delete from recovery_codes where account_id = ${accountId}`

@@ -21,7 +21,11 @@ export async function callProvider<T>(what: string, call: () => Promise<T>): Pro
     return await call()
   } catch (err) {
     if (err instanceof Stripe.errors.StripeAuthenticationError) {
-      throw new AppError('unavailable', 'billing_unavailable', `the payment provider refused the configured key (STRIPE_SECRET_KEY) while ${what}`)
+      throw new AppError(
+        'unavailable',
+        'billing_unavailable',
+        `the payment provider refused the configured key (STRIPE_SECRET_KEY) while ${what}`,
+      )
     }
     if (err instanceof Stripe.errors.StripeError) throw unavailable(`the payment provider failed while ${what}: ${err.message}`)
     throw err
@@ -35,12 +39,18 @@ export async function ensureCustomer(deps: BillingDeps, account: Account): Promi
   const stripe = provider(deps.config)
   // The same idempotency key for the same account: two racing first checkouts get one customer.
   const customer = await callProvider('creating the customer', () =>
-    stripe.customers.create({ email: account.email, metadata: { account_id: account.id } }, { idempotencyKey: `customer-${account.id}` }))
+    stripe.customers.create({ email: account.email, metadata: { account_id: account.id } }, { idempotencyKey: `customer-${account.id}` }),
+  )
   return rememberCustomer(deps.sql, account.id, customer.id)
 }
 
 /** Opens a hosted checkout for a paid plan; an account already paying changes plan in the portal instead (409). */
-export async function startCheckout(deps: BillingDeps, account: Account, plan: PaidPlan, baseUrl: string): Promise<{ url: string; id: string }> {
+export async function startCheckout(
+  deps: BillingDeps,
+  account: Account,
+  plan: PaidPlan,
+  baseUrl: string,
+): Promise<{ url: string; id: string }> {
   const stripe = provider(deps.config)
   const price = priceOf(deps.config, plan)
   const customer = await ensureCustomer(deps, account)
@@ -48,19 +58,24 @@ export async function startCheckout(deps: BillingDeps, account: Account, plan: P
   const subs = await callProvider('reading the subscriptions', () => stripe.subscriptions.list({ customer, status: 'all', limit: 10 }))
   const live = subs.data.find((s) => LIVE.has(s.status))
   if (live) {
-    throw conflict('already_subscribed', `the account already has a ${live.status} subscription; change or cancel it in the billing portal (GET /api/billing/portal)`)
+    throw conflict(
+      'already_subscribed',
+      `the account already has a ${live.status} subscription; change or cancel it in the billing portal (GET /api/billing/portal)`,
+    )
   }
   const metadata = { account_id: account.id, plan }
-  const session = await callProvider('creating the checkout session', () => stripe.checkout.sessions.create({
-    mode: 'subscription',
-    customer,
-    client_reference_id: account.id,
-    line_items: [{ price, quantity: 1 }],
-    success_url: `${baseUrl}/api/billing/return?session_id={CHECKOUT_SESSION_ID}`,
-    cancel_url: `${baseUrl}/api/billing/return?cancelled=1`,
-    metadata,
-    subscription_data: { metadata },
-  }))
+  const session = await callProvider('creating the checkout session', () =>
+    stripe.checkout.sessions.create({
+      mode: 'subscription',
+      customer,
+      client_reference_id: account.id,
+      line_items: [{ price, quantity: 1 }],
+      success_url: `${baseUrl}/api/billing/return?session_id={CHECKOUT_SESSION_ID}`,
+      cancel_url: `${baseUrl}/api/billing/return?cancelled=1`,
+      metadata,
+      subscription_data: { metadata },
+    }),
+  )
   if (!session.url) throw unavailable('the payment provider returned a checkout session without a URL')
   return { url: session.url, id: session.id }
 }
@@ -70,6 +85,7 @@ export async function openPortal(deps: BillingDeps, account: Account, baseUrl: s
   const stripe = provider(deps.config)
   const customer = await ensureCustomer(deps, account)
   const session = await callProvider('opening the billing portal', () =>
-    stripe.billingPortal.sessions.create({ customer, return_url: `${baseUrl}/api/billing/return` }))
+    stripe.billingPortal.sessions.create({ customer, return_url: `${baseUrl}/api/billing/return` }),
+  )
   return session.url
 }

@@ -27,7 +27,11 @@ export function provider(config: BillingConfig): Stripe {
       timeout: 10_000,
       telemetry: false,
       appInfo: { name: 'metrics-service' },
-      ...(base && { host: base.hostname, port: Number(base.port) || (base.protocol === 'https:' ? 443 : 80), protocol: base.protocol === 'http:' ? 'http' : 'https' }),
+      ...(base && {
+        host: base.hostname,
+        port: Number(base.port) || (base.protocol === 'https:' ? 443 : 80),
+        protocol: base.protocol === 'http:' ? 'http' : 'https',
+      }),
     })
     clients.set(config.stripe, client)
   }

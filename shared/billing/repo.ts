@@ -35,7 +35,8 @@ export async function rememberCustomer(sql: Db, accountId: string, customerId: s
 
 /** Stores an event id once; false when it was already stored (a redelivery). */
 export async function recordEvent(sql: Db, id: string, type: string, customerId: string | null): Promise<boolean> {
-  const rows = await sql`insert into billing_events (id, type, customer_id) values (${id}, ${type}, ${customerId}) on conflict (id) do nothing returning 1`
+  const rows =
+    await sql`insert into billing_events (id, type, customer_id) values (${id}, ${type}, ${customerId}) on conflict (id) do nothing returning 1`
   return rows.length > 0
 }
 
@@ -60,7 +61,8 @@ export async function applySync(sql: Db, accountId: string, s: SyncedState, now:
     where a.id = ${accountId} and old.id = a.id and a.plan is distinct from ${s.plan}
     returning old.plan as was`
   // An upgrade into anomaly detection scores the history written while the plan did not.
-  if (changed && !DETECTING_PLANS.includes(changed.was) && DETECTING_PLANS.includes(s.plan)) await markHistoryForScoring(sql, accountId, now)
+  if (changed && !DETECTING_PLANS.includes(changed.was) && DETECTING_PLANS.includes(s.plan))
+    await markHistoryForScoring(sql, accountId, now)
   await sql`
     update billing_customers set subscription_id = ${s.subscriptionId}, subscription_status = ${s.status}, price_id = ${s.priceId},
       past_due = ${s.pastDue}, current_period_end = ${s.currentPeriodEnd}, synced_at = ${now}

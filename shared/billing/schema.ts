@@ -4,9 +4,12 @@ import { PAID_PLANS, PLAN_NAMES } from '../plans.js'
 
 export const CheckoutBody = z
   .object({
-    plan: z.string().refine((p) => (PAID_PLANS as readonly string[]).includes(p), {
-      error: `must be one of ${PAID_PLANS.join(', ')} (the free plan needs no checkout)`,
-    }).describe(`The paid plan to subscribe to: ${PAID_PLANS.join(', ')}`),
+    plan: z
+      .string()
+      .refine((p) => (PAID_PLANS as readonly string[]).includes(p), {
+        error: `must be one of ${PAID_PLANS.join(', ')} (the free plan needs no checkout)`,
+      })
+      .describe(`The paid plan to subscribe to: ${PAID_PLANS.join(', ')}`),
   })
   .meta({ id: 'CheckoutBody' })
 
@@ -20,10 +23,16 @@ export const BillingState = z
     subscription: z
       .object({
         id: z.string(),
-        status: z.string().describe('The provider\'s subscription status at the last sync: active, trialing, past_due, canceled, unpaid, ...'),
+        status: z
+          .string()
+          .describe("The provider's subscription status at the last sync: active, trialing, past_due, canceled, unpaid, ..."),
         past_due: z.boolean().describe('A payment failed and the provider is retrying it; the plan is kept meanwhile'),
         current_period_end: z.iso.datetime().nullable().describe('The end of the period paid for; it renews then only while in_force'),
-        in_force: z.boolean().describe('Whether the plan comes from this subscription (active, trialing, past_due); false once it was canceled or lapsed: the account is on the free plan and nothing renews'),
+        in_force: z
+          .boolean()
+          .describe(
+            'Whether the plan comes from this subscription (active, trialing, past_due); false once it was canceled or lapsed: the account is on the free plan and nothing renews',
+          ),
       })
       .nullable(),
     synced_at: z.iso.datetime().nullable(),

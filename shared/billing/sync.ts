@@ -24,7 +24,9 @@ export function derivePlan(config: Pick<Config, 'env' | 'stripe'>, subscriptions
   const shown = live ?? newest[0]
   const item = shown?.items.data[0]
   const base = {
-    subscriptionId: shown?.id ?? null, status: shown?.status ?? null, priceId: item?.price.id ?? null,
+    subscriptionId: shown?.id ?? null,
+    status: shown?.status ?? null,
+    priceId: item?.price.id ?? null,
     currentPeriodEnd: item?.current_period_end ? new Date(item.current_period_end * 1000) : null,
   }
   if (!live) return { ...base, plan: 'free', pastDue: false }

@@ -7,7 +7,12 @@ import { invalid, notFound } from '../errors.js'
 import { findStatsByName } from '../stats/repo.js'
 import type { CardInputT, CreateDashboard, PatchDashboard } from './schema.js'
 
-export interface Card { id: string; title: string | null; stats: string[]; range: string | null }
+export interface Card {
+  id: string
+  title: string | null
+  stats: string[]
+  range: string | null
+}
 
 export interface Dashboard {
   id: string
@@ -19,17 +24,36 @@ export interface Dashboard {
   updatedAt: Date
 }
 
-interface Row { id: string; account_id: string; name: string; range: string; cards: Card[]; created_at: Date; updated_at: Date }
+interface Row {
+  id: string
+  account_id: string
+  name: string
+  range: string
+  cards: Card[]
+  created_at: Date
+  updated_at: Date
+}
 
-const toDashboard = (r: Row): Dashboard => ({ id: r.id, accountId: r.account_id, name: r.name, range: r.range, cards: r.cards, createdAt: r.created_at, updatedAt: r.updated_at })
+const toDashboard = (r: Row): Dashboard => ({
+  id: r.id,
+  accountId: r.account_id,
+  name: r.name,
+  range: r.range,
+  cards: r.cards,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+})
 const COLUMNS = 'id, account_id, name, range, cards, created_at, updated_at'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 export function dashboardJson(d: Dashboard) {
   return {
-    id: d.id, name: d.name, range: d.range,
+    id: d.id,
+    name: d.name,
+    range: d.range,
     cards: d.cards.map((c) => ({ id: c.id, title: c.title ?? c.stats.join(', '), stats: c.stats, range: c.range })),
-    created_at: d.createdAt.toISOString(), updated_at: d.updatedAt.toISOString(),
+    created_at: d.createdAt.toISOString(),
+    updated_at: d.updatedAt.toISOString(),
   }
 }
 
@@ -60,7 +84,9 @@ async function checkedCards(sql: Db, accountId: string, cards: CardInputT[], exi
   return cards.map((c, i) => {
     const unknown = c.stats.find((s) => !known.has(s))
     if (unknown !== undefined) {
-      throw invalid('unknown_stat', `cards[${i}].stats: no stat named "${unknown}" in this account`, { errors: [{ path: `body.cards.${i}.stats`, message: `no stat named "${unknown}"` }] })
+      throw invalid('unknown_stat', `cards[${i}].stats: no stat named "${unknown}" in this account`, {
+        errors: [{ path: `body.cards.${i}.stats`, message: `no stat named "${unknown}"` }],
+      })
     }
     if (c.id !== undefined) {
       if (existing === null) throw invalid('validation_failed', `cards[${i}].id: a new dashboard's cards have no id yet (leave it out)`)
@@ -69,7 +95,12 @@ async function checkedCards(sql: Db, accountId: string, cards: CardInputT[], exi
       seen.add(c.id)
     }
     // A title that is only the default (the names joined, as a read gives it back) is not kept: it follows the stats.
-    return { id: c.id ?? randomUUID(), title: c.title && c.title !== c.stats.join(', ') ? c.title : null, stats: c.stats, range: c.range ?? null }
+    return {
+      id: c.id ?? randomUUID(),
+      title: c.title && c.title !== c.stats.join(', ') ? c.title : null,
+      stats: c.stats,
+      range: c.range ?? null,
+    }
   })
 }
 

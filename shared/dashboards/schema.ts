@@ -20,11 +20,14 @@ export const CardInput = z
   .object({
     // Present when a PATCH keeps a card it read: the card keeps its id (the page's keys and links follow it).
     id: z.uuid().optional().describe('A card of this dashboard to keep (from a read); omitted for a new card'),
-    title: z.string().trim().max(100, { error: 'must be at most 100 characters' }).optional().describe('Defaults to the stats\' names'),
-    stats: z.array(StatName).min(1, { error: 'a card holds at least one stat' }).max(MAX_STATS_PER_CARD, { error: `a card holds at most ${MAX_STATS_PER_CARD} stats` })
+    title: z.string().trim().max(100, { error: 'must be at most 100 characters' }).optional().describe("Defaults to the stats' names"),
+    stats: z
+      .array(StatName)
+      .min(1, { error: 'a card holds at least one stat' })
+      .max(MAX_STATS_PER_CARD, { error: `a card holds at most ${MAX_STATS_PER_CARD} stats` })
       .refine((s) => new Set(s).size === s.length, { error: 'names a stat twice' })
-      .describe('1 to 5 names of the account\'s stats, drawn overlaid'),
-    range: Range.nullable().optional().describe('This card\'s own range; omitted or null: the dashboard\'s'),
+      .describe("1 to 5 names of the account's stats, drawn overlaid"),
+    range: Range.nullable().optional().describe("This card's own range; omitted or null: the dashboard's"),
   })
   .strict()
 
@@ -36,18 +39,33 @@ export const CreateDashboardBody = z
   .meta({ id: 'CreateDashboardBody' })
 
 export const PatchDashboardBody = z
-  .object({ name: Name.optional(), range: Range.optional(), cards: Cards.optional().describe('The whole list, in order: cards left out are removed') })
+  .object({
+    name: Name.optional(),
+    range: Range.optional(),
+    cards: Cards.optional().describe('The whole list, in order: cards left out are removed'),
+  })
   .strict()
-  .refine((b) => b.name !== undefined || b.range !== undefined || b.cards !== undefined, { error: 'nothing to change: give name, range or cards' })
+  .refine((b) => b.name !== undefined || b.range !== undefined || b.cards !== undefined, {
+    error: 'nothing to change: give name, range or cards',
+  })
   .meta({ id: 'PatchDashboardBody' })
 
 export const CardJson = z.object({
-  id: z.uuid(), title: z.string().describe('The card\'s title, or its stats\' names joined'), stats: z.array(z.string()),
-  range: z.string().nullable().describe('The card\'s own range, or null when it follows the dashboard\'s'),
+  id: z.uuid(),
+  title: z.string().describe("The card's title, or its stats' names joined"),
+  stats: z.array(z.string()),
+  range: z.string().nullable().describe("The card's own range, or null when it follows the dashboard's"),
 })
 
 export const DashboardJson = z
-  .object({ id: z.uuid(), name: z.string(), range: z.string(), cards: z.array(CardJson), created_at: z.iso.datetime(), updated_at: z.iso.datetime() })
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    range: z.string(),
+    cards: z.array(CardJson),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+  })
   .meta({ id: 'Dashboard' })
 
 export const DashboardOne = z.object({ dashboard: DashboardJson }).meta({ id: 'DashboardOne' })
@@ -60,13 +78,22 @@ export const DashboardDataQuery = z.object({
 export const DashboardData = z
   .object({
     dashboard: DashboardJson,
-    cards: z.array(z.object({
-      id: z.uuid(),
-      range: RangeJson,
-      series: z.array(z.object({ name: z.string(), kind: z.enum(['counter', 'gauge']), unit: z.string().nullable().describe('The stat\'s unit: stats of different units read on two axes'), points: z.array(BucketJson) })),
-    })),
+    cards: z.array(
+      z.object({
+        id: z.uuid(),
+        range: RangeJson,
+        series: z.array(
+          z.object({
+            name: z.string(),
+            kind: z.enum(['counter', 'gauge']),
+            unit: z.string().nullable().describe("The stat's unit: stats of different units read on two axes"),
+            points: z.array(BucketJson),
+          }),
+        ),
+      }),
+    ),
   })
-  .meta({ id: 'DashboardData', description: 'Every card\'s window and its stats\' buckets, in card order: what the page draws, in one read' })
+  .meta({ id: 'DashboardData', description: "Every card's window and its stats' buckets, in card order: what the page draws, in one read" })
 
 export type CardInputT = z.infer<typeof CardInput>
 export type CreateDashboard = z.infer<typeof CreateDashboardBody>

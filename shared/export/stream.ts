@@ -48,7 +48,8 @@ interface Step {
  * row, so a replica lost mid-export costs the client nothing, and every row is sent once.
  */
 export async function* pagedRows(reads: ExportReads, stat: Stat, w: ExportWindow, pageRows = PAGE_ROWS): AsyncGenerator<Row[]> {
-  const run: <T>(read: (sql: Sql) => Promise<T>) => Promise<T> = typeof reads === 'function' ? (read) => read(reads) : (read) => reads.run(read)
+  const run: <T>(read: (sql: Sql) => Promise<T>) => Promise<T> =
+    typeof reads === 'function' ? (read) => read(reads) : (read) => reads.run(read)
   const end = BigInt(w.to.getTime()) * 1000n + 1n // the window's end is inclusive
   let lower = BigInt(w.from.getTime()) * 1000n
   while (lower < end) {
@@ -88,14 +89,18 @@ async function readStep(sql: Sql, stat: Stat, lower: bigint, end: bigint, pageRo
     return { rows: mergeByTime([...blocks.map((b) => decodeBlock(b, Number(lower), Number(upper))), Array.from(hot)]), next: upper }
   }
   // A plain array: slicing postgres.js' result (an Array subclass) goes through its own constructor.
-  const rows = Array.from(await sql<Row[]>`
-    select ${usOf} as us, value from points where stat_id = ${stat.id} and ts >= ${at(lower)} and ts < ${at(upper)} order by ts limit ${pageRows}`)
+  const rows = Array.from(
+    await sql<Row[]>`
+    select ${usOf} as us, value from points where stat_id = ${stat.id} and ts >= ${at(lower)} and ts < ${at(upper)} order by ts limit ${pageRows}`,
+  )
   if (rows.length < pageRows) return { rows, next: upper }
   const last = rows[rows.length - 1].us
   let cut = rows.length - 1
   while (cut > 0 && rows[cut - 1].us === last) cut--
   if (cut > 0) return { rows: rows.slice(0, cut), next: BigInt(last) }
-  const tie = await sql<Row[]>`select ${usOf} as us, value from points where stat_id = ${stat.id} and ts >= ${at(BigInt(last))} and ts < ${at(BigInt(last) + 1n)}`
+  const tie = await sql<
+    Row[]
+  >`select ${usOf} as us, value from points where stat_id = ${stat.id} and ts >= ${at(BigInt(last))} and ts < ${at(BigInt(last) + 1n)}`
   return { rows: Array.from(tie), next: BigInt(last) + 1n }
 }
 
@@ -148,8 +153,11 @@ export async function* exportCsv(reads: ExportReads, stats: Stat[], w: ExportWin
 /** JSON: the window fields, then `stats: [{name, kind, points: [{t, value}]}]`, written as it is read. */
 export async function* exportJson(reads: ExportReads, stats: Stat[], w: ExportWindow, pageRows = PAGE_ROWS): AsyncGenerator<string> {
   const head = {
-    requested_range: w.requested, applied_from: w.from.toISOString(), applied_to: w.to.toISOString(),
-    retention_days: w.retentionDays, range_clamped_by_retention: w.clamped,
+    requested_range: w.requested,
+    applied_from: w.from.toISOString(),
+    applied_to: w.to.toISOString(),
+    retention_days: w.retentionDays,
+    range_clamped_by_retention: w.clamped,
   }
   yield `${JSON.stringify(head).slice(0, -1)},"stats":[`
   for (const [i, stat] of stats.entries()) {

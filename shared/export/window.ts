@@ -35,7 +35,8 @@ export function resolveExportWindow(query: Record<string, QueryValue>, plan: Pla
 
   if (range !== undefined) {
     if (fromText !== undefined || toText !== undefined) throw invalid('range_with_from_to', 'range cannot be combined with from or to')
-    if (!(RANGE_NAMES as string[]).includes(range)) throw invalid('invalid_range', `invalid ${rangeParam}: must be one of ${RANGE_NAMES.join(', ')}`)
+    if (!(RANGE_NAMES as string[]).includes(range))
+      throw invalid('invalid_range', `invalid ${rangeParam}: must be one of ${RANGE_NAMES.join(', ')}`)
     const from = new Date(now.getTime() - RANGES[range as RangeName].seconds * 1000)
     const clamped = from < retentionStart
     return { ...base, requested: range, from: clamped ? retentionStart : from, clamped, needsOlderCheck: false }

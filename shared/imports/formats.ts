@@ -12,8 +12,9 @@ import { kindFromText, Rows, type Where } from './rows.js'
 
 export type ImportFormat = 'predecessor_json' | 'service_json' | 'long_csv' | 'wide_csv'
 
-export const EXPECTED = 'expected the predecessor\'s export JSON (an array of {name, timeframe, points: [{time, value}]}, optionally ' +
-  'wrapped as {statlist, datasets}), this service\'s export JSON or CSV, a long CSV with a header holding stat, value and ' +
+export const EXPECTED =
+  "expected the predecessor's export JSON (an array of {name, timeframe, points: [{time, value}]}, optionally " +
+  "wrapped as {statlist, datasets}), this service's export JSON or CSV, a long CSV with a header holding stat, value and " +
   'timestamp (or time), or a wide CSV whose header is Time,<stat>,<stat>...'
 
 const unrecognised = (what: string) => invalid('import_unrecognised', `unrecognised file: ${what}; ${EXPECTED}`)
@@ -95,9 +96,11 @@ function readJson(text: string, rows: Rows): ImportFormat {
   const items = datasets as unknown[]
   if (!items.every((d) => isObject(d) && Array.isArray(field(d, 'points')[1]))) {
     const looksLikeStatlist = items.length > 0 && items.every((d) => isObject(d) && 'counter' in d)
-    throw unrecognised(looksLikeStatlist
-      ? 'this is a stat list, which holds no data points (export the datasets, or send {"statlist": [...], "datasets": [...]})'
-      : 'a JSON array whose items are not datasets with "name" and "points"')
+    throw unrecognised(
+      looksLikeStatlist
+        ? 'this is a stat list, which holds no data points (export the datasets, or send {"statlist": [...], "datasets": [...]})'
+        : 'a JSON array whose items are not datasets with "name" and "points"',
+    )
   }
   readDatasets(items, path, kinds, rows)
   return 'predecessor_json'
@@ -149,7 +152,11 @@ function readCsv(text: string, rows: Rows): ImportFormat {
   try {
     // Records are handled as they are parsed and dropped (on_record returns null): memory holds the rows, not the records.
     parseCsv(text, {
-      bom: true, comment: '#', comment_no_infix: true, skip_empty_lines: true, relax_column_count: true,
+      bom: true,
+      comment: '#',
+      comment_no_infix: true,
+      skip_empty_lines: true,
+      relax_column_count: true,
       on_record: (record: string[], ctx: { lines: number }) => {
         if (!header) {
           header = record.map((h) => h.trim().toLowerCase())
@@ -174,27 +181,30 @@ function csvReader(header: string[], raw: string[], rows: Rows): [ImportFormat, 
   const time = col('timestamp') >= 0 ? col('timestamp') : col('time')
   if (stat >= 0 && value >= 0 && time >= 0) {
     const needed = Math.max(stat, value, time) + 1
-    return ['long_csv', (r, line) => {
-      rows.count(1)
-      if (r.length < needed) {
-        rows.error(line, `line has ${r.length} field${r.length === 1 ? '' : 's'}; the header has ${header.length}`)
-        rows.pointsInvalid++
-        return
-      }
-      const k = kind >= 0 && kind < r.length ? kindFromText(r[kind]) : undefined
-      if (k === null) {
-        rows.error(line, `invalid kind "${r[kind]}": must be counter or gauge`)
-        rows.pointsInvalid++
-        return
-      }
-      const ix = rows.statOf(r[stat], k, line)
-      if (typeof ix === 'string') {
-        rows.error(line, ix)
-        rows.pointsInvalid++
-        return
-      }
-      rows.point(ix, r[time], r[value], line)
-    }]
+    return [
+      'long_csv',
+      (r, line) => {
+        rows.count(1)
+        if (r.length < needed) {
+          rows.error(line, `line has ${r.length} field${r.length === 1 ? '' : 's'}; the header has ${header.length}`)
+          rows.pointsInvalid++
+          return
+        }
+        const k = kind >= 0 && kind < r.length ? kindFromText(r[kind]) : undefined
+        if (k === null) {
+          rows.error(line, `invalid kind "${r[kind]}": must be counter or gauge`)
+          rows.pointsInvalid++
+          return
+        }
+        const ix = rows.statOf(r[stat], k, line)
+        if (typeof ix === 'string') {
+          rows.error(line, ix)
+          rows.pointsInvalid++
+          return
+        }
+        rows.point(ix, r[time], r[value], line)
+      },
+    ]
   }
   if (header[0] === 'time' && header.length > 1) {
     const stats = raw.slice(1).map((name) => {
@@ -202,22 +212,27 @@ function csvReader(header: string[], raw: string[], rows: Rows): [ImportFormat, 
       if (typeof ix === 'string') rows.error(1, `column "${name}": ${ix}`)
       return ix
     })
-    return ['wide_csv', (r, line) => {
-      const cells: number[] = []
-      for (let j = 1; j < r.length && j <= stats.length; j++) if (r[j].trim() !== '') cells.push(j)
-      rows.count(cells.length)
-      const t = rows.timestamp(r[0])
-      if (typeof t === 'string') {
-        if (cells.length) rows.error(line, t)
-        rows.pointsInvalid += cells.length
-        return
-      }
-      for (const j of cells) {
-        const ix = stats[j - 1]
-        if (typeof ix === 'string') rows.pointsInvalid++
-        else rows.point(ix, t, r[j], line)
-      }
-    }]
+    return [
+      'wide_csv',
+      (r, line) => {
+        const cells: number[] = []
+        for (let j = 1; j < r.length && j <= stats.length; j++) if (r[j].trim() !== '') cells.push(j)
+        rows.count(cells.length)
+        const t = rows.timestamp(r[0])
+        if (typeof t === 'string') {
+          if (cells.length) rows.error(line, t)
+          rows.pointsInvalid += cells.length
+          return
+        }
+        for (const j of cells) {
+          const ix = stats[j - 1]
+          if (typeof ix === 'string') rows.pointsInvalid++
+          else rows.point(ix, t, r[j], line)
+        }
+      },
+    ]
   }
-  throw unrecognised(`the CSV header "${raw.join(',').slice(0, 200)}" has neither stat, value and timestamp (or time) columns nor Time first`)
+  throw unrecognised(
+    `the CSV header "${raw.join(',').slice(0, 200)}" has neither stat, value and timestamp (or time) columns nor Time first`,
+  )
 }

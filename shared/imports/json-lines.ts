@@ -21,24 +21,32 @@ export function linesOfPaths(text: string, wanted: Array<Array<string | number>>
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
     if (c === 10) line++
-    else if (c === 32 || c === 9 || c === 13 || c === 58) continue // space, tab, CR, ':'
-    else if (c === 44) { // ','
+    else if (c === 32 || c === 9 || c === 13 || c === 58)
+      continue // space, tab, CR, ':'
+    else if (c === 44) {
+      // ','
       if (isArray[isArray.length - 1]) (path[path.length - 1] as number)++
       else expectKey = true
-    } else if (c === 123 || c === 91) { // '{' '['
+    } else if (c === 123 || c === 91) {
+      // '{' '['
       note()
       isArray.push(c === 91)
       path.push(c === 91 ? 0 : '')
       expectKey = c === 123
-    } else if (c === 125 || c === 93) { // '}' ']'
+    } else if (c === 125 || c === 93) {
+      // '}' ']'
       isArray.pop()
       path.pop()
       expectKey = false
-    } else if (c === 34) { // '"'
+    } else if (c === 34) {
+      // '"'
       let j = i + 1
       let escaped = false
       while (j < text.length && text.charCodeAt(j) !== 34) {
-        if (text.charCodeAt(j) === 92) { escaped = true; j++ }
+        if (text.charCodeAt(j) === 92) {
+          escaped = true
+          j++
+        }
         j++
       }
       if (expectKey) {

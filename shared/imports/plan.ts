@@ -72,7 +72,12 @@ export function duplicateKey(statId: string, t: number, ikey: string): string {
 
 export function planImport(read: ReadFile, facts: ImportFacts): ImportPlan {
   const { format, rows } = read
-  const errors: Array<LineError & { order: number }> = rows.errors.map((e, order) => ({ line: e.where as number, message: e.message, ...(e.stat ? { stat: e.stat } : {}), order }))
+  const errors: Array<LineError & { order: number }> = rows.errors.map((e, order) => ({
+    line: e.where as number,
+    message: e.message,
+    ...(e.stat ? { stat: e.stat } : {}),
+    order,
+  }))
   let pointsInvalid = rows.pointsInvalid
 
   // Kinds, and the stats whose file kind contradicts the stored one (every point of theirs is refused).
@@ -87,10 +92,15 @@ export function planImport(read: ReadFile, facts: ImportFacts): ImportPlan {
   read.place(conflicts.map((ix) => rows.stats[ix].where)).forEach((line, i) => {
     const s = rows.stats[conflicts[i]]
     const kind = kinds[conflicts[i]]
-    errors.push({ line, stat: s.name, order: -1,
-      message: `type conflict: stat "${s.name}" is a ${kind}; this file has it as a ${s.fileKind} (${field(kind)}, not ${field(s.fileKind!)}); its points are skipped` })
+    errors.push({
+      line,
+      stat: s.name,
+      order: -1,
+      message: `type conflict: stat "${s.name}" is a ${kind}; this file has it as a ${s.fileKind} (${field(kind)}, not ${field(s.fileKind!)}); its points are skipped`,
+    })
   })
-  for (const b of rows.badValues) errors.push({ line: b.where as number, message: Rows.valueMessage(b.raw, kinds[b.stat]), stat: rows.stats[b.stat].name, order: 0 })
+  for (const b of rows.badValues)
+    errors.push({ line: b.where as number, message: Rows.valueMessage(b.raw, kinds[b.stat]), stat: rows.stats[b.stat].name, order: 0 })
 
   // New stats take the places the plan has left in order of their first point that could be stored.
   let room = Math.max(0, facts.trackedStats - facts.statsHeld)
@@ -101,8 +111,14 @@ export function planImport(read: ReadFile, facts: ImportFacts): ImportPlan {
   }
 
   const stats: StatSummary[] = rows.stats.map((s, ix) => ({
-    name: s.name, kind: kinds[ix], points: 0, new_stat: !facts.existing.has(s.name),
-    points_accepted: 0, points_trimmed: 0, points_duplicate: 0, trimmed_by: null,
+    name: s.name,
+    kind: kinds[ix],
+    points: 0,
+    new_stat: !facts.existing.has(s.name),
+    points_accepted: 0,
+    points_trimmed: 0,
+    points_duplicate: 0,
+    trimmed_by: null,
   }))
   const accepted = new Uint8Array(rows.stat.length)
   let allowance = facts.freeSlot ? facts.allowance : 0
@@ -122,7 +138,13 @@ export function planImport(read: ReadFile, facts: ImportFacts): ImportPlan {
       totals.duplicate++
       continue
     }
-    const by: TrimmedBy | null = !facts.freeSlot ? 'free_tier_full' : overLimit(ix, s.name) ? 'stat_limit' : allowance <= 0 ? 'daily_limit' : null
+    const by: TrimmedBy | null = !facts.freeSlot
+      ? 'free_tier_full'
+      : overLimit(ix, s.name)
+        ? 'stat_limit'
+        : allowance <= 0
+          ? 'daily_limit'
+          : null
     if (by) {
       s.points_trimmed++
       s.trimmed_by ??= by
@@ -137,7 +159,10 @@ export function planImport(read: ReadFile, facts: ImportFacts): ImportPlan {
 
   errors.sort((a, b) => a.line - b.line || a.order - b.order)
   return {
-    format, stats, kinds, accepted,
+    format,
+    stats,
+    kinds,
+    accepted,
     points_total: rows.pointsTotal,
     points_accepted: totals.accepted,
     points_trimmed: totals.trimmed,

@@ -27,7 +27,8 @@ export interface ImportRow {
   finished_at: Date | null
 }
 
-const COLUMNS = 'id, account_id, status, format, points_total, points_accepted, points_trimmed, points_duplicate, points_invalid, points_done, points_skipped, errors_count, errors, stats, error, created_at, started_at, finished_at'
+const COLUMNS =
+  'id, account_id, status, format, points_total, points_accepted, points_trimmed, points_duplicate, points_invalid, points_done, points_skipped, errors_count, errors, stats, error, created_at, started_at, finished_at'
 
 /**
  * Records an import with its packed points; queued, or completed at once when nothing was accepted.
@@ -57,7 +58,10 @@ export async function deleteImport(sql: Db, id: string): Promise<void> {
 }
 
 /** What the job needs: the status, the stat ids and the packed points (null once completed). */
-export async function loadImportWork(sql: Db, id: string): Promise<{ status: ImportStatus; stat_ids: string[]; payload: Buffer | null } | null> {
+export async function loadImportWork(
+  sql: Db,
+  id: string,
+): Promise<{ status: ImportStatus; stat_ids: string[]; payload: Buffer | null } | null> {
   const [row] = await sql<{ status: ImportStatus; stat_ids: string[]; payload: string | null }[]>`
     select status, stat_ids, encode(payload, 'base64') as payload from imports where id = ${id}`
   // PostgreSQL breaks base64 into lines; Buffer.from skips the line breaks.
@@ -84,12 +88,23 @@ export async function markFailed(sql: Db, id: string, error: string): Promise<vo
 /** The public JSON form (docs/decisions.md §15, plus the preview's summary). */
 export function importJson(r: ImportRow) {
   return {
-    id: r.id, status: r.status, format: r.format,
-    points_total: r.points_total, points_done: r.points_done, points_accepted: r.points_accepted, points_trimmed: r.points_trimmed,
-    points_duplicate: r.points_duplicate, points_invalid: r.points_invalid, points_skipped: r.points_skipped,
+    id: r.id,
+    status: r.status,
+    format: r.format,
+    points_total: r.points_total,
+    points_done: r.points_done,
+    points_accepted: r.points_accepted,
+    points_trimmed: r.points_trimmed,
+    points_duplicate: r.points_duplicate,
+    points_invalid: r.points_invalid,
+    points_skipped: r.points_skipped,
     progress: r.points_accepted ? Math.floor((100 * r.points_done) / r.points_accepted) : 100,
-    errors_count: r.errors_count, error: r.error,
-    created_at: r.created_at.toISOString(), started_at: r.started_at?.toISOString() ?? null, finished_at: r.finished_at?.toISOString() ?? null,
-    stats: r.stats, errors: r.errors,
+    errors_count: r.errors_count,
+    error: r.error,
+    created_at: r.created_at.toISOString(),
+    started_at: r.started_at?.toISOString() ?? null,
+    finished_at: r.finished_at?.toISOString() ?? null,
+    stats: r.stats,
+    errors: r.errors,
   }
 }

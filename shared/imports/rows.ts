@@ -82,7 +82,10 @@ export class Rows {
   count(n: number): void {
     this.pointsTotal += n
     if (this.pointsTotal > MAX_IMPORT_POINTS) {
-      throw invalid('import_too_many_points', `file holds more than ${MAX_IMPORT_POINTS.toLocaleString('en-US')} points (the limit per import); split it into several files`)
+      throw invalid(
+        'import_too_many_points',
+        `file holds more than ${MAX_IMPORT_POINTS.toLocaleString('en-US')} points (the limit per import); split it into several files`,
+      )
     }
   }
 
@@ -149,7 +152,8 @@ export class Rows {
     const t = parseTimestamp(input, this.nowSeconds)
     if (t.ok) return t.value
     // Say what an import takes ("not a number" read as if ISO times were refused).
-    if (t.code === 'invalid_timestamp') return `invalid timestamp: "${String(raw).trim().slice(0, 40)}" is neither Unix seconds nor an ISO 8601 time (1700000000 or 2023-11-14T22:13:20Z)`
+    if (t.code === 'invalid_timestamp')
+      return `invalid timestamp: "${String(raw).trim().slice(0, 40)}" is neither Unix seconds nor an ISO 8601 time (1700000000 or 2023-11-14T22:13:20Z)`
     return t.message
   }
 

@@ -63,11 +63,17 @@ export async function startImport(deps: ImportDeps, account: Account, file: Buff
     const newStats = wanted.stats.filter((s) => s.new_stat && s.points_accepted > 0).map((s) => ({ name: s.name, kind: s.kind }))
     if (freeSlot && newStats.length) {
       const made = await directory.create(account.id, newStats, plan0.trackedStats)
-      if (!made) throw new AppError('quota', 'stat_limit', `plan limit reached: the ${plan0.name} plan tracks at most ${plan0.trackedStats} stats (stats were created while the import started; preview again)`)
+      if (!made)
+        throw new AppError(
+          'quota',
+          'stat_limit',
+          `plan limit reached: the ${plan0.name} plan tracks at most ${plan0.trackedStats} stats (stats were created while the import started; preview again)`,
+        )
       for (const r of made.values()) {
         // A writer created the stat meanwhile, with the other kind: the plan's kinds no longer hold.
         const planned = newStats.find((n) => n.name === r.stat.name)
-        if (!r.created && planned && planned.kind !== r.stat.kind) throw conflict('kind_conflict', `stat "${r.stat.name}" was just created as a ${r.stat.kind} by a write; preview the import again`)
+        if (!r.created && planned && planned.kind !== r.stat.kind)
+          throw conflict('kind_conflict', `stat "${r.stat.name}" was just created as a ${r.stat.kind} by a write; preview the import again`)
         ids.set(r.stat.name, r.stat.id)
         if (r.created) created.push(r.stat.id)
       }
@@ -78,7 +84,10 @@ export async function startImport(deps: ImportDeps, account: Account, file: Buff
     const { statIds, payload } = pack(read, plan, ids)
     // Stats created for points the allowance then trimmed hold nothing: they go again.
     const used = new Set(statIds)
-    await dropUnusedStats(sql, created.filter((id) => !used.has(id)))
+    await dropUnusedStats(
+      sql,
+      created.filter((id) => !used.has(id)),
+    )
     const row = await insertImport(sql, account.id, plan, statIds, payload)
     await setUnitsWhereUnset(sql, account.id, read.rows.units)
     importId = row.id
@@ -102,13 +111,21 @@ function summary(plan: ImportPlan) {
 }
 
 /** Existing stats, stat count and already-imported points: what the plan needs from the database. */
-async function gatherFacts(deps: ImportDeps, account: Account, read: ReadFile, opts: ImportOptions): Promise<Omit<ImportFacts, 'allowance' | 'freeSlot'>> {
+async function gatherFacts(
+  deps: ImportDeps,
+  account: Account,
+  read: ReadFile,
+  opts: ImportOptions,
+): Promise<Omit<ImportFacts, 'allowance' | 'freeSlot'>> {
   const { sql } = deps
   const names = read.rows.stats.map((s) => s.name)
   const existing = new Map<string, Stat>((await findStatsByName(sql, account.id, names)).map((s) => [s.name, s]))
   const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from stats where account_id = ${account.id}`
   return {
-    existing, statsHeld: n, trackedStats: planOf(account.plan).trackedStats, defaultKind: opts.kind ?? 'gauge',
+    existing,
+    statsHeld: n,
+    trackedStats: planOf(account.plan).trackedStats,
+    defaultKind: opts.kind ?? 'gauge',
     imported: await importedKeys(sql, [...existing.values()], read),
   }
 }
@@ -170,6 +187,8 @@ function warnings(read: ReadFile, account: Account, nowSeconds: number): string[
   let old = 0
   for (const t of read.rows.t) if (t < cutoff) old++
   return old
-    ? [`${old} point${old === 1 ? ' is' : 's are'} older than the ${plan.name} plan's ${plan.retentionDays}-day retention: stored, but charts and exports show only the last ${plan.retentionDays} days`]
+    ? [
+        `${old} point${old === 1 ? ' is' : 's are'} older than the ${plan.name} plan's ${plan.retentionDays}-day retention: stored, but charts and exports show only the last ${plan.retentionDays} days`,
+      ]
     : []
 }

@@ -24,7 +24,10 @@ export class PointBatcher {
   /** A group job being added right now; the next group waits for it, so groups grow with load (at most one add in flight). */
   private adding: Promise<void> | undefined
 
-  constructor(private readonly queues: Queues, private readonly opts: BatcherOptions = { maxDelayMs: 2, maxPoints: 500 }) {}
+  constructor(
+    private readonly queues: Queues,
+    private readonly opts: BatcherOptions = { maxDelayMs: 2, maxPoints: 500 },
+  ) {}
 
   /** Resolves once the points are durably queued; rejects when they were not (nothing of them was queued). */
   add(points: QueuedPoint[]): Promise<void> {
@@ -49,10 +52,12 @@ export class PointBatcher {
     this.waiters = []
     if (!points.length) return
     const added = this.track(this.enqueue(points))
-    this.adding = added.catch(() => {}).finally(() => {
-      this.adding = undefined
-      if (this.points.length) this.flush()
-    })
+    this.adding = added
+      .catch(() => {})
+      .finally(() => {
+        this.adding = undefined
+        if (this.points.length) this.flush()
+      })
     added.then(
       () => waiters.forEach((w) => w.resolve()),
       (err) => waiters.forEach((w) => w.reject(err)),

@@ -22,7 +22,10 @@ export interface IkeyClaim {
 }
 
 export class Idempotency {
-  constructor(private readonly redis: Redis, private readonly config: Pick<Config, 'redisPrefix'>) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly config: Pick<Config, 'redisPrefix'>,
+  ) {}
 
   private key(c: IkeyClaim): string {
     return redisKey(this.config, 'ikey', c.statId, String(c.t), c.ikey)
@@ -70,7 +73,9 @@ export class Idempotency {
    */
   async seenBefore(sql: Db, statId: string, t: number): Promise<boolean> {
     if (await this.redis.exists(this.seenKey(statId, t))) return true
-    const [row] = await sql<{ found: boolean }[]>`select exists (select 1 from stat_points(${statId}, to_timestamp(${t}), to_timestamp(${t} + 1)) where ts = to_timestamp(${t})) as found`
+    const [row] = await sql<
+      { found: boolean }[]
+    >`select exists (select 1 from stat_points(${statId}, to_timestamp(${t}), to_timestamp(${t} + 1)) where ts = to_timestamp(${t})) as found`
     return row.found
   }
 }

@@ -43,7 +43,8 @@ export interface IngestDeps {
 const quota = (code: string, message: string) => new AppError('quota', code, message)
 
 /** The refusal of a write past the plan's daily allowance (the protocol routes answer it before parsing, too). */
-export const dailyPointLimit = (plan: Pick<Plan, 'name' | 'pointsPerDay'>) => quota('daily_point_limit', `plan limit reached: the ${plan.name} plan records at most ${plan.pointsPerDay} points per day`)
+export const dailyPointLimit = (plan: Pick<Plan, 'name' | 'pointsPerDay'>) =>
+  quota('daily_point_limit', `plan limit reached: the ${plan.name} plan records at most ${plan.pointsPerDay} points per day`)
 
 export class Ingest {
   /** Free accounts known to hold a slot: a slot, once claimed, is never given back. */
@@ -82,10 +83,13 @@ export class Ingest {
     const stat = this.deps.directory.cached(account.id, point.name)
     if (!stat || stat.kind !== point.kind) return undefined
     if (!this.deps.limits.takeLeasedPoint(account.id)) return undefined
-    return this.deps.batcher.add([[stat.id, nowSeconds, point.value, null]]).then(() => ({}), async (err: Error) => {
-      await this.deps.limits.refundPoints(account.id, 1).catch(() => {})
-      throw unavailable(`could not queue the points: ${err.message}`)
-    })
+    return this.deps.batcher.add([[stat.id, nowSeconds, point.value, null]]).then(
+      () => ({}),
+      async (err: Error) => {
+        await this.deps.limits.refundPoints(account.id, 1).catch(() => {})
+        throw unavailable(`could not queue the points: ${err.message}`)
+      },
+    )
   }
 
   /**
@@ -94,7 +98,13 @@ export class Ingest {
    * Malformed input was already refused by validation; kind conflicts are refused here, before anything is
    * stored, each listed by index under `label` (`data[3]: type conflict ...`).
    */
-  async writeMany(account: Account, points: ValidPoint[], mode: 'all' | 'prefix', nowSeconds: number, label: string): Promise<BatchOutcome> {
+  async writeMany(
+    account: Account,
+    points: ValidPoint[],
+    mode: 'all' | 'prefix',
+    nowSeconds: number,
+    label: string,
+  ): Promise<BatchOutcome> {
     if (!points.length) return { accepted: 0, duplicates: 0 }
     this.refuseUnsafeRedis()
     const known = await this.checkKinds(account, points, label)
@@ -123,7 +133,15 @@ export class Ingest {
    * recorded. `early` is an ikey the caller already found fresh for the first point; `known`, the
    * points' stats that checkKinds found (the same look-up, not asked twice).
    */
-  private async accept(account: Account, points: ValidPoint[], mode: 'all' | 'prefix', nowSeconds: number, early: IkeyClaim | undefined, known: Map<string, Stat>, label?: string): Promise<BatchOutcome & { replay?: Replay }> {
+  private async accept(
+    account: Account,
+    points: ValidPoint[],
+    mode: 'all' | 'prefix',
+    nowSeconds: number,
+    early: IkeyClaim | undefined,
+    known: Map<string, Stat>,
+    label?: string,
+  ): Promise<BatchOutcome & { replay?: Replay }> {
     const { limits, idempotency, sql, config } = this.deps
     const plan = planOf(account.plan)
     const whole = mode === 'all'
@@ -131,7 +149,10 @@ export class Ingest {
     const created: Stat[] = []
     const undo = async () => {
       await limits.refundPoints(account.id, take).catch(() => {})
-      await dropUnusedStats(sql, created.map((s) => s.id)).catch(() => {})
+      await dropUnusedStats(
+        sql,
+        created.map((s) => s.id),
+      ).catch(() => {})
       // Or the next write of the same name here would queue its points under the dropped id, where they die unseen.
       for (const s of created) this.deps.directory.evict(s.accountId, s.name)
     }
@@ -241,7 +262,12 @@ function refuseKindConflicts(points: ValidPoint[], stats: Map<string, Stat>, lab
   const errors: Array<{ index: number; detail: string; code: string }> = []
   points.forEach((p, index) => {
     const kind = kinds.get(p.name)
-    if (kind && kind !== p.kind) errors.push({ index, code: 'kind_conflict', detail: `type conflict: stat "${p.name}" is a ${kind}; send ${field(kind)}, not ${field(p.kind)}` })
+    if (kind && kind !== p.kind)
+      errors.push({
+        index,
+        code: 'kind_conflict',
+        detail: `type conflict: stat "${p.name}" is a ${kind}; send ${field(kind)}, not ${field(p.kind)}`,
+      })
     else kinds.set(p.name, p.kind)
   })
   if (!errors.length) return

@@ -141,7 +141,11 @@ export class Limits {
   /** Round trips to Redis so far (the tests read it). */
   redisCalls = 0
 
-  constructor(redis: Redis, private readonly config: Pick<Config, 'redisPrefix'>, private readonly now: () => number = Date.now) {
+  constructor(
+    redis: Redis,
+    private readonly config: Pick<Config, 'redisPrefix'>,
+    private readonly now: () => number = Date.now,
+  ) {
     redis.defineCommand('tokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET })
     redis.defineCommand('reservePoints', { numberOfKeys: 1, lua: RESERVE })
     this.redis = redis as LimitsRedis
@@ -153,7 +157,21 @@ export class Limits {
   private state(accountId: string): AccountState {
     let s = this.accounts.get(accountId)
     if (!s) {
-      s = { requests: new Demand(), points: new Demand(), tokens: 0, tokensUntil: 0, bucketRemaining: 0, msToFull: 0, leasedPoints: 0, pointsUntil: 0, pointsKey: '', pointAsks: 0, lastSeen: 0, day: -1, dayKey: '' }
+      s = {
+        requests: new Demand(),
+        points: new Demand(),
+        tokens: 0,
+        tokensUntil: 0,
+        bucketRemaining: 0,
+        msToFull: 0,
+        leasedPoints: 0,
+        pointsUntil: 0,
+        pointsKey: '',
+        pointAsks: 0,
+        lastSeen: 0,
+        day: -1,
+        dayKey: '',
+      }
       this.accounts.set(accountId, s)
     }
     s.lastSeen = this.now()
@@ -164,7 +182,12 @@ export class Limits {
   async takeRequest(accountId: string, plan: Plan): Promise<RateDecision> {
     const s = this.state(accountId)
     s.requests.note(1, this.now())
-    const allowed = (): RateDecision => ({ allowed: true, limit: plan.burst, remaining: s.bucketRemaining + s.tokens, resetSeconds: Math.ceil(s.msToFull / 1000) })
+    const allowed = (): RateDecision => ({
+      allowed: true,
+      limit: plan.burst,
+      remaining: s.bucketRemaining + s.tokens,
+      resetSeconds: Math.ceil(s.msToFull / 1000),
+    })
     const fromLease = () => (s.tokens > 0 && s.tokensUntil > this.now() ? (s.tokens--, allowed()) : undefined)
     const leased = fromLease()
     if (leased) return leased
@@ -192,7 +215,13 @@ export class Limits {
    */
   private async askTokens(accountId: string, plan: Plan, s: AccountState, want: number): Promise<boolean> {
     this.redisCalls++
-    const [granted, remaining, msToFull] = await this.redis.tokenBucket(redisKey(this.config, 'rate', accountId), plan.requestsPerSecond, plan.burst, this.now(), want)
+    const [granted, remaining, msToFull] = await this.redis.tokenBucket(
+      redisKey(this.config, 'rate', accountId),
+      plan.requestsPerSecond,
+      plan.burst,
+      this.now(),
+      want,
+    )
     if (want > 1) {
       s.tokens = Math.max(0, granted - 1)
       s.tokensUntil = this.now() + LEASE_MS
@@ -244,7 +273,12 @@ export class Limits {
     }
     const refill = this.reserve(key, plan, 1, true, extra, s)
     // Waiters only need to know it is over; the request that asked sees its own outcome, failure included.
-    s.pointRefill = refill.then(() => {}, () => {}).finally(() => (s.pointRefill = undefined))
+    s.pointRefill = refill
+      .then(
+        () => {},
+        () => {},
+      )
+      .finally(() => (s.pointRefill = undefined))
     return refill
   }
 

@@ -1,8 +1,8 @@
 // Stat name rules (docs/decisions.md §I-2.1, §I-4.1.1, §I-8).
-import { accept, reject, type Parsed } from './parsed.js';
+import { accept, reject, type Parsed } from './parsed.js'
 
 /** Maximum length in characters (Unicode code points, as Postgres counts varchar). */
-export const MAX_STAT_NAME_LENGTH = 128;
+export const MAX_STAT_NAME_LENGTH = 128
 
 // "Letters, numbers, spaces, dot, underscore, hyphen".
 // Decision: letters and numbers are Unicode, not just ASCII. The interface
@@ -12,9 +12,9 @@ export const MAX_STAT_NAME_LENGTH = 128;
 // cannot spell a word with \p{L} alone. Only U+0020 counts as a space: tabs,
 // newlines, NBSP, zero-width characters and controls are rejected inside a
 // name, so two names that look identical are identical.
-const ALLOWED = /^[\p{L}\p{M}\p{N} ._-]+$/u;
+const ALLOWED = /^[\p{L}\p{M}\p{N} ._-]+$/u
 // A subset of ALLOWED that is already trimmed, NFC and one code point per character.
-const ASCII_NAME = /^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]*[A-Za-z0-9._-])?$/;
+const ASCII_NAME = /^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]*[A-Za-z0-9._-])?$/
 
 /**
  * Validates a stat name and returns the name to store.
@@ -38,21 +38,21 @@ const ASCII_NAME = /^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]*[A-Za-z0-9._-])?$/;
  * 5. Empty -> missing; bad characters -> invalid; too long -> too long.
  */
 export function parseStatName(input: unknown): Parsed<string> {
-  if (typeof input !== 'string') return missing();
+  if (typeof input !== 'string') return missing()
   // Most names are plain ASCII with nothing to remove, trim or normalise: checked once, in one pass.
-  if (input.length <= MAX_STAT_NAME_LENGTH && ASCII_NAME.test(input)) return accept(input);
-  const name = input.replaceAll('&', '').trim().normalize('NFC');
-  if (name === '') return missing();
+  if (input.length <= MAX_STAT_NAME_LENGTH && ASCII_NAME.test(input)) return accept(input)
+  const name = input.replaceAll('&', '').trim().normalize('NFC')
+  if (name === '') return missing()
   if (!ALLOWED.test(name)) {
-    return reject('invalid_stat_name', 'invalid stat name: contains invalid characters');
+    return reject('invalid_stat_name', 'invalid stat name: contains invalid characters')
   }
   // Code points, not UTF-16 units: an astral letter is one character.
   if ([...name].length > MAX_STAT_NAME_LENGTH) {
-    return reject('stat_name_too_long', `invalid stat name: longer than ${MAX_STAT_NAME_LENGTH} characters`);
+    return reject('stat_name_too_long', `invalid stat name: longer than ${MAX_STAT_NAME_LENGTH} characters`)
   }
-  return accept(name);
+  return accept(name)
 }
 
 function missing(): Parsed<string> {
-  return reject('missing_stat', 'invalid stat name: missing');
+  return reject('missing_stat', 'invalid stat name: missing')
 }

@@ -6,8 +6,18 @@ import { z } from 'zod'
 // Every field is optional here: zod 4 would refuse an absent key with its own message, and an absent
 // count or value must reach validatePoint for the interface's (`invalid value: missing`).
 const NumberInput = (field: string) =>
-  z.unknown().optional().describe(`A decimal number, as a JSON number or a decimal string (optional sign, digits, fraction, exponent); magnitude at most 1e15. Empty, null, booleans, hex, NaN and Infinity are rejected with "invalid ${field}: ...".`)
-const T = z.unknown().optional().describe('Unix seconds (number or digit string); server receive time when omitted. From 2000-01-01 up to 5 minutes ahead; fractions truncated.')
+  z
+    .unknown()
+    .optional()
+    .describe(
+      `A decimal number, as a JSON number or a decimal string (optional sign, digits, fraction, exponent); magnitude at most 1e15. Empty, null, booleans, hex, NaN and Infinity are rejected with "invalid ${field}: ...".`,
+    )
+const T = z
+  .unknown()
+  .optional()
+  .describe(
+    'Unix seconds (number or digit string); server receive time when omitted. From 2000-01-01 up to 5 minutes ahead; fractions truncated.',
+  )
 const Ikey = z.unknown().optional().describe('Idempotency key, at most 128 characters. A retry with the same t and ikey is stored once.')
 
 export const CountBody = z.object({ count: NumberInput('count'), t: T, ikey: Ikey }).meta({ id: 'CountBody' })
@@ -16,7 +26,9 @@ export const ValueBody = z.object({ value: NumberInput('value'), t: T, ikey: Ike
 export const WriteOk = z
   .object({
     status: z.literal('ok'),
-    replay: z.enum(['averages_with_existing', 'sums_with_existing', 'duplicate_ignored']).optional()
+    replay: z
+      .enum(['averages_with_existing', 'sums_with_existing', 'duplicate_ignored'])
+      .optional()
       .describe('Only on a single-point write whose explicit t already holds a point (best effort).'),
   })
   .meta({ id: 'WriteOk' })
@@ -25,7 +37,8 @@ export const MAX_V1_BATCH = 1_000
 
 export const PointsBody = z
   .object({
-    points: z.array(z.object({ stat: z.unknown().optional(), count: z.unknown().optional(), value: z.unknown().optional(), t: T, ikey: Ikey }))
+    points: z
+      .array(z.object({ stat: z.unknown().optional(), count: z.unknown().optional(), value: z.unknown().optional(), t: T, ikey: Ikey }))
       .max(MAX_V1_BATCH, { error: `at most ${MAX_V1_BATCH} points per request` }),
   })
   .meta({ id: 'PointsBody' })

@@ -108,7 +108,8 @@ export function unprintableText(text: string): string | undefined {
   if (c) return `contains a control character (${codePoint(c[0])}), which this field cannot hold; send printable text on one line`
   const hidden = invisibleIn(text)
   if (hidden) return `contains an invisible character (${codePoint(hidden)}), which this field cannot hold; send visible text only`
-  if (text.includes('\uFFFD')) return 'contains U+FFFD, the replacement character: the bytes sent were not valid UTF-8; send the text encoded as UTF-8'
+  if (text.includes('\uFFFD'))
+    return 'contains U+FFFD, the replacement character: the bytes sent were not valid UTF-8; send the text encoded as UTF-8'
   return undefined
 }
 

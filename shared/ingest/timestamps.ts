@@ -1,11 +1,11 @@
 // Timestamp rules for `t` (docs/decisions.md §I-2.2, §I-4.1.3, §I-8).
-import { decimalTextToNumber } from './numbers.js';
-import { accept, reject, type Parsed } from './parsed.js';
+import { decimalTextToNumber } from './numbers.js'
+import { accept, reject, type Parsed } from './parsed.js'
 
 /** 2000-01-01T00:00:00Z. Anything earlier is almost always an uninitialised clock or variable. */
-export const MIN_TIMESTAMP = 946684800;
+export const MIN_TIMESTAMP = 946684800
 /** How far ahead of server time a client clock may run (5 minutes, inclusive). */
-export const MAX_FUTURE_SKEW_SECONDS = 300;
+export const MAX_FUTURE_SKEW_SECONDS = 300
 
 /**
  * Blank `t`: not sent, null, or an empty/whitespace-only string.
@@ -20,7 +20,7 @@ export const MAX_FUTURE_SKEW_SECONDS = 300;
  * predicate rather than parseTimestamp quietly returning "now".
  */
 export function isBlank(x: unknown): boolean {
-  return x === undefined || x === null || (typeof x === 'string' && x.trim() === '');
+  return x === undefined || x === null || (typeof x === 'string' && x.trim() === '')
 }
 
 /**
@@ -40,26 +40,23 @@ export function isBlank(x: unknown): boolean {
 export function parseTimestamp(input: unknown, nowSeconds: number): Parsed<number> {
   if (isBlank(input)) {
     // Callers check isBlank first; answering keeps the function total.
-    return reject('empty_timestamp', 'invalid timestamp: empty');
+    return reject('empty_timestamp', 'invalid timestamp: empty')
   }
-  let n: number | undefined;
-  if (typeof input === 'number') n = input;
-  else if (typeof input === 'string') n = decimalTextToNumber(input);
+  let n: number | undefined
+  if (typeof input === 'number') n = input
+  else if (typeof input === 'string') n = decimalTextToNumber(input)
   if (n === undefined || Number.isNaN(n)) {
-    return reject('invalid_timestamp', 'invalid timestamp: not a number');
+    return reject('invalid_timestamp', 'invalid timestamp: not a number')
   }
 
   // ±Infinity (JSON `1e400`) just fails the window checks below.
-  const t = Math.trunc(n);
+  const t = Math.trunc(n)
   if (t < MIN_TIMESTAMP) {
-    return reject(
-      'timestamp_too_old',
-      'invalid timestamp: before 2000-01-01 (is the client sending an uninitialised value?)',
-    );
+    return reject('timestamp_too_old', 'invalid timestamp: before 2000-01-01 (is the client sending an uninitialised value?)')
   }
   // Written as !(<=) so a NaN `nowSeconds` (a caller bug) fails closed.
   if (!(t <= nowSeconds + MAX_FUTURE_SKEW_SECONDS)) {
-    return reject('timestamp_in_future', 'invalid timestamp: too far in the future');
+    return reject('timestamp_in_future', 'invalid timestamp: too far in the future')
   }
-  return accept(t);
+  return accept(t)
 }

@@ -132,7 +132,11 @@ export async function compactDay(sql: Sql, statId: string, day: Date): Promise<n
  * `stopAfter` bounds a pass's work; the rest waits for the next one. A pass that moved points ends by
  * giving back the hot index's disk where they leave it bloated (shrinkHotIndex; `indexMinBytes` for tests).
  */
-export async function compactPoints(sql: Sql, now: Date, opts: { stopAfter?: number; indexMinBytes?: number } = {}): Promise<CompactionResult> {
+export async function compactPoints(
+  sql: Sql,
+  now: Date,
+  opts: { stopAfter?: number; indexMinBytes?: number } = {},
+): Promise<CompactionResult> {
   const out = await compactDays(sql, now, opts)
   if (out.points) {
     const shrunk = await shrinkHotIndex(sql, opts.indexMinBytes)

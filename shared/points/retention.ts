@@ -11,8 +11,17 @@ import { blockLock } from './compaction.js'
 import { usesTimescale } from './storage.js'
 
 const DAY_MS = 86_400_000
-const ROLLUPS = [['rollups_1m', 60], ['rollups_1h', 3_600], ['rollups_1d', 86_400]] as const
-const SKETCHES = [['sketches_1m', 60], ['sketches_1h', 3_600], ['sketches_6h', 21_600], ['sketches_1d', 86_400]] as const
+const ROLLUPS = [
+  ['rollups_1m', 60],
+  ['rollups_1h', 3_600],
+  ['rollups_1d', 86_400],
+] as const
+const SKETCHES = [
+  ['sketches_1m', 60],
+  ['sketches_1h', 3_600],
+  ['sketches_6h', 21_600],
+  ['sketches_1d', 86_400],
+] as const
 
 export interface RetentionResult {
   points: number
@@ -67,7 +76,7 @@ async function expireBlocks(sql: Sql, cutoff: Date, planName: string): Promise<n
     select stat_id, day, seq from point_blocks
     where first_ts < ${new Date(cutoff.getTime() - REWRITE_AFTER_MS)} and last_ts >= ${cutoff} and stat_id in (${ofPlan})`
   for (const b of straddling) {
-    n += await sql.begin(async (tx) => {
+    n += (await sql.begin(async (tx) => {
       await tx`select pg_advisory_xact_lock(26, hashtext(${blockLock(b.stat_id, b.day)}))`
       const [r] = await tx<{ removed: number }[]>`
         with old as (select n from point_blocks where stat_id = ${b.stat_id} and day = ${b.day} and seq = ${b.seq} and first_ts < ${cutoff} and last_ts >= ${cutoff}),
@@ -88,7 +97,7 @@ async function expireBlocks(sql: Sql, cutoff: Date, planName: string): Promise<n
         )
         select coalesce((select sum(n) from old), 0)::int - coalesce((select sum(n) from up), 0)::int as removed`
       return r.removed
-    }) as number
+    })) as number
   }
   return n
 }

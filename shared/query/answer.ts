@@ -12,7 +12,13 @@ import type { DataRecord } from './schema.js'
 import { spanPercentiles } from '../stats/percentiles.js'
 
 const iso = (d: Date) => d.toISOString()
-const AGG_WORD: Record<string, string> = { sum: 'total', avg: 'average', min: 'lowest reading', max: 'highest reading', count: 'number of observations' }
+const AGG_WORD: Record<string, string> = {
+  sum: 'total',
+  avg: 'average',
+  min: 'lowest reading',
+  max: 'highest reading',
+  count: 'number of observations',
+}
 
 /** The aggregation answered for a stat: the one asked for where it fits the kind, else the kind's default. */
 function aggFor(stat: StatRef, asked: ParsedIntent['agg']): 'sum' | 'avg' | 'min' | 'max' | 'count' {
@@ -27,9 +33,24 @@ function valueOf(s: Summary, agg: 'sum' | 'avg' | 'min' | 'max' | 'count'): numb
   return agg === 'min' ? s.min : agg === 'max' ? s.max : s.value
 }
 
-function retrieved(stat: StatRef, agg: string, period: 'window' | 'compare_to' | 'context', span: Span, s: Summary, value: number | null): DataRecord {
+function retrieved(
+  stat: StatRef,
+  agg: string,
+  period: 'window' | 'compare_to' | 'context',
+  span: Span,
+  s: Summary,
+  value: number | null,
+): DataRecord {
   return {
-    type: 'retrieved', stat: stat.name, stat_kind: stat.kind, agg, period, from: iso(span.from), to: iso(span.to), value, n: s.n,
+    type: 'retrieved',
+    stat: stat.name,
+    stat_kind: stat.kind,
+    agg,
+    period,
+    from: iso(span.from),
+    to: iso(span.to),
+    value,
+    n: s.n,
     ...(stat.kind === 'gauge' && s.n && agg === 'avg' ? { min: s.min!, max: s.max! } : {}),
   }
 }
@@ -68,11 +89,13 @@ export async function aggregateAnswer(sql: Db, intent: ParsedIntent): Promise<Dr
       continue
     }
     d.record(retrieved(stat, agg, 'window', w, s, value))
-    const note = stat.kind === 'gauge' && (intent.agg === 'sum') ? ` (${name} is a gauge, so this is its average)` : ''
+    const note = stat.kind === 'gauge' && intent.agg === 'sum' ? ` (${name} is a gauge, so this is its average)` : ''
     if (agg === 'count') parts.push(`${name} recorded ${d.num(s.n, `observations of ${name}`)} observations ${p}.`)
     else if (agg === 'sum') parts.push(`${name} totalled ${d.num(value, `total of ${name}`)} ${p}.`)
     else if (agg === 'avg') {
-      parts.push(`${name} averaged ${d.num(value, `average of ${name}`)} ${p}${note} (lowest ${d.num(s.min!, `lowest reading of ${name}`)}, highest ${d.num(s.max!, `highest reading of ${name}`)}, ${d.num(s.n, `readings of ${name}`)} readings).`)
+      parts.push(
+        `${name} averaged ${d.num(value, `average of ${name}`)} ${p}${note} (lowest ${d.num(s.min!, `lowest reading of ${name}`)}, highest ${d.num(s.max!, `highest reading of ${name}`)}, ${d.num(s.n, `readings of ${name}`)} readings).`,
+      )
     } else parts.push(`The ${AGG_WORD[agg]} of ${name} ${p} was ${d.num(value, `${AGG_WORD[agg]} of ${name}`)}.`)
   }
   d.text = parts.join(' ')
@@ -99,19 +122,39 @@ export async function percentileAnswer(sql: Db, intent: ParsedIntent): Promise<D
     const s = sums.get(stat.id)!
     const name = d.stat(stat.name, stat.kind)
     const p = d.period(w.label)
-    const values = s.n ? await spanPercentiles(sql, stat.id, w.from, w.to, ps.map((x) => ({ key: `p${x}`, q: x / 100 }))) : null
+    const values = s.n
+      ? await spanPercentiles(
+          sql,
+          stat.id,
+          w.from,
+          w.to,
+          ps.map((x) => ({ key: `p${x}`, q: x / 100 })),
+        )
+      : null
     if (!values) {
       parts.push(`${name} has no readings ${p}.`)
       continue
     }
     const shown = ps.map((x, i) => {
-      d.record({ type: 'retrieved', stat: stat.name, stat_kind: stat.kind, agg: `p${x}`, period: 'window', from: iso(w.from), to: iso(w.to), value: values[i], n: s.n })
+      d.record({
+        type: 'retrieved',
+        stat: stat.name,
+        stat_kind: stat.kind,
+        agg: `p${x}`,
+        period: 'window',
+        from: iso(w.from),
+        to: iso(w.to),
+        value: values[i],
+        n: s.n,
+      })
       return { word: percentileWord(x), value: d.num(values[i], `the ${percentileWord(x)} of ${name}`) }
     })
     const readings = `${d.num(s.n, `readings of ${name}`)} readings`
-    parts.push(shown.length === 1
-      ? `The ${shown[0].word} of ${name} ${p} was ${shown[0].value} (${readings}).`
-      : `${name} ${p}: ${shown.map((x) => `${x.word} ${x.value}`).join(', ')} (${readings}).`)
+    parts.push(
+      shown.length === 1
+        ? `The ${shown[0].word} of ${name} ${p} was ${shown[0].value} (${readings}).`
+        : `${name} ${p}: ${shown.map((x) => `${x.word} ${x.value}`).join(', ')} (${readings}).`,
+    )
   }
   // Sketch values are within one percent of the exact ones; said once, in words (a digit here would be a claim).
   if (sketched && d.data.length) parts.push('Percentiles over an hour or more come from sketches, within one percent of exact.')
@@ -141,8 +184,10 @@ export async function compareAnswer(sql: Db, intent: ParsedIntent): Promise<Draf
   const zeroB = vb === null && stat.kind === 'counter'
   if ((va === null && !zeroA) || (vb === null && !zeroB) || (zeroA && zeroB)) {
     d.source = 'template'
-    d.text = zeroA && zeroB ? `No ${name} were recorded ${pw} or ${pc}, so there is nothing to compare.`
-      : `${name} has no readings ${va === null ? pw : pc}, so the two periods cannot be compared.`
+    d.text =
+      zeroA && zeroB
+        ? `No ${name} were recorded ${pw} or ${pc}, so there is nothing to compare.`
+        : `${name} has no readings ${va === null ? pw : pc}, so the two periods cannot be compared.`
     return d
   }
   const x = va ?? 0
@@ -155,7 +200,10 @@ export async function compareAnswer(sql: Db, intent: ParsedIntent): Promise<Draf
   if (y !== 0) {
     const pct = (diff / Math.abs(y)) * 100
     d.record({ type: 'derived', agg: 'pct_change', of: [ia, ib], value: pct })
-    change = diff === 0 ? ', unchanged' : `, ${diff > 0 ? 'up' : 'down'} ${d.num(Math.abs(diff), 'the size of the change')} (${d.num(pct, 'the percentage change', { percent: true, signed: true })})`
+    change =
+      diff === 0
+        ? ', unchanged'
+        : `, ${diff > 0 ? 'up' : 'down'} ${d.num(Math.abs(diff), 'the size of the change')} (${d.num(pct, 'the percentage change', { percent: true, signed: true })})`
   } else {
     change = `, up ${d.num(diff, 'the size of the change')} from nothing (no percentage change from zero)`
   }
@@ -186,10 +234,12 @@ export async function rankAnswer(sql: Db, intent: ParsedIntent, top = 3): Promis
     const c = intent.compareTo!
     const pc = d.period(c.label)
     const [a, b] = await Promise.all([summarise(sql, pool, w), summarise(sql, pool, c)])
-    const rows = pool.map((s) => {
-      const agg = aggFor(s, null)
-      return { s, agg, sa: a.get(s.id)!, sb: b.get(s.id)!, x: valueOf(a.get(s.id)!, agg), y: valueOf(b.get(s.id)!, agg) }
-    }).filter((r) => r.y !== null && r.y !== 0 && (r.x !== null || r.s.kind === 'counter'))
+    const rows = pool
+      .map((s) => {
+        const agg = aggFor(s, null)
+        return { s, agg, sa: a.get(s.id)!, sb: b.get(s.id)!, x: valueOf(a.get(s.id)!, agg), y: valueOf(b.get(s.id)!, agg) }
+      })
+      .filter((r) => r.y !== null && r.y !== 0 && (r.x !== null || r.s.kind === 'counter'))
       .map((r) => ({ ...r, x: r.x ?? 0, pct: (((r.x ?? 0) - r.y!) / Math.abs(r.y!)) * 100 }))
       .sort((l, r) => (desc ? r.pct - l.pct : l.pct - r.pct) || l.s.name.localeCompare(r.s.name))
     const best = rows[0]
@@ -198,19 +248,29 @@ export async function rankAnswer(sql: Db, intent: ParsedIntent, top = 3): Promis
       d.text = `None of your ${kindWord} ${desc ? 'grew' : 'fell'} ${p} compared with ${pc}.`
       return d
     }
-    const parts = rows.slice(0, top).filter((r) => (desc ? r.pct > 0 : r.pct < 0)).map((r) => {
-      const ia = d.record(retrieved(r.s, r.agg, 'window', w, r.sa, r.x))
-      const ib = d.record(retrieved(r.s, r.agg, 'compare_to', c, r.sb, r.y!))
-      d.record({ type: 'derived', agg: 'pct_change', of: [ia, ib], value: r.pct })
-      return { name: d.stat(r.s.name, r.s.kind), x: d.num(r.x, 'value in the first period'), y: d.num(r.y!, 'value in the second period'), pct: d.num(r.pct, 'percentage change', { percent: true, signed: true }) }
-    })
+    const parts = rows
+      .slice(0, top)
+      .filter((r) => (desc ? r.pct > 0 : r.pct < 0))
+      .map((r) => {
+        const ia = d.record(retrieved(r.s, r.agg, 'window', w, r.sa, r.x))
+        const ib = d.record(retrieved(r.s, r.agg, 'compare_to', c, r.sb, r.y!))
+        d.record({ type: 'derived', agg: 'pct_change', of: [ia, ib], value: r.pct })
+        return {
+          name: d.stat(r.s.name, r.s.kind),
+          x: d.num(r.x, 'value in the first period'),
+          y: d.num(r.y!, 'value in the second period'),
+          pct: d.num(r.pct, 'percentage change', { percent: true, signed: true }),
+        }
+      })
     const [first, ...others] = parts
-    d.text = `Comparing ${p} with ${pc}, ${first.name} ${desc ? 'grew' : 'fell'} most: from ${first.y} to ${first.x} (${first.pct}).`
-      + (others.length ? ` Next: ${others.map((o) => `${o.name} (${o.pct})`).join(', ')}.` : '')
+    d.text =
+      `Comparing ${p} with ${pc}, ${first.name} ${desc ? 'grew' : 'fell'} most: from ${first.y} to ${first.x} (${first.pct}).` +
+      (others.length ? ` Next: ${others.map((o) => `${o.name} (${o.pct})`).join(', ')}.` : '')
     return d
   }
   const sums = await summarise(sql, pool, w)
-  const rows = pool.map((s) => ({ s, sum: sums.get(s.id)!, v: valueOf(sums.get(s.id)!, aggFor(s, intent.agg)) }))
+  const rows = pool
+    .map((s) => ({ s, sum: sums.get(s.id)!, v: valueOf(sums.get(s.id)!, aggFor(s, intent.agg)) }))
     .filter((r) => r.v !== null)
     .sort((l, r) => (desc ? r.v! - l.v! : l.v! - r.v!) || l.s.name.localeCompare(r.s.name))
   if (!rows.length) {
@@ -224,8 +284,9 @@ export async function rankAnswer(sql: Db, intent: ParsedIntent, top = 3): Promis
     return { name: d.stat(r.s.name, r.s.kind), v: d.num(r.v!, `${what} of a stat`) }
   })
   const [first, ...others] = parts
-  d.text = `Of your ${kindWord}, ${first.name} had the ${desc ? 'highest' : 'lowest'} ${what} ${p}: ${first.v}.`
-    + (others.length ? ` Next: ${others.map((o) => `${o.name} (${o.v})`).join(', ')}.` : '')
+  d.text =
+    `Of your ${kindWord}, ${first.name} had the ${desc ? 'highest' : 'lowest'} ${what} ${p}: ${first.v}.` +
+    (others.length ? ` Next: ${others.map((o) => `${o.name} (${o.v})`).join(', ')}.` : '')
   return d
 }
 
@@ -247,16 +308,29 @@ export async function peakAnswer(sql: Db, intent: ParsedIntent): Promise<Draft> 
     return d
   }
   const score = (s: (typeof pool)[number]) => (stat.kind === 'counter' ? s.value : desc ? s.max : s.min)
-  const best = pool.reduce((a, b) => (desc ? score(b) > score(a) : score(b) < score(a)) ? b : a)
+  const best = pool.reduce((a, b) => ((desc ? score(b) > score(a) : score(b) < score(a)) ? b : a))
   const value = score(best)
   const agg = stat.kind === 'counter' ? 'sum' : desc ? 'max' : 'min'
-  d.record({ type: 'retrieved', stat: stat.name, stat_kind: stat.kind, agg, period: 'window', from: iso(w.from), to: iso(w.to), t: best.t, bucket_seconds: slot, value, n: best.n })
+  d.record({
+    type: 'retrieved',
+    stat: stat.name,
+    stat_kind: stat.kind,
+    agg,
+    period: 'window',
+    from: iso(w.from),
+    to: iso(w.to),
+    t: best.t,
+    bucket_seconds: slot,
+    value,
+    n: best.n,
+  })
   const unit = slot === 60 ? 'minute' : slot === 3_600 ? 'hour' : 'day'
   const when = slot === 86_400 ? `on ${d.time(best.t, false)}` : `in the ${unit} starting ${d.time(best.t)}`
   const v = d.num(value, stat.kind === 'counter' ? `the ${unit}'s total` : `the ${desc ? 'highest' : 'lowest'} reading`)
-  d.text = stat.kind === 'counter'
-    ? `${name} ${desc ? 'peaked' : 'was lowest'} ${when} with ${v}, its ${desc ? 'busiest' : 'quietest'} ${unit} ${p}.`
-    : `${name} ${desc ? 'peaked' : 'was lowest'} ${when} with a reading of ${v}, its ${desc ? 'highest' : 'lowest'} ${p}.`
+  d.text =
+    stat.kind === 'counter'
+      ? `${name} ${desc ? 'peaked' : 'was lowest'} ${when} with ${v}, its ${desc ? 'busiest' : 'quietest'} ${unit} ${p}.`
+      : `${name} ${desc ? 'peaked' : 'was lowest'} ${when} with a reading of ${v}, its ${desc ? 'highest' : 'lowest'} ${p}.`
   return d
 }
 
@@ -283,7 +357,8 @@ export async function breakdownAnswer(sql: Db, intent: ParsedIntent, listUpTo = 
   for (let t = clock.slotStart(fromS, slot); t < toS; t = clock.nextSlot(t, slot)) {
     const s = got.get(t)
     if (s) buckets.push(s)
-    else if (stat.kind === 'counter') buckets.push({ t, value: 0, min: 0, max: 0, n: 0, complete: t >= fromS && clock.nextSlot(t, slot) <= toS })
+    else if (stat.kind === 'counter')
+      buckets.push({ t, value: 0, min: 0, max: 0, n: 0, complete: t >= fromS && clock.nextSlot(t, slot) <= toS })
   }
   if (!buckets.some((b) => b.n > 0)) {
     d.source = 'template'
@@ -292,11 +367,22 @@ export async function breakdownAnswer(sql: Db, intent: ParsedIntent, listUpTo = 
   }
   const agg = intent.agg === 'min' || intent.agg === 'max' ? intent.agg : stat.kind === 'counter' ? 'sum' : 'avg'
   const pick = (b: (typeof buckets)[number]) => (agg === 'min' ? b.min : agg === 'max' ? b.max : b.value)
-  const idx = buckets.map((b) => d.record({
-    type: 'retrieved', stat: stat.name, stat_kind: stat.kind, agg, period: 'window',
-    from: iso(new Date(Math.max(b.t, fromS) * 1000)), to: iso(new Date(Math.min(clock.nextSlot(b.t, slot), toS) * 1000)), t: b.t, bucket_seconds: slot, value: pick(b), n: b.n,
-    ...(agg === 'avg' ? { min: b.min, max: b.max } : {}),
-  }))
+  const idx = buckets.map((b) =>
+    d.record({
+      type: 'retrieved',
+      stat: stat.name,
+      stat_kind: stat.kind,
+      agg,
+      period: 'window',
+      from: iso(new Date(Math.max(b.t, fromS) * 1000)),
+      to: iso(new Date(Math.min(clock.nextSlot(b.t, slot), toS) * 1000)),
+      t: b.t,
+      bucket_seconds: slot,
+      value: pick(b),
+      n: b.n,
+      ...(agg === 'avg' ? { min: b.min, max: b.max } : {}),
+    }),
+  )
   const label = (b: (typeof buckets)[number]) => `${d.time(b.t, slot === 3_600)}${b.complete ? '' : ' (part)'}`
   const what = agg === 'sum' ? '' : ` (${AGG_WORD[agg]} of each ${unit})`
   if (buckets.length <= listUpTo) {

@@ -58,24 +58,34 @@ function declineDraft(i: ParsedIntent, stats: StatRef[]): Draft {
     d.text = `${of} ${asked.length > 1 ? 'are counters' : 'is a counter'}, so I can't give a percentile: only gauges have percentiles (a counter's values are counts, added up). I can give ${asked.length > 1 ? 'each' : 'its'} total, a comparison of two periods, a breakdown by hour or day, or when it peaked.`
   } else if (i.unsupported) d.text = `I can't answer that: ${i.reason}.`
   // The period's own words are not repeated (they may hold digits no data grounds).
-  else if (i.unreadPeriod) d.text = 'I couldn\'t read the period in this question. I understand periods such as today, yesterday, the last 6 hours, this or last week or month, since Monday, on a date, or between two dates (in your account\'s time zone).'
+  else if (i.unreadPeriod)
+    d.text =
+      "I couldn't read the period in this question. I understand periods such as today, yesterday, the last 6 hours, this or last week or month, since Monday, on a date, or between two dates (in your account's time zone)."
   else if (!stats.length) d.text = 'This account has no stats yet, so there is nothing to answer from.'
   // The question's own words are not repeated: they could carry digits that no data grounds.
-  else if (names.length && i.unlike) d.text = `None of your stats is named like that, so I won't guess. Your ${stats.filter((s) => names.includes(s.name)).every((s) => s.kind === 'counter') ? 'counters' : 'stats'} include ${list}.`
-  else if (names.length && i.reason?.startsWith('no stat is named')) d.text = `None of your stats is named like that, so I won't guess. The closest by name are ${list}.`
+  else if (names.length && i.unlike)
+    d.text = `None of your stats is named like that, so I won't guess. Your ${stats.filter((s) => names.includes(s.name)).every((s) => s.kind === 'counter') ? 'counters' : 'stats'} include ${list}.`
+  else if (names.length && i.reason?.startsWith('no stat is named'))
+    d.text = `None of your stats is named like that, so I won't guess. The closest by name are ${list}.`
   else if (names.length) d.text = `I'm not sure which stat you mean, so I won't guess. Did you mean ${list}?`
-  else d.text = 'I couldn\'t match this question to any of your stats, so I won\'t guess an answer.'
+  else d.text = "I couldn't match this question to any of your stats, so I won't guess an answer."
   return d
 }
 
 async function draftFor(sql: Db, i: ParsedIntent, stats: StatRef[]): Promise<Draft> {
   switch (i.op) {
-    case 'aggregate': return i.agg === 'percentile' ? percentileAnswer(sql, i) : aggregateAnswer(sql, i)
-    case 'compare': return compareAnswer(sql, i)
-    case 'rank': return rankAnswer(sql, i)
-    case 'peak': return peakAnswer(sql, i)
-    case 'breakdown': return breakdownAnswer(sql, i)
-    default: return declineDraft(i, stats)
+    case 'aggregate':
+      return i.agg === 'percentile' ? percentileAnswer(sql, i) : aggregateAnswer(sql, i)
+    case 'compare':
+      return compareAnswer(sql, i)
+    case 'rank':
+      return rankAnswer(sql, i)
+    case 'peak':
+      return peakAnswer(sql, i)
+    case 'breakdown':
+      return breakdownAnswer(sql, i)
+    default:
+      return declineDraft(i, stats)
   }
 }
 
@@ -101,7 +111,11 @@ export async function answerQuestion(deps: QueryDeps, accountId: string, body: Q
   const checked = describeVerdict(verdict)
   const llm = deps.config.queryLlm
   if (!llm || draft.source === 'template') return { ...deterministic, verifier: checked }
-  if (body.residency === 'us') return { ...deterministic, verifier: `${checked}; model not used: residency "us" is not available yet, so the deterministic engine answered` }
+  if (body.residency === 'us')
+    return {
+      ...deterministic,
+      verifier: `${checked}; model not used: residency "us" is not available yet, so the deterministic engine answered`,
+    }
 
   const narration = await narrate(llm, draft)
   let refused: string

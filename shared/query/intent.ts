@@ -44,11 +44,13 @@ export interface ParsedIntent {
 
 const has = (re: RegExp, s: string) => re.test(s)
 const sameSpan = (a: Span, b: Span) => a.from.getTime() === b.from.getTime() && a.to.getTime() === b.to.getTime()
-const UNSUPPORTED = /\b(forecast|predict(ed|ion)?|projection|will (there|we|it|be)|expect(ed)? to|why|cause[ds]?|reason|explain|correlat\w*|anomal\w*)\b/
+const UNSUPPORTED =
+  /\b(forecast|predict(ed|ion)?|projection|will (there|we|it|be)|expect(ed)? to|why|cause[ds]?|reason|explain|correlat\w*|anomal\w*)\b/
 const CHANGE_UP = /\b(grew|grow[ns]?|growth|increas\w*|rose|rise[ns]?|gain\w*|jump\w*|climb\w*|(go|goes|went|gone|is|was|are|were) up)\b/
 const CHANGE_DOWN = /\b(drop\w*|fell|fall\w*|declin\w*|decreas\w*|shr[ai]nk\w*|(go|goes|went|gone|is|was|are|were) down)\b/
 const CHANGE = /\b(chang\w*|mov(ed|ers?)|trend\w*|differ\w*|delta)\b/
-const UNREAD_TIME = /\b(?:19|20)\d\d\b|\b(ago|weekends?|ytd|q[1-4]|h[12]|years?|months?|weeks?|days?|hours?|minutes?|mins?|night|tonight|morning|evening|afternoon|noon|midnight|jan(uary)?|feb(ruary)?|march|april|june|july|aug(ust)?|sept?(ember)?|oct(ober)?|nov(ember)?|dec(ember)?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|\d{1,2}(am|pm)|\d{1,2}:\d\d|\d{1,2}\/\d{1,2})\b/
+const UNREAD_TIME =
+  /\b(?:19|20)\d\d\b|\b(ago|weekends?|ytd|q[1-4]|h[12]|years?|months?|weeks?|days?|hours?|minutes?|mins?|night|tonight|morning|evening|afternoon|noon|midnight|jan(uary)?|feb(ruary)?|march|april|june|july|aug(ust)?|sept?(ember)?|oct(ober)?|nov(ember)?|dec(ember)?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|\d{1,2}(am|pm)|\d{1,2}:\d\d|\d{1,2}\/\d{1,2})\b/
 // Percentiles of gauges (decision 20), read from the stats' percentile reader: asked for, they are answered or
 // declined (a counter), never read as an average.
 const PERCENTILE = /\b(p\d{1,2}(?:\.\d+)?|tp\d{2}|\d{1,2}(?:st|nd|rd|th) percentile|percentiles?|median|quantiles?)\b/
@@ -68,7 +70,13 @@ export function percentilesOf(word: string): number[] {
 
 /** The aggregation a question asks for, or null (the stat's kind decides). */
 function aggOf(q: string): Agg | null {
-  if (has(/\bhow many (points|readings|observations|samples|data points|measurements|writes)\b|\bnumber of (points|readings|observations|samples|measurements)\b/, q)) return 'count'
+  if (
+    has(
+      /\bhow many (points|readings|observations|samples|data points|measurements|writes)\b|\bnumber of (points|readings|observations|samples|measurements)\b/,
+      q,
+    )
+  )
+    return 'count'
   if (has(/\b(latest|current(ly)?|right now|most recent|last (value|reading|known)|now)\b/, q)) return 'last'
   if (has(/\b(average|avg|mean|typical)\b/, q)) return 'avg'
   if (has(/\b(min|minimum|lowest|smallest|least)\b/, q)) return 'min'
@@ -82,15 +90,32 @@ type Decline = (reason: string, extra?: Partial<ParsedIntent>) => ParsedIntent
 
 /** Reads a question against the account's stats at `now`, its periods in time zone `zone`. */
 export function parseIntent(question: string, stats: StatRef[], now: Date, zone = 'UTC'): ParsedIntent {
-  const q = question.toLowerCase().replace(/[’‘`]/g, "'").replace(/[?!,;"()]/g, ' ').replace(/\s+/g, ' ').trim()
+  const q = question
+    .toLowerCase()
+    .replace(/[’‘`]/g, "'")
+    .replace(/[?!,;"()]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
   const periods = findPeriods(q, now, zone)
   let rest = q
   for (const p of [...periods].reverse()) rest = rest.slice(0, p.start) + ' ' + rest.slice(p.end)
-  const none: Decline = (reason, extra = {}) =>
-    ({ op: 'unknown', agg: null, stats: [], window: periods[0] ?? null, matched: [], reason, ...extra })
+  const none: Decline = (reason, extra = {}) => ({
+    op: 'unknown',
+    agg: null,
+    stats: [],
+    window: periods[0] ?? null,
+    matched: [],
+    reason,
+    ...extra,
+  })
 
-  if (periods.some((p) => p.future)) return none('the question is about a period that has not happened yet; answers come only from recorded data', { unsupported: true })
-  if (has(UNSUPPORTED, rest)) return none('forecasts, causes and explanations are outside what this engine answers; it reports totals, averages, minima, maxima, latest values, comparisons, rankings and peaks', { unsupported: true })
+  if (periods.some((p) => p.future))
+    return none('the question is about a period that has not happened yet; answers come only from recorded data', { unsupported: true })
+  if (has(UNSUPPORTED, rest))
+    return none(
+      'forecasts, causes and explanations are outside what this engine answers; it reports totals, averages, minima, maxima, latest values, comparisons, rankings and peaks',
+      { unsupported: true },
+    )
 
   const { matches, leftover } = findNamedStats(rest, stats)
   const unread = unreadTime(rest, matches)
@@ -103,18 +128,28 @@ export function parseIntent(question: string, stats: StatRef[], now: Date, zone 
   const { found, candidates, pctAsked } = chosen
   // "signups from germany": a stat is answered as a whole, so a breakdown asked for is declined, not ignored.
   const filter = found[0].how !== 'fuzzy' && leftover.length ? filterAsked(rest, leftover) : null
-  if (filter) return none(`stats have no breakdown to filter by ("${filter}"); answers are for a stat as a whole`, { candidates: found.map((m) => m.stat.name), unsupported: true })
+  if (filter)
+    return none(`stats have no breakdown to filter by ("${filter}"); answers are for a stat as a whole`, {
+      candidates: found.map((m) => m.stat.name),
+      unsupported: true,
+    })
   const asked: Asked = {
     // Op words are read without the stat names, so that a stat called "uptime.drops" asks nothing.
     rest: found.reduce((r, m) => r.replace(m.phrase.toLowerCase(), ' '), rest),
-    periods, window, now, none,
+    periods,
+    window,
+    now,
+    none,
     base: { stats: found.map((m) => m.stat), matched: found, candidates: found[0].how === 'fuzzy' ? candidates : undefined },
   }
   const breakdown = BREAKDOWN.exec(rest)
   const breakdownOther = BREAKDOWN_OTHER.exec(rest)
   if (pctAsked) return percentileIntent(asked, pctAsked, !!(breakdown || breakdownOther))
   if (breakdownOther && !breakdown) {
-    return none(`a breakdown is by hour or by day ("${breakdownOther[0]}" is not one this engine gives)`, { candidates: asked.base.stats.map((s) => s.name), unsupported: true })
+    return none(`a breakdown is by hour or by day ("${breakdownOther[0]}" is not one this engine gives)`, {
+      candidates: asked.base.stats.map((s) => s.name),
+      unsupported: true,
+    })
   }
   if (breakdown) return breakdownIntent(asked, breakdown)
   return peakIntent(asked) ?? compareIntent(asked) ?? aggregateIntent(asked)
@@ -132,10 +167,20 @@ function unreadTime(rest: string, matches: Match[]): string | null {
   return UNREAD_TIME.exec(timeLeft)?.[0] ?? null
 }
 
-const isRank = (rest: string) => has(/\bwhich (one|ones|stats?|metrics?|counters?|gauges?)\b|\b(top|biggest|largest) (\d+ )?(stats|metrics|movers|counters|gauges)\b|\b(stats|metrics|counters|gauges) (grew|rose|fell|dropped|changed|increased|decreased|were|was|had)\b|\brank\w*\b/, rest)
+const isRank = (rest: string) =>
+  has(
+    /\bwhich (one|ones|stats?|metrics?|counters?|gauges?)\b|\b(top|biggest|largest) (\d+ )?(stats|metrics|movers|counters|gauges)\b|\b(stats|metrics|counters|gauges) (grew|rose|fell|dropped|changed|increased|decreased|were|was|had)\b|\brank\w*\b/,
+    rest,
+  )
 
 /** A rank of the account's stats (of one kind where asked or implied), by a total, an average or the change. */
-function rankIntent(rest: string, stats: StatRef[], periods: FoundPeriod[], window: ReturnType<typeof defaultPeriod> | FoundPeriod, none: Decline): ParsedIntent {
+function rankIntent(
+  rest: string,
+  stats: StatRef[],
+  periods: FoundPeriod[],
+  window: ReturnType<typeof defaultPeriod> | FoundPeriod,
+  none: Decline,
+): ParsedIntent {
   const kindFilter = has(/\bgauges?\b/, rest) ? 'gauge' : has(/\bcounters?\b/, rest) ? 'counter' : null
   const byChange = has(CHANGE_UP, rest) || has(CHANGE_DOWN, rest) || has(CHANGE, rest)
   const order = byChange ? (has(CHANGE_DOWN, rest) || has(LOW, rest) ? 'asc' : 'desc') : has(LOW, rest) ? 'asc' : 'desc'
@@ -153,7 +198,14 @@ function rankIntent(rest: string, stats: StatRef[], periods: FoundPeriod[], wind
  * the percentile word asked, if any. A decline where no stat matches, with the candidates and the question
  * asked again about each.
  */
-function chooseStats(q: string, rest: string, stats: StatRef[], matches: Match[], leftover: string[], none: Decline): ParsedIntent | { found: Match[]; candidates?: string[]; pctAsked?: string } {
+function chooseStats(
+  q: string,
+  rest: string,
+  stats: StatRef[],
+  matches: Match[],
+  leftover: string[],
+  none: Decline,
+): ParsedIntent | { found: Match[]; candidates?: string[]; pctAsked?: string } {
   if (matches.length) {
     let named = rest
     for (const m of matches) named = named.replace(m.phrase.toLowerCase(), ' ')
@@ -162,10 +214,12 @@ function chooseStats(q: string, rest: string, stats: StatRef[], matches: Match[]
   // The question asked again about each candidate, for the page's "Did you mean" links.
   const suggest = (words: string[], names: string[]) => {
     const set = new Set(words)
-    return names.map((n) => stats.find((s) => s.name === n)!).flatMap((s) => {
-      const query = rephrase(q, set, s)
-      return query ? [{ stat: s.name, query }] : []
-    })
+    return names
+      .map((n) => stats.find((s) => s.name === n)!)
+      .flatMap((s) => {
+        const query = rephrase(q, set, s)
+        return query ? [{ stat: s.name, query }] : []
+      })
   }
   const phrase = leftover.join(' ')
   if (!phrase) return none('the question names no stat', { candidates: stats.slice(0, 5).map((s) => s.name) })
@@ -177,14 +231,29 @@ function chooseStats(q: string, rest: string, stats: StatRef[], matches: Match[]
     const bare = without.length ? fuzzyMatch(without.join(' '), stats) : { match: null, candidates: [] }
     if (bare.match) return { found: [bare.match], candidates: bare.candidates, pctAsked: pct }
     if (bare.candidates.length) {
-      return none(`no stat matches "${without.join(' ')}" with confidence`, { candidates: bare.candidates, suggestions: suggest(leftover, bare.candidates) })
+      return none(`no stat matches "${without.join(' ')}" with confidence`, {
+        candidates: bare.candidates,
+        suggestions: suggest(leftover, bare.candidates),
+      })
     }
   }
   if (fuzzy.match) return { found: [fuzzy.match], candidates: fuzzy.candidates }
-  if (fuzzy.candidates.length) return none(`no stat matches "${phrase}" with confidence`, { candidates: fuzzy.candidates, suggestions: suggest(leftover, fuzzy.candidates) })
-  const wantsKind = /\b(how many|total|sum|count|number of)\b/.test(rest) ? 'counter' : /\b(average|avg|mean|typical)\b/.test(rest) ? 'gauge' : null
+  if (fuzzy.candidates.length)
+    return none(`no stat matches "${phrase}" with confidence`, {
+      candidates: fuzzy.candidates,
+      suggestions: suggest(leftover, fuzzy.candidates),
+    })
+  const wantsKind = /\b(how many|total|sum|count|number of)\b/.test(rest)
+    ? 'counter'
+    : /\b(average|avg|mean|typical)\b/.test(rest)
+      ? 'gauge'
+      : null
   const near = closestByName(phrase, stats, wantsKind)
-  return none(`no stat is named like "${phrase}"`, { candidates: near.names, suggestions: suggest(leftover, near.names), unlike: !near.similar })
+  return none(`no stat is named like "${phrase}"`, {
+    candidates: near.names,
+    suggestions: suggest(leftover, near.names),
+    unlike: !near.similar,
+  })
 }
 
 const percentileIn = (text: string) => PERCENTILE.exec(text)?.[0]
@@ -192,7 +261,11 @@ const percentileIn = (text: string) => PERCENTILE.exec(text)?.[0]
 /** A filter the question asks of a named stat ("from germany" of the words left over), which stats do not have. */
 function filterAsked(rest: string, leftover: string[]): string | null {
   const words = leftover.filter((w) => /^[a-z]+$/.test(w)).join('|')
-  const filter = words && new RegExp(`\\b(?:from|by|via|where|for|in|on|with|without|excluding|except|only|among) (?:the |a |an |our |my )?(?:${words})\\b`).exec(rest)
+  const filter =
+    words &&
+    new RegExp(`\\b(?:from|by|via|where|for|in|on|with|without|excluding|except|only|among) (?:the |a |an |our |my )?(?:${words})\\b`).exec(
+      rest,
+    )
   return filter ? filter[0] : null
 }
 
@@ -212,11 +285,25 @@ const COMPARE = /\b(compare[ds]?|comparing|comparison|vs\.?|versus|against|compa
 function percentileIntent({ rest, periods, window, none, base }: Asked, pctAsked: string, breakdown: boolean): ParsedIntent {
   const counters = base.stats.filter((s) => s.kind === 'counter')
   if (counters.length) {
-    return none('only gauges have percentiles (a counter\'s values are counts, added up)', { candidates: counters.map((s) => s.name), unsupported: true, percentile: true })
+    return none("only gauges have percentiles (a counter's values are counts, added up)", {
+      candidates: counters.map((s) => s.name),
+      unsupported: true,
+      percentile: true,
+    })
   }
-  if (breakdown || periods.length > 1 || has(COMPARE, rest)
-    || has(CHANGE_UP, rest) || has(CHANGE_DOWN, rest) || has(CHANGE, rest) || has(/\bwhen\b|\bwhat time\b|\bwhich (hour|day|minute)\b|\bbusiest\b|\bpeak\w*\b/, rest)) {
-    return none('percentiles are answered over one period at a time, not by hour or day, between two periods or as a peak: ask for each period on its own', { candidates: base.stats.map((s) => s.name), unsupported: true })
+  if (
+    breakdown ||
+    periods.length > 1 ||
+    has(COMPARE, rest) ||
+    has(CHANGE_UP, rest) ||
+    has(CHANGE_DOWN, rest) ||
+    has(CHANGE, rest) ||
+    has(/\bwhen\b|\bwhat time\b|\bwhich (hour|day|minute)\b|\bbusiest\b|\bpeak\w*\b/, rest)
+  ) {
+    return none(
+      'percentiles are answered over one period at a time, not by hour or day, between two periods or as a peak: ask for each period on its own',
+      { candidates: base.stats.map((s) => s.name), unsupported: true },
+    )
   }
   return { op: 'aggregate', agg: 'percentile', percentiles: percentilesOf(pctAsked), window, ...base }
 }
@@ -232,7 +319,10 @@ function breakdownIntent({ rest, periods, now, none, base }: Asked, breakdown: R
   const count = Math.ceil(w.to.getTime() / 1000 / bucket) - Math.floor(w.from.getTime() / 1000 / bucket)
   if (count > MAX_BREAKDOWN[bucket]) {
     // No digits in the reason: the answer repeats it, and every number in an answer must be grounded in data.
-    return none(`a breakdown by ${bucket === 3600 ? 'hour covers at most a week; ask by day' : 'day covers at most a quarter; ask for a shorter period'}${bucket === 3600 ? ' for a longer period' : ''}`, { candidates: named.map((s) => s.name), unsupported: true })
+    return none(
+      `a breakdown by ${bucket === 3600 ? 'hour covers at most a week; ask by day' : 'day covers at most a quarter; ask for a shorter period'}${bucket === 3600 ? ' for a longer period' : ''}`,
+      { candidates: named.map((s) => s.name), unsupported: true },
+    )
   }
   let agg = aggOf(rest)
   agg = named[0].kind === 'counter' ? 'sum' : agg === 'min' || agg === 'max' ? agg : 'avg'
@@ -243,7 +333,13 @@ function breakdownIntent({ rest, periods, now, none, base }: Asked, breakdown: R
 function peakIntent({ rest, window, none, base }: Asked): ParsedIntent | null {
   if (!has(/\bwhen\b|\bwhat time\b|\bwhich (hour|day|minute)\b|\bbusiest\b|\bquietest\b|\bpeak\w*\b|\bspik\w*\b/, rest)) return null
   if (base.stats.length > 1) return none('a peak is found for one stat at a time', { candidates: base.stats.map((s) => s.name) })
-  return { op: 'peak', agg: base.stats[0].kind === 'counter' ? 'sum' : has(LOW, rest) ? 'min' : 'max', order: has(LOW, rest) ? 'asc' : 'desc', window, ...base }
+  return {
+    op: 'peak',
+    agg: base.stats[0].kind === 'counter' ? 'sum' : has(LOW, rest) ? 'min' : 'max',
+    order: has(LOW, rest) ? 'asc' : 'desc',
+    window,
+    ...base,
+  }
 }
 
 /** One stat across two periods; null when the question neither compares nor asks a change. */
@@ -263,8 +359,17 @@ function compareIntent({ rest, periods, window, none, base }: Asked): ParsedInte
   if (running && (!second || sameSpan(second, running.whole))) {
     return { op: 'compare', agg, window, compareTo: window.previous(), context: running.whole, stretch: running.stretch, ...base }
   }
-  if (second?.sofar && sameSpan(window, second.sofar.whole)) { // asked the other way round: "last month with this month"
-    return { op: 'compare', agg, window: second.previous(), compareTo: second, context: second.sofar.whole, stretch: second.sofar.stretch, ...base }
+  if (second?.sofar && sameSpan(window, second.sofar.whole)) {
+    // asked the other way round: "last month with this month"
+    return {
+      op: 'compare',
+      agg,
+      window: second.previous(),
+      compareTo: second,
+      context: second.sofar.whole,
+      stretch: second.sofar.stretch,
+      ...base,
+    }
   }
   return { op: 'compare', agg, window, compareTo: second ?? window.previous(), ...base }
 }

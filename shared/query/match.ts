@@ -25,18 +25,25 @@ export const FUZZY_ACCEPT = 0.3
 export const FUZZY_MARGIN = 0.1
 
 // Words of the question's grammar: never part of a stat phrase left over for fuzzy matching.
-const GRAMMAR = new Set(`a about across all am an and any are as at average avg be been between biggest busiest by can change changed changes
+const GRAMMAR = new Set(
+  `a about across all am an and any are as at average avg be been between biggest busiest by can change changed changes
 compare compared comparing comparison could count counts current currently data day days decline declined decrease decreased did do does down
 drop dropped during each ever every fall fell few fewest for from get gets give got grew grow growth had has have high higher highest hour hours how
 i in increase increased is it its just largest last latest least level low lower lowest many max maximum me mean median min minimum minute minutes
 month months most much my now number numbers of on or our over past peak peaked peaks per period please point points previous reading readings
 recent right rise rose see shift show shrank since smallest so spike spiked stat stats metric metrics sum tell than that the their there these this
 those time times to today top total totals up us value values versus vs was we week weeks were what whats when where which did while with
-year years yesterday you your hi hey ok okay quarter quietest observations samples went go going hourly daily per each every breakdown`.split(/\s+/))
+year years yesterday you your hi hey ok okay quarter quietest observations samples went go going hourly daily per each every breakdown`.split(
+    /\s+/,
+  ),
+)
 
 /** Lower-case tokens of a name or question (separators: space, dot, underscore, hyphen, slash). */
 export function tokens(text: string): string[] {
-  return text.toLowerCase().split(/[^a-z0-9%]+/).filter(Boolean)
+  return text
+    .toLowerCase()
+    .split(/[^a-z0-9%]+/)
+    .filter(Boolean)
 }
 
 /** The comparison form of a token: a trailing plural "s" dropped. */
@@ -89,9 +96,15 @@ const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
  */
 export function fuzzyMatch(phrase: string, stats: StatRef[]): { match: Match | null; candidates: string[] } {
   if (!phrase || !stats.length) return { match: null, candidates: [] }
-  const fuse = new Fuse(stats.map((s) => ({ s, name: s.name, words: tokens(s.name).join(' ') })), {
-    keys: ['name', 'words'], includeScore: true, ignoreLocation: true, threshold: 0.5,
-  })
+  const fuse = new Fuse(
+    stats.map((s) => ({ s, name: s.name, words: tokens(s.name).join(' ') })),
+    {
+      keys: ['name', 'words'],
+      includeScore: true,
+      ignoreLocation: true,
+      threshold: 0.5,
+    },
+  )
   const results = fuse.search(phrase).filter((r) => r.score !== undefined)
   const best = results[0]
   const second = results[1]
@@ -114,8 +127,12 @@ function bigrams(text: string): Map<string, number> {
 
 /** Dice coefficient of two bigram bags: 0 (nothing shared) .. 1 (the same). */
 function dice(a: Map<string, number>, b: Map<string, number>): number {
-  let shared = 0, total = 0
-  for (const [g, n] of a) { shared += Math.min(n, b.get(g) ?? 0); total += n }
+  let shared = 0,
+    total = 0
+  for (const [g, n] of a) {
+    shared += Math.min(n, b.get(g) ?? 0)
+    total += n
+  }
   for (const n of b.values()) total += n
   return total ? (2 * shared) / total : 0
 }
@@ -126,9 +143,15 @@ function dice(a: Map<string, number>, b: Map<string, number>): number {
  * implies first ("how many" asks of counters), then by name. `similar` is false when no stat shares
  * anything with the phrase: then they are only the account's stats of that kind, and the answer says so.
  */
-export function closestByName(phrase: string, stats: StatRef[], kind: StatRef['kind'] | null, n = 3): { names: string[]; similar: boolean } {
+export function closestByName(
+  phrase: string,
+  stats: StatRef[],
+  kind: StatRef['kind'] | null,
+  n = 3,
+): { names: string[]; similar: boolean } {
   const p = bigrams(phrase)
-  const scored = stats.map((s) => ({ s, score: dice(p, bigrams(s.name)) }))
+  const scored = stats
+    .map((s) => ({ s, score: dice(p, bigrams(s.name)) }))
     .sort((a, b) => Number(b.s.kind === kind) - Number(a.s.kind === kind) || b.score - a.score || a.s.name.localeCompare(b.s.name))
   const top = scored.slice(0, n)
   return { names: top.map((x) => x.s.name), similar: top.some((x) => x.score >= 0.2) }

@@ -11,14 +11,15 @@ export type Narration = { ok: true; sentence: string } | { ok: false; reason: st
 type LlmConfig = NonNullable<Config['queryLlm']>
 
 const SYSTEM = [
-  'You reword short factual answers about a user\'s metrics so that they read naturally, in one or two sentences.',
+  "You reword short factual answers about a user's metrics so that they read naturally, in one or two sentences.",
   'Every stat name, period, time and number is a placeholder such as {{S1}}, {{P1}}, {{T1}} or {{V1}}.',
   'Rules: keep every {{V…}} placeholder exactly once or more; use only the placeholders given; never write a digit or a number in words;',
   'do not add facts, causes, advice or units; keep the meaning of every word such as up, down, highest, lowest.',
   'Reply with the reworded answer only.',
 ].join(' ')
 
-const NUMBER_WORDS = /\b(zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion|trillion|dozen|half|double|twice|triple|percent)\b/i
+const NUMBER_WORDS =
+  /\b(zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion|trillion|dozen|half|double|twice|triple|percent)\b/i
 
 /** Checks a model's sentence against the draft's placeholders; the reason it is refused, or null. */
 export function checkSentence(sentence: string, draft: Draft): string | null {
@@ -48,14 +49,26 @@ export async function narrate(llm: LlmConfig, draft: Draft): Promise<Narration> 
     res = await fetch(`${llm.baseUrl}/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(llm.apiKey ? { authorization: `Bearer ${llm.apiKey}` } : {}) },
-      body: JSON.stringify({ model: llm.model, temperature: 0, max_tokens: 300, messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: user }] }),
+      body: JSON.stringify({
+        model: llm.model,
+        temperature: 0,
+        max_tokens: 300,
+        messages: [
+          { role: 'system', content: SYSTEM },
+          { role: 'user', content: user },
+        ],
+      }),
       signal,
       redirect: 'error',
     })
     body = await res.text()
   } catch (err) {
     const e = err as Error
-    return { ok: false, reason: e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${llm.timeoutMs} ms` : `request failed (${e.message})` }
+    return {
+      ok: false,
+      reason:
+        e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${llm.timeoutMs} ms` : `request failed (${e.message})`,
+    }
   }
   if (!res.ok) return { ok: false, reason: `HTTP ${res.status}` }
   let content: unknown

@@ -42,13 +42,36 @@ export interface FoundPeriod extends Span {
 
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday']
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december']
-const MONTH_RE = '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)'
+const MONTH_RE =
+  '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)'
 const WEEKDAY_RE = '(mon|tue|wed|thu|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?'
 const WORD_NUMBERS: Record<string, number> = {
-  a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, eleven: 11, twelve: 12,
-  fifteen: 15, twenty: 20, thirty: 30, 'twenty four': 24, 'twenty-four': 24, 'forty eight': 48, 'forty-eight': 48, ninety: 90,
+  a: 1,
+  an: 1,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  fifteen: 15,
+  twenty: 20,
+  thirty: 30,
+  'twenty four': 24,
+  'twenty-four': 24,
+  'forty eight': 48,
+  'forty-eight': 48,
+  ninety: 90,
 }
-const NUM_RE = `(\\d{1,4}|${Object.keys(WORD_NUMBERS).sort((a, b) => b.length - a.length).join('|')})`
+const NUM_RE = `(\\d{1,4}|${Object.keys(WORD_NUMBERS)
+  .sort((a, b) => b.length - a.length)
+  .join('|')})`
 
 const isoDate = (d: Date) => d.toISOString().slice(0, 10)
 const hhmm = (d: Date) => d.toISOString().slice(11, 16)
@@ -63,24 +86,31 @@ const num = (s: string) => (/^\d/.test(s) ? Number(s) : WORD_NUMBERS[s.replace(/
 const unitMs = { minute: MINUTE, hour: HOUR, day: DAY, week: 7 * DAY } as const
 const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`
 /** "2026-11-16 to 2026-11-22" for a span of whole days (the end shown inclusive). */
-const days = (from: Date, to: Date) => (to.getTime() - from.getTime() <= DAY ? isoDate(from) : `${isoDate(from)} to ${isoDate(addDays(to, -1))}`)
+const days = (from: Date, to: Date) =>
+  to.getTime() - from.getTime() <= DAY ? isoDate(from) : `${isoDate(from)} to ${isoDate(addDays(to, -1))}`
 
 /** A calendar span; its natural previous period is the one of equal length just before it. */
 function span(tz: string, from: Date, to: Date, label: string, previous?: () => Span): Omit<FoundPeriod, 'start' | 'end'> {
-  const prev = previous ?? (() => {
-    // Whole minutes: a window running to now ends mid-minute, and windows start on a minute.
-    const len = Math.floor(to.getTime() / MINUTE) * MINUTE - from.getTime()
-    const f = new Date(from.getTime() - len)
-    const label = len % DAY === 0 && from.getTime() % DAY === 0 ? `the period before (${days(f, from)} ${tz})`
-      : len % HOUR === 0 ? `the ${describeLength(len)} before`
-      : `the same length of time before (${isoDate(f)} ${hhmm(f)} to ${isoDate(from)} ${hhmm(from)} ${tz})`
-    return { from: f, to: from, label }
-  })
+  const prev =
+    previous ??
+    (() => {
+      // Whole minutes: a window running to now ends mid-minute, and windows start on a minute.
+      const len = Math.floor(to.getTime() / MINUTE) * MINUTE - from.getTime()
+      const f = new Date(from.getTime() - len)
+      const label =
+        len % DAY === 0 && from.getTime() % DAY === 0
+          ? `the period before (${days(f, from)} ${tz})`
+          : len % HOUR === 0
+            ? `the ${describeLength(len)} before`
+            : `the same length of time before (${isoDate(f)} ${hhmm(f)} to ${isoDate(from)} ${hhmm(from)} ${tz})`
+      return { from: f, to: from, label }
+    })
   return { from, to, label, previous: prev }
 }
 
 const SHORT_DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat']
-const ordinal = (n: number) => `${n}${n % 10 === 1 && n !== 11 ? 'st' : n % 10 === 2 && n !== 12 ? 'nd' : n % 10 === 3 && n !== 13 ? 'rd' : 'th'}`
+const ordinal = (n: number) =>
+  `${n}${n % 10 === 1 && n !== 11 ? 'st' : n % 10 === 2 && n !== 12 ? 'nd' : n % 10 === 3 && n !== 13 ? 'rd' : 'th'}`
 
 /**
  * The elapsed stretch a running period shares with the same stretch of the one before, in words
@@ -88,9 +118,12 @@ const ordinal = (n: number) => `${n}${n % 10 === 1 && n !== 11 ? 'st' : n % 10 =
  * (this month running past the length of the last).
  */
 function stretchOf(tz: string, unit: string, from: Date, now: Date, pf: Date, prevTo: Date): string {
-  if (prevTo.getTime() - pf.getTime() < now.getTime() - from.getTime()) return `${isoDate(pf)} ${hhmm(pf)} to ${isoDate(prevTo)} ${hhmm(prevTo)} ${tz}, all of last ${unit}, against ${isoDate(from)} ${hhmm(from)} to ${isoDate(now)} ${hhmm(now)} ${tz}`
-  if (unit === 'week') return `${SHORT_DAYS[from.getUTCDay()]} ${hhmm(from)} to ${SHORT_DAYS[now.getUTCDay()]} ${hhmm(now)} ${tz} of each week`
-  if (unit === 'month') return `the ${ordinal(from.getUTCDate())} ${hhmm(from)} to the ${ordinal(now.getUTCDate())} ${hhmm(now)} ${tz} of each month`
+  if (prevTo.getTime() - pf.getTime() < now.getTime() - from.getTime())
+    return `${isoDate(pf)} ${hhmm(pf)} to ${isoDate(prevTo)} ${hhmm(prevTo)} ${tz}, all of last ${unit}, against ${isoDate(from)} ${hhmm(from)} to ${isoDate(now)} ${hhmm(now)} ${tz}`
+  if (unit === 'week')
+    return `${SHORT_DAYS[from.getUTCDay()]} ${hhmm(from)} to ${SHORT_DAYS[now.getUTCDay()]} ${hhmm(now)} ${tz} of each week`
+  if (unit === 'month')
+    return `the ${ordinal(from.getUTCDate())} ${hhmm(from)} to the ${ordinal(now.getUTCDate())} ${hhmm(now)} ${tz} of each month`
   const days = Math.floor((now.getTime() - from.getTime()) / DAY)
   return `the first ${days} days and ${hhmm(new Date(now.getTime() - days * DAY - from.getTime()))} hours of each ${unit}`
 }
@@ -103,7 +136,11 @@ function describeLength(ms: number): string {
 
 /** Reads one absolute date ("2026-11-20", "nov 20", "20 november 2026", "11/20"); null when it is not one. */
 export function parseDate(text: string, now: Date): Date | null {
-  const t = text.trim().replace(/(\d)(st|nd|rd|th)\b/g, '$1').replace(/,/g, ' ').replace(/\s+/g, ' ')
+  const t = text
+    .trim()
+    .replace(/(\d)(st|nd|rd|th)\b/g, '$1')
+    .replace(/,/g, ' ')
+    .replace(/\s+/g, ' ')
   let m = /^(\d{4})-(\d{1,2})-(\d{1,2})$/.exec(t)
   if (m) return valid(Number(m[1]), Number(m[2]) - 1, Number(m[3]))
   m = new RegExp(`^${MONTH_RE} (\\d{1,2})(?: (\\d{4}))?$`).exec(t)
@@ -179,7 +216,14 @@ const RULES: Rule[] = [
       const from = new Date(day.getTime() + a.minutes * MINUTE)
       const to = new Date(day.getTime() + end * MINUTE)
       const label = `${dayLabel} between ${hhmm(from)} and ${end === 24 * 60 ? '24:00' : hhmm(to)} ${tz}`
-      return { ...span(tz, from, to, label, () => ({ from: addDays(from, -1), to: addDays(to, -1), label: `the same hours the day before (${isoDate(addDays(from, -1))})` })), future: from > now }
+      return {
+        ...span(tz, from, to, label, () => ({
+          from: addDays(from, -1),
+          to: addDays(to, -1),
+          label: `the same hours the day before (${isoDate(addDays(from, -1))})`,
+        })),
+        future: from > now,
+      }
     },
   },
   {
@@ -197,17 +241,29 @@ const RULES: Rule[] = [
   {
     // last/past/previous N units, "the last 24h", "past 7d"
     rolling: true,
-    re: new RegExp(`\\b(?:in |over |during |for )?(?:the )?(?:last|past|previous|trailing)\\s+${NUM_RE}\\s*(minutes?|mins?|hours?|hrs?|h|days?|d|weeks?|wks?|w|months?)\\b`, 'g'),
+    re: new RegExp(
+      `\\b(?:in |over |during |for )?(?:the )?(?:last|past|previous|trailing)\\s+${NUM_RE}\\s*(minutes?|mins?|hours?|hrs?|h|days?|d|weeks?|wks?|w|months?)\\b`,
+      'g',
+    ),
     read: (m, now, tz) => {
       const n = num(m[1])
       if (!n) return null
       const u = m[2]
-      const unit = u.startsWith('mi') ? 'minute' : u.startsWith('h') ? 'hour' : u.startsWith('d') ? 'day' : u.startsWith('w') ? 'week' : 'month'
+      const unit = u.startsWith('mi')
+        ? 'minute'
+        : u.startsWith('h')
+          ? 'hour'
+          : u.startsWith('d')
+            ? 'day'
+            : u.startsWith('w')
+              ? 'week'
+              : 'month'
       const to = now
       const end = Math.floor(now.getTime() / MINUTE) * MINUTE
-      const from = unit === 'month'
-        ? new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - n, now.getUTCDate(), now.getUTCHours(), now.getUTCMinutes()))
-        : new Date(end - n * unitMs[unit])
+      const from =
+        unit === 'month'
+          ? new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - n, now.getUTCDate(), now.getUTCHours(), now.getUTCMinutes()))
+          : new Date(end - n * unitMs[unit])
       return span(tz, from, to, `in the last ${plural(n, unit)}`)
     },
   },
@@ -216,12 +272,13 @@ const RULES: Rule[] = [
     rolling: true,
     re: /\b(?:in |over |during |for )?(?:the )?(last|past) (hour|24 hours|day|week|month)\b/g,
     read: (m, now, tz) => {
-      const unit = m[2] === '24 hours' ? 'day' : m[2] as 'hour' | 'day' | 'week' | 'month'
+      const unit = m[2] === '24 hours' ? 'day' : (m[2] as 'hour' | 'day' | 'week' | 'month')
       if (m[1] === 'last' && (unit === 'week' || unit === 'month')) return null
       const end = Math.floor(now.getTime() / MINUTE) * MINUTE
-      const from = unit === 'month'
-        ? new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, now.getUTCDate(), now.getUTCHours(), now.getUTCMinutes()))
-        : new Date(end - unitMs[unit])
+      const from =
+        unit === 'month'
+          ? new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, now.getUTCDate(), now.getUTCHours(), now.getUTCMinutes()))
+          : new Date(end - unitMs[unit])
       return span(tz, from, now, `in the last ${unit === 'day' ? '24 hours' : unit === 'week' ? '7 days' : unit}`)
     },
   },
@@ -229,7 +286,8 @@ const RULES: Rule[] = [
     re: new RegExp(`\\bsince\\s+(yesterday|${WEEKDAY_RE}|${DATE_RE})`, 'g'),
     read: (m, now, tz) => {
       const w = m[1]
-      const from = w === 'yesterday' ? addDays(dayStart(now), -1) : new RegExp(`^${WEEKDAY_RE}$`).test(w) ? lastWeekday(w, now) : parseDate(w, now)
+      const from =
+        w === 'yesterday' ? addDays(dayStart(now), -1) : new RegExp(`^${WEEKDAY_RE}$`).test(w) ? lastWeekday(w, now) : parseDate(w, now)
       if (!from) return null
       return { ...span(tz, from, now, `since ${isoDate(from)} (${tz})`), future: from > now }
     },
@@ -261,8 +319,15 @@ const RULES: Rule[] = [
       const from = dayStart(now)
       const y = addDays(from, -1)
       return {
-        ...span(tz, from, now, `today (${isoDate(from)} ${tz}, so far)`, () => ({ from: y, to: addDays(now, -1), label: `yesterday up to the same time (${isoDate(y)} until ${hhmm(now)} ${tz})` })),
-        sofar: { whole: { from: y, to: from, label: `the whole of yesterday (${isoDate(y)} ${tz})` }, stretch: `00:00 to ${hhmm(now)} ${tz} of each day` },
+        ...span(tz, from, now, `today (${isoDate(from)} ${tz}, so far)`, () => ({
+          from: y,
+          to: addDays(now, -1),
+          label: `yesterday up to the same time (${isoDate(y)} until ${hhmm(now)} ${tz})`,
+        })),
+        sofar: {
+          whole: { from: y, to: from, label: `the whole of yesterday (${isoDate(y)} ${tz})` },
+          stretch: `00:00 to ${hhmm(now)} ${tz} of each day`,
+        },
       }
     },
   },
@@ -270,7 +335,11 @@ const RULES: Rule[] = [
     re: /\byesterday\b/g,
     read: (_m, now, tz) => {
       const from = addDays(dayStart(now), -1)
-      return span(tz, from, addDays(from, 1), `yesterday (${isoDate(from)} ${tz})`, () => ({ from: addDays(from, -1), to: from, label: `the day before (${isoDate(addDays(from, -1))} ${tz})` }))
+      return span(tz, from, addDays(from, 1), `yesterday (${isoDate(from)} ${tz})`, () => ({
+        from: addDays(from, -1),
+        to: from,
+        label: `the day before (${isoDate(addDays(from, -1))} ${tz})`,
+      }))
     },
   },
   {
@@ -298,11 +367,23 @@ const RULES: Rule[] = [
       // "This week" so far is set against the same stretch of last week, not the whole of it.
       const elapsed = now.getTime() - from.getTime()
       const prevTo = new Date(Math.min(pf.getTime() + elapsed, pt.getTime()))
-      const found = span(tz, from, to, label, () => current
-        ? { from: pf, to: prevTo, label: `last ${unit} up to the same point (${isoDate(pf)} until ${isoDate(prevTo)} ${hhmm(prevTo)} ${tz})` }
-        : { from: pf, to: pt, label: `the ${unit} before (${days(pf, pt)} ${tz})` })
+      const found = span(tz, from, to, label, () =>
+        current
+          ? {
+              from: pf,
+              to: prevTo,
+              label: `last ${unit} up to the same point (${isoDate(pf)} until ${isoDate(prevTo)} ${hhmm(prevTo)} ${tz})`,
+            }
+          : { from: pf, to: pt, label: `the ${unit} before (${days(pf, pt)} ${tz})` },
+      )
       if (!current) return found
-      return { ...found, sofar: { whole: { from: pf, to: pt, label: `the whole of last ${unit} (${days(pf, pt)} ${tz})` }, stretch: stretchOf(tz, unit, from, now, pf, prevTo) } }
+      return {
+        ...found,
+        sofar: {
+          whole: { from: pf, to: pt, label: `the whole of last ${unit} (${days(pf, pt)} ${tz})` },
+          stretch: stretchOf(tz, unit, from, now, pf, prevTo),
+        },
+      }
     },
   },
   {
@@ -314,7 +395,10 @@ const RULES: Rule[] = [
       const from = monthStart(y, mi)
       const end = monthStart(y, mi + 1)
       const to = end > now ? now : end
-      return { ...span(tz, from, to, `in ${MONTHS[mi][0].toUpperCase()}${MONTHS[mi].slice(1)} ${y} (${tz}${end > now ? ', so far' : ''})`), future: from > now }
+      return {
+        ...span(tz, from, to, `in ${MONTHS[mi][0].toUpperCase()}${MONTHS[mi].slice(1)} ${y} (${tz}${end > now ? ', so far' : ''})`),
+        future: from > now,
+      }
     },
   },
   {
@@ -326,7 +410,14 @@ const RULES: Rule[] = [
       if (!from) return null
       if (m[1] === 'last' && from.getTime() === dayStart(now).getTime()) from = addDays(from, -7)
       const end = addDays(from, 1)
-      return { ...span(tz, from, end > now ? now : end, `on ${isoDate(from)} (${tz}${end > now ? ', so far' : ''})`, () => ({ from: addDays(from!, -1), to: from!, label: `the day before (${isoDate(addDays(from!, -1))} ${tz})` })), future: from > now }
+      return {
+        ...span(tz, from, end > now ? now : end, `on ${isoDate(from)} (${tz}${end > now ? ', so far' : ''})`, () => ({
+          from: addDays(from!, -1),
+          to: from!,
+          label: `the day before (${isoDate(addDays(from!, -1))} ${tz})`,
+        })),
+        future: from > now,
+      }
     },
   },
 ]
@@ -358,7 +449,10 @@ export function findPeriods(question: string, now: Date, zone = 'UTC'): FoundPer
       taken.push([start, end])
       const convert = rule.rolling ? rolling : calendar
       found.push({
-        ...p, ...toInstants(p, convert), start, end,
+        ...p,
+        ...toInstants(p, convert),
+        start,
+        end,
         previous: () => toInstants(p.previous(), convert),
         ...(p.sofar ? { sofar: { whole: toInstants(p.sofar.whole, convert), stretch: p.sofar.stretch } } : {}),
       })
@@ -371,5 +465,10 @@ export function findPeriods(question: string, now: Date, zone = 'UTC'): FoundPer
 export function defaultPeriod(now: Date): Span & { previous: () => Span } {
   const end = Math.floor(now.getTime() / MINUTE) * MINUTE
   const from = new Date(end - DAY)
-  return { from, to: now, label: 'in the last 24 hours', previous: () => ({ from: new Date(from.getTime() - DAY), to: from, label: 'the 24 hours before' }) }
+  return {
+    from,
+    to: now,
+    label: 'in the last 24 hours',
+    previous: () => ({ from: new Date(from.getTime() - DAY), to: from, label: 'the 24 hours before' }),
+  }
 }

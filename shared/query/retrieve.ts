@@ -46,8 +46,9 @@ function pieces(span: Span, maxBucket: number): Array<{ from: Date; to: Date; b:
 
 /** Buckets of several stats over a window, read piece by piece (see pieces); bucket sizes vary along the window. */
 async function read(sql: Db, stats: StatRef[], span: Span, maxBucket: number): Promise<Map<string, Bucket[]>> {
-  const parts = await Promise.all(pieces(span, maxBucket).map((p) =>
-    readBucketsMany(sql, stats, { requested: 'custom', from: p.from, to: p.to, bucketSeconds: p.b })))
+  const parts = await Promise.all(
+    pieces(span, maxBucket).map((p) => readBucketsMany(sql, stats, { requested: 'custom', from: p.from, to: p.to, bucketSeconds: p.b })),
+  )
   return new Map(stats.map((s) => [s.id, parts.flatMap((m) => m.get(s.id) ?? [])]))
 }
 
@@ -65,7 +66,9 @@ export async function summarise(sql: Db, stats: StatRef[], span: Span): Promise<
       const gs = bs as Array<Extract<Bucket, { min: number }>>
       const sum = gs.reduce((a, b) => a + b.value * b.n, 0)
       out.set(s.id, {
-        value: n ? sum / n : null, sum, n,
+        value: n ? sum / n : null,
+        sum,
+        n,
         min: n ? Math.min(...gs.map((b) => b.min)) : null,
         max: n ? Math.max(...gs.map((b) => b.max)) : null,
       })
@@ -131,7 +134,9 @@ export async function slots(sql: Db, stat: StatRef, span: Span, slot: number, zo
 /** A stat's newest observation (within the window when one is given); several at one second are merged as reads merge them. */
 export async function latest(sql: Db, stat: StatRef, span: Span | null): Promise<{ t: number; value: number; n: number } | null> {
   // Hot rows and day blocks alike (sql/0027): the newest time first, then every point at it.
-  const [from, to] = span ? [sql`${span.from}::timestamptz`, sql`${span.to}::timestamptz`] : [sql`'-infinity'::timestamptz`, sql`'infinity'::timestamptz`]
+  const [from, to] = span
+    ? [sql`${span.from}::timestamptz`, sql`${span.to}::timestamptz`]
+    : [sql`'-infinity'::timestamptz`, sql`'infinity'::timestamptz`]
   const [row] = await sql<{ t: number; sum: number; avg: number; n: number }[]>`
     with newest as (select stat_newest(${stat.id}, ${from}, ${to}) as ts)
     select extract(epoch from p.ts)::bigint::float8 as t, sum(p.value) as sum, avg(p.value) as avg, count(*)::int as n

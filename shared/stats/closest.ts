@@ -9,7 +9,10 @@ export async function closestStatName(sql: Db, accountId: string, name: string):
   const rows = await sql<{ name: string }[]>`select name from stats where account_id = ${accountId} order by name limit 5000`
   if (!rows.length) return null
   // Scores run 0 (exact) to 1; 0.4 keeps one- or two-letter typos and drops unrelated names.
-  const fuse = new Fuse(rows.map((r) => r.name), { includeScore: true, threshold: 0.4, ignoreLocation: true })
+  const fuse = new Fuse(
+    rows.map((r) => r.name),
+    { includeScore: true, threshold: 0.4, ignoreLocation: true },
+  )
   const [best] = fuse.search(name, { limit: 1 })
   return best ? best.item : null
 }

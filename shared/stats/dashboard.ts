@@ -12,7 +12,13 @@ import type { Kind } from './repo.js'
  * rows per stat instead of 1,440. Totals, averages, minima and maxima are the same at any bucket size.
  */
 export const DASHBOARD_BUCKETS: Record<RangeName, number> = {
-  '1h': 300, '6h': 3_600, '24h': 3_600, '7d': 21_600, '30d': 86_400, '90d': 86_400, '180d': 86_400,
+  '1h': 300,
+  '6h': 3_600,
+  '24h': 3_600,
+  '7d': 21_600,
+  '30d': 86_400,
+  '90d': 86_400,
+  '180d': 86_400,
 }
 
 /**
@@ -65,8 +71,14 @@ export async function dashboard(sql: Db, accountId: string, w: Window) {
   return stats.map((s) => {
     const points = parts.flatMap((part) => part.get(s.id) ?? [])
     return {
-      id: s.id, name: s.name, kind: s.kind, description: s.description, last_value: s.last_value,
-      last_point_at: s.last_point_at?.toISOString() ?? null, summary: summarise(s.kind, points), points,
+      id: s.id,
+      name: s.name,
+      kind: s.kind,
+      description: s.description,
+      last_value: s.last_value,
+      last_point_at: s.last_point_at?.toISOString() ?? null,
+      summary: summarise(s.kind, points),
+      points,
     }
   })
 }

@@ -30,7 +30,10 @@ export class StatDirectory {
   private readonly due = new Map<string, Set<string>>()
   private dueTimer: NodeJS.Timeout | undefined
 
-  constructor(private readonly sql: Sql, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   private static key(accountId: string, name: string) {
     return `${accountId}\n${name}`
@@ -88,7 +91,11 @@ export class StatDirectory {
       if (evictions === this.evictions) found.forEach((s) => this.remember(s))
       return found
     })
-    for (const name of names) this.loading.track(StatDirectory.key(accountId, name), query.then((found) => found.find((s) => s.name === name)))
+    for (const name of names)
+      this.loading.track(
+        StatDirectory.key(accountId, name),
+        query.then((found) => found.find((s) => s.name === name)),
+      )
     return query
   }
 
@@ -104,10 +111,13 @@ export class StatDirectory {
       const made = await pending
       return made && new Map([...made].map(([name, r]) => [name, { stat: r.stat, created: false }]))
     }
-    return this.creating.track(key, createStats(this.sql, accountId, wanted, limit).then((made) => {
-      if (made) for (const r of made.values()) this.remember(r.stat)
-      return made
-    }))
+    return this.creating.track(
+      key,
+      createStats(this.sql, accountId, wanted, limit).then((made) => {
+        if (made) for (const r of made.values()) this.remember(r.stat)
+        return made
+      }),
+    )
   }
 
   private remember(stat: Stat): void {
@@ -147,6 +157,11 @@ export function statsChangedChannel(config: Pick<Config, 'redisPrefix'>): string
 }
 
 /** Tells every API process that a stat is gone (DELETE /api/v1/stats/:name publishes this). */
-export async function publishStatDeleted(redis: Redis, config: Pick<Config, 'redisPrefix'>, accountId: string, name: string): Promise<void> {
+export async function publishStatDeleted(
+  redis: Redis,
+  config: Pick<Config, 'redisPrefix'>,
+  accountId: string,
+  name: string,
+): Promise<void> {
   await redis.publish(statsChangedChannel(config), `${accountId}\n${name}`)
 }

@@ -34,7 +34,16 @@ export async function readHourly(
   const t = Math.floor(to.getTime() / 1000 / HOUR) * HOUR
   const slots = Math.max(0, (t - f) / HOUR)
   const out = new Map<string, HourlySeries>()
-  const rows = stats.length && slots ? await rollupArrays(sql, stats.map((s) => s.id), f, t, HOUR) : []
+  const rows =
+    stats.length && slots
+      ? await rollupArrays(
+          sql,
+          stats.map((s) => s.id),
+          f,
+          t,
+          HOUR,
+        )
+      : []
   const byId = new Map(rows.map((r) => [r.stat_id, r]))
   for (const s of stats) {
     const values: Array<number | null> = new Array(slots).fill(null)
@@ -90,7 +99,12 @@ function addTail(r: BucketArrays): BucketArrays {
 const SPLIT_FROM = 64
 
 /** One stat's buckets as parallel arrays: slot index from the window's start, point count, sum (any order). */
-export interface BucketArrays { stat_id: string; h: number[]; n: number[]; sum: number[] }
+export interface BucketArrays {
+  stat_id: string
+  h: number[]
+  n: number[]
+  sum: number[]
+}
 
 /**
  * The same buckets as the chart read (readBucketsMany at `size` seconds, 60 or 3,600: that rollup,
@@ -110,30 +124,37 @@ export async function rollupArrays(sql: Db, ids: string[], f: number, t: number,
   const timescale = await usesTimescale(sql)
   // One stat by equality: with `= any(array)` the planner expects hundreds of groups and sorts a
   // month of minute rows by stat (spilling to disk at the default work_mem) before aggregating them.
-  const match = (list: string[]) => list.length === 1 ? sql`stat_id = ${list[0]}::uuid` : sql`stat_id = any(${list}::uuid[])`
+  const match = (list: string[]) => (list.length === 1 ? sql`stat_id = ${list[0]}::uuid` : sql`stat_id = any(${list}::uuid[])`)
   const slot = sql`((extract(epoch from bucket)::bigint - ${f}) / ${size})::int`
   // The tail's buckets carry their slot as -1 - slot, to be told from the rollup's.
   const buckets = (list: string[]) => sql`
-    select stat_id, ${slot} as h, count::float8 as n, sum as s from ${table} where ${match(list)} and bucket >= ${from} and bucket < ${to}${timescale ? sql`` : sql`
+    select stat_id, ${slot} as h, count::float8 as n, sum as s from ${table} where ${match(list)} and bucket >= ${from} and bucket < ${to}${
+      timescale
+        ? sql``
+        : sql`
     union all
-    select stat_id, -1 - ${slot}, sum(count)::float8, sum(sum) from rollup_pending where ${match(list)} and bucket >= ${from} and bucket < ${to} group by 1, 2`}`
+    select stat_id, -1 - ${slot}, sum(count)::float8, sum(sum) from rollup_pending where ${match(list)} and bucket >= ${from} and bucket < ${to} group by 1, 2`
+    }`
   // Each bucket as 20 bytes (slot int4, count and sum float8, in the binary send format): one bytea
   // per stat, decoded natively, instead of three text arrays parsed number by number (a million
   // small strings for 500 stats x 720 hours). The values are the stored float8s, bit for bit.
-  const read = async (list: string[]) => (await sql<{ stat_id: string; b: Buffer }[]>`
-    select stat_id, string_agg(int4send(h) || float8send(n) || float8send(s), ''::bytea) as b from (${buckets(list)}) x group by stat_id`).map(({ stat_id, b }) => {
-    const view = new DataView(b.buffer, b.byteOffset, b.byteLength)
-    const m = b.byteLength / 20
-    const r: BucketArrays = { stat_id, h: new Array(m), n: new Array(m), sum: new Array(m) }
-    let tail = false
-    for (let k = 0, o = 0; k < m; k++, o += 20) {
-      r.h[k] = view.getInt32(o)
-      r.n[k] = view.getFloat64(o + 4)
-      r.sum[k] = view.getFloat64(o + 12)
-      if (r.h[k] < 0) tail = true
-    }
-    return tail ? addTail(r) : r
-  })
+  const read = async (list: string[]) =>
+    (
+      await sql<{ stat_id: string; b: Buffer }[]>`
+    select stat_id, string_agg(int4send(h) || float8send(n) || float8send(s), ''::bytea) as b from (${buckets(list)}) x group by stat_id`
+    ).map(({ stat_id, b }) => {
+      const view = new DataView(b.buffer, b.byteOffset, b.byteLength)
+      const m = b.byteLength / 20
+      const r: BucketArrays = { stat_id, h: new Array(m), n: new Array(m), sum: new Array(m) }
+      let tail = false
+      for (let k = 0, o = 0; k < m; k++, o += 20) {
+        r.h[k] = view.getInt32(o)
+        r.n[k] = view.getFloat64(o + 4)
+        r.sum[k] = view.getFloat64(o + 12)
+        if (r.h[k] < 0) tail = true
+      }
+      return tail ? addTail(r) : r
+    })
   // Many stats are read in two halves at once, on two connections of the pool: one query runs in
   // one backend, scanning and aggregating row by row, and the halves overlap each other and the
   // parsing of the answer (measured with 500 stats x 720 hours: 1.5x faster than one query). In a

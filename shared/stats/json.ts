@@ -4,7 +4,13 @@ import type { Stat } from './repo.js'
 /** The public JSON form of a stat. */
 export function statJson(s: Stat & { lastPointAt?: Date | null }) {
   return {
-    id: s.id, name: s.name, kind: s.kind, description: s.description, unit: s.unit, higher_is: s.higherIs, created_at: s.createdAt.toISOString(),
+    id: s.id,
+    name: s.name,
+    kind: s.kind,
+    description: s.description,
+    unit: s.unit,
+    higher_is: s.higherIs,
+    created_at: s.createdAt.toISOString(),
     ...(s.lastPointAt !== undefined ? { last_point_at: s.lastPointAt?.toISOString() ?? null } : {}),
   }
 }

@@ -25,7 +25,8 @@ export interface Percentile {
 
 /** `percentiles=50,95,99` (already checked by the query schema) as keys and fractions, each once. */
 export function parsePercentiles(raw: string, kind: Kind): Percentile[] {
-  if (kind !== 'gauge') throw invalid('percentiles_on_counter', 'invalid percentiles: only gauges have percentiles (a counter\'s bucket is a sum)')
+  if (kind !== 'gauge')
+    throw invalid('percentiles_on_counter', "invalid percentiles: only gauges have percentiles (a counter's bucket is a sum)")
   const seen = new Map<string, Percentile>()
   for (const part of raw.split(',')) {
     const p = Number(part)
@@ -56,16 +57,17 @@ async function minutePercentiles(sql: Db, statId: string, w: Window, ps: Percent
   const to = w.to.getTime()
   const firstHour = new Date(Math.floor(from / HOUR) * HOUR)
   const hourEdge = new Date(Math.floor(to / HOUR) * HOUR)
-  const [minutes, staleRows] = hourEdge > w.from
-    ? await Promise.all([
-      sql<{ bucket: Date; sketch: Uint8Array }[]>`
+  const [minutes, staleRows] =
+    hourEdge > w.from
+      ? await Promise.all([
+          sql<{ bucket: Date; sketch: Uint8Array }[]>`
         select bucket, sketch from sketches_1m where stat_id = ${statId} and bucket >= ${w.from} and bucket < ${hourEdge}`,
-      sql<{ h: Date }[]>`
+          sql<{ h: Date }[]>`
         select date_trunc('hour', bucket, 'UTC') as h from rollup_pending where stat_id = ${statId} and bucket >= ${firstHour} and bucket < ${hourEdge}
         union
         select hour from sketch_dirty where stat_id = ${statId} and hour >= ${firstHour} and hour < ${hourEdge}`,
-    ])
-    : [[], []]
+        ])
+      : [[], []]
   const stale = new Set(staleRows.map((r) => r.h.getTime()))
   const hourOf = (ms: number) => Math.floor(ms / HOUR) * HOUR
   const covered = new Set(minutes.map((m) => hourOf(m.bucket.getTime())).filter((h) => !stale.has(h)))
@@ -93,7 +95,11 @@ async function minutePercentiles(sql: Db, statId: string, w: Window, ps: Percent
     if (!s) sketches.set(t, (s = new Sketch()))
     s.mergeEncoded(m.sketch)
   }
-  for (const [t, s] of sketches) out.set(t, ps.map((p) => s.quantile(p.q)!))
+  for (const [t, s] of sketches)
+    out.set(
+      t,
+      ps.map((p) => s.quantile(p.q)!),
+    )
   return out
 }
 
@@ -118,7 +124,11 @@ export async function spanPercentiles(sql: Db, statId: string, from: Date, to: D
   const buckets = await readBuckets(sql, statId, 'gauge', hours)
   let min = Infinity
   let max = -Infinity
-  for (const b of buckets) if ('min' in b) { min = Math.min(min, b.min); max = Math.max(max, b.max) }
+  for (const b of buckets)
+    if ('min' in b) {
+      min = Math.min(min, b.min)
+      max = Math.max(max, b.max)
+    }
   return values[0].map((v) => (min <= max ? Math.min(max, Math.max(min, v)) : v))
 }
 
@@ -126,7 +136,14 @@ export async function spanPercentiles(sql: Db, statId: string, from: Date, to: D
  * Each bucket's percentiles by bucket start (Unix seconds), buckets of w.bucketSeconds counted from `origin`
  * (Unix seconds; 0 for chart buckets, which align to multiples of their size in UTC).
  */
-async function bucketPercentiles(sql: Db, statId: string, w: Window, ps: Percentile[], origin: number, exact: boolean): Promise<Map<number, number[]>> {
+async function bucketPercentiles(
+  sql: Db,
+  statId: string,
+  w: Window,
+  ps: Percentile[],
+  origin: number,
+  exact: boolean,
+): Promise<Map<number, number[]>> {
   const out = new Map<number, number[]>()
   const b = w.bucketSeconds
   if (w.from >= w.to) return out
@@ -139,7 +156,11 @@ async function bucketPercentiles(sql: Db, statId: string, w: Window, ps: Percent
     return out
   }
   const sketches = await mergedSketches(sql, statId, w, origin)
-  for (const [t, s] of sketches) out.set(t, ps.map((p) => s.quantile(p.q)!))
+  for (const [t, s] of sketches)
+    out.set(
+      t,
+      ps.map((p) => s.quantile(p.q)!),
+    )
   return out
 }
 
@@ -182,20 +203,23 @@ async function mergedSketches(sql: Db, statId: string, w: Window, origin: number
       : [],
     sql<{ bucket: Date; sketch: Uint8Array }[]>`
       select bucket, sketch from sketches_1h where stat_id = ${statId} and bucket >= ${periodEdge} and bucket < ${hourEdge}`,
-    binned([[from, headEdge.getTime()], [hourEdge.getTime(), w.to.getTime()]]),
+    binned([
+      [from, headEdge.getTime()],
+      [hourEdge.getTime(), w.to.getTime()],
+    ]),
   ])
   const stale = new Set(staleRows.map((r) => r.h.getTime()))
   const stalePeriods = [...new Set([...stale].map((h) => Math.floor(h / P) * P))]
   const olderStale = stalePeriods.filter((p) => p < periodEdge.getTime())
   const [older, staleRaw] = stale.size
     ? await Promise.all([
-      olderStale.length
-        ? sql<{ bucket: Date; sketch: Uint8Array }[]>`
+        olderStale.length
+          ? sql<{ bucket: Date; sketch: Uint8Array }[]>`
             select bucket, sketch from sketches_1h where stat_id = ${statId} and bucket >= ${headEdge} and bucket < ${periodEdge}
               and date_bin(${`${P / 1000} seconds`}::interval, bucket, timestamptz 'epoch') = any(${olderStale.map((d) => new Date(d).toISOString())}::timestamptz[])`
-        : [],
-      binned(runsOf(stale)),
-    ])
+          : [],
+        binned(runsOf(stale)),
+      ])
     : [[], []]
   const hours = [...current, ...older]
   const raw = [...edges, ...staleRaw]
@@ -245,7 +269,8 @@ function pointsIn(sql: Db, statId: string, ranges: Array<[number, number]>, cols
       and exists (select 1 from unnest(${starts}::timestamptz[], ${ends}::timestamptz[]) as r(a, b) where ts >= r.a and ts < r.b)`
   }
   if (!live.length) return sql`select ts, ${cols} from stat_points(${statId}, ${iso(0)}, ${iso(0)})`
-  return live.map(([a, b]) => sql`select ts, ${cols} from stat_points(${statId}, ${iso(a)}, ${iso(b)})`)
+  return live
+    .map(([a, b]) => sql`select ts, ${cols} from stat_points(${statId}, ${iso(a)}, ${iso(b)})`)
     .reduce((acc, q) => sql`${acc} union all ${q}`)
 }
 
@@ -253,12 +278,18 @@ function pointsIn(sql: Db, statId: string, ranges: Array<[number, number]>, cols
  * The buckets with their percentiles added (`p50`, `p95`, ...). A sketch's value is clamped to the bucket's
  * exact min and max (kept in the rollups' columns), so p0 and p100 are exact and nothing falls outside them.
  */
-export function withPercentiles(buckets: Bucket[], ps: Percentile[], values: Map<number, number[]>): Array<Bucket & Record<string, number>> {
+export function withPercentiles(
+  buckets: Bucket[],
+  ps: Percentile[],
+  values: Map<number, number[]>,
+): Array<Bucket & Record<string, number>> {
   return buckets.map((bucket) => {
     const v = values.get(bucket.t)
     if (!v || !('min' in bucket)) return bucket
     const extra: Record<string, number> = {}
-    ps.forEach((p, i) => { extra[p.key] = Math.min(bucket.max, Math.max(bucket.min, v[i])) })
+    ps.forEach((p, i) => {
+      extra[p.key] = Math.min(bucket.max, Math.max(bucket.min, v[i]))
+    })
     return { ...bucket, ...extra }
   })
 }
@@ -271,7 +302,14 @@ export function withPercentiles(buckets: Bucket[], ps: Percentile[], values: Map
  * enters the window, taken out as it leaves) and clamped to the window's exact min and max: so within 1 % of the
  * live value (exact under an hour) at every minute, at the cost of one pass over the lookback's points.
  */
-export async function slidingPercentiles(sql: Db, statId: string, from: number, slots: number, windowMinutes: number, p: Percentile): Promise<Array<number | null>> {
+export async function slidingPercentiles(
+  sql: Db,
+  statId: string,
+  from: number,
+  slots: number,
+  windowMinutes: number,
+  p: Percentile,
+): Promise<Array<number | null>> {
   const out: Array<number | null> = new Array(slots).fill(null)
   if (slots <= 0) return out
   const first = from - (windowMinutes - 1) * 60

@@ -39,15 +39,23 @@ const MAX_DATE = Date.UTC(9999, 11, 31, 23, 59, 59)
 /** A from/to query value as a date, or a 400 naming the field (every read route parses them here). */
 export function parseIso(value: string, field: string): Date {
   const d = new Date(value)
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(d.getTime())) throw invalid('invalid_date', `invalid ${field}: expected an ISO 8601 date or date-time`)
-  if (d.getTime() < MIN_DATE || d.getTime() > MAX_DATE) throw invalid('invalid_date', `invalid ${field}: must be between 1970-01-01 and 9999-12-31`)
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(d.getTime()))
+    throw invalid('invalid_date', `invalid ${field}: expected an ISO 8601 date or date-time`)
+  if (d.getTime() < MIN_DATE || d.getTime() > MAX_DATE)
+    throw invalid('invalid_date', `invalid ${field}: must be between 1970-01-01 and 9999-12-31`)
   return d
 }
 
 /** Resolves `range` or `from`/`to` into a window aligned to its buckets (UTC). */
-export function resolveWindow(q: { range?: string; from?: string; to?: string }, now: Date, allowed: readonly string[] = RANGE_NAMES, fallback: RangeName = '24h'): Window {
+export function resolveWindow(
+  q: { range?: string; from?: string; to?: string },
+  now: Date,
+  allowed: readonly string[] = RANGE_NAMES,
+  fallback: RangeName = '24h',
+): Window {
   const nowS = Math.floor(now.getTime() / 1000)
-  if (q.range !== undefined && (q.from !== undefined || q.to !== undefined)) throw invalid('range_with_from_to', 'range cannot be combined with from or to')
+  if (q.range !== undefined && (q.from !== undefined || q.to !== undefined))
+    throw invalid('range_with_from_to', 'range cannot be combined with from or to')
   if (q.from !== undefined || q.to !== undefined) {
     const to = q.to !== undefined ? parseIso(q.to, 'to') : now
     const from = q.from !== undefined ? parseIso(q.from, 'from') : new Date(to.getTime() - 86_400_000)
@@ -76,7 +84,12 @@ export function clampToRetention(w: Window, retentionDays: number, now: Date): W
 /** The `range` object of read responses. */
 export function windowJson(w: Window) {
   return {
-    requested_range: w.requested, from: w.from.toISOString(), to: w.to.toISOString(), bucket_seconds: w.bucketSeconds,
-    ...(w.retentionDays !== undefined ? { retention_days: w.retentionDays, range_clamped_by_retention: Boolean(w.clampedByRetention) } : {}),
+    requested_range: w.requested,
+    from: w.from.toISOString(),
+    to: w.to.toISOString(),
+    bucket_seconds: w.bucketSeconds,
+    ...(w.retentionDays !== undefined
+      ? { retention_days: w.retentionDays, range_clamped_by_retention: Boolean(w.clampedByRetention) }
+      : {}),
   }
 }

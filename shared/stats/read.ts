@@ -8,9 +8,7 @@ import { usesTimescale } from '../points/storage.js'
 import type { Kind } from './repo.js'
 import type { Window } from './ranges.js'
 
-export type Bucket =
-  | { t: number; value: number; n: number }
-  | { t: number; value: number; min: number; max: number; n: number }
+export type Bucket = { t: number; value: number; n: number } | { t: number; value: number; min: number; max: number; n: number }
 
 interface Row {
   t: string
@@ -34,7 +32,9 @@ export async function readBucketsMany(sql: Db, stats: Array<{ id: string; kind: 
   const b = w.bucketSeconds
   const [table, size] = b % 86_400 === 0 ? [sql`rollups_1d`, 86_400] : b % 3_600 === 0 ? [sql`rollups_1h`, 3_600] : [sql`rollups_1m`, 60]
   const edge = new Date(Math.max(w.from.getTime(), Math.floor(w.to.getTime() / (size * 1000)) * size * 1000))
-  const tail = (await usesTimescale(sql)) ? sql`` : sql`
+  const tail = (await usesTimescale(sql))
+    ? sql``
+    : sql`
       union all
       select stat_id, bucket, count, sum, min, max from rollup_pending where stat_id = any(${ids}::uuid[]) and bucket >= ${w.from} and bucket < ${w.to}`
   // Buckets of the rollup's own size (1 h from rollups_1h, 1 min from rollups_1m, ...) are already one row
@@ -43,8 +43,9 @@ export async function readBucketsMany(sql: Db, stats: Array<{ id: string; kind: 
   // several times the read itself.
   const own = b === size
   const bucketT = sql`(floor(date_part('epoch', bucket) / ${b}) * ${b})::bigint`
-  const rows = await sql<(Row & { stat_id: string })[]>`${own
-    ? sql`
+  const rows = await sql<(Row & { stat_id: string })[]>`${
+    own
+      ? sql`
     select stat_id, date_part('epoch', bucket)::bigint as t, count as n, sum, min, max
     from ${table} where stat_id = any(${ids}::uuid[]) and bucket >= ${w.from} and bucket < ${edge}
     union all
@@ -53,14 +54,15 @@ export async function readBucketsMany(sql: Db, stats: Array<{ id: string; kind: 
       select stat_id, bucket, count, sum, min, max from rollups_1m where stat_id = any(${ids}::uuid[]) and bucket >= ${edge} and bucket < ${w.to}${tail}
     ) x
     group by 1, 2`
-    : sql`
+      : sql`
     select stat_id, ${bucketT} as t, sum(count)::bigint as n, sum(sum) as sum, min(min) as min, max(max) as max
     from (
       select stat_id, bucket, count, sum, min, max from ${table} where stat_id = any(${ids}::uuid[]) and bucket >= ${w.from} and bucket < ${edge}
       union all
       select stat_id, bucket, count, sum, min, max from rollups_1m where stat_id = any(${ids}::uuid[]) and bucket >= ${edge} and bucket < ${w.to}${tail}
     ) x
-    group by 1, 2 order by 1, 2`}`
+    group by 1, 2 order by 1, 2`
+  }`
   const merged = new Map<string, Map<number, { n: number; sum: number; min: number; max: number }>>()
   for (const r of rows) {
     let byT = merged.get(r.stat_id)
@@ -80,7 +82,8 @@ export async function readBucketsMany(sql: Db, stats: Array<{ id: string; kind: 
   for (const [id, byT] of merged) {
     const kind = kinds.get(id)
     const list = out.get(id)!
-    for (const [t, a] of byT) list.push(kind === 'counter' ? { t, value: a.sum, n: a.n } : { t, value: a.sum / a.n, min: a.min, max: a.max, n: a.n })
+    for (const [t, a] of byT)
+      list.push(kind === 'counter' ? { t, value: a.sum, n: a.n } : { t, value: a.sum / a.n, min: a.min, max: a.max, n: a.n })
     if (own) list.sort((x, y) => x.t - y.t)
   }
   return out

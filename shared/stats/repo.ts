@@ -33,10 +33,21 @@ interface StatRow {
   created_at: Date
 }
 
-const toStat = (r: StatRow): Stat => ({ id: r.id, accountId: r.account_id, name: r.name, kind: r.kind, description: r.description, unit: r.unit, higherIs: r.higher_is, createdAt: r.created_at })
+const toStat = (r: StatRow): Stat => ({
+  id: r.id,
+  accountId: r.account_id,
+  name: r.name,
+  kind: r.kind,
+  description: r.description,
+  unit: r.unit,
+  higherIs: r.higher_is,
+  createdAt: r.created_at,
+})
 
 export async function findStat(sql: Db, accountId: string, name: string): Promise<Stat | null> {
-  const [row] = await sql<StatRow[]>`select id, account_id, name, kind, description, unit, higher_is, created_at from stats where account_id = ${accountId} and name = ${name}`
+  const [row] = await sql<
+    StatRow[]
+  >`select id, account_id, name, kind, description, unit, higher_is, created_at from stats where account_id = ${accountId} and name = ${name}`
   return row ? toStat(row) : null
 }
 
@@ -47,16 +58,28 @@ export async function findStatsByName(sql: Db, accountId: string, names: string[
   return rows.map(toStat)
 }
 
-
 /**
  * Creates the stats that do not exist yet, all or none within the account's
  * stat limit. Per-account advisory lock: concurrent creations cannot both
  * take the last free place. Existing stats (created concurrently) are returned as they are.
  */
-export async function createStats(sql: Sql, accountId: string, wanted: Array<{ name: string; kind: Kind }>, limit: number): Promise<Map<string, { stat: Stat; created: boolean }> | null> {
+export async function createStats(
+  sql: Sql,
+  accountId: string,
+  wanted: Array<{ name: string; kind: Kind }>,
+  limit: number,
+): Promise<Map<string, { stat: Stat; created: boolean }> | null> {
   return sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(hashtextextended(${accountId}, 7))`
-    const existing = new Map((await findStatsByName(tx, accountId, wanted.map((w) => w.name))).map((s) => [s.name, s]))
+    const existing = new Map(
+      (
+        await findStatsByName(
+          tx,
+          accountId,
+          wanted.map((w) => w.name),
+        )
+      ).map((s) => [s.name, s]),
+    )
     const missing = wanted.filter((w) => !existing.has(w.name))
     const out = new Map<string, { stat: Stat; created: boolean }>()
     for (const s of existing.values()) out.set(s.name, { stat: s, created: false })
@@ -96,12 +119,19 @@ export async function listStats(sql: Db, accountId: string): Promise<StatListIte
 }
 
 export async function findStatById(sql: Db, id: string): Promise<Stat | null> {
-  const [row] = await sql<StatRow[]>`select id, account_id, name, kind, description, unit, higher_is, created_at from stats where id = ${id}`
+  const [row] = await sql<
+    StatRow[]
+  >`select id, account_id, name, kind, description, unit, higher_is, created_at from stats where id = ${id}`
   return row ? toStat(row) : null
 }
 
 /** Sets or clears (null) a stat's description, unit and which way is good; a field left undefined is kept. */
-export async function describeStat(sql: Db, accountId: string, name: string, p: { description?: string | null; unit?: string | null; higherIs?: HigherIs }): Promise<Stat | null> {
+export async function describeStat(
+  sql: Db,
+  accountId: string,
+  name: string,
+  p: { description?: string | null; unit?: string | null; higherIs?: HigherIs },
+): Promise<Stat | null> {
   const [row] = await sql<StatRow[]>`
     update stats set
       description = case when ${p.description !== undefined} then ${p.description ?? null}::text else description end,

@@ -4,17 +4,27 @@ import { RANGE_NAMES } from './ranges.js'
 
 export const StatJson = z
   .object({
-    id: z.uuid(), name: z.string(), kind: z.enum(['counter', 'gauge']), description: z.string().nullable(),
+    id: z.uuid(),
+    name: z.string(),
+    kind: z.enum(['counter', 'gauge']),
+    description: z.string().nullable(),
     unit: z.string().nullable().optional().describe('Shown on axes and beside values; null: none'),
-    higher_is: z.enum(['better', 'worse', 'neither']).optional().describe('Whether a rise is good news (better), bad news (worse, as for latency) or neither: colours the change figures'),
-    created_at: z.iso.datetime(), last_point_at: z.iso.datetime().nullable().optional(),
+    higher_is: z
+      .enum(['better', 'worse', 'neither'])
+      .optional()
+      .describe('Whether a rise is good news (better), bad news (worse, as for latency) or neither: colours the change figures'),
+    created_at: z.iso.datetime(),
+    last_point_at: z.iso.datetime().nullable().optional(),
   })
   .meta({ id: 'Stat' })
 
 export const StatList = z.object({ stats: z.array(StatJson) }).meta({ id: 'StatList' })
 
 export const WindowQuery = z.object({
-  range: z.string().optional().describe(`One of ${RANGE_NAMES.join(', ')} (default 24h). Cannot be combined with from/to.`),
+  range: z
+    .string()
+    .optional()
+    .describe(`One of ${RANGE_NAMES.join(', ')} (default 24h). Cannot be combined with from/to.`),
   from: z.string().optional().describe('ISO 8601 start'),
   to: z.string().optional().describe('ISO 8601 end (default now)'),
 })
@@ -25,9 +35,15 @@ export const BucketJson = z
 
 export const RangeJson = z
   .object({
-    requested_range: z.string(), from: z.iso.datetime(), to: z.iso.datetime(), bucket_seconds: z.number().int(),
-    retention_days: z.number().int().optional().describe('The account plan\'s retention; older points are never returned'),
-    range_clamped_by_retention: z.boolean().optional().describe('True when the requested window started before the retention and `from` was moved up'),
+    requested_range: z.string(),
+    from: z.iso.datetime(),
+    to: z.iso.datetime(),
+    bucket_seconds: z.number().int(),
+    retention_days: z.number().int().optional().describe("The account plan's retention; older points are never returned"),
+    range_clamped_by_retention: z
+      .boolean()
+      .optional()
+      .describe('True when the requested window started before the retention and `from` was moved up'),
   })
   .meta({ id: 'Range' })
 
@@ -36,14 +52,18 @@ const PERCENTILE = /^(100(\.0+)?|\d{1,2}(\.\d{1,6})?)$/
 export const StatDetailQuery = WindowQuery.extend({
   percentiles: z
     .string()
-    .refine((s) => s.split(',').every((p) => PERCENTILE.test(p)), { error: 'must be numbers from 0 to 100 separated by commas, e.g. 50,95,99' })
+    .refine((s) => s.split(',').every((p) => PERCENTILE.test(p)), {
+      error: 'must be numbers from 0 to 100 separated by commas, e.g. 50,95,99',
+    })
     .refine((s) => s.split(',').length <= 10, { error: 'at most 10 percentiles' })
     .optional()
     .describe('Gauges only (400 on a counter): adds pNN to each point, the nearest-rank percentile of its observations, within 1 %'),
 })
 
 export const StatBucketJson = BucketJson.extend({
-  p50: z.number().optional(), p95: z.number().optional(), p99: z.number().optional(),
+  p50: z.number().optional(),
+  p95: z.number().optional(),
+  p99: z.number().optional(),
 })
   .catchall(z.number())
   .meta({ id: 'StatBucket', description: 'A Bucket, plus pNN (p50, p95, p99.9, ...) for each percentile asked for on a gauge.' })
@@ -53,13 +73,23 @@ export const StatDetail = z.object({ stat: StatJson, range: RangeJson, points: z
 export const PatchStatBody = z
   .object({
     description: z.string().max(500, { error: 'must be at most 500 characters' }).nullable().optional(),
-    unit: z.string().trim().min(1, { error: 'must not be empty (null clears it)' }).max(20, { error: 'must be at most 20 characters' }).nullable().optional()
+    unit: z
+      .string()
+      .trim()
+      .min(1, { error: 'must not be empty (null clears it)' })
+      .max(20, { error: 'must be at most 20 characters' })
+      .nullable()
+      .optional()
       .describe('Shown on axes and beside values, e.g. ms, requests, EUR; null clears it'),
-    higher_is: z.enum(['better', 'worse', 'neither'], { error: 'must be one of better, worse, neither' }).optional()
+    higher_is: z
+      .enum(['better', 'worse', 'neither'], { error: 'must be one of better, worse, neither' })
+      .optional()
       .describe('Whether a rise is good news: colours the change figures (latency: worse)'),
   })
   .strict()
-  .refine((b) => b.description !== undefined || b.unit !== undefined || b.higher_is !== undefined, { error: 'nothing to change: give description, unit or higher_is' })
+  .refine((b) => b.description !== undefined || b.unit !== undefined || b.higher_is !== undefined, {
+    error: 'nothing to change: give description, unit or higher_is',
+  })
   .meta({ id: 'PatchStatBody' })
 
 export const StatOne = z.object({ stat: StatJson }).meta({ id: 'StatOne' })
@@ -70,19 +100,29 @@ export const ShareJson = z
 
 export const ShareState = z
   .object({ share: z.object({ stat_id: z.uuid(), created_at: z.iso.datetime() }).nullable() })
-  .meta({ id: 'ShareState', description: 'Whether the stat is shared, and since when; null when it is not. The token is shown only when created.' })
+  .meta({
+    id: 'ShareState',
+    description: 'Whether the stat is shared, and since when; null when it is not. The token is shown only when created.',
+  })
 
 export const StatExtent = z
   .object({ points: z.number().int(), oldest: z.iso.datetime().nullable(), newest: z.iso.datetime().nullable() })
-  .meta({ id: 'StatExtent', description: 'How many points the stat holds, and the times of its oldest and newest (backfilled history included)' })
+  .meta({
+    id: 'StatExtent',
+    description: 'How many points the stat holds, and the times of its oldest and newest (backfilled history included)',
+  })
 
 export const EmbedQuery = z.object({
-  token: z.string().optional().describe('The stat\'s share token'),
+  token: z.string().optional().describe("The stat's share token"),
   range: z.string().optional().describe('One of 1h, 6h, 24h, 7d, 30d (default 24h)'),
 })
 
 export const EmbedJson = z
-  .object({ stat: z.object({ id: z.uuid(), name: z.string(), kind: z.enum(['counter', 'gauge']), description: z.string().nullable() }), range: RangeJson, points: z.array(BucketJson) })
+  .object({
+    stat: z.object({ id: z.uuid(), name: z.string(), kind: z.enum(['counter', 'gauge']), description: z.string().nullable() }),
+    range: RangeJson,
+    points: z.array(BucketJson),
+  })
   .meta({ id: 'Embed' })
 
 const Repeatable = z.union([z.string(), z.array(z.string())])
@@ -90,8 +130,10 @@ const Repeatable = z.union([z.string(), z.array(z.string())])
 export const ExportQuery = z.object({
   format: z.enum(['csv', 'json'], { error: 'must be csv or json' }).optional().describe('Default json'),
   stat: z.string().optional().describe('Exact stat name (all-stats route); omitted means every stat'),
-  range: Repeatable.optional().describe(`One of ${RANGE_NAMES.join(', ')}. Given twice, empty or unknown: 400. Cannot be combined with from/to.`),
+  range: Repeatable.optional().describe(
+    `One of ${RANGE_NAMES.join(', ')}. Given twice, empty or unknown: 400. Cannot be combined with from/to.`,
+  ),
   window: Repeatable.optional().describe('Alias of range'),
-  from: Repeatable.optional().describe('ISO 8601 start, clamped to the plan\'s retention'),
+  from: Repeatable.optional().describe("ISO 8601 start, clamped to the plan's retention"),
   to: Repeatable.optional().describe('ISO 8601 end (default now)'),
 })

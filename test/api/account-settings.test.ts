@@ -19,7 +19,8 @@ test.before(async () => {
 test.after.always(() => app?.close())
 
 const patch = (user: User, json: unknown) => request(app.url, '/api/v1/account', { method: 'PATCH', json, session: user.session })
-const stored = async (accountId: string) => (await app.sql<{ time_zone: string | null }[]>`select time_zone from accounts where id = ${accountId}`)[0].time_zone
+const stored = async (accountId: string) =>
+  (await app.sql<{ time_zone: string | null }[]>`select time_zone from accounts where id = ${accountId}`)[0].time_zone
 const me = async (user: User) => (await request(app.url, '/api/v1/auth/me', { session: user.session })).body.account
 
 test('29 time zone: unset at first, set, read back in /auth/me, cleared with null', async (t) => {
@@ -36,7 +37,13 @@ test('29 time zone: unset at first, set, read back in /auth/me, cleared with nul
 
 test('time zone: current names are kept, legacy names are accepted and stored under the current one', async (t) => {
   const user = await signUp(app.url)
-  for (const [given, kept] of [['Asia/Kolkata', 'Asia/Kolkata'], ['Asia/Calcutta', 'Asia/Kolkata'], ['Europe/Kiev', 'Europe/Kyiv'], ['Europe/Kyiv', 'Europe/Kyiv'], ['America/Godthab', 'America/Nuuk']]) {
+  for (const [given, kept] of [
+    ['Asia/Kolkata', 'Asia/Kolkata'],
+    ['Asia/Calcutta', 'Asia/Kolkata'],
+    ['Europe/Kiev', 'Europe/Kyiv'],
+    ['Europe/Kyiv', 'Europe/Kyiv'],
+    ['America/Godthab', 'America/Nuuk'],
+  ]) {
     const res = await patch(user, { time_zone: given })
     t.is(res.status, 200, `${given}: ${res.text}`)
     t.is(res.body.account.time_zone, kept, given)
@@ -46,7 +53,11 @@ test('time zone: current names are kept, legacy names are accepted and stored un
 
 test('29 time zone: UTC and aliases Intl resolves are accepted, stored under the resolved name', async (t) => {
   const user = await signUp(app.url)
-  for (const [given, kept] of [['UTC', 'UTC'], ['Etc/UTC', new Intl.DateTimeFormat('en', { timeZone: 'Etc/UTC' }).resolvedOptions().timeZone], [' europe/paris ', 'Europe/Paris']]) {
+  for (const [given, kept] of [
+    ['UTC', 'UTC'],
+    ['Etc/UTC', new Intl.DateTimeFormat('en', { timeZone: 'Etc/UTC' }).resolvedOptions().timeZone],
+    [' europe/paris ', 'Europe/Paris'],
+  ]) {
     const res = await patch(user, { time_zone: given })
     t.is(res.status, 200, `${given}: ${res.text}`)
     t.is(res.body.account.time_zone, kept, given)
@@ -58,7 +69,10 @@ test('29 time zone rejections: 400 naming the problem, and nothing stored', asyn
   const user = await signUp(app.url)
   t.is((await patch(user, { time_zone: 'America/New_York' })).status, 200)
   const cases: Array<[unknown, RegExp]> = [
-    [{ time_zone: 'Mars/Olympus_Mons' }, /body\.time_zone: unknown time zone "Mars\/Olympus_Mons": must be an IANA time zone such as Europe\/Paris/],
+    [
+      { time_zone: 'Mars/Olympus_Mons' },
+      /body\.time_zone: unknown time zone "Mars\/Olympus_Mons": must be an IANA time zone such as Europe\/Paris/,
+    ],
     [{ time_zone: '+05:00' }, /body\.time_zone: unknown time zone/],
     [{ time_zone: '' }, /body\.time_zone: unknown time zone/],
     [{ time_zone: 'x'.repeat(65) }, /body\.time_zone: must be an IANA time zone/],
@@ -74,12 +88,16 @@ test('29 time zone rejections: 400 naming the problem, and nothing stored', asyn
   }
   const unsigned = await request(app.url, '/api/v1/account', { method: 'PATCH', json: { time_zone: 'UTC' } })
   t.is(unsigned.status, 401)
-  const noCsrf = await request(app.url, '/api/v1/account', { method: 'PATCH', json: { time_zone: 'UTC' }, session: { cookie: user.session.cookie } })
+  const noCsrf = await request(app.url, '/api/v1/account', {
+    method: 'PATCH',
+    json: { time_zone: 'UTC' },
+    session: { cookie: user.session.cookie },
+  })
   t.is(noCsrf.status, 403)
   t.is(await stored(user.accountId), 'America/New_York')
 })
 
-test('29 time zone: an account\'s setting is its own; a key sets it too', async (t) => {
+test("29 time zone: an account's setting is its own; a key sets it too", async (t) => {
   const a = await signUp(app.url)
   const b = await signUp(app.url)
   const { key } = await createKey(app.url, b)
@@ -90,7 +108,7 @@ test('29 time zone: an account\'s setting is its own; a key sets it too', async 
   t.is(await stored(b.accountId), 'Europe/Berlin')
 })
 
-test('29 the question box reads yesterday in the account\'s zone, else in the zone the page sends, else UTC', async (t) => {
+test("29 the question box reads yesterday in the account's zone, else in the zone the page sends, else UTC", async (t) => {
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   // Kiritimati is UTC+14 all year: its yesterday is never the UTC one.
@@ -109,7 +127,8 @@ test('29 the question box reads yesterday in the account\'s zone, else in the zo
   t.is(sent.body.accepted, points.length, sent.text)
   await settle(app)
   const inWindow = (from: number, to: number) => points.filter((p) => p.t >= from && p.t < to).reduce((s, p) => s + p.count, 0)
-  const ask = (body: object) => request(app.url, '/api/v1/query', { json: { query: 'how many signups yesterday?', ...body }, session: user.session })
+  const ask = (body: object) =>
+    request(app.url, '/api/v1/query', { json: { query: 'how many signups yesterday?', ...body }, session: user.session })
 
   const utc = await ask({})
   t.is(utc.body.intent.timezone, 'UTC')
@@ -126,7 +145,7 @@ test('29 the question box reads yesterday in the account\'s zone, else in the zo
 
   t.is((await patch(user, { time_zone: 'Pacific/Kiritimati' })).status, 200)
   const accountZone = await ask({ time_zone: 'UTC' })
-  t.is(accountZone.body.intent.timezone, 'Pacific/Kiritimati', 'the account\'s zone wins over the page\'s')
+  t.is(accountZone.body.intent.timezone, 'Pacific/Kiritimati', "the account's zone wins over the page's")
   t.is(accountZone.body.intent.window.from, new Date(kiriYesterday * 1000).toISOString())
 
   const bad = await ask({ time_zone: 'Nowhere/Land' })

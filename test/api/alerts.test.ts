@@ -32,13 +32,23 @@ async function user(base = app.url) {
 
 function webhookBody(overrides: Record<string, unknown> = {}) {
   return {
-    stat_name: 'cpu load', condition_type: 'above', threshold: 90, window_minutes: 5, channel: 'webhook',
-    channel_config: { webhook_url: 'http://127.0.0.1:9/hook' }, cooldown_minutes: 10, ...overrides,
+    stat_name: 'cpu load',
+    condition_type: 'above',
+    threshold: 90,
+    window_minutes: 5,
+    channel: 'webhook',
+    channel_config: { webhook_url: 'http://127.0.0.1:9/hook' },
+    cooldown_minutes: 10,
+    ...overrides,
   }
 }
 
 async function alertsOf(accountId: string) {
-  return [...await app.sql<{ id: string; state: string }[]>`select id, state from alerts where account_id = ${accountId} order by created_at, id`]
+  return [
+    ...(await app.sql<
+      { id: string; state: string }[]
+    >`select id, state from alerts where account_id = ${accountId} order by created_at, id`),
+  ]
 }
 
 // ------------------------------------------------------------------ create
@@ -48,14 +58,25 @@ const CONDITIONS = ['above', 'below', 'pct_change', 'heartbeat', 'missing_data',
 for (const condition of CONDITIONS) {
   test(`2.4 create an alert with condition_type ${condition}: 201 with the alert fields and a signing secret shown once`, async (t) => {
     const u = await user()
-    const body = webhookBody({ stat_name: `stat ${condition}`, condition_type: condition, threshold: condition === 'pct_change' ? 25 : 1.5, window_minutes: 3, cooldown_minutes: 0 })
+    const body = webhookBody({
+      stat_name: `stat ${condition}`,
+      condition_type: condition,
+      threshold: condition === 'pct_change' ? 25 : 1.5,
+      window_minutes: 3,
+      cooldown_minutes: 0,
+    })
     const res = await request(app.url, '/api/v1/alerts', { json: body, bearer: u.key })
     t.is(res.status, 201, res.text)
     const { alert, signing_secret } = res.body
     t.regex(alert.id, UUID)
     t.like(alert, {
-      stat_name: `stat ${condition}`, condition_type: condition, threshold: body.threshold, window_minutes: 3, channel: 'webhook',
-      cooldown_minutes: 0, state: 'ok',
+      stat_name: `stat ${condition}`,
+      condition_type: condition,
+      threshold: body.threshold,
+      window_minutes: 3,
+      channel: 'webhook',
+      cooldown_minutes: 0,
+      state: 'ok',
     })
     t.deepEqual(alert.channel_config, { webhook_url: 'http://127.0.0.1:9/hook' })
     t.regex(alert.created_at, ISO_UTC)
@@ -77,7 +98,13 @@ for (const condition of CONDITIONS) {
 test('2.4 create: defaults for window_minutes and cooldown_minutes; the stat need not exist; stat name is kept as given', async (t) => {
   const u = await user()
   const res = await request(app.url, '/api/v1/alerts', {
-    json: { stat_name: 'not yet written', condition_type: 'below', threshold: -3, channel: 'webhook', channel_config: { webhook_url: 'http://127.0.0.1:9/x' } },
+    json: {
+      stat_name: 'not yet written',
+      condition_type: 'below',
+      threshold: -3,
+      channel: 'webhook',
+      channel_config: { webhook_url: 'http://127.0.0.1:9/x' },
+    },
     bearer: u.key,
   })
   t.is(res.status, 201, res.text)
@@ -90,7 +117,9 @@ test('an alert on a stat with no points yet is created with a warning naming the
   t.is((await request(app.url, '/api/v1/stats/signups/count', { json: { count: 1 }, bearer: u.key })).status, 200)
   const typo = await request(app.url, '/api/v1/alerts', { json: webhookBody({ stat_name: 'checkout.latncy' }), bearer: u.key })
   t.is(typo.status, 201)
-  t.deepEqual(typo.body.warnings, ['no stat named "checkout.latncy" exists yet; the alert will evaluate once points arrive (did you mean "checkout.latency"?)'])
+  t.deepEqual(typo.body.warnings, [
+    'no stat named "checkout.latncy" exists yet; the alert will evaluate once points arrive (did you mean "checkout.latency"?)',
+  ])
   const exact = await request(app.url, '/api/v1/alerts', { json: webhookBody({ stat_name: 'signups' }), bearer: u.key })
   t.is(exact.status, 201)
   t.false('warnings' in exact.body)
@@ -125,12 +154,24 @@ const INVALID: Array<[string, Record<string, unknown>, string]> = [
   ['negative cooldown', { cooldown_minutes: -1 }, 'body.cooldown_minutes'],
   ['unknown channel', { channel: 'sms' }, 'body.channel'],
   ['missing webhook_url for webhook', { channel_config: {} }, 'body.channel_config.webhook_url'],
-  ['webhook_url with another channel\'s field', { channel_config: { webhook_url: 'http://127.0.0.1:9/hook', email: 'ops@example.com' } }, 'body.channel_config.email'],
-  ['webhook_url with a slack field', { channel_config: { webhook_url: 'http://127.0.0.1:9/hook', slack_webhook_url: 'http://127.0.0.1:9/s' } }, 'body.channel_config.slack_webhook_url'],
+  [
+    "webhook_url with another channel's field",
+    { channel_config: { webhook_url: 'http://127.0.0.1:9/hook', email: 'ops@example.com' } },
+    'body.channel_config.email',
+  ],
+  [
+    'webhook_url with a slack field',
+    { channel_config: { webhook_url: 'http://127.0.0.1:9/hook', slack_webhook_url: 'http://127.0.0.1:9/s' } },
+    'body.channel_config.slack_webhook_url',
+  ],
   ['unknown channel_config field', { channel_config: { webhook_url: 'http://127.0.0.1:9/hook', token: 'x' } }, 'body.channel_config'],
   ['bad email', { channel: 'email', channel_config: { email: 'not-an-address' } }, 'body.channel_config.email'],
   ['missing email for email', { channel: 'email', channel_config: {} }, 'body.channel_config.email'],
-  ['missing slack_webhook_url for slack', { channel: 'slack', channel_config: { webhook_url: 'http://127.0.0.1:9/hook' } }, 'body.channel_config'],
+  [
+    'missing slack_webhook_url for slack',
+    { channel: 'slack', channel_config: { webhook_url: 'http://127.0.0.1:9/hook' } },
+    'body.channel_config',
+  ],
   ['bad stat name', { stat_name: 'cpu/load' }, 'body.stat_name'],
   ['empty stat name', { stat_name: '' }, 'body.stat_name'],
   ['stat name over 128 characters', { stat_name: 's'.repeat(129) }, 'body.stat_name'],
@@ -153,7 +194,11 @@ test('2.4 validation: every bad field is a 400 problem naming the field, and not
 
 test('2.4 validation: a body that is not JSON, or an array, is a 400', async (t) => {
   const u = await user()
-  const text = await request(app.url, '/api/v1/alerts', { body: 'stat_name=x', headers: { 'content-type': 'application/json' }, bearer: u.key })
+  const text = await request(app.url, '/api/v1/alerts', {
+    body: 'stat_name=x',
+    headers: { 'content-type': 'application/json' },
+    bearer: u.key,
+  })
   t.is(text.status, 400)
   const arr = await request(app.url, '/api/v1/alerts', { json: [webhookBody()], bearer: u.key })
   t.is(arr.status, 400)
@@ -170,7 +215,8 @@ test('create without credentials is a 401', async (t) => {
 
 test('plan limit: the free plan allows 2 alerts; the 3rd is 403 alert_limit and not stored', async (t) => {
   const u = await user()
-  for (let i = 0; i < 2; i++) t.is((await request(app.url, '/api/v1/alerts', { json: webhookBody({ threshold: i }), bearer: u.key })).status, 201)
+  for (let i = 0; i < 2; i++)
+    t.is((await request(app.url, '/api/v1/alerts', { json: webhookBody({ threshold: i }), bearer: u.key })).status, 201)
   const third = await request(app.url, '/api/v1/alerts', { json: webhookBody({ threshold: 3 }), bearer: u.key })
   t.is(third.status, 403, third.text)
   t.is(third.body.code, 'alert_limit')
@@ -184,7 +230,9 @@ test('plan limit: the free plan allows 2 alerts; the 3rd is 403 alert_limit and 
 
 test('plan limit: concurrent creations never exceed the limit', async (t) => {
   const u = await user()
-  const results = await Promise.all(Array.from({ length: 6 }, (_, i) => request(app.url, '/api/v1/alerts', { json: webhookBody({ threshold: i }), bearer: u.key })))
+  const results = await Promise.all(
+    Array.from({ length: 6 }, (_, i) => request(app.url, '/api/v1/alerts', { json: webhookBody({ threshold: i }), bearer: u.key })),
+  )
   t.is(results.filter((r) => r.status === 201).length, 2)
   t.is(results.filter((r) => r.status === 403).length, 4)
   t.is((await alertsOf(u.accountId)).length, 2)
@@ -223,7 +271,8 @@ test('6.5 SSRF: private and internal webhook targets are refused at create with 
     t.is(typeof res.body.detail, 'string')
   }
   const slack = await request(strict.url, '/api/v1/alerts', {
-    json: webhookBody({ channel: 'slack', channel_config: { slack_webhook_url: 'http://10.1.2.3/services/x' } }), bearer: u.key,
+    json: webhookBody({ channel: 'slack', channel_config: { slack_webhook_url: 'http://10.1.2.3/services/x' } }),
+    bearer: u.key,
   })
   t.is(slack.status, 400, slack.text)
   t.deepEqual(await alertsOf(u.accountId), [])
@@ -233,37 +282,68 @@ test('6.5 SSRF: private and internal webhook targets are refused at create with 
 test('6.5 SSRF: the refusal names the reason (private address, scheme)', async (t) => {
   const strict = await app.another({ WEBHOOK_ALLOW_PRIVATE: '0' })
   const u = await user(strict.url)
-  const meta = await request(strict.url, '/api/v1/alerts', { json: webhookBody({ channel_config: { webhook_url: 'http://169.254.169.254/' } }), bearer: u.key })
+  const meta = await request(strict.url, '/api/v1/alerts', {
+    json: webhookBody({ channel_config: { webhook_url: 'http://169.254.169.254/' } }),
+    bearer: u.key,
+  })
   t.is(meta.status, 400)
   t.is(meta.body.code, 'webhook_refused')
   t.regex(meta.body.detail, /a linkLocal address, not a public one; .*WEBHOOK_ALLOW_PRIVATE=1/)
-  const ftp = await request(strict.url, '/api/v1/alerts', { json: webhookBody({ channel_config: { webhook_url: 'ftp://example.com/x' } }), bearer: u.key })
+  const ftp = await request(strict.url, '/api/v1/alerts', {
+    json: webhookBody({ channel_config: { webhook_url: 'ftp://example.com/x' } }),
+    bearer: u.key,
+  })
   t.is(ftp.status, 400)
   t.regex(ftp.body.detail, /scheme/)
 })
 
 test('6.5 with WEBHOOK_ALLOW_PRIVATE=1 a loopback target is accepted, but other schemes are still refused', async (t) => {
   const u = await user()
-  t.is((await request(app.url, '/api/v1/alerts', { json: webhookBody({ channel_config: { webhook_url: 'http://127.0.0.1:9/hook' } }), bearer: u.key })).status, 201)
-  const ftp = await request(app.url, '/api/v1/alerts', { json: webhookBody({ channel_config: { webhook_url: 'ftp://127.0.0.1/hook' } }), bearer: u.key })
+  t.is(
+    (
+      await request(app.url, '/api/v1/alerts', {
+        json: webhookBody({ channel_config: { webhook_url: 'http://127.0.0.1:9/hook' } }),
+        bearer: u.key,
+      })
+    ).status,
+    201,
+  )
+  const ftp = await request(app.url, '/api/v1/alerts', {
+    json: webhookBody({ channel_config: { webhook_url: 'ftp://127.0.0.1/hook' } }),
+    bearer: u.key,
+  })
   t.is(ftp.status, 400)
   t.is((await alertsOf(u.accountId)).length, 1)
 })
 
 // ------------------------------------------------------------------ list and delete
 
-test('list: GET returns the account\'s alerts with their fields', async (t) => {
+test("list: GET returns the account's alerts with their fields", async (t) => {
   const u = await user()
   const a = await request(app.url, '/api/v1/alerts', { json: webhookBody({ stat_name: 'first' }), bearer: u.key })
   const b = await request(app.url, '/api/v1/alerts', {
-    json: webhookBody({ stat_name: 'second', condition_type: 'heartbeat', channel: 'slack', channel_config: { slack_webhook_url: 'http://127.0.0.1:9/slack' } }),
+    json: webhookBody({
+      stat_name: 'second',
+      condition_type: 'heartbeat',
+      channel: 'slack',
+      channel_config: { slack_webhook_url: 'http://127.0.0.1:9/slack' },
+    }),
     bearer: u.key,
   })
   const list = await request(app.url, '/api/v1/alerts', { bearer: u.key })
   t.is(list.status, 200)
-  t.deepEqual(list.body.alerts.map((x: { id: string }) => x.id), [a.body.alert.id, b.body.alert.id])
+  t.deepEqual(
+    list.body.alerts.map((x: { id: string }) => x.id),
+    [a.body.alert.id, b.body.alert.id],
+  )
   t.deepEqual(list.body.alerts[0], a.body.alert)
-  t.like(list.body.alerts[1], { stat_name: 'second', condition_type: 'heartbeat', channel: 'slack', state: 'ok', channel_config: { slack_webhook_url: 'http://127.0.0.1:9/slack' } })
+  t.like(list.body.alerts[1], {
+    stat_name: 'second',
+    condition_type: 'heartbeat',
+    channel: 'slack',
+    state: 'ok',
+    channel_config: { slack_webhook_url: 'http://127.0.0.1:9/slack' },
+  })
   // Session authentication works too.
   const viaSession = await request(app.url, '/api/v1/alerts', { session: u.session })
   t.is(viaSession.status, 200)
@@ -318,7 +398,10 @@ test('account isolation: another account cannot list or delete an alert', async 
 test('6.1 e-mail channel without SMTP configured: 400 and nothing stored', async (t) => {
   const noSmtp = await app.another()
   const u = await user(noSmtp.url)
-  const res = await request(noSmtp.url, '/api/v1/alerts', { json: webhookBody({ channel: 'email', channel_config: { email: 'ops@example.com' } }), bearer: u.key })
+  const res = await request(noSmtp.url, '/api/v1/alerts', {
+    json: webhookBody({ channel: 'email', channel_config: { email: 'ops@example.com' } }),
+    bearer: u.key,
+  })
   t.is(res.status, 400, res.text)
   t.is(res.body.code, 'email_unavailable')
   t.deepEqual(await alertsOf(u.accountId), [])
@@ -327,7 +410,10 @@ test('6.1 e-mail channel without SMTP configured: 400 and nothing stored', async
 test('6.1 e-mail: when the confirmation mail cannot be sent, 503 and nothing stored', async (t) => {
   const down = await app.another({ SMTP_URL: 'smtp://127.0.0.1:1' }) // nothing listens on port 1
   const u = await user(down.url)
-  const res = await request(down.url, '/api/v1/alerts', { json: webhookBody({ channel: 'email', channel_config: { email: 'down@example.com' } }), bearer: u.key })
+  const res = await request(down.url, '/api/v1/alerts', {
+    json: webhookBody({ channel: 'email', channel_config: { email: 'down@example.com' } }),
+    bearer: u.key,
+  })
   t.is(res.status, 503, res.text)
   t.deepEqual(await alertsOf(u.accountId), [])
 })
@@ -341,7 +427,10 @@ function confirmationLink(text: string): URL {
 test('6.1 e-mail double opt-in: created pending_confirmation, a confirmation mail with a link arrives, the link confirms and arms the alert', async (t) => {
   const u = await user()
   const address = `ops.${u.accountId.slice(0, 8)}@example.com`
-  const res = await request(app.url, '/api/v1/alerts', { json: webhookBody({ stat_name: 'disk free', channel: 'email', channel_config: { email: address } }), bearer: u.key })
+  const res = await request(app.url, '/api/v1/alerts', {
+    json: webhookBody({ stat_name: 'disk free', channel: 'email', channel_config: { email: address } }),
+    bearer: u.key,
+  })
   t.is(res.status, 201, res.text)
   t.like(res.body.alert, { state: 'pending_confirmation', channel: 'email', channel_config: { email: address } })
   const id = res.body.alert.id
@@ -365,7 +454,10 @@ test('6.1 e-mail double opt-in: created pending_confirmation, a confirmation mai
   t.is((await request(app.url, link.pathname + link.search)).status, 200)
 
   // A second alert to the confirmed address is armed at once, with no new confirmation mail.
-  const second = await request(app.url, '/api/v1/alerts', { json: webhookBody({ channel: 'email', channel_config: { email: address.toUpperCase() } }), bearer: u.key })
+  const second = await request(app.url, '/api/v1/alerts', {
+    json: webhookBody({ channel: 'email', channel_config: { email: address.toUpperCase() } }),
+    bearer: u.key,
+  })
   t.is(second.status, 201, second.text)
   t.is(second.body.alert.state, 'ok')
   await new Promise((r) => setTimeout(r, 300))
@@ -377,36 +469,66 @@ test('6.1 e-mail opt-in without PUBLIC_URL: the link points at the deployment it
   const u = await user(bare.url)
   const address = `origin.${u.accountId.slice(0, 8)}@example.com`
   const res = await request(bare.url, '/api/v1/alerts', {
-    json: webhookBody({ channel: 'email', channel_config: { email: address } }), bearer: u.key, headers: { origin: 'https://attacker.example' },
+    json: webhookBody({ channel: 'email', channel_config: { email: address } }),
+    bearer: u.key,
+    headers: { origin: 'https://attacker.example' },
   })
   t.is(res.status, 201, res.text)
   const [mail] = await smtp.waitFor(1, (m) => m.to.includes(address))
   const link = confirmationLink(mail.text)
   t.is(link.origin, new URL(bare.url).origin)
   t.is((await request(bare.url, link.pathname + link.search)).status, 200)
-  t.deepEqual((await alertsOf(u.accountId)).map((a) => a.state), ['ok'])
+  t.deepEqual(
+    (await alertsOf(u.accountId)).map((a) => a.state),
+    ['ok'],
+  )
 })
 
 test('6.1 e-mail opt-in: a wrong or missing token is 404/400 and confirms nothing', async (t) => {
   const u = await user()
   const address = `wrong.${u.accountId.slice(0, 8)}@example.com`
-  const res = await request(app.url, '/api/v1/alerts', { json: webhookBody({ channel: 'email', channel_config: { email: address } }), bearer: u.key })
+  const res = await request(app.url, '/api/v1/alerts', {
+    json: webhookBody({ channel: 'email', channel_config: { email: address } }),
+    bearer: u.key,
+  })
   t.is(res.status, 201)
   const [mail] = await smtp.waitFor(1, (m) => m.to.includes(address))
   const token = confirmationLink(mail.text).searchParams.get('token')!
-  const wrong = await request(app.url, `/api/v1/email/confirm?token=${encodeURIComponent(token.slice(0, -2) + (token.endsWith('AA') ? 'BB' : 'AA'))}`)
+  const wrong = await request(
+    app.url,
+    `/api/v1/email/confirm?token=${encodeURIComponent(token.slice(0, -2) + (token.endsWith('AA') ? 'BB' : 'AA'))}`,
+  )
   t.is(wrong.status, 404)
   t.is((await request(app.url, '/api/v1/email/confirm?token=nope')).status, 404)
   t.is((await request(app.url, '/api/v1/email/confirm')).status, 400)
-  t.deepEqual((await alertsOf(u.accountId)).map((a) => a.state), ['pending_confirmation'])
+  t.deepEqual(
+    (await alertsOf(u.accountId)).map((a) => a.state),
+    ['pending_confirmation'],
+  )
 })
 
-test('6.1 e-mail opt-in is per account: another account\'s confirmation of the same address does not arm this one', async (t) => {
+test("6.1 e-mail opt-in is per account: another account's confirmation of the same address does not arm this one", async (t) => {
   const a = await user()
   const b = await user()
   const address = `shared.${a.accountId.slice(0, 8)}@example.com`
-  t.is((await request(app.url, '/api/v1/alerts', { json: webhookBody({ channel: 'email', channel_config: { email: address } }), bearer: a.key })).status, 201)
-  t.is((await request(app.url, '/api/v1/alerts', { json: webhookBody({ channel: 'email', channel_config: { email: address } }), bearer: b.key })).status, 201)
+  t.is(
+    (
+      await request(app.url, '/api/v1/alerts', {
+        json: webhookBody({ channel: 'email', channel_config: { email: address } }),
+        bearer: a.key,
+      })
+    ).status,
+    201,
+  )
+  t.is(
+    (
+      await request(app.url, '/api/v1/alerts', {
+        json: webhookBody({ channel: 'email', channel_config: { email: address } }),
+        bearer: b.key,
+      })
+    ).status,
+    201,
+  )
   const mails = await smtp.waitFor(2, (m) => m.to.includes(address))
   const links = mails.map((m) => confirmationLink(m.text))
   t.not(links[0].search, links[1].search)

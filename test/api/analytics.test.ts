@@ -20,16 +20,27 @@ const thisMinute = Math.floor(NOW / 60) * 60
 /** A deterministic random walk of n steps. */
 function walk(seed: number, n: number): number[] {
   let s = seed >>> 0
-  const rand = () => ((s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0) / 4_294_967_296)
+  const rand = () => (s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0) / 4_294_967_296
   const out = [100]
   for (let i = 1; i < n; i++) out.push(out[i - 1] + rand() - 0.5)
   return out
 }
 
-async function statWith(accountId: string, name: string, kind: 'counter' | 'gauge', points: Array<[number, number]>, createdAt = new Date((NOW - 60 * 86_400) * 1000)) {
+async function statWith(
+  accountId: string,
+  name: string,
+  kind: 'counter' | 'gauge',
+  points: Array<[number, number]>,
+  createdAt = new Date((NOW - 60 * 86_400) * 1000),
+) {
   const [s] = await app.sql<{ id: string }[]>`
     insert into stats (account_id, name, kind, created_at) values (${accountId}, ${name}, ${kind}, ${createdAt}) returning id`
-  if (points.length) await applyBatch(app.sql, randomUUID(), points.map(([ts, v]): QueuedPoint => [s.id, ts, v, null]))
+  if (points.length)
+    await applyBatch(
+      app.sql,
+      randomUUID(),
+      points.map(([ts, v]): QueuedPoint => [s.id, ts, v, null]),
+    )
   return s.id
 }
 
@@ -49,7 +60,10 @@ test.before(async () => {
   await statWith(owner.accountId, 'noise', 'gauge', hourly(walk(99, HOURS)))
   await statWith(owner.accountId, 'cpu.delayed', 'gauge', hourly(cpu.slice(0, HOURS))) // hour h shows what cpu showed at h - 3
   await statWith(owner.accountId, 'sparse', 'gauge', hourly(target).slice(-10))
-  await statWith(owner.accountId, 'dead', 'gauge', [[NOW - 20 * 86_400, 1], [NOW - 20 * 86_400 + 3600, 2]])
+  await statWith(owner.accountId, 'dead', 'gauge', [
+    [NOW - 20 * 86_400, 1],
+    [NOW - 20 * 86_400 + 3600, 2],
+  ])
   await statWith(owner.accountId, 'flat', 'gauge', hourly(target.map(() => 5)))
   // Per-minute latency over the last two days: 100-106 with three spikes, so the back-test counts are known.
   const minutes = 2 * 1440
@@ -75,20 +89,35 @@ test('4.8 correlations: a scaled copy and a derived counter rank first near 1, a
   t.is(res.status, 200, res.text)
   const b = res.body
   t.like(b, { target: 'cpu', target_kind: 'gauge', target_n: 167 })
-  t.deepEqual(b.window, { from: new Date((thisHour - 168 * HOUR) * 1000).toISOString(), to: new Date(thisHour * 1000).toISOString(), bucket_seconds: 3600 })
+  t.deepEqual(b.window, {
+    from: new Date((thisHour - 168 * HOUR) * 1000).toISOString(),
+    to: new Date(thisHour * 1000).toISOString(),
+    bucket_seconds: 3600,
+  })
   t.like(b, { method: 'departures', transform: 'diff', max_lag: 0 })
-  t.deepEqual(b.results.slice(0, 2).map((r: any) => r.stat_name), ['cpu.scaled', 'requests'])
+  t.deepEqual(
+    b.results.slice(0, 2).map((r: any) => r.stat_name),
+    ['cpu.scaled', 'requests'],
+  )
   t.like(b.results[0], { kind: 'gauge', coefficient: 1, lag_buckets: 0, n: 167 })
   t.true(b.results[1].coefficient > 0.95)
   const noise = b.results.find((r: any) => r.stat_name === 'noise')
   t.true(Math.abs(noise.coefficient) < 0.25, `noise: ${noise.coefficient}`)
   const names = [...b.results, ...b.excluded].map((r: any) => r.stat_name)
   t.false(names.includes('cpu'), 'the target is not compared with itself')
-  t.false(names.includes('cpu.copy'), 'another account\'s stats are never compared')
+  t.false(names.includes('cpu.copy'), "another account's stats are never compared")
   const abs = b.results.map((r: any) => Math.abs(r.coefficient))
-  t.deepEqual(abs, [...abs].sort((x: number, y: number) => y - x), 'strongest first')
+  t.deepEqual(
+    abs,
+    [...abs].sort((x: number, y: number) => y - x),
+    'strongest first',
+  )
   t.true(b.omitted.some((o: string) => o.includes('not causation')))
-  t.true(b.omitted.some((o: string) => /with 167 hourly values, unrelated stats reach \|coefficient\| > 0\.15\d* in about 1 comparison of 20/.test(o)))
+  t.true(
+    b.omitted.some((o: string) =>
+      /with 167 hourly values, unrelated stats reach \|coefficient\| > 0\.15\d* in about 1 comparison of 20/.test(o),
+    ),
+  )
 })
 
 test('4.8 correlations: stats with too few overlapping hours, no data or no variation are excluded with the reason', async (t) => {
@@ -120,7 +149,10 @@ test('4.8 correlations: transform=none correlates levels; a range the diff canno
   t.deepEqual(day.results, [])
   t.true(day.omitted.some((o: string) => o.includes('only 23 usable hourly values') && o.includes('choose a longer range')))
   const long = (await get('/api/v1/correlations?stat=cpu&range=90d')).body
-  t.true(long.omitted.some((o: string) => o.includes('30-day retention')), 'a free account keeps 30 days')
+  t.true(
+    long.omitted.some((o: string) => o.includes('30-day retention')),
+    'a free account keeps 30 days',
+  )
   t.is(long.window.from, new Date(Math.ceil((NOW - 30 * 86_400) / HOUR) * HOUR * 1000).toISOString())
 })
 
@@ -129,12 +161,25 @@ test('4.8 thresholds: a given threshold is back-tested with counts derived by ha
   t.is(res.status, 200, res.text)
   t.like(res.body, { stat: 'latency', kind: 'gauge', condition_type: 'above', cooldown_minutes: 0 })
   t.like(res.body.suggestions[0], { threshold: 200, would_have_fired: 3, minutes_in_breach: 6, suppressed_by_cooldown: 0 })
-  t.deepEqual(res.body.suggestions[0].incidents.map((i: any) => [i.peak, i.notified]), [[500, true], [400, true], [300, true]])
+  t.deepEqual(
+    res.body.suggestions[0].incidents.map((i: any) => [i.peak, i.notified]),
+    [
+      [500, true],
+      [400, true],
+      [300, true],
+    ],
+  )
   const firstSpike = thisMinute - (2880 - 1000) * 60
-  t.like(res.body.suggestions[0].incidents[0], { started_at: new Date((firstSpike + 60) * 1000).toISOString(), ended_at: new Date((firstSpike + 240) * 1000).toISOString() })
+  t.like(res.body.suggestions[0].incidents[0], {
+    started_at: new Date((firstSpike + 60) * 1000).toISOString(),
+    ended_at: new Date((firstSpike + 240) * 1000).toISOString(),
+  })
   const cooled = (await get('/api/v1/thresholds/suggest?stat=latency&threshold=200&cooldown_minutes=30')).body.suggestions[0]
   t.like(cooled, { would_have_fired: 2, minutes_in_breach: 6, suppressed_by_cooldown: 1 })
-  t.deepEqual(cooled.incidents.map((i: any) => i.notified), [true, false, true])
+  t.deepEqual(
+    cooled.incidents.map((i: any) => i.notified),
+    [true, false, true],
+  )
   const high = (await get('/api/v1/thresholds/suggest?stat=latency&threshold=450')).body.suggestions[0]
   t.like(high, { would_have_fired: 1, minutes_in_breach: 3 })
   t.true(high.quantile > 0.998 && high.quantile < 1)
@@ -148,25 +193,39 @@ test('4.8 thresholds: suggestions come from the per-minute distribution, two sig
   t.true(b.distribution.p50 >= 100 && b.distribution.p99 <= 106)
   t.true(b.suggestions.length >= 2)
   for (const s of b.suggestions) t.is(Number(s.threshold.toPrecision(2)), s.threshold)
-  t.deepEqual(b.suggestions.map((s: any) => s.quantile), [...b.suggestions.map((s: any) => s.quantile)].sort())
+  t.deepEqual(
+    b.suggestions.map((s: any) => s.quantile),
+    [...b.suggestions.map((s: any) => s.quantile)].sort(),
+  )
   t.like(b.suggestions[0], { threshold: 110, quantile: 0.95, would_have_fired: 3, minutes_in_breach: 6 })
   // The highest suggestion is one step inside the maximum, never the maximum itself (above is
   // strict: 500 would have fired 0 times on the spike of 500); each says how many of the largest minutes it catches.
   t.like(b.suggestions.at(-1), { threshold: 490, quantile: 1, would_have_fired: 1, catches_largest: 3 })
   t.true(b.suggestions.every((s: any) => s.threshold < b.distribution.max))
-  t.deepEqual(b.largest_minutes.map((m: any) => m.value), [500, 500, 500])
+  t.deepEqual(
+    b.largest_minutes.map((m: any) => m.value),
+    [500, 500, 500],
+  )
   // The spikes' points lie 30 s into minutes 1000-1002; each is named by the minute that holds it.
   const spikeMinutes = [1000, 1001, 1002].map((m) => new Date((thisMinute - (2 * 1440 - m) * 60) * 1000).toISOString())
   t.deepEqual([...b.largest_minutes.map((m: any) => m.at)].sort(), spikeMinutes)
   t.true(b.warnings.some((w: string) => w.includes('only 2 days of data')))
   // Two days of minutes at the end of a 30-day lookback: 2 of its 24-hour days (3 when they straddle a third).
-  t.true(b.warnings.some((w: string) => /^[23] of 30 days have data: the suggestions are drawn from those days only$/.test(w)), JSON.stringify(b.warnings))
+  t.true(
+    b.warnings.some((w: string) => /^[23] of 30 days have data: the suggestions are drawn from those days only$/.test(w)),
+    JSON.stringify(b.warnings),
+  )
   const below = (await get('/api/v1/thresholds/suggest?stat=latency&condition_type=below&lookback=7d')).body
   t.like(below, { condition_type: 'below' })
   // Every low quantile is 100 (a seventh of the minutes read exactly 100): a threshold of 100 would catch nothing
   // (below is strict) and one over it would fire most minutes, so none is suggested, and the answer says why.
   t.deepEqual(below.suggestions, [])
-  t.true(below.warnings.includes('the smallest value, 100, is also a common one: no threshold over it would fire only on rare minutes, so none is suggested'), JSON.stringify(below.warnings))
+  t.true(
+    below.warnings.includes(
+      'the smallest value, 100, is also a common one: no threshold over it would fire only on rare minutes, so none is suggested',
+    ),
+    JSON.stringify(below.warnings),
+  )
 })
 
 test('4.8 thresholds: a stat created inside the lookback and a lookback past retention are warned about', async (t) => {
@@ -184,8 +243,12 @@ test('4.8 both read with a dashboard session too', async (t) => {
 })
 
 const problem = (res: { status: number; body: any; headers: Headers }, status: number, code: string, detail: string | RegExp) => ({
-  status: res.status, code: res.body?.code, detailOk: typeof detail === 'string' ? res.body?.detail === detail : detail.test(res.body?.detail ?? ''),
-  type: res.headers.get('content-type')?.split(';')[0], expect: { status, code, detail: String(detail) }, got: res.body?.detail,
+  status: res.status,
+  code: res.body?.code,
+  detailOk: typeof detail === 'string' ? res.body?.detail === detail : detail.test(res.body?.detail ?? ''),
+  type: res.headers.get('content-type')?.split(';')[0],
+  expect: { status, code, detail: String(detail) },
+  got: res.body?.detail,
 })
 
 for (const [path, status, code, detail] of [
@@ -202,12 +265,42 @@ for (const [path, status, code, detail] of [
   ['/api/v1/correlations?stat=cpu&max_lag=1.5', 400, 'validation_failed', 'query.max_lag: must be an integer from 0 to 24'],
   ['/api/v1/thresholds/suggest', 400, 'validation_failed', 'query.stat: required'],
   ['/api/v1/thresholds/suggest?stat=nope', 404, 'stat_not_found', 'stat not found'],
-  ['/api/v1/thresholds/suggest?stat=latency&condition_type=pct_change', 400, 'validation_failed', 'query.condition_type: must be one of above, below'],
-  ['/api/v1/thresholds/suggest?stat=latency&lookback=1y', 400, 'validation_failed', 'query.lookback: must be one of 1h, 6h, 24h, 7d, 30d, 90d, 180d'],
-  ['/api/v1/thresholds/suggest?stat=latency&cooldown_minutes=-1', 400, 'validation_failed', 'query.cooldown_minutes: must be an integer from 0 to 10080'],
-  ['/api/v1/thresholds/suggest?stat=latency&threshold=0x10', 400, 'validation_failed', 'query.threshold: must be a decimal number of magnitude at most 1000000000000000'],
-  ['/api/v1/thresholds/suggest?stat=latency&threshold=2e15', 400, 'validation_failed', 'query.threshold: must be a decimal number of magnitude at most 1000000000000000'],
-  ['/api/v1/thresholds/suggest?stat=latency&threshold=', 400, 'validation_failed', 'query.threshold: must be a decimal number of magnitude at most 1000000000000000'],
+  [
+    '/api/v1/thresholds/suggest?stat=latency&condition_type=pct_change',
+    400,
+    'validation_failed',
+    'query.condition_type: must be one of above, below',
+  ],
+  [
+    '/api/v1/thresholds/suggest?stat=latency&lookback=1y',
+    400,
+    'validation_failed',
+    'query.lookback: must be one of 1h, 6h, 24h, 7d, 30d, 90d, 180d',
+  ],
+  [
+    '/api/v1/thresholds/suggest?stat=latency&cooldown_minutes=-1',
+    400,
+    'validation_failed',
+    'query.cooldown_minutes: must be an integer from 0 to 10080',
+  ],
+  [
+    '/api/v1/thresholds/suggest?stat=latency&threshold=0x10',
+    400,
+    'validation_failed',
+    'query.threshold: must be a decimal number of magnitude at most 1000000000000000',
+  ],
+  [
+    '/api/v1/thresholds/suggest?stat=latency&threshold=2e15',
+    400,
+    'validation_failed',
+    'query.threshold: must be a decimal number of magnitude at most 1000000000000000',
+  ],
+  [
+    '/api/v1/thresholds/suggest?stat=latency&threshold=',
+    400,
+    'validation_failed',
+    'query.threshold: must be a decimal number of magnitude at most 1000000000000000',
+  ],
 ] as const) {
   test(`4.8 ${path} -> ${status} ${detail}`, async (t) => {
     const before = await app.sql`select count(*)::int as n from stats`
@@ -227,10 +320,13 @@ test('5.2 the analytics reads need Bearer or session: no credentials, or ukey/ez
   }
 })
 
-test('every query is scoped to the caller\'s account: the other account sees only its own stats', async (t) => {
+test("every query is scoped to the caller's account: the other account sees only its own stats", async (t) => {
   const res = await get('/api/v1/correlations?stat=cpu', otherKey)
   t.is(res.status, 200)
-  t.deepEqual([...res.body.results, ...res.body.excluded].map((r: any) => r.stat_name), ['cpu.copy'])
+  t.deepEqual(
+    [...res.body.results, ...res.body.excluded].map((r: any) => r.stat_name),
+    ['cpu.copy'],
+  )
   t.is((await get('/api/v1/thresholds/suggest?stat=latency', otherKey)).status, 404)
 })
 
@@ -241,7 +337,15 @@ test('the OpenAPI document describes both routes from the schemas they validate 
   t.truthy(corr.responses['200'].content['application/json'].schema)
   t.truthy(corr.responses['404'])
   const sugg = doc.paths['/api/v1/thresholds/suggest'].get
-  t.deepEqual(sugg.parameters.map((p: any) => p.name).sort(), ['aggregation', 'condition_type', 'cooldown_minutes', 'lookback', 'stat', 'threshold', 'window_minutes'])
+  t.deepEqual(sugg.parameters.map((p: any) => p.name).sort(), [
+    'aggregation',
+    'condition_type',
+    'cooldown_minutes',
+    'lookback',
+    'stat',
+    'threshold',
+    'window_minutes',
+  ])
   t.truthy(doc.components.schemas.ThresholdSuggestions)
   t.truthy(doc.components.schemas.Correlations)
 })

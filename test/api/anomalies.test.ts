@@ -32,7 +32,10 @@ async function paidUser(plan = 'pro') {
 /** One point per hour (mid-hour) through the v1 API, with past timestamps; the last in the newest complete hour. */
 async function write(key: string, stat: string, field: 'value' | 'count', values: number[]) {
   const first = NEWEST - (values.length - 1) * HOUR
-  const res = await request(app.url, '/api/v1/points', { bearer: key, json: { points: values.map((v, i) => ({ stat, [field]: v, t: first + i * HOUR + 1800 })) } })
+  const res = await request(app.url, '/api/v1/points', {
+    bearer: key,
+    json: { points: values.map((v, i) => ({ stat, [field]: v, t: first + i * HOUR + 1800 })) },
+  })
   if (res.status !== 200) throw new Error(`write failed: ${res.status} ${res.text}`)
   await settle(app)
   await refreshRollups(app.sql)
@@ -41,53 +44,83 @@ async function write(key: string, stat: string, field: 'value' | 'count', values
 const steady = (n: number, level: number) => Array.from({ length: n }, (_, i) => level * (1 + 0.05 * Math.sin(i * 1.3)))
 const get = (key: string, path: string) => request(app.url, path, { bearer: key })
 
-test.serial('a 20x hour after a steady day is listed within two sweeps, with its numbers; the back-test draws the band; diagnostics agree', async (t) => {
-  const { key } = await paidUser()
-  await write(key, 'api.latency', 'value', [...steady(30, 120), 2400])
-  await write(key, 'api.steady', 'value', steady(31, 50))
-  await sweep(app.sql, NOW, OPTS)
+test.serial(
+  'a 20x hour after a steady day is listed within two sweeps, with its numbers; the back-test draws the band; diagnostics agree',
+  async (t) => {
+    const { key } = await paidUser()
+    await write(key, 'api.latency', 'value', [...steady(30, 120), 2400])
+    await write(key, 'api.steady', 'value', steady(31, 50))
+    await sweep(app.sql, NOW, OPTS)
 
-  const list = await get(key, '/api/v1/anomalies')
-  t.is(list.status, 200)
-  t.is(list.body.anomalies.length, 1)
-  const a = list.body.anomalies[0]
-  t.like(a, { stat_name: 'api.latency', kind: 'gauge', direction: 'spike', status: 'open', level_shift: false, ended_at: null, started_at: new Date(NEWEST * 1000).toISOString() })
-  t.like(a.peak, { t: NEWEST, observed: 2400 })
-  t.true(a.peak.expected > 110 && a.peak.expected < 130 && a.peak.upper < 2400 && a.peak.score > 5)
-  t.regex(a.explanation, /UTC: lately this stat \(gauge mean\) is usually [\d.]+ to 1\d\d(\.\d+)?; it was 2400, [\d.]+ times the usual spread above\. Expected 1\d\d(\.\d+)? from the 30 trailing hours/)
-  t.true(['window', 'both'].includes(a.detector))
-  t.deepEqual((await get(key, '/api/v1/anomalies?status=closed')).body.anomalies, [])
-  t.is((await get(key, '/api/v1/anomalies?stat=api.steady')).body.anomalies.length, 0)
+    const list = await get(key, '/api/v1/anomalies')
+    t.is(list.status, 200)
+    t.is(list.body.anomalies.length, 1)
+    const a = list.body.anomalies[0]
+    t.like(a, {
+      stat_name: 'api.latency',
+      kind: 'gauge',
+      direction: 'spike',
+      status: 'open',
+      level_shift: false,
+      ended_at: null,
+      started_at: new Date(NEWEST * 1000).toISOString(),
+    })
+    t.like(a.peak, { t: NEWEST, observed: 2400 })
+    t.true(a.peak.expected > 110 && a.peak.expected < 130 && a.peak.upper < 2400 && a.peak.score > 5)
+    t.regex(
+      a.explanation,
+      /UTC: lately this stat \(gauge mean\) is usually [\d.]+ to 1\d\d(\.\d+)?; it was 2400, [\d.]+ times the usual spread above\. Expected 1\d\d(\.\d+)? from the 30 trailing hours/,
+    )
+    t.true(['window', 'both'].includes(a.detector))
+    t.deepEqual((await get(key, '/api/v1/anomalies?status=closed')).body.anomalies, [])
+    t.is((await get(key, '/api/v1/anomalies?stat=api.steady')).body.anomalies.length, 0)
 
-  const bt = await get(key, '/api/v1/anomalies/backtest?stat=api.latency&range=7d')
-  t.is(bt.status, 200)
-  t.like(bt.body, { stat: 'api.latency', kind: 'gauge', bucket_seconds: 3600 })
-  const last = bt.body.buckets.at(-1)
-  t.like(last, { t: NEWEST, observed: 2400, anomalous: true })
-  t.true(last.upper < 2400 && last.lower < last.expected)
-  t.is(bt.body.buckets.filter((b: any) => b.anomalous).length, 1)
-  t.is(bt.body.buckets.find((b: any) => b.observed !== null).expected, null, 'the first hour with data has no armed baseline')
-  t.deepEqual(bt.body.incidents.map((i: any) => [i.started_at, i.ended_at, i.direction]), [[new Date(NEWEST * 1000).toISOString(), null, 'spike']])
-  // The sweep and the back-test are one detector: the same peak.
-  t.deepEqual(bt.body.incidents[0].peak, a.peak)
+    const bt = await get(key, '/api/v1/anomalies/backtest?stat=api.latency&range=7d')
+    t.is(bt.status, 200)
+    t.like(bt.body, { stat: 'api.latency', kind: 'gauge', bucket_seconds: 3600 })
+    const last = bt.body.buckets.at(-1)
+    t.like(last, { t: NEWEST, observed: 2400, anomalous: true })
+    t.true(last.upper < 2400 && last.lower < last.expected)
+    t.is(bt.body.buckets.filter((b: any) => b.anomalous).length, 1)
+    t.is(bt.body.buckets.find((b: any) => b.observed !== null).expected, null, 'the first hour with data has no armed baseline')
+    t.deepEqual(
+      bt.body.incidents.map((i: any) => [i.started_at, i.ended_at, i.direction]),
+      [[new Date(NEWEST * 1000).toISOString(), null, 'spike']],
+    )
+    // The sweep and the back-test are one detector: the same peak.
+    t.deepEqual(bt.body.incidents[0].peak, a.peak)
 
-  const d = await get(key, '/api/v1/anomalies/diagnostics?stat=api.latency')
-  t.is(d.status, 200)
-  const s = d.body.stats[0]
-  t.like(s, { stat_name: 'api.latency', state: 'evaluated', reason: null, can_fire: true, ever_evaluated: true, last_evaluated_at: NOW.toISOString(), evaluation_stale: false, ever_detected: true, last_detected_at: new Date(NEWEST * 1000).toISOString() })
-  // 31 hours of data: the first sweep warmed the streaming baseline on the 30 before the newest, then scored it (a flagged hour does not teach it).
-  t.deepEqual(s.streaming_baseline, { sample_count: 30, min_samples_required: 8, armed: true })
-  // The window now holds the newest hour too (a flagged hour stays in it: its spread then keeps a repeat of the same burst
-  // from being flagged again); the detector's window is the 30 hours before it.
-  t.deepEqual(s.window_baseline, { verdict: 'used', sample_count: 31, detector_verdict: 'used', detector_sample_count: 30 })
-  t.like(s.rollup, { present: true })
-  t.regex(s.explanation, /Armed: the window baseline \(30 hours\) and the streaming baseline \(30 samples\)\. Last scored hour: .*2400/)
-})
+    const d = await get(key, '/api/v1/anomalies/diagnostics?stat=api.latency')
+    t.is(d.status, 200)
+    const s = d.body.stats[0]
+    t.like(s, {
+      stat_name: 'api.latency',
+      state: 'evaluated',
+      reason: null,
+      can_fire: true,
+      ever_evaluated: true,
+      last_evaluated_at: NOW.toISOString(),
+      evaluation_stale: false,
+      ever_detected: true,
+      last_detected_at: new Date(NEWEST * 1000).toISOString(),
+    })
+    // 31 hours of data: the first sweep warmed the streaming baseline on the 30 before the newest, then scored it (a flagged hour does not teach it).
+    t.deepEqual(s.streaming_baseline, { sample_count: 30, min_samples_required: 8, armed: true })
+    // The window now holds the newest hour too (a flagged hour stays in it: its spread then keeps a repeat of the same burst
+    // from being flagged again); the detector's window is the 30 hours before it.
+    t.deepEqual(s.window_baseline, { verdict: 'used', sample_count: 31, detector_verdict: 'used', detector_sample_count: 30 })
+    t.like(s.rollup, { present: true })
+    t.regex(s.explanation, /Armed: the window baseline \(30 hours\) and the streaming baseline \(30 samples\)\. Last scored hour: .*2400/)
+  },
+)
 
 /** Hourly points (mid-hour) ending at `lastHour`, written with past timestamps through the v1 API and rolled up. */
 async function writeUpTo(key: string, stat: string, values: number[], lastHour: number) {
   const first = lastHour - (values.length - 1) * HOUR
-  const res = await request(app.url, '/api/v1/points', { bearer: key, json: { points: values.map((v, i) => ({ stat, value: v, t: first + i * HOUR + 1800 })) } })
+  const res = await request(app.url, '/api/v1/points', {
+    bearer: key,
+    json: { points: values.map((v, i) => ({ stat, value: v, t: first + i * HOUR + 1800 })) },
+  })
   if (res.status !== 200) throw new Error(`write failed: ${res.status} ${res.text}`)
   await settle(app)
   await refreshRollups(app.sql)
@@ -101,26 +134,37 @@ function cycle(hours: number, lastHour: number): number[] {
   })
 }
 
-test.serial('a clean daily cycle is not listed; the usual peak level at the trough hour is, with the hour\'s own range (decision 16)', async (t) => {
-  const { key } = await paidUser()
-  await writeUpTo(key, 'checkout.rate', cycle(14 * 24, NEWEST - HOUR), NEWEST - HOUR)
-  await sweep(app.sql, NOW, OPTS)
-  t.deepEqual((await get(key, '/api/v1/anomalies?status=all')).body.anomalies, [], '14 days of a daily cycle: nothing listed')
-  const bt = (await get(key, '/api/v1/anomalies/backtest?stat=checkout.rate&range=7d')).body
-  const hourOfCycle = (b: any) => (((b.t - NEWEST) % 86_400) + 86_400) % 86_400
-  const trough = bt.buckets.filter((b: any) => b.observed !== null && hourOfCycle(b) === 0).at(-1)
-  const peak = bt.buckets.filter((b: any) => b.observed !== null && hourOfCycle(b) === 43_200).at(-1)
-  t.true(trough.upper < 200 && peak.lower > 200, `the band follows the hour: ${trough.lower}-${trough.upper} at the trough, ${peak.lower}-${peak.upper} at the peak`)
+test.serial(
+  "a clean daily cycle is not listed; the usual peak level at the trough hour is, with the hour's own range (decision 16)",
+  async (t) => {
+    const { key } = await paidUser()
+    await writeUpTo(key, 'checkout.rate', cycle(14 * 24, NEWEST - HOUR), NEWEST - HOUR)
+    await sweep(app.sql, NOW, OPTS)
+    t.deepEqual((await get(key, '/api/v1/anomalies?status=all')).body.anomalies, [], '14 days of a daily cycle: nothing listed')
+    const bt = (await get(key, '/api/v1/anomalies/backtest?stat=checkout.rate&range=7d')).body
+    const hourOfCycle = (b: any) => (((b.t - NEWEST) % 86_400) + 86_400) % 86_400
+    const trough = bt.buckets.filter((b: any) => b.observed !== null && hourOfCycle(b) === 0).at(-1)
+    const peak = bt.buckets.filter((b: any) => b.observed !== null && hourOfCycle(b) === 43_200).at(-1)
+    t.true(
+      trough.upper < 200 && peak.lower > 200,
+      `the band follows the hour: ${trough.lower}-${trough.upper} at the trough, ${peak.lower}-${peak.upper} at the peak`,
+    )
 
-  // The newest hour is the trough hour: written at the peak's level, it is listed by the next sweep.
-  await writeUpTo(key, 'checkout.rate', [300], NEWEST)
-  await sweep(app.sql, new Date(NOW.getTime() + 60_000), OPTS)
-  const list = (await get(key, '/api/v1/anomalies?status=all')).body.anomalies
-  t.is(list.length, 1)
-  const hh = new Date(NEWEST * 1000).toISOString().slice(11, 16)
-  t.like(list[0], { stat_name: 'checkout.rate', direction: 'spike', status: 'open', started_at: new Date(NEWEST * 1000).toISOString() })
-  t.regex(list[0].explanation, new RegExp(`at ${hh} UTC this stat \\(gauge mean\\) is usually [\\d.]+ to 1\\d\\d(\\.\\d+)?; it was 300, [\\d.]+ times the usual spread above\\. Expected 1\\d\\d(\\.\\d+)? from the 167 trailing hours, following its daily cycle`))
-})
+    // The newest hour is the trough hour: written at the peak's level, it is listed by the next sweep.
+    await writeUpTo(key, 'checkout.rate', [300], NEWEST)
+    await sweep(app.sql, new Date(NOW.getTime() + 60_000), OPTS)
+    const list = (await get(key, '/api/v1/anomalies?status=all')).body.anomalies
+    t.is(list.length, 1)
+    const hh = new Date(NEWEST * 1000).toISOString().slice(11, 16)
+    t.like(list[0], { stat_name: 'checkout.rate', direction: 'spike', status: 'open', started_at: new Date(NEWEST * 1000).toISOString() })
+    t.regex(
+      list[0].explanation,
+      new RegExp(
+        `at ${hh} UTC this stat \\(gauge mean\\) is usually [\\d.]+ to 1\\d\\d(\\.\\d+)?; it was 300, [\\d.]+ times the usual spread above\\. Expected 1\\d\\d(\\.\\d+)? from the 167 trailing hours, following its daily cycle`,
+      ),
+    )
+  },
+)
 
 test.serial('history written with a past t is scored: closed incidents are listed, and they are the hours the chart flags', async (t) => {
   const { key } = await paidUser()
@@ -130,11 +174,16 @@ test.serial('history written with a past t is scored: closed incidents are liste
   await writeUpTo(key, 'queue.wait', values, NEWEST)
   await sweep(app.sql, NOW, OPTS)
   const closed = (await get(key, '/api/v1/anomalies?status=closed')).body.anomalies
-  t.deepEqual(closed.map((a: any) => [a.stat_name, a.started_at, a.ended_at, a.direction]),
-    [['queue.wait', new Date(spikeAt * 1000).toISOString(), new Date((spikeAt + HOUR) * 1000).toISOString(), 'spike']])
+  t.deepEqual(
+    closed.map((a: any) => [a.stat_name, a.started_at, a.ended_at, a.direction]),
+    [['queue.wait', new Date(spikeAt * 1000).toISOString(), new Date((spikeAt + HOUR) * 1000).toISOString(), 'spike']],
+  )
   t.is(closed[0].peak.observed, 1000)
   t.deepEqual((await get(key, '/api/v1/anomalies?status=open')).body.anomalies, [])
-  const flagged = () => get(key, '/api/v1/anomalies/backtest?stat=queue.wait&range=7d').then((r) => r.body.buckets.filter((b: any) => b.anomalous).map((b: any) => b.t))
+  const flagged = () =>
+    get(key, '/api/v1/anomalies/backtest?stat=queue.wait&range=7d').then((r) =>
+      r.body.buckets.filter((b: any) => b.anomalous).map((b: any) => b.t),
+    )
   t.deepEqual(await flagged(), [spikeAt], 'the chart flags the same hour')
 
   // A backfill behind the sweep (a dip two days ago, written now) is scored by the next sweep.
@@ -142,7 +191,13 @@ test.serial('history written with a past t is scored: closed incidents are liste
   await writeUpTo(key, 'queue.wait', [-1000], dipAt)
   await sweep(app.sql, new Date(NOW.getTime() + 60_000), OPTS)
   const all = (await get(key, '/api/v1/anomalies?status=all')).body.anomalies
-  t.deepEqual(all.map((a: any) => [a.started_at, a.direction]), [[new Date(dipAt * 1000).toISOString(), 'dip'], [new Date(spikeAt * 1000).toISOString(), 'spike']])
+  t.deepEqual(
+    all.map((a: any) => [a.started_at, a.direction]),
+    [
+      [new Date(dipAt * 1000).toISOString(), 'dip'],
+      [new Date(spikeAt * 1000).toISOString(), 'spike'],
+    ],
+  )
   t.deepEqual(await flagged(), [spikeAt, dipAt])
 })
 
@@ -160,31 +215,70 @@ test.serial('diagnostics: every field from real state, the eleven counters by ha
   const d = await get(key, '/api/v1/anomalies/diagnostics')
   t.is(d.status, 200)
   t.deepEqual(d.body.account, { plan: 'starter', anomalies_entitled_by_plan: true, stats_total: 4, stats_reported: 4, truncated: false })
-  t.like(d.body.evaluator, { enabled: true, window: '168h', interval_seconds: 300, interval_source: 'env', stale_after_seconds: 900, never_swept_this_account: false, last_sweep_touching_account_at: NOW.toISOString() })
+  t.like(d.body.evaluator, {
+    enabled: true,
+    window: '168h',
+    interval_seconds: 300,
+    interval_source: 'env',
+    stale_after_seconds: 900,
+    never_swept_this_account: false,
+    last_sweep_touching_account_at: NOW.toISOString(),
+  })
   t.truthy(d.body.evaluator.last_sweep_at)
   const by = Object.fromEntries(d.body.stats.map((s: any) => [s.stat_name, s]))
   // a.short: 3 hours; the detector's window is the 2 before the newest; the streaming baseline warmed on 2 and took the newest: 3.
-  t.like(by['a.short'], { state: 'skipped', reason: 'short', can_fire: false, ever_evaluated: true, ever_detected: false, last_detected_at: null })
+  t.like(by['a.short'], {
+    state: 'skipped',
+    reason: 'short',
+    can_fire: false,
+    ever_evaluated: true,
+    ever_detected: false,
+    last_detected_at: null,
+  })
   t.deepEqual(by['a.short'].window_baseline, { verdict: 'short', sample_count: 3, detector_verdict: 'short', detector_sample_count: 2 })
   t.deepEqual(by['a.short'].streaming_baseline, { sample_count: 3, min_samples_required: 8, armed: false })
   t.regex(by['a.short'].explanation, /window has 2 of 8 usable hourly buckets \(short\), and the streaming baseline has 3 of 8 samples/)
   // b.zeros: a counter of 20 zero hours; the streaming baseline has 20 samples but never saw anything else.
   t.like(by['b.zeros'], { state: 'skipped', reason: 'no_signal', can_fire: false })
-  t.deepEqual(by['b.zeros'].window_baseline, { verdict: 'no_signal', sample_count: 20, detector_verdict: 'no_signal', detector_sample_count: 19 })
+  t.deepEqual(by['b.zeros'].window_baseline, {
+    verdict: 'no_signal',
+    sample_count: 20,
+    detector_verdict: 'no_signal',
+    detector_sample_count: 19,
+  })
   t.deepEqual(by['b.zeros'].streaming_baseline, { sample_count: 20, min_samples_required: 8, armed: false })
   t.like(by['c.ok'], { state: 'evaluated', reason: null, can_fire: true, evaluation_stale: false })
   t.deepEqual(by['c.ok'].window_baseline, { verdict: 'used', sample_count: 12, detector_verdict: 'used', detector_sample_count: 11 })
-  t.like(by['d.new'], { state: 'skipped', reason: 'no_rollup', can_fire: false, ever_evaluated: false, last_evaluated_at: null, evaluation_stale: null })
+  t.like(by['d.new'], {
+    state: 'skipped',
+    reason: 'no_rollup',
+    can_fire: false,
+    ever_evaluated: false,
+    last_evaluated_at: null,
+    evaluation_stale: null,
+  })
   t.deepEqual(by['d.new'].rollup, { present: false, computed_at: null, refreshed_since_last_evaluation: null })
   t.deepEqual(d.body.counters, {
-    never_evaluated: 0, evaluated: 1, skipped: 3, skipped_tier: 0, skipped_no_rollup: 1, skipped_stale: 0,
-    window_baseline_used: 1, window_baseline_short: 2, window_baseline_no_signal: 1, can_fire: 1, cannot_fire: 3,
+    never_evaluated: 0,
+    evaluated: 1,
+    skipped: 3,
+    skipped_tier: 0,
+    skipped_no_rollup: 1,
+    skipped_stale: 0,
+    window_baseline_used: 1,
+    window_baseline_short: 2,
+    window_baseline_no_signal: 1,
+    can_fire: 1,
+    cannot_fire: 3,
   })
   t.true(d.body.omitted.some((o: string) => /fleet-wide/.test(o)))
 
   const two = await get(key, '/api/v1/anomalies/diagnostics?limit=2')
   t.deepEqual(two.body.account, { plan: 'starter', anomalies_entitled_by_plan: true, stats_total: 4, stats_reported: 2, truncated: true })
-  t.deepEqual(two.body.stats.map((s: any) => s.stat_name), ['a.short', 'b.zeros'])
+  t.deepEqual(
+    two.body.stats.map((s: any) => s.stat_name),
+    ['a.short', 'b.zeros'],
+  )
   t.deepEqual(two.body.counters, d.body.counters, 'counters cover every stat, listed or not')
   t.true(two.body.omitted.some((o: string) => /2 stats are not listed/.test(o)))
 
@@ -219,7 +313,8 @@ test.serial('the free plan: every stat says tier, the list is empty with a reaso
 test.serial('bad input: a clear 400 or 404 with its message, and nothing stored', async (t) => {
   const { key } = await paidUser()
   await write(key, 'x', 'value', steady(10, 1))
-  const before = await app.sql`select (select count(*) from anomaly_state)::int as states, (select count(*) from anomalies)::int as incidents`
+  const before =
+    await app.sql`select (select count(*) from anomaly_state)::int as states, (select count(*) from anomalies)::int as incidents`
   const cases: Array<[string, number, string, string]> = [
     ['/api/v1/anomalies?limit=0', 400, 'validation_failed', 'query.limit: must be an integer from 1 to 100'],
     ['/api/v1/anomalies?limit=101', 400, 'validation_failed', 'query.limit: must be an integer from 1 to 100'],
@@ -241,9 +336,14 @@ test.serial('bad input: a clear 400 or 404 with its message, and nothing stored'
   }
   for (const path of ['/api/v1/anomalies', '/api/v1/anomalies/backtest?stat=x', '/api/v1/anomalies/diagnostics']) {
     t.is((await request(app.url, path)).status, 401, path)
-    t.is((await request(app.url, `${path}${path.includes('?') ? '&' : '?'}ukey=${key}`)).status, 401, 'a key in the query string does not authenticate')
+    t.is(
+      (await request(app.url, `${path}${path.includes('?') ? '&' : '?'}ukey=${key}`)).status,
+      401,
+      'a key in the query string does not authenticate',
+    )
   }
-  const after = await app.sql`select (select count(*) from anomaly_state)::int as states, (select count(*) from anomalies)::int as incidents`
+  const after =
+    await app.sql`select (select count(*) from anomaly_state)::int as states, (select count(*) from anomalies)::int as incidents`
   t.deepEqual([...after], [...before])
 })
 

@@ -6,7 +6,9 @@ import { request } from '../helpers/http.js'
 import { eventually } from '../helpers/receivers.js'
 
 let app: TestApp
-test.before(async () => { app = await startTestApp() })
+test.before(async () => {
+  app = await startTestApp()
+})
 test.after.always(() => app?.close())
 
 test('a new account has no key; creating one returns the secret once and lists it without the secret', async (t) => {
@@ -77,14 +79,19 @@ test('a key revoked through one API process is refused by another that had it ca
   const { id, key } = await createKey(app.url, user)
   t.is((await request(other.url, '/api/v1/auth/me', { bearer: key })).status, 200) // cached in the other process
   t.is((await request(app.url, `/api/v1/auth/api-keys/${id}`, { method: 'DELETE', session: user.session })).status, 204)
-  const refused = await eventually(async () => {
-    const res = await request(other.url, '/api/v1/auth/me', { bearer: key })
-    return res.status === 200 ? null : res
-  }, 'the other process to refuse the revoked key', 15_000, 50)
+  const refused = await eventually(
+    async () => {
+      const res = await request(other.url, '/api/v1/auth/me', { bearer: key })
+      return res.status === 200 ? null : res
+    },
+    'the other process to refuse the revoked key',
+    15_000,
+    50,
+  )
   t.is(refused.status, 401)
 })
 
-test('a cached key is read again once its entry is a second old: a revocation or a plan change behind the process\'s back is seen then', async (t) => {
+test("a cached key is read again once its entry is a second old: a revocation or a plan change behind the process's back is seen then", async (t) => {
   // The resolver on this file's database with a clock the test moves; its background refresh may only see a change sooner.
   let now = Date.now()
   const keys = new KeyResolver(app.sql, () => now)
@@ -102,24 +109,32 @@ test('a cached key is read again once its entry is a second old: a revocation or
   t.is(await keys.resolve(key), null)
 })
 
-test('a key in steady use is refreshed in the background: it stays valid past an entry\'s age, and a change behind every process\'s back is seen', async (t) => {
+test("a key in steady use is refreshed in the background: it stays valid past an entry's age, and a change behind every process's back is seen", async (t) => {
   const user = await signUp(app.url)
   const { id, key } = await createKey(app.url, user)
   const me = async () => request(app.url, '/api/v1/auth/me', { bearer: key })
   // In use for longer than an entry may be served (1 s): it stays valid meanwhile, refreshed rather than dropped.
-  for (const until = Date.now() + 1500; Date.now() < until;) {
+  for (const until = Date.now() + 1500; Date.now() < until; ) {
     t.is((await me()).status, 200)
     await new Promise((r) => setTimeout(r, 50))
   }
   const until = (what: string, done: (r: Awaited<ReturnType<typeof me>>) => boolean) =>
-    eventually(async () => { const r = await me(); return done(r) ? r : null }, what, 15_000, 50)
+    eventually(
+      async () => {
+        const r = await me()
+        return done(r) ? r : null
+      },
+      what,
+      15_000,
+      50,
+    )
   await app.sql`update accounts set plan = 'business' where id = ${user.accountId}`
   t.is((await until('the new plan', (r) => r.body.account?.plan === 'business')).status, 200)
   await app.sql`update api_keys set revoked_at = now() where id = ${id}`
   t.is((await until('the refusal', (r) => r.status !== 200)).status, 401)
 })
 
-test('revoking another account\'s key is 404 and leaves it working', async (t) => {
+test("revoking another account's key is 404 and leaves it working", async (t) => {
   const owner = await signUp(app.url)
   const intruder = await signUp(app.url)
   const { id, key } = await createKey(app.url, owner)
@@ -133,7 +148,11 @@ test('revoking another account\'s key is 404 and leaves it working', async (t) =
 test('revoking with a malformed id is 400, an unknown one 404', async (t) => {
   const user = await signUp(app.url)
   t.is((await request(app.url, '/api/v1/auth/api-keys/not-a-uuid', { method: 'DELETE', session: user.session })).status, 400)
-  t.is((await request(app.url, '/api/v1/auth/api-keys/00000000-0000-4000-8000-000000000000', { method: 'DELETE', session: user.session })).status, 404)
+  t.is(
+    (await request(app.url, '/api/v1/auth/api-keys/00000000-0000-4000-8000-000000000000', { method: 'DELETE', session: user.session }))
+      .status,
+    404,
+  )
 })
 
 test('using a key records last_used_at', async (t) => {

@@ -4,7 +4,9 @@ import { createKey, signUp } from '../helpers/factories.js'
 import { cookieFrom, request } from '../helpers/http.js'
 
 let app: TestApp
-test.before(async () => { app = await startTestApp() })
+test.before(async () => {
+  app = await startTestApp()
+})
 test.after.always(() => app?.close())
 
 test('signup creates an account, sets an HttpOnly session cookie and returns a CSRF token', async (t) => {
@@ -155,7 +157,12 @@ test('a Bearer key on a session-only route is 403', async (t) => {
 test('5.2 v1 routes do not read ukey or ezkey from the query string: adding them does not authenticate', async (t) => {
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
-  for (const path of [`/api/v1/stats?ezkey=${key}`, `/api/v1/stats?ukey=${key}`, `/api/v1/auth/me?ezkey=${key}`, `/api/v1/export?ukey=${key}`]) {
+  for (const path of [
+    `/api/v1/stats?ezkey=${key}`,
+    `/api/v1/stats?ukey=${key}`,
+    `/api/v1/auth/me?ezkey=${key}`,
+    `/api/v1/export?ukey=${key}`,
+  ]) {
     const res = await request(app.url, path)
     t.is(res.status, 401, path)
   }

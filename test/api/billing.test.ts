@@ -9,7 +9,11 @@ import { eventually } from '../helpers/receivers.js'
 import { startPaymentStandin, type PaymentStandin } from '../../dev/billing-standin/server.js'
 import { evaluateAlerts } from '../../shared/alerts/evaluate.js'
 
-const PRICES = [{ id: 'price_t_starter', label: 'Starter', amount: 9 }, { id: 'price_t_pro', label: 'Pro', amount: 29 }, { id: 'price_t_business', label: 'Business', amount: 99 }]
+const PRICES = [
+  { id: 'price_t_starter', label: 'Starter', amount: 9 },
+  { id: 'price_t_pro', label: 'Pro', amount: 29 },
+  { id: 'price_t_business', label: 'Business', amount: 99 },
+]
 const SECRET_KEY = 'sk_test_billing_suite'
 const WEBHOOK_SECRET = 'whsec_billing_suite_secret'
 
@@ -18,8 +22,12 @@ let standin: PaymentStandin
 test.before(async () => {
   standin = await startPaymentStandin({ secretKey: SECRET_KEY, webhookSecret: WEBHOOK_SECRET, prices: PRICES })
   app = await startTestApp({
-    STRIPE_SECRET_KEY: SECRET_KEY, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: standin.url,
-    STRIPE_PRICE_STARTER: PRICES[0].id, STRIPE_PRICE_PRO: PRICES[1].id, STRIPE_PRICE_BUSINESS: PRICES[2].id,
+    STRIPE_SECRET_KEY: SECRET_KEY,
+    STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+    STRIPE_API_BASE: standin.url,
+    STRIPE_PRICE_STARTER: PRICES[0].id,
+    STRIPE_PRICE_PRO: PRICES[1].id,
+    STRIPE_PRICE_BUSINESS: PRICES[2].id,
     ALERT_EVAL_INTERVAL_SECONDS: '86400', // the test runs its own evaluation pass
   })
   standin.setWebhookUrl(`${app.url}/api/payments/webhook`)
@@ -37,7 +45,7 @@ async function checkout(u: User, plan: string) {
   const res = await request(app.url, '/api/payments/checkout', { json: { plan }, session: u.session })
   if (res.status !== 200) throw new Error(`checkout: ${res.status} ${res.text}`)
   const session = standin.sessions.get(res.body.id)!
-  return { ...res.body as { url: string; id: string }, customer: session.customer as string }
+  return { ...(res.body as { url: string; id: string }), customer: session.customer as string }
 }
 
 /** Checkout and pay on the stand-in's hosted page (the form's POST), as a browser would; returns the customer and subscription. */
@@ -64,8 +72,13 @@ test('checkout: hosted page, payment, signed events, and the plan in force in ev
   t.is((await app.sql`select customer_id from billing_customers where account_id = ${u.accountId}`)[0].customer_id, c.customer)
   // What the SDK sent: a subscription for the configured price, the account in the session's and the subscription's metadata.
   const sent = standin.requests.find((r) => r.path === '/v1/checkout/sessions' && r.form.customer === c.customer)!.form
-  t.like(sent, { mode: 'subscription', client_reference_id: u.accountId, line_items: [{ price: PRICES[1].id, quantity: '1' }],
-    metadata: { account_id: u.accountId, plan: 'pro' }, subscription_data: { metadata: { account_id: u.accountId, plan: 'pro' } } })
+  t.like(sent, {
+    mode: 'subscription',
+    client_reference_id: u.accountId,
+    line_items: [{ price: PRICES[1].id, quantity: '1' }],
+    metadata: { account_id: u.accountId, plan: 'pro' },
+    subscription_data: { metadata: { account_id: u.accountId, plan: 'pro' } },
+  })
   t.is(sent.success_url, `${app.url}/api/billing/return?session_id={CHECKOUT_SESSION_ID}`)
 
   const paid = await fetch(c.url, { method: 'POST', redirect: 'manual' })
@@ -75,24 +88,45 @@ test('checkout: hosted page, payment, signed events, and the plan in force in ev
   // The plan can be in force before the stand-in has sent the last of the payment's three events.
   const delivered = () => standin.deliveries.filter((d) => standin.eventsOf(c.customer).some((e) => e.id === d.eventId))
   await eventually(() => delivered().length >= 3, 'the three events delivered', 20_000)
-  t.deepEqual(delivered().map((d) => d.status), [200, 200, 200])
+  t.deepEqual(
+    delivered().map((d) => d.status),
+    [200, 200, 200],
+  )
 
   // Limits follow at once, in this process and in another one.
   const other = await app.another({ STRIPE_SECRET_KEY: SECRET_KEY })
   for (const base of [app.url, other.url]) t.is((await request(base, '/api/v1/auth/me', { bearer: key })).body.account.plan, 'pro')
-  const alerts = await Promise.all([1, 2, 3].map((i) => request(other.url, '/api/v1/alerts', { bearer: key, json: {
-    stat_name: `s${i}`, condition_type: 'above', threshold: 1, window_minutes: 5, channel: 'webhook', channel_config: { webhook_url: 'http://127.0.0.1:9/h' } } })))
-  t.deepEqual(alerts.map((r) => r.status), [201, 201, 201]) // the free plan allows 2
+  const alerts = await Promise.all(
+    [1, 2, 3].map((i) =>
+      request(other.url, '/api/v1/alerts', {
+        bearer: key,
+        json: {
+          stat_name: `s${i}`,
+          condition_type: 'above',
+          threshold: 1,
+          window_minutes: 5,
+          channel: 'webhook',
+          channel_config: { webhook_url: 'http://127.0.0.1:9/h' },
+        },
+      }),
+    ),
+  )
+  t.deepEqual(
+    alerts.map((r) => r.status),
+    [201, 201, 201],
+  ) // the free plan allows 2
 
   // The browser's return syncs at once and lands on the service.
-  const back = await request(app.url, new URL(paid.headers.get('location')!).pathname + new URL(paid.headers.get('location')!).search, { session: u.session })
+  const back = await request(app.url, new URL(paid.headers.get('location')!).pathname + new URL(paid.headers.get('location')!).search, {
+    session: u.session,
+  })
   t.is(back.status, 303)
   t.is(back.headers.get('location'), '/?billing=updated')
   const state = await request(app.url, '/api/billing', { session: u.session })
   t.like(state.body, { plan: 'pro', subscription: { status: 'active', past_due: false } })
 })
 
-test('a second checkout while subscribed is 409 pointing at the portal, even before the payment\'s events arrived; no session is created', async (t) => {
+test("a second checkout while subscribed is 409 pointing at the portal, even before the payment's events arrived; no session is created", async (t) => {
   const u = await signUp(app.url)
   const { customer } = await subscribe(u, 'starter', { hold: true })
   t.is(await planOf(u.accountId), 'free')
@@ -111,9 +145,20 @@ test('portal: 302 to the provider; switching plan and cancelling take effect; a 
   const { subscription } = await subscribe(u, 'starter')
   await waitForPlan(u.accountId, 'starter')
   const names = Array.from({ length: 12 }, (_, i) => `portal stat ${i}`)
-  for (const name of names) t.is((await request(app.url, `/api/v1/stats/${encodeURIComponent(name)}/count`, { bearer: key, json: { count: 1 } })).status, 200)
+  for (const name of names)
+    t.is((await request(app.url, `/api/v1/stats/${encodeURIComponent(name)}/count`, { bearer: key, json: { count: 1 } })).status, 200)
   for (let i = 0; i < 4; i++) {
-    const r = await request(app.url, '/api/v1/alerts', { bearer: key, json: { stat_name: names[i], condition_type: 'above', threshold: 1e9, window_minutes: 5, channel: 'webhook', channel_config: { webhook_url: 'http://127.0.0.1:9/h' } } })
+    const r = await request(app.url, '/api/v1/alerts', {
+      bearer: key,
+      json: {
+        stat_name: names[i],
+        condition_type: 'above',
+        threshold: 1e9,
+        window_minutes: 5,
+        channel: 'webhook',
+        channel_config: { webhook_url: 'http://127.0.0.1:9/h' },
+      },
+    })
     t.is(r.status, 201)
   }
 
@@ -125,7 +170,8 @@ test('portal: 302 to the provider; switching plan and cancelling take effect; a 
   t.regex(html, /Cancel subscription/)
   t.regex(html, /Switch to Pro/)
 
-  const post = (action: string, fields: Record<string, string>) => fetch(`${portalUrl}/${action}`, { method: 'POST', body: new URLSearchParams(fields), redirect: 'manual' })
+  const post = (action: string, fields: Record<string, string>) =>
+    fetch(`${portalUrl}/${action}`, { method: 'POST', body: new URLSearchParams(fields), redirect: 'manual' })
   const switched = await post('switch', { subscription, price: PRICES[2].id })
   t.is(switched.headers.get('location'), `${app.url}/api/billing/return`)
   await waitForPlan(u.accountId, 'business')
@@ -140,7 +186,10 @@ test('portal: 302 to the provider; switching plan and cancelling take effect; a 
   // Nothing deleted: 12 stats (free tracks 10) and 4 alerts (free allows 2) are all kept.
   t.is((await app.sql`select count(*)::int as n from stats where account_id = ${u.accountId}`)[0].n, 12)
   const list = await request(app.url, '/api/v1/alerts', { bearer: key })
-  t.deepEqual(list.body.alerts.map((a: { paused: boolean }) => a.paused), [false, false, true, true])
+  t.deepEqual(
+    list.body.alerts.map((a: { paused: boolean }) => a.paused),
+    [false, false, true, true],
+  )
   // No new stat above the limit, once this API process has the new plan (within seconds: its key cache
   // holds the account briefly). Polled on a read, since a write in that window would create the stat.
   let plan = ''
@@ -154,28 +203,43 @@ test('portal: 302 to the provider; switching plan and cancelling take effect; a 
   // Paused alerts are not evaluated (a pass at a later time than any scheduled one).
   const later = new Date(Date.now() + 3_600_000)
   await eventually(async () => !(await evaluateAlerts(app.sql, later)).skipped, 'an evaluation pass')
-  const evaluated = await app.sql<{ e: boolean }[]>`select last_evaluated_at is not distinct from ${later} as e from alerts where account_id = ${u.accountId} order by created_at, id`
-  t.deepEqual(evaluated.map((r) => r.e), [true, true, false, false])
+  const evaluated = await app.sql<
+    { e: boolean }[]
+  >`select last_evaluated_at is not distinct from ${later} as e from alerts where account_id = ${u.accountId} order by created_at, id`
+  t.deepEqual(
+    evaluated.map((r) => r.e),
+    [true, true, false, false],
+  )
 })
 
 test('renewal keeps the plan and moves the period; a failed payment keeps it flagged past due; given up, back to free', async (t) => {
   const u = await signUp(app.url)
   const { subscription } = await subscribe(u, 'pro')
   await waitForPlan(u.accountId, 'pro')
-  const periodEnd = async () => (await app.sql`select current_period_end as e from billing_customers where account_id = ${u.accountId}`)[0].e as Date
+  const periodEnd = async () =>
+    (await app.sql`select current_period_end as e from billing_customers where account_id = ${u.accountId}`)[0].e as Date
   const before = await eventually(periodEnd, 'first sync')
   standin.renew(subscription)
   await eventually(async () => (await periodEnd()).getTime() > before.getTime(), 'renewed period')
   t.is(await planOf(u.accountId), 'pro')
 
   standin.failPayment(subscription)
-  await eventually(async () => (await app.sql`select past_due from billing_customers where account_id = ${u.accountId}`)[0].past_due, 'past due flag')
+  await eventually(
+    async () => (await app.sql`select past_due from billing_customers where account_id = ${u.accountId}`)[0].past_due,
+    'past due flag',
+  )
   t.is(await planOf(u.accountId), 'pro')
-  t.like((await request(app.url, '/api/billing', { session: u.session })).body, { plan: 'pro', subscription: { status: 'past_due', past_due: true } })
+  t.like((await request(app.url, '/api/billing', { session: u.session })).body, {
+    plan: 'pro',
+    subscription: { status: 'past_due', past_due: true },
+  })
 
   standin.failPayment(subscription, { final: true })
   await waitForPlan(u.accountId, 'free')
-  t.like((await request(app.url, '/api/billing', { session: u.session })).body, { plan: 'free', subscription: { status: 'unpaid', past_due: false } })
+  t.like((await request(app.url, '/api/billing', { session: u.session })).body, {
+    plan: 'free',
+    subscription: { status: 'unpaid', past_due: false },
+  })
 })
 
 test('events delivered twice, late and out of order cannot set a wrong plan; a duplicate answers 200 and does nothing', async (t) => {
@@ -196,8 +260,17 @@ test('events delivered twice, late and out of order cannot set a wrong plan; a d
   const stored = await app.sql`select id from billing_events where customer_id = ${customer}`
   t.is(stored.length, 3)
   // Every sync re-fetched the subscription: cancelled, so free, whatever the order.
-  await eventually(async () => (await app.sql`select synced_at from billing_customers where account_id = ${u.accountId}`)[0].synced_at, 'a sync')
-  await eventually(async () => (await app.sql`select count(*)::int as n from billing_customers where account_id = ${u.accountId} and subscription_status = 'canceled'`)[0].n === 1, 'cancelled seen')
+  await eventually(
+    async () => (await app.sql`select synced_at from billing_customers where account_id = ${u.accountId}`)[0].synced_at,
+    'a sync',
+  )
+  await eventually(
+    async () =>
+      (
+        await app.sql`select count(*)::int as n from billing_customers where account_id = ${u.accountId} and subscription_status = 'canceled'`
+      )[0].n === 1,
+    'cancelled seen',
+  )
   t.is(await planOf(u.accountId), 'free')
 })
 

@@ -21,31 +21,37 @@ async function proUser() {
 }
 
 const sumOf = async (accountId: string, name: string) =>
-  (await app.sql<{ n: number; s: number }[]>`
-    select count(*)::int as n, coalesce(sum(value), 0) as s from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p where s.account_id = ${accountId} and s.name = ${name}`)[0]
+  (
+    await app.sql<{ n: number; s: number }[]>`
+    select count(*)::int as n, coalesce(sum(value), 0) as s from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p where s.account_id = ${accountId} and s.name = ${name}`
+  )[0]
 
 test('many parallel writers to one stat: every accepted point is stored exactly once', async (t) => {
   const { user, key } = await proUser()
   const other = await app.another()
-  const results = await Promise.all(Array.from({ length: 400 }, (_, i) =>
-    request(i % 2 ? app.url : other.url, '/ez', { form: `ezkey=${key}&stat=hot&count=1` })))
+  const results = await Promise.all(
+    Array.from({ length: 400 }, (_, i) => request(i % 2 ? app.url : other.url, '/ez', { form: `ezkey=${key}&stat=hot&count=1` })),
+  )
   const ok = results.filter((r) => r.status === 200 && r.body.status === 200).length
   t.is(ok, 400)
   await settle(app)
   t.deepEqual(await sumOf(user.accountId, 'hot'), { n: 400, s: 400 })
 })
 
-test('a busy writer\'s single points are decided in memory (leased allowance, cached stat), and every rule holds: stored once each, counted exactly, a kind conflict refused, a deleted stat not written', async (t) => {
+test("a busy writer's single points are decided in memory (leased allowance, cached stat), and every rule holds: stored once each, counted exactly, a kind conflict refused, a deleted stat not written", async (t) => {
   const { user, key } = await proUser()
   const limits = app.api.deps.limits
   const write = (stat: string, field = 'count=1') => request(app.url, '/ez', { form: `ezkey=${key}&stat=${stat}&${field}` })
   t.is((await write('busy')).body.status, 200) // the stat exists and is cached before the burst
   const callsBefore = limits.redisCalls
   const burst = []
-  for (let wave = 0; wave < 10; wave++) burst.push(...await Promise.all(Array.from({ length: 30 }, () => write('busy'))))
+  for (let wave = 0; wave < 10; wave++) burst.push(...(await Promise.all(Array.from({ length: 30 }, () => write('busy')))))
   t.true(burst.every((r) => r.status === 200 && r.body.status === 200))
   // Unleased, each write costs two Redis calls (a token, a point): most of these were decided in memory.
-  t.true(limits.redisCalls - callsBefore < 150, `the allowance was leased and spent in memory (${limits.redisCalls - callsBefore} Redis calls for 300 writes)`)
+  t.true(
+    limits.redisCalls - callsBefore < 150,
+    `the allowance was leased and spent in memory (${limits.redisCalls - callsBefore} Redis calls for 300 writes)`,
+  )
   // The stat and a lease are in memory, yet a gauge value to the counter is refused, and a point with t takes the long way.
   const conflict = await write('busy', 'value=3')
   t.is(conflict.status, 400)
@@ -56,7 +62,11 @@ test('a busy writer\'s single points are decided in memory (leased allowance, ca
   await sleep(2 * LEASE_MS + 100) // the lease ends, its leftovers go back
   const redis = createRedis(app.config)
   try {
-    t.is(Number(await redis.get(redisKey(app.config, 'points', user.accountId, new Date().toISOString().slice(0, 10)))), 302, 'the day\'s counter is exact')
+    t.is(
+      Number(await redis.get(redisKey(app.config, 'points', user.accountId, new Date().toISOString().slice(0, 10)))),
+      302,
+      "the day's counter is exact",
+    )
   } finally {
     redis.disconnect()
   }
@@ -72,8 +82,9 @@ test('a busy writer\'s single points are decided in memory (leased allowance, ca
 
 test('3.1 kind race: concurrent first writes of different kinds end with exactly one kind accepted', async (t) => {
   const { user, key } = await proUser()
-  const results = await Promise.all(Array.from({ length: 30 }, (_, i) =>
-    request(app.url, '/ez', { form: `ezkey=${key}&stat=contested&${i % 2 ? 'count' : 'value'}=1` })))
+  const results = await Promise.all(
+    Array.from({ length: 30 }, (_, i) => request(app.url, '/ez', { form: `ezkey=${key}&stat=contested&${i % 2 ? 'count' : 'value'}=1` })),
+  )
   const [stat] = await app.sql<{ kind: string }[]>`select kind from stats where account_id = ${user.accountId} and name = 'contested'`
   const accepted = results.filter((r) => r.body.status === 200)
   const refused = results.filter((r) => r.body.status === 'error')
@@ -91,7 +102,10 @@ test('3.1 kind race: concurrent first writes of different kinds end with exactly
 test('two worker processes on one queue store every point exactly once', async (t) => {
   await app.startWorkers() // a second set of workers on the same queues
   const { user, key } = await proUser()
-  const batches = Array.from({ length: 20 }, (_, b) => ({ ezkey: key, data: Array.from({ length: 100 }, (_, i) => ({ stat: `w${i % 5}`, count: 1, t: Math.floor(Date.now() / 1000) - 3600 + b })) }))
+  const batches = Array.from({ length: 20 }, (_, b) => ({
+    ezkey: key,
+    data: Array.from({ length: 100 }, (_, i) => ({ stat: `w${i % 5}`, count: 1, t: Math.floor(Date.now() / 1000) - 3600 + b })),
+  }))
   const res = await Promise.all(batches.map((json) => request(app.url, '/ez', { json })))
   t.true(res.every((r) => r.body.accepted === 100))
   await settle(app)
@@ -99,7 +113,6 @@ test('two worker processes on one queue store every point exactly once', async (
   t.is(s.points, 2000)
   t.is(s.quotaUsed, 2000)
 })
-
 
 test('Redis down: legacy default 200 with status error, strict 503, v1 503, and nothing is stored', async (t) => {
   const { user, key } = await proUser()

@@ -29,10 +29,17 @@ async function user() {
   return { ...u, key: (await createKey(app.url, u)).key }
 }
 
-const emailAlert = (address: string) => ({ stat_name: 'disk', condition_type: 'above', threshold: 90, channel: 'email', channel_config: { email: address } })
+const emailAlert = (address: string) => ({
+  stat_name: 'disk',
+  condition_type: 'above',
+  threshold: 90,
+  channel: 'email',
+  channel_config: { email: address },
+})
 const create = (base: string, key: string, address: string) => request(base, '/api/v1/alerts', { json: emailAlert(address), bearer: key })
 const mailsTo = (address: string) => smtp.mails.filter((m) => m.to.some((to) => to.toLowerCase() === address.toLowerCase())).length
-const alertsOf = async (accountId: string) => (await app.sql<{ n: number }[]>`select count(*)::int as n from alerts where account_id = ${accountId}`)[0].n
+const alertsOf = async (accountId: string) =>
+  (await app.sql<{ n: number }[]>`select count(*)::int as n from alerts where account_id = ${accountId}`)[0].n
 /** Long enough for a mail that was going to be sent to arrive. */
 const quiet = () => sleep(500)
 
@@ -46,14 +53,21 @@ test('create and delete an e-mail alert six times, and six at once across two pr
     t.is((await request(app.url, `/api/v1/alerts/${res.body.alert.id}`, { method: 'DELETE', bearer: u.key })).status, 204)
   }
   const burst = await Promise.all(Array.from({ length: 6 }, (_, i) => create(i % 2 ? other.url : app.url, u.key, address)))
-  t.true(burst.every((r) => r.status === 201), burst.map((r) => r.status).join(','))
+  t.true(
+    burst.every((r) => r.status === 201),
+    burst.map((r) => r.status).join(','),
+  )
   const [mail] = await smtp.waitFor(1, (m) => m.to.some((to) => to.toLowerCase() === address))
   await quiet()
   t.is(mailsTo(address), 1, 'one mail, however many alerts')
   const link = new URL(/(https?:\/\/\S+\/api\/v1\/email\/confirm\?token=\S+)/.exec(mail.text)![1])
   t.is((await request(app.url, link.pathname + link.search)).status, 200)
   const states = await app.sql<{ state: string }[]>`select state from alerts where account_id = ${u.accountId}`
-  t.deepEqual(states.map((s) => s.state), Array(6).fill('ok'), 'the one link armed every alert to the address')
+  t.deepEqual(
+    states.map((s) => s.state),
+    Array(6).fill('ok'),
+    'the one link armed every alert to the address',
+  )
 })
 
 test(`an address gets confirmation mails from at most ${CONFIRMATIONS_PER_ADDRESS} accounts a day; the next is 429 with nothing stored`, async (t) => {
@@ -78,13 +92,20 @@ test(`an account sends at most ${CONFIRMATIONS_PER_ACCOUNT} confirmation mails a
   const u = await user()
   const addresses = Array.from({ length: CONFIRMATIONS_PER_ACCOUNT + 1 }, (_, i) => `a${i}.${u.accountId.slice(0, 8)}@example.com`)
   const results = await Promise.all(addresses.map((a, i) => create(i % 2 ? other.url : app.url, u.key, a)))
-  t.deepEqual(results.map((r) => r.status).sort(), [...Array(CONFIRMATIONS_PER_ACCOUNT).fill(201), 429], 'exactly one over the limit, even at once across processes')
+  t.deepEqual(
+    results.map((r) => r.status).sort(),
+    [...Array(CONFIRMATIONS_PER_ACCOUNT).fill(201), 429],
+    'exactly one over the limit, even at once across processes',
+  )
   const refused = results.find((r) => r.status === 429)!
   t.is(refused.body.code, 'confirmation_mail_throttled')
   t.regex(refused.body.detail, /this account has sent its 10 confirmation mails for today/)
   t.is(await alertsOf(u.accountId), CONFIRMATIONS_PER_ACCOUNT)
   await quiet()
-  t.is(addresses.reduce((n, a) => n + mailsTo(a), 0), CONFIRMATIONS_PER_ACCOUNT)
+  t.is(
+    addresses.reduce((n, a) => n + mailsTo(a), 0),
+    CONFIRMATIONS_PER_ACCOUNT,
+  )
   // A pending address takes more alerts without a mail or the limit.
   const again = await create(app.url, u.key, addresses[results.findIndex((r) => r.status === 201)])
   t.is(again.status, 201, again.text)

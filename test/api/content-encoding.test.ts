@@ -21,19 +21,28 @@ async function account() {
   return { user, key: (await createKey(app.url, user)).key }
 }
 
-const ENCODE: Record<string, (b: string) => Buffer> = { gzip: (b) => gzipSync(b), deflate: (b) => deflateSync(b), br: (b) => brotliCompressSync(Buffer.from(b)) }
+const ENCODE: Record<string, (b: string) => Buffer> = {
+  gzip: (b) => gzipSync(b),
+  deflate: (b) => deflateSync(b),
+  br: (b) => brotliCompressSync(Buffer.from(b)),
+}
 
 async function post(path: string, body: string | Buffer, headers: Record<string, string>) {
   const res = await fetch(app.url + path, { method: 'POST', body: typeof body === 'string' ? body : new Uint8Array(body), headers })
   const text = await res.text()
   let parsed: any
-  try { parsed = JSON.parse(text) } catch {}
+  try {
+    parsed = JSON.parse(text)
+  } catch {}
   return { status: res.status, body: parsed, text }
 }
 
-const pointsOf = async (accountId: string) => (await app.sql<{ name: string; n: number; sum: number }[]>`
+const pointsOf = async (accountId: string) =>
+  (
+    await app.sql<{ name: string; n: number; sum: number }[]>`
   select s.name, count(p.*)::int as n, coalesce(sum(p.value), 0)::float8 as sum from stats s left join points p on p.stat_id = s.id
-  where s.account_id = ${accountId} group by s.name order by s.name`).map((r) => [r.name, r.n, r.sum])
+  where s.account_id = ${accountId} group by s.name order by s.name`
+  ).map((r) => [r.name, r.n, r.sum])
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -48,22 +57,43 @@ test('legacy routes decode gzip, deflate and br bodies (forms and the /ez JSON b
     const v = await post('/v', encode(`ukey=${key}&key=v.${encoding}&value=4`), { 'content-type': FORM, 'content-encoding': encoding })
     t.is(v.body.status, 200, `${encoding} /v: ${v.text}`)
   }
-  const batch = await post('/ez', gzipSync(JSON.stringify({ ezkey: key, data: [{ stat: 'batch', count: 1 }, { stat: 'batch', count: 5 }] })),
-    { 'content-type': 'application/json', 'content-encoding': 'GZIP' })
+  const batch = await post(
+    '/ez',
+    gzipSync(
+      JSON.stringify({
+        ezkey: key,
+        data: [
+          { stat: 'batch', count: 1 },
+          { stat: 'batch', count: 5 },
+        ],
+      }),
+    ),
+    { 'content-type': 'application/json', 'content-encoding': 'GZIP' },
+  )
   t.is(batch.status, 200, batch.text)
   t.is(batch.body.accepted, 2)
   await settledState(app, user.accountId)
   t.deepEqual(await pointsOf(user.accountId), [
     ['batch', 2, 6],
-    ['c.br', 1, 3], ['c.deflate', 1, 3], ['c.gzip', 1, 3],
-    ['ez.br', 1, 2], ['ez.deflate', 1, 2], ['ez.gzip', 1, 2],
-    ['v.br', 1, 4], ['v.deflate', 1, 4], ['v.gzip', 1, 4],
+    ['c.br', 1, 3],
+    ['c.deflate', 1, 3],
+    ['c.gzip', 1, 3],
+    ['ez.br', 1, 2],
+    ['ez.deflate', 1, 2],
+    ['ez.gzip', 1, 2],
+    ['v.br', 1, 4],
+    ['v.deflate', 1, 4],
+    ['v.gzip', 1, 4],
   ])
 })
 
 test('legacy routes: a plain body labelled gzip/deflate/br is 400, an unknown encoding 415 (strict or not), a body that decodes past the limit 413; nothing stored', async (t) => {
   const { user, key } = await account()
-  for (const [path, form] of [['/ez', `ezkey=${key}&stat=x&count=1`], ['/c', `ukey=${key}&key=x&count=1`], ['/v', `ukey=${key}&key=x&value=1`]]) {
+  for (const [path, form] of [
+    ['/ez', `ezkey=${key}&stat=x&count=1`],
+    ['/c', `ukey=${key}&key=x&count=1`],
+    ['/v', `ukey=${key}&key=x&value=1`],
+  ]) {
     for (const encoding of ['gzip', 'deflate', 'br']) {
       const res = await post(path, form, { 'content-type': FORM, 'content-encoding': encoding })
       t.is(res.status, 400, `${path} ${encoding}: ${res.text}`)
@@ -76,11 +106,17 @@ test('legacy routes: a plain body labelled gzip/deflate/br is 400, an unknown en
       t.is(res.body.status, 'error')
       t.is(res.body.msg, 'unsupported Content-Encoding: send the body uncompressed, or as gzip, deflate or br')
     }
-    const json = await post(path, JSON.stringify({ ezkey: key, ukey: key, stat: 'x', key: 'x', count: 1 }), { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+    const json = await post(path, JSON.stringify({ ezkey: key, ukey: key, stat: 'x', key: 'x', count: 1 }), {
+      'content-type': 'application/json',
+      'content-encoding': 'gzip',
+    })
     t.is(json.status, 400, `${path} plain JSON labelled gzip`)
   }
   // 600 KB of form that gzips to a few hundred bytes: over the 256 KB body limit once decoded.
-  const bomb = await post('/ez', gzipSync(`ezkey=${key}&stat=x&count=1&pad=${'a'.repeat(600_000)}`), { 'content-type': FORM, 'content-encoding': 'gzip' })
+  const bomb = await post('/ez', gzipSync(`ezkey=${key}&stat=x&count=1&pad=${'a'.repeat(600_000)}`), {
+    'content-type': FORM,
+    'content-encoding': 'gzip',
+  })
   t.is(bomb.status, 413, bomb.text)
   const after = await settledState(app, user.accountId)
   t.is(after.stats, 0)
@@ -118,8 +154,13 @@ test('import: a gzip CSV is decoded and imported; a plain file labelled gzip is 
 })
 
 test('the OpenAPI document lists 415 on the legacy routes and the import', async (t) => {
-  const doc = await (await fetch(`${app.url}/api/v1/openapi.json`)).json() as any
-  for (const [path, method] of [['/ez', 'post'], ['/c', 'post'], ['/v', 'post'], ['/api/v1/import/legacy', 'post']]) {
+  const doc = (await (await fetch(`${app.url}/api/v1/openapi.json`)).json()) as any
+  for (const [path, method] of [
+    ['/ez', 'post'],
+    ['/c', 'post'],
+    ['/v', 'post'],
+    ['/api/v1/import/legacy', 'post'],
+  ]) {
     t.truthy(doc.paths[path][method].responses['415'], `${method} ${path}`)
   }
 })

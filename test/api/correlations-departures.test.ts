@@ -32,25 +32,32 @@ test.before(async () => {
   for (const [name, values] of set.stats) {
     const [s] = await app.sql<{ id: string }[]>`
       insert into stats (account_id, name, kind, created_at) values (${owner.accountId}, ${name}, 'counter', ${new Date(start * 1000)}) returning id`
-    await applyBatch(app.sql, randomUUID(), values.map((v, h): QueuedPoint => [s.id, start + h * HOUR + 1800, v!, null]))
+    await applyBatch(
+      app.sql,
+      randomUUID(),
+      values.map((v, h): QueuedPoint => [s.id, start + h * HOUR + 1800, v!, null]),
+    )
   }
 })
 test.after.always(() => app?.close())
 
 const corr = (q: string) => request(app.url, `/api/v1/correlations?${q}`, { bearer: key })
 
-test('departures (the default): every related stat in its target\'s top 3, every unrelated one under 0.3', async (t) => {
+test("departures (the default): every related stat in its target's top 3, every unrelated one under 0.3", async (t) => {
   for (const target of set.targets) {
     const res = await corr(`stat=${target}&range=30d&max_lag=3`)
     t.is(res.status, 200, res.text)
     t.is(res.body.method, 'departures')
     const top = res.body.results.slice(0, 3).map((r: { stat_name: string }) => r.stat_name)
-    for (const [, other, kind] of set.related.filter(([x]) => x === target)) t.true(top.includes(other), `${target} ~ ${other} (${kind}): top 3 were ${top.join(', ')}`)
+    for (const [, other, kind] of set.related.filter(([x]) => x === target))
+      t.true(top.includes(other), `${target} ~ ${other} (${kind}): top 3 were ${top.join(', ')}`)
     for (const r of res.body.results.filter((x: { stat_name: string }) => x.stat_name.startsWith('noise.'))) {
       t.true(Math.abs(r.coefficient) < 0.3, `${target} ~ ${r.stat_name}: ${r.coefficient}`)
     }
   }
-  const lag = (await corr('stat=lag.target&range=30d&max_lag=3')).body.results.find((r: { stat_name: string }) => r.stat_name === 'lag.partner')
+  const lag = (await corr('stat=lag.target&range=30d&max_lag=3')).body.results.find(
+    (r: { stat_name: string }) => r.stat_name === 'lag.partner',
+  )
   t.is(lag.lag_buckets, 2, 'the copy two hours late is found at its lag')
 })
 
@@ -61,7 +68,11 @@ test('spearman on request: one shared spike is one rank step, and the shared dai
   const departures = (await corr('stat=spike.target&range=30d')).body
   const d = (name: string) => departures.results.find((r: { stat_name: string }) => r.stat_name === name).coefficient
   t.true(d('spike.partner') > score('spike.partner'), `departures ${d('spike.partner')} against spearman ${score('spike.partner')}`)
-  t.true(res.body.results.some((r: { stat_name: string; coefficient: number }) => r.stat_name.startsWith('noise.') && Math.abs(r.coefficient) >= 0.3))
+  t.true(
+    res.body.results.some(
+      (r: { stat_name: string; coefficient: number }) => r.stat_name.startsWith('noise.') && Math.abs(r.coefficient) >= 0.3,
+    ),
+  )
 })
 
 test('OpenAPI: the method parameter lists departures, the default', async (t) => {

@@ -15,11 +15,19 @@ async function account() {
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   const n = Math.floor(Date.now() / 1000)
-  const res = await request(app.url, '/ez', { json: { ezkey: key, data: [
-    { stat: 'orders', count: 2, t: n - 600 }, { stat: 'orders', count: 5, t: n - 30 },
-    { stat: 'latency', value: 10, t: n - 600 }, { stat: 'latency', value: 30, t: n - 30 }, { stat: 'latency', value: 20, t: n - 20 },
-    { stat: 'old', count: 1, t: n - 3 * 86_400 },
-  ] } })
+  const res = await request(app.url, '/ez', {
+    json: {
+      ezkey: key,
+      data: [
+        { stat: 'orders', count: 2, t: n - 600 },
+        { stat: 'orders', count: 5, t: n - 30 },
+        { stat: 'latency', value: 10, t: n - 600 },
+        { stat: 'latency', value: 30, t: n - 30 },
+        { stat: 'latency', value: 20, t: n - 20 },
+        { stat: 'old', count: 1, t: n - 3 * 86_400 },
+      ],
+    },
+  })
   if (res.body.accepted !== 6) throw new Error(res.text)
   await settle(app)
   return { user, key }
@@ -45,10 +53,11 @@ test('4.4 the dashboard summarises every stat for the range: last value, totals 
 test('4.4 range defaults to 24h; each valid value is accepted; an unknown one is a 400 naming the valid set', async (t) => {
   const { user } = await account()
   t.is((await request(app.url, '/api/v1/dashboard', { session: user.session })).body.range.requested_range, '24h')
-  for (const range of ['1h', '6h', '24h', '7d', '30d', '90d', '180d']) t.is((await request(app.url, `/api/v1/dashboard?range=${range}`, { session: user.session })).status, 200, range)
+  for (const range of ['1h', '6h', '24h', '7d', '30d', '90d', '180d'])
+    t.is((await request(app.url, `/api/v1/dashboard?range=${range}`, { session: user.session })).status, 200, range)
   const day = await request(app.url, '/api/v1/dashboard?range=24h', { session: user.session })
   t.is(day.body.range.bucket_seconds, 3600, 'sparkline buckets served by the hourly rollup')
-  t.is(Date.parse(day.body.range.from) % 900_000, 0, 'the window starts where the 24 h chart\'s does')
+  t.is(Date.parse(day.body.range.from) % 900_000, 0, "the window starts where the 24 h chart's does")
   const week = await request(app.url, '/api/v1/dashboard?range=7d', { session: user.session })
   t.deepEqual(week.body.stats.find((s: { name: string }) => s.name === 'old').summary, { total: 1, n: 1 })
   const bad = await request(app.url, '/api/v1/dashboard?range=2w', { session: user.session })
@@ -62,14 +71,14 @@ test('4.4 the dashboard is session only: a Bearer key is 403, nothing is 401', a
   t.is((await request(app.url, '/api/v1/dashboard')).status, 401)
 })
 
-test('account isolation: the dashboard shows only the caller\'s stats', async (t) => {
+test("account isolation: the dashboard shows only the caller's stats", async (t) => {
   await account()
   const other = await signUp(app.url)
   const res = await request(app.url, '/api/v1/dashboard', { session: other.session })
   t.deepEqual(res.body.stats, [])
 })
 
-test('one window, one number: the dashboard total of a range is the stat page\'s for the same range', async (t) => {
+test("one window, one number: the dashboard total of a range is the stat page's for the same range", async (t) => {
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   const ranges = ['6h', '24h', '7d']

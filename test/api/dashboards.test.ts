@@ -17,23 +17,38 @@ async function account(): Promise<{ user: User; key: string }> {
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   const n = Math.floor(Date.now() / 1000)
-  const res = await request(app.url, '/ez', { json: { ezkey: key, data: [
-    { stat: 'orders', count: 2, t: n - 600 }, { stat: 'orders', count: 5, t: n - 30 },
-    { stat: 'latency', value: 10, t: n - 600 }, { stat: 'latency', value: 30, t: n - 30 },
-    { stat: 'errors', count: 1, t: n - 2 * 86_400 },
-  ] } })
+  const res = await request(app.url, '/ez', {
+    json: {
+      ezkey: key,
+      data: [
+        { stat: 'orders', count: 2, t: n - 600 },
+        { stat: 'orders', count: 5, t: n - 30 },
+        { stat: 'latency', value: 10, t: n - 600 },
+        { stat: 'latency', value: 30, t: n - 30 },
+        { stat: 'errors', count: 1, t: n - 2 * 86_400 },
+      ],
+    },
+  })
   if (res.body.accepted !== 5) throw new Error(res.text)
   await settle(app)
   return { user, key }
 }
 
-const stored = async (accountId: string) => (await app.sql<{ n: number }[]>`select count(*)::int as n from dashboards where account_id = ${accountId}`)[0].n
+const stored = async (accountId: string) =>
+  (await app.sql<{ n: number }[]>`select count(*)::int as n from dashboards where account_id = ${accountId}`)[0].n
 
 test('17 a dashboard is created with a key, listed, read with a session; cards keep their order, titles default to the names', async (t) => {
   const { user, key } = await account()
-  const made = await request(app.url, '/api/v1/dashboards', { bearer: key, json: { name: 'Shop', cards: [
-    { stats: ['orders', 'latency'], title: 'Orders and latency' }, { stats: ['errors'], range: '7d' },
-  ] } })
+  const made = await request(app.url, '/api/v1/dashboards', {
+    bearer: key,
+    json: {
+      name: 'Shop',
+      cards: [
+        { stats: ['orders', 'latency'], title: 'Orders and latency' },
+        { stats: ['errors'], range: '7d' },
+      ],
+    },
+  })
   t.is(made.status, 201, made.text)
   const d = made.body.dashboard
   t.like(d, { name: 'Shop', range: '24h' })
@@ -43,24 +58,46 @@ test('17 a dashboard is created with a key, listed, read with a session; cards k
   t.regex(d.cards[0].id, /^[0-9a-f-]{36}$/)
   const list = await request(app.url, '/api/v1/dashboards', { session: user.session })
   t.is(list.status, 200)
-  t.deepEqual(list.body.dashboards.map((x: { id: string }) => x.id), [d.id])
+  t.deepEqual(
+    list.body.dashboards.map((x: { id: string }) => x.id),
+    [d.id],
+  )
   const one = await request(app.url, `/api/v1/dashboards/${d.id}`, { session: user.session })
   t.deepEqual(one.body.dashboard, d)
 })
 
 test('17 PATCH renames, sets the range, reorders and removes cards (kept cards keep their ids); DELETE is 204 then 404', async (t) => {
   const { user } = await account()
-  const d = (await request(app.url, '/api/v1/dashboards', { session: user.session, json: { name: 'A', cards: [{ stats: ['orders'] }, { stats: ['latency'] }, { stats: ['errors'] }] } })).body.dashboard
+  const d = (
+    await request(app.url, '/api/v1/dashboards', {
+      session: user.session,
+      json: { name: 'A', cards: [{ stats: ['orders'] }, { stats: ['latency'] }, { stats: ['errors'] }] },
+    })
+  ).body.dashboard
   const [a, b, c] = d.cards
-  const renamed = await request(app.url, `/api/v1/dashboards/${d.id}`, { method: 'PATCH', session: user.session, json: { name: 'B', range: '7d' } })
+  const renamed = await request(app.url, `/api/v1/dashboards/${d.id}`, {
+    method: 'PATCH',
+    session: user.session,
+    json: { name: 'B', range: '7d' },
+  })
   t.is(renamed.status, 200, renamed.text)
   t.like(renamed.body.dashboard, { name: 'B', range: '7d' })
   t.deepEqual(renamed.body.dashboard.cards, d.cards)
-  const reordered = await request(app.url, `/api/v1/dashboards/${d.id}`, { method: 'PATCH', session: user.session, json: { cards: [{ id: c.id, stats: c.stats }, { id: a.id, stats: a.stats, range: '1h' }, { stats: ['orders', 'errors'] }] } })
+  const reordered = await request(app.url, `/api/v1/dashboards/${d.id}`, {
+    method: 'PATCH',
+    session: user.session,
+    json: { cards: [{ id: c.id, stats: c.stats }, { id: a.id, stats: a.stats, range: '1h' }, { stats: ['orders', 'errors'] }] },
+  })
   t.is(reordered.status, 200, reordered.text)
   const cards = reordered.body.dashboard.cards
-  t.deepEqual(cards.slice(0, 2).map((x: { id: string }) => x.id), [c.id, a.id])
-  t.false(cards.some((x: { id: string }) => x.id === b.id), 'the card left out is removed')
+  t.deepEqual(
+    cards.slice(0, 2).map((x: { id: string }) => x.id),
+    [c.id, a.id],
+  )
+  t.false(
+    cards.some((x: { id: string }) => x.id === b.id),
+    'the card left out is removed',
+  )
   t.is(cards[1].range, '1h')
   t.deepEqual(cards[2].stats, ['orders', 'errors'])
   t.is((await request(app.url, `/api/v1/dashboards/${d.id}`, { method: 'DELETE', session: user.session })).status, 204)
@@ -68,19 +105,40 @@ test('17 PATCH renames, sets the range, reorders and removes cards (kept cards k
   t.is(await stored(user.accountId), 0)
 })
 
-test('17 the data read gives each card its window (its own range, else the dashboard\'s or the one asked) and its stats\' buckets', async (t) => {
+test("17 the data read gives each card its window (its own range, else the dashboard's or the one asked) and its stats' buckets", async (t) => {
   const { user } = await account()
-  const d = (await request(app.url, '/api/v1/dashboards', { session: user.session, json: { name: 'A', cards: [{ stats: ['orders', 'latency'] }, { stats: ['errors'], range: '7d' }] } })).body.dashboard
+  const d = (
+    await request(app.url, '/api/v1/dashboards', {
+      session: user.session,
+      json: { name: 'A', cards: [{ stats: ['orders', 'latency'] }, { stats: ['errors'], range: '7d' }] },
+    })
+  ).body.dashboard
   const res = await request(app.url, `/api/v1/dashboards/${d.id}/data`, { session: user.session })
   t.is(res.status, 200, res.text)
   const [first, second] = res.body.cards
   t.is(first.range.requested_range, '24h')
-  t.deepEqual(first.series.map((s: { name: string; kind: string }) => [s.name, s.kind]), [['orders', 'counter'], ['latency', 'gauge']])
-  t.is(first.series[0].points.reduce((s: number, p: { value: number }) => s + p.value, 0), 7)
+  t.deepEqual(
+    first.series.map((s: { name: string; kind: string }) => [s.name, s.kind]),
+    [
+      ['orders', 'counter'],
+      ['latency', 'gauge'],
+    ],
+  )
+  t.is(
+    first.series[0].points.reduce((s: number, p: { value: number }) => s + p.value, 0),
+    7,
+  )
   t.is(second.range.requested_range, '7d')
-  t.is(second.series[0].points.reduce((s: number, p: { value: number }) => s + p.value, 0), 1)
+  t.is(
+    second.series[0].points.reduce((s: number, p: { value: number }) => s + p.value, 0),
+    1,
+  )
   const hour = await request(app.url, `/api/v1/dashboards/${d.id}/data?range=1h`, { session: user.session })
-  t.deepEqual(hour.body.cards.map((c: { range: { requested_range: string } }) => c.range.requested_range), ['1h', '7d'], 'a card\'s own range overrides the one asked')
+  t.deepEqual(
+    hour.body.cards.map((c: { range: { requested_range: string } }) => c.range.requested_range),
+    ['1h', '7d'],
+    "a card's own range overrides the one asked",
+  )
   t.is((await request(app.url, `/api/v1/dashboards/${d.id}/data?range=2w`, { session: user.session })).status, 400)
 })
 
@@ -105,7 +163,8 @@ test('17 rejections: clear 400s naming what is wrong, and nothing is stored', as
     t.regex(res.body.detail, detail, JSON.stringify(json))
   }
   t.is(await stored(user.accountId), 0, 'no rejected dashboard was stored')
-  const d = (await request(app.url, '/api/v1/dashboards', { bearer: key, json: { name: 'kept', cards: [{ stats: ['orders'] }] } })).body.dashboard
+  const d = (await request(app.url, '/api/v1/dashboards', { bearer: key, json: { name: 'kept', cards: [{ stats: ['orders'] }] } })).body
+    .dashboard
   const patches: Array<[unknown, RegExp]> = [
     [{}, /nothing to change/],
     [{ cards: [{ stats: ['orders'] }, { stats: ['ghost'] }] }, /cards\[1\]\.stats: no stat named "ghost"/],
@@ -121,11 +180,18 @@ test('17 rejections: clear 400s naming what is wrong, and nothing is stored', as
   t.is(form.status, 415)
 })
 
-test('17 another account\'s dashboard is a 404 on every route, and it is left as it was; nothing at all is 401', async (t) => {
+test("17 another account's dashboard is a 404 on every route, and it is left as it was; nothing at all is 401", async (t) => {
   const { user } = await account()
-  const d = (await request(app.url, '/api/v1/dashboards', { session: user.session, json: { name: 'mine', cards: [{ stats: ['orders'] }] } })).body.dashboard
+  const d = (
+    await request(app.url, '/api/v1/dashboards', { session: user.session, json: { name: 'mine', cards: [{ stats: ['orders'] }] } })
+  ).body.dashboard
   const other = await account()
-  for (const [method, path, json] of [['GET', '', undefined], ['GET', '/data', undefined], ['PATCH', '', { name: 'taken' }], ['DELETE', '', undefined]] as const) {
+  for (const [method, path, json] of [
+    ['GET', '', undefined],
+    ['GET', '/data', undefined],
+    ['PATCH', '', { name: 'taken' }],
+    ['DELETE', '', undefined],
+  ] as const) {
     const res = await request(app.url, `/api/v1/dashboards/${d.id}${path}`, { method, session: other.user.session, json })
     t.is(res.status, 404, `${method} ${path}`)
     t.is(res.body.detail, 'dashboard not found')
@@ -135,16 +201,27 @@ test('17 another account\'s dashboard is a 404 on every route, and it is left as
   t.is((await request(app.url, '/api/v1/dashboards/not-a-uuid', { session: user.session })).status, 404)
   t.is((await request(app.url, '/api/v1/dashboards')).status, 401)
   // A card may not name another account's stat, even one of the same name as none of the caller's.
-  const theirs = await request(app.url, '/api/v1/dashboards', { session: other.user.session, json: { name: 'x', cards: [{ stats: ['orders'] }] } })
+  const theirs = await request(app.url, '/api/v1/dashboards', {
+    session: other.user.session,
+    json: { name: 'x', cards: [{ stats: ['orders'] }] },
+  })
   t.is(theirs.status, 201, 'their own "orders" is theirs to use')
 })
 
 test('17 deleting a stat removes it from the cards that held it; a card left empty disappears', async (t) => {
   const { user } = await account()
-  const d = (await request(app.url, '/api/v1/dashboards', { session: user.session, json: { name: 'A', cards: [{ stats: ['orders', 'latency'] }, { stats: ['orders'] }, { stats: ['errors'] }] } })).body.dashboard
+  const d = (
+    await request(app.url, '/api/v1/dashboards', {
+      session: user.session,
+      json: { name: 'A', cards: [{ stats: ['orders', 'latency'] }, { stats: ['orders'] }, { stats: ['errors'] }] },
+    })
+  ).body.dashboard
   t.is((await request(app.url, '/api/v1/stats/orders', { method: 'DELETE', session: user.session })).status, 204)
   const after = (await request(app.url, `/api/v1/dashboards/${d.id}`, { session: user.session })).body.dashboard
-  t.deepEqual(after.cards.map((c: { stats: string[] }) => c.stats), [['latency'], ['errors']])
+  t.deepEqual(
+    after.cards.map((c: { stats: string[] }) => c.stats),
+    [['latency'], ['errors']],
+  )
   t.is(after.cards[0].id, d.cards[0].id)
 })
 

@@ -4,7 +4,9 @@ import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 
 let app: TestApp
-test.before(async () => { app = await startTestApp() })
+test.before(async () => {
+  app = await startTestApp()
+})
 test.after.always(() => app?.close())
 
 test('5.5 edge block: Python-urllib and libwww-perl User-Agents get 403 error code 1010 with no service body, on every route', async (t) => {
@@ -39,7 +41,8 @@ test('5.4 log hygiene: ezkey, ukey, email, Bearer keys and session cookies never
   await request(app.url, `/no/such/route?${secretQuery}`, { session: user.session })
   const cookieValue = user.session.cookie.split('=')[1]
   const all = app.logs.join('\n')
-  for (const secret of ['SECRETEZKEY123', 'SECRETUKEY456', 'secret%40example.com', key, cookieValue]) t.false(all.includes(secret), `leaked ${secret.slice(0, 12)}`)
+  for (const secret of ['SECRETEZKEY123', 'SECRETUKEY456', 'secret%40example.com', key, cookieValue])
+    t.false(all.includes(secret), `leaked ${secret.slice(0, 12)}`)
   const line = app.logs.map((l) => JSON.parse(l)).find((l) => l.url?.startsWith('/api/v1/auth/me?'))
   t.truthy(line, 'the request was logged')
   t.true(line.url.includes('stat=visible_stat'), 'other query parameters are kept')
@@ -72,7 +75,15 @@ test('the OpenAPI document lists every route with the schemas the routes validat
   const res = await request(app.url, '/api/v1/openapi.json')
   t.is(res.status, 200)
   t.is(res.body.openapi, '3.1.0')
-  for (const path of ['/api/v1/health', '/api/v1/auth/signup', '/api/v1/auth/login', '/api/v1/auth/logout', '/api/v1/auth/me', '/api/v1/auth/api-keys', '/api/v1/auth/api-keys/{id}']) {
+  for (const path of [
+    '/api/v1/health',
+    '/api/v1/auth/signup',
+    '/api/v1/auth/login',
+    '/api/v1/auth/logout',
+    '/api/v1/auth/me',
+    '/api/v1/auth/api-keys',
+    '/api/v1/auth/api-keys/{id}',
+  ]) {
     t.truthy(res.body.paths[path], path)
   }
   const label = res.body.components.schemas.CreateApiKeyBody.properties.label

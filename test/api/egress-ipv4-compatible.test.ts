@@ -24,7 +24,14 @@ test('at create: webhook and Slack targets in ::/96 are 400 webhook_refused nami
   for (const url of TARGETS) {
     for (const channel of ['webhook', 'slack'] as const) {
       const res = await request(app.url, '/api/v1/alerts', {
-        json: { stat_name: 's', condition_type: 'above', threshold: 1, channel, channel_config: channel === 'slack' ? { slack_webhook_url: url } : { webhook_url: url } }, bearer: key,
+        json: {
+          stat_name: 's',
+          condition_type: 'above',
+          threshold: 1,
+          channel,
+          channel_config: channel === 'slack' ? { slack_webhook_url: url } : { webhook_url: url },
+        },
+        bearer: key,
       })
       t.is(res.status, 400, `${channel} ${url}: ${res.text}`)
       t.is(res.body.code, 'webhook_refused')
@@ -41,16 +48,29 @@ test('at connect: an alert to [::127.0.0.1] stored through a permissive process 
   const user = await signUp(permissive.url)
   const { key } = await createKey(permissive.url, user)
   const created = await request(permissive.url, '/api/v1/alerts', {
-    json: { stat_name: 'load', condition_type: 'above', threshold: 1, window_minutes: 1, channel: 'webhook', channel_config: { webhook_url: 'http://[::127.0.0.1]:9/x' }, cooldown_minutes: 0 }, bearer: key,
+    json: {
+      stat_name: 'load',
+      condition_type: 'above',
+      threshold: 1,
+      window_minutes: 1,
+      channel: 'webhook',
+      channel_config: { webhook_url: 'http://[::127.0.0.1]:9/x' },
+      cooldown_minutes: 0,
+    },
+    bearer: key,
   })
   t.is(created.status, 201, created.text)
   t.is((await request(permissive.url, '/api/v1/stats/load/value', { json: { value: 100 }, bearer: key })).status, 200)
   await settle(app)
-  const row = await eventually(async () => {
-    const [r] = await app.sql<{ attempts: number; status: string; last_error: string | null }[]>`
+  const row = await eventually(
+    async () => {
+      const [r] = await app.sql<{ attempts: number; status: string; last_error: string | null }[]>`
       select attempts, status, last_error from alert_deliveries where alert_id = ${created.body.alert.id}`
-    return r && r.attempts >= 1 ? r : null
-  }, 'a refused delivery attempt', 60_000)
+      return r && r.attempts >= 1 ? r : null
+    },
+    'a refused delivery attempt',
+    60_000,
+  )
   t.regex(row.last_error ?? '', /::7f00:1, a ipv4Compatible address, not a public one/)
   t.is((await request(permissive.url, `/api/v1/alerts/${created.body.alert.id}`, { method: 'DELETE', bearer: key })).status, 204)
 })

@@ -15,7 +15,12 @@ async function sharedStat(name = 'signups') {
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   const now = Math.floor(Date.now() / 1000)
-  for (const [count, t] of [[2, now - 120], [3, now - 60], [4, now]]) await request(app.url, `/api/v1/stats/${name}/count`, { json: { count, t }, bearer: key })
+  for (const [count, t] of [
+    [2, now - 120],
+    [3, now - 60],
+    [4, now],
+  ])
+    await request(app.url, `/api/v1/stats/${name}/count`, { json: { count, t }, bearer: key })
   await settle(app)
   const share = await request(app.url, `/api/v1/stats/${name}/share`, { method: 'POST', bearer: key })
   return { user, key, share }
@@ -31,7 +36,10 @@ test('4.3 share: POST creates a token with the stat id and embed URL; the JSON e
   t.is(res.status, 200)
   t.is(res.body.stat.name, 'signups')
   t.is(res.body.range.bucket_seconds, 60)
-  t.is(res.body.points.reduce((s: number, p: { value: number }) => s + p.value, 0), 9)
+  t.is(
+    res.body.points.reduce((s: number, p: { value: number }) => s + p.value, 0),
+    9,
+  )
   t.deepEqual(Object.keys(res.body.stat).sort(), ['description', 'id', 'kind', 'name'])
 })
 
@@ -62,7 +70,8 @@ test('4.6 embed: statId must be a UUID (400); unknown stat, missing, wrong token
 test('4.6 embed: range is limited to 1h, 6h, 24h, 7d, 30d', async (t) => {
   const { share } = await sharedStat()
   const { stat_id, token } = share.body.share
-  for (const range of ['1h', '6h', '24h', '7d', '30d']) t.is((await request(app.url, `/api/v1/embed/${stat_id}?token=${token}&range=${range}`)).status, 200, range)
+  for (const range of ['1h', '6h', '24h', '7d', '30d'])
+    t.is((await request(app.url, `/api/v1/embed/${stat_id}?token=${token}&range=${range}`)).status, 200, range)
   const bad = await request(app.url, `/api/v1/embed/${stat_id}?token=${token}&range=90d`)
   t.is(bad.status, 400)
   t.is(bad.body.detail, 'invalid range: must be one of 1h, 6h, 24h, 7d, 30d')
@@ -101,7 +110,8 @@ test('embed page of a new stat: a lone bucket is drawn as a dot, and a gauge sho
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   const minute = Math.floor(Date.now() / 60_000) * 60
-  for (const value of [10, 30]) t.is((await request(app.url, '/api/v1/stats/queue.depth/value', { json: { value, t: minute }, bearer: key })).status, 200)
+  for (const value of [10, 30])
+    t.is((await request(app.url, '/api/v1/stats/queue.depth/value', { json: { value, t: minute }, bearer: key })).status, 200)
   await settle(app)
   const { stat_id, token } = (await request(app.url, '/api/v1/stats/queue.depth/share', { method: 'POST', bearer: key })).body.share
   const data = await request(app.url, `/api/v1/embed/${stat_id}?token=${token}&range=1h`)

@@ -41,7 +41,8 @@ async function rows(stat: Stat, points: Array<[number, number]>): Promise<void> 
 }
 /** Moves the stat's hot rows of those days into day blocks (what the compaction worker does past yesterday). */
 async function compact(stat: Stat, ...daysAgo: number[]): Promise<void> {
-  for (const d of daysAgo) if (!(await compactDay(app.sql, stat.id, new Date(at(d, 0) * 1000)))) throw new Error(`nothing compacted ${d} days ago`)
+  for (const d of daysAgo)
+    if (!(await compactDay(app.sql, stat.id, new Date(at(d, 0) * 1000)))) throw new Error(`nothing compacted ${d} days ago`)
 }
 const series = (daysAgo: number, n: number, every: number, v0: number): Array<[number, number]> =>
   Array.from({ length: n }, (_, i) => [at(daysAgo, 100 + i * every), v0 + i])
@@ -52,7 +53,13 @@ test.serial('full history: every point of rows-only, blocks-only and mixed stats
 
   const rowsOnly = await gauge('h.rows')
   // Days 790 and 789, then nothing until day 12, then today: with ties (three points on one second).
-  const r = [...series(790, 5, 60, 1), ...series(789, 3, 1, 10), [at(789, 100), 99] as [number, number], ...series(12, 4, 3600, 20), ...series(0, 2, 1, 30)]
+  const r = [
+    ...series(790, 5, 60, 1),
+    ...series(789, 3, 1, 10),
+    [at(789, 100), 99] as [number, number],
+    ...series(12, 4, 3600, 20),
+    ...series(0, 2, 1, 30),
+  ]
   await rows(rowsOnly, r)
   add('h.rows', r)
 
@@ -67,7 +74,11 @@ test.serial('full history: every point of rows-only, blocks-only and mixed stats
   const m1 = series(500, 10, 60, 400)
   await rows(mixed, m1)
   await compact(mixed, 500)
-  const m2: Array<[number, number]> = [[at(500, 10), 450], [at(500, 100 + 60 * 4), 451], [at(500, 80_000), 452]]
+  const m2: Array<[number, number]> = [
+    [at(500, 10), 450],
+    [at(500, 100 + 60 * 4), 451],
+    [at(500, 80_000), 452],
+  ]
   // Day 240: hot rows only; day 30: a block only; yesterday: hot rows only.
   const m3 = [...series(240, 7, 1, 500), ...series(30, 6, 900, 600), ...series(1, 3, 3, 700)]
   await rows(mixed, [...m2, ...m3])
@@ -98,13 +109,25 @@ test.serial('full history: every point of rows-only, blocks-only and mixed stats
       }
     } else {
       const body = typeof res.body === 'string' ? JSON.parse(res.body) : res.body
-      t.deepEqual(body.stats.map((s: { name: string }) => s.name), ['h.blocks', 'h.lone', 'h.mixed', 'h.none', 'h.rows'], 'every stat, by name')
-      for (const s of body.stats) if (s.points.length) got.set(s.name, s.points.map((p: { t: number; value: number }) => [p.t, p.value]))
+      t.deepEqual(
+        body.stats.map((s: { name: string }) => s.name),
+        ['h.blocks', 'h.lone', 'h.mixed', 'h.none', 'h.rows'],
+        'every stat, by name',
+      )
+      for (const s of body.stats)
+        if (s.points.length)
+          got.set(
+            s.name,
+            s.points.map((p: { t: number; value: number }) => [p.t, p.value]),
+          )
     }
     t.deepEqual([...got.keys()].sort(), [...want.keys()].sort(), format)
     for (const [name, points] of want) {
       const g = got.get(name)!
-      t.true(g.every((p, i) => i === 0 || g[i - 1][0] <= p[0]), `${format} ${name}: by time`)
+      t.true(
+        g.every((p, i) => i === 0 || g[i - 1][0] <= p[0]),
+        `${format} ${name}: by time`,
+      )
       // Ties of one second come in any order: compare as sorted lists, so a point twice or missing shows.
       const sorted = (ps: Array<[number, number]>) => ps.map(([ts, v]) => `${ts}:${v}`).sort()
       t.deepEqual(sorted(g), sorted(points), `${format} ${name}: every point once`)
@@ -115,12 +138,24 @@ test.serial('full history: every point of rows-only, blocks-only and mixed stats
 /** The statements one stat's export sends, on a connection of its own that counts them. */
 async function statementsOf(stat: Stat, fromDaysAgo: number, pageRows = 10_000): Promise<{ statements: number; points: number }> {
   let statements = 0
-  const counted = postgres(app.config.databaseUrl, { max: 1, onnotice: () => {}, debug: () => { statements++ } }) as unknown as Sql
+  const counted = postgres(app.config.databaseUrl, {
+    max: 1,
+    onnotice: () => {},
+    debug: () => {
+      statements++
+    },
+  }) as unknown as Sql
   try {
     // Connected first: the connection's own type look-up is not the export's.
     await counted`select 1`
     statements = 0
-    const w: ExportWindow = { requested: 'custom', from: new Date(at(fromDaysAgo, 0) * 1000), to: new Date(), retentionDays: 800, clamped: false }
+    const w: ExportWindow = {
+      requested: 'custom',
+      from: new Date(at(fromDaysAgo, 0) * 1000),
+      to: new Date(),
+      retentionDays: 800,
+      clamped: false,
+    }
     let points = 0
     for await (const page of pagedRows(counted, stat, w, pageRows)) points += page.length
     return { statements, points }
@@ -146,9 +181,15 @@ test.serial('the statements of an export do not grow with the empty days around 
   }
   // Two days of points, adjacent or 600 days apart; a stat with no point at all.
   const close = await gauge('c.close')
-  await rows(close, [[at(11, 50), 1], [at(10, 50), 2]])
+  await rows(close, [
+    [at(11, 50), 1],
+    [at(10, 50), 2],
+  ])
   const apart = await gauge('c.apart')
-  await rows(apart, [[at(610, 50), 1], [at(10, 50), 2]])
+  await rows(apart, [
+    [at(610, 50), 1],
+    [at(10, 50), 2],
+  ])
   const a = await statementsOf(close, 795)
   const b = await statementsOf(apart, 795)
   t.is(a.points, 2)

@@ -33,57 +33,74 @@ async function statWith(name: string, fill: (id: string) => Promise<unknown>) {
   return { key, stat }
 }
 
-const window = (): ExportWindow => ({ requested: 'custom', from: new Date((BASE - 3600) * 1000), to: new Date(), retentionDays: 30, clamped: false })
-
-test.serial('an export slower than the statement timeout completes, rows equal to the table, ties and sub-second times across page edges', async (t) => {
-  const { stat } = await statWith('paged', async (id) => {
-    // 29,999 rows: one a second, triples sharing a second, a run of 2,500 at one second (longer than a page),
-    // and microsecond-apart times so that a page's last key must be exact.
-    await app.sql`insert into points (stat_id, ts, value)
-      select ${id}, to_timestamp(${BASE} + i / 3), round((random() * 100)::numeric, 2)::float8 from generate_series(0, 19999) i`
-    await app.sql`insert into points (stat_id, ts, value) select ${id}, to_timestamp(${BASE + 9000}), i from generate_series(1, 2500) i`
-    await app.sql`insert into points (stat_id, ts, value)
-      select ${id}, to_timestamp(${BASE + 9100}::float8 + i / 1e6), i from generate_series(1, 7499) i`
-  })
-  const slow = createSql(app.config.databaseUrl, { max: 1, statementTimeoutSeconds: 0.3 })
-  try {
-    // The premise: one streamed statement read by a client that takes its time is cut by this timeout.
-    const cursor = async () => {
-      for await (const _ of slow`select ts, value from points where stat_id = ${stat.id} order by ts`.cursor(1000)) await sleep(25)
-    }
-    await t.throwsAsync(cursor, { message: /statement timeout/ })
-
-    let csv = ''
-    for await (const chunk of exportCsv(slow, [stat], window(), 1000)) {
-      csv += chunk
-      await sleep(25)
-    }
-    const lines = csv.trimEnd().split('\n')
-    t.is(lines[0], 'stat,kind,timestamp,iso_time,value')
-    t.regex(lines.at(-1)!, /^# requested_range=custom /)
-    const got = lines.slice(1, -1).map((l) => l.split(','))
-    const times = got.map((f) => Number(f[2]))
-    t.true(times.every((x, i) => i === 0 || times[i - 1] <= x), 'rows by time')
-    const want = await app.sql<{ t: string; value: number }[]>`
-      select extract(epoch from ts)::bigint::text as t, value from points where stat_id = ${stat.id}`
-    const key = (t: string, v: string | number) => `${t},${v}`
-    t.is(got.length, 30_000, "29,999 rows added and the one written through the API")
-    t.deepEqual(got.map((f) => key(f[2], f[4])).sort(), want.map((r) => key(r.t, r.value)).sort())
-  } finally {
-    await slow.end({ timeout: 1 })
-  }
+const window = (): ExportWindow => ({
+  requested: 'custom',
+  from: new Date((BASE - 3600) * 1000),
+  to: new Date(),
+  retentionDays: 30,
+  clamped: false,
 })
 
+test.serial(
+  'an export slower than the statement timeout completes, rows equal to the table, ties and sub-second times across page edges',
+  async (t) => {
+    const { stat } = await statWith('paged', async (id) => {
+      // 29,999 rows: one a second, triples sharing a second, a run of 2,500 at one second (longer than a page),
+      // and microsecond-apart times so that a page's last key must be exact.
+      await app.sql`insert into points (stat_id, ts, value)
+      select ${id}, to_timestamp(${BASE} + i / 3), round((random() * 100)::numeric, 2)::float8 from generate_series(0, 19999) i`
+      await app.sql`insert into points (stat_id, ts, value) select ${id}, to_timestamp(${BASE + 9000}), i from generate_series(1, 2500) i`
+      await app.sql`insert into points (stat_id, ts, value)
+      select ${id}, to_timestamp(${BASE + 9100}::float8 + i / 1e6), i from generate_series(1, 7499) i`
+    })
+    const slow = createSql(app.config.databaseUrl, { max: 1, statementTimeoutSeconds: 0.3 })
+    try {
+      // The premise: one streamed statement read by a client that takes its time is cut by this timeout.
+      const cursor = async () => {
+        for await (const _ of slow`select ts, value from points where stat_id = ${stat.id} order by ts`.cursor(1000)) await sleep(25)
+      }
+      await t.throwsAsync(cursor, { message: /statement timeout/ })
+
+      let csv = ''
+      for await (const chunk of exportCsv(slow, [stat], window(), 1000)) {
+        csv += chunk
+        await sleep(25)
+      }
+      const lines = csv.trimEnd().split('\n')
+      t.is(lines[0], 'stat,kind,timestamp,iso_time,value')
+      t.regex(lines.at(-1)!, /^# requested_range=custom /)
+      const got = lines.slice(1, -1).map((l) => l.split(','))
+      const times = got.map((f) => Number(f[2]))
+      t.true(
+        times.every((x, i) => i === 0 || times[i - 1] <= x),
+        'rows by time',
+      )
+      const want = await app.sql<{ t: string; value: number }[]>`
+      select extract(epoch from ts)::bigint::text as t, value from points where stat_id = ${stat.id}`
+      const key = (t: string, v: string | number) => `${t},${v}`
+      t.is(got.length, 30_000, '29,999 rows added and the one written through the API')
+      t.deepEqual(got.map((f) => key(f[2], f[4])).sort(), want.map((r) => key(r.t, r.value)).sort())
+    } finally {
+      await slow.end({ timeout: 1 })
+    }
+  },
+)
+
 test.serial('a failure after the headers aborts the response: the client sees an error, not a short file that ends cleanly', async (t) => {
-  const { key } = await statWith('aborted', (id) => app.sql`
-    insert into points (stat_id, ts, value) select ${id}, to_timestamp(${BASE} + i), i from generate_series(1, 1000) i`)
+  const { key } = await statWith(
+    'aborted',
+    (id) => app.sql`
+    insert into points (stat_id, ts, value) select ${id}, to_timestamp(${BASE} + i), i from generate_series(1, 1000) i`,
+  )
   // Points locked: the export's first page waits behind the lock after the header line went out.
   const locker = await app.sql.reserve()
   try {
     await locker`begin`
     await locker`lock table points in access exclusive mode`
     for (const format of ['csv', 'json']) {
-      const res = await fetch(`${app.url}/api/v1/stats/aborted/export?range=7d&format=${format}`, { headers: { authorization: `Bearer ${key}` } })
+      const res = await fetch(`${app.url}/api/v1/stats/aborted/export?range=7d&format=${format}`, {
+        headers: { authorization: `Bearer ${key}` },
+      })
       t.is(res.status, 200)
       const body = res.text()
       let blocked: { pid: number }[] = []

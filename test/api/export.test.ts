@@ -20,10 +20,15 @@ async function account() {
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   const n = now()
-  const json = { ezkey: key, data: [
-    { stat: 'b.gauge', value: 1.5, t: n - 3600 }, { stat: 'b.gauge', value: 2.5, t: n - 60 },
-    { stat: 'a counter', count: 2, t: n - 7200 }, { stat: 'a counter', count: 3, t: n - 40 * DAY },
-  ] }
+  const json = {
+    ezkey: key,
+    data: [
+      { stat: 'b.gauge', value: 1.5, t: n - 3600 },
+      { stat: 'b.gauge', value: 2.5, t: n - 60 },
+      { stat: 'a counter', count: 2, t: n - 7200 },
+      { stat: 'a counter', count: 3, t: n - 40 * DAY },
+    ],
+  }
   const res = await request(app.url, '/ez', { json })
   if (res.body.accepted !== 4) throw new Error(res.text)
   await settle(app)
@@ -38,9 +43,19 @@ test('4.5 JSON is the default: window fields, stats by name, points by time; hea
   t.is(res.body.requested_range, '7d')
   t.is(res.body.retention_days, 30)
   t.is(res.body.range_clamped_by_retention, false)
-  t.deepEqual(res.body.stats.map((s: { name: string }) => s.name), ['a counter', 'b.gauge'])
-  t.deepEqual(res.body.stats[1].points.map((p: { value: number }) => p.value), [1.5, 2.5])
-  t.deepEqual(res.body.stats[0].points.map((p: { value: number }) => p.value), [2], 'the 40-day-old point is outside 7d')
+  t.deepEqual(
+    res.body.stats.map((s: { name: string }) => s.name),
+    ['a counter', 'b.gauge'],
+  )
+  t.deepEqual(
+    res.body.stats[1].points.map((p: { value: number }) => p.value),
+    [1.5, 2.5],
+  )
+  t.deepEqual(
+    res.body.stats[0].points.map((p: { value: number }) => p.value),
+    [2],
+    'the 40-day-old point is outside 7d',
+  )
   t.is(res.headers.get('x-service-export-requested-range'), '7d')
   t.is(res.headers.get('x-service-export-from'), res.body.applied_from)
   t.is(res.headers.get('x-service-export-to'), res.body.applied_to)
@@ -60,7 +75,10 @@ test('4.5 CSV: header row, one row per observation, then the trailing comment li
   const [stat, kind, ts, iso, value] = lines[1].split(',')
   t.deepEqual([stat, kind, value], ['a counter', 'counter', '2'])
   t.is(new Date(Number(ts) * 1000).toISOString(), iso)
-  t.deepEqual(lines.slice(2, 4).map((l) => l.split(',')[4]), ['1.5', '2.5'])
+  t.deepEqual(
+    lines.slice(2, 4).map((l) => l.split(',')[4]),
+    ['1.5', '2.5'],
+  )
   t.regex(lines[4], /^# requested_range=24h applied_from=\S+Z applied_to=\S+Z$/)
   t.is(lines[4].split(' ')[2], `applied_from=${res.headers.get('x-service-export-from')}`)
 })
@@ -71,9 +89,15 @@ test('the download is named after the stat and the applied window, not export.cs
   t.is(one.status, 200)
   const at = (h: string) => `${one.headers.get(h)!.slice(0, 16).replace(':', '')}Z`
   const name = `a counter_${at('x-service-export-from')}_${at('x-service-export-to')}.csv`
-  t.is(one.headers.get('content-disposition'), `attachment; filename="${name.replace(' ', '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`)
+  t.is(
+    one.headers.get('content-disposition'),
+    `attachment; filename="${name.replace(' ', '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`,
+  )
   const all = await request(app.url, '/api/v1/export?range=7d', { bearer: key })
-  t.regex(all.headers.get('content-disposition') ?? '', /^attachment; filename="all-stats_\d{4}-\d{2}-\d{2}T\d{4}Z_\d{4}-\d{2}-\d{2}T\d{4}Z\.json"; filename\*=UTF-8''all-stats_/)
+  t.regex(
+    all.headers.get('content-disposition') ?? '',
+    /^attachment; filename="all-stats_\d{4}-\d{2}-\d{2}T\d{4}Z_\d{4}-\d{2}-\d{2}T\d{4}Z\.json"; filename\*=UTF-8''all-stats_/,
+  )
 })
 
 test('4.5 a range longer than retention is clamped and the clamp is reported', async (t) => {
@@ -84,7 +108,10 @@ test('4.5 a range longer than retention is clamped and the clamp is reported', a
   t.is(res.body.range_clamped_by_retention, true)
   t.is(res.headers.get('x-service-export-range-clamped'), 'true')
   t.true(Math.abs(Date.now() - 30 * DAY * 1000 - Date.parse(res.body.applied_from)) < 5000)
-  t.deepEqual(res.body.stats[0].points.map((p: { value: number }) => p.value), [2])
+  t.deepEqual(
+    res.body.stats[0].points.map((p: { value: number }) => p.value),
+    [2],
+  )
 })
 
 test('4.5 no range: all history within retention (the older point is cut, and the cut is reported); from/to is custom', async (t) => {
@@ -93,7 +120,10 @@ test('4.5 no range: all history within retention (the older point is cut, and th
   t.is(all.body.requested_range, 'all')
   t.is(all.headers.get('x-service-export-requested-range'), 'all')
   t.is(all.body.range_clamped_by_retention, true)
-  t.deepEqual(all.body.stats[0].points.map((p: { value: number }) => p.value), [2])
+  t.deepEqual(
+    all.body.stats[0].points.map((p: { value: number }) => p.value),
+    [2],
+  )
   const from = new Date(Date.now() - 3 * 3600_000).toISOString()
   const custom = await request(app.url, `/api/v1/export?from=${from}`, { bearer: key })
   t.is(custom.body.requested_range, 'custom')

@@ -6,7 +6,9 @@ import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 
 let app: TestApp
-test.before(async () => { app = await startTestApp() })
+test.before(async () => {
+  app = await startTestApp()
+})
 test.after.always(() => app?.close())
 
 test('item 4: from/to dates PostgreSQL cannot hold are a 400 naming the field, on stat detail and export', async (t) => {
@@ -26,14 +28,21 @@ test('item 4: from/to dates PostgreSQL cannot hold are a 400 naming the field, o
     t.is(res.body.detail, `invalid ${field}: must be between 1970-01-01 and 9999-12-31`, path)
   }
   t.is((await request(app.url, '/api/v1/stats/s?from=1970-01-01', { bearer: key })).status, 200, 'the bound itself is fine')
-  t.false(app.logs.some((l) => l.includes('unhandled error')), 'no 500 was logged')
+  t.false(
+    app.logs.some((l) => l.includes('unhandled error')),
+    'no 500 was logged',
+  )
 })
 
 test('item 4: a Content-Encoding header on a body that is not compressed that way is a 400; a real gzip body works', async (t) => {
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   for (const encoding of ['gzip', 'deflate', 'br']) {
-    const res = await request(app.url, '/api/v1/stats/s/count', { body: '{"count":1}', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, bearer: key })
+    const res = await request(app.url, '/api/v1/stats/s/count', {
+      body: '{"count":1}',
+      headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+      bearer: key,
+    })
     t.is(res.status, 400, encoding)
     t.is(res.body.code, 'malformed_body')
     t.regex(res.body.detail, /^request body could not be decompressed as its Content-Encoding says/)
@@ -41,19 +50,30 @@ test('item 4: a Content-Encoding header on a body that is not compressed that wa
   const [{ n }] = await app.sql`select count(*)::int as n from stats where account_id = ${user.accountId}`
   t.is(n, 0, 'nothing stored')
   const res = await fetch(`${app.url}/api/v1/stats/s/count`, {
-    method: 'POST', body: gzipSync('{"count":1}'), headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', authorization: `Bearer ${key}` },
+    method: 'POST',
+    body: gzipSync('{"count":1}'),
+    headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', authorization: `Bearer ${key}` },
   })
   t.is(res.status, 200)
-  t.false(app.logs.some((l) => l.includes('unhandled error')), 'no 500 was logged')
+  t.false(
+    app.logs.some((l) => l.includes('unhandled error')),
+    'no 500 was logged',
+  )
 })
 
 test('item 5: alerts to IPv6 forms that embed loopback are refused at create, naming WEBHOOK_ALLOW_PRIVATE; nothing stored', async (t) => {
   const strict = await app.another({ WEBHOOK_ALLOW_PRIVATE: '0' })
   const user = await signUp(strict.url)
   const { key } = await createKey(strict.url, user)
-  for (const url of ['http://[::ffff:0:7f00:1]/', 'http://[::ffff:0:127.0.0.1]/', 'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/', 'http://127.0.0.1:9/']) {
+  for (const url of [
+    'http://[::ffff:0:7f00:1]/',
+    'http://[::ffff:0:127.0.0.1]/',
+    'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/',
+    'http://127.0.0.1:9/',
+  ]) {
     const res = await request(strict.url, '/api/v1/alerts', {
-      json: { stat_name: 's', condition_type: 'above', threshold: 1, channel: 'webhook', channel_config: { webhook_url: url } }, bearer: key,
+      json: { stat_name: 's', condition_type: 'above', threshold: 1, channel: 'webhook', channel_config: { webhook_url: url } },
+      bearer: key,
     })
     t.is(res.status, 400, url)
     t.is(res.body.code, 'webhook_refused')
@@ -70,10 +90,22 @@ test('item 6: every response says nosniff and no-store; those carrying a secret 
   await request(app.url, '/api/v1/stats/s/count', { json: { count: 1 }, bearer: key })
   const share = await request(app.url, '/api/v1/stats/s/share', { method: 'POST', bearer: key })
   const alert = await request(app.url, '/api/v1/alerts', {
-    json: { stat_name: 's', condition_type: 'above', threshold: 1, channel: 'webhook', channel_config: { webhook_url: 'http://127.0.0.1:9/' } }, bearer: key,
+    json: {
+      stat_name: 's',
+      condition_type: 'above',
+      threshold: 1,
+      channel: 'webhook',
+      channel_config: { webhook_url: 'http://127.0.0.1:9/' },
+    },
+    bearer: key,
   })
   const login = await request(app.url, '/api/v1/auth/login', { json: { email: user.email, password: user.password } })
-  for (const [what, res, status] of [['new key', created, 201], ['share token', share, 201], ['signing secret', alert, 201], ['login', login, 200]] as const) {
+  for (const [what, res, status] of [
+    ['new key', created, 201],
+    ['share token', share, 201],
+    ['signing secret', alert, 201],
+    ['login', login, 200],
+  ] as const) {
     t.is(res.status, status, what)
     t.is(res.headers.get('cache-control'), 'no-store', what)
     t.is(res.headers.get('x-content-type-options'), 'nosniff', what)
@@ -100,10 +132,19 @@ test('item 6: with PUBLIC_URL unset, a forged Host does not steer links; with it
   const { request: httpRequest } = await import('node:http')
   const forged = await new Promise<{ body: string }>((resolve, reject) => {
     const u = new URL(`${app.url}/api/v1/stats/s/share`)
-    const req = httpRequest({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { host: 'evil.example', authorization: `Bearer ${key}` } }, (res) => {
-      let body = ''
-      res.on('data', (c) => (body += c)).on('end', () => resolve({ body }))
-    })
+    const req = httpRequest(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        headers: { host: 'evil.example', authorization: `Bearer ${key}` },
+      },
+      (res) => {
+        let body = ''
+        res.on('data', (c) => (body += c)).on('end', () => resolve({ body }))
+      },
+    )
     req.on('error', reject)
     req.end()
   })
@@ -112,7 +153,11 @@ test('item 6: with PUBLIC_URL unset, a forged Host does not steer links; with it
   t.false(embedUrl.includes('evil.example'))
 
   const pub = await app.another({ PUBLIC_URL: 'https://metrics.example/' })
-  const share = await request(pub.url, '/api/v1/stats/s/share', { method: 'POST', bearer: key, headers: { 'x-forwarded-host': 'evil.example' } })
+  const share = await request(pub.url, '/api/v1/stats/s/share', {
+    method: 'POST',
+    bearer: key,
+    headers: { 'x-forwarded-host': 'evil.example' },
+  })
   t.true(share.body.share.embed_url.startsWith('https://metrics.example/embed/'), share.body.share.embed_url)
 
   const { loadConfig } = await import('../../shared/config.js')
@@ -130,7 +175,9 @@ test('item 7: a body dripped slowly is cut after HTTP_REQUEST_TIMEOUT_MS, and he
   let received = ''
   socket.on('data', (c) => (received += c.toString()))
   const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now() - started)))
-  socket.write(`POST /api/v1/stats/s/count HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{`)
+  socket.write(
+    `POST /api/v1/stats/s/count HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{`,
+  )
   const drip = setInterval(() => socket.writable && socket.write(' '), 100)
   const health = await request(slow.url, '/api/v1/health')
   t.is(health.status, 200, 'health stays fine while the slow body is open')
@@ -159,7 +206,11 @@ test('v1 writes, sign-up and login with a form, text or XML body get 415 saying 
     t.is(res.body.detail, `request body must be JSON: send it with Content-Type: application/json (got ${type})`)
   }
   // curl -d without -H sends a form type; a body with no type at all is refused the same way.
-  const untyped = await fetch(`${app.url}/api/v1/stats/s/count`, { method: 'POST', body: new Blob(['{"count":1}']), headers: { authorization: `Bearer ${key}` } })
+  const untyped = await fetch(`${app.url}/api/v1/stats/s/count`, {
+    method: 'POST',
+    body: new Blob(['{"count":1}']),
+    headers: { authorization: `Bearer ${key}` },
+  })
   t.is(untyped.status, 415)
   t.regex((await untyped.json()).detail, /got no Content-Type/)
   const [{ n }] = await app.sql`select count(*)::int as n from stats where account_id = ${user.accountId}`
@@ -167,5 +218,9 @@ test('v1 writes, sign-up and login with a form, text or XML body get 415 saying 
   const [{ a }] = await app.sql`select count(*)::int as a from accounts where email = 'a@b.co'`
   t.is(a, 0, 'no account')
   t.is((await request(app.url, '/api/v1/stats/s/count', { json: { count: 1 }, bearer: key })).status, 200, 'JSON still works')
-  t.is((await request(app.url, '/api/v1/stats/s/share', { method: 'POST', bearer: key })).status, 201, 'a route without a body needs no type')
+  t.is(
+    (await request(app.url, '/api/v1/stats/s/share', { method: 'POST', bearer: key })).status,
+    201,
+    'a route without a body needs no type',
+  )
 })

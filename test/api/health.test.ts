@@ -3,9 +3,10 @@ import { startTestApp, type TestApp } from '../helpers/app.js'
 import { closedPort, request } from '../helpers/http.js'
 
 let app: TestApp
-test.before(async () => { app = await startTestApp() })
+test.before(async () => {
+  app = await startTestApp()
+})
 test.after.always(() => app?.close())
-
 
 test('health reports PostgreSQL, Redis and the queue as ok without credentials', async (t) => {
   const res = await request(app.url, '/api/v1/health')

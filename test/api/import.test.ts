@@ -23,7 +23,12 @@ async function account(plan?: string) {
 }
 
 function upload(key: string, body: string | Buffer, query = '', headers: Record<string, string> = {}): Promise<Reply> {
-  return request(app.url, `/api/v1/import/legacy${query}`, { method: 'POST', bearer: key, body: body as string, headers: { 'content-type': 'text/csv', ...headers } })
+  return request(app.url, `/api/v1/import/legacy${query}`, {
+    method: 'POST',
+    bearer: key,
+    body: body as string,
+    headers: { 'content-type': 'text/csv', ...headers },
+  })
 }
 
 /** Polls the import until it is completed or failed. */
@@ -54,7 +59,13 @@ test('4.6.2 predecessor export JSON (sample 1w3h): preview lists each stat with 
   t.is(res.status, 200, res.text)
   t.is(res.body.dry_run, true)
   t.is(res.body.format, 'predecessor_json')
-  t.deepEqual(res.body.stats.map((s: any) => [s.name, s.kind, s.points, s.new_stat]), [['request time', 'gauge', 4, true], ['user created', 'gauge', 4, true]])
+  t.deepEqual(
+    res.body.stats.map((s: any) => [s.name, s.kind, s.points, s.new_stat]),
+    [
+      ['request time', 'gauge', 4, true],
+      ['user created', 'gauge', 4, true],
+    ],
+  )
   t.is(res.body.points_total, 8)
   t.is(res.body.points_accepted, 8)
   t.is(res.body.points_trimmed, 0)
@@ -64,7 +75,7 @@ test('4.6.2 predecessor export JSON (sample 1w3h): preview lists each stat with 
   t.is(await imports(user.accountId), 0)
 })
 
-test('4.6.2 predecessor export JSON: the import stores every point, then progress reads completed with the preview\'s numbers', async (t) => {
+test("4.6.2 predecessor export JSON: the import stores every point, then progress reads completed with the preview's numbers", async (t) => {
   const { user, key } = await account()
   const file = fixture('export_data_1w3h.json')
   const preview = await upload(key, file, '?dryRun=1&kind=counter')
@@ -74,42 +85,80 @@ test('4.6.2 predecessor export JSON: the import stores every point, then progres
   t.is(res.headers.get('location'), `/api/v1/import/legacy/${res.body.import.id}`)
   const done = await finished(key, res.body.import.id)
   t.is(done.body.import.status, 'completed', done.text)
-  for (const f of ['points_total', 'points_accepted', 'points_trimmed', 'errors_count', 'stats']) t.deepEqual(done.body.import[f], preview.body[f], f)
+  for (const f of ['points_total', 'points_accepted', 'points_trimmed', 'errors_count', 'stats'])
+    t.deepEqual(done.body.import[f], preview.body[f], f)
   t.is(done.body.import.points_done, 8)
   t.is(done.body.import.progress, 100)
   t.truthy(done.body.import.started_at && done.body.import.finished_at)
-  t.deepEqual(await points(user.accountId, 'user created'), [[1360861620, 3], [1360872420, 0], [1360883220, 19], [1360894020, 21]])
-  t.deepEqual(await points(user.accountId, 'request time'), [[1360861620, 2.159], [1360872420, 1.034], [1360883220, 3.222], [1360894020, 3.101]])
+  t.deepEqual(await points(user.accountId, 'user created'), [
+    [1360861620, 3],
+    [1360872420, 0],
+    [1360883220, 19],
+    [1360894020, 21],
+  ])
+  t.deepEqual(await points(user.accountId, 'request time'), [
+    [1360861620, 2.159],
+    [1360872420, 1.034],
+    [1360883220, 3.222],
+    [1360894020, 3.101],
+  ])
   const kinds = await app.sql<{ kind: string }[]>`select distinct kind from stats where account_id = ${user.accountId}`
-  t.deepEqual(kinds.map((k) => k.kind), ['counter'], '?kind= types new stats the file does not type')
-  t.is((await stored(app, user.accountId)).quotaUsed, 8, 'imported points count against the day\'s allowance')
+  t.deepEqual(
+    kinds.map((k) => k.kind),
+    ['counter'],
+    '?kind= types new stats the file does not type',
+  )
+  t.is((await stored(app, user.accountId)).quotaUsed, 8, "imported points count against the day's allowance")
 })
 
 test('4.6.2 predecessor summary JSON and the {statlist, datasets} wrapper: kinds come from the statlist', async (t) => {
   const { key } = await account()
   const summary = await upload(key, fixture('export_data_summary_7d.json'), '?dryRun=1')
   t.is(summary.status, 200, summary.text)
-  t.deepEqual(summary.body.stats.map((s: any) => [s.name, s.kind, s.points]), [['ZPM Levels', 'gauge', 7]])
-  const wrapped = JSON.stringify({ statlist: JSON.parse(fixture('export_statlist.json')), datasets: JSON.parse(fixture('export_data_1w3h.json')) })
+  t.deepEqual(
+    summary.body.stats.map((s: any) => [s.name, s.kind, s.points]),
+    [['ZPM Levels', 'gauge', 7]],
+  )
+  const wrapped = JSON.stringify({
+    statlist: JSON.parse(fixture('export_statlist.json')),
+    datasets: JSON.parse(fixture('export_data_1w3h.json')),
+  })
   const res = await upload(key, wrapped, '?dryRun=1&kind=gauge')
   t.is(res.status, 200, res.text)
-  t.deepEqual(res.body.stats.map((s: any) => [s.name, s.kind]), [['request time', 'counter'], ['user created', 'counter']])
+  t.deepEqual(
+    res.body.stats.map((s: any) => [s.name, s.kind]),
+    [
+      ['request time', 'counter'],
+      ['user created', 'counter'],
+    ],
+  )
 })
 
-test('4.6.2 the command-line tool\'s capitalised JSON (Name, Kind, Points, Time, Value) imports with its kinds', async (t) => {
+test("4.6.2 the command-line tool's capitalised JSON (Name, Kind, Points, Time, Value) imports with its kinds", async (t) => {
   const { user, key } = await account()
   const cli = JSON.parse(fixture('export_data_1w3h.json')).map((d: any, i: number) => ({
-    Name: d.name, Timeframe: d.timeframe, Kind: i === 0 ? 'value' : 'counter', Points: d.points.map((p: any) => ({ Time: p.time, Value: p.value, Rcount: 1 })),
+    Name: d.name,
+    Timeframe: d.timeframe,
+    Kind: i === 0 ? 'value' : 'counter',
+    Points: d.points.map((p: any) => ({ Time: p.time, Value: p.value, Rcount: 1 })),
   }))
   const res = await upload(key, JSON.stringify(cli, null, 2))
   t.is(res.status, 202, res.text)
   t.is((await finished(key, res.body.import.id)).body.import.status, 'completed')
-  const kinds = await app.sql<{ name: string; kind: string }[]>`select name, kind from stats where account_id = ${user.accountId} order by name`
-  t.deepEqual(kinds.map((k) => [k.name, k.kind]), [['request time', 'gauge'], ['user created', 'counter']])
+  const kinds = await app.sql<
+    { name: string; kind: string }[]
+  >`select name, kind from stats where account_id = ${user.accountId} order by name`
+  t.deepEqual(
+    kinds.map((k) => [k.name, k.kind]),
+    [
+      ['request time', 'gauge'],
+      ['user created', 'counter'],
+    ],
+  )
   t.is((await points(user.accountId, 'user created')).length, 4)
 })
 
-test('4.6.2 the command-line tool\'s wide CSV has no year: every row is a line error naming the cause; with ISO or Unix times it imports', async (t) => {
+test("4.6.2 the command-line tool's wide CSV has no year: every row is a line error naming the cause; with ISO or Unix times it imports", async (t) => {
   const { user, key } = await account()
   const res = await upload(key, fixture('reconstructed_stathat-cli_dataset.csv'), '?dryRun=1')
   t.is(res.status, 200, res.text)
@@ -117,15 +166,25 @@ test('4.6.2 the command-line tool\'s wide CSV has no year: every row is a line e
   t.is(res.body.points_total, 8)
   t.is(res.body.points_accepted, 0)
   t.is(res.body.points_invalid, 8)
-  t.deepEqual(res.body.errors.map((e: any) => e.line), [2, 3, 4, 5])
+  t.deepEqual(
+    res.body.errors.map((e: any) => e.line),
+    [2, 3, 4, 5],
+  )
   t.regex(res.body.errors[0].message, /^invalid timestamp: "Feb 14 17:07:00" has no year/)
   const fixed = 'Time,request time,user created\n2013-02-14T17:07:00Z,2.159,3\n1360872420,1.034,\n2013-02-14 23:07:00,3.222,19\n'
   const ok = await upload(key, fixed)
   t.is(ok.status, 202, ok.text)
   t.is(ok.body.import.points_accepted, 5, 'an empty cell is no point')
   await finished(key, ok.body.import.id)
-  t.deepEqual(await points(user.accountId, 'request time'), [[1360861620, 2.159], [1360872420, 1.034], [1360883220, 3.222]])
-  t.deepEqual(await points(user.accountId, 'user created'), [[1360861620, 3], [1360883220, 19]])
+  t.deepEqual(await points(user.accountId, 'request time'), [
+    [1360861620, 2.159],
+    [1360872420, 1.034],
+    [1360883220, 3.222],
+  ])
+  t.deepEqual(await points(user.accountId, 'user created'), [
+    [1360861620, 3],
+    [1360883220, 19],
+  ])
 })
 
 test('4.6.2 files that are not exports (stat list, alert list, an /ez batch, an empty file, an unknown CSV) are 400 saying what was expected; nothing stored', async (t) => {
@@ -152,15 +211,28 @@ test('4.6.2 files that are not exports (stat list, alert list, an /ez batch, an 
 })
 
 /** Export rows without the trailing comment line (it names the window, which moves with the clock). */
-const csvRows = (text: string) => text.trimEnd().split('\n').filter((l) => !l.startsWith('#'))
+const csvRows = (text: string) =>
+  text
+    .trimEnd()
+    .split('\n')
+    .filter((l) => !l.startsWith('#'))
 
 test('4.6.2 round trip: export (CSV and JSON), delete the stats, import the export unchanged, export again: identical rows', async (t) => {
   const { user, key } = await account()
   const n = now()
-  const written = await request(app.url, '/api/v1/points', { bearer: key, json: { points: [
-    { stat: 'orders.eu', count: 2, t: n - 7200 }, { stat: 'orders.eu', count: 2, t: n - 7200 }, { stat: 'orders.eu', count: 0.5, t: n - 60 },
-    { stat: 'temp c', value: -1.25e-7, t: n - 3600 }, { stat: 'temp c', value: 21.5, t: n - 30 }, { stat: 'Zugriffe über Web', value: 1e15, t: n - 10 },
-  ] } })
+  const written = await request(app.url, '/api/v1/points', {
+    bearer: key,
+    json: {
+      points: [
+        { stat: 'orders.eu', count: 2, t: n - 7200 },
+        { stat: 'orders.eu', count: 2, t: n - 7200 },
+        { stat: 'orders.eu', count: 0.5, t: n - 60 },
+        { stat: 'temp c', value: -1.25e-7, t: n - 3600 },
+        { stat: 'temp c', value: 21.5, t: n - 30 },
+        { stat: 'Zugriffe über Web', value: 1e15, t: n - 10 },
+      ],
+    },
+  })
   t.is(written.status, 200, written.text)
   await settle(app)
   for (const format of ['csv', 'json']) {
@@ -179,45 +251,54 @@ test('4.6.2 round trip: export (CSV and JSON), delete the stats, import the expo
     const after = await request(app.url, `/api/v1/export?format=${format}&range=7d`, { bearer: key })
     if (format === 'csv') t.deepEqual(csvRows(after.text), csvRows(before.text))
     else t.deepEqual(after.body.stats, before.body.stats)
-    const kinds = await app.sql<{ name: string; kind: string }[]>`select name, kind from stats where account_id = ${user.accountId} order by name`
-    t.deepEqual(Object.fromEntries(kinds.map((k) => [k.name, k.kind])), { 'orders.eu': 'counter', 'temp c': 'gauge', 'Zugriffe über Web': 'gauge' }, `${format}: kinds come back from the file`)
+    const kinds = await app.sql<
+      { name: string; kind: string }[]
+    >`select name, kind from stats where account_id = ${user.accountId} order by name`
+    t.deepEqual(
+      Object.fromEntries(kinds.map((k) => [k.name, k.kind])),
+      { 'orders.eu': 'counter', 'temp c': 'gauge', 'Zugriffe über Web': 'gauge' },
+      `${format}: kinds come back from the file`,
+    )
   }
 })
 
-test('4.6.2 line numbers: every bad line is listed with its number and the ingest path\'s message; good lines still import', async (t) => {
+test("4.6.2 line numbers: every bad line is listed with its number and the ingest path's message; good lines still import", async (t) => {
   const { user, key } = await account()
   const n = now()
   await request(app.url, '/api/v1/stats/hits/count', { bearer: key, json: { count: 1, t: n - 100 } })
   const csv = [
-    'stat,kind,timestamp,value',        // 1
-    `hits,,${n - 50},2`,                // 2 ok (existing counter)
-    `hits,,${n - 40},0x10`,             // 3 bad count (the stat is a counter)
-    '',                                 // 4 empty line: skipped
-    `temp,gauge,${n - 30},abc`,         // 5 bad value
-    `temp,gauge,${n + 3600},1`,         // 6 future
-    `temp,gauge,${(n - 30) * 1000},1`,  // 7 milliseconds
-    `bad/name,gauge,${n - 30},1`,       // 8 invalid name
-    `temp,counter,${n - 20},1`,         // 9 kind contradicts line 5's
-    'temp,gauge',                       // 10 too few fields
-    `temp,sideways,${n - 20},1`,        // 11 unknown kind
-    `"te""mp",gauge,${n - 20},4`,       // 12 quoted name holding a quote: invalid name
-    `temp,gauge,1999-12-31T23:59:59Z,1`,// 13 before 2000
-    `temp,gauge,${n - 10},1e3`,         // 14 ok
+    'stat,kind,timestamp,value', // 1
+    `hits,,${n - 50},2`, // 2 ok (existing counter)
+    `hits,,${n - 40},0x10`, // 3 bad count (the stat is a counter)
+    '', // 4 empty line: skipped
+    `temp,gauge,${n - 30},abc`, // 5 bad value
+    `temp,gauge,${n + 3600},1`, // 6 future
+    `temp,gauge,${(n - 30) * 1000},1`, // 7 milliseconds
+    `bad/name,gauge,${n - 30},1`, // 8 invalid name
+    `temp,counter,${n - 20},1`, // 9 kind contradicts line 5's
+    'temp,gauge', // 10 too few fields
+    `temp,sideways,${n - 20},1`, // 11 unknown kind
+    `"te""mp",gauge,${n - 20},4`, // 12 quoted name holding a quote: invalid name
+    `temp,gauge,1999-12-31T23:59:59Z,1`, // 13 before 2000
+    `temp,gauge,${n - 10},1e3`, // 14 ok
   ].join('\n')
   const res = await upload(key, csv, '?dryRun=1')
   t.is(res.status, 200, res.text)
-  t.deepEqual(res.body.errors.map((e: any) => [e.line, e.message]), [
-    [3, 'invalid count: not a number'],
-    [5, 'invalid value: not a number'],
-    [6, 'invalid timestamp: too far in the future'],
-    [7, 'invalid timestamp: too far in the future'],
-    [8, 'invalid stat name: contains invalid characters'],
-    [9, 'type conflict: stat "temp" is a gauge earlier in this file, not a counter'],
-    [10, 'line has 2 fields; the header has 4'],
-    [11, 'invalid kind "sideways": must be counter or gauge'],
-    [12, 'invalid stat name: contains invalid characters'],
-    [13, 'invalid timestamp: before 2000-01-01 (is the client sending an uninitialised value?)'],
-  ])
+  t.deepEqual(
+    res.body.errors.map((e: any) => [e.line, e.message]),
+    [
+      [3, 'invalid count: not a number'],
+      [5, 'invalid value: not a number'],
+      [6, 'invalid timestamp: too far in the future'],
+      [7, 'invalid timestamp: too far in the future'],
+      [8, 'invalid stat name: contains invalid characters'],
+      [9, 'type conflict: stat "temp" is a gauge earlier in this file, not a counter'],
+      [10, 'line has 2 fields; the header has 4'],
+      [11, 'invalid kind "sideways": must be counter or gauge'],
+      [12, 'invalid stat name: contains invalid characters'],
+      [13, 'invalid timestamp: before 2000-01-01 (is the client sending an uninitialised value?)'],
+    ],
+  )
   t.is(res.body.errors_count, 10)
   t.is(res.body.points_total, 12)
   t.is(res.body.points_invalid, 10)
@@ -225,50 +306,77 @@ test('4.6.2 line numbers: every bad line is listed with its number and the inges
   const real = await upload(key, csv)
   await finished(key, real.body.import.id)
   t.deepEqual(await points(user.accountId, 'temp'), [[n - 10, 1000]])
-  t.deepEqual(await points(user.accountId, 'hits'), [[n - 100, 1], [n - 50, 2]])
+  t.deepEqual(await points(user.accountId, 'hits'), [
+    [n - 100, 1],
+    [n - 50, 2],
+  ])
   t.deepEqual((await finished(key, real.body.import.id)).body.import.errors, res.body.errors, 'the import keeps the same line errors')
 })
 
-test('4.6.2 line numbers in JSON: a bad point is reported on the line it starts; a kind contradicting the existing stat is one error on its dataset\'s line', async (t) => {
+test("4.6.2 line numbers in JSON: a bad point is reported on the line it starts; a kind contradicting the existing stat is one error on its dataset's line", async (t) => {
   const { key } = await account()
   await request(app.url, '/api/v1/stats/hits/count', { bearer: key, json: { count: 1 } })
   const json = [
-    '[',                                                        // 1
-    '  {"name": "load", "points": [',                           // 2
-    '    {"time": 1360861620, "value": 1.5},',                  // 3
-    '    {"time": 1360872420,',                                 // 4
-    '     "value": "NaN"},',                                    // 5
-    '    {"time": "yesterday", "value": 2},',                   // 6
-    '    7',                                                    // 7
-    '  ]},',                                                    // 8
+    '[', // 1
+    '  {"name": "load", "points": [', // 2
+    '    {"time": 1360861620, "value": 1.5},', // 3
+    '    {"time": 1360872420,', // 4
+    '     "value": "NaN"},', // 5
+    '    {"time": "yesterday", "value": 2},', // 6
+    '    7', // 7
+    '  ]},', // 8
     '  {"name": "hits", "kind": "value", "points": [{"time": 1360861620, "value": 3}]},', // 9
     '  {"name": "a&b", "points": [{"time": 1360861620, "value": 3}]}', // 10
     ']',
   ].join('\n')
   const res = await upload(key, json, '?dryRun=1')
   t.is(res.status, 200, res.text)
-  t.deepEqual(res.body.errors.map((e: any) => [e.line, e.message]), [
-    [4, 'invalid value: not a number'],
-    // Says what is accepted (it read "not a number", though ISO 8601 times are taken too).
-    [6, 'invalid timestamp: "yesterday" is neither Unix seconds nor an ISO 8601 time (1700000000 or 2023-11-14T22:13:20Z)'],
-    [7, 'not a point: expected {"time": <unix seconds>, "value": <number>}'],
-    [9, 'type conflict: stat "hits" is a counter; this file has it as a gauge (count, not value); its points are skipped'],
-  ])
-  t.deepEqual(res.body.stats.map((s: any) => [s.name, s.points, s.points_accepted]), [['load', 1, 1], ['hits', 0, 0], ['ab', 1, 1]], '& is removed from names, as on writes')
+  t.deepEqual(
+    res.body.errors.map((e: any) => [e.line, e.message]),
+    [
+      [4, 'invalid value: not a number'],
+      // Says what is accepted (it read "not a number", though ISO 8601 times are taken too).
+      [6, 'invalid timestamp: "yesterday" is neither Unix seconds nor an ISO 8601 time (1700000000 or 2023-11-14T22:13:20Z)'],
+      [7, 'not a point: expected {"time": <unix seconds>, "value": <number>}'],
+      [9, 'type conflict: stat "hits" is a counter; this file has it as a gauge (count, not value); its points are skipped'],
+    ],
+  )
+  t.deepEqual(
+    res.body.stats.map((s: any) => [s.name, s.points, s.points_accepted]),
+    [
+      ['load', 1, 1],
+      ['hits', 0, 0],
+      ['ab', 1, 1],
+    ],
+    '& is removed from names, as on writes',
+  )
 })
 
-test('4.6.2 quotas: backfilling existing stats costs no stat quota; new stats beyond the plan\'s limit are trimmed with their points', async (t) => {
+test("4.6.2 quotas: backfilling existing stats costs no stat quota; new stats beyond the plan's limit are trimmed with their points", async (t) => {
   const { user, key } = await account() // free: 10 stats
   const n = now()
   const ten = Array.from({ length: 10 }, (_, i) => ({ stat: `s${i}`, value: i, t: n - 3600 }))
   t.is((await request(app.url, '/api/v1/points', { bearer: key, json: { points: ten } })).status, 200)
   await settle(app)
-  const csv = ['stat,value,time', `s3,1,${n - 100}`, `new one,1,${n - 100}`, `s3,2,${n - 90}`, `new two,5,${n - 80}`, `s9,3,${n - 70}`].join('\n')
+  const csv = [
+    'stat,value,time',
+    `s3,1,${n - 100}`,
+    `new one,1,${n - 100}`,
+    `s3,2,${n - 90}`,
+    `new two,5,${n - 80}`,
+    `s9,3,${n - 70}`,
+  ].join('\n')
   const res = await upload(key, csv, '?dryRun=1')
   t.is(res.status, 200, res.text)
-  t.deepEqual(res.body.stats.map((s: any) => [s.name, s.new_stat, s.points_accepted, s.points_trimmed, s.trimmed_by]), [
-    ['s3', false, 2, 0, null], ['new one', true, 0, 1, 'stat_limit'], ['new two', true, 0, 1, 'stat_limit'], ['s9', false, 1, 0, null],
-  ])
+  t.deepEqual(
+    res.body.stats.map((s: any) => [s.name, s.new_stat, s.points_accepted, s.points_trimmed, s.trimmed_by]),
+    [
+      ['s3', false, 2, 0, null],
+      ['new one', true, 0, 1, 'stat_limit'],
+      ['new two', true, 0, 1, 'stat_limit'],
+      ['s9', false, 1, 0, null],
+    ],
+  )
   t.is(res.body.points_accepted, 3)
   t.is(res.body.points_trimmed, 2)
   const real = await upload(key, csv)
@@ -277,10 +385,14 @@ test('4.6.2 quotas: backfilling existing stats costs no stat quota; new stats be
   const s = await stored(app, user.accountId)
   t.is(s.stats, 10, 'no stat created past the limit')
   t.is(s.points, 13)
-  t.deepEqual(await points(user.accountId, 's3'), [[n - 3600, 3], [n - 100, 1], [n - 90, 2]])
+  t.deepEqual(await points(user.accountId, 's3'), [
+    [n - 3600, 3],
+    [n - 100, 1],
+    [n - 90, 2],
+  ])
 })
 
-test('4.6.2 quotas: points beyond what is left of the day\'s allowance are trimmed in file order, and the allowance is taken', async (t) => {
+test("4.6.2 quotas: points beyond what is left of the day's allowance are trimmed in file order, and the allowance is taken", async (t) => {
   const { user, key } = await account() // free: 100,000 points a day
   await setPointsUsedToday(app, user.accountId, 99_996)
   const n = now()
@@ -293,7 +405,10 @@ test('4.6.2 quotas: points beyond what is left of the day\'s allowance are trimm
   const real = await upload(key, csv)
   t.is(real.body.import.points_accepted, 4)
   await finished(key, real.body.import.id)
-  t.deepEqual((await points(user.accountId, 'g')).map((p) => p[1]), [0, 1, 2, 3])
+  t.deepEqual(
+    (await points(user.accountId, 'g')).map((p) => p[1]),
+    [0, 1, 2, 3],
+  )
   t.is((await stored(app, user.accountId)).quotaUsed, 100_000)
   const after = await upload(key, csv, '?dryRun=1')
   t.is(after.body.points_accepted, 0)
@@ -302,8 +417,18 @@ test('4.6.2 quotas: points beyond what is left of the day\'s allowance are trimm
 })
 
 /** Sends a body through fetch as given: a FormData (multipart), or a stream (chunked, no Content-Length). */
-async function send(key: string, query: string, body: FormData | ReadableStream | string, headers: Record<string, string> = {}): Promise<Reply> {
-  const res = await fetch(`${app.url}/api/v1/import/legacy${query}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, ...headers }, body, duplex: 'half' } as RequestInit)
+async function send(
+  key: string,
+  query: string,
+  body: FormData | ReadableStream | string,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
+  const res = await fetch(`${app.url}/api/v1/import/legacy${query}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, ...headers },
+    body,
+    duplex: 'half',
+  } as RequestInit)
   const text = await res.text()
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text }
 }
@@ -317,7 +442,8 @@ function chunked(total: number, line = Buffer.from(`s,1,${now() - 60}\n`), chunk
     pull(controller) {
       if (sent >= total) return controller.close()
       const n = Math.min(chunk, total - sent)
-      const buf = sent === 0 ? Buffer.concat([header, unit]).subarray(0, n) : unit.subarray((sent - header.length) % line.length).subarray(0, n)
+      const buf =
+        sent === 0 ? Buffer.concat([header, unit]).subarray(0, n) : unit.subarray((sent - header.length) % line.length).subarray(0, n)
       sent += n
       controller.enqueue(Buffer.from(buf))
     },
@@ -333,7 +459,15 @@ test('8 a file over 8 MB is 413 whatever the transport (raw, chunked, multipart;
     const replies = [
       await send(key, query, big, { 'content-type': 'text/csv' }),
       await send(key, query, chunked(8_000_001), { 'content-type': 'text/csv' }),
-      await send(key, query, (() => { const f = new FormData(); f.set('file', new Blob([big]), 'export.csv'); return f })()),
+      await send(
+        key,
+        query,
+        (() => {
+          const f = new FormData()
+          f.set('file', new Blob([big]), 'export.csv')
+          return f
+        })(),
+      ),
     ]
     for (const res of replies) {
       t.is(res.status, 413, res.text)
@@ -384,11 +518,15 @@ test('4.6.2 multipart/form-data: the file is read from field "file"; a body with
   t.is(missing.body.detail, 'the multipart/form-data body has no field named "file"')
 })
 
-test('4.6.2 auth: Bearer or session; a session needs its CSRF header; another account\'s import id is 404', async (t) => {
+test("4.6.2 auth: Bearer or session; a session needs its CSRF header; another account's import id is 404", async (t) => {
   const { user, key } = await account()
   const file = fixture('export_data_summary_7d.json')
   t.is((await request(app.url, '/api/v1/import/legacy', { method: 'POST', body: file })).status, 401)
-  const noCsrf = await request(app.url, '/api/v1/import/legacy?dryRun=1', { method: 'POST', body: file, session: { cookie: user.session.cookie } })
+  const noCsrf = await request(app.url, '/api/v1/import/legacy?dryRun=1', {
+    method: 'POST',
+    body: file,
+    session: { cookie: user.session.cookie },
+  })
   t.is(noCsrf.status, 403)
   t.is(noCsrf.body.code, 'csrf_failed')
   const bySession = await request(app.url, '/api/v1/import/legacy', { method: 'POST', body: file, session: user.session })
@@ -456,7 +594,10 @@ test('4.6.2 two imports of one file store nothing twice: one after the other (th
   t.is(a.status, 202)
   t.is(b.status, 202)
   const done = await Promise.all([finished(other.key, a.body.import.id), finished(other.key, b.body.import.id)])
-  t.deepEqual(done.map((d) => d.body.import.status), ['completed', 'completed'])
+  t.deepEqual(
+    done.map((d) => d.body.import.status),
+    ['completed', 'completed'],
+  )
   t.is(await pointCount(other.user.accountId), 12_000)
   const accepted = done.reduce((n, d) => n + d.body.import.points_accepted, 0)
   const skipped = done.reduce((n, d) => n + d.body.import.points_skipped, 0)
@@ -468,14 +609,18 @@ test('4.6.2 an import holding the same observation twice stores it twice (observ
   const n = now() - 100
   const csv = `stat,value,timestamp\nc,1,${n}\nc,1,${n}\nc,2,${n}\n`
   await finished(key, (await upload(key, csv)).body.import.id)
-  t.deepEqual(await points(user.accountId, 'c'), [[n, 1], [n, 1], [n, 2]])
+  t.deepEqual(await points(user.accountId, 'c'), [
+    [n, 1],
+    [n, 1],
+    [n, 2],
+  ])
   const again = `stat,value,timestamp\nc,1,${n}\nc,1,${n}\nc,1,${n}\nc,2,${n}\n`
   const res = await upload(key, again, '?dryRun=1')
   t.is(res.body.points_duplicate, 3)
   t.is(res.body.points_accepted, 1, 'only the third copy of (c, n, 1) is new')
 })
 
-test('the OpenAPI document describes both import routes: the upload\'s media types, the preview, the 202, 413 and the progress record', async (t) => {
+test("the OpenAPI document describes both import routes: the upload's media types, the preview, the 202, 413 and the progress record", async (t) => {
   const res = await request(app.url, '/api/v1/openapi.json')
   const post = res.body.paths['/api/v1/import/legacy'].post
   t.deepEqual(Object.keys(post.requestBody.content).sort(), ['application/json', 'multipart/form-data', 'text/csv'])

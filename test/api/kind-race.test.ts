@@ -35,19 +35,29 @@ async function pointsOf(accountId: string, name: string) {
 
 type Sent = { kind: 'counter' | 'gauge'; value: number; reply: Reply }
 
-const v1 = (base: string, key: string, name: string, kind: Sent['kind']) => kind === 'counter'
-  ? request(base, `/api/v1/stats/${name}/count`, { json: { count: 1 }, bearer: key })
-  : request(base, `/api/v1/stats/${name}/value`, { json: { value: 1000 }, bearer: key })
+const v1 = (base: string, key: string, name: string, kind: Sent['kind']) =>
+  kind === 'counter'
+    ? request(base, `/api/v1/stats/${name}/count`, { json: { count: 1 }, bearer: key })
+    : request(base, `/api/v1/stats/${name}/value`, { json: { value: 1000 }, bearer: key })
 const ez = (base: string, key: string, name: string, kind: Sent['kind']) =>
   request(base, '/ez', { form: `ezkey=${key}&stat=${name}&${kind === 'counter' ? 'count=1' : 'value=1000'}` })
 
 /** Three counts and three values to `name` at once, alternating between the two instances. */
 async function race(send: typeof v1, key: string, name: string): Promise<Sent[]> {
   const kinds: Array<Sent['kind']> = ['counter', 'gauge', 'counter', 'gauge', 'counter', 'gauge']
-  return Promise.all(kinds.map(async (kind, i) => ({ kind, value: kind === 'counter' ? 1 : 1000, reply: await send(i % 2 ? app.url : other.url, key, name, kind) })))
+  return Promise.all(
+    kinds.map(async (kind, i) => ({
+      kind,
+      value: kind === 'counter' ? 1 : 1000,
+      reply: await send(i % 2 ? app.url : other.url, key, name, kind),
+    })),
+  )
 }
 
-for (const [route, send] of [['/api/v1 count/value', v1], ['/ez count/value', ez]] as const) {
+for (const [route, send] of [
+  ['/api/v1 count/value', v1],
+  ['/ez count/value', ez],
+] as const) {
   test(`kind race on ${route}, two instances with their own caches: one kind wins, the other is 400 type conflict and not stored`, async (t) => {
     const { user, key } = await proUser()
     let accepted = 0
@@ -70,7 +80,11 @@ for (const [route, send] of [['/api/v1 count/value', v1], ['/ez count/value', ez
       accepted += winners.length
       await settle(app)
       const points = await pointsOf(user.accountId, name)
-      t.deepEqual(points, { n: winners.length, sum: winners.reduce((a, s) => a + s.value, 0) }, `${name}: only the ${stat.kind}'s points are stored`)
+      t.deepEqual(
+        points,
+        { n: winners.length, sum: winners.reduce((a, s) => a + s.value, 0) },
+        `${name}: only the ${stat.kind}'s points are stored`,
+      )
     }
     await sleep(2 * LEASE_MS + 100) // leased allowance left unspent goes back to the day's counter
     const after = await stored(app, user.accountId)
@@ -89,7 +103,13 @@ test('kind race across two real web processes, on /api/v1 and /ez at once: one k
     const name = `procs.${round}`
     const kinds: Array<Sent['kind']> = ['counter', 'gauge', 'counter', 'gauge', 'counter', 'gauge', 'gauge', 'counter']
     // Each kind goes through both processes and both route families.
-    const sent = await Promise.all(kinds.map(async (kind, i) => ({ kind, value: kind === 'counter' ? 1 : 1000, reply: await (i % 4 < 2 ? v1 : ez)(i % 2 ? a : b, key, name, kind) })))
+    const sent = await Promise.all(
+      kinds.map(async (kind, i) => ({
+        kind,
+        value: kind === 'counter' ? 1 : 1000,
+        reply: await (i % 4 < 2 ? v1 : ez)(i % 2 ? a : b, key, name, kind),
+      })),
+    )
     const [stat] = await app.sql<{ kind: Sent['kind'] }[]>`select kind from stats where account_id = ${user.accountId} and name = ${name}`
     for (const s of sent) t.is(s.reply.status, s.kind === stat.kind ? 200 : 400, `${name}: ${s.kind} to a ${stat.kind}: ${s.reply.text}`)
     const winners = sent.filter((s) => s.kind === stat.kind)

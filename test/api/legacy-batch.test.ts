@@ -19,7 +19,13 @@ const DAILY_LIMIT_MSG = `plan limit reached: the free plan records at most ${FRE
 const STAT_LIMIT_MSG = 'plan limit reached: the free plan tracks at most 10 stats'
 const nowSeconds = () => Math.floor(Date.now() / 1000)
 
-interface Item { stat?: unknown; count?: unknown; value?: unknown; t?: unknown; ikey?: unknown }
+interface Item {
+  stat?: unknown
+  count?: unknown
+  value?: unknown
+  t?: unknown
+  ikey?: unknown
+}
 
 // Sign-ups hash a password with scrypt (32 MiB, libuv threadpool). Dozens at once starve the
 // threadpool that also resolves the database host name, and pool connects then time out, so
@@ -39,7 +45,8 @@ async function keyedNow(plan: string): Promise<{ user: User; key: string }> {
   return { user, key }
 }
 
-const batch = (key: string, data: unknown, headers: Record<string, string> = {}, path = '/ez') => request(app.url, path, { json: { ezkey: key, data }, headers })
+const batch = (key: string, data: unknown, headers: Record<string, string> = {}, path = '/ez') =>
+  request(app.url, path, { json: { ezkey: key, data }, headers })
 
 const pointsOfStat = (accountId: string, stat: string) => pointsOf(app, accountId, stat)
 
@@ -55,7 +62,14 @@ const kindOfStat = (accountId: string, stat: string) => kindOf(app, accountId, s
 const snapshot = (accountId: string) => settledState(app, accountId)
 
 /** Sends a batch that must be refused as a whole: status, exact envelope, nothing stored. */
-async function refused(t: ExecutionContext, accountId: string, send: () => Promise<Reply>, status: number, msg: string | RegExp, label = ''): Promise<Reply> {
+async function refused(
+  t: ExecutionContext,
+  accountId: string,
+  send: () => Promise<Reply>,
+  status: number,
+  msg: string | RegExp,
+  label = '',
+): Promise<Reply> {
   const before = await snapshot(accountId)
   const res = await send()
   t.is(res.status, status, `${label} status`)
@@ -70,7 +84,10 @@ async function refused(t: ExecutionContext, accountId: string, send: () => Promi
 const setPointsUsed = (accountId: string, used: number) => setPointsUsedToday(app, accountId, used)
 
 /** The predecessor's published sample (copied into test/fixtures/predecessor/). */
-const SAMPLE = JSON.parse(readFileSync(new URL('../fixtures/predecessor/ez_batch_request.json', import.meta.url), 'utf8')) as { ezkey: string; data: Item[] }
+const SAMPLE = JSON.parse(readFileSync(new URL('../fixtures/predecessor/ez_batch_request.json', import.meta.url), 'utf8')) as {
+  ezkey: string
+  data: Item[]
+}
 
 // ============================================================ accepted batches
 
@@ -78,7 +95,10 @@ test('4.1.3 the predecessor sample ez_batch_request.json (names fixed to valid o
   const { user, key } = await keyed()
   const fix = (name: string) => name.replace(/[~,:]/g, ' ').replace(/ +/g, ' ')
   const body = { ...SAMPLE, ezkey: key, data: SAMPLE.data.map((d) => ({ ...d, stat: fix(String(d.stat)) })) }
-  t.deepEqual(body.data.map((d) => d.stat), ['page view', 'messages sent total female europe', 'request time total messages', 'ws0 load average'])
+  t.deepEqual(
+    body.data.map((d) => d.stat),
+    ['page view', 'messages sent total female europe', 'request time total messages', 'ws0 load average'],
+  )
   const res = await request(app.url, '/ez', { json: body })
   t.is(res.status, 200)
   t.deepEqual(res.body, { status: 200, msg: 'ok', accepted: 4, duplicates: 0 })
@@ -95,7 +115,13 @@ test('4.1.3 the predecessor sample ez_batch_request.json (names fixed to valid o
 test('4.1.3 the predecessor sample as published (names with ~ , :) -> 400 naming data[1], nothing stored', async (t) => {
   const { user, key } = await keyed()
   for (const headers of [{}, STRICT]) {
-    await refused(t, user.accountId, () => request(app.url, '/ez', { json: { ...SAMPLE, ezkey: key }, headers }), 400, 'data[1]: invalid stat name: contains invalid characters')
+    await refused(
+      t,
+      user.accountId,
+      () => request(app.url, '/ez', { json: { ...SAMPLE, ezkey: key }, headers }),
+      400,
+      'data[1]: invalid stat name: contains invalid characters',
+    )
   }
 })
 
@@ -111,14 +137,20 @@ test('4.1.3 t sent as a digit string (as the sample does), as a number, or with 
   ])
   t.deepEqual(res.body, { status: 200, msg: 'ok', accepted: 5, duplicates: 0 })
   t.deepEqual(await pointsOfStat(user.accountId, 'ts'), [
-    { ts: 1363118126, value: 1 }, { ts: 1363118127, value: 5 }, { ts: recent, value: 2 }, { ts: recent + 1, value: 3 }, { ts: recent + 2, value: 4 },
+    { ts: 1363118126, value: 1 },
+    { ts: 1363118127, value: 5 },
+    { ts: recent, value: 2 },
+    { ts: recent + 1, value: 3 },
+    { ts: recent + 2, value: 4 },
   ])
 })
 
 test('4.1.3 a batch of 100 items is accepted and all are stored ("accepted": 100)', async (t) => {
   const { user, key } = await keyed()
   const base = nowSeconds() - 1000
-  const data = Array.from({ length: 100 }, (_, i) => (i % 2 ? { stat: `gauge ${i % 5}`, value: i, t: base + i } : { stat: `counter ${i % 5}`, count: i, t: String(base + i) }))
+  const data = Array.from({ length: 100 }, (_, i) =>
+    i % 2 ? { stat: `gauge ${i % 5}`, value: i, t: base + i } : { stat: `counter ${i % 5}`, count: i, t: String(base + i) },
+  )
   const res = await batch(key, data, {}, '/api/ez')
   t.is(res.status, 200)
   t.deepEqual(res.body, { status: 200, msg: 'ok', accepted: 100, duplicates: 0 })
@@ -127,7 +159,10 @@ test('4.1.3 a batch of 100 items is accepted and all are stored ("accepted": 100
   t.is(s.points, 100)
   t.is(s.quotaUsed, 100)
   t.is(s.stats, 10)
-  t.deepEqual(await pointsOfStat(user.accountId, 'counter 0'), Array.from({ length: 10 }, (_, j) => ({ ts: base + 10 * j, value: 10 * j })))
+  t.deepEqual(
+    await pointsOfStat(user.accountId, 'counter 0'),
+    Array.from({ length: 10 }, (_, j) => ({ ts: base + 10 * j, value: 10 * j })),
+  )
   t.deepEqual(await valuesOf(user.accountId, 'gauge 1'), [1, 11, 21, 31, 41, 51, 61, 71, 81, 91])
 })
 
@@ -153,14 +188,24 @@ test('decisions 4: one malformed item anywhere -> 400 naming its index, and noth
     ['null value', withBad(1, { stat: 'x', value: null }), 'data[1]: invalid value: empty'],
     ['bad name first', withBad(0, { stat: 'a/b', count: 1 }), 'data[0]: invalid stat name: contains invalid characters'],
     ['bad t: future', withBad(3, { stat: 'x', count: 1, t: nowSeconds() + 3600 }), 'data[3]: invalid timestamp: too far in the future'],
-    ['bad t: milliseconds, last of 100', withBad(99, { stat: 'x', count: 1, t: String(Date.now()) }, 100), 'data[99]: invalid timestamp: too far in the future'],
+    [
+      'bad t: milliseconds, last of 100',
+      withBad(99, { stat: 'x', count: 1, t: String(Date.now()) }, 100),
+      'data[99]: invalid timestamp: too far in the future',
+    ],
     ['bad t: not a number', withBad(2, { stat: 'x', count: 1, t: 'yesterday' }), 'data[2]: invalid timestamp: not a number'],
   ]
   for (const headers of [{}, STRICT]) {
     for (const [label, data, msg] of cases) await refused(t, user.accountId, () => batch(key, data, headers), 400, msg, label)
   }
   // The before-2000 message keeps its hint, behind the index.
-  await refused(t, user.accountId, () => batch(key, withBad(1, { stat: 'x', count: 1, t: 0 })), 400, /^data\[1\]: invalid timestamp: before 2000-01-01 .*uninitiali[sz]ed/)
+  await refused(
+    t,
+    user.accountId,
+    () => batch(key, withBad(1, { stat: 'x', count: 1, t: 0 })),
+    400,
+    /^data\[1\]: invalid timestamp: before 2000-01-01 .*uninitiali[sz]ed/,
+  )
   t.deepEqual(await statNames(user.accountId), [])
 })
 
@@ -169,12 +214,50 @@ test('decisions 4: a kind conflict within the batch or against an existing stat 
   t.deepEqual((await request(app.url, '/ez', { form: `ezkey=${key}&stat=existing+counter&count=1` })).body, { status: 200, msg: 'ok' })
   t.deepEqual((await request(app.url, '/v', { form: `ukey=${key}&key=existing+gauge&value=1` })).body, { status: 200, msg: 'ok' })
   for (const headers of [{}, STRICT]) {
-    await refused(t, user.accountId, () => batch(key, [{ stat: 'fresh', count: 1 }, { stat: 'other', value: 2 }, { stat: 'fresh', value: 3 }], headers),
-      400, /^data\[2\]: type conflict: stat "fresh" is a counter/, 'within the batch')
-    await refused(t, user.accountId, () => batch(key, [{ stat: 'fresh', count: 1 }, { stat: 'existing counter', count: 1 }, { stat: 'a', count: 1 }, { stat: 'b', count: 1 }, { stat: 'existing counter', value: 2 }], headers),
-      400, /^data\[4\]: type conflict: stat "existing counter" is a counter/, 'against an existing counter')
-    await refused(t, user.accountId, () => batch(key, [{ stat: 'existing gauge', value: 1 }, { stat: 'existing gauge' }], headers),
-      400, /^data\[1\]: type conflict: stat "existing gauge" is a gauge/, 'default count against an existing gauge')
+    await refused(
+      t,
+      user.accountId,
+      () =>
+        batch(
+          key,
+          [
+            { stat: 'fresh', count: 1 },
+            { stat: 'other', value: 2 },
+            { stat: 'fresh', value: 3 },
+          ],
+          headers,
+        ),
+      400,
+      /^data\[2\]: type conflict: stat "fresh" is a counter/,
+      'within the batch',
+    )
+    await refused(
+      t,
+      user.accountId,
+      () =>
+        batch(
+          key,
+          [
+            { stat: 'fresh', count: 1 },
+            { stat: 'existing counter', count: 1 },
+            { stat: 'a', count: 1 },
+            { stat: 'b', count: 1 },
+            { stat: 'existing counter', value: 2 },
+          ],
+          headers,
+        ),
+      400,
+      /^data\[4\]: type conflict: stat "existing counter" is a counter/,
+      'against an existing counter',
+    )
+    await refused(
+      t,
+      user.accountId,
+      () => batch(key, [{ stat: 'existing gauge', value: 1 }, { stat: 'existing gauge' }], headers),
+      400,
+      /^data\[1\]: type conflict: stat "existing gauge" is a gauge/,
+      'default count against an existing gauge',
+    )
   }
   t.deepEqual(await statNames(user.accountId), ['existing counter', 'existing gauge'])
   t.deepEqual(await valuesOf(user.accountId, 'existing counter'), [1])
@@ -186,7 +269,14 @@ test('4.1.3 a bad or missing key refuses the batch: 200 invalid ezkey by default
   await refused(t, user.accountId, () => batch('not-a-key', data), 200, 'invalid ezkey')
   await refused(t, user.accountId, () => batch('not-a-key', data, STRICT), 401, 'invalid ezkey', 'strict')
   await refused(t, user.accountId, () => request(app.url, '/ez', { json: { data } }), 200, 'missing required parameter', 'no ezkey')
-  await refused(t, user.accountId, () => request(app.url, '/ez', { json: { data }, headers: STRICT }), 401, 'missing required parameter', 'no ezkey, strict')
+  await refused(
+    t,
+    user.accountId,
+    () => request(app.url, '/ez', { json: { data }, headers: STRICT }),
+    401,
+    'missing required parameter',
+    'no ezkey, strict',
+  )
   await refused(t, user.accountId, () => batch(key, { stat: 'k', count: 1 }), 400, /^invalid data/, 'data is an object')
   await refused(t, user.accountId, () => batch(key, 'k'), 400, /^invalid data/, 'data is a string')
   await refused(t, user.accountId, () => batch(key, [{ stat: 'k', count: 1 }, 5]), 400, /^data\[1\]: /, 'item is a number')
@@ -199,7 +289,12 @@ test('4.1.3 a bad or missing key refuses the batch: 200 invalid ezkey by default
 test('4.1.3 resending a batch with t and ikey on every item does not double-count, and says so in duplicates', async (t) => {
   const { user, key } = await keyed()
   const base = nowSeconds() - 500
-  const data = Array.from({ length: 6 }, (_, i) => ({ stat: i % 2 ? 'orders' : 'latency', ...(i % 2 ? { count: i } : { value: i / 10 }), t: String(base + i), ikey: `item-${i}` }))
+  const data = Array.from({ length: 6 }, (_, i) => ({
+    stat: i % 2 ? 'orders' : 'latency',
+    ...(i % 2 ? { count: i } : { value: i / 10 }),
+    t: String(base + i),
+    ikey: `item-${i}`,
+  }))
   const first = await batch(key, data)
   t.deepEqual(first.body, { status: 200, msg: 'ok', accepted: 6, duplicates: 0 })
   const afterFirst = await snapshot(user.accountId)
@@ -215,7 +310,11 @@ test('4.1.3 resending a batch with t and ikey on every item does not double-coun
   const afterRetries = await snapshot(user.accountId)
   t.is(afterRetries.points, 6, 'no double count')
   t.is(afterRetries.stats, 2)
-  t.deepEqual(await pointsOfStat(user.accountId, 'orders'), [{ ts: base + 1, value: 1 }, { ts: base + 3, value: 3 }, { ts: base + 5, value: 5 }])
+  t.deepEqual(await pointsOfStat(user.accountId, 'orders'), [
+    { ts: base + 1, value: 1 },
+    { ts: base + 3, value: 3 },
+    { ts: base + 5, value: 5 },
+  ])
   // docs/decisions.md §I-4.1.4: a retried JSON batch reserves its daily allowance per item again.
   t.is(afterRetries.quotaUsed, 18)
 })
@@ -228,8 +327,20 @@ test('4.1.3 batch responses carry no replay field, even when an item repeats an 
   await settle(app)
   // The same single write would be disclosed (sums_with_existing); a batch never is.
   t.deepEqual((await batch(key, [{ stat: 'dup', count: 2, t: ts }])).body, { status: 200, msg: 'ok', accepted: 1, duplicates: 0 })
-  t.deepEqual((await batch(key, [{ stat: 'dup', count: 3, t: ts }, { stat: 'dup', count: 4, t: ts }])).body, { status: 200, msg: 'ok', accepted: 2, duplicates: 0 })
-  t.deepEqual((await pointsOfStat(user.accountId, 'dup')).filter((p) => p.ts === ts).map((p) => p.value), [1, 2, 3, 4], 'append-only: every observation kept')
+  t.deepEqual(
+    (
+      await batch(key, [
+        { stat: 'dup', count: 3, t: ts },
+        { stat: 'dup', count: 4, t: ts },
+      ])
+    ).body,
+    { status: 200, msg: 'ok', accepted: 2, duplicates: 0 },
+  )
+  t.deepEqual(
+    (await pointsOfStat(user.accountId, 'dup')).filter((p) => p.ts === ts).map((p) => p.value),
+    [1, 2, 3, 4],
+    'append-only: every observation kept',
+  )
 })
 
 // ============================================================ quota stops part-way
@@ -263,14 +374,25 @@ test('decisions 4: a daily-quota stop part-way in strict mode -> 429 with the sa
   const res = await batch(key, data, STRICT)
   t.is(res.status, 429)
   t.deepEqual(res.body, { status: 'error', msg: DAILY_LIMIT_MSG, accepted: 2 })
-  t.deepEqual(await pointsOfStat(user.accountId, 'strict quota'), [{ ts: base, value: 0.5 }, { ts: base + 1, value: 1.5 }])
+  t.deepEqual(await pointsOfStat(user.accountId, 'strict quota'), [
+    { ts: base, value: 0.5 },
+    { ts: base + 1, value: 1.5 },
+  ])
   t.is((await stored(app, user.accountId)).quotaUsed, FREE_DAILY)
 })
 
 test('decisions 4: a stat-limit stop part-way (free plan: 10 stats) -> accepted up to the item that needed an 11th stat; later items not stored', async (t) => {
   const { user, key } = await keyed()
-  for (let i = 1; i <= 9; i++) t.deepEqual((await request(app.url, '/ez', { form: `ezkey=${key}&stat=s${i}&count=1` })).body, { status: 200, msg: 'ok' })
-  const data = [{ stat: 's1', count: 5 }, { stat: 'tenth', count: 6 }, { stat: 's2', count: 7 }, { stat: 'eleventh', count: 8 }, { stat: 's3', count: 9 }, { stat: 'tenth', count: 10 }]
+  for (let i = 1; i <= 9; i++)
+    t.deepEqual((await request(app.url, '/ez', { form: `ezkey=${key}&stat=s${i}&count=1` })).body, { status: 200, msg: 'ok' })
+  const data = [
+    { stat: 's1', count: 5 },
+    { stat: 'tenth', count: 6 },
+    { stat: 's2', count: 7 },
+    { stat: 'eleventh', count: 8 },
+    { stat: 's3', count: 9 },
+    { stat: 'tenth', count: 10 },
+  ]
   const res = await batch(key, data)
   t.is(res.status, 200)
   t.deepEqual(res.body, { status: 'error', msg: STAT_LIMIT_MSG, accepted: 3 })
@@ -287,13 +409,24 @@ test('decisions 4: a stat-limit stop part-way (free plan: 10 stats) -> accepted 
 
 test('decisions 4: a stat-limit stop part-way in strict mode -> 429; a stop at the first item -> accepted 0 and nothing stored', async (t) => {
   const { user, key } = await keyed()
-  for (let i = 1; i <= 10; i++) t.deepEqual((await request(app.url, '/ez', { form: `ezkey=${key}&stat=s${i}&count=1` })).body, { status: 200, msg: 'ok' })
-  const partly = await batch(key, [{ stat: 's1', count: 2 }, { stat: 'eleventh', count: 3 }], STRICT)
+  for (let i = 1; i <= 10; i++)
+    t.deepEqual((await request(app.url, '/ez', { form: `ezkey=${key}&stat=s${i}&count=1` })).body, { status: 200, msg: 'ok' })
+  const partly = await batch(
+    key,
+    [
+      { stat: 's1', count: 2 },
+      { stat: 'eleventh', count: 3 },
+    ],
+    STRICT,
+  )
   t.is(partly.status, 429)
   t.deepEqual(partly.body, { status: 'error', msg: STAT_LIMIT_MSG, accepted: 1 })
   t.deepEqual(await valuesOf(user.accountId, 's1'), [1, 2])
   const before = await snapshot(user.accountId)
-  const none = await batch(key, [{ stat: 'eleventh', count: 3 }, { stat: 's1', count: 4 }])
+  const none = await batch(key, [
+    { stat: 'eleventh', count: 3 },
+    { stat: 's1', count: 4 },
+  ])
   t.is(none.status, 200)
   t.deepEqual(none.body, { status: 'error', msg: STAT_LIMIT_MSG, accepted: 0 })
   t.deepEqual(await snapshot(user.accountId), before)

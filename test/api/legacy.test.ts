@@ -25,7 +25,10 @@ const BAD_NAME = 'invalid stat name: contains invalid characters'
 const enc = encodeURIComponent
 const nowSeconds = () => Math.floor(Date.now() / 1000)
 
-interface Keyed { user: User; key: string }
+interface Keyed {
+  user: User
+  key: string
+}
 
 // Sign-ups hash a password with scrypt (32 MiB, libuv threadpool). Dozens at once starve the
 // threadpool that also resolves the database host name, and pool connects then time out, so
@@ -58,7 +61,14 @@ const kindOfStat = (accountId: string, stat: string) => kindOf(app, accountId, s
 const snapshot = (accountId: string) => settledState(app, accountId)
 
 /** Sends a request that must be refused: checks the status, the exact envelope and that nothing was stored. */
-async function refused(t: ExecutionContext, accountId: string, send: () => Promise<Reply>, status: number, msg: string, label = ''): Promise<Reply> {
+async function refused(
+  t: ExecutionContext,
+  accountId: string,
+  send: () => Promise<Reply>,
+  status: number,
+  msg: string,
+  label = '',
+): Promise<Reply> {
   const before = await snapshot(accountId)
   const res = await send()
   t.is(res.status, status, `${label} status`)
@@ -69,7 +79,12 @@ async function refused(t: ExecutionContext, accountId: string, send: () => Promi
 
 // ---------------------------------------------------------------- raw HTTP
 
-interface RawReply { status: number; headers: Record<string, string>; text: string; body: any }
+interface RawReply {
+  status: number
+  headers: Record<string, string>
+  text: string
+  body: any
+}
 
 /** Sends bytes as they are on a new connection and reads the first response (Content-Length framed, or until close). */
 function rawHttp(data: Buffer | string): Promise<RawReply> {
@@ -89,12 +104,17 @@ function rawHttp(data: Buffer | string): Promise<RawReply> {
       if (len === undefined ? !final : buf.length - end - 4 < len) return
       const text = buf.subarray(end + 4, len === undefined ? undefined : end + 4 + len).toString('utf8')
       let body: any = text
-      try { body = JSON.parse(text) } catch {}
+      try {
+        body = JSON.parse(text)
+      } catch {}
       done = true
       sock.destroy()
       resolve({ status: Number(lines[0].split(' ')[1]), headers, text, body })
     }
-    sock.on('data', (chunk: Buffer) => { buf = Buffer.concat([buf, chunk]); parse(false) })
+    sock.on('data', (chunk: Buffer) => {
+      buf = Buffer.concat([buf, chunk])
+      parse(false)
+    })
     sock.on('end', () => parse(true))
     sock.on('close', () => parse(true))
     sock.on('error', (err) => (done ? undefined : buf.length ? parse(true) : reject(err)))
@@ -105,10 +125,13 @@ function rawHttp(data: Buffer | string): Promise<RawReply> {
 /** The requests of a capture file (copied from the predecessor samples into test/fixtures): head (CRLF lines) and body bytes. */
 function captured(file: string): Array<{ head: string; body: string }> {
   const text = readFileSync(new URL(`../fixtures/predecessor/${file}`, import.meta.url), 'utf8')
-  return text.split(/^----- request \d+ .*-----\n/m).slice(1).map((part) => {
-    const sep = part.indexOf('\r\n\r\n')
-    return { head: part.slice(0, sep), body: part.slice(sep + 4).split('\n')[0] }
-  })
+  return text
+    .split(/^----- request \d+ .*-----\n/m)
+    .slice(1)
+    .map((part) => {
+      const sep = part.indexOf('\r\n\r\n')
+      return { head: part.slice(0, sep), body: part.slice(sep + 4).split('\n')[0] }
+    })
 }
 
 /**
@@ -119,8 +142,11 @@ function captured(file: string): Array<{ head: string; body: string }> {
 function replay(req: { head: string; body: string }, subs: Array<[string, string]>, opts: { fixLength?: boolean } = {}): Promise<RawReply> {
   let body = req.body
   for (const [from, to] of subs) body = body.replaceAll(from, to)
-  const head = req.head.replace(/^(content-length):\s*(\d+)$/im, (_, name: string, n: string) =>
-    `${name}: ${opts.fixLength ? Buffer.byteLength(body) : Number(n) + Buffer.byteLength(body) - Buffer.byteLength(req.body)}`)
+  const head = req.head.replace(
+    /^(content-length):\s*(\d+)$/im,
+    (_, name: string, n: string) =>
+      `${name}: ${opts.fixLength ? Buffer.byteLength(body) : Number(n) + Buffer.byteLength(body) - Buffer.byteLength(req.body)}`,
+  )
   return rawHttp(Buffer.concat([Buffer.from(`${head}\r\n\r\n`, 'latin1'), Buffer.from(body, 'utf8')]))
 }
 
@@ -147,7 +173,12 @@ test('4.1 /ez GET with the query string records one point', async (t) => {
 
 test('4.1 /ez JSON single body records one point (count and value, numbers and decimal strings alike)', async (t) => {
   const { user, key } = await keyed()
-  for (const json of [{ ezkey: key, stat: 'jobs', count: 4 }, { ezkey: key, stat: 'jobs', count: '5' }, { ezkey: key, stat: 'load', value: 0.75 }, { ezkey: key, stat: 'load', value: ' 1.25 ' }]) {
+  for (const json of [
+    { ezkey: key, stat: 'jobs', count: 4 },
+    { ezkey: key, stat: 'jobs', count: '5' },
+    { ezkey: key, stat: 'load', value: 0.75 },
+    { ezkey: key, stat: 'load', value: ' 1.25 ' },
+  ]) {
     const res = await request(app.url, '/ez', { json })
     t.is(res.status, 200, JSON.stringify(json))
     t.deepEqual(res.body, OK)
@@ -240,7 +271,14 @@ test('4.1.2 /v without value -> 400 invalid value: missing (no default for a gau
   const { user, key } = await keyed()
   for (const headers of [{}, STRICT]) {
     await refused(t, user.accountId, () => post('/v', `ukey=${key}&key=g`, headers), 400, 'invalid value: missing')
-    await refused(t, user.accountId, () => post('/v', `ukey=${key}&key=g&count=3`, headers), 400, 'invalid value: missing', 'count is not a value')
+    await refused(
+      t,
+      user.accountId,
+      () => post('/v', `ukey=${key}&key=g&count=3`, headers),
+      400,
+      'invalid value: missing',
+      'count is not a value',
+    )
     await refused(t, user.accountId, () => post('/api/v', `ukey=${key}&key=g`, headers), 400, 'invalid value: missing', '/api/v')
   }
 })
@@ -272,13 +310,22 @@ test('decisions 4a: /api/ez, /api/c and /api/v are aliases of /ez, /c and /v', a
 test('4.1.2 mixed parameter names (/c or /v with ezkey+stat, /ez with ukey+key) -> missing-required-parameter error that does not say which', async (t) => {
   const { user, key } = await keyed()
   // The account key is missing under the route's own name: the key rule (200 by default, 401 strict).
-  for (const [path, form] of [['/c', `ezkey=${key}&stat=mixed&count=1`], ['/v', `ezkey=${key}&stat=mixed&value=1`], ['/ez', `ukey=${key}&key=mixed&count=1`], ['/api/c', `ezkey=${key}&stat=mixed`]]) {
+  for (const [path, form] of [
+    ['/c', `ezkey=${key}&stat=mixed&count=1`],
+    ['/v', `ezkey=${key}&stat=mixed&value=1`],
+    ['/ez', `ukey=${key}&key=mixed&count=1`],
+    ['/api/c', `ezkey=${key}&stat=mixed`],
+  ]) {
     const res = await refused(t, user.accountId, () => post(path, form), 200, MISSING, `${path} ${form.split('=')[0]}`)
     t.false(/ezkey|ukey|stat|key\b/.test(res.body.msg), 'does not say which')
     await refused(t, user.accountId, () => post(path, form, STRICT), 401, MISSING, `${path} strict`)
   }
   // The key is right but the stat field has the other route's name: malformed input (400 in both modes).
-  for (const [path, form] of [['/c', `ukey=${key}&stat=mixed&count=1`], ['/v', `ukey=${key}&stat=mixed&value=1`], ['/ez', `ezkey=${key}&key=mixed&count=1`]]) {
+  for (const [path, form] of [
+    ['/c', `ukey=${key}&stat=mixed&count=1`],
+    ['/v', `ukey=${key}&stat=mixed&value=1`],
+    ['/ez', `ezkey=${key}&key=mixed&count=1`],
+  ]) {
     await refused(t, user.accountId, () => post(path, form), 400, MISSING, `${path} stat field`)
     await refused(t, user.accountId, () => post(path, form, STRICT), 400, MISSING, `${path} stat field strict`)
   }
@@ -292,10 +339,24 @@ test('4.1.4 bad key -> 200 {"status":"error","msg":"invalid ezkey"} by default (
   const wrong = key.slice(0, -4) + (key.endsWith('AAAA') ? 'BBBB' : 'AAAA')
   await refused(t, user.accountId, () => post('/ez', `ezkey=${wrong}&stat=x&count=1`), 200, 'invalid ezkey')
   await refused(t, user.accountId, () => get(`/ez?ezkey=${wrong}&stat=x&count=1`), 200, 'invalid ezkey', 'GET')
-  await refused(t, user.accountId, () => request(app.url, '/ez', { json: { ezkey: wrong, stat: 'x', count: 1 } }), 200, 'invalid ezkey', 'JSON')
+  await refused(
+    t,
+    user.accountId,
+    () => request(app.url, '/ez', { json: { ezkey: wrong, stat: 'x', count: 1 } }),
+    200,
+    'invalid ezkey',
+    'JSON',
+  )
   await refused(t, user.accountId, () => post('/c', `ukey=${wrong}&key=x&count=1`), 200, 'invalid ukey', '/c')
   await refused(t, user.accountId, () => post('/v', `ukey=${wrong}&key=x&value=1`), 200, 'invalid ukey', '/v')
-  await refused(t, user.accountId, () => post('/ez', 'ezkey=you%40example.com&stat=x&count=1'), 200, 'invalid ezkey', 'an e-mail address is not a key')
+  await refused(
+    t,
+    user.accountId,
+    () => post('/ez', 'ezkey=you%40example.com&stat=x&count=1'),
+    200,
+    'invalid ezkey',
+    'an e-mail address is not a key',
+  )
   // A bad key wins over malformed input: nothing about the input is disclosed to an unauthenticated caller.
   await refused(t, user.accountId, () => post('/ez', `ezkey=${wrong}&stat=x&count=abc`), 200, 'invalid ezkey', 'bad key and bad count')
 })
@@ -317,21 +378,50 @@ test('4.1.4 strict mode: bad key -> 401', async (t) => {
   await refused(t, user.accountId, () => post('/v', 'ukey=nope&key=x&value=1', STRICT), 401, 'invalid ukey', '/v')
   await refused(t, user.accountId, () => post('/ez', 'stat=x&count=1', STRICT), 401, MISSING, 'missing key')
   // Only the value 1 asks for strict mode.
-  await refused(t, user.accountId, () => post('/ez', 'ezkey=nope&stat=x', { 'x-service-strict': '0' }), 200, 'invalid ezkey', 'X-Service-Strict: 0')
+  await refused(
+    t,
+    user.accountId,
+    () => post('/ez', 'ezkey=nope&stat=x', { 'x-service-strict': '0' }),
+    200,
+    'invalid ezkey',
+    'X-Service-Strict: 0',
+  )
 })
 
 test('7 malformed input -> 400 in both modes: invalid count: not a number', async (t) => {
   const { user, key } = await keyed('pro')
   const texts = ['abc', '0x1A', '12abc', '1,5', 'NaN', 'Infinity', '-Infinity', '1e', '.', '--1', '1 2', 'true', '[1]']
   for (const headers of [{}, STRICT]) {
-    for (const text of texts) await refused(t, user.accountId, () => post('/ez', `ezkey=${key}&stat=n&count=${enc(text)}`, headers), 400, NOT_A_NUMBER, `form ${text}`)
+    for (const text of texts)
+      await refused(
+        t,
+        user.accountId,
+        () => post('/ez', `ezkey=${key}&stat=n&count=${enc(text)}`, headers),
+        400,
+        NOT_A_NUMBER,
+        `form ${text}`,
+      )
     for (const count of [true, false, [1], { n: 1 }, 'abc', '0x10']) {
-      await refused(t, user.accountId, () => request(app.url, '/ez', { json: { ezkey: key, stat: 'n', count }, headers }), 400, NOT_A_NUMBER, `JSON ${JSON.stringify(count)}`)
+      await refused(
+        t,
+        user.accountId,
+        () => request(app.url, '/ez', { json: { ezkey: key, stat: 'n', count }, headers }),
+        400,
+        NOT_A_NUMBER,
+        `JSON ${JSON.stringify(count)}`,
+      )
     }
     await refused(t, user.accountId, () => get(`/ez?ezkey=${key}&stat=n&count=abc`, headers), 400, NOT_A_NUMBER, 'GET')
     await refused(t, user.accountId, () => post('/c', `ukey=${key}&key=n&count=abc`, headers), 400, NOT_A_NUMBER, '/c')
     await refused(t, user.accountId, () => post('/v', `ukey=${key}&key=n&value=abc`, headers), 400, 'invalid value: not a number', '/v')
-    await refused(t, user.accountId, () => post('/ez', `ezkey=${key}&stat=n&value=0x1A`, headers), 400, 'invalid value: not a number', '/ez value')
+    await refused(
+      t,
+      user.accountId,
+      () => post('/ez', `ezkey=${key}&stat=n&value=0x1A`, headers),
+      400,
+      'invalid value: not a number',
+      '/ez value',
+    )
   }
 })
 
@@ -341,7 +431,14 @@ test('7 malformed input -> 400 in both modes: invalid count: out of range (magni
     for (const text of ['1e16', '-1e16', '1000000000000001', '1e400', '-1000000000000000.5']) {
       await refused(t, user.accountId, () => post('/ez', `ezkey=${key}&stat=big&count=${enc(text)}`, headers), 400, OUT_OF_RANGE, text)
     }
-    await refused(t, user.accountId, () => request(app.url, '/ez', { json: { ezkey: key, stat: 'big', count: 1e16 }, headers }), 400, OUT_OF_RANGE, 'JSON')
+    await refused(
+      t,
+      user.accountId,
+      () => request(app.url, '/ez', { json: { ezkey: key, stat: 'big', count: 1e16 }, headers }),
+      400,
+      OUT_OF_RANGE,
+      'JSON',
+    )
     await refused(t, user.accountId, () => post('/v', `ukey=${key}&key=big&value=2e15`, headers), 400, 'invalid value: out of range', '/v')
   }
   t.deepEqual((await post('/ez', `ezkey=${key}&stat=big&count=1e15`)).body, OK)
@@ -354,7 +451,14 @@ test('8 malformed input -> 400 in both modes: invalid timestamp: too far in the 
   for (const headers of [{}, STRICT]) {
     await refused(t, user.accountId, () => post('/ez', `ezkey=${key}&stat=f&count=1&t=${nowSeconds() + 3600}`, headers), 400, FUTURE)
     await refused(t, user.accountId, () => post('/c', `ukey=${key}&key=f&t=${nowSeconds() + 400}`, headers), 400, FUTURE, '/c')
-    await refused(t, user.accountId, () => request(app.url, '/ez', { json: { ezkey: key, stat: 'f', value: 1, t: nowSeconds() + 86400 }, headers }), 400, FUTURE, 'JSON')
+    await refused(
+      t,
+      user.accountId,
+      () => request(app.url, '/ez', { json: { ezkey: key, stat: 'f', value: 1, t: nowSeconds() + 86400 }, headers }),
+      400,
+      FUTURE,
+      'JSON',
+    )
   }
   // Up to 5 minutes ahead is inside the window.
   const ahead = nowSeconds() + 240
@@ -367,7 +471,14 @@ test('8 t unit: milliseconds are read as a far-future date and rejected', async 
   for (const headers of [{}, STRICT]) {
     await refused(t, user.accountId, () => post('/ez', `ezkey=${key}&stat=ms&count=1&t=${Date.now()}`, headers), 400, FUTURE)
     await refused(t, user.accountId, () => post('/v', `ukey=${key}&key=ms&value=1&t=${Date.now()}`, headers), 400, FUTURE, '/v')
-    await refused(t, user.accountId, () => request(app.url, '/ez', { json: { ezkey: key, stat: 'ms', count: 1, t: Date.now() }, headers }), 400, FUTURE, 'JSON')
+    await refused(
+      t,
+      user.accountId,
+      () => request(app.url, '/ez', { json: { ezkey: key, stat: 'ms', count: 1, t: Date.now() }, headers }),
+      400,
+      FUTURE,
+      'JSON',
+    )
   }
 })
 
@@ -396,20 +507,48 @@ test('8 fractional t is truncated to the whole second (check the stored ts)', as
   t.deepEqual((await post('/ez', `ezkey=${key}&stat=frac&count=1&t=${base}.999`)).body, OK)
   t.deepEqual((await request(app.url, '/ez', { json: { ezkey: key, stat: 'frac', count: 2, t: base + 10.5 } })).body, OK)
   t.deepEqual((await post('/v', `ukey=${key}&key=frac+g&value=3&t=${base + 20}.01`)).body, OK)
-  t.deepEqual(await pointsOfStat(user.accountId, 'frac'), [{ ts: base, value: 1 }, { ts: base + 10, value: 2 }])
+  t.deepEqual(await pointsOfStat(user.accountId, 'frac'), [
+    { ts: base, value: 1 },
+    { ts: base + 10, value: 2 },
+  ])
   t.deepEqual(await pointsOfStat(user.accountId, 'frac g'), [{ ts: base + 20, value: 3 }])
 })
 
 test('2.1 malformed input -> 400 in both modes: the stat name contains invalid characters; nothing stored, no stat created', async (t) => {
   const { user, key } = await keyed('pro')
   for (const headers of [{}, STRICT]) {
-    for (const name of ['wtfs/minute', 'ws0: load average', 'messages sent~total', 'a,b', 'tab\there', '<b>', 'a+b', 'é"', 'line\nbreak', 'quote\'s']) {
-      await refused(t, user.accountId, () => post('/ez', `ezkey=${key}&stat=${enc(name)}&count=1`, headers), 400, BAD_NAME, JSON.stringify(name))
+    for (const name of [
+      'wtfs/minute',
+      'ws0: load average',
+      'messages sent~total',
+      'a,b',
+      'tab\there',
+      '<b>',
+      'a+b',
+      'é"',
+      'line\nbreak',
+      "quote's",
+    ]) {
+      await refused(
+        t,
+        user.accountId,
+        () => post('/ez', `ezkey=${key}&stat=${enc(name)}&count=1`, headers),
+        400,
+        BAD_NAME,
+        JSON.stringify(name),
+      )
     }
     await refused(t, user.accountId, () => post('/c', `ukey=${key}&key=a%2Fb&count=1`, headers), 400, BAD_NAME, '/c')
     await refused(t, user.accountId, () => post('/v', `ukey=${key}&key=a%3Ab&value=1`, headers), 400, BAD_NAME, '/v')
     await refused(t, user.accountId, () => get(`/ez?ezkey=${key}&stat=a%3Bb`, headers), 400, BAD_NAME, 'GET')
-    await refused(t, user.accountId, () => request(app.url, '/ez', { json: { ezkey: key, stat: 'a|b', count: 1 }, headers }), 400, BAD_NAME, 'JSON')
+    await refused(
+      t,
+      user.accountId,
+      () => request(app.url, '/ez', { json: { ezkey: key, stat: 'a|b', count: 1 }, headers }),
+      400,
+      BAD_NAME,
+      'JSON',
+    )
   }
   // The allowed set: letters, numbers, spaces, dot, underscore, hyphen.
   t.deepEqual((await post('/ez', `ezkey=${key}&stat=${enc('Ok name_1.2-3')}&count=1`)).body, OK)
@@ -490,7 +629,10 @@ test('4.1.4 CORS: Access-Control-Allow-Origin: * on success, on every kind of er
   t.is(replies[5][1].status, 401)
   t.is(replies[6][1].status, 400)
   for (const path of ['/ez', '/c', '/v', '/api/ez', '/api/c', '/api/v']) {
-    const pre = await request(app.url, path, { method: 'OPTIONS', headers: { ...origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, x-service-strict' } })
+    const pre = await request(app.url, path, {
+      method: 'OPTIONS',
+      headers: { ...origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, x-service-strict' },
+    })
     t.true(pre.status === 204 || pre.status === 200, `${path} preflight ${pre.status}`)
     t.is(pre.headers.get('access-control-allow-origin'), '*', path)
     t.regex(pre.headers.get('access-control-allow-methods') ?? '', /POST/, path)
@@ -511,8 +653,12 @@ test('decisions 4: a body over 256 KiB -> 413 (declared length or chunked), noth
   t.is((await request(app.url, '/ez', { body: json, headers: { 'content-type': 'application/json' } })).status, 413, 'JSON')
   const { host } = new URL(app.url)
   const chunk = 'x'.repeat(64 * 1024)
-  const chunked = [`POST /ez HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`,
-    `${head.length.toString(16)}\r\n${head}\r\n`, ...Array.from({ length: 5 }, () => `${chunk.length.toString(16)}\r\n${chunk}\r\n`), '0\r\n\r\n'].join('')
+  const chunked = [
+    `POST /ez HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`,
+    `${head.length.toString(16)}\r\n${head}\r\n`,
+    ...Array.from({ length: 5 }, () => `${chunk.length.toString(16)}\r\n${chunk}\r\n`),
+    '0\r\n\r\n',
+  ].join('')
   t.is((await rawHttp(chunked)).status, 413, 'chunked, no Content-Length')
   t.deepEqual(await snapshot(user.accountId), before)
   const exact = await request(app.url, '/ez', { form: head + 'x'.repeat(limit - head.length) })
@@ -545,10 +691,20 @@ test('4.1.4/7 plan quota reached (daily points) -> 200 with status "error" by de
   await refused(t, user.accountId, () => post('/v', `ukey=${key}&key=new+gauge&value=1`), 200, msg, 'a new stat is not created')
   // A refused write with an ikey did not land: once allowance is back, the same retry is stored, not deduplicated.
   const ts = nowSeconds() - 10
-  await refused(t, user.accountId, () => post('/ez', `ezkey=${key}&stat=quota&count=7&t=${ts}&ikey=retry-me`, STRICT), 429, msg, 'with ikey')
+  await refused(
+    t,
+    user.accountId,
+    () => post('/ez', `ezkey=${key}&stat=quota&count=7&t=${ts}&ikey=retry-me`, STRICT),
+    429,
+    msg,
+    'with ikey',
+  )
   await setPointsUsed(user.accountId, 1)
   t.deepEqual((await post('/ez', `ezkey=${key}&stat=quota&count=7&t=${ts}&ikey=retry-me`)).body, OK)
-  t.deepEqual((await pointsOfStat(user.accountId, 'quota')).filter((p) => p.ts === ts), [{ ts, value: 7 }])
+  t.deepEqual(
+    (await pointsOfStat(user.accountId, 'quota')).filter((p) => p.ts === ts),
+    [{ ts, value: 7 }],
+  )
 })
 
 test('4.1.4/7 plan quota reached (free plan: 10 tracked stats) -> 200 with status "error" by default, 429 strict; no 11th stat', async (t) => {
@@ -582,8 +738,14 @@ test('4.1.4/7 a server-side failure (Redis unreachable) -> 200 with status "erro
 test('decisions 4a: a POST with no Content-Type is read as a form', async (t) => {
   const { user, key } = await keyed()
   const { host } = new URL(app.url)
-  for (const [path, body] of [['/ez', `ezkey=${key}&stat=untyped&count=2`], ['/c', `ukey=${key}&key=untyped&count=3`], ['/v', `ukey=${key}&key=untyped+g&value=4`]]) {
-    const res = await rawHttp(`POST ${path} HTTP/1.1\r\nHost: ${host}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  for (const [path, body] of [
+    ['/ez', `ezkey=${key}&stat=untyped&count=2`],
+    ['/c', `ukey=${key}&key=untyped&count=3`],
+    ['/v', `ukey=${key}&key=untyped+g&value=4`],
+  ]) {
+    const res = await rawHttp(
+      `POST ${path} HTTP/1.1\r\nHost: ${host}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    )
     t.is(res.status, 200, path)
     t.deepEqual(res.body, OK, path)
     t.is(res.headers['access-control-allow-origin'], '*')
@@ -594,11 +756,20 @@ test('decisions 4a: a POST with no Content-Type is read as a form', async (t) =>
 
 test('decisions 4a: a text/plain (or any non-JSON) body is read as a form', async (t) => {
   const { user, key } = await keyed()
-  for (const type of ['text/plain', 'text/plain;charset=UTF-8', 'application/octet-stream', 'multipart/form-data', 'x-www-form-urlencoded']) {
+  for (const type of [
+    'text/plain',
+    'text/plain;charset=UTF-8',
+    'application/octet-stream',
+    'multipart/form-data',
+    'x-www-form-urlencoded',
+  ]) {
     const res = await request(app.url, '/ez', { body: `ezkey=${key}&stat=plain&count=1`, headers: { 'content-type': type } })
     t.deepEqual(res.body, OK, type)
   }
-  t.deepEqual((await request(app.url, '/v', { body: `ukey=${key}&key=plain+g&value=2`, headers: { 'content-type': 'text/plain' } })).body, OK)
+  t.deepEqual(
+    (await request(app.url, '/v', { body: `ukey=${key}&key=plain+g&value=2`, headers: { 'content-type': 'text/plain' } })).body,
+    OK,
+  )
   t.deepEqual(await valuesOf(user.accountId, 'plain'), [1, 1, 1, 1, 1])
   t.deepEqual(await valuesOf(user.accountId, 'plain g'), [2])
 })
@@ -609,7 +780,9 @@ test('decisions 4a: parameters only in the query string of an empty POST', async
   t.deepEqual((await request(app.url, `/ez?ezkey=${key}&stat=qs&count=2`, { method: 'POST' })).body, OK)
   t.deepEqual((await request(app.url, `/c?ukey=${key}&key=qs&count=3`, { method: 'POST', form: '' })).body, OK)
   t.deepEqual((await request(app.url, `/v?ukey=${key}&key=qs+g&value=4`, { method: 'POST', headers: { 'content-length': '0' } })).body, OK)
-  const raw = await rawHttp(`POST /api/ez?ezkey=${key}&stat=qs&count=5 HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`)
+  const raw = await rawHttp(
+    `POST /api/ez?ezkey=${key}&stat=qs&count=5 HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+  )
   t.deepEqual(raw.body, OK)
   t.deepEqual(await valuesOf(user.accountId, 'qs'), [2, 3, 5])
   t.deepEqual(await valuesOf(user.accountId, 'qs g'), [4])
@@ -670,7 +843,16 @@ test('decisions 4a/4.1.3: a stray `data` field in a form or query string is an u
 
 test('decisions 4a: numbers as real clients format them: 1, 1.0, 92.194000, 1e+06, 1e-05, 1.0E7', async (t) => {
   const { user, key } = await keyed('pro') // 16 stats: more than the free plan tracks
-  const formats: Array<[string, number]> = [['1', 1], ['1.0', 1], ['92.194000', 92.194], ['1e+06', 1e6], ['1e-05', 1e-5], ['1.0E7', 1e7], ['-3.5', -3.5], [' 7 ', 7]]
+  const formats: Array<[string, number]> = [
+    ['1', 1],
+    ['1.0', 1],
+    ['92.194000', 92.194],
+    ['1e+06', 1e6],
+    ['1e-05', 1e-5],
+    ['1.0E7', 1e7],
+    ['-3.5', -3.5],
+    [' 7 ', 7],
+  ]
   for (const [text, n] of formats) {
     const stat = `fmt ${formats.findIndex(([x]) => x === text)}`
     t.deepEqual((await post('/ez', `ezkey=${key}&stat=${enc(stat)}&count=${enc(text)}`)).body, OK, `/ez count ${text}`)
@@ -707,8 +889,24 @@ test('4a replay capture_node_stathat-0.0.8.txt: unencoded bodies with raw spaces
   // the raw & cuts the stat at `ws0 load+avg ` (+ is a space, edge whitespace trimmed), ` more/ü` is a stray key.
   const r2 = await replay(ezValueWithTime, [['you@example.com', key]], { fixLength: true })
   t.deepEqual(r2.body, OK)
-  t.deepEqual((await replay(trackCount, [['UKEY', key], ['SKEY', 'node counter']])).body, OK)
-  t.deepEqual((await replay(trackValue, [['UKEY', key], ['SKEY', 'node gauge']])).body, OK)
+  t.deepEqual(
+    (
+      await replay(trackCount, [
+        ['UKEY', key],
+        ['SKEY', 'node counter'],
+      ])
+    ).body,
+    OK,
+  )
+  t.deepEqual(
+    (
+      await replay(trackValue, [
+        ['UKEY', key],
+        ['SKEY', 'node gauge'],
+      ])
+    ).body,
+    OK,
+  )
   t.deepEqual(await valuesOf(user.accountId, 'messages sent - female to male'), [3])
   t.deepEqual(await pointsOfStat(user.accountId, 'ws0 load avg'), [{ ts: 1362772440, value: 0.372 }])
   t.deepEqual(await valuesOf(user.accountId, 'node counter'), [1])
@@ -719,7 +917,11 @@ test('4a replay capture_node_stathat-0.0.8.txt: unencoded bodies with raw spaces
 test('4a replay capture_node_stathat-0.0.8.txt request 2 exactly as sent (Content-Length one byte short): t loses its last digit, rejected as before 2000, nothing stored', async (t) => {
   const { user, key } = await keyed()
   const [, ezValueWithTime] = captured('capture_node_stathat-0.0.8.txt')
-  t.is(Buffer.byteLength(ezValueWithTime.body) - 1, Number(/content-length: (\d+)/i.exec(ezValueWithTime.head)![1]), 'the capture declares one byte too few')
+  t.is(
+    Buffer.byteLength(ezValueWithTime.body) - 1,
+    Number(/content-length: (\d+)/i.exec(ezValueWithTime.head)![1]),
+    'the capture declares one byte too few',
+  )
   const before = await snapshot(user.accountId)
   const res = await replay(ezValueWithTime, [['you@example.com', key]])
   // The server reads 73 bytes (t=136277244, 1974) and refuses them; the stray last byte then makes
@@ -747,7 +949,10 @@ test('4a replay capture_python_pypi_stathat-0.3.0_requests.txt: email instead of
 test('5.5 replay capture_python_shlibs_urllib.txt: blocked at the edge (403 error code 1010) by default; accepted once the block is cleared', async (t) => {
   const { user, key } = await keyed()
   const reqs = captured('capture_python_shlibs_urllib.txt')
-  const subs: Array<[string, string]> = [['you%40example.com', key], ['UKEY', key]]
+  const subs: Array<[string, string]> = [
+    ['you%40example.com', key],
+    ['UKEY', key],
+  ]
   const before = await snapshot(user.accountId)
   for (const req of reqs) {
     const res = await replay(req, subs)
@@ -789,7 +994,14 @@ test('5.5 edge block still applies on the legacy routes: User-Agent Python-urlli
     ['GET /ez', () => get(`/ez?ezkey=${key}&stat=blocked`, { 'user-agent': 'Python-urllib/2.7' })],
     ['/c', () => post('/c', `ukey=${key}&key=blocked`, { 'user-agent': 'Python-urllib/3.11' })],
     ['/api/v', () => post('/api/v', `ukey=${key}&key=blocked&value=1`, { 'user-agent': 'libwww-perl/6.72' })],
-    ['/ez JSON', () => request(app.url, '/ez', { json: { ezkey: key, stat: 'blocked', count: 1 }, headers: { 'user-agent': 'Python-urllib/2.7', ...STRICT } })],
+    [
+      '/ez JSON',
+      () =>
+        request(app.url, '/ez', {
+          json: { ezkey: key, stat: 'blocked', count: 1 },
+          headers: { 'user-agent': 'Python-urllib/2.7', ...STRICT },
+        }),
+    ],
   ] as Array<[string, () => Promise<Reply>]>) {
     const res = await send()
     t.is(res.status, 403, path)
@@ -810,9 +1022,16 @@ test('4.1.4 replay: a second single write with the same explicit t to a counter 
   t.deepEqual((await post('/c', `ukey=${key}&key=sales&count=2&t=${ts}`)).body, OK, 'first write at t: no replay')
   t.deepEqual((await post('/c', `ukey=${key}&key=sales&count=3&t=${ts}`)).body, { ...OK, replay: 'sums_with_existing' })
   t.deepEqual((await post('/ez', `ezkey=${key}&stat=sales&count=4&t=${ts}`)).body, { ...OK, replay: 'sums_with_existing' }, '/ez')
-  t.deepEqual((await request(app.url, '/ez', { json: { ezkey: key, stat: 'sales', t: ts } })).body, { ...OK, replay: 'sums_with_existing' }, 'JSON, default count')
+  t.deepEqual(
+    (await request(app.url, '/ez', { json: { ezkey: key, stat: 'sales', t: ts } })).body,
+    { ...OK, replay: 'sums_with_existing' },
+    'JSON, default count',
+  )
   const at = (await pointsOfStat(user.accountId, 'sales')).filter((p) => p.ts === ts)
-  t.deepEqual(at.map((p) => p.value), [1, 2, 3, 4])
+  t.deepEqual(
+    at.map((p) => p.value),
+    [1, 2, 3, 4],
+  )
 })
 
 test('4.1.4 replay: a second single write with the same explicit t to a gauge -> replay "averages_with_existing"', async (t) => {
@@ -822,13 +1041,20 @@ test('4.1.4 replay: a second single write with the same explicit t to a gauge ->
   t.deepEqual((await post('/v', `ukey=${key}&key=cpu&value=0.25&t=${ts}`)).body, OK)
   t.deepEqual((await post('/v', `ukey=${key}&key=cpu&value=0.75&t=${ts}`)).body, { ...OK, replay: 'averages_with_existing' })
   t.deepEqual((await get(`/ez?ezkey=${key}&stat=cpu&value=1&t=${ts}`)).body, { ...OK, replay: 'averages_with_existing' }, 'GET /ez')
-  t.deepEqual((await pointsOfStat(user.accountId, 'cpu')).filter((p) => p.ts === ts).map((p) => p.value), [0.25, 0.75, 1])
+  t.deepEqual(
+    (await pointsOfStat(user.accountId, 'cpu')).filter((p) => p.ts === ts).map((p) => p.value),
+    [0.25, 0.75, 1],
+  )
 })
 
 test('4.1.4 replay: on a stat whose first write had an explicit t, a later write with the same t is disclosed once that point is stored', async (t) => {
   const { user, key } = await keyed()
   const ts = nowSeconds() - 7200
-  t.deepEqual((await post('/ez', `ezkey=${key}&stat=fresh&value=5&t=${ts}`)).body, OK, 'the first write (which creates the stat) has no replay')
+  t.deepEqual(
+    (await post('/ez', `ezkey=${key}&stat=fresh&value=5&t=${ts}`)).body,
+    OK,
+    'the first write (which creates the stat) has no replay',
+  )
   await settle(app)
   t.deepEqual((await post('/ez', `ezkey=${key}&stat=fresh&value=6&t=${ts}`)).body, { ...OK, replay: 'averages_with_existing' })
   t.deepEqual(await valuesOf(user.accountId, 'fresh'), [5, 6])
@@ -854,12 +1080,23 @@ test('4.1.4 idempotency: an ikey retry with the same t -> replay "duplicate_igno
   t.deepEqual((await post('/ez', `ezkey=${key}&stat=orders&count=5&t=${ts}&ikey=order-1234`)).body, OK)
   const billed = await snapshot(user.accountId)
   t.deepEqual((await post('/ez', `ezkey=${key}&stat=orders&count=5&t=${ts}&ikey=order-1234`)).body, { ...OK, replay: 'duplicate_ignored' })
-  t.deepEqual((await request(app.url, '/ez', { json: { ezkey: key, stat: 'orders', count: 5, t: String(ts), ikey: 'order-1234' } })).body, { ...OK, replay: 'duplicate_ignored' }, 'JSON retry')
-  t.deepEqual((await post('/ez', `ezkey=${key}&stat=orders&count=9&t=${ts}&ikey=order-1234`)).body, { ...OK, replay: 'duplicate_ignored' }, 'first write wins')
+  t.deepEqual(
+    (await request(app.url, '/ez', { json: { ezkey: key, stat: 'orders', count: 5, t: String(ts), ikey: 'order-1234' } })).body,
+    { ...OK, replay: 'duplicate_ignored' },
+    'JSON retry',
+  )
+  t.deepEqual(
+    (await post('/ez', `ezkey=${key}&stat=orders&count=9&t=${ts}&ikey=order-1234`)).body,
+    { ...OK, replay: 'duplicate_ignored' },
+    'first write wins',
+  )
   const after = await snapshot(user.accountId)
   t.is(after.quotaUsed, billed.quotaUsed, 'not billed')
   t.deepEqual(after, billed)
-  t.deepEqual((await pointsOfStat(user.accountId, 'orders')).filter((p) => p.ts === ts), [{ ts, value: 5 }])
+  t.deepEqual(
+    (await pointsOfStat(user.accountId, 'orders')).filter((p) => p.ts === ts),
+    [{ ts, value: 5 }],
+  )
 })
 
 test('4.1.4 idempotency: an ikey on the write that creates the stat is honoured too', async (t) => {
@@ -881,7 +1118,14 @@ test('4.1.4 idempotency: the same ikey with a different t is a new point; a diff
   t.deepEqual((await post('/ez', `ezkey=${key}&stat=pay&count=3&t=${ts}&ikey=other`)).body, { ...OK, replay: 'sums_with_existing' })
   const s = await snapshot(user.accountId)
   t.is(s.quotaUsed, 4)
-  t.deepEqual((await pointsOfStat(user.accountId, 'pay')).filter((p) => p.ts <= ts + 1), [{ ts, value: 1 }, { ts, value: 3 }, { ts: ts + 1, value: 2 }])
+  t.deepEqual(
+    (await pointsOfStat(user.accountId, 'pay')).filter((p) => p.ts <= ts + 1),
+    [
+      { ts, value: 1 },
+      { ts, value: 3 },
+      { ts: ts + 1, value: 2 },
+    ],
+  )
 })
 
 test('4.1.4 idempotency: without t each attempt gets its own arrival time and a retry with the same ikey double-counts (stored and billed again), with no replay', async (t) => {

@@ -8,7 +8,9 @@ import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 
 let app: TestApp
-test.before(async () => { app = await startTestApp() })
+test.before(async () => {
+  app = await startTestApp()
+})
 test.after.always(() => app?.close())
 
 test('item 2: no encoded or credential-looking parameter leaves a secret in any log line', async (t) => {
@@ -73,6 +75,12 @@ test('the key shape is redacted anywhere in a logged line: inside other words, a
     t.false(line.includes(secret.slice(0, 16)), `not even half of it in ${line}`)
   }
   const parsed = lines.map((l) => JSON.parse(l))
-  t.true(parsed.some((l) => l.user_agent === 'client/1 xmk_[REDACTED]'), 'the rest of the User-Agent is kept')
-  t.true(parsed.some((l) => typeof l.url === 'string' && l.url.includes('x=%22mk_[REDACTED]%22&stat=s')), 'the rest of the URL is kept')
+  t.true(
+    parsed.some((l) => l.user_agent === 'client/1 xmk_[REDACTED]'),
+    'the rest of the User-Agent is kept',
+  )
+  t.true(
+    parsed.some((l) => typeof l.url === 'string' && l.url.includes('x=%22mk_[REDACTED]%22&stat=s')),
+    'the rest of the URL is kept',
+  )
 })

@@ -21,7 +21,14 @@ test.after.always(async () => {
   await rm(outbox, { recursive: true, force: true })
 })
 
-const emailAlert = (email: string) => ({ stat_name: 'disk', condition_type: 'above', threshold: 1, window_minutes: 5, channel: 'email', channel_config: { email } })
+const emailAlert = (email: string) => ({
+  stat_name: 'disk',
+  condition_type: 'above',
+  threshold: 1,
+  window_minutes: 5,
+  channel: 'email',
+  channel_config: { email },
+})
 
 test('without SMTP_URL the confirmation mail lands in the outbox as .eml, and its link confirms the address', async (t) => {
   const u = await signUp(app.url)
@@ -60,5 +67,8 @@ test('production without SMTP_URL: an e-mail alert is a 400 naming SMTP_URL, and
 test('the outbox is on by default in development only', (t) => {
   t.is(loadConfig({}).mailOutboxDir, '.data/outbox')
   t.is(loadConfig({ NODE_ENV: 'test' }).mailOutboxDir, undefined)
-  t.is(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://metrics.example.com', MAIL_OUTBOX_DIR: '/tmp/x' }).mailOutboxDir, undefined)
+  t.is(
+    loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://metrics.example.com', MAIL_OUTBOX_DIR: '/tmp/x' }).mailOutboxDir,
+    undefined,
+  )
 })

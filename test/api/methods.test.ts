@@ -12,11 +12,18 @@ function request(base: string, path: string, opts: { method: string; headers?: R
     const req = http.request(base + path, { method: opts.method, headers: opts.headers }, (res) => {
       let text = ''
       res.on('data', (c: Buffer) => (text += c.toString('utf8')))
-      res.on('end', () => resolve({
-        status: res.statusCode ?? 0,
-        headers: { get: (name: string) => { const v = res.headers[name.toLowerCase()]; return v === undefined ? null : String(v) } },
-        body: text ? JSON.parse(text) : undefined,
-      }))
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: {
+            get: (name: string) => {
+              const v = res.headers[name.toLowerCase()]
+              return v === undefined ? null : String(v)
+            },
+          },
+          body: text ? JSON.parse(text) : undefined,
+        }),
+      )
     })
     req.on('error', reject)
     req.end()

@@ -22,7 +22,8 @@ const HOUR = 3_600
 const PS = [1, 10, 25, 50, 75, 90, 95, 99, 99.9, 100]
 const nearestRank = (sorted: number[], p: number) => sorted[Math.max(1, Math.ceil((p / 100) * sorted.length - 1e-9)) - 1]
 /** A log-normal value with two decimals (median 50): values that fall between a sketch's bin values. */
-const value = () => Math.round(Math.exp(Math.log(50) + 0.8 * Math.sqrt(-2 * Math.log(1 - Math.random())) * Math.cos(2 * Math.PI * Math.random())) * 100) / 100
+const value = () =>
+  Math.round(Math.exp(Math.log(50) + 0.8 * Math.sqrt(-2 * Math.log(1 - Math.random())) * Math.cos(2 * Math.PI * Math.random())) * 100) / 100
 
 async function write(key: string, points: Array<{ stat: string; t: number; value: number }>): Promise<void> {
   for (let i = 0; i < points.length; i += 1000) {
@@ -59,12 +60,30 @@ test('24h percentiles of a dense gauge: minute sketches in dense hours (within 1
   for (let i = 0; i < 40; i++) written.push({ stat: 'dense.g', t: Math.min(now, current + i), value: value() })
   await write(key, written)
   const [{ id }] = await app.sql<{ id: string }[]>`select id from stats where account_id = ${user.accountId} and name = 'dense.g'`
-  const built = await until('the dense hours get minute sketches', async () => (await app.sql<{ h: Date; n: number }[]>`
-    select date_trunc('hour', bucket) as h, count(*)::int as n from sketches_1m where stat_id = ${id} group by 1 order by 1`).map((r) => [r.h.getTime() / 1000, r.n]),
-  (v) => v.length === 2)
-  t.deepEqual(built, dense.map((h) => [h, 60]), 'a sketch for each minute of the two dense hours, none for the sparse hour')
-  const refreshed = () => until('the refresh done', async () => (await app.sql<{ n: number }[]>`
-    select ((select count(*) from rollup_pending where stat_id = ${id}) + (select count(*) from sketch_dirty where stat_id = ${id} and hour < date_trunc('hour', now())))::int as n`)[0].n, (n) => n === 0)
+  const built = await until(
+    'the dense hours get minute sketches',
+    async () =>
+      (
+        await app.sql<{ h: Date; n: number }[]>`
+    select date_trunc('hour', bucket) as h, count(*)::int as n from sketches_1m where stat_id = ${id} group by 1 order by 1`
+      ).map((r) => [r.h.getTime() / 1000, r.n]),
+    (v) => v.length === 2,
+  )
+  t.deepEqual(
+    built,
+    dense.map((h) => [h, 60]),
+    'a sketch for each minute of the two dense hours, none for the sparse hour',
+  )
+  const refreshed = () =>
+    until(
+      'the refresh done',
+      async () =>
+        (
+          await app.sql<{ n: number }[]>`
+    select ((select count(*) from rollup_pending where stat_id = ${id}) + (select count(*) from sketch_dirty where stat_id = ${id} and hour < date_trunc('hour', now())))::int as n`
+        )[0].n,
+      (n) => n === 0,
+    )
   await refreshed()
   t.true(4_000 >= MINUTE_SKETCH_MIN_POINTS && 120 < MINUTE_SKETCH_MIN_POINTS)
 
@@ -77,7 +96,10 @@ test('24h percentiles of a dense gauge: minute sketches in dense hours (within 1
     let sketchedSeen = 0
     let exactSeen = 0
     for (const b of buckets) {
-      const mine = points.filter((p) => p.t >= b.t && p.t < b.t + 900).map((p) => p.value).sort((x, y) => x - y)
+      const mine = points
+        .filter((p) => p.t >= b.t && p.t < b.t + 900)
+        .map((p) => p.value)
+        .sort((x, y) => x - y)
       t.is(b.n, mine.length, `bucket ${b.t}: its points`)
       const sketch = new Sketch()
       for (const v of mine) sketch.accept(v)
@@ -114,7 +136,7 @@ test('24h percentiles of a dense gauge: minute sketches in dense hours (within 1
   t.is(pending, 1, 'the late point waits for the refresh')
   const stale = check(await read(), (b) => inDense(b) && b.t >= dense[1], withLate)
   t.is(stale.sketchedSeen, 4, 'the other dense hour still from sketches')
-  t.true(stale.exactSeen >= 9, 'the late hour\'s 4 buckets exactly, beside the sparse and current hours')
+  t.true(stale.exactSeen >= 9, "the late hour's 4 buckets exactly, beside the sparse and current hours")
   await app.api.deps.queues.get('rollups').resume()
   await refreshed()
   const after = check(await read(), inDense, withLate)

@@ -77,10 +77,21 @@ async function write(key: string, points: Array<{ stat: string; t: number; value
   await settle(app)
 }
 
-interface Point { t: number; n: number; value: number; min: number; max: number; [p: string]: number }
+interface Point {
+  t: number
+  n: number
+  value: number
+  min: number
+  max: number
+  [p: string]: number
+}
 
 /** Every bucket of every range: the largest relative error of p50/p95/p99 against the exact values. */
-async function worstError(key: string, stat: string, points: Array<{ t: number; value: number }>): Promise<{ worst: number; where: string; buckets: number }> {
+async function worstError(
+  key: string,
+  stat: string,
+  points: Array<{ t: number; value: number }>,
+): Promise<{ worst: number; where: string; buckets: number }> {
   let worst = 0
   let where = ''
   let buckets = 0
@@ -122,7 +133,10 @@ for (const [i, name] of Object.keys(DISTRIBUTIONS).entries()) {
     const now = Math.floor(Date.now() / 1000)
     const stat = `latency.${name}`
     const points = series(name, 1000 + i, now)
-    await write(key, points.map((p) => ({ stat, ...p })))
+    await write(
+      key,
+      points.map((p) => ({ stat, ...p })),
+    )
 
     // Before any refresh: every hour is pending, so all of it is read raw.
     const before = await worstError(key, stat, points)
@@ -138,13 +152,18 @@ for (const [i, name] of Object.keys(DISTRIBUTIONS).entries()) {
     t.true(days >= 180, `day sketches built (${days})`)
     const after = await worstError(key, stat, points)
     t.true(after.worst <= 0.01 + 1e-12, `from sketches: ${(after.worst * 100).toFixed(3)} % at ${after.where}`)
-    t.log(`${name}: worst relative error ${(before.worst * 100).toFixed(3)} % raw, ${(after.worst * 100).toFixed(3)} % with sketches over ${after.buckets} buckets`)
+    t.log(
+      `${name}: worst relative error ${(before.worst * 100).toFixed(3)} % raw, ${(after.worst * 100).toFixed(3)} % with sketches over ${after.buckets} buckets`,
+    )
 
     // Late points into 25 sketched hours, every other hour: each is read raw until the next refresh rebuilds it
     // (more than 20 separate hours: the read's single-scan form), and counts at once.
     const late = Array.from({ length: 25 }, (_, k) => ({ t: now - 40 * DAY + k * 2 * HOUR + 17, value: 1e6 }))
     points.push(...late)
-    await write(key, late.map((p) => ({ stat, ...p })))
+    await write(
+      key,
+      late.map((p) => ({ stat, ...p })),
+    )
     const pending = await worstError(key, stat, points)
     t.true(pending.worst <= 0.01 + 1e-12, `late point, not yet refreshed: ${(pending.worst * 100).toFixed(3)} % at ${pending.where}`)
     await refreshRollups(app.sql)
@@ -187,7 +206,17 @@ test.serial('every write route feeds the sketches: /ez, /ez batch, /v, v1 value,
   const t0 = Math.floor(Date.now() / 1000 / HOUR) * HOUR - 5 * HOUR // a complete hour
   const ok = (r: { status: number; text: string }) => t.true(r.status === 200 || r.status === 201, r.text)
   ok(await request(app.url, '/ez', { json: { ezkey: key, stat: 'via.routes', value: 1, t: t0 + 1 } }))
-  ok(await request(app.url, '/ez', { json: { ezkey: key, data: [{ stat: 'via.routes', value: 2, t: String(t0 + 2) }, { stat: 'via.routes', value: 3, t: String(t0 + 3) }] } }))
+  ok(
+    await request(app.url, '/ez', {
+      json: {
+        ezkey: key,
+        data: [
+          { stat: 'via.routes', value: 2, t: String(t0 + 2) },
+          { stat: 'via.routes', value: 3, t: String(t0 + 3) },
+        ],
+      },
+    }),
+  )
   ok(await request(app.url, '/v', { form: `ukey=${key}&key=via.routes&value=4&t=${t0 + 4}` }))
   ok(await request(app.url, '/api/v1/stats/via.routes/value', { bearer: key, json: { value: 5, t: t0 + 5 } }))
   ok(await request(app.url, '/api/v1/points', { bearer: key, json: { points: [{ stat: 'via.routes', value: 6, t: t0 + 6 }] } }))

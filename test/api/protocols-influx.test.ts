@@ -18,11 +18,18 @@ const nowS = () => Math.floor(Date.now() / 1000)
 
 function writeApi(key: string, precision: 'ns' | 'us' | 'ms' | 's') {
   // No retries: a refusal must surface here, not be retried into the next test.
-  return new InfluxDB({ url: app.url, token: key }).getWriteApi('my-org', 'my-bucket', precision, { maxRetries: 0, flushInterval: 0, batchSize: 100_000 })
+  return new InfluxDB({ url: app.url, token: key }).getWriteApi('my-org', 'my-bucket', precision, {
+    maxRetries: 0,
+    flushInterval: 0,
+    batchSize: 100_000,
+  })
 }
 
 const lp = (key: string, body: string, query = '?org=o&bucket=b&precision=s', headers: Record<string, string> = {}) =>
-  request(app.url, `/api/v2/write${query}`, { body, headers: { authorization: `Token ${key}`, 'content-type': 'text/plain; charset=utf-8', ...headers } })
+  request(app.url, `/api/v2/write${query}`, {
+    body,
+    headers: { authorization: `Token ${key}`, 'content-type': 'text/plain; charset=utf-8', ...headers },
+  })
 
 /** A refused write: status, InfluxDB's v2 error body, and nothing stored at all. */
 async function refused(t: ExecutionContext, accountId: string, send: () => Promise<Reply>, status: number, message: RegExp, code: string) {
@@ -41,7 +48,12 @@ test('21 v2 write through @influxdata/influxdb-client: each field a gauge <measu
   const api = writeApi(key, 's')
   api.writePoint(new Point('cpu').tag('zone', 'eu').tag('host', 'web1').floatField('usage', 12.5).intField('idle', 80).timestamp(t0))
   api.writePoint(new Point('temp').floatField('value', -3.25).timestamp(t0 + 1))
-  api.writePoint(new Point('disk io').tag('dev', 'sd/a').uintField('reads', 7).timestamp(t0 + 2))
+  api.writePoint(
+    new Point('disk io')
+      .tag('dev', 'sd/a')
+      .uintField('reads', 7)
+      .timestamp(t0 + 2),
+  )
   await api.close()
   const got = await readBack(app, key)
   t.deepEqual(got['cpu.usage.host_web1.zone_eu'], { kind: 'gauge', points: [{ t: t0, value: 12.5 }] })
@@ -54,7 +66,12 @@ test('21 v2 write through @influxdata/influxdb-client: each field a gauge <measu
 test('21 precisions ns, us, ms and s are truncated to the same whole second (client library)', async (t) => {
   const { key } = await keyedAccount(app)
   const t0 = nowS() - 300
-  for (const [precision, ts] of [['ns', `${t0}999999999`], ['us', `${t0}999999`], ['ms', `${t0}999`], ['s', `${t0}`]] as const) {
+  for (const [precision, ts] of [
+    ['ns', `${t0}999999999`],
+    ['us', `${t0}999999`],
+    ['ms', `${t0}999`],
+    ['s', `${t0}`],
+  ] as const) {
     const api = writeApi(key, precision)
     api.writeRecord(`prec,unit=${precision} v=1 ${ts}`)
     await api.close()
@@ -74,7 +91,10 @@ test('21 a large batch arrives gzipped from the client and is stored whole; no t
   t.is(Object.keys(got).length, 5)
   const points = Object.values(got).flatMap((s) => s.points)
   t.is(points.length, 2_000)
-  t.is(points.reduce((n, p) => n + p.value, 0), (1999 * 2000) / 2)
+  t.is(
+    points.reduce((n, p) => n + p.value, 0),
+    (1999 * 2000) / 2,
+  )
   t.true(points.every((p) => p.t >= before && p.t <= after))
 })
 
@@ -86,7 +106,10 @@ test('21 the 1.x /write takes the key as p, as the Basic password, or as Token; 
   t.is(viaQuery.status, 204, viaQuery.text)
   const basic = `Basic ${Buffer.from(`telegraf:${key}`).toString('base64')}`
   t.is((await request(app.url, '/write?db=telegraf&precision=ms', { body: body(2), headers: { authorization: basic } })).status, 204)
-  t.is((await request(app.url, '/write?db=telegraf&precision=ms', { body: body(3), headers: { authorization: `Token ${key}` } })).status, 204)
+  t.is(
+    (await request(app.url, '/write?db=telegraf&precision=ms', { body: body(3), headers: { authorization: `Token ${key}` } })).status,
+    204,
+  )
   t.is((await request(app.url, '/api/v2/write?precision=ms', { body: body(4), headers: { authorization: `Bearer ${key}` } })).status, 204)
   const got = await readBack(app, key)
   for (const n of [1, 2, 3, 4]) t.deepEqual(got[`legacy.v.via_${n}`]?.points, [{ t: t0, value: n }])
@@ -113,7 +136,10 @@ test('21 a bad line refuses the whole request, 400 naming the line, InfluxDB v2 
     [`ok v=1 ${t0}\nflag v=true ${t0}`, /^line 2: .*not a number/],
     [`ok v=1 ${t0}\n\nnofields ${t0}`, /^line 3: field "\d+": missing "="/],
     [`ok v=1 ${t0}\nnofields`, /^line 2: missing fields/],
-    [`ok v=1 ${t0}\nneg v=-1u ${t0}`, /^line 2: field "v": invalid value "-1u": an unsigned integer \(u\) is never negative \(unable to parse 'neg v=-1u \d+'\)$/],
+    [
+      `ok v=1 ${t0}\nneg v=-1u ${t0}`,
+      /^line 2: field "v": invalid value "-1u": an unsigned integer \(u\) is never negative \(unable to parse 'neg v=-1u \d+'\)$/,
+    ],
     [`ok v=1 ${t0}\nneg,host=a v=2,w=-0u`, /^line 2: field "w": invalid value "-0u": an unsigned integer \(u\) is never negative/],
     [`ok v=1 ${t0}\nbig v=2e15 ${t0}`, /^line 2: field "v": invalid value: out of range/],
     [`ok v=1 ${t0}\nold v=1 946684799`, /^line 2: invalid timestamp: before 2000-01-01/],
@@ -125,7 +151,10 @@ test('21 a bad line refuses the whole request, 400 naming the line, InfluxDB v2 
   for (const [body, message] of cases) await refused(t, user.accountId, () => lp(key, body), 400, message, 'invalid')
   const viaClient = writeApi(key, 's')
   viaClient.writeRecords([`ok v=1 ${t0}`, `bad v=abc ${t0}`])
-  const err = await viaClient.close().then(() => undefined, (e: unknown) => e)
+  const err = await viaClient.close().then(
+    () => undefined,
+    (e: unknown) => e,
+  )
   t.true(err instanceof HttpError, String(err))
   t.is((err as HttpError).statusCode, 400)
   t.regex((err as HttpError).message, /line 2: field "v": invalid value: not a number/, 'the client shows the line')
@@ -144,8 +173,22 @@ test('21 the 1.x route answers {"error"} and X-Influxdb-Error', async (t) => {
 test('21 credentials: none, unknown, malformed -> 401; bad precision -> 400; nothing stored', async (t) => {
   const { key, user } = await keyedAccount(app)
   await refused(t, user.accountId, () => request(app.url, '/api/v2/write', { body: 'a v=1' }), 401, /missing credentials/, 'unauthorized')
-  await refused(t, user.accountId, () => lp('mk_000000000000_00000000000000000000000000000000', 'a v=1'), 401, /invalid API key/, 'unauthorized')
-  await refused(t, user.accountId, () => request(app.url, '/api/v2/write', { body: 'a v=1', headers: { authorization: 'Token' } }), 401, /invalid API key/, 'unauthorized')
+  await refused(
+    t,
+    user.accountId,
+    () => lp('mk_000000000000_00000000000000000000000000000000', 'a v=1'),
+    401,
+    /invalid API key/,
+    'unauthorized',
+  )
+  await refused(
+    t,
+    user.accountId,
+    () => request(app.url, '/api/v2/write', { body: 'a v=1', headers: { authorization: 'Token' } }),
+    401,
+    /invalid API key/,
+    'unauthorized',
+  )
   const v1 = await request(app.url, '/write?u=x&p=wrong', { body: 'a v=1' })
   t.is(v1.status, 401)
   t.is(v1.body.error, 'invalid API key')
@@ -155,7 +198,14 @@ test('21 credentials: none, unknown, malformed -> 401; bad precision -> 400; not
 test('21 kind conflict with a counter written elsewhere names the line; 400, nothing stored', async (t) => {
   const { key, user } = await keyedAccount(app)
   t.is((await request(app.url, '/api/v1/stats/hits/count', { json: { count: 1 }, bearer: key })).status, 200)
-  await refused(t, user.accountId, () => lp(key, 'other v=1\nhits value=2'), 400, /^line 2: type conflict: stat "hits" is a counter/, 'invalid')
+  await refused(
+    t,
+    user.accountId,
+    () => lp(key, 'other v=1\nhits value=2'),
+    400,
+    /^line 2: type conflict: stat "hits" is a counter/,
+    'invalid',
+  )
 })
 
 test('21 quotas as every write route: stat limit 403, daily points 403, nothing stored', async (t) => {
@@ -180,7 +230,7 @@ test('21 rate limit: 429 with Retry-After as every write route', async (t) => {
   const replies = await Promise.all(Array.from({ length: 200 }, () => lp(key, '')))
   t.deepEqual([...new Set(replies.map((r) => r.status))].sort(), [204, 429])
   const limited = replies.find((r) => r.status === 429)
-  t.truthy(limited, 'the free plan\'s burst of 100 runs out')
+  t.truthy(limited, "the free plan's burst of 100 runs out")
   t.is(limited!.body.code, 'too many requests')
   t.truthy(limited!.headers.get('retry-after'))
 })
@@ -188,23 +238,62 @@ test('21 rate limit: 429 with Retry-After as every write route', async (t) => {
 test('21 a body over the limit is 413; a gzip body that is not gzip is 400', async (t) => {
   const { key, user } = await keyedAccount(app)
   const line = 'x v=1\n'
-  await refused(t, user.accountId, () => lp(key, line.repeat(Math.ceil((10 * 1024 * 1024 + 1) / line.length))), 413, /too large/, 'request too large')
-  const res = await fetch(`${app.url}/api/v2/write`, { method: 'POST', headers: { authorization: `Token ${key}`, 'content-encoding': 'gzip' }, body: 'not gzip' })
+  await refused(
+    t,
+    user.accountId,
+    () => lp(key, line.repeat(Math.ceil((10 * 1024 * 1024 + 1) / line.length))),
+    413,
+    /too large/,
+    'request too large',
+  )
+  const res = await fetch(`${app.url}/api/v2/write`, {
+    method: 'POST',
+    headers: { authorization: `Token ${key}`, 'content-encoding': 'gzip' },
+    body: 'not gzip',
+  })
   t.is(res.status, 400)
-  const ok = await fetch(`${app.url}/api/v2/write`, { method: 'POST', headers: { authorization: `Token ${key}`, 'content-encoding': 'gzip' }, body: gzipSync('gz v=5') })
+  const ok = await fetch(`${app.url}/api/v2/write`, {
+    method: 'POST',
+    headers: { authorization: `Token ${key}`, 'content-encoding': 'gzip' },
+    body: gzipSync('gz v=5'),
+  })
   t.is(ok.status, 204)
 })
 
-test('38.5 a body past the day\'s allowance is refused before it is parsed: 403, not the 400 of its bad last line; nothing stored', async (t) => {
+test("38.5 a body past the day's allowance is refused before it is parsed: 403, not the 400 of its bad last line; nothing stored", async (t) => {
   const { key, user } = await keyedAccount(app)
-  await app.api.deps.redis.set(`${app.config.redisPrefix}:points:${user.accountId}:${new Date().toISOString().slice(0, 10)}`, 100_000 - 3_000)
+  await app.api.deps.redis.set(
+    `${app.config.redisPrefix}:points:${user.accountId}:${new Date().toISOString().slice(0, 10)}`,
+    100_000 - 3_000,
+  )
   // 3,001 lines, the last of them bad: the old code parsed all of them first and answered the bad line.
   const body = `${'ok v=1\n'.repeat(3_000)}bad v=abc`
-  await refused(t, user.accountId, () => lp(key, body), 403, /^plan limit reached: the free plan records at most 100000 points per day$/, 'forbidden')
+  await refused(
+    t,
+    user.accountId,
+    () => lp(key, body),
+    403,
+    /^plan limit reached: the free plan records at most 100000 points per day$/,
+    'forbidden',
+  )
 })
 
 test('38.5 more than 100,000 points in one request is a 413 naming the cap, counted by lines before parsing or by fields while parsing; nothing stored', async (t) => {
   const { key, user } = await keyedAccount(app, 'pro')
-  await refused(t, user.accountId, () => lp(key, `${'ok v=1\n'.repeat(100_000)}bad v=abc`), 413, /^request too large: 100,001 lines; at most 100,000 points per request/, 'request too large')
-  await refused(t, user.accountId, () => lp(key, 'two v=1,w=2\n'.repeat(50_001)), 413, /^request too large: more than 100,000 points; at most 100,000 points per request/, 'request too large')
+  await refused(
+    t,
+    user.accountId,
+    () => lp(key, `${'ok v=1\n'.repeat(100_000)}bad v=abc`),
+    413,
+    /^request too large: 100,001 lines; at most 100,000 points per request/,
+    'request too large',
+  )
+  await refused(
+    t,
+    user.accountId,
+    () => lp(key, 'two v=1,w=2\n'.repeat(50_001)),
+    413,
+    /^request too large: more than 100,000 points; at most 100,000 points per request/,
+    'request too large',
+  )
 })

@@ -23,24 +23,47 @@ test.after.always(() => app?.close())
 
 const nowS = () => Math.floor(Date.now() / 1000)
 
-const WriteRequest = protobuf.parse(`syntax = "proto3"; package prometheus;
+const WriteRequest = protobuf
+  .parse(
+    `syntax = "proto3"; package prometheus;
 message WriteRequest { repeated TimeSeries timeseries = 1; }
 message TimeSeries { repeated Label labels = 1; repeated Sample samples = 2; }
 message Label { string name = 1; string value = 2; }
-message Sample { double value = 1; int64 timestamp = 2; }`, { keepCase: true }).root.lookupType('prometheus.WriteRequest')
+message Sample { double value = 1; int64 timestamp = 2; }`,
+    { keepCase: true },
+  )
+  .root.lookupType('prometheus.WriteRequest')
 
 type SeriesIn = { labels: Record<string, string>; samples: Array<[number, number]> }
-const encode = (series: SeriesIn[]) => Buffer.from(WriteRequest.encode(WriteRequest.fromObject({
-  timeseries: series.map((s) => ({ labels: Object.entries(s.labels).map(([name, value]) => ({ name, value })), samples: s.samples.map(([value, timestamp]) => ({ value, timestamp })) })),
-})).finish())
+const encode = (series: SeriesIn[]) =>
+  Buffer.from(
+    WriteRequest.encode(
+      WriteRequest.fromObject({
+        timeseries: series.map((s) => ({
+          labels: Object.entries(s.labels).map(([name, value]) => ({ name, value })),
+          samples: s.samples.map(([value, timestamp]) => ({ value, timestamp })),
+        })),
+      }),
+    ).finish(),
+  )
 
 async function send(key: string | undefined, body: Buffer, headers: Record<string, string> = {}): Promise<Reply> {
-  const res = await fetch(`${app.url}/api/v1/prom/write`, { method: 'POST', body: new Uint8Array(body), headers: {
-    'content-encoding': 'snappy', 'content-type': 'application/x-protobuf', 'x-prometheus-remote-write-version': '0.1.0',
-    ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers } })
+  const res = await fetch(`${app.url}/api/v1/prom/write`, {
+    method: 'POST',
+    body: new Uint8Array(body),
+    headers: {
+      'content-encoding': 'snappy',
+      'content-type': 'application/x-protobuf',
+      'x-prometheus-remote-write-version': '0.1.0',
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...headers,
+    },
+  })
   const text = await res.text()
   let parsed: unknown
-  try { parsed = JSON.parse(text) } catch {}
+  try {
+    parsed = JSON.parse(text)
+  } catch {}
   return { status: res.status, headers: res.headers, body: parsed, text }
 }
 
@@ -57,7 +80,9 @@ async function refused(t: ExecutionContext, accountId: string, reply: () => Prom
 /** Starts Debian's prometheus, scraping `target` every second and remote-writing to the service with `key`. */
 async function startPrometheus(target: string, key: string): Promise<{ proc: ChildProcess; output: () => string; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'prom-'))
-  writeFileSync(join(dir, 'prometheus.yml'), `
+  writeFileSync(
+    join(dir, 'prometheus.yml'),
+    `
 global: { scrape_interval: 1s, evaluation_interval: 1s }
 scrape_configs:
   - job_name: app
@@ -66,16 +91,20 @@ remote_write:
   - url: ${app.url}/api/v1/prom/write
     authorization: { credentials: ${key} }
     queue_config: { batch_send_deadline: 1s, max_samples_per_send: 500, min_backoff: 100ms, max_backoff: 1s }
-`)
+`,
+  )
   const port = await closedPort()
-  const proc = spawn(process.env.PROMETHEUS_BIN ?? '/usr/bin/prometheus', [
-    `--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`,
-  ], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const proc = spawn(
+    process.env.PROMETHEUS_BIN ?? '/usr/bin/prometheus',
+    [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  )
   let output = ''
   proc.stdout!.on('data', (d: Buffer) => (output += d))
   proc.stderr!.on('data', (d: Buffer) => (output += d))
   return {
-    proc, output: () => output,
+    proc,
+    output: () => output,
     async stop() {
       if (proc.exitCode === null) {
         const exited = new Promise((r) => proc.once('exit', r))
@@ -97,15 +126,17 @@ test('21 a real Prometheus scrapes and remote-writes: series named from __name__
   const target: Server = createServer((req, res) => {
     scrapes++
     res.setHeader('content-type', 'text/plain; version=0.0.4')
-    res.end([
-      '# TYPE test_temperature gauge',
-      'test_temperature{room="lab",floor="2"} 21.5',
-      '# TYPE test_requests_total counter',
-      'test_requests_total{code="200",path="/a b"} 42',
-      '# TYPE test_fixed gauge',
-      `test_fixed ${scrapes} ${servedAt.set(scrapes, Date.now() - 1234).get(scrapes)}`,
-      '',
-    ].join('\n'))
+    res.end(
+      [
+        '# TYPE test_temperature gauge',
+        'test_temperature{room="lab",floor="2"} 21.5',
+        '# TYPE test_requests_total counter',
+        'test_requests_total{code="200",path="/a b"} 42',
+        '# TYPE test_fixed gauge',
+        `test_fixed ${scrapes} ${servedAt.set(scrapes, Date.now() - 1234).get(scrapes)}`,
+        '',
+      ].join('\n'),
+    )
   })
   await new Promise<void>((r) => target.listen(0, '127.0.0.1', r))
   const targetAddr = `127.0.0.1:${(target.address() as AddressInfo).port}`
@@ -130,7 +161,7 @@ test('21 a real Prometheus scrapes and remote-writes: series named from __name__
     const fixed = got[`test_fixed.instance_${inst}.job_app`]?.points ?? []
     t.true(fixed.length >= 1, Object.keys(got).join(', '))
     for (const p of fixed) t.is(p.t, Math.floor(servedAt.get(p.value)! / 1000), 'the explicit ms timestamp, truncated to its second')
-    t.truthy(got[`up.instance_${inst}.job_app`], 'Prometheus\' own series of the scrape arrive too')
+    t.truthy(got[`up.instance_${inst}.job_app`], "Prometheus' own series of the scrape arrive too")
     t.true(scrapes > 0)
     t.notRegex(prom.output(), /status=4\d\d|non-recoverable/i, 'Prometheus saw no refusal')
   } finally {
@@ -144,7 +175,15 @@ test('21 stale markers are dropped on purpose; an empty request (metadata only) 
   const t0 = nowS() - 30
   // V8 canonicalises a NaN kept in an array of numbers, so the marker's bits are written into the encoded
   // body: the canonical NaN (0x7ff8000000000000, little-endian) becomes Prometheus' StaleNaN (0x7ff0000000000002).
-  const encoded = encode([{ labels: { __name__: 'gone', job: 'x' }, samples: [[1, t0 * 1000], [Number.NaN, (t0 + 1) * 1000]] }])
+  const encoded = encode([
+    {
+      labels: { __name__: 'gone', job: 'x' },
+      samples: [
+        [1, t0 * 1000],
+        [Number.NaN, (t0 + 1) * 1000],
+      ],
+    },
+  ])
   const at = encoded.indexOf(Buffer.from('000000000000f87f', 'hex'))
   t.true(at > 0)
   Buffer.from('020000000000f07f', 'hex').copy(encoded, at)
@@ -161,13 +200,55 @@ test('21 refusals: 400 naming the series, 401, 413, 415; nothing stored', async 
   const good = { labels: { __name__: 'fine', job: 'x' }, samples: [[1, t0 * 1000]] as Array<[number, number]> }
   const c = (series: SeriesIn[]) => compressSync(encode(series))
   const id = user.accountId
-  await refused(t, id, () => send(key, c([good, { labels: { __name__: 'bad', job: 'x' }, samples: [[Number.NaN, t0 * 1000]] }])), 400, /^series bad\{job="x"\}: invalid value: not a number/, 'invalid_series')
-  await refused(t, id, () => send(key, c([good, { labels: { __name__: 'inf' }, samples: [[Number.POSITIVE_INFINITY, t0 * 1000]] }])), 400, /^series inf\{\}: invalid value: out of range/, 'invalid_series')
-  await refused(t, id, () => send(key, c([good, { labels: { job: 'x' }, samples: [[1, t0 * 1000]] }])), 400, /no __name__ label/, 'invalid_series')
-  await refused(t, id, () => send(key, c([good, { labels: { __name__: 'old' }, samples: [[1, 946684799000]] }])), 400, /^series old\{\}: invalid timestamp: before 2000-01-01/, 'invalid_series')
-  await refused(t, id, () => send(key, c([good, { labels: { __name__: 'm'.repeat(100), job: 'j'.repeat(40) }, samples: [[1, t0 * 1000]] }])), 400, /longer than 128 characters/, 'invalid_series')
+  await refused(
+    t,
+    id,
+    () => send(key, c([good, { labels: { __name__: 'bad', job: 'x' }, samples: [[Number.NaN, t0 * 1000]] }])),
+    400,
+    /^series bad\{job="x"\}: invalid value: not a number/,
+    'invalid_series',
+  )
+  await refused(
+    t,
+    id,
+    () => send(key, c([good, { labels: { __name__: 'inf' }, samples: [[Number.POSITIVE_INFINITY, t0 * 1000]] }])),
+    400,
+    /^series inf\{\}: invalid value: out of range/,
+    'invalid_series',
+  )
+  await refused(
+    t,
+    id,
+    () => send(key, c([good, { labels: { job: 'x' }, samples: [[1, t0 * 1000]] }])),
+    400,
+    /no __name__ label/,
+    'invalid_series',
+  )
+  await refused(
+    t,
+    id,
+    () => send(key, c([good, { labels: { __name__: 'old' }, samples: [[1, 946684799000]] }])),
+    400,
+    /^series old\{\}: invalid timestamp: before 2000-01-01/,
+    'invalid_series',
+  )
+  await refused(
+    t,
+    id,
+    () => send(key, c([good, { labels: { __name__: 'm'.repeat(100), job: 'j'.repeat(40) }, samples: [[1, t0 * 1000]] }])),
+    400,
+    /longer than 128 characters/,
+    'invalid_series',
+  )
   await refused(t, id, () => send(key, encode([good])), 400, /not snappy-compressed/, 'malformed_protobuf')
-  await refused(t, id, () => send(key, compressSync(Buffer.from('not a protobuf message at all, really'))), 400, /not a remote-write WriteRequest/, 'malformed_protobuf')
+  await refused(
+    t,
+    id,
+    () => send(key, compressSync(Buffer.from('not a protobuf message at all, really'))),
+    400,
+    /not a remote-write WriteRequest/,
+    'malformed_protobuf',
+  )
   await refused(t, id, () => send(key, Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0])), 413, /uncompressed/, 'body_too_large')
   await refused(t, id, () => send(key, c([good]), { 'content-encoding': 'gzip' }), 415, /snappy/, 'unsupported_content_encoding')
   await refused(t, id, () => send(undefined, c([good])), 401, /missing credentials/, 'unauthorized')
@@ -177,20 +258,51 @@ test('21 refusals: 400 naming the series, 401, 413, 415; nothing stored', async 
 test('21 plan stat limit 403 and kind conflict 400 as every write route; nothing stored', async (t) => {
   const { key, user } = await keyedAccount(app)
   const t0 = nowS() - 30
-  const eleven = Array.from({ length: 11 }, (_, i) => ({ labels: { __name__: `s${i}` }, samples: [[1, t0 * 1000]] as Array<[number, number]> }))
+  const eleven = Array.from({ length: 11 }, (_, i) => ({
+    labels: { __name__: `s${i}` },
+    samples: [[1, t0 * 1000]] as Array<[number, number]>,
+  }))
   await refused(t, user.accountId, () => send(key, compressSync(encode(eleven))), 403, /tracks at most 10 stats/, 'stat_limit')
-  const res = await fetch(`${app.url}/api/v1/stats/hits/count`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{"count":1}' })
+  const res = await fetch(`${app.url}/api/v1/stats/hits/count`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: '{"count":1}',
+  })
   t.is(res.status, 200)
-  await refused(t, user.accountId, () => send(key, compressSync(encode([{ labels: { __name__: 'hits' }, samples: [[2, t0 * 1000]] }]))), 400, /^series hits\{\}: type conflict: stat "hits" is a counter/, 'kind_conflict')
+  await refused(
+    t,
+    user.accountId,
+    () => send(key, compressSync(encode([{ labels: { __name__: 'hits' }, samples: [[2, t0 * 1000]] }]))),
+    400,
+    /^series hits\{\}: type conflict: stat "hits" is a counter/,
+    'kind_conflict',
+  )
 })
 
-test('38.5 samples past the day\'s allowance are refused before they are decoded (403, not the 400 of a bad series); over 100,000 a 413 naming the cap; nothing stored', async (t) => {
+test("38.5 samples past the day's allowance are refused before they are decoded (403, not the 400 of a bad series); over 100,000 a 413 naming the cap; nothing stored", async (t) => {
   const t0 = nowS() - 30
   const samples = (n: number) => Array.from({ length: n }, (_, i): [number, number] => [i, (t0 - (i % 600)) * 1000])
   const bad = { labels: { __name__: 'bad' }, samples: [[Number.NaN, t0 * 1000]] as Array<[number, number]> }
   const { key, user } = await keyedAccount(app)
-  await app.api.deps.redis.set(`${app.config.redisPrefix}:points:${user.accountId}:${new Date().toISOString().slice(0, 10)}`, 100_000 - 3_000)
-  await refused(t, user.accountId, () => send(key, compressSync(encode([{ labels: { __name__: 'many' }, samples: samples(3_000) }, bad]))), 403, /^plan limit reached: the free plan records at most 100000 points per day$/, 'daily_point_limit')
+  await app.api.deps.redis.set(
+    `${app.config.redisPrefix}:points:${user.accountId}:${new Date().toISOString().slice(0, 10)}`,
+    100_000 - 3_000,
+  )
+  await refused(
+    t,
+    user.accountId,
+    () => send(key, compressSync(encode([{ labels: { __name__: 'many' }, samples: samples(3_000) }, bad]))),
+    403,
+    /^plan limit reached: the free plan records at most 100000 points per day$/,
+    'daily_point_limit',
+  )
   const pro = await keyedAccount(app, 'pro')
-  await refused(t, pro.user.accountId, () => send(pro.key, compressSync(encode([{ labels: { __name__: 'many' }, samples: samples(100_001) }]))), 413, /^request too large: 100,001 samples; at most 100,000 points per request/, 'body_too_large')
+  await refused(
+    t,
+    pro.user.accountId,
+    () => send(pro.key, compressSync(encode([{ labels: { __name__: 'many' }, samples: samples(100_001) }]))),
+    413,
+    /^request too large: 100,001 samples; at most 100,000 points per request/,
+    'body_too_large',
+  )
 })

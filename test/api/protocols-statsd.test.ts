@@ -28,7 +28,10 @@ async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 10
 
 async function sendUdp(...packets: string[]): Promise<void> {
   const socket = dgram.createSocket('udp4')
-  for (const p of packets) await new Promise<void>((resolve, reject) => socket.send(p, app.api.statsd!.udpPort, '127.0.0.1', (err) => (err ? reject(err) : resolve())))
+  for (const p of packets)
+    await new Promise<void>((resolve, reject) =>
+      socket.send(p, app.api.statsd!.udpPort, '127.0.0.1', (err) => (err ? reject(err) : resolve())),
+    )
   socket.close()
 }
 
@@ -46,14 +49,26 @@ async function refusedPackets(t: ExecutionContext, accountId: string, key: strin
   // Other tests of this file refuse packets at the same time: the day's total grows by at least these.
   t.true(health.refused_today >= healthBefore + packets.length, 'counted in health')
   t.true(health.listening)
-  if (key) t.is((await request(app.url, '/api/v1/usage', { bearer: key })).body.statsd_refused_today, usageBefore + packets.length, 'counted in the account\'s usage')
+  if (key)
+    t.is(
+      (await request(app.url, '/api/v1/usage', { bearer: key })).body.statsd_refused_today,
+      usageBefore + packets.length,
+      "counted in the account's usage",
+    )
 }
 
 for (const protocol of ['udp', 'tcp'] as const) {
   test(`21 hot-shots over ${protocol.toUpperCase()}: counters with sample rates, gauges, timers, histograms and distributions, DogStatsD tags`, async (t) => {
     const { key } = await keyedAccount(app, 'pro')
     const port = protocol === 'udp' ? app.api.statsd!.udpPort : app.api.statsd!.tcpPort
-    const client = new StatsD({ host: '127.0.0.1', port, protocol, prefix: `${key}.`, globalTags: { env: 'test' }, errorHandler: (err) => t.fail(String(err)) })
+    const client = new StatsD({
+      host: '127.0.0.1',
+      port,
+      protocol,
+      prefix: `${key}.`,
+      globalTags: { env: 'test' },
+      errorHandler: (err) => t.fail(String(err)),
+    })
     const before = nowS()
     const accepted = intake().totals.accepted
     client.increment('hits', 3)
@@ -98,11 +113,18 @@ test('21 DogStatsD: packed values, |T timestamps, bare tags, several lines per d
   await intake().flush()
   const got = await readBack(app, key)
   // Points of one second come back in no particular order.
-  t.deepEqual(got['req.canary.zone_eu']?.points.sort((x, y) => x.value - y.value), [{ t: t0, value: 1 }, { t: t0, value: 2 }, { t: t0, value: 3 }])
+  t.deepEqual(
+    got['req.canary.zone_eu']?.points.sort((x, y) => x.value - y.value),
+    [
+      { t: t0, value: 1 },
+      { t: t0, value: 2 },
+      { t: t0, value: 3 },
+    ],
+  )
   t.deepEqual(got.jobs, { kind: 'counter', points: [{ t: t0, value: 4 }] })
 })
 
-test('21 a packet with any bad line stores nothing and is counted as refused, in the account\'s usage and in health', async (t) => {
+test("21 a packet with any bad line stores nothing and is counted as refused, in the account's usage and in health", async (t) => {
   const { key, user } = await keyedAccount(app)
   const good = `${key}.fine:1|c`
   await refusedPackets(t, user.accountId, key, [
@@ -124,7 +146,7 @@ test('21 an unknown key or no key prefix refuses the packet (counted in health o
   await refusedPackets(t, user.accountId, null, ['mk_000000000000_00000000000000000000000000000000.x:1|c', 'nokey:1|c'])
 })
 
-test('21 quotas as every write route: a flush over the plan\'s stat count is refused and counted', async (t) => {
+test("21 quotas as every write route: a flush over the plan's stat count is refused and counted", async (t) => {
   const { key, user } = await keyedAccount(app)
   const eleven = Array.from({ length: 11 }, (_, i) => `${key}.s${i}:1|c`).join('\n')
   await refusedPackets(t, user.accountId, key, [eleven])
@@ -139,19 +161,26 @@ test('21 a packet whose kind conflicts with its stat is refused alone; the other
   await until('both packets', () => intake().totals.refused > refused && intake().totals.accepted > accepted)
   await intake().flush()
   const got = await readBack(app, key)
-  t.deepEqual(got.temp.points.map((p) => p.value), [1])
-  t.deepEqual(got.other.points.map((p) => p.value), [2])
+  t.deepEqual(
+    got.temp.points.map((p) => p.value),
+    [1],
+  )
+  t.deepEqual(
+    got.other.points.map((p) => p.value),
+    [2],
+  )
   t.is((await request(app.url, '/api/v1/usage', { bearer: key })).body.statsd_refused_today, 1)
 })
 
-test('21 rate limit as every write route: a flush when the account\'s requests are spent is refused and counted', async (t) => {
+test("21 rate limit as every write route: a flush when the account's requests are spent is refused and counted", async (t) => {
   const { key, user } = await keyedAccount(app)
   // The free plan refills a request every 50 ms, as often as a flush runs: spending the bucket over HTTP first
   // cannot make the flush's own request come too late to be refused. The limiter answers "spent" for this
   // account instead, as it does once the bucket is empty (its own tests cover the bucket).
   const limits = app.api.deps.limits
   const real = limits.takeRequest.bind(limits)
-  limits.takeRequest = async (id, plan) => (id === user.accountId ? { allowed: false, limit: plan.burst, remaining: 0, resetSeconds: 1 } : real(id, plan))
+  limits.takeRequest = async (id, plan) =>
+    id === user.accountId ? { allowed: false, limit: plan.burst, remaining: 0, resetSeconds: 1 } : real(id, plan)
   try {
     await refusedPackets(t, user.accountId, null, [`${key}.x:1|c`])
   } finally {
@@ -173,7 +202,11 @@ test('21 TCP: each line stands alone; a bad line refuses only itself', async (t)
   await intake().flush()
   const got = await readBack(app, key)
   t.deepEqual(Object.keys(got).sort(), ['a', 'c', 'd'])
-  t.deepEqual(got.d.points.map((p) => p.value), [3], 'a line split across writes is read whole')
+  t.deepEqual(
+    got.d.points.map((p) => p.value),
+    [3],
+    'a line split across writes is read whole',
+  )
 })
 
 test('21 a revoked key stops being taken within about a second, as on every route', async (t) => {
@@ -190,7 +223,10 @@ test('21 a revoked key stops being taken within about a second, as on every rout
   await until('the refusal', () => intake().totals.refused > refused)
   await intake().flush()
   const stats = await app.sql<{ name: string }[]>`select name from stats where account_id = ${user.accountId} order by name`
-  t.deepEqual(stats.map((s) => s.name), ['before'])
+  t.deepEqual(
+    stats.map((s) => s.name),
+    ['before'],
+  )
 })
 
 async function sendTcp(...lines: string[]): Promise<void> {
@@ -212,51 +248,73 @@ test.serial('38.1 a datagram of 25 identical lines of an unknown key is refused 
   await sendUdp(`${key}.after:1|c`)
   await until('the next packet', () => intake().totals.accepted > accepted)
   await intake().flush()
-  t.deepEqual((await readBack(app, key)).after?.points.map((p) => p.value), [1])
+  t.deepEqual(
+    (await readBack(app, key)).after?.points.map((p) => p.value),
+    [1],
+  )
   t.is((await request(app.url, '/api/v1/health')).status, 200)
 })
 
 for (const protocol of ['udp', 'tcp'] as const) {
-  test.serial(`38.2 identical lines in one packet and across packets store exactly what was sent (${protocol.toUpperCase()})`, async (t) => {
-    const { key } = await keyedAccount(app, 'pro')
-    const line = `${key}.same:1|c`
-    const packed = `${key}.packed:1:2|h`
-    const accepted = intake().totals.accepted
-    // Over TCP every line is a packet of its own; over UDP the first datagram carries three of them.
-    if (protocol === 'udp') await sendUdp([line, line, line, packed, packed].join('\n'), line, line, [packed, packed, packed].join('\n'), Array(25).fill(line).join('\n'))
-    else await sendTcp(line, line, line, packed, packed, line, line, packed, packed, packed, ...Array(25).fill(line))
-    const packets = protocol === 'udp' ? 5 : 35
-    await until(`${packets} packets`, () => intake().totals.accepted >= accepted + packets)
-    await intake().flush()
-    const got = await readBack(app, key)
-    t.is(got.same?.points.length, 30, 'each line once')
-    t.is(got.same?.points.reduce((a, p) => a + p.value, 0), 30)
-    t.deepEqual(got.packed?.points.map((p) => p.value).sort(), [1, 1, 1, 1, 1, 2, 2, 2, 2, 2])
-  })
+  test.serial(
+    `38.2 identical lines in one packet and across packets store exactly what was sent (${protocol.toUpperCase()})`,
+    async (t) => {
+      const { key } = await keyedAccount(app, 'pro')
+      const line = `${key}.same:1|c`
+      const packed = `${key}.packed:1:2|h`
+      const accepted = intake().totals.accepted
+      // Over TCP every line is a packet of its own; over UDP the first datagram carries three of them.
+      if (protocol === 'udp')
+        await sendUdp(
+          [line, line, line, packed, packed].join('\n'),
+          line,
+          line,
+          [packed, packed, packed].join('\n'),
+          Array(25).fill(line).join('\n'),
+        )
+      else await sendTcp(line, line, line, packed, packed, line, line, packed, packed, packed, ...Array(25).fill(line))
+      const packets = protocol === 'udp' ? 5 : 35
+      await until(`${packets} packets`, () => intake().totals.accepted >= accepted + packets)
+      await intake().flush()
+      const got = await readBack(app, key)
+      t.is(got.same?.points.length, 30, 'each line once')
+      t.is(
+        got.same?.points.reduce((a, p) => a + p.value, 0),
+        30,
+      )
+      t.deepEqual(got.packed?.points.map((p) => p.value).sort(), [1, 1, 1, 1, 1, 2, 2, 2, 2, 2])
+    },
+  )
 }
 
-test.serial('38.1 a fault of our own while handling a packet is that packet\'s: counted as refused, the process and the next packets go on (UDP and TCP)', async (t) => {
-  const { key, user } = await keyedAccount(app)
-  // A fault the intake cannot foresee, standing for any bug on the packet path: its line parser throws for one metric.
-  const target = intake() as unknown as { parse(line: string, now: number): unknown }
-  const real = target.parse.bind(target)
-  target.parse = (line, now) => {
-    if (line.includes('.boom:')) throw new RangeError('boom')
-    return real(line, now)
-  }
-  try {
-    const refused = intake().totals.refused
-    const accepted = intake().totals.accepted
-    await sendUdp(`${key}.boom:1|c`, `${key}.fine:1|c\n${key}.boom:1|c`)
-    await sendTcp(`${key}.boom:1|c`, `${key}.tcp:2|c`)
-    await sendUdp(`${key}.udp:3|c`)
-    await until('three refusals and two packets', () => intake().totals.refused >= refused + 3 && intake().totals.accepted >= accepted + 2)
-  } finally {
-    target.parse = real
-  }
-  await intake().flush()
-  const got = await readBack(app, key)
-  t.deepEqual(Object.keys(got).sort(), ['tcp', 'udp'], 'nothing of the faulty packets is stored')
-  t.deepEqual([got.tcp.points[0].value, got.udp.points[0].value], [2, 3])
-  t.is((await snapshot(app, user.accountId)).points, 2)
-})
+test.serial(
+  "38.1 a fault of our own while handling a packet is that packet's: counted as refused, the process and the next packets go on (UDP and TCP)",
+  async (t) => {
+    const { key, user } = await keyedAccount(app)
+    // A fault the intake cannot foresee, standing for any bug on the packet path: its line parser throws for one metric.
+    const target = intake() as unknown as { parse(line: string, now: number): unknown }
+    const real = target.parse.bind(target)
+    target.parse = (line, now) => {
+      if (line.includes('.boom:')) throw new RangeError('boom')
+      return real(line, now)
+    }
+    try {
+      const refused = intake().totals.refused
+      const accepted = intake().totals.accepted
+      await sendUdp(`${key}.boom:1|c`, `${key}.fine:1|c\n${key}.boom:1|c`)
+      await sendTcp(`${key}.boom:1|c`, `${key}.tcp:2|c`)
+      await sendUdp(`${key}.udp:3|c`)
+      await until(
+        'three refusals and two packets',
+        () => intake().totals.refused >= refused + 3 && intake().totals.accepted >= accepted + 2,
+      )
+    } finally {
+      target.parse = real
+    }
+    await intake().flush()
+    const got = await readBack(app, key)
+    t.deepEqual(Object.keys(got).sort(), ['tcp', 'udp'], 'nothing of the faulty packets is stored')
+    t.deepEqual([got.tcp.points[0].value, got.udp.points[0].value], [2, 3])
+    t.is((await snapshot(app, user.accountId)).points, 2)
+  },
+)

@@ -27,7 +27,12 @@ let key: string
 async function statWith(accountId: string, name: string, kind: 'counter' | 'gauge', points: Array<[number, number]>) {
   const [s] = await app.sql<{ id: string }[]>`
     insert into stats (account_id, name, kind, created_at) values (${accountId}, ${name}, ${kind}, ${new Date((NOW - 30 * DAY) * 1000)}) returning id`
-  if (points.length) await applyBatch(app.sql, randomUUID(), points.map(([ts, v]): QueuedPoint => [s.id, ts, v, null]))
+  if (points.length)
+    await applyBatch(
+      app.sql,
+      randomUUID(),
+      points.map(([ts, v]): QueuedPoint => [s.id, ts, v, null]),
+    )
 }
 
 // orders: 10 a day last week, 20 a day this week (a minute past midnight): daily orders doubled.
@@ -36,8 +41,9 @@ const thisWeek = Array.from({ length: 7 }, (_, d): [number, number] => [monday +
 const stretchBefore = lastWeek.filter(([t]) => t < lastMonday + elapsed)
 // errors: 2 an hour over the last 3 days, with 9 more in the hour 30 hours ago.
 const spikeHour = Math.floor(NOW / HOUR) * HOUR - 30 * HOUR
-const errors = Array.from({ length: 72 }, (_, h): [number, number] => [Math.floor(NOW / HOUR) * HOUR - (72 - h) * HOUR + 600, 2])
-  .concat([[spikeHour + 900, 9]])
+const errors = Array.from({ length: 72 }, (_, h): [number, number] => [Math.floor(NOW / HOUR) * HOUR - (72 - h) * HOUR + 600, 2]).concat([
+  [spikeHour + 900, 9],
+])
 
 test.before(async () => {
   app = await startTestApp()
@@ -45,10 +51,17 @@ test.before(async () => {
   key = (await createKey(app.url, owner)).key
   await statWith(owner.accountId, 'orders', 'counter', [...lastWeek, ...thisWeek])
   await statWith(owner.accountId, 'errors', 'counter', errors)
-  await statWith(owner.accountId, 'latency_ms', 'gauge', Array.from({ length: 48 }, (_, h): [number, number] => [NOW - (h + 1) * HOUR, 100 + h]))
+  await statWith(
+    owner.accountId,
+    'latency_ms',
+    'gauge',
+    Array.from({ length: 48 }, (_, h): [number, number] => [NOW - (h + 1) * HOUR, 100 + h]),
+  )
   await statWith(owner.accountId, 'signups', 'counter', [[NOW - 2 * HOUR, 3]])
 })
-test.after.always(async () => { await app?.close() })
+test.after.always(async () => {
+  await app?.close()
+})
 
 const ask = (query: string) => request(app.url, '/api/v1/query', { json: { query }, bearer: key })
 type Rec = { agg: string; period?: string; value: number; t?: number; bucket_seconds?: number; from: string; to: string }
@@ -61,7 +74,11 @@ test('this week against last week: the same elapsed stretch, which stretch, and 
   t.is(intent.window.from, iso(monday))
   t.is(intent.compare_to.from, iso(lastMonday))
   const ms = (x: string) => new Date(x).getTime()
-  t.is(ms(intent.compare_to.to) - ms(intent.compare_to.from), ms(intent.window.to) - ms(intent.window.from), 'the same elapsed stretch of last week, not all of it')
+  t.is(
+    ms(intent.compare_to.to) - ms(intent.compare_to.from),
+    ms(intent.window.to) - ms(intent.window.from),
+    'the same elapsed stretch of last week, not all of it',
+  )
   t.true(Math.abs(ms(intent.compare_to.to) / 1000 - (lastMonday + elapsed)) < 120)
   t.deepEqual([intent.context.from, intent.context.to], [iso(lastMonday), iso(monday)])
   t.regex(intent.stretch, /^Mon 00:00 to \w{3} \d\d:\d\d UTC of each week$/)
@@ -70,7 +87,8 @@ test('this week against last week: the same elapsed stretch, which stretch, and 
   t.is(by('window'), 20 * thisWeek.length)
   t.is(by('compare_to'), 10 * stretchBefore.length)
   t.is(by('context'), 70)
-  if (thisWeek.length && thisWeek.length === stretchBefore.length) t.regex(answer, /up \d[\d,]* \(\+100%\)/, 'daily orders doubled: up, not down')
+  if (thisWeek.length && thisWeek.length === stretchBefore.length)
+    t.regex(answer, /up \d[\d,]* \(\+100%\)/, 'daily orders doubled: up, not down')
   t.regex(answer, /For context, the whole of last week \([^)]*\) totalled 70\./)
   t.regex(verifier, /^passed/)
 
@@ -91,7 +109,10 @@ test('today vs yesterday: yesterday up to the same time, the whole of yesterday 
   t.deepEqual([intent.context.from, intent.context.to], [iso(today - DAY), iso(today)])
   t.regex(intent.stretch, /^00:00 to \d\d:\d\d UTC of each day$/)
   const ctx = data.find((r: Rec) => r.period === 'context')
-  t.is(ctx.value, errors.filter(([ts]) => ts >= today - DAY && ts < today).reduce((a, [, v]) => a + v, 0))
+  t.is(
+    ctx.value,
+    errors.filter(([ts]) => ts >= today - DAY && ts < today).reduce((a, [, v]) => a + v, 0),
+  )
   t.regex(res.body.verifier, /^passed/)
   t.true(answer.includes('the whole of yesterday'))
 })
@@ -101,7 +122,10 @@ function nearestRank(values: number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.max(1, Math.ceil(q * sorted.length - 1e-9)) - 1]
 }
-const latencyIn = (from: number, to: number) => Array.from({ length: 48 }, (_, h) => [NOW - (h + 1) * HOUR, 100 + h]).filter(([t]) => t >= from && t < to).map(([, v]) => v)
+const latencyIn = (from: number, to: number) =>
+  Array.from({ length: 48 }, (_, h) => [NOW - (h + 1) * HOUR, 100 + h])
+    .filter(([t]) => t >= from && t < to)
+    .map(([, v]) => v)
 
 test('a percentile of a gauge: answered from the percentile reader, within 1 % of the exact nearest-rank value, grounded', async (t) => {
   const res = await ask('p95 latency yesterday')
@@ -113,7 +137,10 @@ test('a percentile of a gauge: answered from the percentile reader, within 1 % o
   t.is(data.length, 1)
   t.like(data[0], { type: 'retrieved', stat: 'latency_ms', agg: 'p95', period: 'window', n: latencyIn(today - DAY, today).length })
   t.true(Math.abs(data[0].value - exact) / exact <= 0.01, `p95 ${data[0].value} vs exact ${exact}`)
-  t.regex(answer, /^The p95 of latency_ms yesterday \(\d{4}-\d\d-\d\d UTC\) was [\d.,]+ \(\d+ readings\)\. Percentiles over an hour or more come from sketches, within one percent of exact\.$/)
+  t.regex(
+    answer,
+    /^The p95 of latency_ms yesterday \(\d{4}-\d\d-\d\d UTC\) was [\d.,]+ \(\d+ readings\)\. Percentiles over an hour or more come from sketches, within one percent of exact\.$/,
+  )
   t.regex(verifier, /^passed: 2 of 2 numbers grounded/)
 
   const median = await ask('median latency_ms in the last 2 days')
@@ -125,7 +152,10 @@ test('a percentile of a gauge: answered from the percentile reader, within 1 % o
   // "percentiles" alone: median, p95 and p99 in one sentence; "99th percentile" reads as p99.
   const all = await ask('percentiles of latency_ms in the last 2 days')
   t.deepEqual(all.body.intent.percentiles, [50, 95, 99])
-  t.deepEqual(all.body.data.map((r: Rec) => r.agg), ['p50', 'p95', 'p99'])
+  t.deepEqual(
+    all.body.data.map((r: Rec) => r.agg),
+    ['p50', 'p95', 'p99'],
+  )
   t.regex(all.body.answer, /^latency_ms in the last 2 days[^:]*: median [\d.,]+, p95 [\d.,]+, p99 [\d.,]+ \(\d+ readings\)\./)
   t.regex(all.body.verifier, /^passed/)
   const nth = await ask('99th percentile of latency_ms in the last 2 days')
@@ -143,7 +173,10 @@ test('a percentile of a counter, or percentiles compared or broken down: decline
   t.like(counter.body, { data: [], source: 'template' })
   t.is(counter.body.intent.op, 'unknown')
   t.regex(counter.body.intent.reason, /^only gauges have percentiles/)
-  t.is(counter.body.answer, 'orders is a counter, so I can\'t give a percentile: only gauges have percentiles (a counter\'s values are counts, added up). I can give its total, a comparison of two periods, a breakdown by hour or day, or when it peaked.')
+  t.is(
+    counter.body.answer,
+    "orders is a counter, so I can't give a percentile: only gauges have percentiles (a counter's values are counts, added up). I can give its total, a comparison of two periods, a breakdown by hour or day, or when it peaked.",
+  )
   for (const q of ['p95 latency_ms today vs yesterday', 'p99 latency_ms by hour today', 'when was p95 latency_ms highest']) {
     const res = await ask(q)
     t.like(res.body, { data: [], source: 'template' }, q)
@@ -179,7 +212,10 @@ test('errors in the last 2 days by day: each day listed, the cut days marked', a
   for (const d of days) {
     const a = Math.max(d.t!, from)
     const b = Math.min(d.t! + DAY, NOW)
-    t.is(d.value, errors.filter(([ts]) => ts >= a && ts < b).reduce((x, [, v]) => x + v, 0))
+    t.is(
+      d.value,
+      errors.filter(([ts]) => ts >= a && ts < b).reduce((x, [, v]) => x + v, 0),
+    )
     t.true(answer.includes(d.value.toLocaleString('en-US')))
   }
   t.regex(answer, /\(part\)/)
@@ -191,7 +227,10 @@ test('a question naming nothing like any stat still names the closest ones, each
   t.like(res.body, { data: [], source: 'template' })
   t.is(res.body.intent.candidates.length, 3)
   t.true(res.body.intent.candidates.every((c: string) => res.body.answer.includes(c)))
-  t.deepEqual(res.body.intent.candidates.slice(0, 3).map((c: string) => ['errors', 'latency_ms', 'orders', 'signups'].includes(c)), [true, true, true])
+  t.deepEqual(
+    res.body.intent.candidates.slice(0, 3).map((c: string) => ['errors', 'latency_ms', 'orders', 'signups'].includes(c)),
+    [true, true, true],
+  )
   t.is(res.body.intent.candidates.includes('latency_ms'), false, '"how many" asks of counters first')
   t.regex(res.body.answer, /won't guess/)
   for (const s of res.body.intent.suggestions) t.is(s.query, `how many ${s.stat} yesterday`)

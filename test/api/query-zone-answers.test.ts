@@ -27,13 +27,16 @@ test.before(async () => {
   await app.startWorkers()
   user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
-  const res = await request(app.url, '/ez', { json: { ezkey: key, data: ORDERS.map(([t, count]) => ({ stat: 'orders', count, t: String(at(t)) })) } })
+  const res = await request(app.url, '/ez', {
+    json: { ezkey: key, data: ORDERS.map(([t, count]) => ({ stat: 'orders', count, t: String(at(t)) })) },
+  })
   if (res.body.accepted !== ORDERS.length) throw new Error(res.text)
   await settle(app)
 })
 test.after.always(() => app?.close())
 
-const ask = (query: string, zone: string) => answerQuestion({ sql: app.sql, config: { queryLlm: undefined } }, user.accountId, { query, time_zone: zone }, NOW)
+const ask = (query: string, zone: string) =>
+  answerQuestion({ sql: app.sql, config: { queryLlm: undefined } }, user.accountId, { query, time_zone: zone }, NOW)
 type Rec = { bucket_seconds?: number; t?: number; from?: string; to?: string; value: number }
 
 test('29 by day in America/New_York: buckets start at its midnights, the 25-hour day whole, values by its calendar', async (t) => {
@@ -41,7 +44,11 @@ test('29 by day in America/New_York: buckets start at its midnights, the 25-hour
   t.regex(res.verifier, /^passed/)
   const days = (res.data as Rec[]).filter((r) => r.bucket_seconds === 86_400)
   const byStart = Object.fromEntries(days.map((d) => [new Date(d.t! * 1000).toISOString(), d]))
-  t.like(byStart['2026-11-01T04:00:00.000Z'], { value: 1, to: '2026-11-02T05:00:00.000Z' }, 'Nov 1 is 25 hours: EDT midnight to EST midnight')
+  t.like(
+    byStart['2026-11-01T04:00:00.000Z'],
+    { value: 1, to: '2026-11-02T05:00:00.000Z' },
+    'Nov 1 is 25 hours: EDT midnight to EST midnight',
+  )
   t.like(byStart['2026-11-02T05:00:00.000Z'], { value: 14, from: '2026-11-02T05:00:00.000Z', to: '2026-11-03T05:00:00.000Z' })
   t.like(byStart['2026-11-03T05:00:00.000Z'], { value: 0 })
   t.true(res.answer.includes('2026-11-02 14'), res.answer)
@@ -55,7 +62,7 @@ test('29 the same question in UTC cuts at UTC midnights', async (t) => {
   t.like(byStart, { '2026-11-02T00:00:00.000Z': 7, '2026-11-03T00:00:00.000Z': 8 })
 })
 
-test('29 a peak hour is named on the zone\'s wall clock, with the zone\'s name, and the verifier passes', async (t) => {
+test("29 a peak hour is named on the zone's wall clock, with the zone's name, and the verifier passes", async (t) => {
   const res = await ask('when did orders peak in the last 3 days', 'America/New_York')
   t.like(res.data[0], { value: 8, t: at('2026-11-03T03:00:00Z'), bucket_seconds: 3600 })
   t.true(res.answer.includes('2026-11-02 22:00 America/New_York'), res.answer)

@@ -37,7 +37,12 @@ test.before(async () => {
   chat = await startChatServer()
   app = await startTestApp()
   await app.startWorkers()
-  modelApp = await app.another({ QUERY_LLM_BASE_URL: chat.baseUrl, QUERY_LLM_MODEL: 'narrator', QUERY_LLM_API_KEY: 'sk-test-secret', QUERY_LLM_TIMEOUT_MS: '300' })
+  modelApp = await app.another({
+    QUERY_LLM_BASE_URL: chat.baseUrl,
+    QUERY_LLM_MODEL: 'narrator',
+    QUERY_LLM_API_KEY: 'sk-test-secret',
+    QUERY_LLM_TIMEOUT_MS: '300',
+  })
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   const res = await request(app.url, '/ez', { json: { ezkey: key, data: POINTS.map((p) => ({ ...p, t: String(p.t) })) } })
@@ -103,7 +108,13 @@ test('13 which stats were highest: counters ranked by their totals', async (t) =
   const res = await ask({ query: 'which stat had the most yesterday?' })
   t.is(res.status, 200)
   t.like(res.body.intent, { op: 'rank', agg: 'sum', order: 'desc' })
-  t.deepEqual(res.body.data.map((r: { stat: string; value: number }) => [r.stat, r.value]), [['errors', 16], ['signups', 12]])
+  t.deepEqual(
+    res.body.data.map((r: { stat: string; value: number }) => [r.stat, r.value]),
+    [
+      ['errors', 16],
+      ['signups', 12],
+    ],
+  )
 })
 
 test('13 a stat the engine cannot match with confidence: no number, the closest stats named', async (t) => {
@@ -151,7 +162,10 @@ test('4.6.1 malformed requests: 400 problem details (missing, empty, too long qu
 
 test('5 auth: Bearer or session; nothing is 401; a session POST needs the CSRF header; answers are scoped to the caller', async (t) => {
   t.is((await request(app.url, '/api/v1/query', { json: { query: 'signups yesterday' } })).status, 401)
-  const noCsrf = await request(app.url, '/api/v1/query', { json: { query: 'signups yesterday' }, session: { cookie: owner.user.session.cookie } })
+  const noCsrf = await request(app.url, '/api/v1/query', {
+    json: { query: 'signups yesterday' },
+    session: { cookie: owner.user.session.cookie },
+  })
   t.is(noCsrf.status, 403)
   const viaSession = await request(app.url, '/api/v1/query', { json: { query: 'signups yesterday' }, session: owner.user.session })
   t.is(viaSession.status, 200)

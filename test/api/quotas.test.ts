@@ -57,7 +57,10 @@ async function unchanged<T>(t: ExecutionContext, accountId: string, send: () => 
 const v1Count = (on: TestApp, key: string, stat: string, json: Record<string, unknown> = { count: 1 }) =>
   request(on.url, `/api/v1/stats/${encodeURIComponent(stat)}/count`, { json, bearer: key })
 const ez = (on: TestApp, key: string, stat: string, strict = false) =>
-  request(on.url, '/ez', { form: `ezkey=${key}&stat=${encodeURIComponent(stat)}&count=1`, headers: strict ? { 'x-service-strict': '1' } : {} })
+  request(on.url, '/ez', {
+    form: `ezkey=${key}&stat=${encodeURIComponent(stat)}&count=1`,
+    headers: strict ? { 'x-service-strict': '1' } : {},
+  })
 
 // ---------------------------------------------------------------- tracked stats
 
@@ -68,7 +71,9 @@ test('free plan: 10 tracked stats; the 11th stat is 403 stat_limit on v1, 200 "e
 
   const v1 = await unchanged(t, user.accountId, () => v1Count(app, key, 'stat 11'))
   isProblem(t, v1, 403, 'stat_limit', limit)
-  const gauge = await unchanged(t, user.accountId, () => request(app.url, '/api/v1/stats/stat%2011/value', { json: { value: 1 }, bearer: key }))
+  const gauge = await unchanged(t, user.accountId, () =>
+    request(app.url, '/api/v1/stats/stat%2011/value', { json: { value: 1 }, bearer: key }),
+  )
   isProblem(t, gauge, 403, 'stat_limit', limit)
 
   const legacy = await unchanged(t, user.accountId, () => ez(app, key, 'stat 11'))
@@ -82,7 +87,17 @@ test('free plan: 10 tracked stats; the 11th stat is 403 stat_limit on v1, 200 "e
   t.is(strict.body.msg, limit)
 
   // /api/v1/points checks the whole batch before storing: the point for an existing stat is not stored either.
-  const batch = await unchanged(t, user.accountId, () => request(app.url, '/api/v1/points', { bearer: key, json: { points: [{ stat: 'stat 1', count: 1 }, { stat: 'stat 11', count: 1 }] } }))
+  const batch = await unchanged(t, user.accountId, () =>
+    request(app.url, '/api/v1/points', {
+      bearer: key,
+      json: {
+        points: [
+          { stat: 'stat 1', count: 1 },
+          { stat: 'stat 11', count: 1 },
+        ],
+      },
+    }),
+  )
   isProblem(t, batch, 403, 'stat_limit', limit)
 
   const [{ n }] = await app.sql<{ n: number }[]>`select count(*)::int as n from stats where account_id = ${user.accountId}`
@@ -97,7 +112,15 @@ test('free plan: writing to an existing stat after the limit still works', async
   t.deepEqual([again.status, again.body], [200, { status: 'ok' }])
   const legacy = await ez(app, key, 's4')
   t.deepEqual([legacy.status, legacy.body.status], [200, 200])
-  const batch = await request(app.url, '/api/v1/points', { bearer: key, json: { points: [{ stat: 's1', count: 1 }, { stat: 's10', count: 2 }] } })
+  const batch = await request(app.url, '/api/v1/points', {
+    bearer: key,
+    json: {
+      points: [
+        { stat: 's1', count: 1 },
+        { stat: 's10', count: 2 },
+      ],
+    },
+  })
   t.deepEqual(batch.body, { status: 'ok', accepted: 2, duplicates: 0 })
   const after = await snapshot(user.accountId)
   t.is(after.stats, 10)
@@ -107,7 +130,10 @@ test('free plan: writing to an existing stat after the limit still works', async
 
 test('a paid plan tracks more than 10 stats', async (t) => {
   const { user, key } = await keyed(app, 'starter')
-  const res = await request(app.url, '/api/v1/points', { bearer: key, json: { points: Array.from({ length: 25 }, (_, i) => ({ stat: `p${i}`, count: 1 })) } })
+  const res = await request(app.url, '/api/v1/points', {
+    bearer: key,
+    json: { points: Array.from({ length: 25 }, (_, i) => ({ stat: `p${i}`, count: 1 })) },
+  })
   t.deepEqual([res.status, res.body], [200, { status: 'ok', accepted: 25, duplicates: 0 }])
   t.is((await snapshot(user.accountId)).stats, 25)
 })
@@ -124,14 +150,31 @@ test('daily points: a free account at 100,000 points today gets 403 daily_point_
   await setDayCounter(user.accountId, 100_000)
   const limit = 'plan limit reached: the free plan records at most 100000 points per day'
   isProblem(t, await unchanged(t, user.accountId, () => v1Count(app, key, 'daily')), 403, 'daily_point_limit', limit)
-  isProblem(t, await unchanged(t, user.accountId, () => request(app.url, '/api/v1/stats/gauge/value', { json: { value: 1 }, bearer: key })), 403, 'daily_point_limit', limit)
-  isProblem(t, await unchanged(t, user.accountId, () => request(app.url, '/api/v1/points', { bearer: key, json: { points: [{ stat: 'daily', count: 1 }] } })), 403, 'daily_point_limit', limit)
+  isProblem(
+    t,
+    await unchanged(t, user.accountId, () => request(app.url, '/api/v1/stats/gauge/value', { json: { value: 1 }, bearer: key })),
+    403,
+    'daily_point_limit',
+    limit,
+  )
+  isProblem(
+    t,
+    await unchanged(t, user.accountId, () =>
+      request(app.url, '/api/v1/points', { bearer: key, json: { points: [{ stat: 'daily', count: 1 }] } }),
+    ),
+    403,
+    'daily_point_limit',
+    limit,
+  )
   const legacy = await unchanged(t, user.accountId, () => ez(app, key, 'daily'))
   t.deepEqual([legacy.status, legacy.body.status, legacy.body.msg], [200, 'error', limit])
   const strict = await unchanged(t, user.accountId, () => ez(app, key, 'daily', true))
   t.deepEqual([strict.status, strict.body.status], [429, 'error'])
   t.is((await stored(app, user.accountId)).quotaUsed, 100_000)
-  t.falsy((await app.sql`select 1 from stats where account_id = ${user.accountId} and name = 'gauge'`)[0], 'a rejection never creates a stat')
+  t.falsy(
+    (await app.sql`select 1 from stats where account_id = ${user.accountId} and name = 'gauge'`)[0],
+    'a rejection never creates a stat',
+  )
 })
 
 test('daily points: the last points of the allowance are accepted, the next one is refused', async (t) => {
@@ -147,7 +190,11 @@ test('daily points: /api/v1/points is all-or-nothing: a batch that does not fit 
   t.is((await v1Count(app, key, 'kept')).status, 200)
   await setDayCounter(user.accountId, 99_998)
   const before = await snapshot(user.accountId)
-  const points = [{ stat: 'kept', count: 1 }, { stat: 'new one', count: 1 }, { stat: 'kept', count: 1 }]
+  const points = [
+    { stat: 'kept', count: 1 },
+    { stat: 'new one', count: 1 },
+    { stat: 'kept', count: 1 },
+  ]
   const res = await request(app.url, '/api/v1/points', { bearer: key, json: { points } })
   isProblem(t, res, 403, 'daily_point_limit')
   const after = await snapshot(user.accountId)
@@ -192,8 +239,16 @@ test('a retried batch (/api/v1/points and the /ez JSON batch) is billed again pe
   const tt = nowS() - 60
   const items = [1, 2, 3].map((i) => ({ stat: 'batched', count: i, t: tt, ikey: `b-${i}` }))
 
-  t.deepEqual((await request(app.url, '/api/v1/points', { bearer: key, json: { points: items } })).body, { status: 'ok', accepted: 3, duplicates: 0 })
-  t.deepEqual((await request(app.url, '/api/v1/points', { bearer: key, json: { points: items } })).body, { status: 'ok', accepted: 3, duplicates: 3 })
+  t.deepEqual((await request(app.url, '/api/v1/points', { bearer: key, json: { points: items } })).body, {
+    status: 'ok',
+    accepted: 3,
+    duplicates: 0,
+  })
+  t.deepEqual((await request(app.url, '/api/v1/points', { bearer: key, json: { points: items } })).body, {
+    status: 'ok',
+    accepted: 3,
+    duplicates: 3,
+  })
   let now = await snapshot(user.accountId)
   t.is(now.points, 3)
   t.is(now.quotaUsed, 6)
@@ -210,49 +265,59 @@ test('a retried batch (/api/v1/points and the /ez JSON batch) is billed again pe
 
 const slotsClaimed = async () => (await slotApp.sql<{ claimed: number }[]>`select claimed from free_tier`)[0].claimed
 
-test.serial('free-tier slots: the first free account\'s first point claims the only slot; a second free account gets the quota rejection on every write', async (t) => {
-  const first = await keyed(slotApp)
-  const second = await keyed(slotApp)
-  t.is(await slotsClaimed(), 0, 'signing up and creating a key claim nothing')
+test.serial(
+  "free-tier slots: the first free account's first point claims the only slot; a second free account gets the quota rejection on every write",
+  async (t) => {
+    const first = await keyed(slotApp)
+    const second = await keyed(slotApp)
+    t.is(await slotsClaimed(), 0, 'signing up and creating a key claim nothing')
 
-  const ok = await v1Count(slotApp, first.key, 'first')
-  t.deepEqual([ok.status, ok.body], [200, { status: 'ok' }])
-  t.is(await slotsClaimed(), 1)
-  const [row] = await slotApp.sql<{ claimed_at: Date | null }[]>`select free_slot_claimed_at as claimed_at from accounts where id = ${first.user.accountId}`
-  t.truthy(row.claimed_at)
+    const ok = await v1Count(slotApp, first.key, 'first')
+    t.deepEqual([ok.status, ok.body], [200, { status: 'ok' }])
+    t.is(await slotsClaimed(), 1)
+    const [row] = await slotApp.sql<
+      { claimed_at: Date | null }[]
+    >`select free_slot_claimed_at as claimed_at from accounts where id = ${first.user.accountId}`
+    t.truthy(row.claimed_at)
 
-  const full = /^free tier is full/
-  for (const send of [
-    () => v1Count(slotApp, second.key, 'second'),
-    () => request(slotApp.url, '/api/v1/stats/second/value', { json: { value: 1 }, bearer: second.key }),
-    () => request(slotApp.url, '/api/v1/points', { bearer: second.key, json: { points: [{ stat: 'second', count: 1 }] } }),
-    () => request(slotApp.url, '/api/v1/stats/second/count', { json: { count: 1 }, session: second.user.session }),
-  ]) {
-    isProblem(t, await unchanged(t, second.user.accountId, send, slotApp), 403, 'free_tier_full', full)
-  }
-  const legacy = await unchanged(t, second.user.accountId, () => ez(slotApp, second.key, 'second'), slotApp)
-  t.deepEqual([legacy.status, legacy.body.status], [200, 'error'])
-  t.regex(legacy.body.msg, full)
-  const strict = await unchanged(t, second.user.accountId, () => ez(slotApp, second.key, 'second', true), slotApp)
-  t.deepEqual([strict.status, strict.body.status], [429, 'error'])
-  const batch = await unchanged(t, second.user.accountId, () => request(slotApp.url, '/ez', { json: { ezkey: second.key, data: [{ stat: 'second', count: 1 }] } }), slotApp)
-  t.deepEqual([batch.status, batch.body.status], [200, 'error'])
-  t.deepEqual(await snapshot(second.user.accountId, slotApp), { stats: 0, points: 0, queued: 0, quotaUsed: 0 })
-  t.is(await slotsClaimed(), 1)
+    const full = /^free tier is full/
+    for (const send of [
+      () => v1Count(slotApp, second.key, 'second'),
+      () => request(slotApp.url, '/api/v1/stats/second/value', { json: { value: 1 }, bearer: second.key }),
+      () => request(slotApp.url, '/api/v1/points', { bearer: second.key, json: { points: [{ stat: 'second', count: 1 }] } }),
+      () => request(slotApp.url, '/api/v1/stats/second/count', { json: { count: 1 }, session: second.user.session }),
+    ]) {
+      isProblem(t, await unchanged(t, second.user.accountId, send, slotApp), 403, 'free_tier_full', full)
+    }
+    const legacy = await unchanged(t, second.user.accountId, () => ez(slotApp, second.key, 'second'), slotApp)
+    t.deepEqual([legacy.status, legacy.body.status], [200, 'error'])
+    t.regex(legacy.body.msg, full)
+    const strict = await unchanged(t, second.user.accountId, () => ez(slotApp, second.key, 'second', true), slotApp)
+    t.deepEqual([strict.status, strict.body.status], [429, 'error'])
+    const batch = await unchanged(
+      t,
+      second.user.accountId,
+      () => request(slotApp.url, '/ez', { json: { ezkey: second.key, data: [{ stat: 'second', count: 1 }] } }),
+      slotApp,
+    )
+    t.deepEqual([batch.status, batch.body.status], [200, 'error'])
+    t.deepEqual(await snapshot(second.user.accountId, slotApp), { stats: 0, points: 0, queued: 0, quotaUsed: 0 })
+    t.is(await slotsClaimed(), 1)
 
-  // The slot holder keeps writing, in a second process too.
-  t.is((await v1Count(slotApp, first.key, 'first')).status, 200)
-  const other = await slotApp.another({ FREE_TIER_SLOTS: '1' })
-  t.is((await v1Count(other, first.key, 'first')).status, 200)
-  isProblem(t, await v1Count(other, second.key, 'second'), 403, 'free_tier_full')
-  t.is((await snapshot(first.user.accountId, slotApp)).points, 3)
+    // The slot holder keeps writing, in a second process too.
+    t.is((await v1Count(slotApp, first.key, 'first')).status, 200)
+    const other = await slotApp.another({ FREE_TIER_SLOTS: '1' })
+    t.is((await v1Count(other, first.key, 'first')).status, 200)
+    isProblem(t, await v1Count(other, second.key, 'second'), 403, 'free_tier_full')
+    t.is((await snapshot(first.user.accountId, slotApp)).points, 3)
 
-  // Upgrading lifts the rejection for the second account (the key cache holds the account up to 500 ms).
-  await slotApp.sql`update accounts set plan = 'starter' where id = ${second.user.accountId}`
-  await new Promise((r) => setTimeout(r, 600))
-  t.is((await v1Count(slotApp, second.key, 'second')).status, 200)
-  t.is(await slotsClaimed(), 1, 'a paid account takes no free slot')
-})
+    // Upgrading lifts the rejection for the second account (the key cache holds the account up to 500 ms).
+    await slotApp.sql`update accounts set plan = 'starter' where id = ${second.user.accountId}`
+    await new Promise((r) => setTimeout(r, 600))
+    t.is((await v1Count(slotApp, second.key, 'second')).status, 200)
+    t.is(await slotsClaimed(), 1, 'a paid account takes no free slot')
+  },
+)
 
 test.serial('free-tier slots: a paid account writes fine when every free slot is taken', async (t) => {
   const paid = await keyed(slotApp, 'pro')
@@ -261,7 +326,20 @@ test.serial('free-tier slots: a paid account writes fine when every free slot is
   await v1Count(slotApp, holder.key, 'x')
   t.is(await slotsClaimed(), 1)
   t.deepEqual((await v1Count(slotApp, paid.key, 'paid')).body, { status: 'ok' })
-  t.deepEqual((await request(slotApp.url, '/api/v1/points', { bearer: paid.key, json: { points: [{ stat: 'paid', count: 1 }, { stat: 'other', value: 2 }] } })).body, { status: 'ok', accepted: 2, duplicates: 0 })
+  t.deepEqual(
+    (
+      await request(slotApp.url, '/api/v1/points', {
+        bearer: paid.key,
+        json: {
+          points: [
+            { stat: 'paid', count: 1 },
+            { stat: 'other', value: 2 },
+          ],
+        },
+      })
+    ).body,
+    { status: 'ok', accepted: 2, duplicates: 0 },
+  )
   t.deepEqual((await ez(slotApp, paid.key, 'paid')).body, { status: 200, msg: 'ok' })
   t.is((await snapshot(paid.user.accountId, slotApp)).points, 4)
   t.is(await slotsClaimed(), 1)
@@ -342,11 +420,19 @@ test.serial('rate limit: two API processes share one budget', async (t) => {
 
   // 125 requests to each process: together they get one burst of 100, not two.
   const started = Date.now()
-  const replies = await Promise.all(Array.from({ length: 250 }, (_, i) => request(i % 2 ? app.url : other.url, '/api/v1/stats', { bearer: key })))
+  const replies = await Promise.all(
+    Array.from({ length: 250 }, (_, i) => request(i % 2 ? app.url : other.url, '/api/v1/stats', { bearer: key })),
+  )
   const elapsed = (Date.now() - started) / 1000
   const ok = replies.filter((r) => r.status === 200).length
   t.true(ok >= 100, `${ok} allowed`)
   t.true(ok <= 100 + Math.ceil(20 * elapsed) + 1, `${ok} allowed across two processes in ${elapsed}s`)
-  t.true(replies.some((r, i) => i % 2 === 0 && r.status === 429), 'the other process refused some')
-  t.true(replies.some((r, i) => i % 2 === 1 && r.status === 429), 'this process refused some')
+  t.true(
+    replies.some((r, i) => i % 2 === 0 && r.status === 429),
+    'the other process refused some',
+  )
+  t.true(
+    replies.some((r, i) => i % 2 === 1 && r.status === 429),
+    'this process refused some',
+  )
 })

@@ -12,13 +12,28 @@ import { startTestApp, type TestApp } from '../helpers/app.js'
 import { request } from '../helpers/http.js'
 
 let app: TestApp
-test.before(async () => { app = await startTestApp() })
+test.before(async () => {
+  app = await startTestApp()
+})
 test.after.always(() => app?.close())
 
-type Doc = { servers: Array<{ url: string }>; paths: Record<string, Record<string, { operationId?: string; parameters?: Array<{ name: string; in: string }>; requestBody?: { content: Record<string, { schema: unknown }> } }>> }
+type Doc = {
+  servers: Array<{ url: string }>
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        operationId?: string
+        parameters?: Array<{ name: string; in: string }>
+        requestBody?: { content: Record<string, { schema: unknown }> }
+      }
+    >
+  >
+}
 const fetchDoc = async (base: string) => (await request(base, '/api/v1/openapi.json')).body as Doc
 
-test('the document passes Redocly\'s recommended rules with no error', async (t) => {
+test("the document passes Redocly's recommended rules with no error", async (t) => {
   const doc = await fetchDoc(app.url)
   const config = await createConfig({ extends: ['recommended'] } as never)
   const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: 'openapi.json', config })
@@ -29,7 +44,10 @@ test('the document passes Redocly\'s recommended rules with no error', async (t)
 test('every operation has a stable, unique operationId derived from its method and path', async (t) => {
   const doc = await fetchDoc(app.url)
   const ids = Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((op) => op.operationId))
-  t.true(ids.every((id) => typeof id === 'string' && /^[a-z][A-Za-z0-9]+$/.test(id)), 'camelCase ids')
+  t.true(
+    ids.every((id) => typeof id === 'string' && /^[a-z][A-Za-z0-9]+$/.test(id)),
+    'camelCase ids',
+  )
   t.is(new Set(ids).size, ids.length, 'unique')
   t.is(doc.paths['/api/v1/stats/{name}'].get.operationId, 'getStatsByName')
   t.is(doc.paths['/ez'].post.operationId, 'postEz')
@@ -52,7 +70,10 @@ test('every route the app serves is in the document, with its path parameters', 
     const path = layer.path.replace(/:([A-Za-z_]+)/g, '{$1}')
     for (const method of layer.methods.map((m) => m.toLowerCase()).filter((m) => !['head', 'options'].includes(m))) {
       const op = doc.paths[path]?.[method]
-      if (!op) { missing.push(`${method} ${path}`); continue }
+      if (!op) {
+        missing.push(`${method} ${path}`)
+        continue
+      }
       for (const name of layer.paramNames.map((p) => String(p.name))) {
         if (!op.parameters?.some((p) => p.in === 'path' && p.name === name)) missing.push(`${method} ${path}: path parameter ${name}`)
       }
@@ -63,7 +84,11 @@ test('every route the app serves is in the document, with its path parameters', 
 
 test('query parameters and the legacy form fields are documented from their schemas', async (t) => {
   const doc = await fetchDoc(app.url)
-  const queryOf = (path: string, method = 'get') => (doc.paths[path][method].parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name).sort()
+  const queryOf = (path: string, method = 'get') =>
+    (doc.paths[path][method].parameters ?? [])
+      .filter((p) => p.in === 'query')
+      .map((p) => p.name)
+      .sort()
   t.deepEqual(queryOf('/api/v1/stats/{name}'), ['from', 'percentiles', 'range', 'to'])
   for (const name of ['format', 'range', 'from', 'to']) t.true(queryOf('/api/v1/export').includes(name), `export ${name}`)
   t.deepEqual(queryOf('/ez'), ['count', 'email', 'ezkey', 'ikey', 'stat', 't', 'value'])
@@ -77,7 +102,8 @@ test('query parameters and the legacy form fields are documented from their sche
 function formFields(doc: Doc, path: string): Record<string, unknown> {
   const ref = (doc.paths[path].post.requestBody!.content['application/x-www-form-urlencoded'].schema as { $ref: string }).$ref
   const name = ref.split('/').pop()!
-  return (doc as unknown as { components: { schemas: Record<string, { properties: Record<string, unknown> }> } }).components.schemas[name].properties
+  return (doc as unknown as { components: { schemas: Record<string, { properties: Record<string, unknown> }> } }).components.schemas[name]
+    .properties
 }
 
 test('/docs is the bundled viewer under a strict CSP, with every asset served locally', async (t) => {
@@ -107,12 +133,14 @@ function thrownCodes(): Set<string> {
     for (const name of readdirSync(dir)) {
       const path = join(dir, name)
       if (statSync(path).isDirectory()) walk(path)
-      else if (path.endsWith('.ts')) for (const re of patterns) for (const m of readFileSync(path, 'utf8').matchAll(re)) if (!zodIssueCodes.has(m[1])) codes.add(m[1])
+      else if (path.endsWith('.ts'))
+        for (const re of patterns) for (const m of readFileSync(path, 'utf8').matchAll(re)) if (!zodIssueCodes.has(m[1])) codes.add(m[1])
     }
   }
   for (const dir of ['api', 'shared', 'workers']) walk(dir)
   // Built from the field name in shared/ingest/numbers.ts.
-  for (const field of ['count', 'value']) for (const code of [`missing_${field}`, `empty_${field}`, `invalid_${field}`, `${field}_out_of_range`]) codes.add(code)
+  for (const field of ['count', 'value'])
+    for (const code of [`missing_${field}`, `empty_${field}`, `invalid_${field}`, `${field}_out_of_range`]) codes.add(code)
   return codes
 }
 

@@ -34,7 +34,11 @@ test('4.3 PATCH sets a description up to 500 characters and null clears it', asy
 test('4.3 PATCH: 501 characters, a missing field or an unknown stat are refused and change nothing', async (t) => {
   const { user, key } = await userWithStat()
   await request(app.url, '/api/v1/stats/page%20views', { method: 'PATCH', json: { description: 'kept' }, bearer: key })
-  const long = await request(app.url, '/api/v1/stats/page%20views', { method: 'PATCH', json: { description: 'd'.repeat(501) }, bearer: key })
+  const long = await request(app.url, '/api/v1/stats/page%20views', {
+    method: 'PATCH',
+    json: { description: 'd'.repeat(501) },
+    bearer: key,
+  })
   t.is(long.status, 400)
   t.is(long.body.detail, 'body.description: must be at most 500 characters')
   const missing = await request(app.url, '/api/v1/stats/page%20views', { method: 'PATCH', json: {}, bearer: key })
@@ -105,9 +109,12 @@ test('account isolation: another account cannot describe, delete, share or unsha
   const intruder = await signUp(app.url)
   const { key } = await createKey(app.url, intruder)
   for (const [method, path, json] of [
-    ['PATCH', '/api/v1/stats/mine', { description: 'x' }], ['DELETE', '/api/v1/stats/mine', undefined],
-    ['POST', '/api/v1/stats/mine/share', undefined], ['DELETE', '/api/v1/stats/mine/share', undefined],
-    ['GET', '/api/v1/stats/mine/export', undefined], ['GET', '/api/v1/export?stat=mine', undefined],
+    ['PATCH', '/api/v1/stats/mine', { description: 'x' }],
+    ['DELETE', '/api/v1/stats/mine', undefined],
+    ['POST', '/api/v1/stats/mine/share', undefined],
+    ['DELETE', '/api/v1/stats/mine/share', undefined],
+    ['GET', '/api/v1/stats/mine/export', undefined],
+    ['GET', '/api/v1/export?stat=mine', undefined],
   ] as const) {
     const res = await request(app.url, path, { method, json, bearer: key })
     t.is(res.status, 404, `${method} ${path}`)
@@ -118,7 +125,11 @@ test('account isolation: another account cannot describe, delete, share or unsha
 
 test('session-authenticated PATCH and DELETE need the CSRF header', async (t) => {
   const { user } = await userWithStat('csrf')
-  const patch = await request(app.url, '/api/v1/stats/csrf', { method: 'PATCH', json: { description: 'x' }, session: { cookie: user.session.cookie } })
+  const patch = await request(app.url, '/api/v1/stats/csrf', {
+    method: 'PATCH',
+    json: { description: 'x' },
+    session: { cookie: user.session.cookie },
+  })
   t.is(patch.status, 403)
   const del = await request(app.url, '/api/v1/stats/csrf', { method: 'DELETE', session: { cookie: user.session.cookie } })
   t.is(del.status, 403)
@@ -131,7 +142,11 @@ test('GET share says whether the stat is shared (never the token); GET extent co
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   const now = Math.floor(Date.now() / 1000)
-  const points = [{ stat: 'backfilled', value: 1, t: now - 5 * 86_400 }, { stat: 'backfilled', value: 2, t: now - 60 }, { stat: 'backfilled', value: 3, t: now }]
+  const points = [
+    { stat: 'backfilled', value: 1, t: now - 5 * 86_400 },
+    { stat: 'backfilled', value: 2, t: now - 60 },
+    { stat: 'backfilled', value: 3, t: now },
+  ]
   t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
   await settle(app)
   t.deepEqual((await request(app.url, '/api/v1/stats/backfilled/share', { bearer: key })).body, { share: null })
@@ -141,7 +156,11 @@ test('GET share says whether the stat is shared (never the token); GET extent co
   t.false(state.text.includes(made.body.share.token), 'the token is not read back')
   const extent = await request(app.url, '/api/v1/stats/backfilled/extent', { bearer: key })
   t.is(extent.status, 200)
-  t.deepEqual(extent.body, { points: 3, oldest: new Date((now - 5 * 86_400) * 1000).toISOString(), newest: new Date(now * 1000).toISOString() })
+  t.deepEqual(extent.body, {
+    points: 3,
+    oldest: new Date((now - 5 * 86_400) * 1000).toISOString(),
+    newest: new Date(now * 1000).toISOString(),
+  })
   for (const path of ['/api/v1/stats/nothing/extent', '/api/v1/stats/nothing/share']) {
     const res = await request(app.url, path, { bearer: key })
     t.is(res.status, 404, path)

@@ -20,7 +20,15 @@ async function account() {
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   const t = Math.floor(Date.now() / 1000) - 60
-  await request(app.url, '/api/v1/points', { json: { points: [{ stat: 'latency', value: 120, t }, { stat: 'signups', count: 2, t }] }, bearer: key })
+  await request(app.url, '/api/v1/points', {
+    json: {
+      points: [
+        { stat: 'latency', value: 120, t },
+        { stat: 'signups', count: 2, t },
+      ],
+    },
+    bearer: key,
+  })
   await settle(app)
   return { user, key }
 }
@@ -36,7 +44,10 @@ test('5 PATCH sets a unit and higher_is, each alone; null clears the unit; the d
   t.like(dir.body.stat, { unit: 'ms', higher_is: 'better' })
   const cleared = await request(app.url, '/api/v1/stats/latency', { method: 'PATCH', bearer: key, json: { unit: null } })
   t.like(cleared.body.stat, { unit: null, higher_is: 'better', description: 'p50 of checkout' })
-  t.like((await request(app.url, '/api/v1/stats', { bearer: key })).body.stats.find((s: { name: string }) => s.name === 'latency'), { unit: null, higher_is: 'better' })
+  t.like(
+    (await request(app.url, '/api/v1/stats', { bearer: key })).body.stats.find((s: { name: string }) => s.name === 'latency'),
+    { unit: null, higher_is: 'better' },
+  )
 })
 
 test('5 rejections name the field, and change nothing', async (t) => {
@@ -61,9 +72,16 @@ test('5 rejections name the field, and change nothing', async (t) => {
 test('5 the dashboard data gives each series its unit', async (t) => {
   const { key } = await account()
   await request(app.url, '/api/v1/stats/latency', { method: 'PATCH', bearer: key, json: { unit: 'ms' } })
-  const d = (await request(app.url, '/api/v1/dashboards', { bearer: key, json: { name: 'x', cards: [{ stats: ['latency', 'signups'] }] } })).body.dashboard
+  const d = (await request(app.url, '/api/v1/dashboards', { bearer: key, json: { name: 'x', cards: [{ stats: ['latency', 'signups'] }] } }))
+    .body.dashboard
   const data = await request(app.url, `/api/v1/dashboards/${d.id}/data`, { bearer: key })
-  t.deepEqual(data.body.cards[0].series.map((s: { name: string; unit: string | null }) => [s.name, s.unit]), [['latency', 'ms'], ['signups', null]])
+  t.deepEqual(
+    data.body.cards[0].series.map((s: { name: string; unit: string | null }) => [s.name, s.unit]),
+    [
+      ['latency', 'ms'],
+      ['signups', null],
+    ],
+  )
 })
 
 async function finished(key: string, res: Reply): Promise<void> {
@@ -75,7 +93,7 @@ async function finished(key: string, res: Reply): Promise<void> {
   }
 }
 
-test('5 an import of the predecessor\'s {statlist, datasets} gives its stats the statlist\'s unit, not over one already set', async (t) => {
+test("5 an import of the predecessor's {statlist, datasets} gives its stats the statlist's unit, not over one already set", async (t) => {
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   const statlist = JSON.parse(fixture('export_statlist.json'))
@@ -83,12 +101,28 @@ test('5 an import of the predecessor\'s {statlist, datasets} gives its stats the
   statlist[1].unit = 'people'
   const datasets = JSON.parse(fixture('export_data_1w3h.json'))
   // "user created" exists with a unit of its own before the import.
-  await request(app.url, '/api/v1/points', { json: { points: [{ stat: 'user created', count: 1, t: Math.floor(Date.now() / 1000) - 60 }] }, bearer: key })
+  await request(app.url, '/api/v1/points', {
+    json: { points: [{ stat: 'user created', count: 1, t: Math.floor(Date.now() / 1000) - 60 }] },
+    bearer: key,
+  })
   await settle(app)
   await request(app.url, '/api/v1/stats/user%20created', { method: 'PATCH', bearer: key, json: { unit: 'users' } })
-  const res = await request(app.url, '/api/v1/import/legacy', { method: 'POST', bearer: key, body: JSON.stringify({ statlist, datasets }), headers: { 'content-type': 'application/json' } })
+  const res = await request(app.url, '/api/v1/import/legacy', {
+    method: 'POST',
+    bearer: key,
+    body: JSON.stringify({ statlist, datasets }),
+    headers: { 'content-type': 'application/json' },
+  })
   t.is(res.status, 202, res.text)
   await finished(key, res)
-  const rows = await app.sql<{ name: string; unit: string | null }[]>`select name, unit from stats where account_id = ${user.accountId} order by name`
-  t.deepEqual(rows.map((r) => [r.name, r.unit]), [['request time', 'smoots'], ['user created', 'users']])
+  const rows = await app.sql<
+    { name: string; unit: string | null }[]
+  >`select name, unit from stats where account_id = ${user.accountId} order by name`
+  t.deepEqual(
+    rows.map((r) => [r.name, r.unit]),
+    [
+      ['request time', 'smoots'],
+      ['user created', 'users'],
+    ],
+  )
 })

@@ -35,8 +35,19 @@ const RANGES: Record<string, { seconds: number; bucket: number }> = {
 }
 const VALID_SET = '1h, 6h, 24h, 7d, 30d, 90d, 180d'
 
-interface Point { stat: string; t: number; count?: number; value?: number }
-interface Bucket { t: number; value: number; n: number; min?: number; max?: number }
+interface Point {
+  stat: string
+  t: number
+  count?: number
+  value?: number
+}
+interface Bucket {
+  t: number
+  value: number
+  n: number
+  min?: number
+  max?: number
+}
 
 async function keyed(): Promise<{ user: User; key: string }> {
   const user = await signUp(app.url)
@@ -63,10 +74,14 @@ function expected(points: Point[], kind: 'counter' | 'gauge', from: number, to: 
     const b = Math.floor(p.t / bucket) * bucket
     groups.set(b, [...(groups.get(b) ?? []), (kind === 'counter' ? p.count : p.value)!])
   }
-  return [...groups.entries()].sort((a, b) => a[0] - b[0]).map(([t, vs]) => {
-    const sum = vs.reduce((a, v) => a + v, 0)
-    return kind === 'counter' ? { t, value: sum, n: vs.length } : { t, value: sum / vs.length, min: Math.min(...vs), max: Math.max(...vs), n: vs.length }
-  })
+  return [...groups.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([t, vs]) => {
+      const sum = vs.reduce((a, v) => a + v, 0)
+      return kind === 'counter'
+        ? { t, value: sum, n: vs.length }
+        : { t, value: sum / vs.length, min: Math.min(...vs), max: Math.max(...vs), n: vs.length }
+    })
 }
 
 /** Checks the range object of a range read and returns its window in Unix seconds. */
@@ -78,13 +93,24 @@ function checkRange(t: ExecutionContext, res: Reply, range: string): { from: num
   const from = Date.parse(res.body.range.from) / 1000
   const to = Date.parse(res.body.range.to) / 1000
   t.is(from % bucket, 0, `${range}: from aligned to the bucket in UTC`)
-  t.is(from, Math.floor((Math.floor(to) - seconds) / bucket) * bucket, `${range}: from is the start of the bucket holding to - ${seconds} s`)
+  t.is(
+    from,
+    Math.floor((Math.floor(to) - seconds) / bucket) * bucket,
+    `${range}: from is the start of the bucket holding to - ${seconds} s`,
+  )
   t.true(Math.abs(to - Date.now() / 1000) < 30, `${range}: to is now`)
   return { from, to, bucket }
 }
 
 /** Reads the stat for every range and compares with the model. Returns the bodies, for comparing reads. */
-async function checkAllRanges(t: ExecutionContext, key: string, name: string, kind: 'counter' | 'gauge', points: Point[], label: string): Promise<Record<string, Bucket[]>> {
+async function checkAllRanges(
+  t: ExecutionContext,
+  key: string,
+  name: string,
+  kind: 'counter' | 'gauge',
+  points: Point[],
+  label: string,
+): Promise<Record<string, Bucket[]>> {
   const out: Record<string, Bucket[]> = {}
   for (const range of Object.keys(RANGES)) {
     const res = await detail(key, name, `?range=${range}`)
@@ -98,23 +124,61 @@ async function checkAllRanges(t: ExecutionContext, key: string, name: string, ki
 
 /** Points spread over the last 200 days, kept well away from every range's edges; several share a bucket and some share a second. */
 function spread(now: number, stat: string, kind: 'counter' | 'gauge'): Point[] {
-  const agos = [5, 5, 40, 2 * MIN + 10, 2 * MIN + 30, 10 * MIN, 25 * MIN, 40 * MIN, 90 * MIN, 4 * HOUR, 5 * HOUR + 100, 10 * HOUR, 20 * HOUR,
-    30 * HOUR, 3 * DAY, 6 * DAY, 8 * DAY, 20 * DAY, 20 * DAY + 60, 29 * DAY, 45 * DAY, 60 * DAY, 89 * DAY, 100 * DAY, 150 * DAY, 179 * DAY, 200 * DAY]
-  return agos.map((ago, i) => kind === 'counter' ? { stat, t: now - ago, count: i + 1 } : { stat, t: now - ago, value: (i % 7) * 1.5 - 3 })
+  const agos = [
+    5,
+    5,
+    40,
+    2 * MIN + 10,
+    2 * MIN + 30,
+    10 * MIN,
+    25 * MIN,
+    40 * MIN,
+    90 * MIN,
+    4 * HOUR,
+    5 * HOUR + 100,
+    10 * HOUR,
+    20 * HOUR,
+    30 * HOUR,
+    3 * DAY,
+    6 * DAY,
+    8 * DAY,
+    20 * DAY,
+    20 * DAY + 60,
+    29 * DAY,
+    45 * DAY,
+    60 * DAY,
+    89 * DAY,
+    100 * DAY,
+    150 * DAY,
+    179 * DAY,
+    200 * DAY,
+  ]
+  return agos.map((ago, i) =>
+    kind === 'counter' ? { stat, t: now - ago, count: i + 1 } : { stat, t: now - ago, value: (i % 7) * 1.5 - 3 },
+  )
 }
 
 // ---------------------------------------------------------------- GET /api/v1/stats
 
-test('GET /api/v1/stats lists the account\'s stats only (account isolation)', async (t) => {
+test("GET /api/v1/stats lists the account's stats only (account isolation)", async (t) => {
   const a = await keyed()
   const b = await keyed()
   const tt = nowS() - 3 * HOUR
-  await write(a.key, [{ stat: 'orders', t: tt, count: 1 }, { stat: 'orders', t: tt - 100, count: 1 }, { stat: 'cpu', t: tt + 60, value: 3 }, { stat: 'only a', t: tt, count: 1 }])
+  await write(a.key, [
+    { stat: 'orders', t: tt, count: 1 },
+    { stat: 'orders', t: tt - 100, count: 1 },
+    { stat: 'cpu', t: tt + 60, value: 3 },
+    { stat: 'only a', t: tt, count: 1 },
+  ])
   await write(b.key, [{ stat: 'orders', t: tt, count: 9 }])
   const listA = await request(app.url, '/api/v1/stats', { bearer: a.key })
   t.is(listA.status, 200)
-  t.deepEqual(listA.body.stats.map((s: { name: string }) => s.name), ['cpu', 'only a', 'orders'])
-  for (const s of listA.body.stats) t.deepEqual(Object.keys(s).sort(), ['created_at', 'description', 'higher_is', 'id', 'kind', 'last_point_at', 'name', 'unit'])
+  t.deepEqual(
+    listA.body.stats.map((s: { name: string }) => s.name),
+    ['cpu', 'only a', 'orders'],
+  )
+  for (const s of listA.body.stats)
+    t.deepEqual(Object.keys(s).sort(), ['created_at', 'description', 'higher_is', 'id', 'kind', 'last_point_at', 'name', 'unit'])
   const byName = Object.fromEntries(listA.body.stats.map((s: { name: string }) => [s.name, s]))
   t.is(byName.orders.kind, 'counter')
   t.is(byName.cpu.kind, 'gauge')
@@ -125,7 +189,10 @@ test('GET /api/v1/stats lists the account\'s stats only (account isolation)', as
   t.false(Number.isNaN(Date.parse(byName.orders.created_at)))
 
   const listB = await request(app.url, '/api/v1/stats', { bearer: b.key })
-  t.deepEqual(listB.body.stats.map((s: { name: string }) => s.name), ['orders'])
+  t.deepEqual(
+    listB.body.stats.map((s: { name: string }) => s.name),
+    ['orders'],
+  )
   t.not(listB.body.stats[0].id, byName.orders.id)
   // The same list through the dashboard session.
   const viaSession = await request(app.url, '/api/v1/stats', { session: a.user.session })
@@ -140,11 +207,14 @@ test('GET /api/v1/stats for a new account is an empty list; without credentials 
   t.is((await request(app.url, '/api/v1/stats/x', { bearer: 'forged' })).status, 401)
 })
 
-test('GET another account\'s stat by name is 404; the same name in one\'s own account shows one\'s own data only', async (t) => {
+test("GET another account's stat by name is 404; the same name in one's own account shows one's own data only", async (t) => {
   const a = await keyed()
   const b = await keyed()
   const tt = nowS() - 600
-  await write(a.key, [{ stat: 'secret', t: tt, count: 5 }, { stat: 'shared name', t: tt, count: 1 }])
+  await write(a.key, [
+    { stat: 'secret', t: tt, count: 5 },
+    { stat: 'shared name', t: tt, count: 1 },
+  ])
   await write(b.key, [{ stat: 'shared name', t: tt, count: 100 }])
   const res = await detail(b.key, 'secret')
   t.is(res.status, 404)
@@ -167,10 +237,21 @@ test('GET /api/v1/stats/:name returns {stat, range, points}; default range 24h',
   const { bucket } = checkRange(t, res, '24h')
   t.deepEqual(Object.keys(res.body).sort(), ['points', 'range', 'stat'])
   t.like(res.body.stat, { name: 'web hits', kind: 'counter', description: null })
-  t.deepEqual(Object.keys(res.body.range).sort(), ['bucket_seconds', 'from', 'range_clamped_by_retention', 'requested_range', 'retention_days', 'to'])
+  t.deepEqual(Object.keys(res.body.range).sort(), [
+    'bucket_seconds',
+    'from',
+    'range_clamped_by_retention',
+    'requested_range',
+    'retention_days',
+    'to',
+  ])
   t.deepEqual(res.body.points, [{ t: Math.floor(tt / bucket) * bucket, value: 2, n: 1 }])
   const stranger = await signUp(app.url)
-  t.is((await request(app.url, `/api/v1/stats/${enc('web hits')}`, { session: stranger.session })).status, 404, 'another account, by session')
+  t.is(
+    (await request(app.url, `/api/v1/stats/${enc('web hits')}`, { session: stranger.session })).status,
+    404,
+    'another account, by session',
+  )
 })
 
 test('each range value returns range.bucket_seconds per docs/decisions.md §6, UTC-aligned buckets, counters summed, empty buckets omitted', async (t) => {
@@ -192,13 +273,26 @@ test('counter and gauge buckets by hand: 1h range, 60 s buckets', async (t) => {
   const { key } = await keyed()
   const base = Math.floor((nowS() - 30 * MIN) / 60) * 60
   await write(key, [
-    { stat: 'c', t: base + 5, count: 2 }, { stat: 'c', t: base + 59, count: 3 }, { stat: 'c', t: base + 60, count: 4 }, { stat: 'c', t: base + 600, count: 0 },
-    { stat: 'g', t: base + 1, value: 1 }, { stat: 'g', t: base + 2, value: 2 }, { stat: 'g', t: base + 30, value: 6 }, { stat: 'g', t: base + 180, value: -1.5 },
+    { stat: 'c', t: base + 5, count: 2 },
+    { stat: 'c', t: base + 59, count: 3 },
+    { stat: 'c', t: base + 60, count: 4 },
+    { stat: 'c', t: base + 600, count: 0 },
+    { stat: 'g', t: base + 1, value: 1 },
+    { stat: 'g', t: base + 2, value: 2 },
+    { stat: 'g', t: base + 30, value: 6 },
+    { stat: 'g', t: base + 180, value: -1.5 },
   ])
   const c = await detail(key, 'c', '?range=1h')
-  t.deepEqual(c.body.points, [{ t: base, value: 5, n: 2 }, { t: base + 60, value: 4, n: 1 }, { t: base + 600, value: 0, n: 1 }])
+  t.deepEqual(c.body.points, [
+    { t: base, value: 5, n: 2 },
+    { t: base + 60, value: 4, n: 1 },
+    { t: base + 600, value: 0, n: 1 },
+  ])
   const g = await detail(key, 'g', '?range=1h')
-  t.deepEqual(g.body.points, [{ t: base, value: 3, min: 1, max: 6, n: 3 }, { t: base + 180, value: -1.5, min: -1.5, max: -1.5, n: 1 }])
+  t.deepEqual(g.body.points, [
+    { t: base, value: 3, min: 1, max: 6, n: 3 },
+    { t: base + 180, value: -1.5, min: -1.5, max: -1.5, n: 1 },
+  ])
 })
 
 test('points written with explicit past t land in the right bucket (7d: hours, 90d: UTC days)', async (t) => {
@@ -210,10 +304,17 @@ test('points written with explicit past t land in the right bucket (7d: hours, 9
     { stat: 'late', t: dayStart + 5 * HOUR + 1, count: 100 },
   ])
   const d90 = await detail(key, 'late', '?range=90d')
-  t.deepEqual(d90.body.points, [{ t: dayStart, value: 101, n: 2 }, { t: dayStart + DAY, value: 10, n: 1 }])
+  t.deepEqual(d90.body.points, [
+    { t: dayStart, value: 101, n: 2 },
+    { t: dayStart + DAY, value: 10, n: 1 },
+  ])
   for (const p of d90.body.points) t.true(new Date(p.t * 1000).toISOString().endsWith('T00:00:00.000Z'))
   const d30 = await detail(key, 'late', '?range=30d')
-  t.deepEqual(d30.body.points, [{ t: dayStart, value: 100, n: 1 }, { t: dayStart + 18 * HOUR, value: 1, n: 1 }, { t: dayStart + DAY, value: 10, n: 1 }])
+  t.deepEqual(d30.body.points, [
+    { t: dayStart, value: 100, n: 1 },
+    { t: dayStart + 18 * HOUR, value: 1, n: 1 },
+    { t: dayStart + DAY, value: 10, n: 1 },
+  ])
   const d7 = await detail(key, 'late', '?range=7d')
   t.deepEqual(d7.body.points, [], 'ten days ago is outside 7d')
 })
@@ -222,15 +323,30 @@ test('from/to ISO windows: custom range, bucket per span, from aligned down, to 
   const { key } = await keyed()
   const h = Math.floor((nowS() - 10 * HOUR) / HOUR) * HOUR // an hour start, ten hours ago
   const points: Point[] = [
-    { stat: 'w', t: h - 1, count: 1 }, { stat: 'w', t: h, count: 2 }, { stat: 'w', t: h + 30 * MIN, count: 4 }, { stat: 'w', t: h + HOUR - 1, count: 8 }, { stat: 'w', t: h + HOUR, count: 16 },
+    { stat: 'w', t: h - 1, count: 1 },
+    { stat: 'w', t: h, count: 2 },
+    { stat: 'w', t: h + 30 * MIN, count: 4 },
+    { stat: 'w', t: h + HOUR - 1, count: 8 },
+    { stat: 'w', t: h + HOUR, count: 16 },
   ]
   await write(key, points)
   const iso = (s: number) => new Date(s * 1000).toISOString()
 
   const hour = await detail(key, 'w', `?from=${enc(iso(h))}&to=${enc(iso(h + HOUR))}`)
   t.is(hour.status, 200, hour.text)
-  t.deepEqual(hour.body.range, { requested_range: 'custom', from: iso(h), to: iso(h + HOUR), bucket_seconds: 60, retention_days: 400, range_clamped_by_retention: false })
-  t.deepEqual(hour.body.points, [{ t: h, value: 2, n: 1 }, { t: h + 30 * MIN, value: 4, n: 1 }, { t: h + HOUR - 60, value: 8, n: 1 }])
+  t.deepEqual(hour.body.range, {
+    requested_range: 'custom',
+    from: iso(h),
+    to: iso(h + HOUR),
+    bucket_seconds: 60,
+    retention_days: 400,
+    range_clamped_by_retention: false,
+  })
+  t.deepEqual(hour.body.points, [
+    { t: h, value: 2, n: 1 },
+    { t: h + 30 * MIN, value: 4, n: 1 },
+    { t: h + HOUR - 60, value: 8, n: 1 },
+  ])
 
   // A span of 3 days gets the 7d bucket (1 h); from is aligned down to it.
   const days = await detail(key, 'w', `?from=${enc(iso(h - 3 * DAY + 17 * MIN))}&to=${enc(iso(h + 2 * HOUR))}`)
@@ -242,20 +358,29 @@ test('from/to ISO windows: custom range, bucket per span, from aligned down, to 
   const since = await detail(key, 'w', `?from=${iso(h - DAY).slice(0, 10)}`)
   t.is(since.status, 200, since.text)
   t.is(since.body.range.requested_range, 'custom')
-  t.deepEqual(since.body.points.reduce((n: number, b: Bucket) => n + b.n, 0), 5)
+  t.deepEqual(
+    since.body.points.reduce((n: number, b: Bucket) => n + b.n, 0),
+    5,
+  )
 })
 
-test('reads clamp to the plan\'s retention and say so: a 2023 point is not returned on the free plan', async (t) => {
+test("reads clamp to the plan's retention and say so: a 2023 point is not returned on the free plan", async (t) => {
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   const old = Date.UTC(2023, 5, 1) / 1000
   const recent = Math.floor((nowS() - 2 * HOUR) / HOUR) * HOUR
-  await write(key, [{ stat: 'kept', t: old, count: 5 }, { stat: 'kept', t: recent, count: 7 }])
+  await write(key, [
+    { stat: 'kept', t: old, count: 5 },
+    { stat: 'kept', t: recent, count: 7 },
+  ])
   const res = await detail(key, 'kept', `?from=2023-01-01&to=${enc(new Date().toISOString())}`)
   t.is(res.status, 200, res.text)
   t.like(res.body.range, { requested_range: 'custom', retention_days: 30, range_clamped_by_retention: true })
   t.true(Date.parse(res.body.range.from) >= Date.now() - 30 * DAY * 1000 - DAY * 1000, `from ${res.body.range.from} is inside the 30 days`)
-  t.deepEqual(res.body.points.map((b: Bucket) => b.value), [7])
+  t.deepEqual(
+    res.body.points.map((b: Bucket) => b.value),
+    [7],
+  )
   // A window wholly before the retention is empty, not an error.
   const before = await detail(key, 'kept', '?from=2023-01-01&to=2023-12-31')
   t.is(before.status, 200, before.text)
@@ -265,7 +390,10 @@ test('reads clamp to the plan\'s retention and say so: a 2023 point is not retur
   t.false((await detail(key, 'kept', '?range=7d')).body.range.range_clamped_by_retention)
   const dash = await request(app.url, '/api/v1/dashboard?range=180d', { session: user.session })
   t.like(dash.body.range, { retention_days: 30, range_clamped_by_retention: true })
-  t.deepEqual(dash.body.stats[0].points.map((b: Bucket) => b.value), [7])
+  t.deepEqual(
+    dash.body.stats[0].points.map((b: Bucket) => b.value),
+    [7],
+  )
 })
 
 test('from/to windows: from after to, and unparseable dates, are 400', async (t) => {
@@ -282,7 +410,11 @@ test('from/to windows: from after to, and unparseable dates, are 400', async (t)
 test('range combined with from (or to) is a 400', async (t) => {
   const { key } = await keyed()
   await write(key, [{ stat: 'w', t: nowS() - 60, count: 1 }])
-  for (const q of ['?range=24h&from=2024-01-01T00:00:00Z', '?range=1h&to=2024-01-01T00:00:00Z', '?range=7d&from=2024-01-01&to=2024-01-02']) {
+  for (const q of [
+    '?range=24h&from=2024-01-01T00:00:00Z',
+    '?range=1h&to=2024-01-01T00:00:00Z',
+    '?range=7d&from=2024-01-01&to=2024-01-02',
+  ]) {
     const res = await detail(key, 'w', q)
     t.is(res.status, 400, q)
     t.regex(res.headers.get('content-type') ?? '', /^application\/problem\+json/)
@@ -313,7 +445,10 @@ test('unknown stat is a 404', async (t) => {
 test('stat names are looked up as stored: URL-encoded spaces, "&" removed', async (t) => {
   const { key } = await keyed()
   const tt = nowS() - 120
-  await write(key, [{ stat: 'cats & dogs', t: tt, count: 3 }, { stat: 'web hits', t: tt, count: 1 }])
+  await write(key, [
+    { stat: 'cats & dogs', t: tt, count: 3 },
+    { stat: 'web hits', t: tt, count: 1 },
+  ])
   t.is((await detail(key, 'cats  dogs', '?range=1h')).body.points[0].value, 3)
   t.is((await detail(key, 'cats & dogs', '?range=1h')).body.points[0].value, 3)
   t.is((await detail(key, 'web hits', '?range=1h')).body.stat.name, 'web hits')
@@ -326,7 +461,8 @@ test.serial('many observations at one second are all kept (append-only): 5 write
     const res = await request(app.url, '/api/v1/stats/same%20second/count', { json: { count: 1, t: tt }, bearer: key })
     t.is(res.status, 200)
   }
-  for (let i = 0; i < 3; i++) await request(app.url, '/api/v1/stats/same%20gauge/value', { json: { value: [2, 4, 9][i], t: tt }, bearer: key })
+  for (let i = 0; i < 3; i++)
+    await request(app.url, '/api/v1/stats/same%20gauge/value', { json: { value: [2, 4, 9][i], t: tt }, bearer: key })
   await settle(app)
   const [{ n }] = await app.sql<{ n: number }[]>`
     select count(*)::int as n from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p where s.account_id = ${user.accountId} and s.name = 'same second'`
@@ -349,7 +485,9 @@ test.serial('many observations at one second are all kept (append-only): 5 write
 
 /** Whether this database uses the TimescaleDB storage path (rollups_1m is then a view). */
 async function timescale(): Promise<boolean> {
-  const [r] = await app.sql<{ view: boolean }[]>`select coalesce((select relkind = 'v' from pg_class where oid = to_regclass('rollups_1m')), false) as view`
+  const [r] = await app.sql<
+    { view: boolean }[]
+  >`select coalesce((select relkind = 'v' from pg_class where oid = to_regclass('rollups_1m')), false) as view`
   return r.view
 }
 
@@ -363,42 +501,59 @@ async function pendingRows(statName: string, accountId: string): Promise<{ pendi
   return r
 }
 
-test.serial('results are identical before and after refreshRollups (1h on the 1 m table, 7d on 1 h, 90d on 1 d), for every range', async (t) => {
-  const { user, key } = await keyed()
-  const now = nowS()
-  const counter = spread(now, 'rolled counter', 'counter')
-  const gauge = spread(now, 'rolled gauge', 'gauge')
-  await write(key, [...counter, ...gauge])
+test.serial(
+  'results are identical before and after refreshRollups (1h on the 1 m table, 7d on 1 h, 90d on 1 d), for every range',
+  async (t) => {
+    const { user, key } = await keyed()
+    const now = nowS()
+    const counter = spread(now, 'rolled counter', 'counter')
+    const gauge = spread(now, 'rolled gauge', 'gauge')
+    await write(key, [...counter, ...gauge])
 
-  // Straight after settle: everything is in rollup_pending (plain PostgreSQL path; on TimescaleDB the
-  // rollups are real-time continuous aggregates and there is no "not folded yet" state to check).
-  const plain = !(await timescale())
-  const state = await pendingRows('rolled counter', user.accountId)
-  if (plain) {
-    t.true(state.pending > 0)
-    t.deepEqual([state.m, state.h, state.d], [0, 0, 0], 'not folded yet: the reads below come from rollup_pending')
-  }
-  const beforeC = await checkAllRanges(t, key, 'rolled counter', 'counter', counter, 'pending')
-  const beforeG = await checkAllRanges(t, key, 'rolled gauge', 'gauge', gauge, 'pending')
+    // Straight after settle: everything is in rollup_pending (plain PostgreSQL path; on TimescaleDB the
+    // rollups are real-time continuous aggregates and there is no "not folded yet" state to check).
+    const plain = !(await timescale())
+    const state = await pendingRows('rolled counter', user.accountId)
+    if (plain) {
+      t.true(state.pending > 0)
+      t.deepEqual([state.m, state.h, state.d], [0, 0, 0], 'not folded yet: the reads below come from rollup_pending')
+    }
+    const beforeC = await checkAllRanges(t, key, 'rolled counter', 'counter', counter, 'pending')
+    const beforeG = await checkAllRanges(t, key, 'rolled gauge', 'gauge', gauge, 'pending')
 
-  await refreshRollups(app.sql)
-  const folded = await pendingRows('rolled counter', user.accountId)
-  if (plain) t.is(folded.pending, 0)
-  t.true(folded.m > 0 && folded.h > 0 && folded.d > 0, 'now read from the rollup tables')
-  const afterC = await checkAllRanges(t, key, 'rolled counter', 'counter', counter, 'rollups')
-  const afterG = await checkAllRanges(t, key, 'rolled gauge', 'gauge', gauge, 'rollups')
-  t.deepEqual(afterC, beforeC)
-  t.deepEqual(afterG, beforeG)
-})
+    await refreshRollups(app.sql)
+    const folded = await pendingRows('rolled counter', user.accountId)
+    if (plain) t.is(folded.pending, 0)
+    t.true(folded.m > 0 && folded.h > 0 && folded.d > 0, 'now read from the rollup tables')
+    const afterC = await checkAllRanges(t, key, 'rolled counter', 'counter', counter, 'rollups')
+    const afterG = await checkAllRanges(t, key, 'rolled gauge', 'gauge', gauge, 'rollups')
+    t.deepEqual(afterC, beforeC)
+    t.deepEqual(afterG, beforeG)
+  },
+)
 
 test.serial('a bucket half in the rollup tables and half in rollup_pending reads as one bucket', async (t) => {
   const { key } = await keyed()
   const base = Math.floor((nowS() - 3 * DAY) / DAY) * DAY + 12 * HOUR
-  await write(key, [{ stat: 'mixed', t: base + 10, count: 1 }, { stat: 'mixg', t: base + 10, value: 2 }])
+  await write(key, [
+    { stat: 'mixed', t: base + 10, count: 1 },
+    { stat: 'mixg', t: base + 10, value: 2 },
+  ])
   await refreshRollups(app.sql)
-  await write(key, [{ stat: 'mixed', t: base + 20, count: 2 }, { stat: 'mixed', t: base + 2 * HOUR, count: 4 }, { stat: 'mixg', t: base + 20, value: 10 }])
+  await write(key, [
+    { stat: 'mixed', t: base + 20, count: 2 },
+    { stat: 'mixed', t: base + 2 * HOUR, count: 4 },
+    { stat: 'mixg', t: base + 20, value: 10 },
+  ])
   const check = async (label: string) => {
-    t.deepEqual((await detail(key, 'mixed', '?range=7d')).body.points, [{ t: base, value: 3, n: 2 }, { t: base + 2 * HOUR, value: 4, n: 1 }], label)
+    t.deepEqual(
+      (await detail(key, 'mixed', '?range=7d')).body.points,
+      [
+        { t: base, value: 3, n: 2 },
+        { t: base + 2 * HOUR, value: 4, n: 1 },
+      ],
+      label,
+    )
     t.deepEqual((await detail(key, 'mixed', '?range=90d')).body.points, [{ t: base - 12 * HOUR, value: 7, n: 3 }], label)
     t.deepEqual((await detail(key, 'mixg', '?range=90d')).body.points, [{ t: base - 12 * HOUR, value: 6, min: 2, max: 10, n: 2 }], label)
   }
@@ -407,28 +562,40 @@ test.serial('a bucket half in the rollup tables and half in rollup_pending reads
   await check('all folded')
 })
 
-test.serial('a from/to window ending inside an hour reads the same before and after refreshRollups (7d-sized bucket on the 1 h table)', async (t) => {
-  const { key } = await keyed()
-  const h = Math.floor((nowS() - 5 * HOUR) / HOUR) * HOUR
-  const points: Point[] = [{ stat: 'edge', t: h + 10 * MIN, count: 1 }, { stat: 'edge', t: h + 45 * MIN, count: 10 }]
-  await write(key, points)
-  const iso = (s: number) => new Date(s * 1000).toISOString()
-  const q = `?from=${enc(iso(h - DAY))}&to=${enc(iso(h + 30 * MIN))}` // a span over 24 h: 1 h buckets, read from rollups_1h once folded
-  const before = await detail(key, 'edge', q)
-  t.is(before.body.range.bucket_seconds, 3_600)
-  t.deepEqual(before.body.points, [{ t: h, value: 1, n: 1 }], 'only the point before `to`')
-  await refreshRollups(app.sql)
-  const after = await detail(key, 'edge', q)
-  t.deepEqual(after.body.points, before.body.points, 'the point after `to` must not appear once folded into the hour')
-})
+test.serial(
+  'a from/to window ending inside an hour reads the same before and after refreshRollups (7d-sized bucket on the 1 h table)',
+  async (t) => {
+    const { key } = await keyed()
+    const h = Math.floor((nowS() - 5 * HOUR) / HOUR) * HOUR
+    const points: Point[] = [
+      { stat: 'edge', t: h + 10 * MIN, count: 1 },
+      { stat: 'edge', t: h + 45 * MIN, count: 10 },
+    ]
+    await write(key, points)
+    const iso = (s: number) => new Date(s * 1000).toISOString()
+    const q = `?from=${enc(iso(h - DAY))}&to=${enc(iso(h + 30 * MIN))}` // a span over 24 h: 1 h buckets, read from rollups_1h once folded
+    const before = await detail(key, 'edge', q)
+    t.is(before.body.range.bucket_seconds, 3_600)
+    t.deepEqual(before.body.points, [{ t: h, value: 1, n: 1 }], 'only the point before `to`')
+    await refreshRollups(app.sql)
+    const after = await detail(key, 'edge', q)
+    t.deepEqual(after.body.points, before.body.points, 'the point after `to` must not appear once folded into the hour')
+  },
+)
 
-test.serial('a point with t a few minutes ahead (accepted up to 5 min) reads the same before and after refreshRollups on every range', async (t) => {
-  const { key } = await keyed()
-  // (Within the last 4 minutes of an hour, or a day, the point falls in the next bucket and the check is trivially true.)
-  const tt = nowS() + 4 * MIN
-  await write(key, [{ stat: 'ahead', t: tt, count: 1 }, { stat: 'ahead', t: nowS() - 10 * MIN, count: 2 }])
-  const before: Record<string, unknown> = {}
-  for (const range of Object.keys(RANGES)) before[range] = (await detail(key, 'ahead', `?range=${range}`)).body.points
-  await refreshRollups(app.sql)
-  for (const range of Object.keys(RANGES)) t.deepEqual((await detail(key, 'ahead', `?range=${range}`)).body.points, before[range], range)
-})
+test.serial(
+  'a point with t a few minutes ahead (accepted up to 5 min) reads the same before and after refreshRollups on every range',
+  async (t) => {
+    const { key } = await keyed()
+    // (Within the last 4 minutes of an hour, or a day, the point falls in the next bucket and the check is trivially true.)
+    const tt = nowS() + 4 * MIN
+    await write(key, [
+      { stat: 'ahead', t: tt, count: 1 },
+      { stat: 'ahead', t: nowS() - 10 * MIN, count: 2 },
+    ])
+    const before: Record<string, unknown> = {}
+    for (const range of Object.keys(RANGES)) before[range] = (await detail(key, 'ahead', `?range=${range}`)).body.points
+    await refreshRollups(app.sql)
+    for (const range of Object.keys(RANGES)) t.deepEqual((await detail(key, 'ahead', `?range=${range}`)).body.points, before[range], range)
+  },
+)

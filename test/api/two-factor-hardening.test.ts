@@ -25,7 +25,8 @@ test.after.always(async () => {
 })
 
 const codeAt = (secret: string, stepsAhead = 0) => generate({ secret, epoch: Math.floor(Date.now() / 1000) + stepsAhead * 30 })
-const login = (u: User, code?: string) => request(app.url, '/api/v1/auth/login', { json: { email: u.email, password: u.password, ...(code !== undefined ? { code } : {}) } })
+const login = (u: User, code?: string) =>
+  request(app.url, '/api/v1/auth/login', { json: { email: u.email, password: u.password, ...(code !== undefined ? { code } : {}) } })
 const post = (session: User['session'], path: string, json?: unknown) => request(app.url, path, { method: 'POST', json, session })
 const wrongFor = (code: string) => (code === '000000' ? '111111' : '000000')
 
@@ -80,11 +81,19 @@ test('item 6: wrong codes lock the app codes at the limit (nothing more guessed,
   const wrong = wrongFor(await codeAt(secret, 1))
   const answers: string[] = []
   for (let i = 0; i < TOTP_MAX_FAILURES + 2; i++) answers.push((await login(u, wrong)).body.code)
-  t.deepEqual(answers, [...Array(TOTP_MAX_FAILURES - 1).fill('two_factor_invalid'), 'two_factor_locked', 'two_factor_locked', 'two_factor_locked'])
+  t.deepEqual(answers, [
+    ...Array(TOTP_MAX_FAILURES - 1).fill('two_factor_invalid'),
+    'two_factor_locked',
+    'two_factor_locked',
+    'two_factor_locked',
+  ])
   const locked = await login(u, await codeAt(secret, 1))
   t.is(locked.status, 403, 'the right app code is refused while locked')
   t.is(locked.body.code, 'two_factor_locked')
-  t.is(locked.body.detail, `two-factor sign-in is locked after ${TOTP_MAX_FAILURES} wrong codes: use one of your recovery codes instead, or reset the password by mail (either lifts the lock); nothing was changed`)
+  t.is(
+    locked.body.detail,
+    `two-factor sign-in is locked after ${TOTP_MAX_FAILURES} wrong codes: use one of your recovery codes instead, or reset the password by mail (either lifts the lock); nothing was changed`,
+  )
   t.is(cookieFrom(locked, 'service_session'), undefined)
   t.like((await request(app.url, '/api/v1/auth/2fa', { session: u.session })).body, { enabled: true, locked: true })
   // The account's own management is locked for app codes too: no guessing through another route.
@@ -163,7 +172,8 @@ test('item 6: reset mail to one address: the delay doubles past a minute up to a
 test('item 6: over HTTP, with free requests above the cap, only RESET_MAILS_PER_DAY mails go to one address; the rest are 429', async (t) => {
   const u = await signUp(app.url)
   const statuses: number[] = []
-  for (let i = 0; i < RESET_MAILS_PER_DAY + 4; i++) statuses.push((await request(app.url, '/api/v1/auth/password-reset', { json: { email: u.email } })).status)
+  for (let i = 0; i < RESET_MAILS_PER_DAY + 4; i++)
+    statuses.push((await request(app.url, '/api/v1/auth/password-reset', { json: { email: u.email } })).status)
   t.deepEqual(statuses, [...Array(RESET_MAILS_PER_DAY).fill(202), 429, 429, 429, 429])
   const limited = await request(app.url, '/api/v1/auth/password-reset', { json: { email: u.email.toUpperCase() } })
   t.is(limited.status, 429)

@@ -10,13 +10,16 @@ import { createKey, signUp, type User } from '../helpers/factories.js'
 import { cookieFrom, request } from '../helpers/http.js'
 
 let app: TestApp
-test.before(async () => { app = await startTestApp() })
+test.before(async () => {
+  app = await startTestApp()
+})
 test.after.always(() => app?.close())
 
 /** The code the app would show `stepsAhead` time steps from now (one step of drift is accepted). */
 const codeAt = (secret: string, stepsAhead = 0) => generate({ secret, epoch: Math.floor(Date.now() / 1000) + stepsAhead * 30 })
 
-const login = (u: User, code?: string) => request(app.url, '/api/v1/auth/login', { json: { email: u.email, password: u.password, ...(code !== undefined ? { code } : {}) } })
+const login = (u: User, code?: string) =>
+  request(app.url, '/api/v1/auth/login', { json: { email: u.email, password: u.password, ...(code !== undefined ? { code } : {}) } })
 const post = (u: User, path: string, json?: unknown) => request(app.url, path, { method: 'POST', json, session: u.session })
 
 async function enabled(u: User) {
@@ -28,7 +31,12 @@ async function enabled(u: User) {
 
 test('2FA set-up: a secret and its otpauth URI; a wrong code leaves it off; the right code turns it on with ten one-time recovery codes, stored hashed', async (t) => {
   const u = await signUp(app.url)
-  t.deepEqual((await request(app.url, '/api/v1/auth/2fa', { session: u.session })).body, { enabled: false, enabled_at: null, recovery_codes_left: 0, locked: false })
+  t.deepEqual((await request(app.url, '/api/v1/auth/2fa', { session: u.session })).body, {
+    enabled: false,
+    enabled_at: null,
+    recovery_codes_left: 0,
+    locked: false,
+  })
   t.is((await post(u, '/api/v1/auth/2fa/enable', { code: '123456' })).body.code, 'two_factor_not_started')
   const setup = await post(u, '/api/v1/auth/2fa/setup')
   t.is(setup.status, 200, setup.text)
@@ -53,7 +61,10 @@ test('2FA set-up: a secret and its otpauth URI; a wrong code leaves it off; the 
   t.like(status, { enabled: true, recovery_codes_left: 10 })
   const stored = await app.sql`select code_hash::text as h from recovery_codes where account_id = ${u.accountId}`
   t.is(stored.length, 10)
-  t.false(stored.some((r) => codes.some((c) => r.h.includes(Buffer.from(c.replace('-', '')).toString('hex')))), 'codes are stored hashed')
+  t.false(
+    stored.some((r) => codes.some((c) => r.h.includes(Buffer.from(c.replace('-', '')).toString('hex')))),
+    'codes are stored hashed',
+  )
   t.is((await post(u, '/api/v1/auth/2fa/setup')).status, 409, 'a second set-up while on is refused')
 })
 
@@ -70,7 +81,10 @@ test('2FA sign-in: the password alone is 401 two_factor_required with no session
   t.is(bad.status, 401)
   t.is(bad.body.code, 'two_factor_invalid')
   // A wrong password with a right code is the plain wrong-password answer.
-  t.is((await request(app.url, '/api/v1/auth/login', { json: { email: u.email, password: 'not the password', code: next } })).body.code, 'bad_credentials')
+  t.is(
+    (await request(app.url, '/api/v1/auth/login', { json: { email: u.email, password: 'not the password', code: next } })).body.code,
+    'bad_credentials',
+  )
   t.is((await app.sql`select count(*)::int as n from sessions where account_id = ${u.accountId}`)[0].n, before, 'no session from a refusal')
 
   const ok = await login(u, next)
@@ -99,7 +113,12 @@ test('2FA off: needs the password and a code; refusals change nothing; afterward
   t.is(wrongCode.body.code, 'wrong_second_factor')
   t.like((await request(app.url, '/api/v1/auth/2fa', { session: u.session })).body, { enabled: true, recovery_codes_left: 10 })
   t.is((await post(u, '/api/v1/auth/2fa/disable', { password: u.password, code: await codeAt(secret, 1) })).status, 204)
-  t.deepEqual((await request(app.url, '/api/v1/auth/2fa', { session: u.session })).body, { enabled: false, enabled_at: null, recovery_codes_left: 0, locked: false })
+  t.deepEqual((await request(app.url, '/api/v1/auth/2fa', { session: u.session })).body, {
+    enabled: false,
+    enabled_at: null,
+    recovery_codes_left: 0,
+    locked: false,
+  })
   t.is((await app.sql`select count(*)::int as n from recovery_codes where account_id = ${u.accountId}`)[0].n, 0)
   t.is((await login(u)).status, 200)
 })
@@ -125,9 +144,13 @@ test('2FA lost app and codes: the operator command line turns it off and signs o
   const u = await signUp(app.url)
   await enabled(u)
   t.is((await login(u)).body.code, 'two_factor_required')
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'shared/cli.ts', 'accounts:two-factor-off', '--email', u.email], {
-    env: { ...process.env, DATABASE_URL: app.config.databaseUrl, LOG_LEVEL: 'error' },
-  })
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', 'shared/cli.ts', 'accounts:two-factor-off', '--email', u.email],
+    {
+      env: { ...process.env, DATABASE_URL: app.config.databaseUrl, LOG_LEVEL: 'error' },
+    },
+  )
   t.like(JSON.parse(stdout), { account: { id: u.accountId }, two_factor: false, sessions_revoked: 1 })
   t.is((await request(app.url, '/api/v1/auth/me', { session: u.session })).status, 401)
   t.is((await login(u)).status, 200)
@@ -143,8 +166,17 @@ test('2FA routes take a session, not an API key, and a session write needs its C
   t.is((await request(app.url, '/api/v1/auth/2fa')).status, 401)
   t.is((await app.sql`select totp_pending_secret from accounts where id = ${u.accountId}`)[0].totp_pending_secret, null)
   const doc = (await request(app.url, '/api/v1/openapi.json')).body
-  for (const [path, method] of [['/api/v1/auth/2fa', 'get'], ['/api/v1/auth/2fa/setup', 'post'], ['/api/v1/auth/2fa/enable', 'post'], ['/api/v1/auth/2fa/disable', 'post'], ['/api/v1/auth/2fa/recovery-codes', 'post'],
-    ['/api/v1/auth/password-reset', 'post'], ['/api/v1/auth/password-reset/confirm', 'post'], ['/api/v1/auth/password', 'post'], ['/api/v1/account', 'delete']]) {
+  for (const [path, method] of [
+    ['/api/v1/auth/2fa', 'get'],
+    ['/api/v1/auth/2fa/setup', 'post'],
+    ['/api/v1/auth/2fa/enable', 'post'],
+    ['/api/v1/auth/2fa/disable', 'post'],
+    ['/api/v1/auth/2fa/recovery-codes', 'post'],
+    ['/api/v1/auth/password-reset', 'post'],
+    ['/api/v1/auth/password-reset/confirm', 'post'],
+    ['/api/v1/auth/password', 'post'],
+    ['/api/v1/account', 'delete'],
+  ]) {
     t.truthy(doc.paths[path]?.[method], `${method} ${path} documented`)
   }
   t.truthy(doc.paths['/api/v1/auth/login'].post.requestBody.content['application/json'].schema)

@@ -36,7 +36,9 @@ async function valuesOf(accountId: string, name: string): Promise<number[]> {
 }
 
 async function statRow(accountId: string, name: string) {
-  const [row] = await app.sql<{ name: string; kind: string }[]>`select name, kind from stats where account_id = ${accountId} and name = ${name}`
+  const [row] = await app.sql<
+    { name: string; kind: string }[]
+  >`select name, kind from stats where account_id = ${accountId} and name = ${name}`
   return row
 }
 
@@ -52,7 +54,14 @@ function isProblem(t: ExecutionContext, res: Reply, status: number, detail: stri
 }
 
 /** Sends a rejected write and checks the problem body and that nothing at all was stored. */
-async function rejected(t: ExecutionContext, accountId: string, send: () => Promise<Reply>, status: number, detail: string | RegExp, code?: string): Promise<Reply> {
+async function rejected(
+  t: ExecutionContext,
+  accountId: string,
+  send: () => Promise<Reply>,
+  status: number,
+  detail: string | RegExp,
+  code?: string,
+): Promise<Reply> {
   const before = await snapshot(accountId)
   const res = await send()
   isProblem(t, res, status, detail, code)
@@ -96,10 +105,38 @@ test('count and value routes with a dashboard session and its CSRF header: 200',
 test('session write without (or with a wrong) X-Service-CSRF header: 403 and nothing stored', async (t) => {
   const user = await signUp(app.url)
   const noCsrf = { cookie: user.session.cookie }
-  await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/clicks/count', { json: { count: 1 }, session: noCsrf }), 403, 'missing or wrong X-Service-CSRF header', 'csrf_failed')
-  await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/load/value', { json: { value: 1 }, session: noCsrf }), 403, 'missing or wrong X-Service-CSRF header', 'csrf_failed')
-  await rejected(t, user.accountId, () => request(app.url, '/api/v1/points', { json: { points: [{ stat: 'clicks', count: 1 }] }, session: noCsrf }), 403, 'missing or wrong X-Service-CSRF header', 'csrf_failed')
-  await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/clicks/count', { json: { count: 1 }, session: { cookie: user.session.cookie, csrf: 'forged' } }), 403, 'missing or wrong X-Service-CSRF header', 'csrf_failed')
+  await rejected(
+    t,
+    user.accountId,
+    () => request(app.url, '/api/v1/stats/clicks/count', { json: { count: 1 }, session: noCsrf }),
+    403,
+    'missing or wrong X-Service-CSRF header',
+    'csrf_failed',
+  )
+  await rejected(
+    t,
+    user.accountId,
+    () => request(app.url, '/api/v1/stats/load/value', { json: { value: 1 }, session: noCsrf }),
+    403,
+    'missing or wrong X-Service-CSRF header',
+    'csrf_failed',
+  )
+  await rejected(
+    t,
+    user.accountId,
+    () => request(app.url, '/api/v1/points', { json: { points: [{ stat: 'clicks', count: 1 }] }, session: noCsrf }),
+    403,
+    'missing or wrong X-Service-CSRF header',
+    'csrf_failed',
+  )
+  await rejected(
+    t,
+    user.accountId,
+    () => request(app.url, '/api/v1/stats/clicks/count', { json: { count: 1 }, session: { cookie: user.session.cookie, csrf: 'forged' } }),
+    403,
+    'missing or wrong X-Service-CSRF header',
+    'csrf_failed',
+  )
   t.is((await snapshot(user.accountId)).stats, 0)
 })
 
@@ -110,7 +147,14 @@ test('missing or forged key: 401 and nothing stored', async (t) => {
     const json = path.endsWith('points') ? { points: [{ stat: 's401', count: 1 }] } : path.endsWith('count') ? { count: 1 } : { value: 1 }
     await rejected(t, user.accountId, () => request(app.url, path, { json }), 401, /credentials/, 'unauthorized')
     await rejected(t, user.accountId, () => request(app.url, path, { json, bearer: forged }), 401, 'invalid API key', 'unauthorized')
-    await rejected(t, user.accountId, () => request(app.url, path, { json, headers: { authorization: 'Basic abc' } }), 401, 'invalid API key', 'unauthorized')
+    await rejected(
+      t,
+      user.accountId,
+      () => request(app.url, path, { json, headers: { authorization: 'Basic abc' } }),
+      401,
+      'invalid API key',
+      'unauthorized',
+    )
   }
   const [{ n }] = await app.sql<{ n: number }[]>`select count(*)::int as n from stats where name = 's401'`
   t.is(n, 0)
@@ -120,7 +164,17 @@ test('missing or forged key: 401 and nothing stored', async (t) => {
 
 test('JSON numbers and decimal strings are accepted identically', async (t) => {
   const { user, key } = await keyed('starter') // 18 stats: more than the free plan tracks
-  const pairs: Array<[number, string]> = [[2.5, '2.5'], [-4, '-4'], [1e6, '1e+06'], [1e-5, '1e-05'], [1e7, '1.0E7'], [92.194, '92.194000'], [3, ' 3 '], [1e15, '1e15'], [-1e15, '-1000000000000000']]
+  const pairs: Array<[number, string]> = [
+    [2.5, '2.5'],
+    [-4, '-4'],
+    [1e6, '1e+06'],
+    [1e-5, '1e-05'],
+    [1e7, '1.0E7'],
+    [92.194, '92.194000'],
+    [3, ' 3 '],
+    [1e15, '1e15'],
+    [-1e15, '-1000000000000000'],
+  ]
   for (const [i, [n, s]] of pairs.entries()) {
     const a = await request(app.url, `/api/v1/stats/c${i}/count`, { json: { count: n }, bearer: key })
     const b = await request(app.url, `/api/v1/stats/c${i}/count`, { json: { count: s }, bearer: key })
@@ -139,7 +193,8 @@ test('JSON numbers and decimal strings are accepted identically', async (t) => {
 
 test('count=0 stores 0 (JSON 0, "0" and "-0")', async (t) => {
   const { user, key } = await keyed()
-  for (const count of [0, '0', '-0']) t.is((await request(app.url, '/api/v1/stats/zero/count', { json: { count }, bearer: key })).status, 200)
+  for (const count of [0, '0', '-0'])
+    t.is((await request(app.url, '/api/v1/stats/zero/count', { json: { count }, bearer: key })).status, 200)
   await settle(app)
   const values = await valuesOf(user.accountId, 'zero')
   t.deepEqual(values, [0, 0, 0])
@@ -149,14 +204,45 @@ test('count=0 stores 0 (JSON 0, "0" and "-0")', async (t) => {
 test('invalid count: not a number (400, nothing stored) for hex, trailing garbage, booleans, arrays, objects, NaN and Infinity', async (t) => {
   const { user, key } = await keyed()
   await request(app.url, '/api/v1/stats/existing/count', { json: { count: 1 }, bearer: key })
-  const bad: unknown[] = ['0x1A', '12abc', 'abc', '1,5', '1_000', true, false, [1], {}, { n: 1 }, 'NaN', 'Infinity', '-Infinity', '1e', '.', '+']
+  const bad: unknown[] = [
+    '0x1A',
+    '12abc',
+    'abc',
+    '1,5',
+    '1_000',
+    true,
+    false,
+    [1],
+    {},
+    { n: 1 },
+    'NaN',
+    'Infinity',
+    '-Infinity',
+    '1e',
+    '.',
+    '+',
+  ]
   for (const count of bad) {
     for (const name of ['existing', 'fresh']) {
-      await rejected(t, user.accountId, () => request(app.url, `/api/v1/stats/${name}/count`, { json: { count }, bearer: key }), 400, 'invalid count: not a number', 'invalid_count')
+      await rejected(
+        t,
+        user.accountId,
+        () => request(app.url, `/api/v1/stats/${name}/count`, { json: { count }, bearer: key }),
+        400,
+        'invalid count: not a number',
+        'invalid_count',
+      )
     }
   }
   for (const value of ['0x10', 'ten', true, [2], {}]) {
-    await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/gauge/value', { json: { value }, bearer: key }), 400, 'invalid value: not a number', 'invalid_value')
+    await rejected(
+      t,
+      user.accountId,
+      () => request(app.url, '/api/v1/stats/gauge/value', { json: { value }, bearer: key }),
+      400,
+      'invalid value: not a number',
+      'invalid_value',
+    )
   }
   t.falsy(await statRow(user.accountId, 'fresh'), 'a rejection never creates a stat')
   t.falsy(await statRow(user.accountId, 'gauge'))
@@ -165,37 +251,103 @@ test('invalid count: not a number (400, nothing stored) for hex, trailing garbag
 test('invalid count: out of range (magnitude above 1e15), as JSON number and as string', async (t) => {
   const { user, key } = await keyed()
   for (const count of [1e16, -1e16, '1000000000000001', '1e16', '-1e400', '1e400']) {
-    await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/big/count', { json: { count }, bearer: key }), 400, 'invalid count: out of range', 'count_out_of_range')
+    await rejected(
+      t,
+      user.accountId,
+      () => request(app.url, '/api/v1/stats/big/count', { json: { count }, bearer: key }),
+      400,
+      'invalid count: out of range',
+      'count_out_of_range',
+    )
   }
   // JSON text 1e400 parses to Infinity on the server: still out of range, not "not a number".
-  await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/big/count', { body: '{"count": 1e400}', headers: { 'content-type': 'application/json' }, bearer: key }), 400, 'invalid count: out of range')
-  await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/big/value', { json: { value: 2e15 }, bearer: key }), 400, 'invalid value: out of range', 'value_out_of_range')
+  await rejected(
+    t,
+    user.accountId,
+    () =>
+      request(app.url, '/api/v1/stats/big/count', {
+        body: '{"count": 1e400}',
+        headers: { 'content-type': 'application/json' },
+        bearer: key,
+      }),
+    400,
+    'invalid count: out of range',
+  )
+  await rejected(
+    t,
+    user.accountId,
+    () => request(app.url, '/api/v1/stats/big/value', { json: { value: 2e15 }, bearer: key }),
+    400,
+    'invalid value: out of range',
+    'value_out_of_range',
+  )
   t.falsy(await statRow(user.accountId, 'big'))
 })
 
 test('invalid value: missing for an absent value on the value route', async (t) => {
   const { user, key } = await keyed()
-  await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/gauge/value', { json: {}, bearer: key }), 400, 'invalid value: missing', 'missing_value')
+  await rejected(
+    t,
+    user.accountId,
+    () => request(app.url, '/api/v1/stats/gauge/value', { json: {}, bearer: key }),
+    400,
+    'invalid value: missing',
+    'missing_value',
+  )
   // A count sent to the value route does not stand in for the value.
-  await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/gauge/value', { json: { count: 5 }, bearer: key }), 400, 'invalid value: missing', 'missing_value')
+  await rejected(
+    t,
+    user.accountId,
+    () => request(app.url, '/api/v1/stats/gauge/value', { json: { count: 5 }, bearer: key }),
+    400,
+    'invalid value: missing',
+    'missing_value',
+  )
   t.falsy(await statRow(user.accountId, 'gauge'))
 })
 
 test('empty or null count (and value) is a 400; an absent count is not defaulted to 1 on v1', async (t) => {
   const { user, key } = await keyed()
   for (const count of ['', '   ', null]) {
-    await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/c/count', { json: { count }, bearer: key }), 400, 'invalid count: empty', 'empty_count')
+    await rejected(
+      t,
+      user.accountId,
+      () => request(app.url, '/api/v1/stats/c/count', { json: { count }, bearer: key }),
+      400,
+      'invalid count: empty',
+      'empty_count',
+    )
   }
   for (const value of ['', ' ', null]) {
-    await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/g/value', { json: { value }, bearer: key }), 400, 'invalid value: empty', 'empty_value')
+    await rejected(
+      t,
+      user.accountId,
+      () => request(app.url, '/api/v1/stats/g/value', { json: { value }, bearer: key }),
+      400,
+      'invalid value: empty',
+      'empty_value',
+    )
   }
-  await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/c/count', { json: {}, bearer: key }), 400, 'invalid count: missing', 'missing_count')
+  await rejected(
+    t,
+    user.accountId,
+    () => request(app.url, '/api/v1/stats/c/count', { json: {}, bearer: key }),
+    400,
+    'invalid count: missing',
+    'missing_count',
+  )
   t.is((await snapshot(user.accountId)).stats, 0)
 })
 
 test('a body that is not JSON, or not an object, is a 400 and stores nothing', async (t) => {
   const { user, key } = await keyed()
-  await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/c/count', { body: '{"count": 1', headers: { 'content-type': 'application/json' }, bearer: key }), 400, /./)
+  await rejected(
+    t,
+    user.accountId,
+    () => request(app.url, '/api/v1/stats/c/count', { body: '{"count": 1', headers: { 'content-type': 'application/json' }, bearer: key }),
+    400,
+    /./,
+  )
   await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/c/count', { json: [1], bearer: key }), 400, /./)
   await rejected(t, user.accountId, () => request(app.url, '/api/v1/points', { json: { points: 'x' }, bearer: key }), 400, /^body\.points/)
   await rejected(t, user.accountId, () => request(app.url, '/api/v1/points', { json: {}, bearer: key }), 400, /^body\.points/)
@@ -206,8 +358,22 @@ test('a body that is not JSON, or not an object, is a 400 and stores nothing', a
 test('invalid timestamp: too far in the future (more than 5 minutes ahead, or milliseconds)', async (t) => {
   const { user, key } = await keyed()
   for (const tt of [nowS() + 400, String(nowS() + 400), Date.now()]) {
-    await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/c/count', { json: { count: 1, t: tt }, bearer: key }), 400, 'invalid timestamp: too far in the future', 'timestamp_in_future')
-    await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/g/value', { json: { value: 1, t: tt }, bearer: key }), 400, 'invalid timestamp: too far in the future', 'timestamp_in_future')
+    await rejected(
+      t,
+      user.accountId,
+      () => request(app.url, '/api/v1/stats/c/count', { json: { count: 1, t: tt }, bearer: key }),
+      400,
+      'invalid timestamp: too far in the future',
+      'timestamp_in_future',
+    )
+    await rejected(
+      t,
+      user.accountId,
+      () => request(app.url, '/api/v1/stats/g/value', { json: { value: 1, t: tt }, bearer: key }),
+      400,
+      'invalid timestamp: too far in the future',
+      'timestamp_in_future',
+    )
   }
   // Up to 5 minutes ahead is accepted.
   const ok = await request(app.url, '/api/v1/stats/c/count', { json: { count: 1, t: nowS() + 240 }, bearer: key })
@@ -217,19 +383,38 @@ test('invalid timestamp: too far in the future (more than 5 minutes ahead, or mi
 test('invalid timestamp: before 2000-01-01 (with a hint about uninitialised values); exactly 2000-01-01 is accepted', async (t) => {
   const { user, key } = await keyed()
   for (const tt of [946684799, 0, -1, '946684799']) {
-    const res = await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/c/count', { json: { count: 1, t: tt }, bearer: key }), 400, /^invalid timestamp: before 2000-01-01/, 'timestamp_too_old')
+    const res = await rejected(
+      t,
+      user.accountId,
+      () => request(app.url, '/api/v1/stats/c/count', { json: { count: 1, t: tt }, bearer: key }),
+      400,
+      /^invalid timestamp: before 2000-01-01/,
+      'timestamp_too_old',
+    )
     t.regex(res.body.detail, /uninitiali[sz]ed/)
   }
   t.is((await request(app.url, '/api/v1/stats/c/count', { json: { count: 1, t: 946684800 }, bearer: key })).status, 200)
   t.is((await request(app.url, '/api/v1/stats/c/count', { json: { count: 1, t: '1700000000.9' }, bearer: key })).status, 200)
   await settle(app)
-  const rows = await app.sql<{ t: number }[]>`select extract(epoch from p.ts)::int as t from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p where s.account_id = ${user.accountId} order by 1`
-  t.deepEqual(rows.map((r) => r.t), [946684800, 1700000000], 'fractions are truncated')
+  const rows = await app.sql<
+    { t: number }[]
+  >`select extract(epoch from p.ts)::int as t from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p where s.account_id = ${user.accountId} order by 1`
+  t.deepEqual(
+    rows.map((r) => r.t),
+    [946684800, 1700000000],
+    'fractions are truncated',
+  )
 })
 
 test('a non-numeric t is a 400', async (t) => {
   const { user, key } = await keyed()
-  await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/c/count', { json: { count: 1, t: 'yesterday' }, bearer: key }), 400, 'invalid timestamp: not a number')
+  await rejected(
+    t,
+    user.accountId,
+    () => request(app.url, '/api/v1/stats/c/count', { json: { count: 1, t: 'yesterday' }, bearer: key }),
+    400,
+    'invalid timestamp: not a number',
+  )
 })
 
 // ---------------------------------------------------------------- stat names
@@ -237,15 +422,42 @@ test('a non-numeric t is a 400', async (t) => {
 test('bad stat name in the path (URL-encoded): 400 "contains invalid characters", nothing stored', async (t) => {
   const { user, key } = await keyed()
   for (const name of ['bad/name', 'a<b>', 'semi;colon', 'quote"', 'tab\tname', 'new\nline', 'dollar$', 'at@home', 'percent%']) {
-    await rejected(t, user.accountId, () => request(app.url, `/api/v1/stats/${enc(name)}/count`, { json: { count: 1 }, bearer: key }), 400, 'invalid stat name: contains invalid characters', 'invalid_stat_name')
-    await rejected(t, user.accountId, () => request(app.url, `/api/v1/stats/${enc(name)}/value`, { json: { value: 1 }, bearer: key }), 400, 'invalid stat name: contains invalid characters', 'invalid_stat_name')
+    await rejected(
+      t,
+      user.accountId,
+      () => request(app.url, `/api/v1/stats/${enc(name)}/count`, { json: { count: 1 }, bearer: key }),
+      400,
+      'invalid stat name: contains invalid characters',
+      'invalid_stat_name',
+    )
+    await rejected(
+      t,
+      user.accountId,
+      () => request(app.url, `/api/v1/stats/${enc(name)}/value`, { json: { value: 1 }, bearer: key }),
+      400,
+      'invalid stat name: contains invalid characters',
+      'invalid_stat_name',
+    )
   }
-  await rejected(t, user.accountId, () => request(app.url, '/api/v1/points', { json: { points: [{ stat: 'bad/name', count: 1 }] }, bearer: key }), 400, 'points[0]: invalid stat name: contains invalid characters', 'invalid_stat_name')
+  await rejected(
+    t,
+    user.accountId,
+    () => request(app.url, '/api/v1/points', { json: { points: [{ stat: 'bad/name', count: 1 }] }, bearer: key }),
+    400,
+    'points[0]: invalid stat name: contains invalid characters',
+    'invalid_stat_name',
+  )
 })
 
 test('stat name longer than 128 characters is a 400; exactly 128 is accepted', async (t) => {
   const { user, key } = await keyed()
-  await rejected(t, user.accountId, () => request(app.url, `/api/v1/stats/${'x'.repeat(129)}/count`, { json: { count: 1 }, bearer: key }), 400, 'invalid stat name: longer than 128 characters')
+  await rejected(
+    t,
+    user.accountId,
+    () => request(app.url, `/api/v1/stats/${'x'.repeat(129)}/count`, { json: { count: 1 }, bearer: key }),
+    400,
+    'invalid stat name: longer than 128 characters',
+  )
   t.is((await request(app.url, `/api/v1/stats/${'x'.repeat(128)}/count`, { json: { count: 1 }, bearer: key })).status, 200)
 })
 
@@ -262,7 +474,13 @@ test('allowed names: URL-encoded spaces, dots, hyphens, underscores and letters;
 
 test('a malformed percent-escape in the stat name is a 400, not a server error', async (t) => {
   const { user, key } = await keyed()
-  await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/bad%E0%A4%A/count', { json: { count: 1 }, bearer: key }), 400, /./)
+  await rejected(
+    t,
+    user.accountId,
+    () => request(app.url, '/api/v1/stats/bad%E0%A4%A/count', { json: { count: 1 }, bearer: key }),
+    400,
+    /./,
+  )
 })
 
 // ---------------------------------------------------------------- kinds
@@ -271,9 +489,23 @@ test('type conflict: count to a gauge and value to a counter are 400 and store n
   const { user, key } = await keyed()
   t.is((await request(app.url, '/api/v1/stats/hits/count', { json: { count: 1 }, bearer: key })).status, 200)
   t.is((await request(app.url, '/api/v1/stats/temp/value', { json: { value: 20 }, bearer: key })).status, 200)
-  const a = await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/hits/value', { json: { value: 5 }, bearer: key }), 400, /type conflict/, 'kind_conflict')
+  const a = await rejected(
+    t,
+    user.accountId,
+    () => request(app.url, '/api/v1/stats/hits/value', { json: { value: 5 }, bearer: key }),
+    400,
+    /type conflict/,
+    'kind_conflict',
+  )
   t.regex(a.body.detail, /counter/)
-  const b = await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/temp/count', { json: { count: 5 }, bearer: key }), 400, /type conflict/, 'kind_conflict')
+  const b = await rejected(
+    t,
+    user.accountId,
+    () => request(app.url, '/api/v1/stats/temp/count', { json: { count: 5 }, bearer: key }),
+    400,
+    /type conflict/,
+    'kind_conflict',
+  )
   t.regex(b.body.detail, /gauge/)
   t.is((await statRow(user.accountId, 'hits')).kind, 'counter')
   t.is((await statRow(user.accountId, 'temp')).kind, 'gauge')
@@ -303,12 +535,16 @@ test('explicit t is stored; replay "sums_with_existing" on a counter and "averag
   t.deepEqual(await valuesOf(user.accountId, 'cpu'), [10, 20])
   const rows = await app.sql<{ t: number }[]>`
     select distinct extract(epoch from p.ts)::int as t from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p where s.account_id = ${user.accountId} and s.name = 'cpu'`
-  t.deepEqual(rows.map((r) => r.t), [tt])
+  t.deepEqual(
+    rows.map((r) => r.t),
+    [tt],
+  )
 })
 
 test('without t there is no replay field: each write gets its own arrival time', async (t) => {
   const { user, key } = await keyed()
-  for (let i = 0; i < 3; i++) t.deepEqual((await request(app.url, '/api/v1/stats/noT/count', { json: { count: 1 }, bearer: key })).body, { status: 'ok' })
+  for (let i = 0; i < 3; i++)
+    t.deepEqual((await request(app.url, '/api/v1/stats/noT/count', { json: { count: 1 }, bearer: key })).body, { status: 'ok' })
   await settle(app)
   t.deepEqual(await valuesOf(user.accountId, 'noT'), [1, 1, 1])
 })
@@ -316,7 +552,10 @@ test('without t there is no replay field: each write gets its own arrival time',
 test('ikey with t: a retry is "duplicate_ignored", stored once and not billed; on both routes', async (t) => {
   const { user, key } = await keyed()
   const tt = nowS() - 120
-  for (const [path, json] of [['/api/v1/stats/paid/count', { count: 7, t: tt, ikey: 'order-1' }], ['/api/v1/stats/level/value', { value: 7, t: tt, ikey: 'reading-1' }]] as const) {
+  for (const [path, json] of [
+    ['/api/v1/stats/paid/count', { count: 7, t: tt, ikey: 'order-1' }],
+    ['/api/v1/stats/level/value', { value: 7, t: tt, ikey: 'reading-1' }],
+  ] as const) {
     const first = await request(app.url, path, { json, bearer: key })
     t.deepEqual([first.status, first.body], [200, { status: 'ok' }])
     await settle(app)
@@ -328,27 +567,51 @@ test('ikey with t: a retry is "duplicate_ignored", stored once and not billed; o
   t.deepEqual(await valuesOf(user.accountId, 'paid'), [7])
   t.deepEqual(await valuesOf(user.accountId, 'level'), [7])
   // The same ikey at another second, or another ikey at the same second, is a new observation.
-  t.deepEqual((await request(app.url, '/api/v1/stats/paid/count', { json: { count: 1, t: tt - 5, ikey: 'order-1' }, bearer: key })).body, { status: 'ok' })
-  t.deepEqual((await request(app.url, '/api/v1/stats/paid/count', { json: { count: 2, t: tt, ikey: 'order-2' }, bearer: key })).body, { status: 'ok', replay: 'sums_with_existing' })
+  t.deepEqual((await request(app.url, '/api/v1/stats/paid/count', { json: { count: 1, t: tt - 5, ikey: 'order-1' }, bearer: key })).body, {
+    status: 'ok',
+  })
+  t.deepEqual((await request(app.url, '/api/v1/stats/paid/count', { json: { count: 2, t: tt, ikey: 'order-2' }, bearer: key })).body, {
+    status: 'ok',
+    replay: 'sums_with_existing',
+  })
   await settle(app)
   t.deepEqual(await valuesOf(user.accountId, 'paid'), [1, 2, 7])
 })
 
 test('ikey longer than 128 characters or not a string is a 400', async (t) => {
   const { user, key } = await keyed()
-  await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/c/count', { json: { count: 1, ikey: 'k'.repeat(129) }, bearer: key }), 400, 'invalid ikey: longer than 128 characters')
-  await rejected(t, user.accountId, () => request(app.url, '/api/v1/stats/c/count', { json: { count: 1, ikey: 12 }, bearer: key }), 400, 'invalid ikey: must be a string')
+  await rejected(
+    t,
+    user.accountId,
+    () => request(app.url, '/api/v1/stats/c/count', { json: { count: 1, ikey: 'k'.repeat(129) }, bearer: key }),
+    400,
+    'invalid ikey: longer than 128 characters',
+  )
+  await rejected(
+    t,
+    user.accountId,
+    () => request(app.url, '/api/v1/stats/c/count', { json: { count: 1, ikey: 12 }, bearer: key }),
+    400,
+    'invalid ikey: must be a string',
+  )
   t.is((await request(app.url, '/api/v1/stats/c/count', { json: { count: 1, ikey: 'k'.repeat(128) }, bearer: key })).status, 200)
 })
 
 // ---------------------------------------------------------------- POST /api/v1/points
 
-test('/api/v1/points: success {status, accepted, duplicates}; stats created with each point\'s kind; strings and numbers alike', async (t) => {
+test("/api/v1/points: success {status, accepted, duplicates}; stats created with each point's kind; strings and numbers alike", async (t) => {
   const { user, key } = await keyed()
   const tt = nowS() - 600
   const res = await request(app.url, '/api/v1/points', {
     bearer: key,
-    json: { points: [{ stat: 'p.hits', count: 1 }, { stat: 'p.hits', count: '2', t: tt }, { stat: 'p.temp', value: 19.5, t: String(tt) }, { stat: 'p.temp', value: '20.5' }] },
+    json: {
+      points: [
+        { stat: 'p.hits', count: 1 },
+        { stat: 'p.hits', count: '2', t: tt },
+        { stat: 'p.temp', value: 19.5, t: String(tt) },
+        { stat: 'p.temp', value: '20.5' },
+      ],
+    },
   })
   t.is(res.status, 200)
   t.deepEqual(res.body, { status: 'ok', accepted: 4, duplicates: 0 })
@@ -363,8 +626,19 @@ test('/api/v1/points: success {status, accepted, duplicates}; stats created with
 test('/api/v1/points: one bad point -> 400 with errors [{index, detail}] and nothing of the batch stored', async (t) => {
   const { user, key } = await keyed()
   await request(app.url, '/api/v1/points', { bearer: key, json: { points: [{ stat: 'seed', count: 1 }] } })
-  const points = [{ stat: 'b.ok', count: 1 }, { stat: 'b.new', count: 'abc' }, { stat: 'seed', count: 2 }]
-  const res = await rejected(t, user.accountId, () => request(app.url, '/api/v1/points', { bearer: key, json: { points } }), 400, 'points[1]: invalid count: not a number', 'invalid_count')
+  const points = [
+    { stat: 'b.ok', count: 1 },
+    { stat: 'b.new', count: 'abc' },
+    { stat: 'seed', count: 2 },
+  ]
+  const res = await rejected(
+    t,
+    user.accountId,
+    () => request(app.url, '/api/v1/points', { bearer: key, json: { points } }),
+    400,
+    'points[1]: invalid count: not a number',
+    'invalid_count',
+  )
   t.like(res.body.errors, [{ index: 1, detail: 'invalid count: not a number' }])
   t.is(res.body.errors.length, 1)
   t.falsy(await statRow(user.accountId, 'b.ok'))
@@ -384,7 +658,13 @@ test('/api/v1/points: every bad point is listed by index with the interface mess
     { stat: 'v', count: 1, value: 2 },
     { count: 1 },
   ]
-  const res = await rejected(t, user.accountId, () => request(app.url, '/api/v1/points', { bearer: key, json: { points } }), 400, 'points[1]: invalid count: out of range')
+  const res = await rejected(
+    t,
+    user.accountId,
+    () => request(app.url, '/api/v1/points', { bearer: key, json: { points } }),
+    400,
+    'points[1]: invalid count: out of range',
+  )
   const byIndex = Object.fromEntries(res.body.errors.map((e: { index: number; detail: string }) => [e.index, e.detail]))
   t.deepEqual(Object.keys(byIndex).map(Number), [1, 2, 3, 4, 5, 6, 7])
   t.is(byIndex[1], 'invalid count: out of range')
@@ -400,9 +680,42 @@ test('/api/v1/points: every bad point is listed by index with the interface mess
 test('/api/v1/points: a type conflict (with a stored stat or inside the batch) -> 400 with errors [{index, detail}], nothing stored', async (t) => {
   const { user, key } = await keyed()
   t.is((await request(app.url, '/api/v1/stats/kc.counter/count', { json: { count: 1 }, bearer: key })).status, 200)
-  const stored1 = await rejected(t, user.accountId, () => request(app.url, '/api/v1/points', { bearer: key, json: { points: [{ stat: 'kc.new', count: 1 }, { stat: 'kc.counter', value: 3 }] } }), 400, /^points\[1\]: type conflict/, 'kind_conflict')
+  const stored1 = await rejected(
+    t,
+    user.accountId,
+    () =>
+      request(app.url, '/api/v1/points', {
+        bearer: key,
+        json: {
+          points: [
+            { stat: 'kc.new', count: 1 },
+            { stat: 'kc.counter', value: 3 },
+          ],
+        },
+      }),
+    400,
+    /^points\[1\]: type conflict/,
+    'kind_conflict',
+  )
   t.like(stored1.body.errors, [{ index: 1 }])
-  const inBatch = await rejected(t, user.accountId, () => request(app.url, '/api/v1/points', { bearer: key, json: { points: [{ stat: 'kc.mixed', count: 1 }, { stat: 'kc.other', count: 1 }, { stat: 'kc.mixed', value: 3 }] } }), 400, /^points\[2\]: type conflict/, 'kind_conflict')
+  const inBatch = await rejected(
+    t,
+    user.accountId,
+    () =>
+      request(app.url, '/api/v1/points', {
+        bearer: key,
+        json: {
+          points: [
+            { stat: 'kc.mixed', count: 1 },
+            { stat: 'kc.other', count: 1 },
+            { stat: 'kc.mixed', value: 3 },
+          ],
+        },
+      }),
+    400,
+    /^points\[2\]: type conflict/,
+    'kind_conflict',
+  )
   t.like(inBatch.body.errors, [{ index: 2 }])
   t.falsy(await statRow(user.accountId, 'kc.new'))
   t.falsy(await statRow(user.accountId, 'kc.mixed'))
@@ -412,7 +725,14 @@ test('/api/v1/points: more than 1,000 points -> 400 and nothing stored; exactly 
   const { user, key } = await keyed()
   const tt = nowS() - 60
   const many = (n: number) => Array.from({ length: n }, (_, i) => ({ stat: `s${i % 3}`, count: 1, t: tt }))
-  await rejected(t, user.accountId, () => request(app.url, '/api/v1/points', { bearer: key, json: { points: many(1001) } }), 400, 'body.points: at most 1000 points per request', 'validation_failed')
+  await rejected(
+    t,
+    user.accountId,
+    () => request(app.url, '/api/v1/points', { bearer: key, json: { points: many(1001) } }),
+    400,
+    'body.points: at most 1000 points per request',
+    'validation_failed',
+  )
   const ok = await request(app.url, '/api/v1/points', { bearer: key, json: { points: many(1000) } })
   t.deepEqual([ok.status, ok.body], [200, { status: 'ok', accepted: 1000, duplicates: 0 }])
   const after = await snapshot(user.accountId)

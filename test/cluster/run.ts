@@ -26,8 +26,10 @@ const cluster = await startRedisCluster()
 say(`test:cluster: Redis Cluster of 3 masters and 3 replicas at ${cluster.url}`)
 let code = 1
 try {
-  const child = spawn(process.execPath, ['--import=tsx', 'test/run.ts', ...(files.length ? files : CLUSTER_FILES)],
-    { stdio: 'inherit', env: { ...process.env, REDIS_URL: cluster.url } })
+  const child = spawn(process.execPath, ['--import=tsx', 'test/run.ts', ...(files.length ? files : CLUSTER_FILES)], {
+    stdio: 'inherit',
+    env: { ...process.env, REDIS_URL: cluster.url },
+  })
   code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)))
 } finally {
   await cluster.destroy()

@@ -54,7 +54,11 @@ async function launch(config: Config, owned: Array<() => Promise<void>>): Promis
   const workers: RunningWorkers[] = []
   const others: TestApp[] = []
   return {
-    url: api.url, config, sql, api, logs,
+    url: api.url,
+    config,
+    sql,
+    api,
+    logs,
     async another(overrides = {}) {
       const other = await launch(testConfig(config.databaseUrl, config.redisPrefix, overrides), [])
       others.push(other)

@@ -9,7 +9,15 @@ import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type BrowserServer, type Locator, type Page } from 'playwright-core'
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
 
 /** Where journeys leave their screenshots (gitignored). */
 export const OUTPUT_DIR = join(process.cwd(), 'test-output', 'web')
@@ -43,13 +51,21 @@ export async function openTab(browser: Browser, width = 1440, height = 900): Pro
   const page = await context.newPage()
   page.setDefaultTimeout(15_000)
   const problems: string[] = []
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`) })
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`)
+  })
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`))
   return { context, page, problems }
 }
 
 /** A fresh tab signed in as a user from the test factories: their session cookie is set for `base`. */
-export async function signedInTab(browser: Browser, base: string, user: { session: { cookie: string } }, width?: number, height?: number): Promise<Tab> {
+export async function signedInTab(
+  browser: Browser,
+  base: string,
+  user: { session: { cookie: string } },
+  width?: number,
+  height?: number,
+): Promise<Tab> {
   const tab = await openTab(browser, width, height)
   const [name, value] = user.session.cookie.split('=')
   await tab.context.addCookies([{ name, value, url: base }])
@@ -61,7 +77,10 @@ export async function signedInTab(browser: Browser, base: string, user: { sessio
  * at once and so passes or fails on how fast the page happened to draw. For `t.true(await visible(x), ...)`.
  */
 export function visible(locator: Locator, timeout?: number): Promise<boolean> {
-  return locator.waitFor({ state: 'visible', timeout }).then(() => true, () => false)
+  return locator.waitFor({ state: 'visible', timeout }).then(
+    () => true,
+    () => false,
+  )
 }
 
 export async function screenshot(page: Page, name: string, fullPage = true): Promise<string> {

@@ -26,18 +26,28 @@ export async function startChatServer(): Promise<ChatServer> {
     req.on('data', (c: Buffer) => (raw += c.toString('utf8')))
     req.on('end', () => {
       let body: unknown
-      try { body = JSON.parse(raw) } catch { body = undefined }
+      try {
+        body = JSON.parse(raw)
+      } catch {
+        body = undefined
+      }
       state.requests.push({ path: req.url ?? '', headers: req.headers, body, raw })
       const s = state.scenario
       if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return void res.writeHead(404).end()
       if (s.kind === 'hang') return void hanging.add(res)
-      if (s.kind === 'status') return void res.writeHead(s.status, { 'content-type': 'application/json' }).end('{"error":{"message":"server error"}}')
+      if (s.kind === 'status')
+        return void res.writeHead(s.status, { 'content-type': 'application/json' }).end('{"error":{"message":"server error"}}')
       if (s.kind === 'text') return void res.writeHead(200, { 'content-type': 'text/html' }).end(s.body)
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
-        id: 'chatcmpl-test', object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: (body as { model?: string })?.model ?? 'test',
-        choices: [{ index: 0, message: { role: 'assistant', content: s.content }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
-      }))
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          id: 'chatcmpl-test',
+          object: 'chat.completion',
+          created: Math.floor(Date.now() / 1000),
+          model: (body as { model?: string })?.model ?? 'test',
+          choices: [{ index: 0, message: { role: 'assistant', content: s.content }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
+        }),
+      )
     })
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))

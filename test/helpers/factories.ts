@@ -16,7 +16,12 @@ export async function signUp(url: string, overrides: { email?: string; password?
   const password = overrides.password ?? 'correct horse battery'
   const res = await request(url, '/api/v1/auth/signup', { json: { email, password } })
   if (res.status !== 201) throw new Error(`sign-up failed: ${res.status} ${res.text}`)
-  return { email, password, accountId: res.body.account.id, session: { cookie: cookieFrom(res, 'service_session')!, csrf: res.body.csrf_token } }
+  return {
+    email,
+    password,
+    accountId: res.body.account.id,
+    session: { cookie: cookieFrom(res, 'service_session')!, csrf: res.body.csrf_token },
+  }
 }
 
 export async function createKey(url: string, user: User, label = 'test key'): Promise<{ id: string; key: string }> {

@@ -43,13 +43,19 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
   const dir = mkdtempSync(join(tmpdir(), 'metrics-pg-'))
   if (ids.uid !== undefined) chownSync(dir, ids.uid, ids.gid!)
   const data = join(dir, 'data')
-  const init = spawnSync(bin.initdb, ['-D', data, '--auth=trust', '--username=postgres', '-E', 'UTF8', '--no-sync', '--no-instructions'], { ...ids, encoding: 'utf8' })
+  const init = spawnSync(bin.initdb, ['-D', data, '--auth=trust', '--username=postgres', '-E', 'UTF8', '--no-sync', '--no-instructions'], {
+    ...ids,
+    encoding: 'utf8',
+  })
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr || init.error?.message}`)
 
   let child: ChildProcess | undefined
   const start = async () => {
-    const c = spawn(bin.postgres, ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=200'],
-      { ...ids, stdio: ['ignore', 'ignore', 'pipe'] })
+    const c = spawn(
+      bin.postgres,
+      ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=200'],
+      { ...ids, stdio: ['ignore', 'ignore', 'pipe'] },
+    )
     child = c
     let log = ''
     await new Promise<void>((resolve, reject) => {
@@ -65,7 +71,10 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     const c = child
     child = undefined
     if (!c || c.exitCode !== null || c.signalCode !== null) return
-    await new Promise((resolve) => { c.once('exit', resolve); c.kill(signal) })
+    await new Promise((resolve) => {
+      c.once('exit', resolve)
+      c.kill(signal)
+    })
   }
   const onExit = () => child?.kill('SIGKILL')
   process.on('exit', onExit)
@@ -81,7 +90,9 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
   await sql.end()
 
   return {
-    url, port, start,
+    url,
+    port,
+    start,
     stop: () => end('SIGINT'),
     kill: () => end('SIGKILL'),
     async destroy() {

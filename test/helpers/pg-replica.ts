@@ -27,7 +27,10 @@ export interface PrimaryWithReplica {
 export function machinePostgresBin(): string | undefined {
   const root = '/usr/lib/postgresql'
   if (!existsSync(root)) return undefined
-  const major = readdirSync(root).filter((d) => existsSync(join(root, d, 'bin', 'pg_basebackup'))).sort((a, b) => Number(a) - Number(b)).pop()
+  const major = readdirSync(root)
+    .filter((d) => existsSync(join(root, d, 'bin', 'pg_basebackup')))
+    .sort((a, b) => Number(a) - Number(b))
+    .pop()
   return major ? join(root, major, 'bin') : undefined
 }
 
@@ -48,9 +51,32 @@ export async function startPrimaryWithReplica(): Promise<PrimaryWithReplica> {
   const start = async (name: 'primary' | 'replica') => {
     const data = name === 'primary' ? primaryData : replicaData
     const port = name === 'primary' ? primaryPort : replicaPort
-    const c = spawn(join(bin, 'postgres'), ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off',
-      '-c', 'max_connections=200', '-c', 'wal_level=replica', '-c', 'max_wal_senders=5', '-c', 'hot_standby=on', '-c', 'wal_receiver_status_interval=1s'],
-    { ...ids, stdio: ['ignore', 'ignore', 'pipe'] })
+    const c = spawn(
+      join(bin, 'postgres'),
+      [
+        '-D',
+        data,
+        '-p',
+        String(port),
+        '-k',
+        dir,
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'fsync=off',
+        '-c',
+        'max_connections=200',
+        '-c',
+        'wal_level=replica',
+        '-c',
+        'max_wal_senders=5',
+        '-c',
+        'hot_standby=on',
+        '-c',
+        'wal_receiver_status_interval=1s',
+      ],
+      { ...ids, stdio: ['ignore', 'ignore', 'pipe'] },
+    )
     children.set(name, c)
     let log = ''
     await new Promise<void>((resolve, reject) => {
@@ -66,9 +92,14 @@ export async function startPrimaryWithReplica(): Promise<PrimaryWithReplica> {
     const c = children.get(name)
     children.delete(name)
     if (!c || c.exitCode !== null || c.signalCode !== null) return
-    await new Promise((resolve) => { c.once('exit', resolve); c.kill('SIGINT') })
+    await new Promise((resolve) => {
+      c.once('exit', resolve)
+      c.kill('SIGINT')
+    })
   }
-  const onExit = () => { for (const c of children.values()) c.kill('SIGKILL') }
+  const onExit = () => {
+    for (const c of children.values()) c.kill('SIGKILL')
+  }
   process.on('exit', onExit)
 
   const primaryServer = `postgres://postgres@127.0.0.1:${primaryPort}/postgres`
@@ -83,7 +114,21 @@ export async function startPrimaryWithReplica(): Promise<PrimaryWithReplica> {
     const sql = createSql(withDatabase(primaryServer, 'metrics'), { max: 1, statementTimeoutSeconds: 0 })
     await migrate(sql)
     await sql.end()
-    run('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'postgres', '-D', replicaData, '-R', '-X', 'stream', '--checkpoint=fast', '--no-sync'])
+    run('pg_basebackup', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(primaryPort),
+      '-U',
+      'postgres',
+      '-D',
+      replicaData,
+      '-R',
+      '-X',
+      'stream',
+      '--checkpoint=fast',
+      '--no-sync',
+    ])
     await start('replica')
   } catch (err) {
     onExit()

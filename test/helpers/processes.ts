@@ -27,9 +27,23 @@ export interface WebProcess {
  * A web process of its own (api/server.ts) on `config`'s database and Redis prefix, ended when the test ends;
  * resolves once it listens (and, with STATSD_PORT in `env`, once StatsD listens too).
  */
-export function webProcess(t: { teardown(fn: () => void): void }, config: { databaseUrl: string; redisUrl: string; redisPrefix: string }, env: Record<string, string> = {}): Promise<WebProcess> {
+export function webProcess(
+  t: { teardown(fn: () => void): void },
+  config: { databaseUrl: string; redisUrl: string; redisPrefix: string },
+  env: Record<string, string> = {},
+): Promise<WebProcess> {
   const child: ChildProcess = spawn(process.execPath, serviceArgs('api/server.ts'), {
-    env: { ...process.env, NODE_ENV: 'test', PORT: '0', DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl, REDIS_PREFIX: config.redisPrefix, LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      PORT: '0',
+      DATABASE_URL: config.databaseUrl,
+      REDIS_URL: config.redisUrl,
+      REDIS_PREFIX: config.redisPrefix,
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   t.teardown(() => child.kill('SIGTERM'))
@@ -42,7 +56,13 @@ export function webProcess(t: { teardown(fn: () => void): void }, config: { data
       const web = /listening on (http:\/\/[^\s"]+)/.exec(out)
       const statsd = /statsd listening on udp (\d+) and tcp (\d+)/.exec(out)
       if (web && (statsd || env.STATSD_PORT === undefined)) {
-        resolve({ url: web[1], pid: child.pid!, statsd: statsd ? { udpPort: Number(statsd[1]), tcpPort: Number(statsd[2]) } : undefined, output: () => out, alive: () => !exited })
+        resolve({
+          url: web[1],
+          pid: child.pid!,
+          statsd: statsd ? { udpPort: Number(statsd[1]), tcpPort: Number(statsd[2]) } : undefined,
+          output: () => out,
+          alive: () => !exited,
+        })
       }
     })
     child.once('exit', (code) => reject(new Error(`web process exited (${code}) before listening:\n${out}`)))

@@ -7,7 +7,12 @@ import type { AddressInfo } from 'node:net'
 import { SMTPServer } from 'smtp-server'
 
 /** Polls `probe` until it returns a truthy value, and returns it; throws with `what` after `timeoutMs`. */
-export async function eventually<T>(probe: () => T | Promise<T>, what: string, timeoutMs = 30_000, intervalMs = 100): Promise<NonNullable<T>> {
+export async function eventually<T>(
+  probe: () => T | Promise<T>,
+  what: string,
+  timeoutMs = 30_000,
+  intervalMs = 100,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const value = await probe()
@@ -91,10 +96,14 @@ export async function startHttpReceiver(): Promise<HttpReceiver> {
       always = status
     },
     async waitFor(n, pred = () => true, timeoutMs = 30_000) {
-      return eventually(() => {
-        const hits = requests.filter(pred)
-        return hits.length >= n ? hits : null
-      }, `${n} matching request(s) at the HTTP receiver (got ${requests.length} in all)`, timeoutMs)
+      return eventually(
+        () => {
+          const hits = requests.filter(pred)
+          return hits.length >= n ? hits : null
+        },
+        `${n} matching request(s) at the HTTP receiver (got ${requests.length} in all)`,
+        timeoutMs,
+      )
     },
     close() {
       server.closeAllConnections()
@@ -130,7 +139,11 @@ function decodeWords(value: string): string {
   return value.replace(/=\?([^?]+)\?([QqBb])\?([^?]*)\?=/g, (_m, _charset: string, enc: string, text: string) =>
     enc.toUpperCase() === 'B'
       ? Buffer.from(text, 'base64').toString('utf8')
-      : Buffer.from(text.replace(/_/g, ' ').replace(/=([0-9A-Fa-f]{2})/g, (_x, h: string) => String.fromCharCode(parseInt(h, 16))), 'latin1').toString('utf8'))
+      : Buffer.from(
+          text.replace(/_/g, ' ').replace(/=([0-9A-Fa-f]{2})/g, (_x, h: string) => String.fromCharCode(parseInt(h, 16))),
+          'latin1',
+        ).toString('utf8'),
+  )
 }
 
 /** Parses a single-part message: headers (unfolded) and the body decoded by its Content-Transfer-Encoding. */
@@ -183,10 +196,14 @@ export async function startSmtpReceiver(): Promise<SmtpReceiver> {
     url: `smtp://127.0.0.1:${port}`,
     mails,
     async waitFor(n, pred = () => true, timeoutMs = 30_000) {
-      return eventually(() => {
-        const hits = mails.filter(pred)
-        return hits.length >= n ? hits : null
-      }, `${n} matching mail(s) at the SMTP server (got ${mails.length} in all)`, timeoutMs)
+      return eventually(
+        () => {
+          const hits = mails.filter(pred)
+          return hits.length >= n ? hits : null
+        },
+        `${n} matching mail(s) at the SMTP server (got ${mails.length} in all)`,
+        timeoutMs,
+      )
     },
     close() {
       return new Promise<void>((resolve) => server.close(() => resolve()))

@@ -43,7 +43,15 @@ export async function startRedisCluster(opts: { nodeTimeoutMs?: number } = {}): 
   const children = new Map<number, ChildProcess>()
 
   const ask = async (port: number, ...command: string[]): Promise<string | undefined> => {
-    const r = new Redis({ port, host: '127.0.0.1', lazyConnect: true, connectTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false })
+    const r = new Redis({
+      port,
+      host: '127.0.0.1',
+      lazyConnect: true,
+      connectTimeout: 500,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      enableOfflineQueue: false,
+    })
     r.on('error', () => {})
     try {
       await r.connect()
@@ -58,9 +66,30 @@ export async function startRedisCluster(opts: { nodeTimeoutMs?: number } = {}): 
   const startNode = async ({ port, bus }: { port: number; bus: number }) => {
     const nodeDir = join(dir, String(port))
     spawnSync('mkdir', ['-p', nodeDir])
-    const args = ['--port', String(port), '--cluster-port', String(bus), '--bind', '127.0.0.1', '--dir', nodeDir,
-      '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(opts.nodeTimeoutMs ?? 2000),
-      '--appendonly', 'yes', '--appendfsync', 'everysec', '--save', '', '--loglevel', 'warning']
+    const args = [
+      '--port',
+      String(port),
+      '--cluster-port',
+      String(bus),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      nodeDir,
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      'nodes.conf',
+      '--cluster-node-timeout',
+      String(opts.nodeTimeoutMs ?? 2000),
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'everysec',
+      '--save',
+      '',
+      '--loglevel',
+      'warning',
+    ]
     const child = spawn('redis-server', args, { stdio: 'ignore' })
     children.set(port, child)
     const deadline = Date.now() + 10_000
@@ -77,9 +106,14 @@ export async function startRedisCluster(opts: { nodeTimeoutMs?: number } = {}): 
     const c = children.get(port)
     children.delete(port)
     if (!c || c.exitCode !== null || c.signalCode !== null) return
-    await new Promise((resolve) => { c.once('exit', resolve); c.kill('SIGKILL') })
+    await new Promise((resolve) => {
+      c.once('exit', resolve)
+      c.kill('SIGKILL')
+    })
   }
-  const onExit = () => { for (const c of children.values()) c.kill('SIGKILL') }
+  const onExit = () => {
+    for (const c of children.values()) c.kill('SIGKILL')
+  }
   process.on('exit', onExit)
 
   const healthy = async (timeoutMs = 30_000) => {
@@ -88,7 +122,10 @@ export async function startRedisCluster(opts: { nodeTimeoutMs?: number } = {}): 
       const live = ports.filter((p) => children.has(p.port))
       const infos = await Promise.all(live.map((p) => ask(p.port, 'CLUSTER', 'INFO')))
       if (infos.every((i) => i?.includes('cluster_state:ok') && i.includes('cluster_slots_ok:16384'))) return
-      if (Date.now() > deadline) throw new Error(`Redis Cluster not healthy within ${timeoutMs} ms: ${infos.map((i) => /cluster_state:\w+/.exec(i ?? '')?.[0] ?? 'no answer').join(', ')}`)
+      if (Date.now() > deadline)
+        throw new Error(
+          `Redis Cluster not healthy within ${timeoutMs} ms: ${infos.map((i) => /cluster_state:\w+/.exec(i ?? '')?.[0] ?? 'no answer').join(', ')}`,
+        )
       await sleep(100)
     }
   }
@@ -108,7 +145,11 @@ export async function startRedisCluster(opts: { nodeTimeoutMs?: number } = {}): 
 
   try {
     await Promise.all(ports.map((_, i) => startFirst(i)))
-    const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p.port}`), '--cluster-replicas', '1', '--cluster-yes'], { encoding: 'utf8', timeout: 60_000 })
+    const create = spawnSync(
+      'redis-cli',
+      ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p.port}`), '--cluster-replicas', '1', '--cluster-yes'],
+      { encoding: 'utf8', timeout: 60_000 },
+    )
     if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stderr || create.stdout}`)
     await healthy()
   } catch (err) {
@@ -118,14 +159,21 @@ export async function startRedisCluster(opts: { nodeTimeoutMs?: number } = {}): 
     throw err
   }
 
-  const nodes: ClusterNode[] = ports.map((p) => ({ port: p.port, pid: () => children.get(p.port)?.pid, kill: () => killNode(p.port), start: () => startNode(p) }))
+  const nodes: ClusterNode[] = ports.map((p) => ({
+    port: p.port,
+    pid: () => children.get(p.port)?.pid,
+    kill: () => killNode(p.port),
+    start: () => startNode(p),
+  }))
   return {
     url: `redis+cluster://${ports.map((p) => `127.0.0.1:${p.port}`).join(',')}`,
     nodes,
     async masters() {
       const live = nodes.find((n) => children.has(n.port))
       const lines = (await ask(live!.port, 'CLUSTER', 'NODES'))?.split('\n') ?? []
-      const ports = lines.map((l) => l.split(' ')).filter((f) => f[2]?.split(',').includes('master') && !f[2].includes('fail'))
+      const ports = lines
+        .map((l) => l.split(' '))
+        .filter((f) => f[2]?.split(',').includes('master') && !f[2].includes('fail'))
         .map((f) => Number(f[1].split(':')[1].split('@')[0]))
       return nodes.filter((n) => ports.includes(n.port))
     },
@@ -137,7 +185,10 @@ export async function startRedisCluster(opts: { nodeTimeoutMs?: number } = {}): 
         for (const line of (shards ?? '').split('\n')) {
           const [, addr, flags, , , , , , ...ranges] = line.split(' ')
           if (!flags?.includes('master') || flags.includes('fail')) continue
-          const owns = ranges.some((r) => { const [a, b = a] = r.split('-').map(Number); return slot >= a && slot <= b })
+          const owns = ranges.some((r) => {
+            const [a, b = a] = r.split('-').map(Number)
+            return slot >= a && slot <= b
+          })
           if (owns) return nodes.find((x) => x.port === Number(addr.split(':')[1].split('@')[0]))!
         }
       }

@@ -30,7 +30,13 @@ export async function startOwnRedis(opts: { aof?: boolean; args?: string[] } = {
   const url = `redis://127.0.0.1:${port}`
 
   const ping = async () => {
-    const r = new Redis(url, { lazyConnect: true, connectTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false })
+    const r = new Redis(url, {
+      lazyConnect: true,
+      connectTimeout: 500,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      enableOfflineQueue: false,
+    })
     r.on('error', () => {})
     try {
       await r.connect()
@@ -45,11 +51,29 @@ export async function startOwnRedis(opts: { aof?: boolean; args?: string[] } = {
     const c = child
     child = undefined
     if (!c || c.exitCode !== null || c.signalCode !== null) return
-    await new Promise((resolve) => { c.once('exit', resolve); c.kill(signal) })
+    await new Promise((resolve) => {
+      c.once('exit', resolve)
+      c.kill(signal)
+    })
   }
   const start = async () => {
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', opts.aof ? 'yes' : 'no',
-      '--appendfsync', 'everysec', '--loglevel', 'warning', ...(opts.args ?? [])]
+    const args = [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      opts.aof ? 'yes' : 'no',
+      '--appendfsync',
+      'everysec',
+      '--loglevel',
+      'warning',
+      ...(opts.args ?? []),
+    ]
     const c = spawn('redis-server', args, { stdio: 'ignore' })
     child = c
     const deadline = Date.now() + 10_000
@@ -61,7 +85,9 @@ export async function startOwnRedis(opts: { aof?: boolean; args?: string[] } = {
   }
   await start()
   return {
-    url, port, start,
+    url,
+    port,
+    start,
     stop: () => end('SIGTERM'),
     kill: () => end('SIGKILL'),
     wipe() {

@@ -33,11 +33,20 @@ type Bucket = [bucket: number, count: number, sum: number, min: number, max: num
  * blocks alike): what the refreshes must have produced. Sums are rounded to `sumDigits` significant digits
  * when given (doubles added in another order differ in the last bits).
  */
-export async function rollupsBesidePoints(sql: Sql, statId: string, sumDigits?: number): Promise<Array<{ table: string; rolled: Bucket[]; raw: Bucket[] }>> {
+export async function rollupsBesidePoints(
+  sql: Sql,
+  statId: string,
+  sumDigits?: number,
+): Promise<Array<{ table: string; rolled: Bucket[]; raw: Bucket[] }>> {
   const sum = (x: number) => (sumDigits ? Number(x.toPrecision(sumDigits)) : x)
   const out = []
-  for (const [table, step] of [['rollups_1m', 60], ['rollups_1h', 3600], ['rollups_1d', 86_400]] as const) {
-    const rolled = await sql`select extract(epoch from bucket)::bigint as b, count, sum, min, max from ${sql(table)} where stat_id = ${statId} order by 1`
+  for (const [table, step] of [
+    ['rollups_1m', 60],
+    ['rollups_1h', 3600],
+    ['rollups_1d', 86_400],
+  ] as const) {
+    const rolled =
+      await sql`select extract(epoch from bucket)::bigint as b, count, sum, min, max from ${sql(table)} where stat_id = ${statId} order by 1`
     const raw = await sql`
       select (floor(extract(epoch from ts) / ${step}) * ${step})::bigint as b, count(*) as count, sum(value) as sum, min(value) as min, max(value) as max
       from stat_points(${statId}, '-infinity', 'infinity') group by 1 order by 1`

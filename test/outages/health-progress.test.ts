@@ -8,7 +8,9 @@ import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
 
 let app: TestApp
-test.before(async () => { app = await startTestApp({ HEALTH_QUEUE_STUCK_SECONDS: '2' }) })
+test.before(async () => {
+  app = await startTestApp({ HEALTH_QUEUE_STUCK_SECONDS: '2' })
+})
 test.after.always(() => app?.close())
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -47,9 +49,13 @@ test.serial('a worker stuck on a job (its statement blocked): 503 naming the run
   await settle(app)
   // Hold the stat's row: the next job storing a point of it waits for the lock, active, for as long as this lasts.
   let release!: () => void
-  const released = new Promise<void>((r) => { release = r })
+  const released = new Promise<void>((r) => {
+    release = r
+  })
   let locked!: () => void
-  const isLocked = new Promise<void>((r) => { locked = r })
+  const isLocked = new Promise<void>((r) => {
+    locked = r
+  })
   const holder = app.sql.begin(async (tx) => {
     await tx`select id from stats where account_id = ${user.accountId} for update`
     locked()

@@ -74,14 +74,19 @@ test('after PostgreSQL was down, web and worker serve again within seconds; acce
   const rows = await app.sql<{ value: number }[]>`
     select p.value from points p join stats s on s.id = p.stat_id where s.account_id = ${user.accountId} order by p.value`
   const stored = rows.map((r) => r.value)
-  t.deepEqual(stored, [...accepted].sort((a, b) => a - b), 'every accepted point stored, exactly once, and nothing else')
+  t.deepEqual(
+    stored,
+    [...accepted].sort((a, b) => a - b),
+    'every accepted point stored, exactly once, and nothing else',
+  )
   t.log(`statuses: ${JSON.stringify(Object.fromEntries(statuses))}; accepted ${accepted.length}, stored ${stored.length}`)
   // Refused writes were a dependency being down: 503, never a masked 500.
   t.deepEqual([...statuses.keys()].sort(), [200, 503])
   // One warning per outage per process (the API and the worker share this log), one line when it is back; no stacks.
   const parse = () => app.logs.map((l) => JSON.parse(l) as { level: string; message: string })
   // Recovery is noticed by a probe once a second in each process: give the slower one its moment.
-  for (let i = 0; i < 50 && parse().filter((l) => l.message === 'PostgreSQL available again').length < 2; i++) await new Promise((r) => setTimeout(r, 100))
+  for (let i = 0; i < 50 && parse().filter((l) => l.message === 'PostgreSQL available again').length < 2; i++)
+    await new Promise((r) => setTimeout(r, 100))
   const lines = parse()
   t.is(lines.filter((l) => l.message === 'PostgreSQL unavailable' && l.level === 'warn').length, 2)
   t.is(lines.filter((l) => l.message === 'PostgreSQL available again').length, 2)

@@ -110,7 +110,8 @@ test.serial('the legacy /c route: a failed write is an error envelope, the resen
 test.serial('logs: each Redis outage is one warning and one recovery line per process, with no stacks', async (t) => {
   const parse = () => app.logs.map((l) => JSON.parse(l) as { level: string; message: string })
   // Recovery is noticed by a probe once a second: the last outage's line may still be on its way.
-  for (let i = 0; i < 50 && parse().filter((l) => l.message === 'Redis available again').length < 3; i++) await new Promise((r) => setTimeout(r, 100))
+  for (let i = 0; i < 50 && parse().filter((l) => l.message === 'Redis available again').length < 3; i++)
+    await new Promise((r) => setTimeout(r, 100))
   const lines = parse()
   // Three outages above, seen by the API and by the worker: at most two warnings each.
   const down = lines.filter((l) => l.message === 'Redis unavailable').length

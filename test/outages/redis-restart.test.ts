@@ -28,8 +28,16 @@ test('after Redis restarts empty under a running worker, the schedules come back
   t.timeout(40_000)
   const user = await signUp(app.url)
   await app.sql`update accounts set plan = 'pro' where id = ${user.accountId}`
-  const [stat] = await app.sql<{ id: string }[]>`insert into stats (account_id, name, kind) values (${user.accountId}, 'cpu', 'gauge') returning id`
-  const body = CreateAlertBody.parse({ stat_name: 'cpu', condition_type: 'above', threshold: 90, channel: 'webhook', channel_config: { webhook_url: 'http://127.0.0.1:9/hook' } })
+  const [stat] = await app.sql<
+    { id: string }[]
+  >`insert into stats (account_id, name, kind) values (${user.accountId}, 'cpu', 'gauge') returning id`
+  const body = CreateAlertBody.parse({
+    stat_name: 'cpu',
+    condition_type: 'above',
+    threshold: 90,
+    channel: 'webhook',
+    channel_config: { webhook_url: 'http://127.0.0.1:9/hook' },
+  })
   const alert = (await insertAlert(app.sql, user.accountId, body, 'ok', 100))!
   const alerts = app.api.deps.queues.get('alerts')
   t.truthy(await alerts.getJobScheduler('evaluate-alerts'))
@@ -55,10 +63,15 @@ test('after Redis restarts empty under a running worker, the schedules come back
   await applyBatch(app.sql, randomUUID(), [[stat.id, now - 5, 95, null]])
   let fired = 0
   for (let i = 0; i < 150 && !fired; i++) {
-    const [row] = await app.sql<{ n: number }[]>`select count(*)::int as n from alert_deliveries where alert_id = ${alert.id} and event = 'fired'`
+    const [row] = await app.sql<
+      { n: number }[]
+    >`select count(*)::int as n from alert_deliveries where alert_id = ${alert.id} and event = 'fired'`
     fired = row.n
     if (!fired) await sleep(100)
   }
   t.is(fired, 1, 'the alert fired after the restart')
-  t.true(app.logs.some((l) => l.includes('job schedules were missing from Redis')), 'the re-registration is logged')
+  t.true(
+    app.logs.some((l) => l.includes('job schedules were missing from Redis')),
+    'the re-registration is logged',
+  )
 })

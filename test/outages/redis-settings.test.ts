@@ -48,7 +48,10 @@ test.serial('an evicting maxmemory-policy: health 503 naming it, writes refused 
   t.is(strict.status, 503)
   await settle(app)
   t.like(await stored(app, user.accountId), { stats: 0, points: 0, queued: 0, quotaUsed: 0 })
-  t.true(app.logs.some((l) => l.includes('maxmemory-policy allkeys-lru, which may evict queued points')), 'logged at start-up')
+  t.true(
+    app.logs.some((l) => l.includes('maxmemory-policy allkeys-lru, which may evict queued points')),
+    'logged at start-up',
+  )
 
   const admin = new Redis(redis.url)
   await admin.config('SET', 'maxmemory-policy', 'noeviction')
@@ -72,7 +75,11 @@ test.serial('without AOF: health says so, and production warns once', async (t) 
     stream.on('data', (c: Buffer) => lines.push(c.toString('utf8')))
     const connection = new Redis(plain.url)
     t.teardown(() => connection.disconnect())
-    const settings = new RedisSettings(connection, loadConfig({ NODE_ENV: env, PUBLIC_URL: 'https://metrics.example.com' }), createLogger({ logLevel: 'info' }, stream))
+    const settings = new RedisSettings(
+      connection,
+      loadConfig({ NODE_ENV: env, PUBLIC_URL: 'https://metrics.example.com' }),
+      createLogger({ logLevel: 'info' }, stream),
+    )
     await settings.refresh()
     await settings.refresh()
     settings.close()

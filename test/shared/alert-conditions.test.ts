@@ -1,7 +1,14 @@
 import test from 'ava'
 import { conditionHolds, step, type AlertState, type Rule } from '../../shared/alerts/conditions.js'
 
-const rule = (over: Partial<Rule> = {}): Rule => ({ condition: 'above', threshold: 10, windowMinutes: 5, direction: 'above', cooldownMinutes: 0, ...over })
+const rule = (over: Partial<Rule> = {}): Rule => ({
+  condition: 'above',
+  threshold: 10,
+  windowMinutes: 5,
+  direction: 'above',
+  cooldownMinutes: 0,
+  ...over,
+})
 const ok: AlertState = { state: 'ok', incidentId: null, incidentNotified: false, lastNotifiedAt: null, conditionSince: null }
 const at = (s: number) => new Date(1_700_000_000_000 + s * 1000)
 

@@ -7,7 +7,15 @@ import { applyMute, silenceVerdict, type Managed } from '../../shared/alerts/mut
 const rule: Rule = { condition: 'above', threshold: 90, windowMinutes: 5, direction: 'above', cooldownMinutes: 0 }
 const T0 = new Date('2026-11-25T10:00:00Z')
 const at = (s: number) => new Date(T0.getTime() + s * 1000)
-const ok: Managed = { state: 'ok', incidentId: null, incidentNotified: false, lastNotifiedAt: null, conditionSince: null, incidentMuted: false, resolveWithheld: null }
+const ok: Managed = {
+  state: 'ok',
+  incidentId: null,
+  incidentNotified: false,
+  lastNotifiedAt: null,
+  conditionSince: null,
+  incidentMuted: false,
+  resolveWithheld: null,
+}
 
 test('silenceVerdict: keep never decides; resolve and alert decide only past the window; conditions about missing data are left alone', (t) => {
   t.is(silenceVerdict(rule, 'keep', 10_000, 5), undefined)

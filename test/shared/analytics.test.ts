@@ -9,7 +9,14 @@ import { backtest, stepInside, suggestThresholds, twoSignificant, type MinuteSer
 
 const FROM = 1_700_000_040 // a whole minute
 const series = (values: Array<number | null>): MinuteSeries => ({ from: FROM, values })
-const rule = (over: Partial<Rule> = {}): Rule => ({ condition: 'above', threshold: 3, windowMinutes: 1, direction: 'above', cooldownMinutes: 0, ...over })
+const rule = (over: Partial<Rule> = {}): Rule => ({
+  condition: 'above',
+  threshold: 3,
+  windowMinutes: 1,
+  direction: 'above',
+  cooldownMinutes: 0,
+  ...over,
+})
 /** The evaluation at the end of minute i. */
 const endOf = (i: number) => new Date((FROM + (i + 1) * 60) * 1000)
 
@@ -45,7 +52,13 @@ test('back-test: below fires under the threshold; the peak is the lowest value; 
   const b = backtest(rule({ condition: 'below', direction: 'below', threshold: 2 }), series([4, 1, 0.5, 3, 1, 0]))
   t.is(b.fired, 2)
   t.is(b.minutesInBreach, 4)
-  t.deepEqual(b.incidents.map((i) => [i.peak, i.endedAt]), [[0.5, endOf(3)], [0, null]])
+  t.deepEqual(
+    b.incidents.map((i) => [i.peak, i.endedAt]),
+    [
+      [0.5, endOf(3)],
+      [0, null],
+    ],
+  )
 })
 
 test('twoSignificant rounds to two significant figures', (t) => {
@@ -58,54 +71,134 @@ const longAgo = new Date(0)
 test('suggestions: quantiles of the minute values rounded to two significant figures, duplicates dropped, each back-tested', (t) => {
   // 1,000 minutes: 1..1000 in order, so the quantiles are known (interpolating, like R type 7).
   const values = Array.from({ length: 1000 }, (_, i) => i + 1)
-  const r = suggestThresholds({ stat: stat(longAgo), series: series(values), condition: 'above', cooldownMinutes: 0, lookbackDays: 30, clampedToDays: null })
+  const r = suggestThresholds({
+    stat: stat(longAgo),
+    series: series(values),
+    condition: 'above',
+    cooldownMinutes: 0,
+    lookbackDays: 30,
+    clampedToDays: null,
+  })
   t.like(r.distribution, { min: 1, p50: 500.5, max: 1000 })
   // 999.001 and 1000 round to the maximum, which `above` never fires on: one step inside it is 990, already there.
-  t.deepEqual(r.suggestions.map((s) => [s.threshold, s.quantile]), [[950, 0.95], [990, 0.99]])
+  t.deepEqual(
+    r.suggestions.map((s) => [s.threshold, s.quantile]),
+    [
+      [950, 0.95],
+      [990, 0.99],
+    ],
+  )
   // A rising series breaches once and stays in breach: one fire, and every minute above counts.
-  t.deepEqual(r.suggestions.map((s) => [s.would_have_fired, s.minutes_in_breach, s.catches_largest]), [[1, 50, 3], [1, 10, 3]])
-  t.deepEqual(r.largest_minutes.map((m) => m.value), [1000, 999, 998])
+  t.deepEqual(
+    r.suggestions.map((s) => [s.would_have_fired, s.minutes_in_breach, s.catches_largest]),
+    [
+      [1, 50, 3],
+      [1, 10, 3],
+    ],
+  )
+  t.deepEqual(
+    r.largest_minutes.map((m) => m.value),
+    [1000, 999, 998],
+  )
   t.is(r.basis.evaluations, 1000)
   t.true(r.warnings.some((w) => /only 0.7 days of data/.test(w)))
 })
 
 test('suggestions: each of the largest minutes is named by the minute it covers, not the evaluation at its end', (t) => {
   // Minute 3 ([FROM + 180 s, FROM + 240 s)) holds the largest value: a point at FROM + 210 s lies in it.
-  const r = suggestThresholds({ stat: stat(longAgo), series: series([1, 2, 1, 9, 1]), condition: 'above', cooldownMinutes: 0, lookbackDays: 30, clampedToDays: null })
+  const r = suggestThresholds({
+    stat: stat(longAgo),
+    series: series([1, 2, 1, 9, 1]),
+    condition: 'above',
+    cooldownMinutes: 0,
+    lookbackDays: 30,
+    clampedToDays: null,
+  })
   t.is(r.largest_minutes[0].value, 9)
   t.is(r.largest_minutes[0].at, new Date((FROM + 3 * 60) * 1000).toISOString())
-  t.deepEqual(r.largest_minutes.map((m) => m.at), [3, 1, 0].map((i) => new Date((FROM + i * 60) * 1000).toISOString()))
+  t.deepEqual(
+    r.largest_minutes.map((m) => m.at),
+    [3, 1, 0].map((i) => new Date((FROM + i * 60) * 1000).toISOString()),
+  )
 })
 
 test('suggestions for below come from the low quantiles; a given threshold is back-tested alone with its quantile rank', (t) => {
   const values = Array.from({ length: 1000 }, (_, i) => 1000 - i)
-  const below = suggestThresholds({ stat: stat(longAgo), series: series(values), condition: 'below', cooldownMinutes: 0, lookbackDays: 30, clampedToDays: null })
-  t.deepEqual(below.suggestions.map((s) => s.quantile), [0.05, 0.01, 0.001, 0])
+  const below = suggestThresholds({
+    stat: stat(longAgo),
+    series: series(values),
+    condition: 'below',
+    cooldownMinutes: 0,
+    lookbackDays: 30,
+    clampedToDays: null,
+  })
+  t.deepEqual(
+    below.suggestions.map((s) => s.quantile),
+    [0.05, 0.01, 0.001, 0],
+  )
   // The minimum (1) becomes one step inside it (1.1): `below` is strict, so 1 would never have fired on the 1.
-  t.deepEqual(below.suggestions.map((s) => s.threshold), [51, 11, 2, 1.1])
-  t.deepEqual(below.suggestions.map((s) => s.minutes_in_breach), [50, 10, 1, 1])
-  const given = suggestThresholds({ stat: stat(longAgo), series: series(values), condition: 'below', cooldownMinutes: 0, threshold: 100.5, lookbackDays: 30, clampedToDays: null })
+  t.deepEqual(
+    below.suggestions.map((s) => s.threshold),
+    [51, 11, 2, 1.1],
+  )
+  t.deepEqual(
+    below.suggestions.map((s) => s.minutes_in_breach),
+    [50, 10, 1, 1],
+  )
+  const given = suggestThresholds({
+    stat: stat(longAgo),
+    series: series(values),
+    condition: 'below',
+    cooldownMinutes: 0,
+    threshold: 100.5,
+    lookbackDays: 30,
+    clampedToDays: null,
+  })
   t.is(given.suggestions.length, 1)
   t.like(given.suggestions[0], { threshold: 100.5, quantile: 0.1, would_have_fired: 1, minutes_in_breach: 100 })
 })
 
 test('suggestions warn about a stat created inside the lookback, a retention clamp, and say so when there is no data', (t) => {
   const created = new Date((FROM + 120) * 1000)
-  const r = suggestThresholds({ stat: stat(created), series: series([null, null, 1, 2]), condition: 'above', cooldownMinutes: 0, lookbackDays: 90, clampedToDays: 30 })
+  const r = suggestThresholds({
+    stat: stat(created),
+    series: series([null, null, 1, 2]),
+    condition: 'above',
+    cooldownMinutes: 0,
+    lookbackDays: 90,
+    clampedToDays: 30,
+  })
   t.true(r.warnings.some((w) => w.includes('created at') && w.includes(created.toISOString())))
   t.true(r.warnings.some((w) => w.includes('retention') && w.includes('30 days')))
-  const empty = suggestThresholds({ stat: stat(longAgo), series: series([null, null]), condition: 'above', cooldownMinutes: 0, lookbackDays: 30, clampedToDays: null })
+  const empty = suggestThresholds({
+    stat: stat(longAgo),
+    series: series([null, null]),
+    condition: 'above',
+    cooldownMinutes: 0,
+    lookbackDays: 30,
+    clampedToDays: null,
+  })
   t.deepEqual(empty.suggestions, [])
   t.is(empty.distribution.p50, null)
   t.true(empty.warnings.includes('no data in the lookback: nothing to suggest from'))
-  const backfilled = suggestThresholds({ stat: stat(created), series: series([1, 2, 3, 4]), condition: 'above', cooldownMinutes: 0, lookbackDays: 30, clampedToDays: null })
-  t.false(backfilled.warnings.some((w) => w.includes('created at')), 'points older than the stat (a backfill): it had data')
+  const backfilled = suggestThresholds({
+    stat: stat(created),
+    series: series([1, 2, 3, 4]),
+    condition: 'above',
+    cooldownMinutes: 0,
+    lookbackDays: 30,
+    clampedToDays: null,
+  })
+  t.false(
+    backfilled.warnings.some((w) => w.includes('created at')),
+    'points older than the stat (a backfill): it had data',
+  )
 })
 
 /** A deterministic random walk. */
 function walk(seed: number, n: number): number[] {
   let s = seed
-  const rand = () => ((s = (s * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31)
+  const rand = () => (s = (s * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31
   const out = [100]
   for (let i = 1; i < n; i++) out.push(out[i - 1] + rand() - 0.5)
   return out
@@ -130,7 +223,12 @@ test('correlation: a scaled copy is 1, an independent walk near 0, a shifted cop
 
 test('correlation: ties are mid-ranks (a zero-heavy counter), unknown hours are skipped pairwise, and too few pairs, no data or no variation exclude', (t) => {
   const zeros = Array.from({ length: 40 }, (_, i) => (i % 4 === 0 ? i : 0))
-  const r = bestLag(zeros, zeros.map((v) => v * 2), 'spearman', 0)
+  const r = bestLag(
+    zeros,
+    zeros.map((v) => v * 2),
+    'spearman',
+    0,
+  )
   t.true('coefficient' in r && r.coefficient > 0.9999 && r.n === 40)
   const gappy = zeros.map((v, i) => (i % 2 ? null : v))
   t.like(bestLag(zeros, gappy, 'spearman', 0), { reason: 'short', n: 20 })
@@ -140,7 +238,7 @@ test('correlation: ties are mid-ranks (a zero-heavy counter), unknown hours are 
   t.deepEqual(diff([1, 3, null, 4, 8]), [2, null, null, 4])
 })
 
-test('correlation: the reported coefficient is simple-statistics\' own on the chosen lag\'s pairs (gaps and shifts re-ranked), and Spearman finds a lag too', (t) => {
+test("correlation: the reported coefficient is simple-statistics' own on the chosen lag's pairs (gaps and shifts re-ranked), and Spearman finds a lag too", (t) => {
   const base = walk(7, 300)
   const target = diff(base.slice(5, 300)).map((v, i) => (i % 11 === 0 ? null : v)) // a gauge with gaps
   const other = diff(base.slice(0, 295)).map((v, i) => (i % 13 === 0 ? null : v! + (i % 3) * 0.01))
@@ -178,8 +276,17 @@ test('stepInside is the round number one step inside the extreme, for above and 
 
 test('a spike the size of the maximum is caught by the top suggestion; days without data are counted', (t) => {
   // 30 days of minutes, data on the first 14 only: 100 everywhere but one minute of 2,400.
-  const values: Array<number | null> = Array.from({ length: 30 * 1440 }, (_, i) => (i < 14 * 1440 ? (i === 5000 ? 2400 : 100 + (i % 7)) : null))
-  const r = suggestThresholds({ stat: stat(longAgo), series: series(values), condition: 'above', cooldownMinutes: 0, lookbackDays: 30, clampedToDays: null })
+  const values: Array<number | null> = Array.from({ length: 30 * 1440 }, (_, i) =>
+    i < 14 * 1440 ? (i === 5000 ? 2400 : 100 + (i % 7)) : null,
+  )
+  const r = suggestThresholds({
+    stat: stat(longAgo),
+    series: series(values),
+    condition: 'above',
+    cooldownMinutes: 0,
+    lookbackDays: 30,
+    clampedToDays: null,
+  })
   const top = r.suggestions.at(-1)!
   t.true(top.threshold < 2400)
   t.is(top.would_have_fired, 1)

@@ -1,7 +1,19 @@
 import test from 'ava'
 import { replaySeries } from '../../shared/anomalies/backtest.js'
 import {
-  ABSORBED_SHIFT_HOURS, COUNT_FLOOR, dailyCycle, HOUR, initialState, LEVEL_SHIFT_HOURS, REL_FLOOR, stepHour, streamingArmed, THRESHOLD, updateStreaming, weeklyCycle, windowOpinion,
+  ABSORBED_SHIFT_HOURS,
+  COUNT_FLOOR,
+  dailyCycle,
+  HOUR,
+  initialState,
+  LEVEL_SHIFT_HOURS,
+  REL_FLOOR,
+  stepHour,
+  streamingArmed,
+  THRESHOLD,
+  updateStreaming,
+  weeklyCycle,
+  windowOpinion,
   windowVerdict,
 } from '../../shared/anomalies/detector.js'
 import { corpus, rng } from '../../bench/anomaly-corpus.js'
@@ -62,8 +74,14 @@ test('a one-hour 20x spike on a steady gauge opens one incident that closes afte
   t.is(inc.peak.observed, 2000)
   t.true(inc.peak.score > THRESHOLD)
   t.true(inc.peak.expected > 90 && inc.peak.expected < 110)
-  t.regex(inc.explanation, /lately this stat \(gauge mean\) is usually [\d.]+ to 1\d\d(\.\d+)?; it was 2000, [\d.]+ times the usual spread above\. Expected (9\d|1[01]\d)(\.\d+)? from the 50 trailing hours; the weighted mean of 50 samples agrees/)
-  t.deepEqual(r.hours.filter((h) => h.anomalous).map((h) => h.t), [T0 + 50 * HOUR])
+  t.regex(
+    inc.explanation,
+    /lately this stat \(gauge mean\) is usually [\d.]+ to 1\d\d(\.\d+)?; it was 2000, [\d.]+ times the usual spread above\. Expected (9\d|1[01]\d)(\.\d+)? from the 50 trailing hours; the weighted mean of 50 samples agrees/,
+  )
+  t.deepEqual(
+    r.hours.filter((h) => h.anomalous).map((h) => h.t),
+    [T0 + 50 * HOUR],
+  )
 })
 
 test('a dip to a tenth is found, as a dip', (t) => {
@@ -94,7 +112,12 @@ test('a gauge that never went below 0 is not told it usually ranges below 0; one
   const h = replaySeries('gauge', bursty, T0, 24).hours.at(-1)!
   t.is(h.lower, 0)
   t.regex(h.explanation, /is usually 0 to [\d.]+;/)
-  const signed = replaySeries('gauge', bursty.map((v, i) => (i === 10 ? -5 : v)), T0, 24).hours.at(-1)!
+  const signed = replaySeries(
+    'gauge',
+    bursty.map((v, i) => (i === 10 ? -5 : v)),
+    T0,
+    24,
+  ).hours.at(-1)!
   t.true(signed.lower! < 0, `lower ${signed.lower}`)
 })
 
@@ -105,7 +128,10 @@ test('a level shift is reported once, closes, and does not alarm for the days af
   t.like(r.incidents[0], { startedAt: T0 + 100 * HOUR, direction: 'spike', levelShift: true })
   // It closes once the new level is inside the band (at the latest after LEVEL_SHIFT_HOURS), and nothing after it is flagged.
   const ended = r.incidents[0].endedAt!
-  t.true(ended >= T0 + (100 + ABSORBED_SHIFT_HOURS) * HOUR && ended <= T0 + (100 + LEVEL_SHIFT_HOURS) * HOUR, `ended ${(ended - T0) / HOUR}`)
+  t.true(
+    ended >= T0 + (100 + ABSORBED_SHIFT_HOURS) * HOUR && ended <= T0 + (100 + LEVEL_SHIFT_HOURS) * HOUR,
+    `ended ${(ended - T0) / HOUR}`,
+  )
   t.regex(r.incidents[0].explanation, /level shift: the stat stayed above [\d.]+ for \d+ hours, baselines re-seeded from the new level/)
   t.is(r.hours.filter((h) => h.anomalous && h.t >= ended).length, 0)
   // Both baselines are armed again at the new level.
@@ -136,15 +162,18 @@ test('a daily cycle is learned: its peaks and troughs are not flagged, and the b
   t.true(at(4).upper! < 200)
 })
 
-test('a contextual anomaly: the usual peak level at the trough hour is flagged, with the hour\'s own range in the explanation', (t) => {
+test("a contextual anomaly: the usual peak level at the trough hour is flagged, with the hour's own range in the explanation", (t) => {
   const values = daily(14)
-  const i = values.length - 24 + ((28 - (T0 / HOUR) % 24) % 24) // 04:00 on the last day
+  const i = values.length - 24 + ((28 - ((T0 / HOUR) % 24)) % 24) // 04:00 on the last day
   values[i] = 300
   const r = replaySeries('gauge', values, T0, 48)
   t.is(r.incidents.length, 1)
   const inc = r.incidents[0]
   t.like(inc, { startedAt: T0 + i * HOUR, direction: 'spike' })
-  t.regex(inc.explanation, /04:00-05:00 UTC: at 04:00 UTC this stat \(gauge mean\) is usually [\d.]+ to 1\d\d(\.\d+)?; it was 300, [\d.]+ times the usual spread above\. Expected (9\d|1[01]\d)(\.\d+)? from the 167 trailing hours, following its daily cycle/)
+  t.regex(
+    inc.explanation,
+    /04:00-05:00 UTC: at 04:00 UTC this stat \(gauge mean\) is usually [\d.]+ to 1\d\d(\.\d+)?; it was 300, [\d.]+ times the usual spread above\. Expected (9\d|1[01]\d)(\.\d+)? from the 167 trailing hours, following its daily cycle/,
+  )
 })
 
 test('a weekly cycle is learned once three weeks are there: a quiet weekend is not a dip, a weekend hour at weekday level is a spike', (t) => {
@@ -152,7 +181,10 @@ test('a weekly cycle is learned once three weeks are there: a quiet weekend is n
   const r0 = rng(5)
   const dayOf = (i: number) => (Math.floor((T0 + i * HOUR) / 86_400) + 3) % 7 // 0 = Monday
   const hourOf = (i: number) => (T0 / HOUR + i) % 24
-  const values = Array.from({ length: 35 * 24 }, (_, i) => (dayOf(i) >= 5 ? 50 : 200 - 100 * Math.cos((2 * Math.PI * (hourOf(i) - 4)) / 24)) * (1 + 0.05 * (2 * r0() - 1)))
+  const values = Array.from(
+    { length: 35 * 24 },
+    (_, i) => (dayOf(i) >= 5 ? 50 : 200 - 100 * Math.cos((2 * Math.PI * (hourOf(i) - 4)) / 24)) * (1 + 0.05 * (2 * r0() - 1)),
+  )
   t.truthy(weeklyCycle(trail(values.slice(0, 504))))
   t.is(weeklyCycle(trail(daily(21))), null, 'a daily cycle alone is not weekly')
   const r = replaySeries('gauge', values, T0, 504)

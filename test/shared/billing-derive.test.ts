@@ -6,7 +6,12 @@ import { derivePlan } from '../../shared/billing/sync.js'
 
 const config = loadConfig({ STRIPE_PRICE_STARTER: 'p_s', STRIPE_PRICE_PRO: 'p_p', STRIPE_PRICE_BUSINESS: 'p_b' })
 const sub = (id: string, status: string, price: string, created: number) =>
-  ({ id, status, created, items: { data: [{ price: { id: price }, current_period_end: 1_800_000_000 }] } }) as unknown as Stripe.Subscription
+  ({
+    id,
+    status,
+    created,
+    items: { data: [{ price: { id: price }, current_period_end: 1_800_000_000 }] },
+  }) as unknown as Stripe.Subscription
 
 const table: Array<[string, string, 'free' | 'starter' | 'pro' | 'business', boolean]> = [
   ['active', 'pro', 'pro', false],
@@ -34,7 +39,10 @@ test('no subscription at all -> free', (t) => {
 })
 
 test('a live subscription wins over newer ended ones; among live ones the newest', (t) => {
-  t.like(derivePlan(config, [sub('old', 'active', 'p_s', 100), sub('new', 'canceled', 'p_b', 200)]), { plan: 'starter', subscriptionId: 'old' })
+  t.like(derivePlan(config, [sub('old', 'active', 'p_s', 100), sub('new', 'canceled', 'p_b', 200)]), {
+    plan: 'starter',
+    subscriptionId: 'old',
+  })
   t.like(derivePlan(config, [sub('a', 'active', 'p_s', 100), sub('b', 'active', 'p_p', 200)]), { plan: 'pro', subscriptionId: 'b' })
 })
 

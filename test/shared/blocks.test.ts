@@ -7,7 +7,9 @@ import { decodeBlock, encodeBlock } from '../../shared/points/blocks.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 
 let app: TestApp
-test.before(async () => { app = await startTestApp() })
+test.before(async () => {
+  app = await startTestApp()
+})
 test.after.always(() => app?.close())
 
 const DAY = 86_400
@@ -25,11 +27,29 @@ const block = fc.array(fc.tuple(fc.integer({ min: 0, max: DAY - 1 }), value), { 
 
 test('encodeBlock writes what point_block_encode writes, for points in any order, equal times and values of every form', async (t) => {
   // Random blocks, and one that is certain to take the BigInt path (scaled by 10^4 past 2^52).
-  const cases = [...fc.sample(block, 300), [[20, 5e11 + 0.0625], [10, 1.5], [30, -(4e11 + 0.0125)]] as Array<[number, number]>]
+  const cases = [
+    ...fc.sample(block, 300),
+    [
+      [20, 5e11 + 0.0625],
+      [10, 1.5],
+      [30, -(4e11 + 0.0125)],
+    ] as Array<[number, number]>,
+  ]
   const ts = cases.map((c) => c.map(([s]) => day + s))
   const vs = cases.map((c) => c.map(([, v]) => v))
   // One statement for all cases: each case's arrays as JSON, encoded by PostgreSQL in the given order.
-  const rows = await app.sql<Array<{ i: number; n: number; first: number; last: number; dts: number[]; scale: number | null; ivals: string[] | null; fvals: number[] | null }>>`
+  const rows = await app.sql<
+    Array<{
+      i: number
+      n: number
+      first: number
+      last: number
+      dts: number[]
+      scale: number | null
+      ivals: string[] | null
+      fvals: number[] | null
+    }>
+  >`
     select c.i, e.n, extract(epoch from e.first_ts)::int as first, extract(epoch from e.last_ts)::int as last, e.dts, e.scale, e.ivals, e.fvals
     from json_array_elements(${JSON.stringify(cases.map((_, i) => ({ ts: ts[i], vs: vs[i].map((v) => (Object.is(v, -0) ? '-0' : String(v))) })))}::text::json) with ordinality as c(j, i)
     cross join lateral point_block_encode(${new Date(day * 1000)},
@@ -41,13 +61,28 @@ test('encodeBlock writes what point_block_encode writes, for points in any order
   for (const r of rows) {
     const i = r.i - 1
     const mine = encodeBlock(day, ts[i], vs[i])
-    const ours = { n: mine.n, first: mine.first, last: mine.last, dts: mine.dts, scale: mine.scale, ivals: mine.ivals?.map(String) ?? null, fvals: mine.fvals }
-    t.deepEqual(ours, { n: r.n, first: r.first, last: r.last, dts: r.dts, scale: r.scale, ivals: r.ivals?.map(String) ?? null, fvals: r.fvals }, JSON.stringify(cases[i]))
+    const ours = {
+      n: mine.n,
+      first: mine.first,
+      last: mine.last,
+      dts: mine.dts,
+      scale: mine.scale,
+      ivals: mine.ivals?.map(String) ?? null,
+      fvals: mine.fvals,
+    }
+    t.deepEqual(
+      ours,
+      { n: r.n, first: r.first, last: r.last, dts: r.dts, scale: r.scale, ivals: r.ivals?.map(String) ?? null, fvals: r.fvals },
+      JSON.stringify(cases[i]),
+    )
     if (mine.ivals?.some((x) => typeof x === 'bigint')) big++
     // And it decodes to the points sorted by time, every value exact.
     const decoded = decodeBlock({ day: new Date(day * 1000), dts: mine.dts, scale: mine.scale, ivals: mine.ivals, fvals: mine.fvals })
     const sorted = ts[i].map((s, k) => [s, vs[i][k]] as const).sort((a, b) => a[0] - b[0])
-    t.deepEqual(decoded.map((d) => [Number(d.us) / 1e6, d.value || 0]), sorted.map(([s, v]) => [s, v || 0]))
+    t.deepEqual(
+      decoded.map((d) => [Number(d.us) / 1e6, d.value || 0]),
+      sorted.map(([s, v]) => [s, v || 0]),
+    )
   }
   t.true(big > 0, 'some cases were scaled past 2^52 (the BigInt path)')
 })

@@ -28,7 +28,10 @@ test('an unchanged lockfile passes', (t) => {
 test('a lockfile the install rewrote fails the run, with what to do', (t) => {
   const dir = repo()
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  writeFileSync(join(dir, 'package-lock.json'), '{"lockfileVersion": 3, "packages": {"node_modules/@esbuild/darwin-arm64": {"optional": true}}}\n')
+  writeFileSync(
+    join(dir, 'package-lock.json'),
+    '{"lockfileVersion": 3, "packages": {"node_modules/@esbuild/darwin-arm64": {"optional": true}}}\n',
+  )
   const run = spawnSync('bash', [SCRIPT, dir], { encoding: 'utf8' })
   t.is(run.status, 1)
   t.regex(run.stderr, /package-lock\.json changed during install/)

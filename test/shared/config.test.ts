@@ -30,7 +30,10 @@ test('EDGE_BLOCKED_USER_AGENTS: empty blocks none; a list is split on commas', (
 test('loopback webhook targets are allowed in development unless WEBHOOK_ALLOW_PRIVATE=0; 1 allows every private target', (t) => {
   t.like(loadConfig({}), { webhookAllowPrivate: false, webhookAllowLoopback: true })
   t.like(loadConfig({ WEBHOOK_ALLOW_PRIVATE: '0' }), { webhookAllowPrivate: false, webhookAllowLoopback: false })
-  t.like(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://metrics.example' }), { webhookAllowPrivate: false, webhookAllowLoopback: false })
+  t.like(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://metrics.example' }), {
+    webhookAllowPrivate: false,
+    webhookAllowLoopback: false,
+  })
   t.like(loadConfig({ NODE_ENV: 'test' }), { webhookAllowPrivate: false, webhookAllowLoopback: false })
   t.like(loadConfig({ WEBHOOK_ALLOW_PRIVATE: '1' }), { webhookAllowPrivate: true, webhookAllowLoopback: true })
 })
@@ -41,7 +44,9 @@ test('PASSWORD_HASH_COST: 15 by default; below it only with NODE_ENV=test, never
   t.is(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://metrics.example', PASSWORD_HASH_COST: '16' }).passwordHashCost, 16)
   t.is(loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '10' }).passwordHashCost, 10)
   for (const NODE_ENV of ['production', 'development']) {
-    const err = t.throws(() => loadConfig({ NODE_ENV, PUBLIC_URL: 'https://metrics.example', PASSWORD_HASH_COST: '14' }), { instanceOf: ConfigError })
+    const err = t.throws(() => loadConfig({ NODE_ENV, PUBLIC_URL: 'https://metrics.example', PASSWORD_HASH_COST: '14' }), {
+      instanceOf: ConfigError,
+    })
     t.regex(err!.message, /PASSWORD_HASH_COST: below 15 only in tests/)
   }
   t.throws(() => loadConfig({ PASSWORD_HASH_COST: '18' }), { message: /PASSWORD_HASH_COST/ })
@@ -52,25 +57,46 @@ test('REDIS_URL names a single node or a Redis Cluster by its seed nodes; anythi
   const url = 'redis+cluster://app:s%40cret@10.0.0.1:7000,10.0.0.2:7001,[::1]:7002'
   t.is(loadConfig({ REDIS_URL: url }).redisUrl, url)
   t.deepEqual(parseClusterUrl(url), {
-    nodes: [{ host: '10.0.0.1', port: 7000 }, { host: '10.0.0.2', port: 7001 }, { host: '::1', port: 7002 }],
-    username: 'app', password: 's@cret', tls: false,
+    nodes: [
+      { host: '10.0.0.1', port: 7000 },
+      { host: '10.0.0.2', port: 7001 },
+      { host: '::1', port: 7002 },
+    ],
+    username: 'app',
+    password: 's@cret',
+    tls: false,
   })
   t.is(parseClusterUrl('redis://10.0.0.1:7000'), undefined)
-  for (const bad of ['redis+cluster://10.0.0.1', 'redis+cluster://10.0.0.1:7000,', 'redis+cluster://h:99999', 'http://cache:6379', 'not a url']) {
-    t.throws(() => loadConfig({ REDIS_URL: bad }), { message: /REDIS_URL: must be a redis:\/\/ or rediss:\/\/ URL, or redis\+cluster:\/\// }, bad)
+  for (const bad of [
+    'redis+cluster://10.0.0.1',
+    'redis+cluster://10.0.0.1:7000,',
+    'redis+cluster://h:99999',
+    'http://cache:6379',
+    'not a url',
+  ]) {
+    t.throws(
+      () => loadConfig({ REDIS_URL: bad }),
+      { message: /REDIS_URL: must be a redis:\/\/ or rediss:\/\/ URL, or redis\+cluster:\/\// },
+      bad,
+    )
   }
 })
 
 test('DATABASE_READ_URL is optional; READ_REPLICA_MAX_LAG_SECONDS defaults to 5 and must be positive', (t) => {
   t.like(loadConfig({}), { databaseReadUrl: undefined, readReplicaMaxLagSeconds: 5 })
-  t.like(loadConfig({ DATABASE_READ_URL: 'postgres://replica/metrics', READ_REPLICA_MAX_LAG_SECONDS: '2.5' }), { databaseReadUrl: 'postgres://replica/metrics', readReplicaMaxLagSeconds: 2.5 })
+  t.like(loadConfig({ DATABASE_READ_URL: 'postgres://replica/metrics', READ_REPLICA_MAX_LAG_SECONDS: '2.5' }), {
+    databaseReadUrl: 'postgres://replica/metrics',
+    readReplicaMaxLagSeconds: 2.5,
+  })
   t.throws(() => loadConfig({ READ_REPLICA_MAX_LAG_SECONDS: '0' }), { message: /READ_REPLICA_MAX_LAG_SECONDS/ })
   t.throws(() => loadConfig({ DATABASE_READ_URL: 'replica' }), { message: /DATABASE_READ_URL/ })
 })
 
 test('STRIPE_API_BASE (the local stand-in) is refused in production, accepted in development and tests', (t) => {
   const base = 'http://127.0.0.1:4010'
-  const err = t.throws(() => loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://metrics.example', STRIPE_API_BASE: base }), { instanceOf: ConfigError })
+  const err = t.throws(() => loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://metrics.example', STRIPE_API_BASE: base }), {
+    instanceOf: ConfigError,
+  })
   t.regex(err!.message, /STRIPE_API_BASE: refused in production/)
   t.is(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://metrics.example' }).stripe.apiBase, undefined)
   t.is(loadConfig({ STRIPE_API_BASE: base }).stripe.apiBase, base)

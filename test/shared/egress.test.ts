@@ -24,12 +24,17 @@ function fakeLookup(table: Record<string, string[] | string[][]>) {
     const n = calls.filter((h) => h === hostname).length
     calls.push(hostname)
     const entry = table[hostname]
-    const answer = entry === undefined ? undefined : Array.isArray(entry[0]) ? (entry as string[][])[Math.min(n, entry.length - 1)] : (entry as string[])
+    const answer =
+      entry === undefined ? undefined : Array.isArray(entry[0]) ? (entry as string[][])[Math.min(n, entry.length - 1)] : (entry as string[])
     if (!answer) {
       const err: NodeJS.ErrnoException = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' })
       return process.nextTick(cb, err, [])
     }
-    process.nextTick(cb, null, answer.map((address): dns.LookupAddress => ({ address, family: net.isIP(address) })))
+    process.nextTick(
+      cb,
+      null,
+      answer.map((address): dns.LookupAddress => ({ address, family: net.isIP(address) })),
+    )
   }
   return { lookup, calls }
 }
@@ -46,11 +51,20 @@ async function countConnects(fn: () => Promise<unknown>): Promise<number> {
     count++
     return (original as (...a: unknown[]) => net.Socket).apply(this, args)
   } as typeof original
-  try { await fn() } finally { net.Socket.prototype.connect = original }
+  try {
+    await fn()
+  } finally {
+    net.Socket.prototype.connect = original
+  }
   return count
 }
 
-interface Seen { method?: string; url?: string; headers: http.IncomingHttpHeaders; body: string }
+interface Seen {
+  method?: string
+  url?: string
+  headers: http.IncomingHttpHeaders
+  body: string
+}
 
 /** A local receiver on loopback recording every request; `handler` answers (default 200 "ok"). */
 async function receiver(
@@ -63,11 +77,17 @@ async function receiver(
     let body = ''
     req.setEncoding('utf8')
     req.on('data', (c: string) => (body += c))
-    req.on('end', () => { seen.push({ method: req.method, url: req.url, headers: req.headers, body }); handler(req, res) })
+    req.on('end', () => {
+      seen.push({ method: req.method, url: req.url, headers: req.headers, body })
+      handler(req, res)
+    })
   })
   server.listen(0, host)
   await once(server, 'listening')
-  t.teardown(() => { server.closeAllConnections(); server.close() })
+  t.teardown(() => {
+    server.closeAllConnections()
+    server.close()
+  })
   const port = (server.address() as net.AddressInfo).port
   return { seen, port, url: `http://${host.includes(':') ? `[${host}]` : host}:${port}` }
 }
@@ -79,32 +99,103 @@ const strict = { allowPrivate: false }
 
 test('isPrivateAddress: every internal IPv4 range is private', (t) => {
   for (const ip of [
-    '0.0.0.0', '0.1.2.3', '10.0.0.1', '10.255.255.255', '100.64.0.1', '100.127.255.254', '127.0.0.1', '127.1.2.3',
-    '169.254.169.254', '169.254.0.1', '172.16.0.1', '172.31.255.255', '192.0.0.1', '192.0.2.1', '192.168.1.1',
-    '198.18.0.1', '198.19.255.255', '198.51.100.7', '203.0.113.9', '224.0.0.1', '239.255.255.250', '240.0.0.1', '255.255.255.255',
-  ]) t.true(isPrivateAddress(ip), ip)
+    '0.0.0.0',
+    '0.1.2.3',
+    '10.0.0.1',
+    '10.255.255.255',
+    '100.64.0.1',
+    '100.127.255.254',
+    '127.0.0.1',
+    '127.1.2.3',
+    '169.254.169.254',
+    '169.254.0.1',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.0.0.1',
+    '192.0.2.1',
+    '192.168.1.1',
+    '198.18.0.1',
+    '198.19.255.255',
+    '198.51.100.7',
+    '203.0.113.9',
+    '224.0.0.1',
+    '239.255.255.250',
+    '240.0.0.1',
+    '255.255.255.255',
+  ])
+    t.true(isPrivateAddress(ip), ip)
 })
 
 test('isPrivateAddress: internal IPv6 ranges and IPv4 embedded in IPv6 are private', (t) => {
   for (const ip of [
-    '::', '::1', 'fc00::1', 'fd00:ec2::254', 'fe80::1', 'febf::1', 'ff02::1', '2001:db8::1', '64:ff9b::a00:1', '64:ff9b::808:808',
-    '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:169.254.169.254', '::ffff:a9fe:a9fe', '::ffff:10.0.0.1', '::127.0.0.1',
-    '0:0:0:0:0:ffff:7f00:0001', '2002:7f00:1::1', '2002:a9fe:a9fe::',
+    '::',
+    '::1',
+    'fc00::1',
+    'fd00:ec2::254',
+    'fe80::1',
+    'febf::1',
+    'ff02::1',
+    '2001:db8::1',
+    '64:ff9b::a00:1',
+    '64:ff9b::808:808',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:169.254.169.254',
+    '::ffff:a9fe:a9fe',
+    '::ffff:10.0.0.1',
+    '::127.0.0.1',
+    '0:0:0:0:0:ffff:7f00:0001',
+    '2002:7f00:1::1',
+    '2002:a9fe:a9fe::',
     // IPv4-translated (::ffff:0:0/96) and Teredo (client 127.0.0.1, inverted), and every
     // other form that embeds an IPv4 address, whatever it embeds: only global unicast is allowed.
-    '::ffff:0:7f00:1', '::ffff:0:127.0.0.1', '::ffff:0:808:808', '2001:0:4136:e378:8000:63bf:80ff:fffe', '2001::1',
-    '2002:808:808::1', '64:ff9b:1::1', '2001:2::1', '100::1', 'fec0::1', '5f00::1',
+    '::ffff:0:7f00:1',
+    '::ffff:0:127.0.0.1',
+    '::ffff:0:808:808',
+    '2001:0:4136:e378:8000:63bf:80ff:fffe',
+    '2001::1',
+    '2002:808:808::1',
+    '64:ff9b:1::1',
+    '2001:2::1',
+    '100::1',
+    'fec0::1',
+    '5f00::1',
     // IPv4-compatible (::/96), as the URL parser writes [::127.0.0.1], whatever it embeds.
-    '::7f00:1', '::a00:1', '::a9fe:a9fe', '::808:808', '::1:0', '0:0:0:0:0:0:8.8.8.8',
-  ]) t.true(isPrivateAddress(ip), ip)
+    '::7f00:1',
+    '::a00:1',
+    '::a9fe:a9fe',
+    '::808:808',
+    '::1:0',
+    '0:0:0:0:0:0:8.8.8.8',
+  ])
+    t.true(isPrivateAddress(ip), ip)
 })
 
 test('isPrivateAddress: public addresses are not private, boundaries included', (t) => {
   for (const ip of [
-    '8.8.8.8', '1.1.1.1', '9.255.255.255', '11.0.0.0', '100.63.255.255', '100.128.0.0', '126.255.255.255', '128.0.0.0',
-    '169.253.255.255', '172.15.255.255', '172.32.0.0', '192.0.1.1', '192.169.0.0', '198.17.255.255', '198.20.0.0', '223.255.255.255',
-    '2606:4700:4700::1111', '2a00:1450:4001::200e', '::ffff:8.8.8.8', '::ffff:808:808', '2001:4860:4860::8888',
-  ]) t.false(isPrivateAddress(ip), ip)
+    '8.8.8.8',
+    '1.1.1.1',
+    '9.255.255.255',
+    '11.0.0.0',
+    '100.63.255.255',
+    '100.128.0.0',
+    '126.255.255.255',
+    '128.0.0.0',
+    '169.253.255.255',
+    '172.15.255.255',
+    '172.32.0.0',
+    '192.0.1.1',
+    '192.169.0.0',
+    '198.17.255.255',
+    '198.20.0.0',
+    '223.255.255.255',
+    '2606:4700:4700::1111',
+    '2a00:1450:4001::200e',
+    '::ffff:8.8.8.8',
+    '::ffff:808:808',
+    '2001:4860:4860::8888',
+  ])
+    t.false(isPrivateAddress(ip), ip)
 })
 
 test('isPrivateAddress: anything that is not an IP literal fails closed', (t) => {
@@ -159,8 +250,14 @@ test.serial('refuses a name that resolves to 127.0.0.1, and a metadata name that
 test.serial('refuses a name when any one of its addresses is private', async (t) => {
   const { lookup } = fakeLookup({ 'mixed.example': ['8.8.8.8', '10.1.2.3'] })
   const sockets = await countConnects(async () => {
-    t.is((await t.throwsAsync(checkTarget('https://mixed.example/', { ...strict, lookup }), { instanceOf: EgressRefused }))!.code, 'private_address')
-    t.is((await t.throwsAsync(postJson('https://mixed.example/', '{}', {}, { ...strict, lookup }), { instanceOf: EgressRefused }))!.code, 'private_address')
+    t.is(
+      (await t.throwsAsync(checkTarget('https://mixed.example/', { ...strict, lookup }), { instanceOf: EgressRefused }))!.code,
+      'private_address',
+    )
+    t.is(
+      (await t.throwsAsync(postJson('https://mixed.example/', '{}', {}, { ...strict, lookup }), { instanceOf: EgressRefused }))!.code,
+      'private_address',
+    )
   })
   t.is(sockets, 0)
 })
@@ -227,7 +324,10 @@ test.serial('allowPrivate lifts only the address rule', async (t) => {
 // ------------------------------------------------------------------ delivery against local receivers
 
 test('delivers the POST with body and headers to a local receiver and returns its status', async (t) => {
-  const r = await receiver(t, (_q, res) => { res.statusCode = 202; res.end('accepted') })
+  const r = await receiver(t, (_q, res) => {
+    res.statusCode = 202
+    res.end('accepted')
+  })
   const body = JSON.stringify({ event: 'fired', value: 42, name: 'ünïcode' })
   const res = await postJson(`${r.url}/hooks/a?x=1`, body, { 'X-Service-Signature': 't=1,v1=ab', 'X-Service-Idempotency-Key': 'k1' }, open)
   t.deepEqual(res, { status: 202, body: 'accepted' })
@@ -244,7 +344,10 @@ test('delivers the POST with body and headers to a local receiver and returns it
 })
 
 test('non-2xx statuses are returned, not thrown', async (t) => {
-  const r = await receiver(t, (_q, res) => { res.statusCode = 503; res.end('down') })
+  const r = await receiver(t, (_q, res) => {
+    res.statusCode = 503
+    res.end('down')
+  })
   t.deepEqual(await postJson(r.url, '{}', {}, open), { status: 503, body: 'down' })
 })
 
@@ -268,7 +371,12 @@ test('a name is resolved once and the connection goes to that address, with the 
 test('https: TLS SNI carries the hostname while the socket goes to the pinned address', async (t) => {
   let sni: string | undefined
   // No certificate at all: the handshake fails right after the ClientHello, which is all we need to see.
-  const server = tls.createServer({ SNICallback: (name, cb) => { sni = name; cb(new Error('no certificate here'), undefined) } })
+  const server = tls.createServer({
+    SNICallback: (name, cb) => {
+      sni = name
+      cb(new Error('no certificate here'), undefined)
+    },
+  })
   server.on('tlsClientError', () => {})
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
@@ -289,7 +397,10 @@ test('an IPv6 loopback receiver is reachable with allowPrivate', async (t) => {
 
 test('a 302 is returned as 302 and not followed', async (t) => {
   const target = await receiver(t)
-  const r = await receiver(t, (_q, res) => { res.writeHead(302, { location: `${target.url}/stolen` }); res.end() })
+  const r = await receiver(t, (_q, res) => {
+    res.writeHead(302, { location: `${target.url}/stolen` })
+    res.end()
+  })
   const res = await postJson(r.url, '{"secret":1}', {}, open)
   t.is(res.status, 302)
   await new Promise((ok) => setTimeout(ok, 100))
@@ -309,7 +420,10 @@ test('a receiver that never answers hits the total timeout', async (t) => {
 test('a body that trickles forever also hits the total timeout', async (t) => {
   let timer: NodeJS.Timeout | undefined
   t.teardown(() => clearInterval(timer))
-  const r = await receiver(t, (_q, res) => { res.writeHead(200); timer = setInterval(() => res.write('.'), 20) })
+  const r = await receiver(t, (_q, res) => {
+    res.writeHead(200)
+    timer = setInterval(() => res.write('.'), 20)
+  })
   const started = Date.now()
   const err = await t.throwsAsync(postJson(r.url, '{}', {}, { ...open, timeoutMs: 300 }), { instanceOf: EgressFailed })
   t.is(err!.code, 'timeout')
@@ -321,7 +435,10 @@ test('a huge (endless) response body is capped and the rest dropped', async (t) 
   const chunk = Buffer.alloc(16 * 1024, 'a')
   const r = await receiver(t, (_q, res) => {
     res.writeHead(200)
-    const pump = () => { while (!res.destroyed && res.write(chunk)) written += chunk.length; if (!res.destroyed) res.once('drain', pump) }
+    const pump = () => {
+      while (!res.destroyed && res.write(chunk)) written += chunk.length
+      if (!res.destroyed) res.once('drain', pump)
+    }
     res.on('error', () => {})
     pump()
   })
@@ -339,7 +456,9 @@ test('a closed port fails quickly', async (t) => {
   const port = (probe.address() as net.AddressInfo).port
   await new Promise((ok) => probe.close(ok))
   const started = Date.now()
-  const err = await t.throwsAsync(postJson(`http://127.0.0.1:${port}/`, '{}', {}, { ...open, connectTimeoutMs: 5_000 }), { instanceOf: EgressFailed })
+  const err = await t.throwsAsync(postJson(`http://127.0.0.1:${port}/`, '{}', {}, { ...open, connectTimeoutMs: 5_000 }), {
+    instanceOf: EgressFailed,
+  })
   t.is(err!.code, 'network')
   t.is((err!.cause as NodeJS.ErrnoException).code, 'ECONNREFUSED')
   t.true(Date.now() - started < 1_000)
@@ -351,13 +470,21 @@ test.serial('allowLoopback (development) allows loopback only; every refusal nam
   await t.notThrowsAsync(checkTarget('http://[::1]:8080/', dev))
   await t.notThrowsAsync(checkTarget('http://[::ffff:127.0.0.1]:8080/', dev))
   const sockets = await countConnects(async () => {
-    for (const url of ['http://10.0.0.1/', 'http://169.254.169.254/', 'http://[::ffff:0:7f00:1]/', 'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/']) {
+    for (const url of [
+      'http://10.0.0.1/',
+      'http://169.254.169.254/',
+      'http://[::ffff:0:7f00:1]/',
+      'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/',
+    ]) {
       const err = await t.throwsAsync(checkTarget(url, dev), { instanceOf: EgressRefused })
       t.is(err!.code, 'private_address', url)
       t.regex(err!.message, /WEBHOOK_ALLOW_PRIVATE=1/, url)
     }
     const strictErr = await t.throwsAsync(postJson('http://127.0.0.1:9/', '{}', {}, strict), { instanceOf: EgressRefused })
-    t.is(strictErr!.message, 'host 127.0.0.1 resolves to 127.0.0.1, a loopback address, not a public one; only public targets are allowed (WEBHOOK_ALLOW_PRIVATE=1 lifts this, for development and tests)')
+    t.is(
+      strictErr!.message,
+      'host 127.0.0.1 resolves to 127.0.0.1, a loopback address, not a public one; only public targets are allowed (WEBHOOK_ALLOW_PRIVATE=1 lifts this, for development and tests)',
+    )
   })
   t.is(sockets, 0)
 })

@@ -1,19 +1,19 @@
 // docs/decisions.md §I-2.2 timestamp, 4.1.3 (batch sends t as a digit string), 7 messages, 8 window.
-import test from 'ava';
-import fc from 'fast-check';
-import { isBlank, MIN_TIMESTAMP, parseTimestamp } from '../../shared/ingest/timestamps.js';
+import test from 'ava'
+import fc from 'fast-check'
+import { isBlank, MIN_TIMESTAMP, parseTimestamp } from '../../shared/ingest/timestamps.js'
 
-const NOW = 1_763_700_000; // a fixed "server time" so the tests are deterministic
-const MAX = NOW + 300;
+const NOW = 1_763_700_000 // a fixed "server time" so the tests are deterministic
+const MAX = NOW + 300
 
 const TOO_OLD = {
   ok: false,
   code: 'timestamp_too_old',
   message: 'invalid timestamp: before 2000-01-01 (is the client sending an uninitialised value?)',
-};
-const FUTURE = { ok: false, code: 'timestamp_in_future', message: 'invalid timestamp: too far in the future' };
-const NAN = { ok: false, code: 'invalid_timestamp', message: 'invalid timestamp: not a number' };
-const EMPTY = { ok: false, code: 'empty_timestamp', message: 'invalid timestamp: empty' };
+}
+const FUTURE = { ok: false, code: 'timestamp_in_future', message: 'invalid timestamp: too far in the future' }
+const NAN = { ok: false, code: 'invalid_timestamp', message: 'invalid timestamp: not a number' }
+const EMPTY = { ok: false, code: 'empty_timestamp', message: 'invalid timestamp: empty' }
 
 // ---------------------------------------------------------------- accepted
 
@@ -31,19 +31,19 @@ const ACCEPTED: Array<[string, unknown, number]> = [
   ['server time is accepted', NOW, NOW],
   ['up to 5 minutes ahead of server time inclusive', MAX, MAX],
   ['a fraction past now + 300 truncates onto the bound', MAX + 0.99, MAX],
-];
+]
 
 for (const [rule, input, expected] of ACCEPTED) {
   test(`8 timestamp: ${rule}`, (t) => {
-    t.deepEqual(parseTimestamp(input, NOW), { ok: true, value: expected });
-  });
+    t.deepEqual(parseTimestamp(input, NOW), { ok: true, value: expected })
+  })
 }
 
 test('8 timestamp: the upper bound follows the server time given', (t) => {
-  t.true(parseTimestamp(2_000_000_300, 2_000_000_000).ok);
-  t.deepEqual(parseTimestamp(2_000_000_301, 2_000_000_000), FUTURE);
-  t.true(parseTimestamp(2_000_000_300, 2_000_000_000.5).ok, 'fractional server time is fine');
-});
+  t.true(parseTimestamp(2_000_000_300, 2_000_000_000).ok)
+  t.deepEqual(parseTimestamp(2_000_000_301, 2_000_000_000), FUTURE)
+  t.true(parseTimestamp(2_000_000_300, 2_000_000_000.5).ok, 'fractional server time is fine')
+})
 
 // ---------------------------------------------------------------- rejected
 
@@ -71,73 +71,76 @@ const REJECTED: Array<[string, unknown, object]> = [
   ['not a number: array', [1700000000], NAN],
   ['not a number: object', { t: 1700000000 }, NAN],
   ['not a number: bigint', 1700000000n, NAN],
-  ['blank input was the caller\'s to handle (empty string)', '', EMPTY],
-  ['blank input was the caller\'s to handle (null)', null, EMPTY],
-  ['blank input was the caller\'s to handle (undefined)', undefined, EMPTY],
-];
+  ["blank input was the caller's to handle (empty string)", '', EMPTY],
+  ["blank input was the caller's to handle (null)", null, EMPTY],
+  ["blank input was the caller's to handle (undefined)", undefined, EMPTY],
+]
 
 for (const [rule, input, expected] of REJECTED) {
   test(`8 timestamp: ${rule}`, (t) => {
-    t.deepEqual(parseTimestamp(input, NOW), expected);
-  });
+    t.deepEqual(parseTimestamp(input, NOW), expected)
+  })
 }
 
 test('8 timestamp: a NaN server time fails closed', (t) => {
-  t.deepEqual(parseTimestamp(1_700_000_000, Number.NaN), FUTURE);
-});
+  t.deepEqual(parseTimestamp(1_700_000_000, Number.NaN), FUTURE)
+})
 
 test('2.2 timestamp: blank t (absent, null, empty, whitespace) means server receive time (decision)', (t) => {
-  for (const x of [undefined, null, '', '   ', '\n']) t.true(isBlank(x), JSON.stringify(x));
-  for (const x of [0, '0', 1700000000, '1700000000', false, [], {}, 'x']) t.false(isBlank(x), JSON.stringify(x));
-});
+  for (const x of [undefined, null, '', '   ', '\n']) t.true(isBlank(x), JSON.stringify(x))
+  for (const x of [0, '0', 1700000000, '1700000000', false, [], {}, 'x']) t.false(isBlank(x), JSON.stringify(x))
+})
 
 // ---------------------------------------------------------------- properties
 
 test('8 timestamp: every whole second in the window is accepted, as a number and as a digit string', (t) => {
   fc.assert(
     fc.property(fc.integer({ min: MIN_TIMESTAMP, max: MAX }), (s) => {
-      const a = parseTimestamp(s, NOW);
-      const b = parseTimestamp(String(s), NOW);
-      return a.ok && a.value === s && b.ok && b.value === s;
+      const a = parseTimestamp(s, NOW)
+      const b = parseTimestamp(String(s), NOW)
+      return a.ok && a.value === s && b.ok && b.value === s
     }),
-  );
-  t.pass();
-});
+  )
+  t.pass()
+})
 
 test('8 timestamp: fractions are truncated', (t) => {
   fc.assert(
     fc.property(fc.integer({ min: MIN_TIMESTAMP, max: MAX }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (s, f) => {
-      const x = s + f;
-      const expected = Math.trunc(x); // s, or s + 1 when the sum rounds up
-      const r = parseTimestamp(x, NOW);
-      return expected > MAX ? !r.ok : r.ok && r.value === expected;
+      const x = s + f
+      const expected = Math.trunc(x) // s, or s + 1 when the sum rounds up
+      const r = parseTimestamp(x, NOW)
+      return expected > MAX ? !r.ok : r.ok && r.value === expected
     }),
-  );
-  t.pass();
-});
+  )
+  t.pass()
+})
 
 test('8 timestamp: outside the window is rejected with the matching message', (t) => {
-  const before = fc.integer({ min: -1e12, max: MIN_TIMESTAMP - 1 });
-  const after = fc.integer({ min: MAX + 1, max: 1e16 });
+  const before = fc.integer({ min: -1e12, max: MIN_TIMESTAMP - 1 })
+  const after = fc.integer({ min: MAX + 1, max: 1e16 })
   fc.assert(
     fc.property(fc.oneof(before, after), (s) => {
-      const expected = s < MIN_TIMESTAMP ? TOO_OLD : FUTURE;
-      const a = parseTimestamp(s, NOW);
-      const b = parseTimestamp(String(s), NOW);
-      return [a, b].every((r) => !r.ok && r.code === expected.code && r.message === expected.message);
+      const expected = s < MIN_TIMESTAMP ? TOO_OLD : FUTURE
+      const a = parseTimestamp(s, NOW)
+      const b = parseTimestamp(String(s), NOW)
+      return [a, b].every((r) => !r.ok && r.code === expected.code && r.message === expected.message)
     }),
-  );
-  t.pass();
-});
+  )
+  t.pass()
+})
 
 test('8 timestamp: no input ever throws; every accepted value is a whole second in the window', (t) => {
   fc.assert(
-    fc.property(fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.double(), fc.anything({ withBigInt: true, withBoxedValues: true })), (x) => {
-      const r = parseTimestamp(x, NOW);
-      if (!r.ok) return r.message.startsWith('invalid timestamp: ');
-      return Number.isInteger(r.value) && r.value >= MIN_TIMESTAMP && r.value <= MAX;
-    }),
+    fc.property(
+      fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.double(), fc.anything({ withBigInt: true, withBoxedValues: true })),
+      (x) => {
+        const r = parseTimestamp(x, NOW)
+        if (!r.ok) return r.message.startsWith('invalid timestamp: ')
+        return Number.isInteger(r.value) && r.value >= MIN_TIMESTAMP && r.value <= MAX
+      },
+    ),
     { numRuns: 2000 },
-  );
-  t.pass();
-});
+  )
+  t.pass()
+})

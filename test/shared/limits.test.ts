@@ -41,10 +41,14 @@ async function writeInWaves(account: string, o: { waves: number; perProcess: num
   let requests = 0
   const before = a.redisCalls + b.redisCalls
   for (let w = 0; w < o.waves; w++) {
-    const wave = await Promise.all([a, b].flatMap((l) => Array.from({ length: o.perProcess }, async () => {
-      const rate = await l.takeRequest(account, plan)
-      return rate.allowed ? l.reservePoints(account, plan, 1, true) : 0
-    })))
+    const wave = await Promise.all(
+      [a, b].flatMap((l) =>
+        Array.from({ length: o.perProcess }, async () => {
+          const rate = await l.takeRequest(account, plan)
+          return rate.allowed ? l.reservePoints(account, plan, 1, true) : 0
+        }),
+      ),
+    )
     requests += wave.length
     granted += wave.reduce((s, n) => s + n, 0)
     if (o.pauseMs) await sleep(o.pauseMs)
@@ -89,11 +93,15 @@ test('near the daily limit nothing is leased: two processes grant exactly the po
   const account = randomUUID()
   const plan = PLANS.free
   // Warm both processes up with enough demand that they would lease if they could.
-  for (let i = 0; i < 3; i++) await Promise.all([a, b].flatMap((l) => Array.from({ length: 40 }, () => l.reservePoints(account, plan, 1, true))))
+  for (let i = 0; i < 3; i++)
+    await Promise.all([a, b].flatMap((l) => Array.from({ length: 40 }, () => l.reservePoints(account, plan, 1, true))))
   await sleep(2 * LEASE_MS + 100) // leases end, their leftovers go back
   await redis.set(dayKey(account), String(plan.pointsPerDay - 50))
   const results = await Promise.all([a, b].flatMap((l) => Array.from({ length: 60 }, () => l.reservePoints(account, plan, 1, true))))
-  t.is(results.reduce((s, n) => s + n, 0), 50)
+  t.is(
+    results.reduce((s, n) => s + n, 0),
+    50,
+  )
   t.is(await used(account), plan.pointsPerDay)
   t.is(await a.reservePoints(account, plan, 1, true), 0)
 })
@@ -163,7 +171,10 @@ test('Redis away: every request and point is refused with the error, leases or n
       ...Array.from({ length: 100 }, () => limits.takeRequest(account, PLANS.business)),
       ...Array.from({ length: 100 }, () => limits.reservePoints(account, PLANS.business, 1, true)),
     ])
-    t.true(outcomes.every((o) => o.status === 'rejected'), `wave ${wave}`)
+    t.true(
+      outcomes.every((o) => o.status === 'rejected'),
+      `wave ${wave}`,
+    )
     // Alone, right after a busy wave: a lease request with nobody waiting on it.
     await t.throwsAsync(limits.reservePoints(account, PLANS.business, 1, true))
     await t.throwsAsync(limits.takeRequest(account, PLANS.business))

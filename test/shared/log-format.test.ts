@@ -27,9 +27,14 @@ test('a request is one short line: time, level, component, method, url, status, 
 
 test('other events carry their fields as key=value, secrets redacted as in JSON', async (t) => {
   const { log, lines } = capture('pretty')
-  log.child({ component: 'worker' }).warn('alert delivery failed, will retry', { alert_id: 'a1', attempt: 2, url: '/ez?ezkey=secret-key&stat=x' })
+  log
+    .child({ component: 'worker' })
+    .warn('alert delivery failed, will retry', { alert_id: 'a1', attempt: 2, url: '/ez?ezkey=secret-key&stat=x' })
   await new Promise((r) => setImmediate(r))
-  t.regex(lines[0], /^\d\d:\d\d:\d\d warn  worker alert delivery failed, will retry  alert_id=a1 attempt=2 url=\/ez\?ezkey=\[REDACTED\]&stat=x$/)
+  t.regex(
+    lines[0],
+    /^\d\d:\d\d:\d\d warn  worker alert delivery failed, will retry  alert_id=a1 attempt=2 url=\/ez\?ezkey=\[REDACTED\]&stat=x$/,
+  )
   t.false(lines[0].includes('secret-key'))
 })
 

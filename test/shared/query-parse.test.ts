@@ -11,8 +11,17 @@ import { describeVerdict, verify } from '../../shared/query/verify.js'
 
 // Wednesday 2026-11-25 15:42:17 UTC.
 const NOW = new Date('2026-11-25T15:42:17Z')
-const STATS: StatRef[] = ([['signups', 'counter'], ['orders', 'counter'], ['errors', 'counter'], ['api.latency', 'gauge'], ['latency', 'gauge'], ['page-views', 'counter'], ['cpu_usage', 'gauge']] as const)
-  .map(([name, kind], i) => ({ id: String(i), name, kind }))
+const STATS: StatRef[] = (
+  [
+    ['signups', 'counter'],
+    ['orders', 'counter'],
+    ['errors', 'counter'],
+    ['api.latency', 'gauge'],
+    ['latency', 'gauge'],
+    ['page-views', 'counter'],
+    ['cpu_usage', 'gauge'],
+  ] as const
+).map(([name, kind], i) => ({ id: String(i), name, kind }))
 
 const period = (q: string) => {
   const [p] = findPeriods(q, NOW)
@@ -57,11 +66,20 @@ test('13 periods: calendar periods in UTC, weeks from Monday, rolling windows on
 
 test('13 periods: the natural previous period is like for like; the future is flagged', (t) => {
   const [today] = findPeriods('today', NOW)
-  t.deepEqual([today.previous().from.toISOString(), today.previous().to.toISOString()], ['2026-11-24T00:00:00.000Z', '2026-11-24T15:42:17.000Z'])
+  t.deepEqual(
+    [today.previous().from.toISOString(), today.previous().to.toISOString()],
+    ['2026-11-24T00:00:00.000Z', '2026-11-24T15:42:17.000Z'],
+  )
   const [week] = findPeriods('this week', NOW)
-  t.deepEqual([week.previous().from.toISOString(), week.previous().to.toISOString()], ['2026-11-16T00:00:00.000Z', '2026-11-18T15:42:17.000Z'])
+  t.deepEqual(
+    [week.previous().from.toISOString(), week.previous().to.toISOString()],
+    ['2026-11-16T00:00:00.000Z', '2026-11-18T15:42:17.000Z'],
+  )
   const [six] = findPeriods('last 6 hours', NOW)
-  t.deepEqual([six.previous().from.toISOString(), six.previous().to.toISOString()], ['2026-11-25T03:42:00.000Z', '2026-11-25T09:42:00.000Z'])
+  t.deepEqual(
+    [six.previous().from.toISOString(), six.previous().to.toISOString()],
+    ['2026-11-25T03:42:00.000Z', '2026-11-25T09:42:00.000Z'],
+  )
   for (const q of ['tomorrow', 'next week', 'next 3 days']) t.true(findPeriods(q, NOW)[0]?.future, q)
   t.deepEqual(findPeriods('how many signups', NOW), [])
 })
@@ -70,7 +88,11 @@ test('13 stat matching: exact, then normalised, then fuzzy only when close and c
   t.like(findNamedStats('how many signups', STATS).matches[0], { how: 'exact', phrase: 'signups' })
   t.like(findNamedStats('how many sign ups', STATS).matches[0], { how: 'normalised', stat: { name: 'signups' } })
   t.like(findNamedStats('API-Latency today', STATS).matches[0], { how: 'normalised', stat: { name: 'api.latency' } })
-  t.deepEqual(findNamedStats('api latency', STATS).matches.map((m) => m.stat.name), ['api.latency'], 'the longer name wins over the one inside it')
+  t.deepEqual(
+    findNamedStats('api latency', STATS).matches.map((m) => m.stat.name),
+    ['api.latency'],
+    'the longer name wins over the one inside it',
+  )
   t.like(fuzzyMatch('signpus', STATS).match, { how: 'fuzzy', stat: { name: 'signups' } })
   const tie = fuzzyMatch('latancy', STATS)
   t.is(tie.match, null, 'two candidates within the margin: no guess')
@@ -85,7 +107,7 @@ test('13 intents: default aggregation by kind, operations, declines', (t) => {
   t.like(i('compare orders this week with last week'), { op: 'compare' })
   t.like(i('which stat grew most today?'), { op: 'rank', agg: 'change', order: 'desc' })
   t.like(i('when did errors peak?'), { op: 'peak', order: 'desc' })
-  t.like(i('highest orders yesterday'), { op: 'peak', agg: 'sum' }, 'a counter\'s highest is its busiest slot')
+  t.like(i('highest orders yesterday'), { op: 'peak', agg: 'sum' }, "a counter's highest is its busiest slot")
   t.like(i('what is the latest cpu usage'), { op: 'aggregate', agg: 'last', window: null })
   t.like(i('why did errors go up?'), { op: 'unknown', unsupported: true })
   t.like(i('signups tomorrow'), { op: 'unknown', unsupported: true })
@@ -97,7 +119,11 @@ test('13 intents: default aggregation by kind, operations, declines', (t) => {
     t.like(i(q), { op: 'unknown', unreadPeriod: true }, `${q}: a period it cannot read is declined, not replaced by the default`)
   }
   t.like(i('which day had the most orders last month'), { op: 'peak' })
-  t.like(i('how many signups from germany yesterday'), { op: 'unknown', unsupported: true }, 'a breakdown asked for is declined, not ignored')
+  t.like(
+    i('how many signups from germany yesterday'),
+    { op: 'unknown', unsupported: true },
+    'a breakdown asked for is declined, not ignored',
+  )
 })
 
 test('the one number formatter: grouping, two decimals, significant digits below 1, percentages', (t) => {
@@ -115,7 +141,11 @@ test('the verifier: every number must be in data at its shown precision; dates, 
     { type: 'retrieved', stat: 'api.latency.p95', agg: 'avg', value: 150.46, min: 100, max: 1234.5, n: 3 },
     { type: 'derived', agg: 'pct_change', value: -12.34 },
   ]
-  const ok = verify('api.latency.p95 averaged 150.5 on 2026-11-20 at 14:00 UTC (lowest 100, highest 1,234.5, 3 readings), down 12.3%.', data, ['api.latency.p95'])
+  const ok = verify(
+    'api.latency.p95 averaged 150.5 on 2026-11-20 at 14:00 UTC (lowest 100, highest 1,234.5, 3 readings), down 12.3%.',
+    data,
+    ['api.latency.p95'],
+  )
   t.deepEqual(ok, { ok: true, checked: 5, misses: [] })
   t.is(describeVerdict(ok), 'passed: 5 of 5 numbers grounded in data')
   const bad = verify('api.latency.p95 averaged 150.4 with 7 readings, -12.3%', data, ['api.latency.p95'])
@@ -139,7 +169,12 @@ test('model wording rules: placeholders only, no digit or number word, every val
 
 test('10 settings: no model unless QUERY_LLM_BASE_URL is set; a base URL needs a model name', (t) => {
   t.is(loadConfig({}).queryLlm, undefined)
-  t.deepEqual(loadConfig({ QUERY_LLM_BASE_URL: 'http://127.0.0.1:8000/v1/', QUERY_LLM_MODEL: 'm' }).queryLlm, { baseUrl: 'http://127.0.0.1:8000/v1', apiKey: undefined, model: 'm', timeoutMs: 4000 })
+  t.deepEqual(loadConfig({ QUERY_LLM_BASE_URL: 'http://127.0.0.1:8000/v1/', QUERY_LLM_MODEL: 'm' }).queryLlm, {
+    baseUrl: 'http://127.0.0.1:8000/v1',
+    apiKey: undefined,
+    model: 'm',
+    timeoutMs: 4000,
+  })
   const err = t.throws(() => loadConfig({ QUERY_LLM_BASE_URL: 'http://127.0.0.1:8000/v1' }), { instanceOf: ConfigError })
   t.regex(err!.message, /QUERY_LLM_MODEL: required when QUERY_LLM_BASE_URL is set/)
 })

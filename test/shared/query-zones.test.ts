@@ -22,8 +22,11 @@ test('29 yesterday in Asia/Tokyo just after its midnight is already the UTC day 
 
 test('29 yesterday in America/New_York: before its midnight it is two UTC days back; the day clocks go back is 25 hours', (t) => {
   // 03:30 UTC on Nov 2 is still Nov 1 (22:30 EST) in New York.
-  t.like(one('yesterday', '2026-11-02T03:30:00Z', 'America/New_York'),
-    { from: '2026-10-31T04:00:00.000Z', to: '2026-11-01T04:00:00.000Z', label: 'yesterday (2026-10-31 America/New_York)' })
+  t.like(one('yesterday', '2026-11-02T03:30:00Z', 'America/New_York'), {
+    from: '2026-10-31T04:00:00.000Z',
+    to: '2026-11-01T04:00:00.000Z',
+    label: 'yesterday (2026-10-31 America/New_York)',
+  })
   // Nov 1 2026: EDT (UTC-4) until 02:00, then EST (UTC-5).
   const fallBack = one('yesterday', '2026-11-02T12:00:00Z', 'America/New_York')
   t.like(fallBack, { from: '2026-11-01T04:00:00.000Z', to: '2026-11-02T05:00:00.000Z', label: 'yesterday (2026-11-01 America/New_York)' })
@@ -49,11 +52,17 @@ test('29 a day that starts in a DST gap (Santiago jumps from 00:00 to 01:00) sta
 
 test('29 this week and last Monday in Asia/Tokyo when it is already Monday there and still Sunday in UTC', (t) => {
   // Sunday 2026-11-22 20:00 UTC is Monday 2026-11-23 05:00 in Tokyo.
-  t.like(one('this week', '2026-11-22T20:00:00Z', 'Asia/Tokyo'),
-    { from: '2026-11-22T15:00:00.000Z', to: '2026-11-22T20:00:00.000Z', label: 'this week (since 2026-11-23 Asia/Tokyo, so far)' })
+  t.like(one('this week', '2026-11-22T20:00:00Z', 'Asia/Tokyo'), {
+    from: '2026-11-22T15:00:00.000Z',
+    to: '2026-11-22T20:00:00.000Z',
+    label: 'this week (since 2026-11-23 Asia/Tokyo, so far)',
+  })
   t.like(one('this week', '2026-11-22T20:00:00Z', 'UTC'), { from: '2026-11-16T00:00:00.000Z' })
-  t.like(one('last monday', '2026-11-22T20:00:00Z', 'Asia/Tokyo'),
-    { from: '2026-11-15T15:00:00.000Z', to: '2026-11-16T15:00:00.000Z', label: 'on 2026-11-16 (Asia/Tokyo)' })
+  t.like(one('last monday', '2026-11-22T20:00:00Z', 'Asia/Tokyo'), {
+    from: '2026-11-15T15:00:00.000Z',
+    to: '2026-11-16T15:00:00.000Z',
+    label: 'on 2026-11-16 (Asia/Tokyo)',
+  })
   t.like(one('last monday', '2026-11-22T20:00:00Z', 'UTC'), { from: '2026-11-16T00:00:00.000Z', to: '2026-11-17T00:00:00.000Z' })
 })
 
@@ -64,8 +73,13 @@ test('29 rolling windows keep their real length across a DST change', (t) => {
   t.is(six.previous.from.toISOString(), '2026-10-31T20:00:00.000Z')
 })
 
-test('29 the parsed intent carries the zone\'s periods, a compare of this week against the same stretch of last week', (t) => {
-  const i = parseIntent('signups this week vs last week', [{ id: '1', name: 'signups', kind: 'counter' }], new Date('2026-11-25T15:42:00Z'), 'Europe/Paris')
+test("29 the parsed intent carries the zone's periods, a compare of this week against the same stretch of last week", (t) => {
+  const i = parseIntent(
+    'signups this week vs last week',
+    [{ id: '1', name: 'signups', kind: 'counter' }],
+    new Date('2026-11-25T15:42:00Z'),
+    'Europe/Paris',
+  )
   t.is(i.op, 'compare')
   t.is(i.window?.from.toISOString(), '2026-11-22T23:00:00.000Z', 'Monday 00:00 CET')
   t.is(i.compareTo?.from.toISOString(), '2026-11-15T23:00:00.000Z')

@@ -21,8 +21,10 @@ test('sql/schema.sql is what the migrations make (plain PostgreSQL), and dumping
   t.is(await dumpSchema(db.url), dumped, 'the normalised dump varies from run to run: dev/schema-dump.ts must remove the varying lines')
   const snapshot = readFileSync(SNAPSHOT, 'utf8')
   if (dumped !== snapshot) {
-    t.fail(`sql/schema.sql disagrees with the migrations in sql/. If the migrations are right, regenerate the snapshot with ` +
-      `\`${REGENERATE}\` and commit it with them; ${firstDifference(dumped, snapshot)}`)
+    t.fail(
+      `sql/schema.sql disagrees with the migrations in sql/. If the migrations are right, regenerate the snapshot with ` +
+        `\`${REGENERATE}\` and commit it with them; ${firstDifference(dumped, snapshot)}`,
+    )
   }
   // What the snapshot is for: objects a later migration redefined appear once, as they are now.
   t.is(snapshot.match(/^CREATE FUNCTION public\.stat_newest\(/gm)?.length, 1)

@@ -6,11 +6,21 @@ import test from 'ava'
 import { loadConfig, readEnvFile, SETTINGS } from '../../shared/config.js'
 
 const example = readFileSync('.env.example', 'utf8')
-const listed = new Map([...example.matchAll(/^#? ?([A-Z][A-Z0-9_]+)=(.*)$/gm)].map((m) => [m[1], { value: m[2], commented: m[0].startsWith('#') }]))
+const listed = new Map(
+  [...example.matchAll(/^#? ?([A-Z][A-Z0-9_]+)=(.*)$/gm)].map((m) => [m[1], { value: m[2], commented: m[0].startsWith('#') }]),
+)
 
 test('.env.example lists every setting, and nothing the service does not read', (t) => {
-  t.deepEqual(SETTINGS.filter((s) => !listed.has(s)), [], 'settings missing from .env.example')
-  t.deepEqual([...listed.keys()].filter((s) => !SETTINGS.includes(s)), [], 'lines naming no setting')
+  t.deepEqual(
+    SETTINGS.filter((s) => !listed.has(s)),
+    [],
+    'settings missing from .env.example',
+  )
+  t.deepEqual(
+    [...listed.keys()].filter((s) => !SETTINGS.includes(s)),
+    [],
+    'lines naming no setting',
+  )
 })
 
 test('the values .env.example shows are the defaults', (t) => {

@@ -3,7 +3,8 @@ import test from 'ava'
 import { parseProviderForm } from '../../dev/billing-standin/form.js'
 
 test('bracketed keys become nested objects; index keys become arrays in order', (t) => {
-  const text = 'mode=subscription&line_items[1][price]=p2&line_items[0][price]=p1&line_items[0][quantity]=1' +
+  const text =
+    'mode=subscription&line_items[1][price]=p2&line_items[0][price]=p1&line_items[0][quantity]=1' +
     '&metadata[account_id]=a%20b&subscription_data[metadata][plan]=pro&success_url=https%3A%2F%2Fx%2Fr%3Fs%3D%7BCHECKOUT_SESSION_ID%7D'
   t.deepEqual(parseProviderForm(text), {
     mode: 'subscription',

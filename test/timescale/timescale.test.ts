@@ -44,14 +44,26 @@ function pgliteSql(db: Queryable & { transaction?: PGlite['transaction'] }): Sql
   const tag = (strings: TemplateStringsArray | string, ...values: unknown[]): unknown => {
     if (typeof strings === 'string') return { [FRAGMENT]: () => `"${strings.replace(/"/g, '""')}"` } // sql(identifier)
     const render = (params: unknown[]) =>
-      strings.reduce((text, s, i) => text + s + (i < values.length ? (isFragment(values[i]) ? values[i][FRAGMENT](params) : `$${params.push(values[i])}`) : ''), '')
+      strings.reduce(
+        (text, s, i) =>
+          text + s + (i < values.length ? (isFragment(values[i]) ? values[i][FRAGMENT](params) : `$${params.push(values[i])}`) : ''),
+        '',
+      )
     return {
       [FRAGMENT]: render,
       // Runs only when awaited, like postgres.js: a fragment that is only interpolated never runs.
       then<A, B>(ok: (rows: unknown[]) => A, fail: (err: unknown) => B) {
         const params: unknown[] = []
         const text = render(params)
-        return db.query(text, params).then((r) => r.rows, (err: Error) => { throw new Error(`${err.message}\n${text}`) }).then(ok, fail)
+        return db
+          .query(text, params)
+          .then(
+            (r) => r.rows,
+            (err: Error) => {
+              throw new Error(`${err.message}\n${text}`)
+            },
+          )
+          .then(ok, fail)
       },
     }
   }
@@ -79,8 +91,15 @@ test.before(async () => {
     create table schema_migrations (version text primary key, file text not null, applied_at timestamptz not null default now())`)
   for (const m of listMigrations(true)) {
     const record = `insert into schema_migrations (version, file) values ('${m.version}', '${m.file}')`
-    if (m.transactional) await lite.transaction(async (tx) => { await tx.exec(m.sql); await tx.exec(record) })
-    else { await lite.exec(m.sql); await lite.exec(record) }
+    if (m.transactional)
+      await lite.transaction(async (tx) => {
+        await tx.exec(m.sql)
+        await tx.exec(record)
+      })
+    else {
+      await lite.exec(m.sql)
+      await lite.exec(record)
+    }
   }
   ts = pgliteSql(lite)
 
@@ -105,7 +124,8 @@ const gauge = randomUUID()
 async function createStats(ids: Array<[string, 'counter' | 'gauge']>) {
   for (const sql of both()) {
     const [account] = await sql<{ id: string }[]>`insert into accounts (email) values (${`ts-${randomUUID()}@example.com`}) returning id`
-    for (const [id, kind] of ids) await sql`insert into stats (id, account_id, name, kind) values (${id}, ${account.id}, ${'s-' + id.slice(0, 8)}, ${kind})`
+    for (const [id, kind] of ids)
+      await sql`insert into stats (id, account_id, name, kind) values (${id}, ${account.id}, ${'s-' + id.slice(0, 8)}, ${kind})`
   }
 }
 
@@ -138,7 +158,12 @@ async function write(points: QueuedPoint[], batchSize = 400) {
 const refreshBoth = () => Promise.all(both().map((sql) => refreshRollups(sql)))
 
 function windows(to: number): Window[] {
-  const w = (bucketSeconds: number, from: number, until = to): Window => ({ requested: 'custom', from: new Date(from * 1000), to: new Date(until * 1000), bucketSeconds })
+  const w = (bucketSeconds: number, from: number, until = to): Window => ({
+    requested: 'custom',
+    from: new Date(from * 1000),
+    to: new Date(until * 1000),
+    bucketSeconds,
+  })
   return [
     w(60, base + DAY + 12 * 3600, base + DAY + 14 * 3600 + 17), // a "1h"-like window of 60 s buckets (unaligned end)
     w(60, base), // every minute bucket
@@ -150,7 +175,10 @@ function windows(to: number): Window[] {
 }
 
 async function assertSameBuckets(t: import('ava').ExecutionContext, to: number, label: string) {
-  for (const [id, kind] of [[counter, 'counter'], [gauge, 'gauge']] as const) {
+  for (const [id, kind] of [
+    [counter, 'counter'],
+    [gauge, 'gauge'],
+  ] as const) {
     for (const w of windows(to)) {
       const [onTs, onPlain] = await Promise.all(both().map((sql) => readBuckets(sql, id, kind, w)))
       t.true(onPlain.length > 0, `${label}: ${kind} ${w.bucketSeconds}s has buckets`)
@@ -166,78 +194,143 @@ test.serial('the storage path is detected per database', async (t) => {
   t.false(await usesTimescale(plain))
 })
 
-test.serial('0003 on TimescaleDB: hypertable, compression, retention, real-time caggs of the rollup names, no refresh policy', async (t) => {
-  const [h] = await lite.query<{ compression_enabled: boolean; time_interval: string }>(`
+test.serial(
+  '0003 on TimescaleDB: hypertable, compression, retention, real-time caggs of the rollup names, no refresh policy',
+  async (t) => {
+    const [h] = await lite
+      .query<{ compression_enabled: boolean; time_interval: string }>(`
     select h.compression_enabled, d.time_interval::text from timescaledb_information.hypertables h
-    join timescaledb_information.dimensions d using (hypertable_schema, hypertable_name) where h.hypertable_name = 'points'`).then((r) => r.rows)
-  t.deepEqual(h, { compression_enabled: true, time_interval: '1 day' })
-  const caggs = (await lite.query<{ view_name: string; materialized_only: boolean }>(
-    `select view_name, materialized_only from timescaledb_information.continuous_aggregates order by 1`)).rows
-  t.deepEqual(caggs, ['rollups_1d', 'rollups_1h', 'rollups_1m'].map((view_name) => ({ view_name, materialized_only: false })))
-  const cols = (await lite.query<{ c: string }>(`
+    join timescaledb_information.dimensions d using (hypertable_schema, hypertable_name) where h.hypertable_name = 'points'`)
+      .then((r) => r.rows)
+    t.deepEqual(h, { compression_enabled: true, time_interval: '1 day' })
+    const caggs = (
+      await lite.query<{ view_name: string; materialized_only: boolean }>(
+        `select view_name, materialized_only from timescaledb_information.continuous_aggregates order by 1`,
+      )
+    ).rows
+    t.deepEqual(
+      caggs,
+      ['rollups_1d', 'rollups_1h', 'rollups_1m'].map((view_name) => ({ view_name, materialized_only: false })),
+    )
+    const cols = (
+      await lite.query<{ c: string }>(`
     select table_name || '.' || string_agg(column_name, ',' order by ordinal_position) as c from information_schema.columns
-    where table_name like 'rollups_1_' group by table_name order by 1`)).rows.map((r) => r.c)
-  t.deepEqual(cols, ['rollups_1d', 'rollups_1h', 'rollups_1m'].map((n) => `${n}.stat_id,bucket,count,sum,min,max`))
-  const jobs = (await lite.query<{ proc_name: string; config: Record<string, unknown> }>(
-    `select proc_name, config from timescaledb_information.jobs where hypertable_name is not null order by job_id`)).rows
-  t.deepEqual(jobs.map((j) => [j.proc_name, j.config.compress_after ?? j.config.drop_after]), [
-    ['policy_compression', '7 days'],
-    ['policy_retention', '800 days'],
-    ['policy_retention', '800 days'],
-    ['policy_retention', '800 days'],
-    ['policy_retention', '800 days'],
-  ])
-})
+    where table_name like 'rollups_1_' group by table_name order by 1`)
+    ).rows.map((r) => r.c)
+    t.deepEqual(
+      cols,
+      ['rollups_1d', 'rollups_1h', 'rollups_1m'].map((n) => `${n}.stat_id,bucket,count,sum,min,max`),
+    )
+    const jobs = (
+      await lite.query<{ proc_name: string; config: Record<string, unknown> }>(
+        `select proc_name, config from timescaledb_information.jobs where hypertable_name is not null order by job_id`,
+      )
+    ).rows
+    t.deepEqual(
+      jobs.map((j) => [j.proc_name, j.config.compress_after ?? j.config.drop_after]),
+      [
+        ['policy_compression', '7 days'],
+        ['policy_retention', '800 days'],
+        ['policy_retention', '800 days'],
+        ['policy_retention', '800 days'],
+        ['policy_retention', '800 days'],
+      ],
+    )
+  },
+)
 
-test.serial('the same points give the same 60 s, 15 min, 1 h, 6 h and 1 d buckets on both paths, backfills into compressed chunks included', async (t) => {
-  await createStats([[counter, 'counter'], [gauge, 'gauge']])
-  const points = [...series(counter, 'counter'), ...series(gauge, 'gauge')]
-  // Days 1 to 3 first, refreshed (materialized), then day 0 as a backfill below the caggs' watermark.
-  await write(points.filter((p) => p[1] >= base + DAY))
-  await refreshBoth()
-  await assertSameBuckets(t, nowS(), 'after the first refresh')
+test.serial(
+  'the same points give the same 60 s, 15 min, 1 h, 6 h and 1 d buckets on both paths, backfills into compressed chunks included',
+  async (t) => {
+    await createStats([
+      [counter, 'counter'],
+      [gauge, 'gauge'],
+    ])
+    const points = [...series(counter, 'counter'), ...series(gauge, 'gauge')]
+    // Days 1 to 3 first, refreshed (materialized), then day 0 as a backfill below the caggs' watermark.
+    await write(points.filter((p) => p[1] >= base + DAY))
+    await refreshBoth()
+    await assertSameBuckets(t, nowS(), 'after the first refresh')
 
-  // Compression as its policy would run it: every chunk of the 3 days is older than 7 days.
-  const [job] = (await lite.query<{ job_id: number }>(`select job_id from timescaledb_information.jobs where proc_name = 'policy_compression'`)).rows
-  await lite.exec(`call run_job(${job.job_id})`)
-  const chunks = (await lite.query<{ old: boolean; compressed: boolean }>(`
+    // Compression as its policy would run it: every chunk of the 3 days is older than 7 days.
+    const [job] = (
+      await lite.query<{ job_id: number }>(`select job_id from timescaledb_information.jobs where proc_name = 'policy_compression'`)
+    ).rows
+    await lite.exec(`call run_job(${job.job_id})`)
+    const chunks = (
+      await lite.query<{ old: boolean; compressed: boolean }>(`
     select range_end < now() - interval '7 days' as old, is_compressed as compressed
-    from timescaledb_information.chunks where hypertable_name = 'points'`)).rows
-  t.true(chunks.filter((c) => c.old).length >= 2, 'days 1 and 2 are in chunks older than 7 days')
-  t.true(chunks.every((c) => c.compressed === c.old), 'the compression policy compressed exactly the chunks older than 7 days')
+    from timescaledb_information.chunks where hypertable_name = 'points'`)
+    ).rows
+    t.true(chunks.filter((c) => c.old).length >= 2, 'days 1 and 2 are in chunks older than 7 days')
+    t.true(
+      chunks.every((c) => c.compressed === c.old),
+      'the compression policy compressed exactly the chunks older than 7 days',
+    )
 
-  await write(points.filter((p) => p[1] < base + DAY), 250)
-  await write([[counter, base + 2 * DAY + 30, 7, null], [gauge, base + 2 * DAY + 30, -4.5, null]]) // into a materialized, compressed minute
-  // Not yet refreshed: the backfill is below the watermark on TimescaleDB, so only compare after the refresh.
-  await refreshBoth()
-  await assertSameBuckets(t, nowS(), 'after a backfill and a refresh')
-  // The refresh really materialized it all (backfill included), not only real-time aggregation over raw points.
-  const setMaterializedOnly = (on: boolean) =>
-    lite.exec(['rollups_1m', 'rollups_1h', 'rollups_1d'].map((v) => `alter materialized view ${v} set (timescaledb.materialized_only = ${on})`).join(';'))
-  await setMaterializedOnly(true)
-  try {
-    await assertSameBuckets(t, nowS(), 'materialized aggregates only')
-  } finally {
-    await setMaterializedOnly(false)
-  }
+    await write(
+      points.filter((p) => p[1] < base + DAY),
+      250,
+    )
+    await write([
+      [counter, base + 2 * DAY + 30, 7, null],
+      [gauge, base + 2 * DAY + 30, -4.5, null],
+    ]) // into a materialized, compressed minute
+    // Not yet refreshed: the backfill is below the watermark on TimescaleDB, so only compare after the refresh.
+    await refreshBoth()
+    await assertSameBuckets(t, nowS(), 'after a backfill and a refresh')
+    // The refresh really materialized it all (backfill included), not only real-time aggregation over raw points.
+    const setMaterializedOnly = (on: boolean) =>
+      lite.exec(
+        ['rollups_1m', 'rollups_1h', 'rollups_1d']
+          .map((v) => `alter materialized view ${v} set (timescaledb.materialized_only = ${on})`)
+          .join(';'),
+      )
+    await setMaterializedOnly(true)
+    try {
+      await assertSameBuckets(t, nowS(), 'materialized aggregates only')
+    } finally {
+      await setMaterializedOnly(false)
+    }
 
-  for (const sql of both()) {
-    const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from rollup_pending`
-    t.is(n, 0, 'every pending row claimed')
-    const state = await sql<{ stat_id: string }[]>`select stat_id from rollup_state where stat_id in (${counter}, ${gauge}) order by stat_id`
-    t.deepEqual(state.map((r) => r.stat_id), [counter, gauge].sort(), 'refresh time recorded for each stat that took points')
-  }
-})
+    for (const sql of both()) {
+      const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from rollup_pending`
+      t.is(n, 0, 'every pending row claimed')
+      const state = await sql<
+        { stat_id: string }[]
+      >`select stat_id from rollup_state where stat_id in (${counter}, ${gauge}) order by stat_id`
+      t.deepEqual(
+        state.map((r) => r.stat_id),
+        [counter, gauge].sort(),
+        'refresh time recorded for each stat that took points',
+      )
+    }
+  },
+)
 
 test.serial('the newest points are visible before any refresh on both paths (real-time aggregation vs rollup_pending)', async (t) => {
   const now = nowS() // after the last refresh: above the TimescaleDB watermark
   await write([
-    [counter, now, 2, null], [counter, now, 3, null], [counter, now + 1, 1, null], [counter, now + 120, 5, null],
-    [gauge, now, 1.5, null], [gauge, now, -2, null], [gauge, now + 120, 8, null],
+    [counter, now, 2, null],
+    [counter, now, 3, null],
+    [counter, now + 1, 1, null],
+    [counter, now + 120, 5, null],
+    [gauge, now, 1.5, null],
+    [gauge, now, -2, null],
+    [gauge, now + 120, 8, null],
   ])
   await assertSameBuckets(t, now + 300, 'before the refresh')
-  const recent = await readBuckets(ts, counter, 'counter', { requested: 'custom', from: new Date((now - (now % 60)) * 1000), to: new Date((now + 300) * 1000), bucketSeconds: 60 })
-  t.is(recent.reduce((n, b) => n + b.n, 0), 4, 'the new points are in the TimescaleDB read')
+  const recent = await readBuckets(ts, counter, 'counter', {
+    requested: 'custom',
+    from: new Date((now - (now % 60)) * 1000),
+    to: new Date((now + 300) * 1000),
+    bucketSeconds: 60,
+  })
+  t.is(
+    recent.reduce((n, b) => n + b.n, 0),
+    4,
+    'the new points are in the TimescaleDB read',
+  )
   await refreshBoth()
   await assertSameBuckets(t, now + 300, 'after the refresh')
 })
@@ -259,36 +352,63 @@ test.serial('TimescaleDB retention drops points and aggregates older than 800 da
   const old = randomUUID()
   const [account] = await ts<{ id: string }[]>`insert into accounts (email) values ('old@example.com') returning id`
   await ts`insert into stats (id, account_id, name, kind) values (${old}, ${account.id}, 'old', 'counter')`
-  await applyBatch(ts, randomUUID(), [[old, 946_684_800, 1, null], [old, base, 2, null]]) // 2000-01-01 (accepted by docs/decisions.md §I-8) and 10 days ago
+  await applyBatch(ts, randomUUID(), [
+    [old, 946_684_800, 1, null],
+    [old, base, 2, null],
+  ]) // 2000-01-01 (accepted by docs/decisions.md §I-8) and 10 days ago
   await refreshRollups(ts)
   const w: Window = { requested: 'custom', from: new Date(946_684_800_000), to: new Date(nowS() * 1000), bucketSeconds: 86_400 }
-  t.deepEqual((await readBuckets(ts, old, 'counter', w)).map((b) => b.t), [946_684_800, base])
-  for (const { job_id } of (await lite.query<{ job_id: number }>(`select job_id from timescaledb_information.jobs where proc_name = 'policy_retention'`)).rows) {
+  t.deepEqual(
+    (await readBuckets(ts, old, 'counter', w)).map((b) => b.t),
+    [946_684_800, base],
+  )
+  for (const { job_id } of (
+    await lite.query<{ job_id: number }>(`select job_id from timescaledb_information.jobs where proc_name = 'policy_retention'`)
+  ).rows) {
     await lite.exec(`call run_job(${job_id})`)
   }
   const [{ n }] = await ts<{ n: number }[]>`select count(*)::int as n from points where stat_id = ${old}`
   t.is(n, 1)
-  t.deepEqual((await readBuckets(ts, old, 'counter', w)).map((b) => b.t), [base])
+  t.deepEqual(
+    (await readBuckets(ts, old, 'counter', w)).map((b) => b.t),
+    [base],
+  )
 })
 
 test.serial('plan retention deletes the same points on both paths, and the buckets agree afterwards', async (t) => {
   const stat = randomUUID()
   const now = nowS()
   for (const sql of both()) {
-    const [account] = await sql<{ id: string }[]>`insert into accounts (email, plan) values (${`ret-${randomUUID()}@example.com`}, 'free') returning id`
+    const [account] = await sql<
+      { id: string }[]
+    >`insert into accounts (email, plan) values (${`ret-${randomUUID()}@example.com`}, 'free') returning id`
     await sql`insert into stats (id, account_id, name, kind) values (${stat}, ${account.id}, 'retained', 'counter')`
   }
   // 40 and 31 days old (past the free plan's 30), 29 days and 1 hour old (kept).
-  await write([[stat, now - 40 * DAY, 1, null], [stat, now - 31 * DAY, 2, null], [stat, now - 29 * DAY, 4, null], [stat, now - 3600, 8, null]])
+  await write([
+    [stat, now - 40 * DAY, 1, null],
+    [stat, now - 31 * DAY, 2, null],
+    [stat, now - 29 * DAY, 4, null],
+    [stat, now - 3600, 8, null],
+  ])
   await refreshBoth()
   const results = await Promise.all(both().map((sql) => enforceRetention(sql, new Date(now * 1000))))
-  t.deepEqual(results.map((r) => r.points), [2, 2])
+  t.deepEqual(
+    results.map((r) => r.points),
+    [2, 2],
+  )
   t.true(results[1].rollups >= 3, 'plain: the expired minute, hour and day buckets are deleted')
   await refreshBoth()
   const w: Window = { requested: 'custom', from: new Date((now - 60 * DAY) * 1000), to: new Date(now * 1000), bucketSeconds: 3_600 }
   const [onTs, onPlain] = await Promise.all(both().map((sql) => readBuckets(sql, stat, 'counter', w)))
-  t.deepEqual(onTs.map((b) => b.value), [4, 8])
+  t.deepEqual(
+    onTs.map((b) => b.value),
+    [4, 8],
+  )
   t.deepEqual(onPlain, onTs)
   // A second pass finds nothing more.
-  t.deepEqual((await Promise.all(both().map((sql) => enforceRetention(sql, new Date(now * 1000))))).map((r) => r.points), [0, 0])
+  t.deepEqual(
+    (await Promise.all(both().map((sql) => enforceRetention(sql, new Date(now * 1000))))).map((r) => r.points),
+    [0, 0],
+  )
 })

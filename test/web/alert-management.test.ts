@@ -9,7 +9,9 @@ import { startHttpReceiver, type HttpReceiver } from '../helpers/receivers.js'
 import { webSuite } from '../helpers/suite.js'
 
 let hook: HttpReceiver
-test.before(async () => { hook = await startHttpReceiver() })
+test.before(async () => {
+  hook = await startHttpReceiver()
+})
 test.after.always(() => hook?.close())
 const web = webSuite({ workers: true, env: { ALERT_EVAL_INTERVAL_SECONDS: '3600' } })
 
@@ -17,7 +19,14 @@ test.serial('alert page: mute 1 hour, unmute, mute until a chosen time, send a t
   const user = await signUp(web.app.url)
   const { key } = await createKey(web.app.url, user)
   const created = await request(web.app.url, '/api/v1/alerts', {
-    json: { stat_name: 'queue.depth', condition_type: 'above', threshold: 5, channel: 'webhook', channel_config: { webhook_url: hook.url } }, bearer: key,
+    json: {
+      stat_name: 'queue.depth',
+      condition_type: 'above',
+      threshold: 5,
+      channel: 'webhook',
+      channel_config: { webhook_url: hook.url },
+    },
+    bearer: key,
   })
   t.is(created.status, 201)
   const id = created.body.alert.id
@@ -50,7 +59,10 @@ test.serial('alert page: mute 1 hour, unmute, mute until a chosen time, send a t
   await page.getByText('Test queued').waitFor()
   const [req] = await hook.waitFor(1, (r) => r.json?.event === 'test')
   t.is(req.json.alert_id, id)
-  await page.getByTestId('history').getByText(/#1 .*: 200/).waitFor()
+  await page
+    .getByTestId('history')
+    .getByText(/#1 .*: 200/)
+    .waitFor()
 
   // A bad threshold is shown by its field and not sent; then a real change.
   await page.getByLabel('Threshold').fill('lots')
@@ -84,11 +96,18 @@ test.serial('alerts page: the create form sets on_no_data for a threshold condit
   t.deepEqual(problems, [])
 })
 
-test.serial('alert page: another account\'s alert shows the API\'s 404, not its data', async (t) => {
+test.serial("alert page: another account's alert shows the API's 404, not its data", async (t) => {
   const owner = await signUp(web.app.url)
   const { key } = await createKey(web.app.url, owner)
   const created = await request(web.app.url, '/api/v1/alerts', {
-    json: { stat_name: 'secret.stat', condition_type: 'above', threshold: 5, channel: 'webhook', channel_config: { webhook_url: hook.url } }, bearer: key,
+    json: {
+      stat_name: 'secret.stat',
+      condition_type: 'above',
+      threshold: 5,
+      channel: 'webhook',
+      channel_config: { webhook_url: hook.url },
+    },
+    bearer: key,
   })
   const stranger = await signUp(web.app.url)
   const { page } = await signedInTab(web.browser, web.app.url, stranger)
@@ -97,45 +116,75 @@ test.serial('alert page: another account\'s alert shows the API\'s 404, not its 
   t.false((await page.content()).includes('secret.stat'))
 })
 
-test.serial('alert page: the window field shows only where it acts, with its value; history times on the account\'s clock; a change is in the history', async (t) => {
-  const user = await signUp(web.app.url)
-  const { key } = await createKey(web.app.url, user)
-  t.is((await request(web.app.url, '/api/v1/account', { method: 'PATCH', json: { time_zone: 'Asia/Kolkata' }, session: user.session })).status, 200)
-  const created = await request(web.app.url, '/api/v1/alerts', {
-    json: { stat_name: 'queue.depth', condition_type: 'above', threshold: 5, channel: 'webhook', channel_config: { webhook_url: hook.url } }, bearer: key,
-  })
-  t.is(created.status, 201)
-  const id = created.body.alert.id
-  // Muted until 2030-01-02 03:04 UTC: 08:34 in Kolkata.
-  t.is((await request(web.app.url, `/api/v1/alerts/${id}`, { method: 'PATCH', json: { muted_until: '2030-01-02T03:04:00.000Z' }, bearer: key })).status, 200)
-  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
-  await page.goto(`${web.app.url}/alerts/${id}`)
-  const history = page.getByTestId('history')
-  await history.waitFor()
-  const muteLine = (await history.locator('tbody tr').first().textContent())!
-  t.regex(muteLine, /muted until .*08:34/, muteLine)
-  t.notRegex(muteLine, /2030-01-02T03:04/)
+test.serial(
+  "alert page: the window field shows only where it acts, with its value; history times on the account's clock; a change is in the history",
+  async (t) => {
+    const user = await signUp(web.app.url)
+    const { key } = await createKey(web.app.url, user)
+    t.is(
+      (await request(web.app.url, '/api/v1/account', { method: 'PATCH', json: { time_zone: 'Asia/Kolkata' }, session: user.session }))
+        .status,
+      200,
+    )
+    const created = await request(web.app.url, '/api/v1/alerts', {
+      json: {
+        stat_name: 'queue.depth',
+        condition_type: 'above',
+        threshold: 5,
+        channel: 'webhook',
+        channel_config: { webhook_url: hook.url },
+      },
+      bearer: key,
+    })
+    t.is(created.status, 201)
+    const id = created.body.alert.id
+    // Muted until 2030-01-02 03:04 UTC: 08:34 in Kolkata.
+    t.is(
+      (
+        await request(web.app.url, `/api/v1/alerts/${id}`, {
+          method: 'PATCH',
+          json: { muted_until: '2030-01-02T03:04:00.000Z' },
+          bearer: key,
+        })
+      ).status,
+      200,
+    )
+    const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+    await page.goto(`${web.app.url}/alerts/${id}`)
+    const history = page.getByTestId('history')
+    await history.waitFor()
+    const muteLine = (await history.locator('tbody tr').first().textContent())!
+    t.regex(muteLine, /muted until .*08:34/, muteLine)
+    t.notRegex(muteLine, /2030-01-02T03:04/)
 
-  // above on the last minute: the window does nothing until "when the stat goes quiet" uses it; then it is that silence, 60 min.
-  t.is(await page.locator('#window_minutes').count(), 0)
-  await page.getByLabel('When the stat goes quiet').selectOption('resolve')
-  const silence = page.getByLabel('Minutes of silence before "when the stat goes quiet" acts')
-  t.is(await silence.inputValue(), '60')
-  await silence.fill('15')
-  await page.getByRole('button', { name: 'Save changes' }).click()
-  await page.getByText('Saved.').waitFor()
-  const [row] = await web.app.sql`select window_minutes, window_minutes_set, on_no_data from alerts where id = ${id}`
-  t.like(row, { window_minutes: 15, window_minutes_set: true, on_no_data: 'resolve' })
-  t.is((await request(web.app.url, `/api/v1/alerts/${id}`, { bearer: key })).body.alert.no_data_minutes, 15)
-  await history.getByText('window 5 → 15 min; when the stat goes quiet keep → resolve').waitFor()
+    // above on the last minute: the window does nothing until "when the stat goes quiet" uses it; then it is that silence, 60 min.
+    t.is(await page.locator('#window_minutes').count(), 0)
+    await page.getByLabel('When the stat goes quiet').selectOption('resolve')
+    const silence = page.getByLabel('Minutes of silence before "when the stat goes quiet" acts')
+    t.is(await silence.inputValue(), '60')
+    await silence.fill('15')
+    await page.getByRole('button', { name: 'Save changes' }).click()
+    await page.getByText('Saved.').waitFor()
+    const [row] = await web.app.sql`select window_minutes, window_minutes_set, on_no_data from alerts where id = ${id}`
+    t.like(row, { window_minutes: 15, window_minutes_set: true, on_no_data: 'resolve' })
+    t.is((await request(web.app.url, `/api/v1/alerts/${id}`, { bearer: key })).body.alert.no_data_minutes, 15)
+    await history.getByText('window 5 → 15 min; when the stat goes quiet keep → resolve').waitFor()
 
-  // heartbeat: created without a threshold; its window is its limit.
-  const hb = await request(web.app.url, '/api/v1/alerts', {
-    json: { stat_name: 'nightly.job', condition_type: 'heartbeat', window_minutes: 90, channel: 'webhook', channel_config: { webhook_url: hook.url } }, bearer: key,
-  })
-  t.is(hb.status, 201, hb.text)
-  await page.goto(`${web.app.url}/alerts/${hb.body.alert.id}`)
-  t.is(await page.getByLabel('Minutes without a point before it fires').inputValue(), '90')
-  t.is(await page.locator('#threshold').count(), 0)
-  t.deepEqual(problems, [])
-})
+    // heartbeat: created without a threshold; its window is its limit.
+    const hb = await request(web.app.url, '/api/v1/alerts', {
+      json: {
+        stat_name: 'nightly.job',
+        condition_type: 'heartbeat',
+        window_minutes: 90,
+        channel: 'webhook',
+        channel_config: { webhook_url: hook.url },
+      },
+      bearer: key,
+    })
+    t.is(hb.status, 201, hb.text)
+    await page.goto(`${web.app.url}/alerts/${hb.body.alert.id}`)
+    t.is(await page.getByLabel('Minutes without a point before it fires').inputValue(), '90')
+    t.is(await page.locator('#threshold').count(), 0)
+    t.deepEqual(problems, [])
+  },
+)

@@ -11,7 +11,9 @@ import { startHttpReceiver, type HttpReceiver } from '../helpers/receivers.js'
 import { webSuite } from '../helpers/suite.js'
 
 let hook: HttpReceiver
-test.before(async () => { hook = await startHttpReceiver() })
+test.before(async () => {
+  hook = await startHttpReceiver()
+})
 test.after.always(() => hook?.close())
 const web = webSuite({ workers: true, env: { ALERT_EVAL_INTERVAL_SECONDS: '3600' } })
 
@@ -38,7 +40,7 @@ test('alerts: a p95 alert from the form, back-tested on its percentile, shown wi
     t.is(await page.getByLabel('Compare', { exact: true }).count(), 0, condition)
   }
   await page.getByLabel('Condition').selectOption('above')
-  t.is(await page.getByLabel('Over the last how many minutes').count(), 0, 'no window for the last minute\'s value')
+  t.is(await page.getByLabel('Over the last how many minutes').count(), 0, "no window for the last minute's value")
   await page.getByLabel('Compare', { exact: true }).selectOption('p95')
   await page.getByLabel('Over the last how many minutes').fill('5')
 
@@ -65,7 +67,10 @@ test('alerts: a p95 alert from the form, back-tested on its percentile, shown wi
   await page.getByRole('button', { name: 'Create alert' }).click()
   const refusal = page.locator('form .notice.error')
   await refusal.waitFor()
-  t.is(await refusal.textContent(), 'aggregation p99: "orders" is a counter, and only gauges have percentiles (a counter\'s minute is a sum): use aggregation avg (400)')
+  t.is(
+    await refusal.textContent(),
+    'aggregation p99: "orders" is a counter, and only gauges have percentiles (a counter\'s minute is a sum): use aggregation avg (400)',
+  )
   t.is((await web.app.sql`select 1 from alerts where account_id = ${user.accountId}`).length, 1)
 
   // The alert's own page says what it compares.
@@ -73,5 +78,8 @@ test('alerts: a p95 alert from the form, back-tested on its percentile, shown wi
   await page.getByTestId('aggregation').waitFor()
   t.is(await page.getByTestId('aggregation').textContent(), 'p95 over 5 min')
   await screenshot(page, 'alert-percentile')
-  t.deepEqual(problems.filter((p) => !p.includes('status of 400')), [])
+  t.deepEqual(
+    problems.filter((p) => !p.includes('status of 400')),
+    [],
+  )
 })

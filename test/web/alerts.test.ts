@@ -14,8 +14,13 @@ import { webSuite } from '../helpers/suite.js'
 
 let hook: HttpReceiver
 let smtp: SmtpReceiver
-test.before(async () => { [hook, smtp] = await Promise.all([startHttpReceiver(), startSmtpReceiver()]) })
-test.after.always(async () => { await hook?.close(); await smtp?.close() })
+test.before(async () => {
+  ;[hook, smtp] = await Promise.all([startHttpReceiver(), startSmtpReceiver()])
+})
+test.after.always(async () => {
+  await hook?.close()
+  await smtp?.close()
+})
 const web = webSuite({ workers: true, env: () => ({ ALERT_EVAL_INTERVAL_SECONDS: '1', SMTP_URL: smtp.url }) })
 
 test.serial('alerts: validation, one alert per channel, the plan limit, a fire and its delivery', async (t) => {
@@ -63,7 +68,7 @@ test.serial('alerts: validation, one alert per channel, the plan limit, a fire a
   await page.getByRole('button', { name: 'Create alert' }).click()
   const refusal = page.locator('form .notice.error')
   await refusal.waitFor()
-  t.is(await refusal.textContent(), "plan limit reached: the free plan allows at most 2 alerts (403)")
+  t.is(await refusal.textContent(), 'plan limit reached: the free plan allows at most 2 alerts (403)')
   t.is((await web.app.sql`select 1 from alerts`).length, 2)
 
   await web.app.sql`update accounts set plan = 'starter' where id = ${user.accountId}`
@@ -81,44 +86,61 @@ test.serial('alerts: validation, one alert per channel, the plan limit, a fire a
   await webhookCard.locator('.badge.delivered').waitFor()
   t.is(await webhookCard.locator('td[data-label="Event"]').first().textContent(), 'fired')
   await screenshot(page, 'alerts')
-  t.deepEqual(problems.filter((p) => !p.includes('status of 403')), [], 'nothing but the plan-limit refusal')
+  t.deepEqual(
+    problems.filter((p) => !p.includes('status of 403')),
+    [],
+    'nothing but the plan-limit refusal',
+  )
 })
 
-test.serial('suggest a threshold: candidates from the stat\'s history with how often each would have fired; Use fills the threshold', async (t) => {
-  const user = await signUp(web.app.url)
-  const { key } = await createKey(web.app.url, user)
-  // One reading a minute for two hours: mostly 100, with four spikes to 500.
-  const now = Math.floor(Date.now() / 60_000) * 60
-  const points = Array.from({ length: 120 }, (_, i) => ({ stat: 'api.latency', value: i % 30 === 7 ? 500 : 100, t: now - 7_200 + i * 60 }))
-  t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
-  await settle(web.app)
-  await refreshRollups(web.app.sql)
-  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
-  await page.goto(`${web.app.url}/alerts?stat=api.latency`)
-  await page.getByRole('button', { name: 'Suggest a threshold' }).click()
-  const table = page.locator('.suggest table')
-  await table.waitFor()
-  const rows = await table.locator('tbody tr').allTextContents()
-  t.true(rows.length >= 1)
-  // The largest candidate is one step inside the maximum (490, not 500, which `above` would never have fired
-  // on): it would have fired on each of the four spikes and catches the largest minutes.
-  t.false(rows.some((r) => r.startsWith('500')), JSON.stringify(rows))
-  const top = table.locator('tbody tr', { hasText: /^490/ })
-  t.regex((await top.locator('td[data-label="Would have fired"]').textContent())!, /^4 times/)
-  t.is(await top.locator('td[data-label="Catches the largest"]').textContent(), '3 of 3')
-  t.regex((await page.locator('.suggest').textContent())!, /The largest minutes of the lookback: 500 \(/)
-  await screenshot(page, 'alerts-suggest')
-  await top.getByRole('button', { name: 'Use 490' }).click()
-  t.is(await page.getByLabel('Threshold').inputValue(), '490')
+test.serial(
+  "suggest a threshold: candidates from the stat's history with how often each would have fired; Use fills the threshold",
+  async (t) => {
+    const user = await signUp(web.app.url)
+    const { key } = await createKey(web.app.url, user)
+    // One reading a minute for two hours: mostly 100, with four spikes to 500.
+    const now = Math.floor(Date.now() / 60_000) * 60
+    const points = Array.from({ length: 120 }, (_, i) => ({
+      stat: 'api.latency',
+      value: i % 30 === 7 ? 500 : 100,
+      t: now - 7_200 + i * 60,
+    }))
+    t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+    await settle(web.app)
+    await refreshRollups(web.app.sql)
+    const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+    await page.goto(`${web.app.url}/alerts?stat=api.latency`)
+    await page.getByRole('button', { name: 'Suggest a threshold' }).click()
+    const table = page.locator('.suggest table')
+    await table.waitFor()
+    const rows = await table.locator('tbody tr').allTextContents()
+    t.true(rows.length >= 1)
+    // The largest candidate is one step inside the maximum (490, not 500, which `above` would never have fired
+    // on): it would have fired on each of the four spikes and catches the largest minutes.
+    t.false(
+      rows.some((r) => r.startsWith('500')),
+      JSON.stringify(rows),
+    )
+    const top = table.locator('tbody tr', { hasText: /^490/ })
+    t.regex((await top.locator('td[data-label="Would have fired"]').textContent())!, /^4 times/)
+    t.is(await top.locator('td[data-label="Catches the largest"]').textContent(), '3 of 3')
+    t.regex((await page.locator('.suggest').textContent())!, /The largest minutes of the lookback: 500 \(/)
+    await screenshot(page, 'alerts-suggest')
+    await top.getByRole('button', { name: 'Use 490' }).click()
+    t.is(await page.getByLabel('Threshold').inputValue(), '490')
 
-  // An unknown stat: the API's detail, as it says it.
-  await page.getByLabel('Stat', { exact: true }).fill('no.such.stat')
-  await page.getByRole('button', { name: 'Suggest a threshold' }).click()
-  const refusal = page.locator('.suggest .notice.error')
-  await refusal.waitFor()
-  t.regex((await refusal.textContent())!, /\(404\)$/)
-  t.deepEqual(problems.filter((p) => !p.includes('status of 404')), [])
-})
+    // An unknown stat: the API's detail, as it says it.
+    await page.getByLabel('Stat', { exact: true }).fill('no.such.stat')
+    await page.getByRole('button', { name: 'Suggest a threshold' }).click()
+    const refusal = page.locator('.suggest .notice.error')
+    await refusal.waitFor()
+    t.regex((await refusal.textContent())!, /\(404\)$/)
+    t.deepEqual(
+      problems.filter((p) => !p.includes('status of 404')),
+      [],
+    )
+  },
+)
 
 test('alerts: the 375 px form stays inside the screen', async (t) => {
   const user = await signUp(web.app.url)
@@ -130,11 +152,12 @@ test('alerts: the 375 px form stays inside the screen', async (t) => {
   await screenshot(page, 'alerts-375')
 })
 
-test('GET /api/v1/alerts/:id/deliveries: 400 for a bad id, 404 for another account\'s alert, 401 without credentials', async (t) => {
+test("GET /api/v1/alerts/:id/deliveries: 400 for a bad id, 404 for another account's alert, 401 without credentials", async (t) => {
   const owner = await signUp(web.app.url)
   const other = await signUp(web.app.url)
   const created = await request(web.app.url, '/api/v1/alerts', {
-    json: { stat_name: 'x', condition_type: 'above', threshold: 1, channel: 'webhook', channel_config: { webhook_url: hook.url } }, session: owner.session,
+    json: { stat_name: 'x', condition_type: 'above', threshold: 1, channel: 'webhook', channel_config: { webhook_url: hook.url } },
+    session: owner.session,
   })
   t.is(created.status, 201)
   const path = `/api/v1/alerts/${created.body.alert.id}/deliveries`
@@ -150,15 +173,34 @@ test('GET /api/v1/alerts/:id/deliveries: 400 for a bad id, 404 for another accou
   t.is((await request(web.app.url, path)).status, 401)
 })
 
-test('GET /api/v1/usage: the plan\'s limits and what is used, for a key or a session', async (t) => {
+test("GET /api/v1/usage: the plan's limits and what is used, for a key or a session", async (t) => {
   const user = await signUp(web.app.url)
   const { key } = await createKey(web.app.url, user)
-  t.is((await request(web.app.url, '/api/v1/points', { json: { points: [{ stat: 'a', count: 1 }, { stat: 'b', value: 2 }, { stat: 'b', value: 3 }] }, bearer: key })).status, 200)
+  t.is(
+    (
+      await request(web.app.url, '/api/v1/points', {
+        json: {
+          points: [
+            { stat: 'a', count: 1 },
+            { stat: 'b', value: 2 },
+            { stat: 'b', value: 3 },
+          ],
+        },
+        bearer: key,
+      })
+    ).status,
+    200,
+  )
   const res = await request(web.app.url, '/api/v1/usage', { bearer: key })
   t.is(res.status, 200)
   t.deepEqual(res.body, {
-    plan: 'free', stats: { used: 2, limit: 10 }, points_today: { used: 3, limit: 100_000 }, alerts: { used: 0, limit: 2 },
-    retention_days: 30, anomaly_detection: false, statsd_refused_today: 0,
+    plan: 'free',
+    stats: { used: 2, limit: 10 },
+    points_today: { used: 3, limit: 100_000 },
+    alerts: { used: 0, limit: 2 },
+    retention_days: 30,
+    anomaly_detection: false,
+    statsd_refused_today: 0,
   })
   t.is((await request(web.app.url, '/api/v1/usage')).status, 401)
 })
@@ -166,7 +208,10 @@ test('GET /api/v1/usage: the plan\'s limits and what is used, for a key or a ses
 test.serial('the webhook hint says what this deployment does with private addresses, and it is true', async (t) => {
   const strict = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: '0' })
   t.teardown(() => strict.close())
-  for (const [target, hint, status] of [[web.app, /also delivers to private and internal addresses/, 201], [strict, /Private and internal addresses are refused\.$/, 400]] as const) {
+  for (const [target, hint, status] of [
+    [web.app, /also delivers to private and internal addresses/, 201],
+    [strict, /Private and internal addresses are refused\.$/, 400],
+  ] as const) {
     const user = await signUp(target.url)
     const { key } = await createKey(target.url, user)
     const { page, problems } = await signedInTab(web.browser, target.url, user)
@@ -175,23 +220,37 @@ test.serial('the webhook hint says what this deployment does with private addres
     const shown = (await page.locator('#target').locator('xpath=..').textContent())!
     t.regex(shown, hint)
     // What the hint says is what the API does with a loopback target.
-    const res = await request(target.url, '/api/v1/alerts', { bearer: key, json: { stat_name: 'x', condition_type: 'above', threshold: 1, channel: 'webhook', channel_config: { webhook_url: 'http://127.0.0.1:9/h' } } })
+    const res = await request(target.url, '/api/v1/alerts', {
+      bearer: key,
+      json: {
+        stat_name: 'x',
+        condition_type: 'above',
+        threshold: 1,
+        channel: 'webhook',
+        channel_config: { webhook_url: 'http://127.0.0.1:9/h' },
+      },
+    })
     t.is(res.status, status, res.text)
     t.deepEqual(problems, [])
   }
 })
 
-test.serial('the address-confirmation page looks like the app and leads back to it; /favicon.ico is the app\'s icon', async (t) => {
+test.serial("the address-confirmation page looks like the app and leads back to it; /favicon.ico is the app's icon", async (t) => {
   const user = await signUp(web.app.url)
   const { key } = await createKey(web.app.url, user)
   const address = `confirm.${user.accountId.slice(0, 8)}@example.com`
-  const res = await request(web.app.url, '/api/v1/alerts', { bearer: key, json: { stat_name: 'x', condition_type: 'above', threshold: 1, channel: 'email', channel_config: { email: address } } })
+  const res = await request(web.app.url, '/api/v1/alerts', {
+    bearer: key,
+    json: { stat_name: 'x', condition_type: 'above', threshold: 1, channel: 'email', channel_config: { email: address } },
+  })
   t.is(res.status, 201, res.text)
   const [mail] = await smtp.waitFor(1, (m) => m.to.includes(address))
   const link = /(https?:\/\/\S+\/api\/v1\/email\/confirm\?token=\S+)/.exec(mail.text)![1]
   const { page, problems } = await signedInTab(web.browser, web.app.url, user)
   const failed: string[] = []
-  page.on('response', (r) => { if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`) })
+  page.on('response', (r) => {
+    if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`)
+  })
   const shown = await page.goto(link)
   t.is(shown?.status(), 200)
   await page.getByRole('heading', { name: 'Address confirmed' }).waitFor()

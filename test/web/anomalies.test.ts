@@ -28,7 +28,10 @@ test.serial('anomalies: a starter account sees its stat and why it is not checke
   await web.app.sql`update accounts set plan = 'starter' where id = ${user.accountId}`
   const { key } = await createKey(web.app.url, user)
   const now = Math.floor(Date.now() / 1000)
-  t.is((await request(web.app.url, '/api/v1/points', { json: { points: [{ stat: 'orders', count: 3, t: now - 7200 }] }, bearer: key })).status, 200)
+  t.is(
+    (await request(web.app.url, '/api/v1/points', { json: { points: [{ stat: 'orders', count: 3, t: now - 7200 }] }, bearer: key })).status,
+    200,
+  )
   await settle(web.app)
   await until(user, '/api/v1/anomalies/diagnostics', (d) => d.stats[0]?.reason === 'short')
 
@@ -41,46 +44,52 @@ test.serial('anomalies: a starter account sees its stat and why it is not checke
   t.is(await row.count(), 1)
   t.is(await row.locator('td[data-label="Stat"]').textContent(), 'orders')
   t.is(await row.locator('td[data-label="Checked"]').textContent(), 'no')
-  t.regex((await row.locator('td[data-label="Why"]').textContent())!, /^It does not have enough hours of history yet to learn what normal looks like\./)
+  t.regex(
+    (await row.locator('td[data-label="Why"]').textContent())!,
+    /^It does not have enough hours of history yet to learn what normal looks like\./,
+  )
   await page.getByText('No incidents in the last 7d.').waitFor()
   t.is(await page.getByTestId('plan-notice').count(), 0)
   await screenshot(page, 'anomalies')
   t.deepEqual(problems, [])
 })
 
-test.serial('anomalies: open and closed incidents, filtered by status, each linking to its stat\'s chart where its hours are marked', async (t) => {
-  const user = await signUp(web.app.url)
-  await web.app.sql`update accounts set plan = 'pro' where id = ${user.accountId}`
-  const { key } = await createKey(web.app.url, user)
-  const now = new Date()
-  const newest = newestCompleteHour(now)
-  // Ten days of a steady gauge with a spike five days ago (closed) and one in the newest hour (open).
-  const values = Array.from({ length: 240 }, (_, i) => 50 * (1 + 0.05 * Math.sin(i * 1.7)))
-  values[240 - 1 - 120] = 900
-  values[239] = 1200
-  const points = values.map((v, i) => ({ stat: 'queue.wait', value: v, t: newest - (239 - i) * 3600 + 1800 }))
-  t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
-  await settle(web.app)
-  await refreshRollups(web.app.sql)
-  await sweep(web.app.sql, now, { staleAfterSeconds: 900 })
+test.serial(
+  "anomalies: open and closed incidents, filtered by status, each linking to its stat's chart where its hours are marked",
+  async (t) => {
+    const user = await signUp(web.app.url)
+    await web.app.sql`update accounts set plan = 'pro' where id = ${user.accountId}`
+    const { key } = await createKey(web.app.url, user)
+    const now = new Date()
+    const newest = newestCompleteHour(now)
+    // Ten days of a steady gauge with a spike five days ago (closed) and one in the newest hour (open).
+    const values = Array.from({ length: 240 }, (_, i) => 50 * (1 + 0.05 * Math.sin(i * 1.7)))
+    values[240 - 1 - 120] = 900
+    values[239] = 1200
+    const points = values.map((v, i) => ({ stat: 'queue.wait', value: v, t: newest - (239 - i) * 3600 + 1800 }))
+    t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+    await settle(web.app)
+    await refreshRollups(web.app.sql)
+    await sweep(web.app.sql, now, { staleAfterSeconds: 900 })
 
-  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
-  await page.goto(`${web.app.url}/anomalies`)
-  const rows = page.getByTestId('incidents').locator('tbody tr')
-  await rows.first().waitFor()
-  t.deepEqual(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-status'))), ['open', 'closed'])
-  t.regex((await rows.nth(1).locator('td[data-label="What"]').textContent())!, /^Spike.*it was 900/)
-  t.regex((await rows.nth(0).locator('td[data-label="When"]').textContent())!, /Ongoing/)
-  await screenshot(page, 'incidents')
-  await page.getByTestId('incident-status').selectOption('closed')
-  await page.waitForURL(/status=closed/)
-  await page.waitForFunction(() => document.querySelectorAll('[data-testid="incidents"] tbody tr').length === 1)
-  t.is(await rows.first().getAttribute('data-status'), 'closed')
-  await rows.first().getByRole('link', { name: 'queue.wait' }).click()
-  await page.waitForURL(/\/stats\/queue\.wait\?range=7d$/)
-  await page.getByText(/Red dots: the 2 hours the detector flagged as unusual/).waitFor()
-  t.deepEqual(problems, [])
-})
+    const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+    await page.goto(`${web.app.url}/anomalies`)
+    const rows = page.getByTestId('incidents').locator('tbody tr')
+    await rows.first().waitFor()
+    t.deepEqual(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-status'))), ['open', 'closed'])
+    t.regex((await rows.nth(1).locator('td[data-label="What"]').textContent())!, /^Spike.*it was 900/)
+    t.regex((await rows.nth(0).locator('td[data-label="When"]').textContent())!, /Ongoing/)
+    await screenshot(page, 'incidents')
+    await page.getByTestId('incident-status').selectOption('closed')
+    await page.waitForURL(/status=closed/)
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="incidents"] tbody tr').length === 1)
+    t.is(await rows.first().getAttribute('data-status'), 'closed')
+    await rows.first().getByRole('link', { name: 'queue.wait' }).click()
+    await page.waitForURL(/\/stats\/queue\.wait\?range=7d$/)
+    await page.getByText(/Red dots: the 2 hours the detector flagged as unusual/).waitFor()
+    t.deepEqual(problems, [])
+  },
+)
 
 test.serial('anomalies: a free account is told which plans include detection, with a link to billing', async (t) => {
   const user = await signUp(web.app.url)
@@ -94,35 +103,51 @@ test.serial('anomalies: a free account is told which plans include detection, wi
   t.deepEqual(problems, [])
 })
 
-test.serial('stat page: on a plan with detection the 7d chart shades the back-test\'s normal range and marks its flagged hour; on the free plan it does not', async (t) => {
-  const starter = await signUp(web.app.url)
-  await web.app.sql`update accounts set plan = 'starter' where id = ${starter.accountId}`
-  const free = await signUp(web.app.url)
-  const hour = Math.floor(Date.now() / 3_600_000) * 3600
-  // A day and a half of hourly counts around 10 (enough complete hours to arm the baselines), then one hour of 400.
-  const points = Array.from({ length: 36 }, (_, i) => ({ stat: 'orders', count: i === 34 ? 400 : 8 + (i % 5), t: hour - (36 - i) * 3600 + 60 }))
-  for (const user of [starter, free]) {
-    const { key } = await createKey(web.app.url, user)
-    t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
-  }
-  await settle(web.app)
-  const backtest = await until(starter, '/api/v1/anomalies/backtest?stat=orders&range=7d', (b) => b.buckets.some((x: { lower: number | null }) => x.lower !== null))
-  t.deepEqual(backtest.buckets.filter((b: { anomalous: boolean }) => b.anomalous).map((b: { t: number }) => b.t), [hour - 2 * 3600], 'the back-test flags the hour of 400')
+test.serial(
+  "stat page: on a plan with detection the 7d chart shades the back-test's normal range and marks its flagged hour; on the free plan it does not",
+  async (t) => {
+    const starter = await signUp(web.app.url)
+    await web.app.sql`update accounts set plan = 'starter' where id = ${starter.accountId}`
+    const free = await signUp(web.app.url)
+    const hour = Math.floor(Date.now() / 3_600_000) * 3600
+    // A day and a half of hourly counts around 10 (enough complete hours to arm the baselines), then one hour of 400.
+    const points = Array.from({ length: 36 }, (_, i) => ({
+      stat: 'orders',
+      count: i === 34 ? 400 : 8 + (i % 5),
+      t: hour - (36 - i) * 3600 + 60,
+    }))
+    for (const user of [starter, free]) {
+      const { key } = await createKey(web.app.url, user)
+      t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+    }
+    await settle(web.app)
+    const backtest = await until(starter, '/api/v1/anomalies/backtest?stat=orders&range=7d', (b) =>
+      b.buckets.some((x: { lower: number | null }) => x.lower !== null),
+    )
+    t.deepEqual(
+      backtest.buckets.filter((b: { anomalous: boolean }) => b.anomalous).map((b: { t: number }) => b.t),
+      [hour - 2 * 3600],
+      'the back-test flags the hour of 400',
+    )
 
-  for (const [user, shaded] of [[starter, true], [free, false]] as const) {
-    const { page, problems } = await signedInTab(web.browser, web.app.url, user)
-    await page.goto(`${web.app.url}/stats/orders?range=7d`)
-    await page.locator('.chart[data-drawn]').waitFor()
-    t.is(await page.locator('.u-legend').getByText('Normal range (high)').count(), shaded ? 1 : 0)
-    t.is(await page.getByText('Shaded: the normal range the anomaly detector expected for each hour.').count(), shaded ? 1 : 0)
-    t.is(await page.locator('.u-legend').getByText('Flagged hour').count(), shaded ? 1 : 0)
-    t.is(await page.getByText('Red dots: the hour the detector flagged as unusual (see Anomalies).').count(), shaded ? 1 : 0)
-    if (shaded) await screenshot(page, 'stat-band')
-    t.deepEqual(problems, [])
-  }
-})
+    for (const [user, shaded] of [
+      [starter, true],
+      [free, false],
+    ] as const) {
+      const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+      await page.goto(`${web.app.url}/stats/orders?range=7d`)
+      await page.locator('.chart[data-drawn]').waitFor()
+      t.is(await page.locator('.u-legend').getByText('Normal range (high)').count(), shaded ? 1 : 0)
+      t.is(await page.getByText('Shaded: the normal range the anomaly detector expected for each hour.').count(), shaded ? 1 : 0)
+      t.is(await page.locator('.u-legend').getByText('Flagged hour').count(), shaded ? 1 : 0)
+      t.is(await page.getByText('Red dots: the hour the detector flagged as unusual (see Anomalies).').count(), shaded ? 1 : 0)
+      if (shaded) await screenshot(page, 'stat-band')
+      t.deepEqual(problems, [])
+    }
+  },
+)
 
-test.serial('anomalies: the explanations state their hours on the account\'s clock, not UTC', async (t) => {
+test.serial("anomalies: the explanations state their hours on the account's clock, not UTC", async (t) => {
   const user = await signUp(web.app.url)
   await web.app.sql`update accounts set plan = 'pro', time_zone = 'Asia/Kolkata' where id = ${user.accountId}`
   const { key } = await createKey(web.app.url, user)
@@ -135,7 +160,9 @@ test.serial('anomalies: the explanations state their hours on the account\'s clo
   await settle(web.app)
   await refreshRollups(web.app.sql)
   await sweep(web.app.sql, now, { staleAfterSeconds: 900 })
-  const [stored] = await web.app.sql<{ explanation: string }[]>`select explanation from anomalies a join stats s on s.id = a.stat_id where s.account_id = ${user.accountId}`
+  const [stored] = await web.app.sql<
+    { explanation: string }[]
+  >`select explanation from anomalies a join stats s on s.id = a.stat_id where s.account_id = ${user.accountId}`
   t.regex(stored.explanation, / UTC/, 'stored as the detector wrote it')
 
   const { page, problems } = await signedInTab(web.browser, web.app.url, user)

@@ -33,7 +33,11 @@ test.serial('ask: a question answered with its data and the verifier line', asyn
   t.is(await row.textContent(), '42')
   t.regex(page.url(), /\?q=How\+many\+signups\+yesterday/)
   await screenshot(page, 'ask')
-  t.deepEqual(problems.filter((p) => !p.includes('status of 400')), [], 'nothing but the refused empty question')
+  t.deepEqual(
+    problems.filter((p) => !p.includes('status of 400')),
+    [],
+    'nothing but the refused empty question',
+  )
 })
 
 test.serial('ask: a "Did you mean" hint is a link that asks again; example questions say "how many" only of counters', async (t) => {
@@ -77,12 +81,13 @@ test.serial('ask: a "Did you mean" hint is a link that asks again; example quest
   t.deepEqual(problems, [])
 })
 
-test.serial('ask: the examples name the account\'s stats that have data, over a span holding it, and each is answered', async (t) => {
+test.serial("ask: the examples name the account's stats that have data, over a span holding it, and each is answered", async (t) => {
   const user = await signUp(web.app.url)
   const { key } = await createKey(web.app.url, user)
   const now = Math.floor(Date.now() / 1000)
   // "aaa.empty" and "aab.idle" come first by name but hold no point (a stat an import or a delete left empty).
-  await web.app.sql`insert into stats (account_id, name, kind) values (${user.accountId}, 'aaa.empty', 'counter'), (${user.accountId}, 'aab.idle', 'gauge')`
+  await web.app
+    .sql`insert into stats (account_id, name, kind) values (${user.accountId}, 'aaa.empty', 'counter'), (${user.accountId}, 'aab.idle', 'gauge')`
   const points = [
     ...[3, 4].map((count, i) => ({ stat: 'orders', count, t: now - 1800 + i * 60 })),
     ...[10, 30].map((value, i) => ({ stat: 'queue.depth', value, t: now - 1800 + i * 60 })),
@@ -94,13 +99,24 @@ test.serial('ask: the examples name the account\'s stats that have data, over a 
   const first = page.getByRole('button', { name: 'How many orders in the last 24 hours?' })
   await first.waitFor()
   const names = await page.locator('p.small button.link').allTextContents()
-  t.false(names.some((n) => /aaa\.empty|aab\.idle/.test(n)), names.join(' | '))
+  t.false(
+    names.some((n) => /aaa\.empty|aab\.idle/.test(n)),
+    names.join(' | '),
+  )
   t.true(names.includes('Average queue.depth in the last 24 hours'), names.join(' | '))
   const answer = page.getByTestId('answer')
-  for (const [question, expect] of [['How many orders in the last 24 hours?', /\b7\b/], ['Average queue.depth in the last 24 hours', /\b20\b/]] as const) {
+  for (const [question, expect] of [
+    ['How many orders in the last 24 hours?', /\b7\b/],
+    ['Average queue.depth in the last 24 hours', /\b20\b/],
+  ] as const) {
     await page.getByRole('button', { name: question }).click()
-    await page.waitForURL(new RegExp(`q=${encodeURIComponent(question).replace(/%20/g, '\\+').replace(/\?/g, '\\?').replace(/\./g, '\\.')}`))
-    await page.waitForFunction((re) => new RegExp(re).test(document.querySelector('[data-testid="answer"]')?.textContent ?? ''), expect.source)
+    await page.waitForURL(
+      new RegExp(`q=${encodeURIComponent(question).replace(/%20/g, '\\+').replace(/\?/g, '\\?').replace(/\./g, '\\.')}`),
+    )
+    await page.waitForFunction(
+      (re) => new RegExp(re).test(document.querySelector('[data-testid="answer"]')?.textContent ?? ''),
+      expect.source,
+    )
     t.regex((await answer.textContent())!, expect, question)
   }
   t.deepEqual(problems, [])

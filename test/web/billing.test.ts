@@ -6,15 +6,25 @@ import { screenshot, signedInTab, visible } from '../helpers/browser.js'
 import { signUp } from '../helpers/factories.js'
 import { webSuite } from '../helpers/suite.js'
 
-const PRICES = [{ id: 'price_w_starter', label: 'Starter', amount: 9 }, { id: 'price_w_pro', label: 'Pro', amount: 29 }, { id: 'price_w_business', label: 'Business', amount: 99 }]
+const PRICES = [
+  { id: 'price_w_starter', label: 'Starter', amount: 9 },
+  { id: 'price_w_pro', label: 'Pro', amount: 29 },
+  { id: 'price_w_business', label: 'Business', amount: 99 },
+]
 let standin: PaymentStandin
-test.before(async () => { standin = await startPaymentStandin({ secretKey: 'sk_test_web', webhookSecret: 'whsec_web_secret', prices: PRICES }) })
+test.before(async () => {
+  standin = await startPaymentStandin({ secretKey: 'sk_test_web', webhookSecret: 'whsec_web_secret', prices: PRICES })
+})
 test.after.always(() => standin?.close())
 const web = webSuite({
   workers: true,
   env: () => ({
-    STRIPE_SECRET_KEY: 'sk_test_web', STRIPE_WEBHOOK_SECRET: 'whsec_web_secret', STRIPE_API_BASE: standin.url,
-    STRIPE_PRICE_STARTER: PRICES[0].id, STRIPE_PRICE_PRO: PRICES[1].id, STRIPE_PRICE_BUSINESS: PRICES[2].id,
+    STRIPE_SECRET_KEY: 'sk_test_web',
+    STRIPE_WEBHOOK_SECRET: 'whsec_web_secret',
+    STRIPE_API_BASE: standin.url,
+    STRIPE_PRICE_STARTER: PRICES[0].id,
+    STRIPE_PRICE_PRO: PRICES[1].id,
+    STRIPE_PRICE_BUSINESS: PRICES[2].id,
   }),
 })
 test.before(() => standin.setWebhookUrl(`${web.app.url}/api/payments/webhook`))

@@ -19,13 +19,20 @@ test.serial('correlations: from the stat page, the ranked list and the overlaid 
   for (let i = 1; i <= 60; i++) {
     const orders = 20 + ((i * 7919) % 23)
     walk += ((i * 104_729) % 11) - 5
-    points.push({ stat: 'orders', count: orders, t: hour - i * 3600 + 60 }, { stat: 'checkouts', count: orders * 2 + (i % 2), t: hour - i * 3600 + 60 },
-      { stat: 'refunds', count: 100 - orders, t: hour - i * 3600 + 60 }, { stat: 'noise', value: walk, t: hour - i * 3600 + 60 })
+    points.push(
+      { stat: 'orders', count: orders, t: hour - i * 3600 + 60 },
+      { stat: 'checkouts', count: orders * 2 + (i % 2), t: hour - i * 3600 + 60 },
+      { stat: 'refunds', count: 100 - orders, t: hour - i * 3600 + 60 },
+      { stat: 'noise', value: walk, t: hour - i * 3600 + 60 },
+    )
   }
   t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
   await settle(web.app)
 
-  for (const [width, shot] of [[1440, 'correlations'], [375, 'correlations-375']] as const) {
+  for (const [width, shot] of [
+    [1440, 'correlations'],
+    [375, 'correlations-375'],
+  ] as const) {
     const { page, problems } = await signedInTab(web.browser, web.app.url, user, width, 900)
     await page.goto(`${web.app.url}/stats`)
     await page.getByRole('link', { name: 'orders', exact: true }).click()
@@ -55,7 +62,10 @@ test.serial('correlations: the page names the method its coefficients come from,
   // A shared daily cycle plus independent wiggles: departures and Spearman disagree on such a pair.
   for (let i = 1; i <= 72; i++) {
     const cycle = 50 + 40 * Math.sin((2 * Math.PI * ((hour / 3600 - i) % 24)) / 24)
-    points.push({ stat: 'web', value: cycle + ((i * 7919) % 13), t: hour - i * 3600 + 60 }, { stat: 'db', value: cycle + ((i * 104_729) % 17), t: hour - i * 3600 + 60 })
+    points.push(
+      { stat: 'web', value: cycle + ((i * 7919) % 13), t: hour - i * 3600 + 60 },
+      { stat: 'db', value: cycle + ((i * 104_729) % 17), t: hour - i * 3600 + 60 },
+    )
   }
   t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
   await settle(web.app)

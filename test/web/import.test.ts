@@ -23,12 +23,15 @@ test.serial('import: a bad line in the dry run, then a good file imported with i
   t.is((await web.app.sql`select 1 from stats`).length, 0, 'the dry run wrote nothing')
   await screenshot(page, 'import-preview')
 
-  await page.getByLabel('Export file').setInputFiles({ name: 'orders.csv', mimeType: 'text/csv', buffer: Buffer.from(['stat,value,timestamp', ...rows].join('\n')) })
+  await page
+    .getByLabel('Export file')
+    .setInputFiles({ name: 'orders.csv', mimeType: 'text/csv', buffer: Buffer.from(['stat,value,timestamp', ...rows].join('\n')) })
   await page.getByRole('button', { name: 'Preview' }).click()
   await page.getByRole('button', { name: 'Import 48 points' }).click()
   await page.getByRole('heading', { name: 'Import complete' }).waitFor({ timeout: 30_000 })
   t.is(await page.locator('progress').getAttribute('value'), '100')
-  const [{ n }] = await web.app.sql`select count(*)::int as n from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p where s.name = 'orders'`
+  const [{ n }] = await web.app
+    .sql`select count(*)::int as n from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p where s.name = 'orders'`
   t.is(n, 48)
   await screenshot(page, 'import-done')
   await page.getByRole('link', { name: 'orders' }).click()

@@ -28,13 +28,20 @@ test.serial('keys: create one (secret shown once), revoke it after a confirmatio
   await screenshot(page, 'keys-list')
 
   let asked = ''
-  page.once('dialog', (d) => { asked = d.message(); void d.accept() })
+  page.once('dialog', (d) => {
+    asked = d.message()
+    void d.accept()
+  })
   await page.getByRole('button', { name: 'Revoke key ci runner' }).click()
   await page.getByText('Key “ci runner” revoked.').waitFor()
   t.regex(asked, /ci runner.*stops being able to write/)
   t.is(await page.getByRole('row', { name: /ci runner/ }).count(), 0)
   t.is((await request(web.app.url, '/api/v1/stats', { bearer: secret })).status, 401)
-  t.deepEqual(problems.filter((p) => !p.includes('status of 400')), [], 'nothing but the refused empty label')
+  t.deepEqual(
+    problems.filter((p) => !p.includes('status of 400')),
+    [],
+    'nothing but the refused empty label',
+  )
 })
 
 test.serial('account: plan and limits shown; sign out ends the session and pages then ask to sign in', async (t) => {
@@ -66,7 +73,10 @@ test.serial('sign-in: a wrong password shows the API detail; the right one retur
   await page.getByLabel('Password').fill(user.password)
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.waitForURL(/\/keys$/)
-  t.deepEqual(problems.filter((p) => !p.includes('401')), [])
+  t.deepEqual(
+    problems.filter((p) => !p.includes('401')),
+    [],
+  )
 })
 
 test('shells: strict CSP and security headers, no store; a page without a session redirects; ?next= never leaves the site', async (t) => {

@@ -19,7 +19,11 @@ test('signed out: 200 with the strict CSP, no script or inline style, the exampl
   t.is(res.headers.get('cache-control'), 'no-store')
   t.notRegex(res.text, /<script/, 'the page needs no script')
   t.notRegex(res.text, /style=/)
-  t.true(res.text.includes(`curl -X POST &#39;${web.app.url}/api/v1/stats/signups/count&#39;`) || res.text.includes(`curl -X POST '${web.app.url}/api/v1/stats/signups/count'`), 'the example writes to this deployment')
+  t.true(
+    res.text.includes(`curl -X POST &#39;${web.app.url}/api/v1/stats/signups/count&#39;`) ||
+      res.text.includes(`curl -X POST '${web.app.url}/api/v1/stats/signups/count'`),
+    'the example writes to this deployment',
+  )
 })
 
 test('in Chromium: the page says what the service does and leads to sign-up, sign-in and the API reference; no console or CSP error', async (t) => {
@@ -28,9 +32,16 @@ test('in Chromium: the page says what the service does and leads to sign-up, sig
   await page.goto(`${web.app.url}/`)
   t.is(new URL(page.url()).pathname, '/')
   t.regex((await page.getByRole('heading', { level: 1 }).textContent())!, /counters and gauges over HTTP/i)
-  t.regex((await page.getByTestId('example-write').textContent())!, /^curl -X POST '.*\/api\/v1\/stats\/signups\/count' \\\n {2}-H 'Authorization: Bearer mk_\.\.\.'/)
+  t.regex(
+    (await page.getByTestId('example-write').textContent())!,
+    /^curl -X POST '.*\/api\/v1\/stats\/signups\/count' \\\n {2}-H 'Authorization: Bearer mk_\.\.\.'/,
+  )
   await screenshot(page, 'landing')
-  for (const [name, path] of [['Sign up (free)', '/signup'], ['Sign in', '/signin'], ['API reference', '/docs']]) {
+  for (const [name, path] of [
+    ['Sign up (free)', '/signup'],
+    ['Sign in', '/signin'],
+    ['API reference', '/docs'],
+  ]) {
     await page.goto(`${web.app.url}/`)
     await page.getByRole('link', { name, exact: true }).click()
     await page.waitForURL((u) => u.pathname === path)

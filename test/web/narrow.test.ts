@@ -10,11 +10,14 @@ import { settle } from '../helpers/storage.js'
 import { webSuite } from '../helpers/suite.js'
 
 let hook: HttpReceiver
-test.before(async () => { hook = await startHttpReceiver() })
+test.before(async () => {
+  hook = await startHttpReceiver()
+})
 test.after.always(() => hook?.close())
 const web = webSuite({ workers: true })
 
-const overflow = (page: import('playwright-core').Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+const overflow = (page: import('playwright-core').Page) =>
+  page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
 
 test.serial('375 px: no page scrolls sideways, signed in with data or signed out', async (t) => {
   const user = await signUp(web.app.url)
@@ -27,23 +30,52 @@ test.serial('375 px: no page scrolls sideways, signed in with data or signed out
   t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
   await settle(web.app)
   const alert = await request(web.app.url, '/api/v1/alerts', {
-    bearer: key, json: { stat_name: 'api.latency_ms', condition_type: 'above', threshold: 500, channel: 'webhook', channel_config: { webhook_url: hook.url } },
+    bearer: key,
+    json: {
+      stat_name: 'api.latency_ms',
+      condition_type: 'above',
+      threshold: 500,
+      channel: 'webhook',
+      channel_config: { webhook_url: hook.url },
+    },
   })
   t.is(alert.status, 201, alert.text)
-  const board = (await request(web.app.url, '/api/v1/dashboards', { bearer: key, json: { name: 'Checkout and its latency', cards: [{ stats: ['checkout.completed.orders_paid_by_card', 'api.latency_ms'] }, { stats: ['api.latency_ms'] }] } })).body.dashboard
+  const board = (
+    await request(web.app.url, '/api/v1/dashboards', {
+      bearer: key,
+      json: {
+        name: 'Checkout and its latency',
+        cards: [{ stats: ['checkout.completed.orders_paid_by_card', 'api.latency_ms'] }, { stats: ['api.latency_ms'] }],
+      },
+    })
+  ).body.dashboard
 
   const signedIn: Array<[string, string]> = [
-    ['stats', '/stats'], ['stat', '/stats/checkout.completed.orders_paid_by_card'], ['correlations', '/stats/api.latency_ms/correlations'],
-    ['dashboards', '/dashboards'], ['dashboard', `/dashboards/${board.id}`], ['alerts', '/alerts'], ['alert', `/alerts/${alert.body.alert.id}`],
-    ['ask', '/ask?q=how%20many%20checkout.completed.orders_paid_by_card%20yesterday'], ['anomalies', '/anomalies'], ['import', '/import'],
-    ['billing', '/billing'], ['keys', '/keys'], ['send', '/send'], ['account', '/account'],
+    ['stats', '/stats'],
+    ['stat', '/stats/checkout.completed.orders_paid_by_card'],
+    ['correlations', '/stats/api.latency_ms/correlations'],
+    ['dashboards', '/dashboards'],
+    ['dashboard', `/dashboards/${board.id}`],
+    ['alerts', '/alerts'],
+    ['alert', `/alerts/${alert.body.alert.id}`],
+    ['ask', '/ask?q=how%20many%20checkout.completed.orders_paid_by_card%20yesterday'],
+    ['anomalies', '/anomalies'],
+    ['import', '/import'],
+    ['billing', '/billing'],
+    ['keys', '/keys'],
+    ['send', '/send'],
+    ['account', '/account'],
   ]
   const wide: string[] = []
   const { page, problems } = await signedInTab(web.browser, web.app.url, user, 375, 812)
   for (const [name, path] of signedIn) {
     await page.goto(web.app.url + path)
     await page.locator('#app h1').first().waitFor()
-    await page.locator('#app .loading').first().waitFor({ state: 'detached' }).catch(() => {})
+    await page
+      .locator('#app .loading')
+      .first()
+      .waitFor({ state: 'detached' })
+      .catch(() => {})
     if (name === 'ask') {
       await page.getByRole('button', { name: 'Ask', exact: true }).click()
       await page.getByTestId('answer').waitFor()
@@ -54,7 +86,12 @@ test.serial('375 px: no page scrolls sideways, signed in with data or signed out
     await screenshot(page, `narrow-${name}`)
   }
   const out = await openTab(web.browser, 375, 812)
-  for (const [name, path] of [['landing', '/'], ['signin', '/signin'], ['signup', '/signup'], ['reset', '/reset']]) {
+  for (const [name, path] of [
+    ['landing', '/'],
+    ['signin', '/signin'],
+    ['signup', '/signup'],
+    ['reset', '/reset'],
+  ]) {
     await out.page.goto(web.app.url + path)
     await out.page.locator('h1').first().waitFor()
     const o = await overflow(out.page)

@@ -30,11 +30,14 @@ test('send data: a key created on the page fills the Telegraf, StatsD and Promet
   const prom = (await page.getByTestId('prometheus').textContent())!
   t.true(prom.includes(`url: ${web.app.url}/api/v1/prom/write`))
   t.true(prom.includes(`credentials: ${key}`))
-  t.is((await page.getByRole('button', { name: /^Copy .* set-up$/ }).count()), 3)
+  t.is(await page.getByRole('button', { name: /^Copy .* set-up$/ }).count(), 3)
   t.true(await visible(page.getByRole('link', { name: 'Send data' })), 'in the navigation')
   await screenshot(page, 'send-data')
   // The key the page filled in is one the write routes take.
-  const write = await request(web.app.url, '/api/v2/write?precision=s', { body: 'from_page v=1', headers: { authorization: `Token ${key}` } })
+  const write = await request(web.app.url, '/api/v2/write?precision=s', {
+    body: 'from_page v=1',
+    headers: { authorization: `Token ${key}` },
+  })
   t.is(write.status, 204)
   t.deepEqual(problems, [])
 })
@@ -52,7 +55,18 @@ function telegrafLines(config: string): string {
     const list = /^\s*fieldinclude = \[([^\]]*)\]/m.exec(block)?.[1]
     return list === undefined ? null : [...list.matchAll(/"([^"]+)"/g)].map((m) => m[1])
   }
-  const cpuAll = ['usage_user', 'usage_system', 'usage_idle', 'usage_nice', 'usage_iowait', 'usage_irq', 'usage_softirq', 'usage_steal', 'usage_guest', 'usage_guest_nice']
+  const cpuAll = [
+    'usage_user',
+    'usage_system',
+    'usage_idle',
+    'usage_nice',
+    'usage_iowait',
+    'usage_irq',
+    'usage_softirq',
+    'usage_steal',
+    'usage_guest',
+    'usage_guest_nice',
+  ]
   const cpu = (include('cpu') ?? cpuAll).map((f) => `${f}=1.5`).join(',')
   const mem = (include('mem') ?? ['used_percent', 'available']).map((f) => (f === 'available' ? `${f}=123i` : `${f}=40.5`)).join(',')
   return `cpu,cpu=cpu-total,host=web1 ${cpu}\nmem,host=web1 ${mem}`
@@ -69,11 +83,17 @@ test('send data on the free plan: the Telegraf set-up keeps within the 10 stats 
   t.regex(telegraf, /Your plan tracks 10 stats/)
   t.regex(telegraf, /\[\[inputs\.cpu\]\][\s\S]*fieldinclude = \["usage_idle", "usage_user", "usage_system"\]/)
   // What Telegraf would write with this set-up is taken, and stays within the plan.
-  const write = await request(web.app.url, '/api/v2/write?precision=s', { body: telegrafLines(telegraf), headers: { authorization: `Token ${key}` } })
+  const write = await request(web.app.url, '/api/v2/write?precision=s', {
+    body: telegrafLines(telegraf),
+    headers: { authorization: `Token ${key}` },
+  })
   t.is(write.status, 204, write.text)
   t.is((await web.app.sql`select count(*)::int as n from stats where account_id = ${user.accountId}`)[0].n, 5)
   // The whole cpu input (the old set-up) is refused on this plan: that is what the filter avoids.
-  const whole = await request(web.app.url, '/api/v2/write?precision=s', { body: telegrafLines(telegraf.replace(/^\s*fieldinclude = \["usage_idle".*$/m, '')).replace(/host=web1/g, 'host=web2'), headers: { authorization: `Token ${key}` } })
+  const whole = await request(web.app.url, '/api/v2/write?precision=s', {
+    body: telegrafLines(telegraf.replace(/^\s*fieldinclude = \["usage_idle".*$/m, '')).replace(/host=web1/g, 'host=web2'),
+    headers: { authorization: `Token ${key}` },
+  })
   t.is(whole.status, 403, whole.text)
   t.is((await web.app.sql`select count(*)::int as n from stats where account_id = ${user.accountId}`)[0].n, 5, 'nothing of it stored')
   t.regex((await page.getByTestId('prometheus').textContent())!, /Your plan \(free\) tracks 10 stats/)
@@ -94,7 +114,7 @@ test('send data on a paid plan: no free-plan filter or warning', async (t) => {
   t.deepEqual(problems, [])
 })
 
-test('the README\'s hot-shots example and the Send data page use the same prefix: the key and a dot', async (t) => {
+test("the README's hot-shots example and the Send data page use the same prefix: the key and a dot", async (t) => {
   const readme = readFileSync('README.md', 'utf8')
   const inReadme = /new StatsD\(\{[^}]*prefix: '([^']*)'/.exec(readme)?.[1]
   const onPage = /prefix: '([^']*)'/.exec(statsdExample('localhost', 8125, 'mk_KEY'))?.[1]

@@ -12,7 +12,10 @@ let other: http.Server
 let otherPort = 0
 const reached: string[] = []
 test.before(async () => {
-  other = http.createServer((req, res) => { reached.push(req.url ?? ''); res.end('other origin') })
+  other = http.createServer((req, res) => {
+    reached.push(req.url ?? '')
+    res.end('other origin')
+  })
   await new Promise<void>((r) => other.listen(0, '127.0.0.1', r))
   otherPort = (other.address() as AddressInfo).port
 })
@@ -54,14 +57,21 @@ const hostile = () => [
   `/./\\127.0.0.1:${otherPort}/x`,
 ]
 
-test.serial('?next= naming another origin in any spelling the URL parser rewrites lands on /stats, never on the other origin', async (t) => {
-  for (const next of hostile()) {
-    const landed = await signInWith(next)
-    t.is(new URL(landed).origin, new URL(web.app.url).origin, `next=${JSON.stringify(next)} stays on the app's origin (landed on ${landed})`)
-    t.is(new URL(landed).pathname, '/stats', `next=${JSON.stringify(next)} falls back to /stats`)
-  }
-  t.deepEqual(reached, [], 'the other origin was never requested')
-})
+test.serial(
+  '?next= naming another origin in any spelling the URL parser rewrites lands on /stats, never on the other origin',
+  async (t) => {
+    for (const next of hostile()) {
+      const landed = await signInWith(next)
+      t.is(
+        new URL(landed).origin,
+        new URL(web.app.url).origin,
+        `next=${JSON.stringify(next)} stays on the app's origin (landed on ${landed})`,
+      )
+      t.is(new URL(landed).pathname, '/stats', `next=${JSON.stringify(next)} falls back to /stats`)
+    }
+    t.deepEqual(reached, [], 'the other origin was never requested')
+  },
+)
 
 test.serial('?next= naming a page of the app is followed, with its query and fragment', async (t) => {
   const landed = new URL(await signInWith('/alerts?x=1#top'))

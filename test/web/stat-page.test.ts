@@ -16,7 +16,8 @@ test.serial('stat page: describe, share and embed, export, delete', async (t) =>
   const now = Math.floor(Date.now() / 1000)
   const points = []
   // This hour and the same hour a day (and half an hour) earlier: the summary compares them.
-  for (let i = 0; i < 24; i++) points.push({ stat: 'orders paid', count: 2, t: now - i * 150 }, { stat: 'orders paid', count: 1, t: now - 86_400 - 1_800 - i * 150 })
+  for (let i = 0; i < 24; i++)
+    points.push({ stat: 'orders paid', count: 2, t: now - i * 150 }, { stat: 'orders paid', count: 1, t: now - 86_400 - 1_800 - i * 150 })
   t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
   await settle(web.app)
 
@@ -54,7 +55,11 @@ test.serial('stat page: describe, share and embed, export, delete', async (t) =>
   page.once('dialog', (d) => void d.accept())
   await page.getByRole('button', { name: 'Rotate the token' }).click()
   await page.getByText('New token issued').waitFor()
-  t.is((await request(web.app.url, new URL(url).pathname.replace('/embed/', '/api/v1/embed/') + new URL(url).search)).status, 404, 'the old link stops working')
+  t.is(
+    (await request(web.app.url, new URL(url).pathname.replace('/embed/', '/api/v1/embed/') + new URL(url).search)).status,
+    404,
+    'the old link stops working',
+  )
   // After a reload the token is not shown again, but the page knows the stat is shared and offers to revoke.
   await page.reload()
   await page.getByTestId('shared-since').waitFor()
@@ -78,11 +83,21 @@ test.serial('stat page: describe, share and embed, export, delete', async (t) =>
   // It names the count and the oldest point, which is a day older than the stat itself (backdated writes).
   // Times read in the browser's zone and locale (no account zone is set), with the zone's name.
   const [locale, zone] = await page.evaluate(() => [navigator.language, Intl.DateTimeFormat().resolvedOptions().timeZone])
-  const fmt = new Intl.DateTimeFormat(locale, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short', timeZone: zone })
+  const fmt = new Intl.DateTimeFormat(locale, {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    timeZoneName: 'short',
+    timeZone: zone,
+  })
   const iso = (sec: number) => fmt.format(sec * 1000)
   await dialog.getByText(/all 48 points/).waitFor()
-  t.is(await dialog.getByTestId('delete-extent').textContent(),
-    `This removes the stat and all 48 points, from the oldest (${iso(now - 86_400 - 1_800 - 23 * 150)}) to the newest (${iso(now)}), and ends its share link. It cannot be undone.`)
+  t.is(
+    await dialog.getByTestId('delete-extent').textContent(),
+    `This removes the stat and all 48 points, from the oldest (${iso(now - 86_400 - 1_800 - 23 * 150)}) to the newest (${iso(now)}), and ends its share link. It cannot be undone.`,
+  )
   await screenshot(page, 'stat-delete')
   await dialog.getByRole('button', { name: 'Keep it' }).click()
   t.is((await web.app.sql`select 1 from stats where name = 'orders paid'`).length, 1)
@@ -91,7 +106,11 @@ test.serial('stat page: describe, share and embed, export, delete', async (t) =>
   await page.waitForURL(/\/stats\?deleted=/)
   t.is((await web.app.sql`select 1 from stats where name = 'orders paid'`).length, 0)
   await page.getByText('No stats yet.').waitFor()
-  t.deepEqual(problems.filter((p) => !/status of 400/.test(p)), [], 'nothing but the refused description')
+  t.deepEqual(
+    problems.filter((p) => !/status of 400/.test(p)),
+    [],
+    'nothing but the refused description',
+  )
 })
 
 test.serial('a stat that does not exist: the page says so with the API detail', async (t) => {
@@ -103,7 +122,7 @@ test.serial('a stat that does not exist: the page says so with the API detail', 
   t.regex((await alert.textContent())!, /stat not found.*\(404\)/i)
 })
 
-test.serial('the chart\'s first reads are the two the shell preloads, also when the plan\'s retention shortens the range', async (t) => {
+test.serial("the chart's first reads are the two the shell preloads, also when the plan's retention shortens the range", async (t) => {
   const user = await signUp(web.app.url) // the free plan keeps 30 days: a 180-day chart starts 30 days back
   const { key } = await createKey(web.app.url, user)
   t.is((await request(web.app.url, '/api/v1/points', { json: { points: [{ stat: 'orders', count: 3 }] }, bearer: key })).status, 200)
@@ -116,8 +135,12 @@ test.serial('the chart\'s first reads are the two the shell preloads, also when 
   for (const range of ['24h', '180d']) {
     await page.goto(`${web.app.url}/stats/orders?range=${range}`)
     await page.locator('.chart[data-drawn]').waitFor()
-    const reads = await page.evaluate(() => performance.getEntriesByType('resource')
-      .filter((e) => new URL(e.name).pathname === '/api/v1/stats/orders').map((e) => (e as PerformanceResourceTiming).initiatorType))
+    const reads = await page.evaluate(() =>
+      performance
+        .getEntriesByType('resource')
+        .filter((e) => new URL(e.name).pathname === '/api/v1/stats/orders')
+        .map((e) => (e as PerformanceResourceTiming).initiatorType),
+    )
     // Two preloads (link), and no read of the module's own that the preloads did not answer (fetch).
     t.deepEqual(reads, ['link', 'link'], range)
   }
@@ -125,7 +148,7 @@ test.serial('the chart\'s first reads are the two the shell preloads, also when 
   t.deepEqual(problems, [])
 })
 
-test.serial('a gauge\'s page draws p50, p95 and p99 beside the average when asked, and keeps the choice in the address', async (t) => {
+test.serial("a gauge's page draws p50, p95 and p99 beside the average when asked, and keeps the choice in the address", async (t) => {
   const user = await signUp(web.app.url)
   const { key } = await createKey(web.app.url, user)
   const now = Math.floor(Date.now() / 1000)
@@ -146,7 +169,9 @@ test.serial('a gauge\'s page draws p50, p95 and p99 beside the average when aske
   t.regex((await page.locator('p.small.muted', { hasText: 'Buckets of' }).textContent())!, /p50, p95 and p99 of each bucket/)
   t.is(new URL(page.url()).searchParams.get('percentiles'), '1')
   // The values the chart drew are the API's.
-  const res = await request(web.app.url, `/api/v1/stats/${encodeURIComponent('api latency')}?range=24h&percentiles=50,95,99`, { bearer: key })
+  const res = await request(web.app.url, `/api/v1/stats/${encodeURIComponent('api latency')}?range=24h&percentiles=50,95,99`, {
+    bearer: key,
+  })
   const b = (res.body as { points: Array<Record<string, number>> }).points.find((p) => p.t === bucketStart)!
   t.deepEqual([b.p50, b.p95, b.p99, b.value], [50, 95, 99, 50.5])
   // Reloaded with the address: drawn again with the lines.

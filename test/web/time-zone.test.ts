@@ -11,34 +11,52 @@ import { settle } from '../helpers/storage.js'
 import { webSuite } from '../helpers/suite.js'
 
 let hook: HttpReceiver
-test.before(async () => { hook = await startHttpReceiver() })
+test.before(async () => {
+  hook = await startHttpReceiver()
+})
 test.after.always(() => hook?.close())
 const web = webSuite({ workers: true })
 
 /** A tab in a browser set to New York time and a British locale, signed in as the user. */
 async function tab(user: User, width = 1280): Promise<{ page: Page; problems: string[] }> {
-  const context = await web.browser.newContext({ viewport: { width, height: 900 }, deviceScaleFactor: 1, timezoneId: 'America/New_York', locale: 'en-GB' })
+  const context = await web.browser.newContext({
+    viewport: { width, height: 900 },
+    deviceScaleFactor: 1,
+    timezoneId: 'America/New_York',
+    locale: 'en-GB',
+  })
   const [name, value] = user.session.cookie.split('=')
   await context.addCookies([{ name, value, url: web.app.url }])
   const page = await context.newPage()
   page.setDefaultTimeout(15_000)
   const problems: string[] = []
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`) })
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`)
+  })
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`))
   return { page, problems }
 }
 
 const written = (zone: string, iso: string) =>
-  new Intl.DateTimeFormat('en-GB', { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short', timeZone: zone }).format(Date.parse(iso))
+  new Intl.DateTimeFormat('en-GB', {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    timeZoneName: 'short',
+    timeZone: zone,
+  }).format(Date.parse(iso))
 
-test.serial('29 one clock: the browser\'s zone by default, then the account\'s on every axis, date and question', async (t) => {
+test.serial("29 one clock: the browser's zone by default, then the account's on every axis, date and question", async (t) => {
   const user = await signUp(web.app.url)
   const { key } = await createKey(web.app.url, user)
   const now = Math.floor(Date.now() / 1000)
   const points = Array.from({ length: 24 }, (_, i) => ({ stat: 'signups', count: i + 1, t: now - 600 - i * 3_600 }))
   t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
   await settle(web.app)
-  const d = (await request(web.app.url, '/api/v1/dashboards', { bearer: key, json: { name: 'Growth', cards: [{ stats: ['signups'] }] } })).body.dashboard
+  const d = (await request(web.app.url, '/api/v1/dashboards', { bearer: key, json: { name: 'Growth', cards: [{ stats: ['signups'] }] } }))
+    .body.dashboard
   const created = (await request(web.app.url, '/api/v1/auth/me', { bearer: key })).body.account.created_at as string
   const { page, problems } = await tab(user)
 
@@ -54,7 +72,10 @@ test.serial('29 one clock: the browser\'s zone by default, then the account\'s o
   const legendTime = (await page.locator('.u-legend .u-series').first().locator('.u-value').textContent())!
   t.regex(legendTime, /^\d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2}$/, legendTime)
   await page.goto(`${web.app.url}/account`)
-  t.is(await page.locator('.summary div').filter({ hasText: 'Member since' }).locator('dd').textContent(), written('America/New_York', created))
+  t.is(
+    await page.locator('.summary div').filter({ hasText: 'Member since' }).locator('dd').textContent(),
+    written('America/New_York', created),
+  )
   t.regex((await page.getByTestId('zone-now').textContent())!, /in America\/New_York \(this browser's zone\)/)
   await page.goto(`${web.app.url}/ask`)
   await page.getByText('calendar periods in America/New_York').waitFor()
@@ -94,7 +115,18 @@ test.serial('29 one clock: the browser\'s zone by default, then the account\'s o
   t.regex((await page.getByTestId('answer').textContent())!, /Asia\/Tokyo/)
 
   // A mute "until" typed on the alert page is read on Tokyo's clock, not the browser's New York one.
-  const alert = (await request(web.app.url, '/api/v1/alerts', { bearer: key, json: { stat_name: 'signups', condition_type: 'above', threshold: 1_000, channel: 'webhook', channel_config: { webhook_url: hook.url } } })).body.alert
+  const alert = (
+    await request(web.app.url, '/api/v1/alerts', {
+      bearer: key,
+      json: {
+        stat_name: 'signups',
+        condition_type: 'above',
+        threshold: 1_000,
+        channel: 'webhook',
+        channel_config: { webhook_url: hook.url },
+      },
+    })
+  ).body.alert
   const day = new Date(Date.now() + 3 * 86_400_000).toISOString().slice(0, 10)
   await page.goto(`${web.app.url}/alerts/${alert.id}`)
   await page.getByLabel('Mute until (Asia/Tokyo time)').fill(`${day}T09:30`)
@@ -105,7 +137,7 @@ test.serial('29 one clock: the browser\'s zone by default, then the account\'s o
   t.deepEqual(problems, [])
 })
 
-test.serial('29 one clock at 375 px: the account page\'s zone setting fits', async (t) => {
+test.serial("29 one clock at 375 px: the account page's zone setting fits", async (t) => {
   const user = await signUp(web.app.url)
   const { page, problems } = await tab(user, 375)
   await page.goto(`${web.app.url}/account`)

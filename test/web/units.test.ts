@@ -44,12 +44,17 @@ test.serial('units: latency in ms, higher is worse: the rise is red, the axis sa
   await page.locator('.summary div').filter({ hasText: 'Difference' }).locator('dd.up').waitFor()
   t.pass('sign-ups up is green')
 
-  const d = (await request(web.app.url, '/api/v1/dashboards', { bearer: key, json: { name: 'Units', cards: [{ stats: ['latency', 'signups'] }] } })).body.dashboard
+  const d = (
+    await request(web.app.url, '/api/v1/dashboards', { bearer: key, json: { name: 'Units', cards: [{ stats: ['latency', 'signups'] }] } })
+  ).body.dashboard
   await page.goto(`${web.app.url}/dashboards/${d.id}`)
   const card = page.locator('section[aria-label="latency, signups"]')
   await card.locator('.chart[data-points]').waitFor()
   t.is(await card.locator('.u-axis').count(), 3)
-  t.regex((await card.locator('.chart').getAttribute('aria-label'))!, /^Chart of latency \(ms\), signups \(people\) over 24h; times in [A-Za-z_/+-]+$/)
+  t.regex(
+    (await card.locator('.chart').getAttribute('aria-label'))!,
+    /^Chart of latency \(ms\), signups \(people\) over 24h; times in [A-Za-z_/+-]+$/,
+  )
   t.truthy(await card.locator('.u-legend').getByText('signups (right)').count())
   await screenshot(page, 'dashboard-units')
   t.deepEqual(problems, [])
@@ -60,7 +65,10 @@ test.serial('the summary writes thousands alike: a difference of 5,782 beside a 
   const { key } = await createKey(web.app.url, user)
   const now = Math.floor(Date.now() / 1000)
   // This 24 h: 23,400; the 24 h before: 17,618. Difference +5,782.
-  const points = [{ stat: 'orders', count: 23_400, t: now - 600 }, { stat: 'orders', count: 17_618, t: now - 86_400 - 600 }]
+  const points = [
+    { stat: 'orders', count: 23_400, t: now - 600 },
+    { stat: 'orders', count: 17_618, t: now - 86_400 - 600 },
+  ]
   t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
   await settle(web.app)
   const { page, problems } = await signedInTab(web.browser, web.app.url, user)

@@ -15,7 +15,14 @@ import { deliverAlertJob } from '../../workers/deliver-alert.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
-import { eventually, startHttpReceiver, startSmtpReceiver, type HttpReceiver, type ReceivedRequest, type SmtpReceiver } from '../helpers/receivers.js'
+import {
+  eventually,
+  startHttpReceiver,
+  startSmtpReceiver,
+  type HttpReceiver,
+  type ReceivedRequest,
+  type SmtpReceiver,
+} from '../helpers/receivers.js'
 import { settle } from '../helpers/storage.js'
 
 let app: TestApp
@@ -31,7 +38,19 @@ test.after.always(async () => {
 })
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
-const PAYLOAD_FIELDS = ['alert_id', 'event', 'status', 'stat_name', 'observed_value', 'condition', 'threshold', 'triggered_at', 'message', 'idempotency_key', 'incident_key'].sort()
+const PAYLOAD_FIELDS = [
+  'alert_id',
+  'event',
+  'status',
+  'stat_name',
+  'observed_value',
+  'condition',
+  'threshold',
+  'triggered_at',
+  'message',
+  'idempotency_key',
+  'incident_key',
+].sort()
 
 let seq = 0
 
@@ -45,7 +64,17 @@ interface Setup {
 }
 
 /** A fresh account, a local receiver and one alert on a gauge stat that has no data yet. */
-async function setup(t: ExecutionContext, opts: { target?: TestApp; threshold?: number | null; cooldown?: number; condition?: string; channel?: 'webhook' | 'slack'; window?: number } = {}): Promise<Setup> {
+async function setup(
+  t: ExecutionContext,
+  opts: {
+    target?: TestApp
+    threshold?: number | null
+    cooldown?: number
+    condition?: string
+    channel?: 'webhook' | 'slack'
+    window?: number
+  } = {},
+): Promise<Setup> {
   const target = opts.target ?? app
   const u = await signUp(target.url)
   const { key } = await createKey(target.url, u)
@@ -56,13 +85,24 @@ async function setup(t: ExecutionContext, opts: { target?: TestApp; threshold?: 
   return { key, accountId: u.accountId, stat, alertId: alert.id, secret: alert.secret, receiver }
 }
 
-async function createAlert(target: TestApp, key: string, stat: string, receiver: HttpReceiver, opts: { threshold?: number | null; cooldown?: number; condition?: string; channel?: 'webhook' | 'slack'; window?: number } = {}) {
+async function createAlert(
+  target: TestApp,
+  key: string,
+  stat: string,
+  receiver: HttpReceiver,
+  opts: { threshold?: number | null; cooldown?: number; condition?: string; channel?: 'webhook' | 'slack'; window?: number } = {},
+) {
   const channel = opts.channel ?? 'webhook'
   const res = await request(target.url, '/api/v1/alerts', {
     json: {
       // null: no threshold at all (heartbeat and missing_data take none).
-      stat_name: stat, condition_type: opts.condition ?? 'above', ...(opts.threshold === null ? {} : { threshold: opts.threshold ?? 50 }), window_minutes: opts.window ?? 1,
-      channel, channel_config: channel === 'slack' ? { slack_webhook_url: receiver.url } : { webhook_url: receiver.url }, cooldown_minutes: opts.cooldown ?? 0,
+      stat_name: stat,
+      condition_type: opts.condition ?? 'above',
+      ...(opts.threshold === null ? {} : { threshold: opts.threshold ?? 50 }),
+      window_minutes: opts.window ?? 1,
+      channel,
+      channel_config: channel === 'slack' ? { slack_webhook_url: receiver.url } : { webhook_url: receiver.url },
+      cooldown_minutes: opts.cooldown ?? 0,
     },
     bearer: key,
   })
@@ -77,7 +117,11 @@ async function gauge(key: string, stat: string, value: number, target = app): Pr
   await settle(target)
 }
 
-interface AlertRowState { state: string; last_value: number | null; last_delivery_error: string | null }
+interface AlertRowState {
+  state: string
+  last_value: number | null
+  last_delivery_error: string | null
+}
 
 async function alertRow(id: string, target = app): Promise<AlertRowState | undefined> {
   const [row] = await target.sql<AlertRowState[]>`select state, last_value, last_delivery_error from alerts where id = ${id}`
@@ -86,10 +130,14 @@ async function alertRow(id: string, target = app): Promise<AlertRowState | undef
 
 /** Waits until an evaluation pass has seen `value` and left the alert in `state`. */
 async function evaluatedAs(id: string, state: string, value: number, target = app, timeoutMs = 30_000): Promise<void> {
-  await eventually(async () => {
-    const row = await alertRow(id, target)
-    return row && row.state === state && row.last_value !== null && Math.abs(row.last_value - value) < 1e-9
-  }, `alert ${id} evaluated as ${state} with value ${value} (now ${JSON.stringify(await alertRow(id, target))})`, timeoutMs)
+  await eventually(
+    async () => {
+      const row = await alertRow(id, target)
+      return row && row.state === state && row.last_value !== null && Math.abs(row.last_value - value) < 1e-9
+    },
+    `alert ${id} evaluated as ${state} with value ${value} (now ${JSON.stringify(await alertRow(id, target))})`,
+    timeoutMs,
+  )
 }
 
 /**
@@ -102,16 +150,26 @@ async function quiet(alertIds: string[], passes = 3, target = app): Promise<void
     const [row] = await target.sql<{ at: Date | null }[]>`select last_evaluated_at as at from alerts where id = ${id}`
     return row?.at?.getTime() ?? null
   }
-  await Promise.all(alertIds.map(async (id) => {
-    const seen = new Set<number>()
-    const first = await stamp(id)
-    await eventually(async () => {
-      const at = await stamp(id)
-      if (at !== null && at !== first) seen.add(at)
-      return seen.size >= passes
-    }, `${passes} evaluation passes over alert ${id}`, 30_000, 50)
-    await eventually(async () => (await deliveryRows(id, target)).every((r) => r.status !== 'queued'), `the deliveries of alert ${id} attempted`)
-  }))
+  await Promise.all(
+    alertIds.map(async (id) => {
+      const seen = new Set<number>()
+      const first = await stamp(id)
+      await eventually(
+        async () => {
+          const at = await stamp(id)
+          if (at !== null && at !== first) seen.add(at)
+          return seen.size >= passes
+        },
+        `${passes} evaluation passes over alert ${id}`,
+        30_000,
+        50,
+      )
+      await eventually(
+        async () => (await deliveryRows(id, target)).every((r) => r.status !== 'queued'),
+        `the deliveries of alert ${id} attempted`,
+      )
+    }),
+  )
 }
 
 const events = (r: HttpReceiver, event?: string) => r.requests.filter((q) => q.json && (event === undefined || q.json.event === event))
@@ -124,15 +182,22 @@ function verifySignature(secret: string, header: string | undefined, body: strin
 }
 
 async function deliveryRows(alertId: string, target = app) {
-  return [...await target.sql<{ id: string; event: string; status: string; attempts: number; last_error: string | null; payload: any }[]>`
-    select id, event, status, attempts, last_error, payload from alert_deliveries where alert_id = ${alertId} order by created_at, event desc`]
+  return [
+    ...(await target.sql<{ id: string; event: string; status: string; attempts: number; last_error: string | null; payload: any }[]>`
+    select id, event, status, attempts, last_error, payload from alert_deliveries where alert_id = ${alertId} order by created_at, event desc`),
+  ]
 }
 
 function assertPayload(t: ExecutionContext, req: ReceivedRequest, s: Setup, event: 'fired' | 'resolved', observed: number) {
   const p = req.json
   t.deepEqual(Object.keys(p).sort(), PAYLOAD_FIELDS)
   t.like(p, {
-    alert_id: s.alertId, event, status: event === 'fired' ? 'firing' : 'resolved', stat_name: s.stat, condition: 'above', threshold: 50,
+    alert_id: s.alertId,
+    event,
+    status: event === 'fired' ? 'firing' : 'resolved',
+    stat_name: s.stat,
+    condition: 'above',
+    threshold: 50,
   })
   t.true(Math.abs(p.observed_value - observed) < 1e-9, `observed_value ${p.observed_value}, expected ${observed}`)
   t.regex(p.triggered_at, ISO_UTC)
@@ -192,8 +257,17 @@ test('3.2 firing -> resolved: the value comes back, ONE `resolved` with the same
   t.true(Date.parse(resolved.json.triggered_at) > Date.parse(fired.json.triggered_at))
 
   await quiet([s.alertId])
-  t.deepEqual(s.receiver.requests.map((r) => r.json.event), ['fired', 'resolved'])
-  t.deepEqual((await deliveryRows(s.alertId)).map((r) => [r.event, r.status]), [['fired', 'delivered'], ['resolved', 'delivered']])
+  t.deepEqual(
+    s.receiver.requests.map((r) => r.json.event),
+    ['fired', 'resolved'],
+  )
+  t.deepEqual(
+    (await deliveryRows(s.alertId)).map((r) => [r.event, r.status]),
+    [
+      ['fired', 'delivered'],
+      ['resolved', 'delivered'],
+    ],
+  )
   t.is((await alertRow(s.alertId))?.state, 'ok')
   const list = await request(app.url, '/api/v1/alerts', { bearer: s.key })
   t.like(list.body.alerts[0], { id: s.alertId, state: 'ok', last_value: -450, last_delivery_error: null })
@@ -255,8 +329,14 @@ test('3.2 cooldown: fire, resolve, breach again within the cooldown -> no second
   await gauge(s.key, s.stat, -5000) // avg -975: recovers
   await evaluatedAs(s.alertId, 'ok', -975)
   await quiet([s.alertId])
-  t.deepEqual(s.receiver.requests.map((r) => r.json.event), ['fired', 'resolved'])
-  t.deepEqual((await deliveryRows(s.alertId)).map((r) => r.event), ['fired', 'resolved'])
+  t.deepEqual(
+    s.receiver.requests.map((r) => r.json.event),
+    ['fired', 'resolved'],
+  )
+  t.deepEqual(
+    (await deliveryRows(s.alertId)).map((r) => r.event),
+    ['fired', 'resolved'],
+  )
 })
 
 test('a counter alert reads the sum of the last minute: two writes of 6 fire an `above 10` alert with observed_value 12', async (t) => {
@@ -284,8 +364,10 @@ test('2.4 heartbeat on a stat with no data at all fires once staleness exceeds w
   const s = await setup(t, { target: tt, condition: 'heartbeat', threshold: null, window: 1 })
   const missing = await createAlert(tt, s.key, `${s.stat} too`, s.receiver, { condition: 'missing_data', threshold: null, window: 1 })
   const created = Date.now()
-  const outbox = async () => [...await tt.sql<{ alert_id: string; event: string; status: string; payload: any }[]>`
-    select alert_id, event, status, payload from alert_deliveries order by alert_id`]
+  const outbox = async () => [
+    ...(await tt.sql<{ alert_id: string; event: string; status: string; payload: any }[]>`
+    select alert_id, event, status, payload from alert_deliveries order by alert_id`),
+  ]
 
   t.deepEqual((await evaluateAlerts(tt.sql, new Date(created + 1_000))).deliveries, [])
   t.deepEqual((await evaluateAlerts(tt.sql, new Date(created + 30_000))).deliveries, [])
@@ -299,12 +381,26 @@ test('2.4 heartbeat on a stat with no data at all fires once staleness exceeds w
   t.is(rows.length, 2)
   const hb = rows.find((r) => r.alert_id === s.alertId)!
   t.like(hb, { event: 'fired', status: 'queued' })
-  t.like(hb.payload, { alert_id: s.alertId, event: 'fired', status: 'firing', stat_name: s.stat, condition: 'heartbeat', triggered_at: at.toISOString() })
+  t.like(hb.payload, {
+    alert_id: s.alertId,
+    event: 'fired',
+    status: 'firing',
+    stat_name: s.stat,
+    condition: 'heartbeat',
+    triggered_at: at.toISOString(),
+  })
   t.true(hb.payload.observed_value > 60, `staleness ${hb.payload.observed_value} s`)
   t.true(hb.payload.observed_value < 180)
   // Said plainly, whole seconds against the window (it read "no data for more than (s) 60 (observed 120.004)").
-  t.regex(hb.payload.message, new RegExp(`^${s.stat.replace(/[.]/g, '\\.')}: no data for 2 min( \\d+ s)? \\(limit 1 min\\)$`), hb.payload.message)
-  t.like(rows.find((r) => r.alert_id === missing.id), { event: 'fired', status: 'queued' })
+  t.regex(
+    hb.payload.message,
+    new RegExp(`^${s.stat.replace(/[.]/g, '\\.')}: no data for 2 min( \\d+ s)? \\(limit 1 min\\)$`),
+    hb.payload.message,
+  )
+  t.like(
+    rows.find((r) => r.alert_id === missing.id),
+    { event: 'fired', status: 'queued' },
+  )
   t.is((await alertRow(s.alertId, tt))?.state, 'firing')
 
   // Still stale later: firing -> firing, no new delivery.
@@ -347,10 +443,16 @@ test('6.5 receiver down (503 twice) then up: the delivery arrives once more with
   s.receiver.failNext(2)
   await gauge(s.key, s.stat, 100)
   const all = await s.receiver.waitFor(3, () => true, 60_000)
-  t.deepEqual(all.map((r) => r.status), [503, 503, 200])
+  t.deepEqual(
+    all.map((r) => r.status),
+    [503, 503, 200],
+  )
   const keys = new Set(all.map((r) => r.headers['x-service-idempotency-key']))
   t.is(keys.size, 1)
-  t.true(all.every((r) => r.body === all[0].body), 'every re-send carries the same payload')
+  t.true(
+    all.every((r) => r.body === all[0].body),
+    'every re-send carries the same payload',
+  )
   t.true(all.every((r) => verifySignature(s.secret, r.headers['x-service-signature'] as string, r.body).ok))
   // Backoff: the retries are spaced out, not immediate.
   t.true(all[1].at - all[0].at >= 2_000, `first retry after ${all[1].at - all[0].at} ms`)
@@ -362,9 +464,15 @@ test('6.5 receiver down (503 twice) then up: the delivery arrives once more with
   t.is(s.receiver.accepted().length, 1)
   // The operator sees each failure and the delivery in the log, without the target URL.
   const lines = app.logs.map((l) => JSON.parse(l)).filter((l) => l.alert_id === s.alertId)
-  t.deepEqual(lines.map((l) => l.message), ['alert delivery failed, will retry', 'alert delivery failed, will retry', 'alert delivered'])
+  t.deepEqual(
+    lines.map((l) => l.message),
+    ['alert delivery failed, will retry', 'alert delivery failed, will retry', 'alert delivered'],
+  )
   t.like(lines[2], { level: 'info', channel: 'webhook', attempt: 3 })
-  t.false(app.logs.some((l) => l.includes(s.receiver.url)), 'the receiver URL is not logged')
+  t.false(
+    app.logs.some((l) => l.includes(s.receiver.url)),
+    'the receiver URL is not logged',
+  )
 })
 
 test('6.5 after a failed attempt the delivery row shows the attempts and the last error (real worker)', async (t) => {
@@ -402,10 +510,14 @@ test('3.2 delete an alert while its delivery is queued: no further request arriv
   t.deepEqual(await deliveryRows(s.alertId), [])
   // The job is removed from its backoff; if the delete raced the end of the attempt (job still locked),
   // the retry finds its delivery gone and completes as 'dropped' without sending.
-  await eventually(async () => {
-    const job = await app.api.deps.queues.get('deliver').getJob(deliveryId)
-    return job === undefined || ((await job.getState()) === 'completed' && job.returnvalue?.status === 'dropped')
-  }, 'the queued job to be dropped', 10_000)
+  await eventually(
+    async () => {
+      const job = await app.api.deps.queues.get('deliver').getJob(deliveryId)
+      return job === undefined || ((await job.getState()) === 'completed' && job.returnvalue?.status === 'dropped')
+    },
+    'the queued job to be dropped',
+    10_000,
+  )
 
   await gauge(s.key, s.stat, -1000) // the value recovers: a live alert would resolve now
   await witnessReceiver.waitFor(1, (r) => r.json?.event === 'resolved')
@@ -466,10 +578,18 @@ test('two worker processes: still exactly one `fired` and one `resolved` per tra
   await receiver.waitFor(alerts.length, (r) => r.json?.event === 'fired', 20_000)
   await Promise.all(alerts.map((a) => gauge(a.key, a.stat, -1000, two)))
   await receiver.waitFor(alerts.length, (r) => r.json?.event === 'resolved', 20_000)
-  await quiet(alerts.map((a) => a.id), 3, two)
+  await quiet(
+    alerts.map((a) => a.id),
+    3,
+    two,
+  )
   for (const a of alerts) {
     const mine = receiver.requests.filter((r) => r.json.alert_id === a.id)
-    t.deepEqual(mine.map((r) => r.json.event), ['fired', 'resolved'], a.stat)
+    t.deepEqual(
+      mine.map((r) => r.json.event),
+      ['fired', 'resolved'],
+      a.stat,
+    )
   }
   t.is(receiver.requests.length, alerts.length * 2)
 })
@@ -506,7 +626,15 @@ test('6.1 e-mail channel: nothing is mailed before confirmation; after it the lo
   const address = `oncall.${u.accountId.slice(0, 8)}@example.com`
   const stat = `mail gauge ${++seq}`
   const res = await request(app.url, '/api/v1/alerts', {
-    json: { stat_name: stat, condition_type: 'above', threshold: 50, window_minutes: 1, channel: 'email', channel_config: { email: address }, cooldown_minutes: 0 },
+    json: {
+      stat_name: stat,
+      condition_type: 'above',
+      threshold: 50,
+      window_minutes: 1,
+      channel: 'email',
+      channel_config: { email: address },
+      cooldown_minutes: 0,
+    },
     bearer: key,
   })
   t.is(res.status, 201, res.text)
@@ -534,7 +662,10 @@ test('6.1 e-mail channel: nothing is mailed before confirmation; after it the lo
   t.regex(String(confirmed.headers.get('content-type')), /^text\/html/)
   t.regex(confirmed.text, /Address confirmed[\s\S]*<a href="\/alerts"[ >]/)
   // The mail's "At:" is on the account's clock.
-  t.is((await request(app.url, '/api/v1/account', { method: 'PATCH', json: { time_zone: 'Asia/Kolkata' }, session: u.session })).status, 200)
+  t.is(
+    (await request(app.url, '/api/v1/account', { method: 'PATCH', json: { time_zone: 'Asia/Kolkata' }, session: u.session })).status,
+    200,
+  )
   const [firing] = await smtp.waitFor(1, (m) => m.to.includes(address) && m.subject.startsWith('[FIRING]'))
   t.is(firing.subject, `[FIRING] ${stat}`)
   t.true(firing.text.includes(stat))
@@ -561,5 +692,8 @@ test('6.1 e-mail channel: nothing is mailed before confirmation; after it the lo
   t.truthy(incident(firing))
   t.is(incident(resolved), incident(firing))
   await quiet([res.body.alert.id])
-  t.deepEqual(smtp.mails.filter((m) => m.to.includes(address)).map((m) => m.subject.slice(0, 10)), [confirmation.subject.slice(0, 10), '[FIRING] m', '[RESOLVED]'])
+  t.deepEqual(
+    smtp.mails.filter((m) => m.to.includes(address)).map((m) => m.subject.slice(0, 10)),
+    [confirmation.subject.slice(0, 10), '[FIRING] m', '[RESOLVED]'],
+  )
 })

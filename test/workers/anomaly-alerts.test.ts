@@ -61,16 +61,30 @@ test.serial('an anomaly alert fires, signed, when an incident opens on its stat 
   await write(u.key, 'checkout.latency', [...steady, 2400], newest - 2 * HOUR)
   await sweep(app.sql, new Date(now.getTime() - 2 * HOUR * 1000), OPTS)
   const [fired] = await receiver.waitFor(1, (r) => r.json?.event === 'fired')
-  t.like(fired.json, { alert_id: alert.id, event: 'fired', status: 'firing', stat_name: 'checkout.latency', condition: 'anomaly', observed_value: 2400 })
+  t.like(fired.json, {
+    alert_id: alert.id,
+    event: 'fired',
+    status: 'firing',
+    stat_name: 'checkout.latency',
+    condition: 'anomaly',
+    observed_value: 2400,
+  })
   t.regex(fired.json.message, /^checkout\.latency: anomaly: .*it was 2400, [\d.]+ times the usual spread above/)
   t.regex(fired.json.message, / UTC/, 'an account without a zone reads UTC')
-  t.true(signed(secret, String(fired.headers['x-service-signature']), fired.body), 'signed with the alert\'s secret')
+  t.true(signed(secret, String(fired.headers['x-service-signature']), fired.body), "signed with the alert's secret")
 
   // Two normal hours: the incident closes, the alert resolves with the same incident key and the peak.
   await write(u.key, 'checkout.latency', [118, 121], newest)
   await sweep(app.sql, now, OPTS)
   const [resolved] = await receiver.waitFor(1, (r) => r.json?.event === 'resolved')
-  t.like(resolved.json, { alert_id: alert.id, event: 'resolved', status: 'resolved', condition: 'anomaly', observed_value: 2400, incident_key: fired.json.incident_key })
+  t.like(resolved.json, {
+    alert_id: alert.id,
+    event: 'resolved',
+    status: 'resolved',
+    condition: 'anomaly',
+    observed_value: 2400,
+    incident_key: fired.json.incident_key,
+  })
   t.regex(resolved.json.message, /the anomaly is over \(its peak was 2400\)/)
   t.true(signed(secret, String(resolved.headers['x-service-signature']), resolved.body))
   t.is(receiver.requests.filter((r) => r.json?.event === 'fired').length, 1, 'one fire for one incident')
@@ -84,43 +98,59 @@ test.serial('an incident recorded before the alert existed does not fire it', as
   const newest = newestCompleteHour(now)
   await write(u.key, 'queue.depth', [...Array.from({ length: 48 }, (_, i) => 40 + (i % 3)), 900], newest)
   await sweep(app.sql, now, OPTS)
-  const [{ n }] = await app.sql<{ n: number }[]>`select count(*)::int as n from anomalies a join stats s on s.id = a.stat_id where s.account_id = ${u.accountId} and a.status = 'open'`
+  const [{ n }] = await app.sql<
+    { n: number }[]
+  >`select count(*)::int as n from anomalies a join stats s on s.id = a.stat_id where s.account_id = ${u.accountId} and a.status = 'open'`
   t.is(n, 1, 'the incident is open')
   const created = await request(app.url, '/api/v1/alerts', {
-    bearer: u.key, json: { stat_name: 'queue.depth', condition_type: 'anomaly', channel: 'webhook', channel_config: { webhook_url: receiver.url } },
+    bearer: u.key,
+    json: { stat_name: 'queue.depth', condition_type: 'anomaly', channel: 'webhook', channel_config: { webhook_url: receiver.url } },
   })
   t.is(created.status, 201)
   // Several evaluation passes (1 s apart) go by.
   await new Promise((r) => setTimeout(r, 3_500))
-  const [row] = await app.sql<{ state: string; last_evaluated_at: Date | null }[]>`select state, last_evaluated_at from alerts where id = ${created.body.alert.id}`
+  const [row] = await app.sql<
+    { state: string; last_evaluated_at: Date | null }[]
+  >`select state, last_evaluated_at from alerts where id = ${created.body.alert.id}`
   t.truthy(row.last_evaluated_at, 'evaluated')
   t.is(row.state, 'ok')
   t.deepEqual(receiver.requests, [])
 })
 
-test.serial('anomaly alerts: refused on a plan without detection (403 naming the plan), a threshold is required of the others; nothing stored', async (t) => {
-  const free = await user('free')
-  const body = { stat_name: 'x', condition_type: 'anomaly', channel: 'webhook', channel_config: { webhook_url: 'http://127.0.0.1:9/hook' } }
-  const refused = await request(app.url, '/api/v1/alerts', { bearer: free.key, json: body })
-  t.is(refused.status, 403)
-  t.like(refused.body, { code: 'plan_lacks_anomaly_detection' })
-  t.regex(refused.body.detail, /^the free plan does not include anomaly detection/)
-  const pro = await user('pro')
-  const missing = await request(app.url, '/api/v1/alerts', { bearer: pro.key, json: { ...body, condition_type: 'above' } })
-  t.is(missing.status, 400)
-  t.like(missing.body, { code: 'validation_failed' })
-  t.regex(missing.body.detail, /threshold: is required/)
-  const [{ n }] = await app.sql<{ n: number }[]>`select count(*)::int as n from alerts where account_id = any(${[free.accountId, pro.accountId]}::uuid[])`
-  t.is(n, 0)
-})
+test.serial(
+  'anomaly alerts: refused on a plan without detection (403 naming the plan), a threshold is required of the others; nothing stored',
+  async (t) => {
+    const free = await user('free')
+    const body = {
+      stat_name: 'x',
+      condition_type: 'anomaly',
+      channel: 'webhook',
+      channel_config: { webhook_url: 'http://127.0.0.1:9/hook' },
+    }
+    const refused = await request(app.url, '/api/v1/alerts', { bearer: free.key, json: body })
+    t.is(refused.status, 403)
+    t.like(refused.body, { code: 'plan_lacks_anomaly_detection' })
+    t.regex(refused.body.detail, /^the free plan does not include anomaly detection/)
+    const pro = await user('pro')
+    const missing = await request(app.url, '/api/v1/alerts', { bearer: pro.key, json: { ...body, condition_type: 'above' } })
+    t.is(missing.status, 400)
+    t.like(missing.body, { code: 'validation_failed' })
+    t.regex(missing.body.detail, /threshold: is required/)
+    const [{ n }] = await app.sql<
+      { n: number }[]
+    >`select count(*)::int as n from alerts where account_id = any(${[free.accountId, pro.accountId]}::uuid[])`
+    t.is(n, 0)
+  },
+)
 
-test.serial('an anomaly alert\'s message states the incident\'s hour on the account\'s clock', async (t) => {
+test.serial("an anomaly alert's message states the incident's hour on the account's clock", async (t) => {
   const u = await user('pro')
   await app.sql`update accounts set time_zone = 'Europe/Kyiv' where id = ${u.accountId}`
   const receiver = await startHttpReceiver()
   t.teardown(() => receiver.close())
   const created = await request(app.url, '/api/v1/alerts', {
-    bearer: u.key, json: { stat_name: 'zoned.latency', condition_type: 'anomaly', channel: 'webhook', channel_config: { webhook_url: receiver.url } },
+    bearer: u.key,
+    json: { stat_name: 'zoned.latency', condition_type: 'anomaly', channel: 'webhook', channel_config: { webhook_url: receiver.url } },
   })
   t.is(created.status, 201, created.text)
   const now = new Date()
@@ -130,7 +160,9 @@ test.serial('an anomaly alert\'s message states the incident\'s hour on the acco
   await sweep(app.sql, new Date(now.getTime() - 2 * HOUR * 1000), OPTS)
   const [fired] = await receiver.waitFor(1, (r) => r.json?.event === 'fired' && r.json?.stat_name === 'zoned.latency')
   const hour = newest - 2 * HOUR
-  const local = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Kyiv', hourCycle: 'h23', hour: '2-digit', minute: '2-digit' }).format(hour * 1000)
+  const local = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Kyiv', hourCycle: 'h23', hour: '2-digit', minute: '2-digit' }).format(
+    hour * 1000,
+  )
   t.notRegex(fired.json.message, /UTC/, fired.json.message)
   t.regex(fired.json.message, new RegExp(` ${local}-\\d{2}:\\d{2} (EET|EEST|GMT\\+[23]): `), fired.json.message)
 })

@@ -30,7 +30,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 function series(from: number, count: number, step: number, seed: number): Array<{ t: number; value: number }> {
   return Array.from({ length: count }, (_, i) => ({
     t: from + i * step,
-    value: seed % 3 === 0 && i % 7 === 3 ? (i + 1) / 3 : Math.round((50 + 20 * Math.sin(i / 30 + seed) + ((i * 7919) % 13) / 10) * 100) / 100,
+    value:
+      seed % 3 === 0 && i % 7 === 3 ? (i + 1) / 3 : Math.round((50 + 20 * Math.sin(i / 30 + seed) + ((i * 7919) % 13) / 10) * 100) / 100,
   }))
 }
 
@@ -55,7 +56,8 @@ async function exported(key: string, stat: string): Promise<Array<{ t: number; v
   const s = (res.body.stats as Array<{ name: string; points: Array<{ t: number; value: number }> }>).find((x) => x.name === stat)
   return sorted(s?.points ?? [])
 }
-const sorted = (ps: Array<{ t: number; value: number }>) => ps.map(({ t, value }) => ({ t, value })).sort((a, b) => a.t - b.t || a.value - b.value)
+const sorted = (ps: Array<{ t: number; value: number }>) =>
+  ps.map(({ t, value }) => ({ t, value })).sort((a, b) => a.t - b.t || a.value - b.value)
 
 async function statId(accountId: string, name: string) {
   return (await listStats(app.sql, accountId)).find((s) => s.name === name)!.id
@@ -81,7 +83,8 @@ test.serial('a read spanning hot rows and blocks sees every point once, exact; r
   await write(key, 'spanning', [...old, ...recent])
   const id = await statId(user.accountId, 'spanning')
   // The chart's buckets (its other fields say how fresh the rollups are, which moves on by itself).
-  const chartBefore = (await request(app.url, `/api/v1/stats/spanning?from=${iso(NOW - 5 * DAY)}&to=${iso(NOW)}`, { bearer: key })).body.points
+  const chartBefore = (await request(app.url, `/api/v1/stats/spanning?from=${iso(NOW - 5 * DAY)}&to=${iso(NOW)}`, { bearer: key })).body
+    .points
   t.true(chartBefore.length > 0)
   const before = await exported(key, 'spanning')
   t.deepEqual(before, sorted([...old, ...recent]))
@@ -95,10 +98,13 @@ test.serial('a read spanning hot rows and blocks sees every point once, exact; r
   const c = await counts(id)
   t.true(c.blocks >= 1)
   t.is(c.packed, old.length, 'every point before yesterday is in a block')
-  t.is(c.writes, 0, 'write blocks merged into their day\'s block')
+  t.is(c.writes, 0, "write blocks merged into their day's block")
   t.is(c.hot, recent.length)
   t.deepEqual(await exported(key, 'spanning'), before)
-  t.deepEqual((await request(app.url, `/api/v1/stats/spanning?from=${iso(NOW - 5 * DAY)}&to=${iso(NOW)}`, { bearer: key })).body.points, chartBefore)
+  t.deepEqual(
+    (await request(app.url, `/api/v1/stats/spanning?from=${iso(NOW - 5 * DAY)}&to=${iso(NOW)}`, { bearer: key })).body.points,
+    chartBefore,
+  )
   t.deepEqual((await request(app.url, hourAgo, { bearer: key })).body.points, pctBefore.body.points)
   // A second pass finds nothing to do and changes nothing.
   await compactPoints(app.sql, new Date())
@@ -124,7 +130,10 @@ test.serial('a compaction killed half-way loses nothing and doubles nothing, and
   // transaction, which is then cut off mid-way.
   const holder = createSql(app.config.databaseUrl, { max: 1 })
   const victim = createSql(app.config.databaseUrl, { max: 1, applicationName: 'compaction-victim' })
-  t.teardown(async () => { await holder.end({ timeout: 1 }); await victim.end({ timeout: 1 }) })
+  t.teardown(async () => {
+    await holder.end({ timeout: 1 })
+    await victim.end({ timeout: 1 })
+  })
   let release!: () => void
   const held = new Promise<void>((r) => (release = r))
   let locked!: () => void
@@ -139,7 +148,9 @@ test.serial('a compaction killed half-way loses nothing and doubles nothing, and
   let waiting = false
   for (let i = 0; i < 200 && !waiting; i++) {
     await sleep(25)
-    const [w] = await app.sql<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where application_name = 'compaction-victim' and wait_event_type = 'Lock'`
+    const [w] = await app.sql<
+      { n: number }[]
+    >`select count(*)::int as n from pg_stat_activity where application_name = 'compaction-victim' and wait_event_type = 'Lock'`
     waiting = w.n > 0
   }
   t.true(waiting, 'the pass is waiting inside the second day')
@@ -193,7 +204,11 @@ test.serial('an ikey retry of a point already compacted is not stored twice; a s
 
 test.serial('a stat deleted mid-compaction leaves neither rows nor blocks behind', async (t) => {
   const { user, key } = await account()
-  await write(key, 'doomed', [5, 4].flatMap((d) => series(dayOf(NOW) - d * DAY + 60, 100, 300, d)))
+  await write(
+    key,
+    'doomed',
+    [5, 4].flatMap((d) => series(dayOf(NOW) - d * DAY + 60, 100, 300, d)),
+  )
   await write(key, 'survivor', series(dayOf(NOW) - 5 * DAY + 60, 100, 300, 9))
   const id = await statId(user.accountId, 'doomed')
   const survivor = await statId(user.accountId, 'survivor')
@@ -249,7 +264,9 @@ test.serial('retention deletes whole blocks past the cutoff in bulk and rewrites
   const { user } = await account()
   // A free account keeps 30 days: points 34 to 28 days back, stored straight into a fresh stat (writes so old are a
   // backfill like any other), then compacted.
-  const [{ id }] = await app.sql<{ id: string }[]>`insert into stats (account_id, name, kind) values (${user.accountId}, 'aged', 'gauge') returning id`
+  const [{ id }] = await app.sql<
+    { id: string }[]
+  >`insert into stats (account_id, name, kind) values (${user.accountId}, 'aged', 'gauge') returning id`
   // Midday: the straddling day holds 12 hours past the cutoff, over the 6 that make a rewrite worth it.
   const now = new Date((dayOf(NOW) + 12 * 3600 + 123) * 1000)
   const cutoff = dayOf(NOW) + 12 * 3600 + 123 - 30 * DAY
@@ -270,7 +287,10 @@ test.serial('retention deletes whole blocks past the cutoff in bulk and rewrites
   t.is(after.packed, kept.length)
   const rows = await app.sql<{ t: number; value: number }[]>`
     select extract(epoch from ts)::int as t, value from stat_points(${id}, '-infinity', 'infinity') order by ts`
-  t.deepEqual(rows.map((x) => ({ t: x.t, value: x.value })), kept)
+  t.deepEqual(
+    rows.map((x) => ({ t: x.t, value: x.value })),
+    kept,
+  )
   // Nothing left to expire: a second run removes nothing of this stat; an hour later the straddling block holds an hour
   // of expired points, under the rewrite threshold, and stays as it is.
   await enforceRetention(app.sql, now)
@@ -296,7 +316,9 @@ test.serial('a pass that empties most of the hot table rebuilds its index: its d
     select (select indisvalid from pg_index where indexrelid = 'points_stat_ts_idx'::regclass) as valid,
            (select count(*)::int from pg_class where relname like 'points_stat_ts_idx_ccnew%') as copies`
   t.deepEqual(idx, { valid: true, copies: 0 })
-  const [r] = await app.sql<{ n: number; sum: number }[]>`select count(*)::int as n, round(sum(value)::numeric, 2)::float8 as sum from stat_points(${id}, '-infinity', 'infinity')`
+  const [r] = await app.sql<
+    { n: number; sum: number }[]
+  >`select count(*)::int as n, round(sum(value)::numeric, 2)::float8 as sum from stat_points(${id}, '-infinity', 'infinity')`
   t.deepEqual(r, { n: 200_001, sum: 1 + 200 * 4995 })
   t.is((await counts(id)).hot, 1)
   // Nothing left to give back: the next pass leaves the index alone.
@@ -329,8 +351,15 @@ test('the export decodes a block exactly as PostgreSQL does: scaled values past 
     // The first case is scaled by 10^6, its integers past 2^53; the second cannot be scaled and keeps raw doubles.
     t.is(b.scale, values === cases[0] ? 1e6 : null)
     t.deepEqual(decodeBlock(b), b.decoded)
-    t.deepEqual(decodeBlock(b).map((r) => r.value), values, `scale ${b.scale}`)
+    t.deepEqual(
+      decodeBlock(b).map((r) => r.value),
+      values,
+      `scale ${b.scale}`,
+    )
     const cut = decodeBlock(b, (day + 10) * 1e6, (day + 30) * 1e6)
-    t.deepEqual(cut.map((r) => Number(r.us) / 1e6), [day + 10, day + 20])
+    t.deepEqual(
+      cut.map((r) => Number(r.us) / 1e6),
+      [day + 10, day + 20],
+    )
   }
 })

@@ -26,10 +26,17 @@ async function queuedCsv(csv: string) {
   const user = await signUp(app.url)
   await app.sql`update accounts set plan = 'starter' where id = ${user.accountId}`
   const { key } = await createKey(app.url, user)
-  const res = await request(app.url, '/api/v1/import/legacy', { method: 'POST', bearer: key, body: csv, headers: { 'content-type': 'text/csv' } })
+  const res = await request(app.url, '/api/v1/import/legacy', {
+    method: 'POST',
+    bearer: key,
+    body: csv,
+    headers: { 'content-type': 'text/csv' },
+  })
   if (res.status !== 202) throw new Error(res.text)
   const id: string = res.body.import.id
-  const [{ payload, stat_ids: statIds }] = await app.sql<{ payload: Buffer; stat_ids: string[] }[]>`select payload, stat_ids from imports where id = ${id}`
+  const [{ payload, stat_ids: statIds }] = await app.sql<
+    { payload: Buffer; stat_ids: string[] }[]
+  >`select payload, stat_ids from imports where id = ${id}`
   return { user, key, id, payload, statIds, csv }
 }
 
@@ -42,12 +49,17 @@ async function records(accountId: string): Promise<{ ikeys: number; pending: num
 }
 
 async function count(accountId: string): Promise<number> {
-  const [{ n }] = await app.sql<{ n: number }[]>`select count(*)::int as n from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p where s.account_id = ${accountId}`
+  const [{ n }] = await app.sql<
+    { n: number }[]
+  >`select count(*)::int as n from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p where s.account_id = ${accountId}`
   return n
 }
 
-const row = async (id: string) => (await app.sql<{ status: string; points_done: number; points_skipped: number; error: string | null }[]>`
-  select status, points_done, points_skipped, error from imports where id = ${id}`)[0]
+const row = async (id: string) =>
+  (
+    await app.sql<{ status: string; points_done: number; points_skipped: number; error: string | null }[]>`
+  select status, points_done, points_skipped, error from imports where id = ${id}`
+  )[0]
 
 test('a re-run import job stores nothing twice: batches already applied are skipped, and without their records the ikeys still hold', async (t) => {
   const { user, id, payload } = await queuedImport(25_000)
@@ -102,7 +114,11 @@ test('a retried import chunk stores nothing twice: again, at the same time, or t
   // The same rows as another chunk id (a second import of them): every point's key is taken, nothing is stored.
   t.deepEqual(await storeChunk(app.sql, 'import:another:0', first), { applied: true, stored: 0, duplicates: 1_000 })
   t.is(await count(user.accountId), 2_000)
-  t.deepEqual(await records(user.accountId), { ikeys: 2_000, pending: 2_000 }, 'one key and one aggregated point in rollup_pending per stored point')
+  t.deepEqual(
+    await records(user.accountId),
+    { ikeys: 2_000, pending: 2_000 },
+    'one key and one aggregated point in rollup_pending per stored point',
+  )
 })
 
 test('a crash between chunks resumes: chunks stored before it are skipped, the others stored, progress reaches completed', async (t) => {
@@ -124,27 +140,30 @@ test('a crash between chunks resumes: chunks stored before it are skipped, the o
 })
 
 // Serial (ava runs these first): its refresh folds every account's pending aggregates, which the other tests count.
-test.serial('rollups of imported points equal the aggregation of the points themselves (minute aggregates appended as the persist path does)', async (t) => {
-  // Twenty points a minute per stat, values in eighths (sums exact in any order), some negative.
-  const { user, id } = await queuedImport(12_000, (i) => `${(i % 997) / 8 - 30}`)
-  t.deepEqual(await runImport(app.sql, id), { stored: 12_000, skipped: 0 })
-  const raw = (width: string) => app.sql`
+test.serial(
+  'rollups of imported points equal the aggregation of the points themselves (minute aggregates appended as the persist path does)',
+  async (t) => {
+    // Twenty points a minute per stat, values in eighths (sums exact in any order), some negative.
+    const { user, id } = await queuedImport(12_000, (i) => `${(i % 997) / 8 - 30}`)
+    t.deepEqual(await runImport(app.sql, id), { stored: 12_000, skipped: 0 })
+    const raw = (width: string) => app.sql`
     select s.id as stat_id, date_bin(${width}::interval, p.ts, timestamptz 'epoch') as bucket, count(*)::int as count, sum(p.value) as sum, min(p.value) as min, max(p.value) as max
     from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p where s.account_id = ${user.accountId} group by 1, 2 order by 1, 2`
-  const pending = await app.sql`
+    const pending = await app.sql`
     select p.stat_id, p.bucket, sum(p.count)::int as count, sum(p.sum) as sum, min(p.min) as min, max(p.max) as max
     from rollup_pending p join stats s on s.id = p.stat_id where s.account_id = ${user.accountId} group by 1, 2 order by 1, 2`
-  const minutes = await raw('1 minute')
-  t.true(minutes.length >= 600)
-  t.deepEqual([...pending], [...minutes])
+    const minutes = await raw('1 minute')
+    t.true(minutes.length >= 600)
+    t.deepEqual([...pending], [...minutes])
 
-  await refreshRollups(app.sql)
-  const rollup = (table: string) => app.sql`
+    await refreshRollups(app.sql)
+    const rollup = (table: string) => app.sql`
     select r.stat_id, r.bucket, r.count::int as count, r.sum, r.min, r.max from ${app.sql(table)} r join stats s on s.id = r.stat_id
     where s.account_id = ${user.accountId} order by 1, 2`
-  t.deepEqual([...(await rollup('rollups_1m'))], [...minutes])
-  t.deepEqual([...(await rollup('rollups_1h'))], [...(await raw('1 hour'))])
-})
+    t.deepEqual([...(await rollup('rollups_1m'))], [...minutes])
+    t.deepEqual([...(await rollup('rollups_1h'))], [...(await raw('1 hour'))])
+  },
+)
 
 test('a chunk PostgreSQL refuses stores nothing (no record, point, key or aggregate), and its retry stores it once', async (t) => {
   const { user, id, payload, statIds } = await queuedImport(1_000)
@@ -168,7 +187,13 @@ test('a stat deleted during an import takes its points with it: the others are s
   t.like(await row(id), { status: 'completed', points_done: 3_000 })
   const perStat = await app.sql<{ name: string; n: number }[]>`
     select s.name, count(p.ts)::int as n from stats s left join lateral stat_points(s.id, '-infinity', 'infinity') p on true where s.account_id = ${user.accountId} group by 1 order by 1`
-  t.deepEqual(perStat.map((r) => [r.name, r.n]), [['s0', 1_000], ['s2', 1_000]])
+  t.deepEqual(
+    perStat.map((r) => [r.name, r.n]),
+    [
+      ['s0', 1_000],
+      ['s2', 1_000],
+    ],
+  )
   t.deepEqual(await records(user.accountId), { ikeys: 2_000, pending: 2_000 })
 })
 
@@ -178,10 +203,23 @@ test('the key the job stores for each point is the one the preview looks up, for
   const csv = ['stat,value,timestamp', ...values.map((v) => `g,${v},${n}`), `g,42,${n}`].join('\n')
   const { user, key, id } = await queuedCsv(csv)
   t.deepEqual(await runImport(app.sql, id), { stored: 11, skipped: 0 })
-  const stored = await app.sql<{ value: number }[]>`select p.value from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p where s.account_id = ${user.accountId}`
-  t.deepEqual(stored.map((r) => r.value).sort((a, b) => a - b), [...values.map(Number).map((v) => (v === 0 ? 0 : v)), 42].sort((a, b) => a - b))
-  t.false(stored.some((r) => Object.is(r.value, -0)), '-0 is stored as 0, as the ingest rules store it')
-  const again = await request(app.url, '/api/v1/import/legacy?dryRun=1', { method: 'POST', bearer: key, body: csv, headers: { 'content-type': 'text/csv' } })
+  const stored = await app.sql<
+    { value: number }[]
+  >`select p.value from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p where s.account_id = ${user.accountId}`
+  t.deepEqual(
+    stored.map((r) => r.value).sort((a, b) => a - b),
+    [...values.map(Number).map((v) => (v === 0 ? 0 : v)), 42].sort((a, b) => a - b),
+  )
+  t.false(
+    stored.some((r) => Object.is(r.value, -0)),
+    '-0 is stored as 0, as the ingest rules store it',
+  )
+  const again = await request(app.url, '/api/v1/import/legacy?dryRun=1', {
+    method: 'POST',
+    bearer: key,
+    body: csv,
+    headers: { 'content-type': 'text/csv' },
+  })
   t.is(again.status, 200, again.text)
   t.is(again.body.points_duplicate, 11)
   t.is(again.body.points_accepted, 0)

@@ -8,7 +8,9 @@ import { signUp } from '../helpers/factories.js'
 import { createLogger } from '../../shared/log.js'
 
 let app: TestApp
-test.before(async () => { app = await startTestApp() })
+test.before(async () => {
+  app = await startTestApp()
+})
 test.after.always(() => app?.close())
 
 // Serial: the other test starts real workers, whose scheduled purge would otherwise race the direct call here.
@@ -16,10 +18,17 @@ test.serial('purge-sessions deletes sessions expired or revoked over a day ago, 
   const live = await signUp(app.url)
   const old = await signUp(app.url)
   await app.sql`update sessions set expires_at = now() - interval '2 days' where account_id = ${old.accountId}`
-  const result = await purgeSessionsJob({ config: app.config, sql: app.sql, log: createLogger({ logLevel: 'silent' }), queues: app.api.deps.queues }, {}, new Date())
+  const result = await purgeSessionsJob(
+    { config: app.config, sql: app.sql, log: createLogger({ logLevel: 'silent' }), queues: app.api.deps.queues },
+    {},
+    new Date(),
+  )
   t.true(result.deleted >= 1)
   const rows = await app.sql`select account_id from sessions where account_id in (${live.accountId}, ${old.accountId})`
-  t.deepEqual(rows.map((r) => r.account_id), [live.accountId])
+  t.deepEqual(
+    rows.map((r) => r.account_id),
+    [live.accountId],
+  )
 })
 
 test.serial('two worker processes register the hourly schedule once, and a queued job runs through a real worker', async (t) => {
@@ -27,9 +36,19 @@ test.serial('two worker processes register the hourly schedule once, and a queue
   const w2 = await app.startWorkers()
   const redis = createWorkerRedis(app.config)
   const queue = new Queue(QUEUES.maintenance, { connection: redis, prefix: app.config.redisPrefix })
-  t.teardown(async () => { await queue.close(); redis.disconnect() })
+  t.teardown(async () => {
+    await queue.close()
+    redis.disconnect()
+  })
   const schedulers = (await queue.getJobSchedulers()).sort((a, b) => a.key.localeCompare(b.key))
-  t.deepEqual(schedulers.map((s) => [s.key, s.every]), [['compact-points', app.config.compactionIntervalSeconds * 1000], ['enforce-retention', 3600_000], ['purge-sessions', 3600_000]])
+  t.deepEqual(
+    schedulers.map((s) => [s.key, s.every]),
+    [
+      ['compact-points', app.config.compactionIntervalSeconds * 1000],
+      ['enforce-retention', 3600_000],
+      ['purge-sessions', 3600_000],
+    ],
+  )
 
   const doomed = await signUp(app.url)
   await app.sql`update sessions set revoked_at = now() - interval '2 days' where account_id = ${doomed.accountId}`

@@ -8,14 +8,23 @@ import { settle, stored } from '../helpers/storage.js'
 
 // No in-process workers here: the only consumers are the child processes below.
 let app: TestApp
-test.before(async () => { app = await startTestApp() })
+test.before(async () => {
+  app = await startTestApp()
+})
 test.after.always(() => app?.close())
 
 // The jobs the killed worker held come back once its lock lapses: 5 s here instead of the default 15 s, still
 // long enough that a live worker on a busy machine keeps renewing it (every 2.5 s).
 function spawnWorker(): ChildProcess {
   return spawn(process.execPath, serviceArgs('workers/main.ts'), {
-    env: { ...process.env, DATABASE_URL: app.config.databaseUrl, REDIS_URL: app.config.redisUrl, REDIS_PREFIX: app.config.redisPrefix, LOG_LEVEL: 'error', JOB_LOCK_SECONDS: '5' },
+    env: {
+      ...process.env,
+      DATABASE_URL: app.config.databaseUrl,
+      REDIS_URL: app.config.redisUrl,
+      REDIS_PREFIX: app.config.redisPrefix,
+      LOG_LEVEL: 'error',
+      JOB_LOCK_SECONDS: '5',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   })
 }
@@ -28,7 +37,10 @@ test('a worker killed mid-batch and restarted: every accepted point is stored ex
   // Enough jobs that the worker (32 jobs in flight, committed 16 at a time) is still busy when it is killed.
   // Recent times: a worker starting runs the retention job, which would delete points older than the plan keeps.
   const t0 = Math.floor(Date.now() / 1000) - 3600
-  const batches = Array.from({ length: 400 }, (_, b) => ({ ezkey: key, data: Array.from({ length: 100 }, (_, i) => ({ stat: `k${i % 3}`, count: 1, t: t0 + b })) }))
+  const batches = Array.from({ length: 400 }, (_, b) => ({
+    ezkey: key,
+    data: Array.from({ length: 100 }, (_, i) => ({ stat: `k${i % 3}`, count: 1, t: t0 + b })),
+  }))
   const res = await Promise.all(batches.map((json) => request(app.url, '/ez', { json })))
   t.true(res.every((r) => r.body.accepted === 100))
 
@@ -45,7 +57,9 @@ test('a worker killed mid-batch and restarted: every accepted point is stored ex
 
   // The replacement picks up the waiting jobs and, after the lock expires, the ones the dead worker held.
   const replacement = spawnWorker()
-  t.teardown(() => { replacement.kill('SIGTERM') })
+  t.teardown(() => {
+    replacement.kill('SIGTERM')
+  })
   await settle(app, 60_000)
   const s = await stored(app, user.accountId)
   t.is(s.points, 40_000)

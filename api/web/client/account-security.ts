@@ -44,7 +44,12 @@ export function ChangePassword() {
   </form>`
 }
 
-interface Status { enabled: boolean; enabled_at: string | null; recovery_codes_left: number; locked: boolean }
+interface Status {
+  enabled: boolean
+  enabled_at: string | null
+  recovery_codes_left: number
+  locked: boolean
+}
 
 export function TwoFactor() {
   const [status, setStatus] = useState<Status | null>(null)
@@ -54,7 +59,9 @@ export function TwoFactor() {
   const [password, setPassword] = useState('')
   const [error, setError] = useState<unknown>(null)
   const load = () => api<Status>('GET', '/api/v1/auth/2fa').then(setStatus, setError)
-  useEffect(() => { void load() }, [])
+  useEffect(() => {
+    void load()
+  }, [])
   const act = (fn: () => Promise<void>) => async (e?: Event) => {
     e?.preventDefault()
     setError(null)
@@ -88,8 +95,12 @@ export function TwoFactor() {
   else if (status.enabled) {
     body = html`<p data-testid="two-factor-status">On since ${status.enabled_at?.slice(0, 10)}. Recovery codes left: ${status.recovery_codes_left}.</p>
       ${status.locked ? html`<p class="notice error" role="alert">Locked after too many wrong codes: the app's codes are refused until you use a recovery code or reset the password.</p>` : null}
-      ${codes ? html`<div class="notice ok" role="status"><p>Keep these recovery codes somewhere safe: each signs in once without the app, and they are not shown again.</p>
-        <pre data-testid="recovery-codes">${codes.join('\n')}</pre><${CopyButton} text=${codes.join('\n')} label="Copy the codes" /></div>` : null}
+      ${
+        codes
+          ? html`<div class="notice ok" role="status"><p>Keep these recovery codes somewhere safe: each signs in once without the app, and they are not shown again.</p>
+        <pre data-testid="recovery-codes">${codes.join('\n')}</pre><${CopyButton} text=${codes.join('\n')} label="Copy the codes" /></div>`
+          : null
+      }
       <form onSubmit=${disable} noValidate><h3>Turn off</h3>
         <div class="grid2">
           <${Field} id="tf-password" label="Password"><input id="tf-password" type="password" autocomplete="current-password" value=${password} onInput=${value(setPassword)} /><//>
@@ -114,7 +125,12 @@ export function TwoFactor() {
   return html`<section class="card" aria-labelledby="tf-title"><h2 id="tf-title">Two-factor sign-in</h2>${body}<${ErrorNotice} error=${error} /></section>`
 }
 
-interface DeletionCheck { allowed: boolean; reason: string | null; portal_url: string | null; code_required: boolean }
+interface DeletionCheck {
+  allowed: boolean
+  reason: string | null
+  portal_url: string | null
+  code_required: boolean
+}
 
 /** A subscription still runs: say so, with the way to the portal, before any password or "cannot be undone". */
 function SubscriptionFirst({ portal }: { portal: string }) {
@@ -127,35 +143,50 @@ export function DeleteAccount() {
   const [code, setCode] = useState('')
   const [check, setCheck] = useState<DeletionCheck | null>(null)
   const [error, setError] = useState<unknown>(null)
-  useEffect(() => { api<DeletionCheck>('GET', '/api/v1/account/deletion').then(setCheck, setError) }, [])
+  useEffect(() => {
+    api<DeletionCheck>('GET', '/api/v1/account/deletion').then(setCheck, setError)
+  }, [])
   const submit = async (e: Event) => {
     e.preventDefault()
     setError(null)
     // Asked again now: the subscription may have started (or ended) since the page was opened.
-    const now = await api<DeletionCheck>('GET', '/api/v1/account/deletion').catch((err) => { setError(err); return null })
+    const now = await api<DeletionCheck>('GET', '/api/v1/account/deletion').catch((err) => {
+      setError(err)
+      return null
+    })
     if (!now) return
     setCheck(now)
     if (!now.allowed) return
     if (!password) return setError(new Error('Enter your password to delete the account.'))
-    if (now.code_required && !code.trim()) return setError(new Error('Enter a code of your authenticator app (or a recovery code) to delete the account.'))
+    if (now.code_required && !code.trim())
+      return setError(new Error('Enter a code of your authenticator app (or a recovery code) to delete the account.'))
     if (!confirm('Delete this account and all of its data (stats, points, alerts, keys, shares, imports)? This cannot be undone.')) return
     try {
       await api('DELETE', '/api/v1/account', { password, ...(now.code_required ? { code: code.trim() } : {}) })
       location.assign('/?deleted=1')
     } catch (err) {
-      if (err instanceof ApiError && err.code === 'subscription_active') setCheck({ ...now, allowed: false, portal_url: '/api/billing/portal' })
+      if (err instanceof ApiError && err.code === 'subscription_active')
+        setCheck({ ...now, allowed: false, portal_url: '/api/billing/portal' })
       else setError(err)
     }
   }
   const blocked = check && !check.allowed
   return html`<form class="card" onSubmit=${submit} noValidate aria-labelledby="delete-title"><h2 id="delete-title">Delete account</h2>
     <p class="small">Deletes the account and every piece of its data: stats and their points, alerts and their history, API keys, shares, imports and sessions. It cannot be undone. A paid subscription must be cancelled first (Billing).</p>
-    ${blocked ? html`<${SubscriptionFirst} portal=${check.portal_url ?? '/api/billing/portal'} />` : html`
+    ${
+      blocked
+        ? html`<${SubscriptionFirst} portal=${check.portal_url ?? '/api/billing/portal'} />`
+        : html`
       <div class="grid2">
         <${Field} id="delete-password" label="Password"><input id="delete-password" type="password" autocomplete="current-password" value=${password} onInput=${value(setPassword)} /><//>
-        ${check?.code_required ? html`<${Field} id="delete-code" label="Two-factor code" hint="The 6 digits the app shows now, or a recovery code.">
-          <input id="delete-code" autocomplete="one-time-code" value=${code} onInput=${value(setCode)} /><//>` : null}
-      </div>`}
+        ${
+          check?.code_required
+            ? html`<${Field} id="delete-code" label="Two-factor code" hint="The 6 digits the app shows now, or a recovery code.">
+          <input id="delete-code" autocomplete="one-time-code" value=${code} onInput=${value(setCode)} /><//>`
+            : null
+        }
+      </div>`
+    }
     <${ErrorNotice} error=${error} />
     <div class="actions"><button type="submit" class="danger" disabled=${!check || blocked}>Delete my account and all its data</button></div>
   </form>`

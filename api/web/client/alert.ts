@@ -8,16 +8,44 @@ import { usePoll } from './lib/poll.js'
 import { Badge, Empty, ErrorNotice, Field, html, Loading, mount, useState } from './lib/ui.js'
 
 interface Alert {
-  id: string; stat_name: string; condition_type: string; threshold: number; window_minutes: number; direction: 'above' | 'below'
-  aggregation: string; channel: 'webhook' | 'slack' | 'email'; channel_config: Record<string, string>; cooldown_minutes: number; state: string
-  last_value: number | null; last_evaluated_at: string | null; muted_until: string | null; on_no_data: 'keep' | 'resolve' | 'alert'
+  id: string
+  stat_name: string
+  condition_type: string
+  threshold: number
+  window_minutes: number
+  direction: 'above' | 'below'
+  aggregation: string
+  channel: 'webhook' | 'slack' | 'email'
+  channel_config: Record<string, string>
+  cooldown_minutes: number
+  state: string
+  last_value: number | null
+  last_evaluated_at: string | null
+  muted_until: string | null
+  on_no_data: 'keep' | 'resolve' | 'alert'
   no_data_minutes: number
 }
-interface Attempt { attempt: number; at: string; status_code: number | null; error: string | null }
-interface AlertEvent { at: string; event: string; observed_value: number | null; detail: string | null; delivery_status: string | null; deliveries: Attempt[] }
+interface Attempt {
+  attempt: number
+  at: string
+  status_code: number | null
+  error: string | null
+}
+interface AlertEvent {
+  at: string
+  event: string
+  observed_value: number | null
+  detail: string | null
+  delivery_status: string | null
+  deliveries: Attempt[]
+}
 
 const THRESHOLD = ['above', 'below', 'pct_change', 'sustained']
-const FIELD = { webhook: ['webhook_url', 'Webhook URL'], slack: ['slack_webhook_url', 'Slack incoming-webhook URL'], email: ['email', 'E-mail address'] } as const
+const FIELD = {
+  webhook: ['webhook_url', 'Webhook URL'],
+  slack: ['slack_webhook_url', 'Slack incoming-webhook URL'],
+  email: ['email', 'E-mail address'],
+} as const
 const NO_DATA = { keep: 'Keep its state', resolve: 'Resolve it', alert: 'Fire' }
 const id = pageData.alert ?? ''
 const isMuted = (a: Alert) => a.muted_until !== null && Date.parse(a.muted_until) > Date.now()
@@ -30,7 +58,8 @@ const isMuted = (a: Alert) => a.muted_until !== null && Date.parse(a.muted_until
 function windowRole(a: Alert): string | null {
   if (a.condition_type === 'heartbeat' || a.condition_type === 'missing_data') return 'Minutes without a point before it fires'
   if (a.condition_type === 'pct_change') return 'Compare with the value this many minutes ago'
-  if (a.condition_type === 'sustained') return a.aggregation !== 'avg' ? `Minutes the ${a.aggregation} is taken over, and must hold` : 'For how many minutes it must hold'
+  if (a.condition_type === 'sustained')
+    return a.aggregation !== 'avg' ? `Minutes the ${a.aggregation} is taken over, and must hold` : 'For how many minutes it must hold'
   if (a.aggregation && a.aggregation !== 'avg') return `Minutes the ${a.aggregation} is taken over`
   return null
 }
@@ -102,7 +131,13 @@ function Edit({ alert, onChange }: { alert: Alert; onChange: (a: Alert) => void 
   const role = windowRole(alert)
   // Without a role of its own the window is only the silence "when the stat goes quiet" waits: shown as that, with its value.
   const windowNow = role ? alert.window_minutes : alert.no_data_minutes
-  const [f, setF] = useState({ threshold: String(alert.threshold), window_minutes: String(windowNow), cooldown_minutes: String(alert.cooldown_minutes), target: alert.channel_config[field] ?? '', on_no_data: alert.on_no_data })
+  const [f, setF] = useState({
+    threshold: String(alert.threshold),
+    window_minutes: String(windowNow),
+    cooldown_minutes: String(alert.cooldown_minutes),
+    target: alert.channel_config[field] ?? '',
+    on_no_data: alert.on_no_data,
+  })
   const [errors, setErrors] = useState<Record<string, string>>({})
   const [error, setError] = useState<unknown>(null)
   const [saved, setSaved] = useState(false)
@@ -126,7 +161,8 @@ function Edit({ alert, onChange }: { alert: Alert; onChange: (a: Alert) => void 
         ...(threshold ? { threshold: Number(f.threshold), on_no_data: f.on_no_data } : {}),
         // Sent only when shown and changed: a window given is also the on_no_data silence (else 60 minutes).
         ...(showWindow && Number(f.window_minutes) !== windowNow ? { window_minutes: Number(f.window_minutes) } : {}),
-        cooldown_minutes: Number(f.cooldown_minutes), channel_config: { [field]: f.target.trim() },
+        cooldown_minutes: Number(f.cooldown_minutes),
+        channel_config: { [field]: f.target.trim() },
       }
       onChange((await api<{ alert: Alert }>('PATCH', `/api/v1/alerts/${id}`, body)).alert)
       setSaved(true)
@@ -139,17 +175,30 @@ function Edit({ alert, onChange }: { alert: Alert; onChange: (a: Alert) => void 
   return html`<form class="card" onSubmit=${submit} noValidate aria-labelledby="edit-title"><h2 id="edit-title">Change</h2>
     <div class="grid2">
       ${threshold ? html`<${Field} id="threshold" label="Threshold" error=${errors.threshold}><input id="threshold" inputMode="decimal" value=${f.threshold} onInput=${set('threshold')} aria-invalid=${inv('threshold')} /><//>` : null}
-      ${!showWindow ? null : html`<${Field} id="window_minutes" label=${role ?? 'Minutes of silence before "when the stat goes quiet" acts'}
-        hint=${!role ? 'Only "when the stat goes quiet" uses it: this alert compares the last minute\'s value.'
-          : threshold && f.on_no_data !== 'keep' ? `Also how long a silence must last before "when the stat goes quiet" acts (now ${alert.no_data_minutes} min${alert.no_data_minutes === alert.window_minutes ? '' : ': 60 until a window is saved'}).` : undefined}
+      ${
+        !showWindow
+          ? null
+          : html`<${Field} id="window_minutes" label=${role ?? 'Minutes of silence before "when the stat goes quiet" acts'}
+        hint=${
+          !role
+            ? 'Only "when the stat goes quiet" uses it: this alert compares the last minute\'s value.'
+            : threshold && f.on_no_data !== 'keep'
+              ? `Also how long a silence must last before "when the stat goes quiet" acts (now ${alert.no_data_minutes} min${alert.no_data_minutes === alert.window_minutes ? '' : ': 60 until a window is saved'}).`
+              : undefined
+        }
         error=${errors.window_minutes}>
-        <input id="window_minutes" inputMode="numeric" value=${f.window_minutes} onInput=${set('window_minutes')} aria-invalid=${inv('window_minutes')} /><//>`}
+        <input id="window_minutes" inputMode="numeric" value=${f.window_minutes} onInput=${set('window_minutes')} aria-invalid=${inv('window_minutes')} /><//>`
+      }
       <${Field} id="cooldown_minutes" label="Cooldown (minutes)" error=${errors.cooldown_minutes}>
         <input id="cooldown_minutes" inputMode="numeric" value=${f.cooldown_minutes} onInput=${set('cooldown_minutes')} aria-invalid=${inv('cooldown_minutes')} /><//>
       <${Field} id="target" label=${label} hint=${alert.channel === 'email' ? 'A new address gets a confirmation link first; nothing is mailed to it before.' : undefined} error=${errors[`channel_config.${field}`]}>
         <input id="target" type=${alert.channel === 'email' ? 'email' : 'url'} value=${f.target} onInput=${set('target')} aria-invalid=${inv(`channel_config.${field}`)} /><//>
-      ${threshold ? html`<${Field} id="on_no_data" label="When the stat goes quiet" hint="No point for the window: keep (a firing alert stays firing), resolve a firing alert, or fire." error=${errors.on_no_data}>
-        <select id="on_no_data" value=${f.on_no_data} onChange=${set('on_no_data')}>${Object.entries(NO_DATA).map(([k, v]) => html`<option value=${k}>${v}</option>`)}</select><//>` : null}
+      ${
+        threshold
+          ? html`<${Field} id="on_no_data" label="When the stat goes quiet" hint="No point for the window: keep (a firing alert stays firing), resolve a firing alert, or fire." error=${errors.on_no_data}>
+        <select id="on_no_data" value=${f.on_no_data} onChange=${set('on_no_data')}>${Object.entries(NO_DATA).map(([k, v]) => html`<option value=${k}>${v}</option>`)}</select><//>`
+          : null
+      }
     </div>
     <${ErrorNotice} error=${error} />
     ${saved ? html`<p class="notice ok" role="status">Saved.${alert.state === 'pending_confirmation' ? ' Check that inbox and click the confirmation link.' : ''}</p>` : null}
@@ -159,7 +208,9 @@ function Edit({ alert, onChange }: { alert: Alert; onChange: (a: Alert) => void 
 
 function attempts(e: AlertEvent) {
   if (!e.deliveries.length) return e.delivery_status === 'queued' ? 'queued' : '—'
-  return e.deliveries.map((d) => `#${d.attempt} ${when(d.at)}: ${d.status_code ?? ''}${d.error ? ` ${d.error}` : d.status_code === null ? 'sent' : ''}`).join('; ')
+  return e.deliveries
+    .map((d) => `#${d.attempt} ${when(d.at)}: ${d.status_code ?? ''}${d.error ? ` ${d.error}` : d.status_code === null ? 'sent' : ''}`)
+    .join('; ')
 }
 
 function AlertPage() {
@@ -168,7 +219,10 @@ function AlertPage() {
   const [error, setError] = useState<unknown>(null)
   const load = async () => {
     try {
-      const [a, e] = await Promise.all([api<{ alert: Alert }>('GET', `/api/v1/alerts/${id}`), api<{ events: AlertEvent[] }>('GET', `/api/v1/alerts/${id}/events`)])
+      const [a, e] = await Promise.all([
+        api<{ alert: Alert }>('GET', `/api/v1/alerts/${id}`),
+        api<{ events: AlertEvent[] }>('GET', `/api/v1/alerts/${id}/events`),
+      ])
       setAlert(a.alert)
       setEvents(e.events)
       setError(null)
@@ -177,20 +231,37 @@ function AlertPage() {
     }
   }
   usePoll(load, [])
-  if (!alert) return html`<p><a href="/alerts">← Alerts</a></p><h1>Alert</h1>${error ? html`<${ErrorNotice} error=${error} retry=${load} />` : html`<${Loading} />`}`
+  if (!alert)
+    return html`<p><a href="/alerts">← Alerts</a></p><h1>Alert</h1>${error ? html`<${ErrorNotice} error=${error} retry=${load} />` : html`<${Loading} />`}`
   return html`<p><a href="/alerts">← Alerts</a></p>
     <h1>Alert on <a href=${`/stats/${encodeURIComponent(alert.stat_name)}`}>${alert.stat_name}</a></h1>
     <p><${Badge} state=${alert.state} /> ${alert.aggregation && alert.aggregation !== 'avg' ? html`<span data-testid="aggregation">${alert.aggregation} over ${alert.window_minutes} min</span> ` : null}${alert.condition_type} ${THRESHOLD.includes(alert.condition_type) ? num(alert.threshold) : alert.condition_type === 'anomaly' ? '(fires when an anomaly incident opens)' : `${alert.window_minutes} min`} · last value ${num(alert.last_value)} · checked ${age(alert.last_evaluated_at)}</p>
     <${ErrorNotice} error=${error} retry=${load} />
-    <${Mute} alert=${alert} onChange=${(a: Alert) => { setAlert(a); void load() }} />
+    <${Mute} alert=${alert} onChange=${(a: Alert) => {
+      setAlert(a)
+      void load()
+    }} />
     <${SendTest} alert=${alert} onSent=${load} />
-    <${Edit} alert=${alert} onChange=${(a: Alert) => { setAlert(a); void load() }} />
+    <${Edit} alert=${alert} onChange=${(a: Alert) => {
+      setAlert(a)
+      void load()
+    }} />
     <h2>History</h2>
-    ${!events ? html`<${Loading} />` : events.length === 0 ? html`<${Empty}>Nothing yet: no fire, resolve, mute or test.<//>` : html`<div class="table-wrap"><table class="stack" data-testid="history">
+    ${
+      !events
+        ? html`<${Loading} />`
+        : events.length === 0
+          ? html`<${Empty}>Nothing yet: no fire, resolve, mute or test.<//>`
+          : html`<div class="table-wrap"><table class="stack" data-testid="history">
       <thead><tr><th>When</th><th>Event</th><th class="num">Value</th><th>What happened</th><th>Delivery attempts</th></tr></thead><tbody>
-      ${events.map((e) => html`<tr><td data-label="When">${when(e.at)}</td><td data-label="Event">${e.event}</td><td data-label="Value" class="num">${num(e.observed_value)}</td>
-        <td data-label="What happened" class="small">${e.detail !== null ? inZoneWords(e.detail) : (e.delivery_status ? html`<${Badge} state=${e.delivery_status} />` : '')}</td><td data-label="Delivery attempts" class="small">${attempts(e)}</td></tr>`)}
-      </tbody></table></div>`}`
+      ${events.map(
+        (
+          e,
+        ) => html`<tr><td data-label="When">${when(e.at)}</td><td data-label="Event">${e.event}</td><td data-label="Value" class="num">${num(e.observed_value)}</td>
+        <td data-label="What happened" class="small">${e.detail !== null ? inZoneWords(e.detail) : e.delivery_status ? html`<${Badge} state=${e.delivery_status} />` : ''}</td><td data-label="Delivery attempts" class="small">${attempts(e)}</td></tr>`,
+      )}
+      </tbody></table></div>`
+    }`
 }
 
 mount(AlertPage)

@@ -22,7 +22,9 @@ const REASONS: Record<NonNullable<StatDiagnosticsJson['reason']>, string> = {
 
 function verdict(s: StatDiagnosticsJson): string {
   if (s.reason) return REASONS[s.reason]
-  return s.state === 'evaluated' ? 'Checked every hour: a spike or dip will open an incident.' : 'Ready: it will be checked at the next hourly sweep.'
+  return s.state === 'evaluated'
+    ? 'Checked every hour: a spike or dip will open an incident.'
+    : 'Ready: it will be checked at the next hourly sweep.'
 }
 
 const v = (x: number) => html`<span title=${full(x)}>${num(x)}</span>`
@@ -39,26 +41,38 @@ function Incidents({ anomalies, status, range }: { anomalies: Anomaly[]; status:
     return html`<${Empty}><p>${status === 'open' ? 'No open incidents: every checked stat is within its normal range.' : `No incidents in the last ${range}.`}</p><//>`
   }
   return html`<div class="table-wrap"><table class="stack" data-testid="incidents"><thead><tr><th>Stat</th><th>What</th><th>When</th><th class="num">Observed</th><th class="num">Expected</th><th class="num">Normal range</th></tr></thead><tbody>
-    ${anomalies.map((a) => html`<tr key=${a.id} data-status=${a.status}><td data-label="Stat" class="row-title"><a href=${chartLink(a)}>${a.stat_name}</a></td>
+    ${anomalies.map(
+      (
+        a,
+      ) => html`<tr key=${a.id} data-status=${a.status}><td data-label="Stat" class="row-title"><a href=${chartLink(a)}>${a.stat_name}</a></td>
       <td data-label="What">${a.level_shift ? `Level shift (${a.direction === 'spike' ? 'up' : 'down'})` : a.direction === 'spike' ? 'Spike' : 'Dip'}<div class="small muted" data-testid="explanation">${explanationInZone(a.explanation, ZONE)}</div></td>
       <td data-label="When" class="small">${when(a.started_at)}<br />${a.ended_at ? html`to ${when(a.ended_at)}` : html`<span class="badge firing">Ongoing</span>`}</td>
       <td data-label="Observed" class="num">${v(a.peak.observed)}</td><td data-label="Expected" class="num">${v(a.peak.expected)}</td>
-      <td data-label="Normal range" class="num">${v(a.peak.lower)} – ${v(a.peak.upper)}</td></tr>`)}
+      <td data-label="Normal range" class="num">${v(a.peak.lower)} – ${v(a.peak.upper)}</td></tr>`,
+    )}
   </tbody></table></div>`
 }
 
 function DiagnosticsTable({ d }: { d: DiagnosticsJson }) {
   if (!d.stats.length) return html`<${Empty}><p>No stats yet. Send points and each stat is listed here with whether it is checked.</p><//>`
   return html`<div class="table-wrap"><table class="stack" data-testid="diagnostics"><thead><tr><th>Stat</th><th>Checked</th><th>Why</th><th>Last checked</th></tr></thead><tbody>
-    ${d.stats.map((s) => html`<tr key=${s.stat_name}><td data-label="Stat" class="row-title"><a href=${`/stats/${encodeURIComponent(s.stat_name)}`}>${s.stat_name}</a></td>
+    ${d.stats.map(
+      (
+        s,
+      ) => html`<tr key=${s.stat_name}><td data-label="Stat" class="row-title"><a href=${`/stats/${encodeURIComponent(s.stat_name)}`}>${s.stat_name}</a></td>
       <td data-label="Checked">${s.can_fire ? 'yes' : 'no'}</td>
       <td data-label="Why">${verdict(s)}<details><summary class="small">Details</summary><p class="small muted">${explanationInZone(s.explanation, ZONE)}</p></details></td>
-      <td data-label="Last checked" class="small">${when(s.last_evaluated_at)}</td></tr>`)}
+      <td data-label="Last checked" class="small">${when(s.last_evaluated_at)}</td></tr>`,
+    )}
   </tbody></table></div>
   ${d.account.truncated ? html`<p class="small muted">Showing ${d.account.stats_reported} of ${d.account.stats_total} stats.</p>` : null}`
 }
 
-const STATUSES = [['all', 'Open and closed'], ['open', 'Open'], ['closed', 'Closed']] as const
+const STATUSES = [
+  ['all', 'Open and closed'],
+  ['open', 'Open'],
+  ['closed', 'Closed'],
+] as const
 const LIST_RANGES = ['24h', '7d', '30d'] as const
 
 function AnomaliesPage() {
@@ -71,8 +85,13 @@ function AnomaliesPage() {
   const load = () => {
     setError(null)
     setList(null)
-    Promise.all([api<{ anomalies: Anomaly[] }>('GET', `/api/v1/anomalies?status=${status}&range=${range}&limit=100`), api<DiagnosticsJson>('GET', '/api/v1/anomalies/diagnostics?limit=100')])
-      .then(([l, d]) => { setList(l); setDiag(d) }, setError)
+    Promise.all([
+      api<{ anomalies: Anomaly[] }>('GET', `/api/v1/anomalies?status=${status}&range=${range}&limit=100`),
+      api<DiagnosticsJson>('GET', '/api/v1/anomalies/diagnostics?limit=100'),
+    ]).then(([l, d]) => {
+      setList(l)
+      setDiag(d)
+    }, setError)
   }
   useEffect(load, [status, range])
   // The filters live in the address, so a link or a reload shows the same list.
@@ -86,9 +105,14 @@ function AnomaliesPage() {
   return html`<h1>Anomalies</h1>
     <p class="muted">Each stat's complete hours are compared with what that hour usually looks like (its daily or weekly cycle, where it has one); an hour far outside that range opens an incident, which closes after two normal hours.</p>
     <${ErrorNotice} error=${error} retry=${load} />
-    ${!list || !diag ? (error ? null : html`<${Loading} />`)
-      : entitled === false ? html`<div class="notice info" data-testid="plan-notice">Anomaly detection is part of the starter, pro and business plans. <a href="/billing">See plans</a></div>`
-      : html`<h2>Incidents</h2>
+    ${
+      !list || !diag
+        ? error
+          ? null
+          : html`<${Loading} />`
+        : entitled === false
+          ? html`<div class="notice info" data-testid="plan-notice">Anomaly detection is part of the starter, pro and business plans. <a href="/billing">See plans</a></div>`
+          : html`<h2>Incidents</h2>
         <div class="actions">
           <label>Show <select data-testid="incident-status" value=${status} onChange=${(e: Event) => choose('status', (e.target as HTMLSelectElement).value)}>
             ${STATUSES.map(([s, label]) => html`<option value=${s}>${label}</option>`)}</select></label>
@@ -97,7 +121,8 @@ function AnomaliesPage() {
         <${Incidents} anomalies=${list.anomalies} status=${status} range=${range} />
         <h2>Which stats are checked</h2>
         ${diag.evaluator.enabled ? null : html`<div class="notice info">No worker runs the hourly sweep right now: stats are not being checked.</div>`}
-        <${DiagnosticsTable} d=${diag} />`}`
+        <${DiagnosticsTable} d=${diag} />`
+    }`
 }
 
 mount(AnomaliesPage)

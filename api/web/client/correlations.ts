@@ -6,12 +6,29 @@ import { drawOverlay, followWidth, zoneWords, type Bucket } from './lib/chart.js
 import { when } from './lib/format.js'
 import { Empty, ErrorNotice, html, Loading, mount, useEffect, useLayoutEffect, useRef, useState } from './lib/ui.js'
 
-interface Result { stat_name: string; kind: 'counter' | 'gauge'; coefficient: number; lag_buckets: number; n: number }
-interface Answer {
-  target: string; target_kind: 'counter' | 'gauge'; target_n: number; window: { from: string; to: string; bucket_seconds: number }
-  method: string; transform: string; results: Result[]; excluded: Array<{ stat_name: string; reason: string; detail: string }>; omitted: string[]
+interface Result {
+  stat_name: string
+  kind: 'counter' | 'gauge'
+  coefficient: number
+  lag_buckets: number
+  n: number
 }
-interface Detail { stat: { name: string; kind: 'counter' | 'gauge' }; range: { from: string; to: string; bucket_seconds: number }; points: Bucket[] }
+interface Answer {
+  target: string
+  target_kind: 'counter' | 'gauge'
+  target_n: number
+  window: { from: string; to: string; bucket_seconds: number }
+  method: string
+  transform: string
+  results: Result[]
+  excluded: Array<{ stat_name: string; reason: string; detail: string }>
+  omitted: string[]
+}
+interface Detail {
+  stat: { name: string; kind: 'counter' | 'gauge' }
+  range: { from: string; to: string; bucket_seconds: number }
+  points: Bucket[]
+}
 
 const name = pageData.stat ?? ''
 const RANGES = ['24h', '7d', '30d']
@@ -21,8 +38,14 @@ const params = new URLSearchParams(location.search)
  * default, departures): the page names the method the answer was computed with, and the reader may pick another.
  */
 const METHODS: Record<string, { label: string; says: string }> = {
-  departures: { label: 'Departures', says: 'how far each hour departs from what the stat usually does at that hour of the day, so a shared daily cycle does not count and shared spikes weigh by their size' },
-  spearman: { label: 'Spearman', says: 'Spearman rank correlation of the hour-to-hour changes (one large shared spike counts as one rank step)' },
+  departures: {
+    label: 'Departures',
+    says: 'how far each hour departs from what the stat usually does at that hour of the day, so a shared daily cycle does not count and shared spikes weigh by their size',
+  },
+  spearman: {
+    label: 'Spearman',
+    says: 'Spearman rank correlation of the hour-to-hour changes (one large shared spike counts as one rank step)',
+  },
   pearson: { label: 'Pearson', says: 'Pearson correlation of the hour-to-hour changes, values as they are (large spikes dominate)' },
 }
 
@@ -48,13 +71,22 @@ function Overlay({ answer, other }: { answer: Answer; other: string }) {
     if (!series) return
     const el = ref.current!
     const [a] = series
-    const plot = drawOverlay(el, {
-      from: Date.parse(a.range.from) / 1000, to: Date.parse(a.range.to) / 1000, bucket: a.range.bucket_seconds,
-      series: series.map((d) => ({ name: d.stat.name, kind: d.stat.kind, points: d.points })),
-    }, { axisEach: true, height: (w) => (w < 500 ? 240 : 300) })
+    const plot = drawOverlay(
+      el,
+      {
+        from: Date.parse(a.range.from) / 1000,
+        to: Date.parse(a.range.to) / 1000,
+        bucket: a.range.bucket_seconds,
+        series: series.map((d) => ({ name: d.stat.name, kind: d.stat.kind, points: d.points })),
+      },
+      { axisEach: true, height: (w) => (w < 500 ? 240 : 300) },
+    )
     el.dataset.drawn = other
     const stop = followWidth(el, plot, (w) => (w < 500 ? 240 : 300))
-    return () => { stop(); plot.destroy() }
+    return () => {
+      stop()
+      plot.destroy()
+    }
   }, [series])
   if (error) return html`<${ErrorNotice} error=${error} />`
   if (!series) return html`<${Loading} what="Loading both charts…" />`
@@ -72,7 +104,7 @@ function CorrelationsPage() {
     setError(null)
     api<Answer>('GET', `/api/v1/correlations?stat=${encodeURIComponent(name)}&range=${range}&max_lag=6&method=${method}`).then((a) => {
       setAnswer(a)
-      setChosen((c) => (c && a.results.some((r) => r.stat_name === c) ? c : a.results[0]?.stat_name ?? null))
+      setChosen((c) => (c && a.results.some((r) => r.stat_name === c) ? c : (a.results[0]?.stat_name ?? null)))
     }, setError)
   }, [range, method])
   const keep = (r: string, w: string | null, m = method) => {
@@ -83,26 +115,62 @@ function CorrelationsPage() {
     history.replaceState(null, '', u)
   }
   const back = html`<p class="small"><a href=${`/stats/${encodeURIComponent(name)}`}>← ${name}</a></p>`
-  if (error instanceof ApiError && error.status === 404) return html`${back}<h1>What moved with ${name}?</h1><${ErrorNotice} error=${error} />`
+  if (error instanceof ApiError && error.status === 404)
+    return html`${back}<h1>What moved with ${name}?</h1><${ErrorNotice} error=${error} />`
   return html`${back}<h1>What moved with ${name}?</h1>
     <p class="muted">Your other stats, ranked by how closely they move with ${name}, hour by hour, up to 6 h of lead or lag. Moving together is not causing: look at both charts.</p>
-    <div class="ranges" role="group" aria-label="Range">${RANGES.map((r) => html`<button type="button" aria-pressed=${r === range ? 'true' : 'false'} onClick=${() => { setRange(r); keep(r, chosen) }}>${r}</button>`)}</div>
-    <div class="ranges" role="group" aria-label="Method">${Object.entries(METHODS).map(([m, d]) => html`<button type="button" aria-pressed=${m === method ? 'true' : 'false'} onClick=${() => { setMethod(m); keep(range, chosen, m) }}>${d.label}</button>`)}</div>
+    <div class="ranges" role="group" aria-label="Range">${RANGES.map(
+      (r) =>
+        html`<button type="button" aria-pressed=${r === range ? 'true' : 'false'} onClick=${() => {
+          setRange(r)
+          keep(r, chosen)
+        }}>${r}</button>`,
+    )}</div>
+    <div class="ranges" role="group" aria-label="Method">${Object.entries(METHODS).map(
+      ([m, d]) =>
+        html`<button type="button" aria-pressed=${m === method ? 'true' : 'false'} onClick=${() => {
+          setMethod(m)
+          keep(range, chosen, m)
+        }}>${d.label}</button>`,
+    )}</div>
     ${answer ? html`<p class="small muted" data-testid="method">Method: <strong>${METHODS[answer.method]?.label ?? answer.method}</strong>, ${METHODS[answer.method]?.says ?? answer.transform}.</p>` : null}
     <${ErrorNotice} error=${error} />
-    ${answer === null ? (error ? null : html`<${Loading} what="Comparing your stats…" />`) : html`
+    ${
+      answer === null
+        ? error
+          ? null
+          : html`<${Loading} what="Comparing your stats…" />`
+        : html`
       <p class="small muted">Hours from ${when(answer.window.from)} to ${when(answer.window.to)}; ${answer.target_n} usable hours of ${name}.</p>
-      ${answer.results.length === 0 ? html`<${Empty}>No stat has enough hours in common with ${name} over ${range} to compare (24 are needed).<//>` : html`
+      ${
+        answer.results.length === 0
+          ? html`<${Empty}>No stat has enough hours in common with ${name} over ${range} to compare (24 are needed).<//>`
+          : html`
       <div class="table-wrap"><table class="stack" data-testid="ranked"><thead><tr><th>Stat</th><th class="num">Coefficient</th><th>Strength</th><th>Timing</th><th class="num">Hours</th></tr></thead><tbody>
-        ${answer.results.map((r) => html`<tr key=${r.stat_name} aria-current=${r.stat_name === chosen ? 'true' : undefined}>
-          <td data-label="Stat"><button type="button" class="link" aria-pressed=${r.stat_name === chosen ? 'true' : 'false'} onClick=${() => { setChosen(r.stat_name); keep(range, r.stat_name) }}>${r.stat_name}</button></td>
+        ${answer.results.map(
+          (r) => html`<tr key=${r.stat_name} aria-current=${r.stat_name === chosen ? 'true' : undefined}>
+          <td data-label="Stat"><button type="button" class="link" aria-pressed=${r.stat_name === chosen ? 'true' : 'false'} onClick=${() => {
+            setChosen(r.stat_name)
+            keep(range, r.stat_name)
+          }}>${r.stat_name}</button></td>
           <td data-label="Coefficient" class="num">${r.coefficient.toFixed(2)}</td><td data-label="Strength">${strength(r.coefficient)}</td>
-          <td data-label="Timing">${lagWords(r.lag_buckets)}</td><td data-label="Hours" class="num">${r.n}</td></tr>`)}
+          <td data-label="Timing">${lagWords(r.lag_buckets)}</td><td data-label="Hours" class="num">${r.n}</td></tr>`,
+        )}
       </tbody></table></div>
-      ${chosen ? html`<h2>${name} and ${chosen}</h2><${Overlay} answer=${answer} other=${chosen} />
-        <p class="small muted">Hourly; ${name} on the left axis, ${chosen} on the right. Click a name in the legend to show it alone.</p>` : null}`}
-      ${answer.excluded.length ? html`<details><summary>${answer.excluded.length} stat${answer.excluded.length === 1 ? '' : 's'} not compared</summary>
-        <ul>${answer.excluded.map((x) => html`<li><strong>${x.stat_name}</strong>: ${x.detail}</li>`)}</ul></details>` : null}`}`
+      ${
+        chosen
+          ? html`<h2>${name} and ${chosen}</h2><${Overlay} answer=${answer} other=${chosen} />
+        <p class="small muted">Hourly; ${name} on the left axis, ${chosen} on the right. Click a name in the legend to show it alone.</p>`
+          : null
+      }`
+      }
+      ${
+        answer.excluded.length
+          ? html`<details><summary>${answer.excluded.length} stat${answer.excluded.length === 1 ? '' : 's'} not compared</summary>
+        <ul>${answer.excluded.map((x) => html`<li><strong>${x.stat_name}</strong>: ${x.detail}</li>`)}</ul></details>`
+          : null
+      }`
+    }`
 }
 
 mount(CorrelationsPage)

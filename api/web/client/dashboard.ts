@@ -11,8 +11,15 @@ import { Empty, ErrorNotice, html, Loading, mount, useLayoutEffect, useRef, useS
 import type uPlot from 'uplot'
 import type { Card, Dashboard } from './dashboards.js'
 
-interface CardData { id: string; range: { requested_range: string; from: string; to: string; bucket_seconds: number }; series: Array<{ name: string; kind: 'counter' | 'gauge'; points: Bucket[]; unit?: string | null }> }
-interface Data { dashboard: Dashboard; cards: CardData[] }
+interface CardData {
+  id: string
+  range: { requested_range: string; from: string; to: string; bucket_seconds: number }
+  series: Array<{ name: string; kind: 'counter' | 'gauge'; points: Bucket[]; unit?: string | null }>
+}
+interface Data {
+  dashboard: Dashboard
+  cards: CardData[]
+}
 
 const id = pageData.dashboard ?? ''
 const path = `/api/v1/dashboards/${encodeURIComponent(id)}`
@@ -27,7 +34,9 @@ let cardWidth: number | null = null
 function widthOfCards(el: HTMLElement): number {
   if (cardWidth === null) {
     cardWidth = el.clientWidth
-    queueMicrotask(() => { cardWidth = null })
+    queueMicrotask(() => {
+      cardWidth = null
+    })
   }
   return cardWidth
 }
@@ -36,7 +45,12 @@ function Chart({ card, data }: { card: Card; data: CardData }) {
   const ref = useRef<HTMLDivElement>(null)
   const plot = useRef<uPlot | null>(null)
   const drawnWith = useRef<CardData | null>(null)
-  const input = () => ({ from: Date.parse(data.range.from) / 1000, to: Date.parse(data.range.to) / 1000, bucket: data.range.bucket_seconds, series: data.series })
+  const input = () => ({
+    from: Date.parse(data.range.from) / 1000,
+    to: Date.parse(data.range.to) / 1000,
+    bucket: data.range.bucket_seconds,
+    series: data.series,
+  })
   // A new chart only when what it shows changes (its stats, its range); a poll only gives it new data,
   // so a stat isolated by a click stays isolated and the crosshair stays put.
   const shape = `${data.series.map((s) => `${s.name}:${s.unit ?? ''}`).join('|')}@${data.range.requested_range}`
@@ -46,7 +60,11 @@ function Chart({ card, data }: { card: Card; data: CardData }) {
     plot.current = p
     drawnWith.current = data
     const stop = followWidth(el, p, (w) => (w < 500 ? 200 : 240))
-    return () => { stop(); p.destroy(); plot.current = null }
+    return () => {
+      stop()
+      p.destroy()
+      plot.current = null
+    }
   }, [shape])
   useLayoutEffect(() => {
     // A chart just made already holds this data: drawing it again would double the first paint's work.
@@ -57,12 +75,34 @@ function Chart({ card, data }: { card: Card; data: CardData }) {
   return html`<div class="chart small-chart" ref=${ref} data-card=${card.id} role="img" aria-label=${`Chart of ${data.series.map((s) => (s.unit ? `${s.name} (${s.unit})` : s.name)).join(', ')} over ${data.range.requested_range}; ${zoneWords}`}></div>`
 }
 
-function CardView({ card, data, index, count, stats, save }: { card: Card; data?: CardData; index: number; count: number; stats: string[] | null; save: (change: (cards: Card[]) => Card[]) => Promise<void> }) {
+function CardView({
+  card,
+  data,
+  index,
+  count,
+  stats,
+  save,
+}: {
+  card: Card
+  data?: CardData
+  index: number
+  count: number
+  stats: string[] | null
+  save: (change: (cards: Card[]) => Card[]) => Promise<void>
+}) {
   const [adding, setAdding] = useState('')
-  const move = (to: number) => save((cards) => { const out = cards.filter((c) => c.id !== card.id); out.splice(to, 0, card); return out })
+  const move = (to: number) =>
+    save((cards) => {
+      const out = cards.filter((c) => c.id !== card.id)
+      out.splice(to, 0, card)
+      return out
+    })
   // A title that was only the stats' names follows them (sent without one, the server names the card again).
   const named = card.title !== card.stats.join(', ')
-  const update = (patch: Partial<Card>) => save((cards) => cards.map((c) => (c.id === card.id ? { ...c, ...(patch.stats && !named ? { title: undefined as never } : {}), ...patch } : c)))
+  const update = (patch: Partial<Card>) =>
+    save((cards) =>
+      cards.map((c) => (c.id === card.id ? { ...c, ...(patch.stats && !named ? { title: undefined as never } : {}), ...patch } : c)),
+    )
   const others = (stats ?? []).filter((s) => !card.stats.includes(s))
   return html`<section class="card dash-card" aria-label=${card.title} data-testid="dash-card">
     <div class="dash-card-head"><h2>${card.title}</h2>
@@ -77,10 +117,20 @@ function CardView({ card, data, index, count, stats, save }: { card: Card; data?
     ${data ? html`<${Chart} card=${card} data=${data} />` : html`<${Loading} />`}
     <div class="dash-card-foot small">
       ${card.stats.length > 1 ? card.stats.map((s) => html`<button type="button" class="link" onClick=${() => update({ stats: card.stats.filter((x) => x !== s) })} aria-label=${`Take ${s} off ${card.title}`}>${s} ✕</button> `) : html`<a href=${`/stats/${encodeURIComponent(card.stats[0])}`}>${card.stats[0]}</a> `}
-      ${card.stats.length < 5 && others.length ? html`<form class="inline-add" onSubmit=${(e: Event) => { e.preventDefault(); if (adding) { setAdding(''); void update({ stats: [...card.stats, adding] }) } }}>
+      ${
+        card.stats.length < 5 && others.length
+          ? html`<form class="inline-add" onSubmit=${(e: Event) => {
+              e.preventDefault()
+              if (adding) {
+                setAdding('')
+                void update({ stats: [...card.stats, adding] })
+              }
+            }}>
         <label class="sr-only" for=${`add-${card.id}`}>Overlay another stat on ${card.title}</label>
         <select id=${`add-${card.id}`} value=${adding} onChange=${(e: any) => setAdding(e.currentTarget.value)}><option value="">Overlay a stat…</option>${others.map((s) => html`<option value=${s}>${s}</option>`)}</select>
-        <button type="submit" class="secondary" disabled=${!adding}>Add</button></form>` : null}
+        <button type="submit" class="secondary" disabled=${!adding}>Add</button></form>`
+          : null
+      }
     </div></section>`
 }
 
@@ -101,7 +151,12 @@ function DashboardPage() {
     }
   }
   usePoll(load, [])
-  useLayoutEffect(() => { api<{ stats: Array<{ name: string }> }>('GET', '/api/v1/stats').then((r) => setStats(r.stats.map((s) => s.name)), () => setStats([])) }, [])
+  useLayoutEffect(() => {
+    api<{ stats: Array<{ name: string }> }>('GET', '/api/v1/stats').then(
+      (r) => setStats(r.stats.map((s) => s.name)),
+      () => setStats([]),
+    )
+  }, [])
 
   const patch = async (body: Record<string, unknown>) => {
     setSaveError(null)
@@ -113,7 +168,8 @@ function DashboardPage() {
     }
   }
   // The whole list goes back in its new order; kept cards carry their ids.
-  const save = (change: (cards: Card[]) => Card[]) => patch({ cards: change(data!.dashboard.cards).map((c) => ({ id: c.id, title: c.title, stats: c.stats, range: c.range })) })
+  const save = (change: (cards: Card[]) => Card[]) =>
+    patch({ cards: change(data!.dashboard.cards).map((c) => ({ id: c.id, title: c.title, stats: c.stats, range: c.range })) })
   const pickRange = (r: string) => {
     history.replaceState(null, '', location.pathname) // the dashboard's own range from now on
     void patch({ range: r })
@@ -131,23 +187,37 @@ function DashboardPage() {
   if (error instanceof ApiError && error.status === 404) {
     return html`<h1>Dashboard</h1><${ErrorNotice} error=${error} /><p>It may have been deleted. <a href="/dashboards">Your dashboards</a>.</p>`
   }
-  if (!data) return html`<p class="small"><a href="/dashboards">← Dashboards</a></p>${error ? html`<${ErrorNotice} error=${error} />` : html`<${Loading} what="Loading the dashboard…" />`}`
+  if (!data)
+    return html`<p class="small"><a href="/dashboards">← Dashboards</a></p>${error ? html`<${ErrorNotice} error=${error} />` : html`<${Loading} what="Loading the dashboard…" />`}`
   const d = data.dashboard
   const byId = new Map(data.cards.map((c) => [c.id, c]))
   const range = asked ?? d.range
   return html`<p class="small"><a href="/dashboards">← Dashboards</a></p>
-    ${renaming === null
-      ? html`<h1>${d.name} <button type="button" class="link small" onClick=${() => setRenaming(d.name)}>Rename</button></h1>`
-      : html`<form class="actions" onSubmit=${(e: Event) => { e.preventDefault(); void patch({ name: renaming }).then(() => setRenaming(null)) }}>
+    ${
+      renaming === null
+        ? html`<h1>${d.name} <button type="button" class="link small" onClick=${() => setRenaming(d.name)}>Rename</button></h1>`
+        : html`<form class="actions" onSubmit=${(e: Event) => {
+            e.preventDefault()
+            void patch({ name: renaming }).then(() => setRenaming(null))
+          }}>
           <label class="sr-only" for="rename">Name</label><input id="rename" value=${renaming} maxlength="100" onInput=${(e: any) => setRenaming(e.currentTarget.value)} />
-          <button type="submit">Save the name</button><button type="button" class="secondary" onClick=${() => setRenaming(null)}>Cancel</button></form>`}
+          <button type="submit">Save the name</button><button type="button" class="secondary" onClick=${() => setRenaming(null)}>Cancel</button></form>`
+    }
     <div class="ranges" role="group" aria-label="Range of the dashboard">${RANGE_NAMES.map((r) => html`<button type="button" aria-pressed=${r === range ? 'true' : 'false'} onClick=${() => pickRange(r)}>${r}</button>`)}</div>
     <${ErrorNotice} error=${error} /><${ErrorNotice} error=${saveError} />
-    ${d.cards.length === 0
-      ? html`<${Empty}>No cards yet. Add a stat below, or from a stat's page (“Add to a dashboard”).<//>`
-      : html`<div class="dash-grid">${d.cards.map((c, i) => html`<${CardView} key=${c.id} card=${c} data=${byId.get(c.id)} index=${i} count=${d.cards.length} stats=${stats} save=${save} />`)}</div>
-        <p class="small muted">Move over one chart: every card shows the same moment. Click a stat in a card's legend to show it alone, again to show all. Counters are summed per bucket, gauges averaged; a card with both reads gauges on the right axis. Updated ${age(data.cards[0]?.range.to ?? null)}.</p>`}
-    <form class="actions" onSubmit=${(e: Event) => { e.preventDefault(); if (adding) { setAdding(''); void save((cards) => [...cards, { stats: [adding] } as Card]) } }}>
+    ${
+      d.cards.length === 0
+        ? html`<${Empty}>No cards yet. Add a stat below, or from a stat's page (“Add to a dashboard”).<//>`
+        : html`<div class="dash-grid">${d.cards.map((c, i) => html`<${CardView} key=${c.id} card=${c} data=${byId.get(c.id)} index=${i} count=${d.cards.length} stats=${stats} save=${save} />`)}</div>
+        <p class="small muted">Move over one chart: every card shows the same moment. Click a stat in a card's legend to show it alone, again to show all. Counters are summed per bucket, gauges averaged; a card with both reads gauges on the right axis. Updated ${age(data.cards[0]?.range.to ?? null)}.</p>`
+    }
+    <form class="actions" onSubmit=${(e: Event) => {
+      e.preventDefault()
+      if (adding) {
+        setAdding('')
+        void save((cards) => [...cards, { stats: [adding] } as Card])
+      }
+    }}>
       <label class="sr-only" for="add-card">Stat for a new card</label>
       <select id="add-card" class="filter" value=${adding} onChange=${(e: any) => setAdding(e.currentTarget.value)}><option value="">Add a card for a stat…</option>${(stats ?? []).map((s) => html`<option value=${s}>${s}</option>`)}</select>
       <button type="submit" disabled=${!adding}>Add the card</button></form>

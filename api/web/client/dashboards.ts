@@ -4,8 +4,20 @@ import { api, fieldErrors } from './lib/api.js'
 import { age } from './lib/format.js'
 import { Empty, ErrorNotice, Field, html, Loading, mount, useEffect, useState } from './lib/ui.js'
 
-export interface Card { id: string; title: string; stats: string[]; range: string | null }
-export interface Dashboard { id: string; name: string; range: string; cards: Card[]; created_at: string; updated_at: string }
+export interface Card {
+  id: string
+  title: string
+  stats: string[]
+  range: string | null
+}
+export interface Dashboard {
+  id: string
+  name: string
+  range: string
+  cards: Card[]
+  created_at: string
+  updated_at: string
+}
 
 function Create() {
   const [name, setName] = useState('')
@@ -35,16 +47,26 @@ function Create() {
 function DashboardsPage() {
   const [list, setList] = useState<Dashboard[] | null>(null)
   const [error, setError] = useState<unknown>(null)
-  useEffect(() => { api<{ dashboards: Dashboard[] }>('GET', '/api/v1/dashboards').then((r) => setList(r.dashboards), setError) }, [])
+  useEffect(() => {
+    api<{ dashboards: Dashboard[] }>('GET', '/api/v1/dashboards').then((r) => setList(r.dashboards), setError)
+  }, [])
   const deleted = new URLSearchParams(location.search).get('deleted')
   return html`<h1>Dashboards</h1>
     <p class="muted">Several stats on one screen: one chart per card, a card's stats overlaid, the crosshair shared across cards.</p>
     ${deleted ? html`<div class="notice ok" role="status">Dashboard “${deleted}” deleted (its stats stay).</div>` : null}
     <${ErrorNotice} error=${error} />
-    ${list === null ? (error ? null : html`<${Loading} />`) : list.length === 0
-      ? html`<${Empty}>No dashboard yet. Make one below, then add stats to it.<//>`
-      : html`<ul class="boards">${list.map((d) => html`<li key=${d.id} class="card"><a class="row-title" href=${`/dashboards/${d.id}`}>${d.name}</a>
-          <div class="small muted">${d.cards.length === 0 ? 'no cards yet' : `${d.cards.length} card${d.cards.length === 1 ? '' : 's'}: ${d.cards.map((c) => c.title).join(' · ')}`} · ${d.range} · changed ${age(d.updated_at)}</div></li>`)}</ul>`}
+    ${
+      list === null
+        ? error
+          ? null
+          : html`<${Loading} />`
+        : list.length === 0
+          ? html`<${Empty}>No dashboard yet. Make one below, then add stats to it.<//>`
+          : html`<ul class="boards">${list.map(
+              (d) => html`<li key=${d.id} class="card"><a class="row-title" href=${`/dashboards/${d.id}`}>${d.name}</a>
+          <div class="small muted">${d.cards.length === 0 ? 'no cards yet' : `${d.cards.length} card${d.cards.length === 1 ? '' : 's'}: ${d.cards.map((c) => c.title).join(' · ')}`} · ${d.range} · changed ${age(d.updated_at)}</div></li>`,
+            )}</ul>`
+    }
     <${Create} />`
 }
 

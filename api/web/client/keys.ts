@@ -5,8 +5,13 @@ import { api, fieldErrors, pageData } from './lib/api.js'
 import { age, when } from './lib/format.js'
 import { CopyButton, Empty, ErrorNotice, Field, html, Loading, mount, useEffect, useState } from './lib/ui.js'
 
-interface Key { id: string; label: string; prefix: string; created_at: string; last_used_at: string | null }
-
+interface Key {
+  id: string
+  label: string
+  prefix: string
+  created_at: string
+  last_used_at: string | null
+}
 
 function NewKey({ created, onDone }: { created: { key: string; api_key: Key }; onDone: () => void }) {
   const curl = firstPointCurl(pageData.base ?? location.origin, created.key)
@@ -38,7 +43,9 @@ function Keys() {
       setLoadError(err)
     }
   }
-  useEffect(() => { void load() }, [])
+  useEffect(() => {
+    void load()
+  }, [])
 
   const create = async (e: Event) => {
     e.preventDefault()
@@ -57,7 +64,12 @@ function Keys() {
     }
   }
   const revoke = async (k: Key) => {
-    if (!confirm(`Revoke the key “${k.label}” (${k.prefix}…)? Every client using it stops being able to write or read within a second. This cannot be undone.`)) return
+    if (
+      !confirm(
+        `Revoke the key “${k.label}” (${k.prefix}…)? Every client using it stops being able to write or read within a second. This cannot be undone.`,
+      )
+    )
+      return
     try {
       await api('DELETE', `/api/v1/auth/api-keys/${k.id}`)
       if (created?.api_key.id === k.id) setCreated(null)
@@ -84,14 +96,22 @@ function Keys() {
     ${notice ? html`<div class="notice ok" role="status">${notice}</div>` : null}
     <h2>Your keys</h2>
     <${ErrorNotice} error=${loadError} retry=${load} />
-    ${keys === null ? (loadError ? null : html`<${Loading} />`)
-      : keys.length === 0 ? html`<${Empty}>No keys yet. Create one above to send your first point.<//>`
-      : html`<div class="table-wrap"><table class="stack"><thead><tr><th>Label</th><th>Key starts with</th><th>Created</th><th>Last used</th><th><span class="sr-only">Actions</span></th></tr></thead>
-        <tbody>${keys.map((k) => html`<tr key=${k.id}>
+    ${
+      keys === null
+        ? loadError
+          ? null
+          : html`<${Loading} />`
+        : keys.length === 0
+          ? html`<${Empty}>No keys yet. Create one above to send your first point.<//>`
+          : html`<div class="table-wrap"><table class="stack"><thead><tr><th>Label</th><th>Key starts with</th><th>Created</th><th>Last used</th><th><span class="sr-only">Actions</span></th></tr></thead>
+        <tbody>${keys.map(
+          (k) => html`<tr key=${k.id}>
           <td data-label="Label" class="row-title">${k.label}</td><td data-label="Key starts with"><code>${k.prefix}…</code></td>
           <td data-label="Created">${when(k.created_at)}</td><td data-label="Last used">${age(k.last_used_at)}</td>
-          <td data-label=""><button type="button" class="secondary" onClick=${() => revoke(k)} aria-label=${`Revoke key ${k.label}`}>Revoke</button></td></tr>`)}
-        </tbody></table></div>`}`
+          <td data-label=""><button type="button" class="secondary" onClick=${() => revoke(k)} aria-label=${`Revoke key ${k.label}`}>Revoke</button></td></tr>`,
+        )}
+        </tbody></table></div>`
+    }`
 }
 
 mount(Keys)

@@ -54,7 +54,9 @@ function SignIn() {
     }
   }
   const next = new URLSearchParams(location.search).get('next')
-  const other = signup ? `/signin${next ? `?next=${encodeURIComponent(next)}` : ''}` : `/signup${next ? `?next=${encodeURIComponent(next)}` : ''}`
+  const other = signup
+    ? `/signin${next ? `?next=${encodeURIComponent(next)}` : ''}`
+    : `/signup${next ? `?next=${encodeURIComponent(next)}` : ''}`
   return html`<div class="narrow">
     <h1>${signup ? 'Create your account' : 'Sign in'}</h1>
     <p class="muted">${signup ? 'Free plan: 10 stats, 100,000 points a day, no card.' : 'Charts, alerts and keys for your stats.'}</p>
@@ -67,9 +69,13 @@ function SignIn() {
         <input id="password" type="password" autocomplete=${signup ? 'new-password' : 'current-password'} required minLength=${signup ? 10 : undefined}
           value=${password} onInput=${(e: any) => setPassword(e.currentTarget.value)} aria-invalid=${fields['password'] ? 'true' : undefined} />
       <//>
-      ${needCode ? html`<${Field} id="code" label="Code from your authenticator app" hint="The 6 digits the app shows now, or one of your recovery codes.">
+      ${
+        needCode
+          ? html`<${Field} id="code" label="Code from your authenticator app" hint="The 6 digits the app shows now, or one of your recovery codes.">
         <input id="code" autocomplete="one-time-code" inputMode="text" value=${code} onInput=${(e: any) => setCode(e.currentTarget.value)} />
-      <//>` : null}
+      <//>`
+          : null
+      }
       ${Object.keys(fields).length ? null : html`<${ErrorNotice} error=${error} />`}
       <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Please wait…' : signup ? 'Create account' : 'Sign in'}</button></div>
     </form>

@@ -18,9 +18,37 @@ const EMBED_RANGES = ['1h', '6h', '24h', '7d', '30d']
 const PERCENTILE_KEYS = ['p50', 'p95', 'p99'] as const
 const name = pageData.stat ?? ''
 
-interface Stat { id: string; name: string; kind: 'counter' | 'gauge'; description: string | null; unit?: string | null; higher_is?: 'better' | 'worse' | 'neither'; created_at: string }
-interface Detail { stat: Stat; range: { requested_range: string; from: string; to: string; bucket_seconds: number; retention_days?: number; range_clamped_by_retention?: boolean }; points: Bucket[] }
-interface Alert { id: string; stat_name: string; condition_type: string; threshold: number; window_minutes: number; channel: string; state: string; last_value: number | null }
+interface Stat {
+  id: string
+  name: string
+  kind: 'counter' | 'gauge'
+  description: string | null
+  unit?: string | null
+  higher_is?: 'better' | 'worse' | 'neither'
+  created_at: string
+}
+interface Detail {
+  stat: Stat
+  range: {
+    requested_range: string
+    from: string
+    to: string
+    bucket_seconds: number
+    retention_days?: number
+    range_clamped_by_retention?: boolean
+  }
+  points: Bucket[]
+}
+interface Alert {
+  id: string
+  stat_name: string
+  condition_type: string
+  threshold: number
+  window_minutes: number
+  channel: string
+  state: string
+  last_value: number | null
+}
 
 function aggregate(kind: Stat['kind'], pts: Bucket[]) {
   const n = pts.reduce((s, p) => s + p.n, 0)
@@ -31,12 +59,13 @@ function aggregate(kind: Stat['kind'], pts: Bucket[]) {
 /** A change's colour: green when it is good news, red when bad, none when the stat says neither way is. */
 export function changeClass(diff: number | null, higherIs: Stat['higher_is']): string {
   if (diff === null || diff === 0 || !higherIs || higherIs === 'neither') return ''
-  return (diff > 0) === (higherIs === 'better') ? 'up' : 'down'
+  return diff > 0 === (higherIs === 'better') ? 'up' : 'down'
 }
 
 function Summary({ stat, cur, prev }: { stat: Stat; cur: Bucket[]; prev: Bucket[] }) {
   const kind = stat.kind
-  const a = aggregate(kind, cur), b = aggregate(kind, prev)
+  const a = aggregate(kind, cur),
+    b = aggregate(kind, prev)
   const diff = a.value !== null && b.value !== null ? a.value - b.value : null
   const word = kind === 'counter' ? 'Total' : 'Average'
   const cls = changeClass(diff, stat.higher_is)
@@ -62,14 +91,28 @@ function Chart({ detail, prev, band, unit }: { detail: Detail; prev: Bucket[]; b
   useLayoutEffect(() => {
     const el = ref.current!
     const from = Date.parse(detail.range.from) / 1000
-    const plot = drawChart(el, {
-      kind: detail.stat.kind, from, to: Date.parse(detail.range.to) / 1000, bucket: detail.range.bucket_seconds,
-      current: detail.points, previous: prev, shift: SECONDS(detail.range.requested_range), unit: unit, band: detail.range.bucket_seconds === 3600 ? band : [],
-      percentiles: detail.points.some((p) => p.p50 !== undefined) ? PERCENTILE_KEYS : [],
-    }, detail.stat.name)
+    const plot = drawChart(
+      el,
+      {
+        kind: detail.stat.kind,
+        from,
+        to: Date.parse(detail.range.to) / 1000,
+        bucket: detail.range.bucket_seconds,
+        current: detail.points,
+        previous: prev,
+        shift: SECONDS(detail.range.requested_range),
+        unit: unit,
+        band: detail.range.bucket_seconds === 3600 ? band : [],
+        percentiles: detail.points.some((p) => p.p50 !== undefined) ? PERCENTILE_KEYS : [],
+      },
+      detail.stat.name,
+    )
     const stop = followWidth(el, plot)
     el.dataset.drawn = String(detail.points.length) // buckets drawn (the browser tests wait for it)
-    return () => { stop(); plot.destroy() }
+    return () => {
+      stop()
+      plot.destroy()
+    }
   }, [detail, prev, band, unit])
   return html`<div class="chart" ref=${ref} role="img" aria-label=${`Chart of ${detail.stat.name}${unit ? ` in ${unit}` : ''}: this period solid, previous period dashed${band.length && detail.range.bucket_seconds === 3600 ? ', the normal range shaded' : ''}; ${zoneWords}`}></div>`
 }
@@ -91,7 +134,10 @@ function Description({ stat, onSaved }: { stat: Stat; onSaved: (s: Stat) => void
   }
   if (!editing) {
     return html`<p>${stat.description ? stat.description : html`<span class="muted">No description.</span>`}${' '}
-      <button type="button" class="link" onClick=${() => { setText(stat.description ?? ''); setEditing(true) }}>${stat.description ? 'Edit description' : 'Add a description'}</button></p>`
+      <button type="button" class="link" onClick=${() => {
+        setText(stat.description ?? '')
+        setEditing(true)
+      }}>${stat.description ? 'Edit description' : 'Add a description'}</button></p>`
   }
   const fields = fieldErrors(error)
   return html`<form onSubmit=${save}>
@@ -115,7 +161,9 @@ function Meaning({ stat, onSaved }: { stat: Stat; onSaved: (s: Stat) => void }) 
     e.preventDefault()
     setError(null)
     try {
-      onSaved((await api<{ stat: Stat }>('PATCH', statPath(stat.name), { unit: unit.trim() === '' ? null : unit, higher_is: higherIs })).stat)
+      onSaved(
+        (await api<{ stat: Stat }>('PATCH', statPath(stat.name), { unit: unit.trim() === '' ? null : unit, higher_is: higherIs })).stat,
+      )
       setEditing(false)
     } catch (err) {
       setError(err)
@@ -123,7 +171,11 @@ function Meaning({ stat, onSaved }: { stat: Stat; onSaved: (s: Stat) => void }) 
   }
   if (!editing) {
     return html`<p class="small muted" data-testid="meaning">${stat.unit ? `In ${stat.unit}; ` : 'No unit; '}${DIRECTION_WORDS[stat.higher_is ?? 'neither']}.${' '}
-      <button type="button" class="link" onClick=${() => { setUnit(stat.unit ?? ''); setHigherIs(stat.higher_is ?? 'neither'); setEditing(true) }}>Set the unit and direction</button></p>`
+      <button type="button" class="link" onClick=${() => {
+        setUnit(stat.unit ?? '')
+        setHigherIs(stat.higher_is ?? 'neither')
+        setEditing(true)
+      }}>Set the unit and direction</button></p>`
   }
   const fields = fieldErrors(error)
   return html`<form onSubmit=${save} class="grid2">
@@ -147,13 +199,21 @@ function Share({ stat }: { stat: Stat }) {
   const [notice, setNotice] = useState('')
   const [range, setRange] = useState('24h')
   useEffect(() => {
-    api<{ share: { created_at: string } | null }>('GET', `${statPath(stat.name)}/share`).then((r) => setSince(r.share?.created_at ?? null), setError)
+    api<{ share: { created_at: string } | null }>('GET', `${statPath(stat.name)}/share`).then(
+      (r) => setSince(r.share?.created_at ?? null),
+      setError,
+    )
   }, [stat.name])
   const rotate = async () => {
     setError(null)
-    if (since && !confirm('Rotate the share token? Pages embedding the current link stop showing the chart until you give them the new one.')) return
+    if (
+      since &&
+      !confirm('Rotate the share token? Pages embedding the current link stop showing the chart until you give them the new one.')
+    )
+      return
     try {
-      const made = (await api<{ share: { token: string; embed_url: string; created_at: string } }>('POST', `${statPath(stat.name)}/share`)).share
+      const made = (await api<{ share: { token: string; embed_url: string; created_at: string } }>('POST', `${statPath(stat.name)}/share`))
+        .share
       setShare(made)
       setNotice(since ? 'New token issued; the old link no longer works.' : '')
       setSince(made.created_at)
@@ -174,7 +234,9 @@ function Share({ stat }: { stat: Stat }) {
     }
   }
   const url = share ? `${share.embed_url}&range=${range}` : ''
-  const snippet = share ? `<iframe src="${url}" width="600" height="280" style="border:0" title="${stat.name.replace(/"/g, '&quot;')}"></iframe>` : ''
+  const snippet = share
+    ? `<iframe src="${url}" width="600" height="280" style="border:0" title="${stat.name.replace(/"/g, '&quot;')}"></iframe>`
+    : ''
   return html`<section aria-labelledby="share-title"><h2 id="share-title">Share and embed</h2>
     <p class="muted small">A share token lets anyone with the link see this stat's chart (nothing else). The token is shown when it is created; rotating it ends the old link.</p>
     <${ErrorNotice} error=${error} />
@@ -182,13 +244,17 @@ function Share({ stat }: { stat: Stat }) {
     ${since && !share ? html`<p data-testid="shared-since">Shared since ${when(since)}. The link was shown when it was made; rotate the token for a new one.</p>` : null}
     <div class="actions"><button type="button" class="secondary" disabled=${since === undefined} onClick=${rotate}>${since ? 'Rotate the token' : 'Create a share link'}</button>
       ${since ? html`<button type="button" class="secondary" onClick=${revoke}>Revoke sharing</button>` : null}</div>
-    ${share ? html`<div class="card">
+    ${
+      share
+        ? html`<div class="card">
       <label for="embed-range">Embed range</label>
       <select id="embed-range" value=${range} onChange=${(e: any) => setRange(e.currentTarget.value)}>${EMBED_RANGES.map((r) => html`<option value=${r}>${r}</option>`)}</select>
       <h3>Link</h3><pre data-testid="embed-url">${url}</pre>
       <h3>Iframe snippet</h3><pre data-testid="snippet">${snippet}</pre>
       <div class="actions"><${CopyButton} text=${snippet} label="Copy snippet" /><${CopyButton} text=${url} label="Copy link" /></div>
-      <h3>Preview</h3><iframe class="embed" src=${url} title=${`Embed preview of ${stat.name}`}></iframe></div>` : null}
+      <h3>Preview</h3><iframe class="embed" src=${url} title=${`Embed preview of ${stat.name}`}></iframe></div>`
+        : null
+    }
   </section>`
 }
 
@@ -206,11 +272,21 @@ function StatAlerts({ stat }: { stat: Stat }) {
   const create = `/alerts?stat=${encodeURIComponent(stat.name)}#create`
   return html`<section aria-labelledby="alerts-title"><h2 id="alerts-title">Alerts on this stat</h2>
     <${ErrorNotice} error=${error} />
-    ${alerts === null ? (error ? null : html`<${Loading} />`) : alerts.length === 0
-      ? html`<p class="muted">No alert watches this stat. <a href=${create}>Create one</a>.</p>`
-      : html`<ul>${alerts.map((a) => html`<li key=${a.id}><${Badge} state=${a.state} /> ${a.condition_type.replace('_', ' ')} ${a.condition_type === 'heartbeat' || a.condition_type === 'missing_data' ? `${a.window_minutes} min` : num(a.threshold)} → ${a.channel}
-          ${a.last_value !== null ? html` <span class="muted small">(last value ${num(a.last_value)})</span>` : null}</li>`)}</ul>
-        <p><a href="/alerts">Manage alerts</a> · <a href=${create}>Create another</a></p>`}
+    ${
+      alerts === null
+        ? error
+          ? null
+          : html`<${Loading} />`
+        : alerts.length === 0
+          ? html`<p class="muted">No alert watches this stat. <a href=${create}>Create one</a>.</p>`
+          : html`<ul>${alerts.map(
+              (
+                a,
+              ) => html`<li key=${a.id}><${Badge} state=${a.state} /> ${a.condition_type.replace('_', ' ')} ${a.condition_type === 'heartbeat' || a.condition_type === 'missing_data' ? `${a.window_minutes} min` : num(a.threshold)} → ${a.channel}
+          ${a.last_value !== null ? html` <span class="muted small">(last value ${num(a.last_value)})</span>` : null}</li>`,
+            )}</ul>
+        <p><a href="/alerts">Manage alerts</a> · <a href=${create}>Create another</a></p>`
+    }
   </section>`
 }
 
@@ -222,8 +298,13 @@ function AddToDashboard({ stat }: { stat: Stat }) {
   const [done, setDone] = useState<{ id: string; name: string } | null>(null)
   const [error, setError] = useState<unknown>(null)
   useEffect(() => {
-    api<{ dashboards: Array<{ id: string; name: string; cards: Array<{ id: string; stats: string[] }> }> }>('GET', '/api/v1/dashboards')
-      .then((r) => { setBoards(r.dashboards); setPick(r.dashboards[0]?.id ?? 'new') }, setError)
+    api<{ dashboards: Array<{ id: string; name: string; cards: Array<{ id: string; stats: string[] }> }> }>(
+      'GET',
+      '/api/v1/dashboards',
+    ).then((r) => {
+      setBoards(r.dashboards)
+      setPick(r.dashboards[0]?.id ?? 'new')
+    }, setError)
   }, [])
   const add = async (e: Event) => {
     e.preventDefault()
@@ -231,8 +312,25 @@ function AddToDashboard({ stat }: { stat: Stat }) {
     try {
       const board = boards!.find((b) => b.id === pick)
       const d = board
-        ? (await api<{ dashboard: { id: string; name: string } }>('PATCH', `/api/v1/dashboards/${board.id}`, { cards: [...board.cards.map((c) => ({ id: c.id, stats: c.stats, title: (c as { title?: string }).title, range: (c as { range?: string | null }).range })), { stats: [stat.name] }] })).dashboard
-        : (await api<{ dashboard: { id: string; name: string } }>('POST', '/api/v1/dashboards', { name: newName.trim() || stat.name, cards: [{ stats: [stat.name] }] })).dashboard
+        ? (
+            await api<{ dashboard: { id: string; name: string } }>('PATCH', `/api/v1/dashboards/${board.id}`, {
+              cards: [
+                ...board.cards.map((c) => ({
+                  id: c.id,
+                  stats: c.stats,
+                  title: (c as { title?: string }).title,
+                  range: (c as { range?: string | null }).range,
+                })),
+                { stats: [stat.name] },
+              ],
+            })
+          ).dashboard
+        : (
+            await api<{ dashboard: { id: string; name: string } }>('POST', '/api/v1/dashboards', {
+              name: newName.trim() || stat.name,
+              cards: [{ stats: [stat.name] }],
+            })
+          ).dashboard
       setDone(d)
     } catch (err) {
       setError(err)
@@ -241,12 +339,18 @@ function AddToDashboard({ stat }: { stat: Stat }) {
   return html`<section aria-labelledby="dash-title"><h2 id="dash-title">Dashboards</h2>
     ${done ? html`<div class="notice ok" role="status">Added to <a href=${`/dashboards/${done.id}`}>${done.name}</a>.</div>` : null}
     <${ErrorNotice} error=${error} />
-    ${boards === null ? (error ? null : html`<${Loading} />`) : html`<form class="actions" onSubmit=${add}>
+    ${
+      boards === null
+        ? error
+          ? null
+          : html`<${Loading} />`
+        : html`<form class="actions" onSubmit=${add}>
       <label class="sr-only" for="dash-pick">Dashboard</label>
       <select id="dash-pick" class="filter" value=${pick} onChange=${(e: any) => setPick(e.currentTarget.value)}>
         ${boards.map((b) => html`<option value=${b.id}>${b.name}</option>`)}<option value="new">A new dashboard…</option></select>
       ${pick === 'new' ? html`<label class="sr-only" for="dash-new">Name of the new dashboard</label><input id="dash-new" class="filter" placeholder=${`Name (default: ${stat.name})`} value=${newName} maxlength="100" onInput=${(e: any) => setNewName(e.currentTarget.value)} />` : null}
-      <button type="submit">Add to a dashboard</button></form>`}
+      <button type="submit">Add to a dashboard</button></form>`
+    }
   </section>`
 }
 
@@ -256,7 +360,9 @@ function deletes(extent: { points: number; oldest: string | null; newest: string
   if (extent === null) return 'every point it holds'
   if (extent.points === 0) return 'its name; it holds no points yet'
   const count = `${full(extent.points)} point${extent.points === 1 ? '' : 's'}`
-  return extent.points === 1 ? `its ${count}, recorded ${when(extent.oldest)}` : `all ${count}, from the oldest (${when(extent.oldest)}) to the newest (${when(extent.newest)})`
+  return extent.points === 1
+    ? `its ${count}, recorded ${when(extent.oldest)}`
+    : `all ${count}, from the oldest (${when(extent.oldest)}) to the newest (${when(extent.newest)})`
 }
 
 function Delete({ stat }: { stat: Stat }) {
@@ -268,7 +374,9 @@ function Delete({ stat }: { stat: Stat }) {
   const open = () => {
     setExtent(undefined)
     ref.current?.showModal()
-    api<{ points: number; oldest: string | null; newest: string | null }>('GET', `${statPath(stat.name)}/extent`).then(setExtent, () => setExtent(null))
+    api<{ points: number; oldest: string | null; newest: string | null }>('GET', `${statPath(stat.name)}/extent`).then(setExtent, () =>
+      setExtent(null),
+    )
   }
   const del = async () => {
     setBusy(true)
@@ -302,10 +410,16 @@ let bandCache: { hour: number; band: Promise<Band[]> } | null = null
 function hourlyBand(): Promise<Band[]> {
   const hour = Math.floor(Date.now() / 3_600_000)
   if (bandCache?.hour !== hour) {
-    const band = api<{ buckets: Array<{ t: number; lower: number | null; upper: number | null; anomalous: boolean }> }>('GET', `/api/v1/anomalies/backtest?stat=${encodeURIComponent(name)}&range=7d`)
-      .then((r) => r.buckets.flatMap((b) => (b.lower === null || b.upper === null ? [] : [{ t: b.t, lo: b.lower, hi: b.upper, flagged: b.anomalous }])))
+    const band = api<{ buckets: Array<{ t: number; lower: number | null; upper: number | null; anomalous: boolean }> }>(
+      'GET',
+      `/api/v1/anomalies/backtest?stat=${encodeURIComponent(name)}&range=7d`,
+    ).then((r) =>
+      r.buckets.flatMap((b) => (b.lower === null || b.upper === null ? [] : [{ t: b.t, lo: b.lower, hi: b.upper, flagged: b.anomalous }])),
+    )
     bandCache = { hour, band }
-    band.catch(() => { bandCache = null }) // asked again at the next poll; the chart stands without its band meanwhile
+    band.catch(() => {
+      bandCache = null
+    }) // asked again at the next poll; the chart stands without its band meanwhile
   }
   return bandCache!.band.catch(() => [] as Band[])
 }
@@ -324,7 +438,11 @@ function StatPage() {
   const showBand = range === '7d' && PLANS[pageData.plan as PlanName]?.anomalyDetection === true
 
   usePoll(async () => {
-    const previous = (fromMs: number) => api<Detail>('GET', `${statPath(name)}?from=${new Date(fromMs - SECONDS(range) * 1000).toISOString()}&to=${new Date(fromMs).toISOString()}`)
+    const previous = (fromMs: number) =>
+      api<Detail>(
+        'GET',
+        `${statPath(name)}?from=${new Date(fromMs - SECONDS(range) * 1000).toISOString()}&to=${new Date(fromMs).toISOString()}`,
+      )
     try {
       // Both periods at once: the window's start is where the server will put it (aligned down to its bucket);
       // should the clocks disagree across a bucket edge, the previous period is asked again for the server's start.
@@ -333,7 +451,11 @@ function StatPage() {
       const guess = fromServer || Math.floor((Date.now() / 1000 - SECONDS(range)) / BUCKET(range)) * BUCKET(range) * 1000
       const backtest = showBand ? hourlyBand() : Promise.resolve([] as Band[])
       // Percentiles are asked only of a gauge: on a first read of unknown kind, asked again once it is known.
-      const read = (kind: string | undefined) => api<Detail>('GET', `${statPath(name)}?range=${range}${withPct && kind === 'gauge' ? `&percentiles=${PERCENTILE_KEYS.map((k) => k.slice(1)).join(',')}` : ''}`)
+      const read = (kind: string | undefined) =>
+        api<Detail>(
+          'GET',
+          `${statPath(name)}?range=${range}${withPct && kind === 'gauge' ? `&percentiles=${PERCENTILE_KEYS.map((k) => k.slice(1)).join(',')}` : ''}`,
+        )
       let [d, p0, b] = await Promise.all([read(kindRef.current), previous(guess), backtest])
       if (withPct && kindRef.current === undefined && d.stat.kind === 'gauge') d = await read('gauge')
       kindRef.current = d.stat.kind
@@ -375,13 +497,19 @@ function StatPage() {
     <div class="ranges" role="group" aria-label="Range">${RANGES.map((r) => html`<button type="button" aria-pressed=${r === range ? 'true' : 'false'} onClick=${() => pick(r)}>${r}</button>`)}</div>
     ${s?.kind === 'gauge' ? html`<label class="small"><input type="checkbox" name="percentiles" checked=${withPct} onChange=${(e: any) => togglePct(e.currentTarget.checked)} /> Show p50, p95 and p99</label>` : null}
     <${ErrorNotice} error=${error} />
-    ${detail === null ? (error ? null : html`<${Loading} what="Loading the chart…" />`) : html`
+    ${
+      detail === null
+        ? error
+          ? null
+          : html`<${Loading} what="Loading the chart…" />`
+        : html`
       ${detail.range.range_clamped_by_retention ? html`<div class="notice info">Your plan keeps ${detail.range.retention_days} days of history: this chart starts ${when(detail.range.from)}. <a href="/account">Plan limits</a></div>` : null}
       ${detail.points.length === 0 ? html`<div class="notice info">No points in the last ${range}. Pick a longer range, or send one.</div>` : null}
       <${Chart} detail=${detail} prev=${prev} band=${band} unit=${s?.unit} />
-      <p class="small muted">Buckets of ${detail.range.bucket_seconds >= 3600 ? `${detail.range.bucket_seconds / 3600} h` : `${detail.range.bucket_seconds / 60} min`}, ${detail.stat.kind === 'counter' ? 'summed' : 'averaged'}; dashed: the ${range} before, shifted to line up.${band.length && detail.range.bucket_seconds === 3600 ? ' Shaded: the normal range the anomaly detector expected for each hour.' : ''}${flaggedNote(detail, band)}${detail.points.some((p) => p.p50 !== undefined) ? ' Dotted: p50, p95 and p99 of each bucket\'s observations (within 1 %).' : ''} Updated ${age(detail.range.to)}.</p>
+      <p class="small muted">Buckets of ${detail.range.bucket_seconds >= 3600 ? `${detail.range.bucket_seconds / 3600} h` : `${detail.range.bucket_seconds / 60} min`}, ${detail.stat.kind === 'counter' ? 'summed' : 'averaged'}; dashed: the ${range} before, shifted to line up.${band.length && detail.range.bucket_seconds === 3600 ? ' Shaded: the normal range the anomaly detector expected for each hour.' : ''}${flaggedNote(detail, band)}${detail.points.some((p) => p.p50 !== undefined) ? " Dotted: p50, p95 and p99 of each bucket's observations (within 1 %)." : ''} Updated ${age(detail.range.to)}.</p>
       <${Summary} stat=${s ?? detail.stat} cur=${detail.points} prev=${prev} />
-      <p><a href=${`/stats/${encodeURIComponent(name)}/correlations`}>What moved with this?</a> <span class="small muted">Your other stats ranked by how closely they move with ${name}.</span></p>`}
+      <p><a href=${`/stats/${encodeURIComponent(name)}/correlations`}>What moved with this?</a> <span class="small muted">Your other stats ranked by how closely they move with ${name}.</span></p>`
+    }
     <section aria-labelledby="export-title"><h2 id="export-title">Export</h2>
       <p class="muted small">Raw observations of the last ${range}, within your plan's retention.</p>
       <div class="actions"><a class="button secondary" href=${exportHref('csv')} download>Download CSV</a><a class="button secondary" href=${exportHref('json')} download>Download JSON</a></div></section>

@@ -38,6 +38,9 @@ export async function admitProtocolRequest(limits: Limits, account: Account, poi
 
 /** The 413 of a request over MAX_POINTS_PER_REQUEST: `count` of `what` (lines, samples, points). */
 export function tooManyPoints(count: number | undefined, what: string) {
-  const held = count === undefined ? `more than ${MAX_POINTS_PER_REQUEST.toLocaleString('en-US')} points` : `${count.toLocaleString('en-US')} ${what}`
-  return tooLarge(`request too large: ${held}; at most ${MAX_POINTS_PER_REQUEST.toLocaleString('en-US')} points per request; send fewer per request`)
+  const held =
+    count === undefined ? `more than ${MAX_POINTS_PER_REQUEST.toLocaleString('en-US')} points` : `${count.toLocaleString('en-US')} ${what}`
+  return tooLarge(
+    `request too large: ${held}; at most ${MAX_POINTS_PER_REQUEST.toLocaleString('en-US')} points per request; send fewer per request`,
+  )
 }

@@ -12,7 +12,7 @@ import { protocolStatName } from './stat-name.js'
 import { CHUNK, tooManyPoints, yieldToEventLoop } from './admit.js'
 
 /** Units of a timestamp as InfluxDB's `precision` names them (2.x spellings, and 1.x's n, u, m, h). */
-const PRECISION_DIGITS: Record<string, number> = { ns: 9, n: 9, us: 6, u: 6, 'µ': 6, ms: 3, s: 0 }
+const PRECISION_DIGITS: Record<string, number> = { ns: 9, n: 9, us: 6, u: 6, µ: 6, ms: 3, s: 0 }
 const PRECISION_UNITS: Record<string, number> = { m: 60, h: 3600 }
 
 export type Precision = { digits: number; multiplier: number }
@@ -43,7 +43,11 @@ export function lineError(text: string, n: number, reason: string, code = 'inval
  * parsed. Yields to the event loop every megabyte.
  */
 export async function countPointLines(body: Uint8Array): Promise<number> {
-  const SPACE = 0x20, TAB = 0x09, NL = 0x0a, CR = 0x0d, HASH = 0x23
+  const SPACE = 0x20,
+    TAB = 0x09,
+    NL = 0x0a,
+    CR = 0x0d,
+    HASH = 0x23
   let lines = 0
   let atStart = true
   for (let from = 0; from < body.length; from += 1 << 20) {
@@ -66,14 +70,19 @@ export async function countPointLines(body: Uint8Array): Promise<number> {
  * the points pass `maxPoints` (a line holds several). Parses CHUNK lines at a time, yielding to the event loop
  * between them, so a large body does not hold up other requests.
  */
-export async function parseLineProtocol(body: string, precision: Precision, nowSeconds: number, maxPoints = Infinity): Promise<ParsedLines> {
+export async function parseLineProtocol(
+  body: string,
+  precision: Precision,
+  nowSeconds: number,
+  maxPoints = Infinity,
+): Promise<ParsedLines> {
   const points: ValidPoint[] = []
   const lineOf: number[] = []
   // A body repeats its series (Telegraf sends each host's series every interval, in batches of thousands):
   // each distinct series and field is named once per request.
   const names = new Map<string, ReturnType<typeof protocolStatName>>()
   let n = 0
-  for (let at = 0; at <= body.length;) {
+  for (let at = 0; at <= body.length; ) {
     const nl = body.indexOf('\n', at)
     const end = nl === -1 ? body.length : nl
     let line = body.slice(at, end)
@@ -99,7 +108,8 @@ export async function parseLineProtocol(body: string, precision: Precision, nowS
       if (!value.ok) throw fail(`field "${field}": ${value.message}`, value.code)
       const memo = `${parsed.series}\u0000${field}`
       let name = names.get(memo)
-      if (!name) names.set(memo, (name = protocolStatName(field === 'value' ? parsed.measurement : `${parsed.measurement}.${field}`, parsed.tags)))
+      if (!name)
+        names.set(memo, (name = protocolStatName(field === 'value' ? parsed.measurement : `${parsed.measurement}.${field}`, parsed.tags)))
       if (!name.ok) throw fail(name.message, name.code)
       if (points.length >= maxPoints) throw tooManyPoints(undefined, 'points')
       points.push({ name: name.value, kind: 'gauge', value: value.value, t, ikey: undefined })

@@ -55,7 +55,8 @@ export interface DecodedWrite {
 export async function uncompressRemoteWrite(body: Buffer): Promise<Buffer> {
   try {
     const length = snappyUncompressedLength(body)
-    if (length > REMOTE_WRITE_MAX_UNCOMPRESSED) throw tooLarge(`request body too large: ${length} bytes uncompressed, at most ${REMOTE_WRITE_MAX_UNCOMPRESSED}`)
+    if (length > REMOTE_WRITE_MAX_UNCOMPRESSED)
+      throw tooLarge(`request body too large: ${length} bytes uncompressed, at most ${REMOTE_WRITE_MAX_UNCOMPRESSED}`)
     return await snappyUncompress(body)
   } catch (err) {
     if ((err as { kind?: string }).kind === 'too_large') throw err
@@ -63,7 +64,8 @@ export async function uncompressRemoteWrite(body: Buffer): Promise<Buffer> {
   }
 }
 
-const malformed = (err: unknown) => invalid('malformed_protobuf', `request body is not a remote-write WriteRequest: ${(err as Error).message}`)
+const malformed = (err: unknown) =>
+  invalid('malformed_protobuf', `request body is not a remote-write WriteRequest: ${(err as Error).message}`)
 
 /**
  * The samples of a WriteRequest, and how many of them are stale markers, read off the wire format without

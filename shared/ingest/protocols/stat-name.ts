@@ -20,12 +20,16 @@ export function cleanPart(part: string): string {
 export function protocolStatName(metric: string, tags: ReadonlyArray<readonly [string, string]>): Parsed<string> {
   let name = cleanPart(metric)
   if (tags.length) {
-    const sorted = tags.length === 1 ? tags : [...tags].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))
+    const sorted =
+      tags.length === 1 ? tags : [...tags].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))
     for (const [k, v] of sorted) name += v === '' ? `.${cleanPart(k)}` : `.${cleanPart(k)}_${cleanPart(v)}`
   }
   // Counted in code points, as names.ts counts them.
   if (name.length > MAX_STAT_NAME_LENGTH && [...name].length > MAX_STAT_NAME_LENGTH) {
-    return reject('stat_name_too_long', `invalid stat name: "${name.slice(0, 40)}..." is longer than ${MAX_STAT_NAME_LENGTH} characters once its tags are appended`)
+    return reject(
+      'stat_name_too_long',
+      `invalid stat name: "${name.slice(0, 40)}..." is longer than ${MAX_STAT_NAME_LENGTH} characters once its tags are appended`,
+    )
   }
   return parseStatName(name)
 }

@@ -47,7 +47,12 @@ interface Pending {
 }
 
 /** Redis keys of the refusal counts: per account and day, and the day's totals. */
-export function statsdCountKey(config: Pick<Config, 'redisPrefix'>, what: 'refused' | 'accepted', accountId: string | null, day = new Date().toISOString().slice(0, 10)): string {
+export function statsdCountKey(
+  config: Pick<Config, 'redisPrefix'>,
+  what: 'refused' | 'accepted',
+  accountId: string | null,
+  day = new Date().toISOString().slice(0, 10),
+): string {
   return accountId ? redisKey(config, 'statsd', what, accountId, day) : redisKey(config, 'statsd', what, day)
 }
 
@@ -57,7 +62,9 @@ export async function statsdRefusedToday(redis: Redis, config: Pick<Config, 'red
 }
 
 /** A line's parse as the cache holds it: frozen, shared by every packet of that line. */
-type CachedParse = { ok: true; value: { readonly key: string; readonly points: readonly Readonly<ValidPoint>[] } } | { ok: false; code: string; message: string }
+type CachedParse =
+  | { ok: true; value: { readonly key: string; readonly points: readonly Readonly<ValidPoint>[] } }
+  | { ok: false; code: string; message: string }
 
 function freezeParse(parsed: ReturnType<typeof parseStatsdLine>): CachedParse {
   if (parsed.ok) {
@@ -166,8 +173,7 @@ export class StatsdIntake {
       if (resolved) {
         accounts.set(key, resolved.account)
         this.accountsByKey.set(key, { account: resolved.account, until: Date.now() + KEY_CACHE_MS })
-      }
-      else if (!refusal) refusal = 'unknown API key'
+      } else if (!refusal) refusal = 'unknown API key'
     }
     if (refusal) return this.refuse(firstKey ? accounts.get(firstKey)?.id : undefined, 1, refusal)
     // Several keys in one datagram: each key's points are a packet of that account.
@@ -206,7 +212,8 @@ export class StatsdIntake {
         await this.deps.ingest.writeMany(account, p.points, 'all', now, 'points')
         this.accept(account.id, p.packets.length)
       } catch (err) {
-        const conflicts = err instanceof AppError && err.code === 'kind_conflict' ? (err.extra.errors as Array<{ index: number }> | undefined) : undefined
+        const conflicts =
+          err instanceof AppError && err.code === 'kind_conflict' ? (err.extra.errors as Array<{ index: number }> | undefined) : undefined
         if (!conflicts) throw err
         // Refuse the packets holding a conflicting point; the others are written without them.
         const bad = new Set(conflicts.map((c) => packetOf(p.packets, c.index)))

@@ -20,10 +20,12 @@ const TYPES = new Set(['c', 'g', 'ms', 'h', 'd'])
 
 /** One line of a datagram (or of a TCP stream), without its newline. */
 export function parseStatsdLine(line: string, nowSeconds: number): Parsed<StatsdLine> {
-  if (line.startsWith('_e{') || line.startsWith('_sc|')) return reject('invalid_line', 'events and service checks are not metrics; they are not stored')
+  if (line.startsWith('_e{') || line.startsWith('_sc|'))
+    return reject('invalid_line', 'events and service checks are not metrics; they are not stored')
   const dot = line.indexOf('.')
   const colon = line.indexOf(':')
-  if (dot <= 0 || colon === -1 || dot > colon) return reject('invalid_line', 'a line is <API key>.<metric>:<value>|<type>: the key prefix is missing')
+  if (dot <= 0 || colon === -1 || dot > colon)
+    return reject('invalid_line', 'a line is <API key>.<metric>:<value>|<type>: the key prefix is missing')
   const key = line.slice(0, dot)
   const metric = line.slice(dot + 1, colon)
   if (!metric) return reject('invalid_line', 'the metric name is empty')
@@ -39,12 +41,17 @@ export function parseStatsdLine(line: string, nowSeconds: number): Parsed<Statsd
   for (const section of sections.slice(2)) {
     if (section.startsWith('@')) {
       rate = Number(section.slice(1))
-      if (!/^@(?:0|1)?(?:\.[0-9]+)?$|^@1$/.test(section) || !(rate > 0 && rate <= 1)) return reject('invalid_line', `metric "${metric}": invalid sample rate "${section}" (0 < rate <= 1)`)
+      if (!/^@(?:0|1)?(?:\.[0-9]+)?$|^@1$/.test(section) || !(rate > 0 && rate <= 1))
+        return reject('invalid_line', `metric "${metric}": invalid sample rate "${section}" (0 < rate <= 1)`)
     } else if (section.startsWith('#')) {
-      tags = section.slice(1).split(',').filter(Boolean).map((tag) => {
-        const at = tag.indexOf(':')
-        return at === -1 ? [tag, ''] : [tag.slice(0, at), tag.slice(at + 1)]
-      })
+      tags = section
+        .slice(1)
+        .split(',')
+        .filter(Boolean)
+        .map((tag) => {
+          const at = tag.indexOf(':')
+          return at === -1 ? [tag, ''] : [tag.slice(0, at), tag.slice(at + 1)]
+        })
     } else if (section.startsWith('T')) {
       const checked = parseTimestamp(section.slice(1), nowSeconds)
       if (!checked.ok) return reject(checked.code, `metric "${metric}": ${checked.message}`)
@@ -59,7 +66,11 @@ export function parseStatsdLine(line: string, nowSeconds: number): Parsed<Statsd
   const field = counter ? 'count' : 'value'
   const points: ValidPoint[] = []
   for (const raw of values) {
-    if (type === 'g' && (raw.startsWith('+') || raw.startsWith('-'))) return reject('invalid_value', `metric "${metric}": a signed gauge ("${raw}") is a relative change, which is not supported; send the gauge's value`)
+    if (type === 'g' && (raw.startsWith('+') || raw.startsWith('-')))
+      return reject(
+        'invalid_value',
+        `metric "${metric}": a signed gauge ("${raw}") is a relative change, which is not supported; send the gauge's value`,
+      )
     const parsed = parseNumber(raw, field)
     if (!parsed.ok) return reject(parsed.code, `metric "${metric}": ${parsed.message}`)
     // A counter sampled at 10 % stands for ten times what it says; the result obeys the same range rule.

@@ -6,7 +6,12 @@
 export const pageData = document.body.dataset as Record<string, string | undefined>
 
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly detail: string, readonly code?: string, readonly errors?: Array<{ path?: string; index?: number; detail?: string; message?: string }>) {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+    readonly code?: string,
+    readonly errors?: Array<{ path?: string; index?: number; detail?: string; message?: string }>,
+  ) {
     super(detail)
   }
 }
@@ -20,7 +25,12 @@ export async function api<T = any>(method: string, path: string, body?: unknown,
   if (method !== 'GET' && pageData.csrf) headers['x-service-csrf'] = pageData.csrf
   let res: Response
   try {
-    res = await fetch(path, { method, headers, body: body === undefined ? undefined : raw ? body : JSON.stringify(body), credentials: 'same-origin' })
+    res = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : raw ? body : JSON.stringify(body),
+      credentials: 'same-origin',
+    })
   } catch {
     throw new ApiError(0, 'The service could not be reached. Check your connection; this page retries by itself.')
   }

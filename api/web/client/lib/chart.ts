@@ -21,14 +21,17 @@ const zoneScale: Pick<uPlot.Options, 'tzDate'> = ZONE === BROWSER_ZONE ? {} : { 
 
 /** The x axis: times under a day apart read as times with the day under the first of each day; else days. */
 export const timeAxis: uPlot.Axis = {
-  label: `Time (${ZONE})`, labelSize: 20, labelFont: '12px system-ui, sans-serif',
+  label: `Time (${ZONE})`,
+  labelSize: 20,
+  labelFont: '12px system-ui, sans-serif',
   // Room for a locale's widest time ("12:00 PM") between ticks, so labels never run together at 375 px.
   space: 90,
-  values: (_u, ticks, _space, _n, incr) => ticks.map((t, i) => {
-    if (incr >= 86_400) return dayOf(t)
-    const first = i === 0 || dayOf(ticks[i - 1]) !== dayOf(t)
-    return first ? `${fmtTime.format(t * 1000)}\n${dayOf(t)}` : fmtTime.format(t * 1000)
-  }),
+  values: (_u, ticks, _space, _n, incr) =>
+    ticks.map((t, i) => {
+      if (incr >= 86_400) return dayOf(t)
+      const first = i === 0 || dayOf(ticks[i - 1]) !== dayOf(t)
+      return first ? `${fmtTime.format(t * 1000)}\n${dayOf(t)}` : fmtTime.format(t * 1000)
+    }),
 }
 /** The legend's time: the full date and time, in the same zone. */
 export const timeLegend = (_u: uPlot, t: number | null) => (t == null ? '—' : fmtFull.format(t * 1000))
@@ -46,8 +49,20 @@ const drawn = (el: HTMLElement) => (u: uPlot) => {
 export const zoneWords = `times in ${ZONE}`
 
 /** A bucket of the stats API; a gauge's may carry percentiles asked for (p50, p95, p99). */
-export interface Bucket { t: number; value: number; n: number; min?: number; max?: number; [percentile: `p${string}`]: number | undefined }
-export interface Band { t: number; lo: number; hi: number; flagged?: boolean }
+export interface Bucket {
+  t: number
+  value: number
+  n: number
+  min?: number
+  max?: number
+  [percentile: `p${string}`]: number | undefined
+}
+export interface Band {
+  t: number
+  lo: number
+  hi: number
+  flagged?: boolean
+}
 
 export interface ChartInput {
   kind: 'counter' | 'gauge'
@@ -111,24 +126,70 @@ export function drawChart(el: HTMLElement, c: ChartInput, label: string): uPlot 
   const width = Math.max(280, el.clientWidth)
   const height = width < 500 ? 240 : 320
   const opts: uPlot.Options = {
-    width, height, title: undefined, ...zoneScale,
+    width,
+    height,
+    title: undefined,
+    ...zoneScale,
     scales: { x: { time: true } },
     axes: [timeAxis, { values: (_u, ticks) => ticks.map((v) => num(v)), size: 60, ...(c.unit ? { label: c.unit, labelSize: 18 } : {}) }],
     series: [
       { label: 'Time', value: timeLegend },
-      { label: `${label} (this period)`, stroke: '#1d4ed8', width: 2, spanGaps: c.kind === 'gauge', value: (_u, v) => (v == null ? '—' : num(v)), points: { size: 5, filter: loneToo } },
-      { label: 'Previous period', stroke: '#8a94a3', width: 1.5, dash: [6, 5], spanGaps: c.kind === 'gauge', value: (_u, v) => (v == null ? '—' : num(v)), points: { size: 5, filter: loneToo } },
-      ...(c.band?.length ? [
-        { label: 'Normal range (low)', stroke: 'rgba(22,163,74,0.5)', width: 1, value: (_u: uPlot, v: number | null) => (v == null ? '—' : num(v)), points: { show: false } },
-        { label: 'Normal range (high)', stroke: 'rgba(22,163,74,0.5)', width: 1, value: (_u: uPlot, v: number | null) => (v == null ? '—' : num(v)), points: { show: false } },
-      ] : []),
+      {
+        label: `${label} (this period)`,
+        stroke: '#1d4ed8',
+        width: 2,
+        spanGaps: c.kind === 'gauge',
+        value: (_u, v) => (v == null ? '—' : num(v)),
+        points: { size: 5, filter: loneToo },
+      },
+      {
+        label: 'Previous period',
+        stroke: '#8a94a3',
+        width: 1.5,
+        dash: [6, 5],
+        spanGaps: c.kind === 'gauge',
+        value: (_u, v) => (v == null ? '—' : num(v)),
+        points: { size: 5, filter: loneToo },
+      },
+      ...(c.band?.length
+        ? [
+            {
+              label: 'Normal range (low)',
+              stroke: 'rgba(22,163,74,0.5)',
+              width: 1,
+              value: (_u: uPlot, v: number | null) => (v == null ? '—' : num(v)),
+              points: { show: false },
+            },
+            {
+              label: 'Normal range (high)',
+              stroke: 'rgba(22,163,74,0.5)',
+              width: 1,
+              value: (_u: uPlot, v: number | null) => (v == null ? '—' : num(v)),
+              points: { show: false },
+            },
+          ]
+        : []),
       // Markers only: no line joins the flagged hours.
-      ...(flaggedCount(c) ? [
-        { label: 'Flagged hour', stroke: '#dc2626', width: 0, paths: () => null, value: (_u: uPlot, v: number | null) => (v == null ? '—' : num(v)), points: { show: true, size: 9, fill: '#dc2626', stroke: '#dc2626' } },
-      ] : []),
+      ...(flaggedCount(c)
+        ? [
+            {
+              label: 'Flagged hour',
+              stroke: '#dc2626',
+              width: 0,
+              paths: () => null,
+              value: (_u: uPlot, v: number | null) => (v == null ? '—' : num(v)),
+              points: { show: true, size: 9, fill: '#dc2626', stroke: '#dc2626' },
+            },
+          ]
+        : []),
       ...(c.percentiles ?? []).map((k, i) => ({
-        label: k, stroke: PERCENTILE_STROKES[i % PERCENTILE_STROKES.length], width: 1.25, dash: [2, 3], spanGaps: true,
-        value: (_u: uPlot, v: number | null) => (v == null ? '—' : num(v)), points: { size: 4, filter: loneToo },
+        label: k,
+        stroke: PERCENTILE_STROKES[i % PERCENTILE_STROKES.length],
+        width: 1.25,
+        dash: [2, 3],
+        spanGaps: true,
+        value: (_u: uPlot, v: number | null) => (v == null ? '—' : num(v)),
+        points: { size: 4, filter: loneToo },
       })),
     ],
     // Shade between the high (4) and low (3) edges of the normal range.
@@ -150,8 +211,18 @@ export function followWidth(el: HTMLElement, plot: uPlot, height: (width: number
 }
 
 /** One stat of an overlaid chart (a dashboard card, the correlations page). */
-export interface OverlaySeries { name: string; kind: 'counter' | 'gauge'; points: Bucket[]; unit?: string | null }
-export interface OverlayInput { from: number; to: number; bucket: number; series: OverlaySeries[] }
+export interface OverlaySeries {
+  name: string
+  kind: 'counter' | 'gauge'
+  points: Bucket[]
+  unit?: string | null
+}
+export interface OverlayInput {
+  from: number
+  to: number
+  bucket: number
+  series: OverlaySeries[]
+}
 
 export const PALETTE = ['#1d4ed8', '#d97706', '#059669', '#9333ea', '#dc2626']
 
@@ -164,11 +235,14 @@ export const axisGroup = (s: OverlaySeries) => s.unit || (s.kind === 'counter' ?
 export function overlayData(c: OverlayInput): uPlot.AlignedData {
   const xs: number[] = []
   for (let t = c.from; t < c.to; t += c.bucket) xs.push(t)
-  return [xs, ...c.series.map((s) => {
-    const byT = new Map(s.points.map((p) => [p.t, p.value]))
-    const fill = s.kind === 'counter' ? 0 : null
-    return xs.map((t) => byT.get(t) ?? fill)
-  })]
+  return [
+    xs,
+    ...c.series.map((s) => {
+      const byT = new Map(s.points.map((p) => [p.t, p.value]))
+      const fill = s.kind === 'counter' ? 0 : null
+      return xs.map((t) => byT.get(t) ?? fill)
+    }),
+  ]
 }
 
 /**
@@ -176,7 +250,11 @@ export function overlayData(c: OverlayInput): uPlot.AlignedData {
  * crosshair moves together (uPlot's cursor sync, by time); clicking a legend entry shows that series alone,
  * clicking it again shows them all (uPlot's legend isolate).
  */
-export function drawOverlay(el: HTMLElement, c: OverlayInput, o: { sync?: string; height?: (w: number) => number; axisEach?: boolean; width?: number } = {}): uPlot {
+export function drawOverlay(
+  el: HTMLElement,
+  c: OverlayInput,
+  o: { sync?: string; height?: (w: number) => number; axisEach?: boolean; width?: number } = {},
+): uPlot {
   const width = Math.max(260, o.width ?? el.clientWidth)
   const height = o.height ?? ((w: number) => (w < 500 ? 200 : 240))
   // axisEach: two stats compared for their shape (correlations), each on its own scale whatever they count.
@@ -189,18 +267,43 @@ export function drawOverlay(el: HTMLElement, c: OverlayInput, o: { sync?: string
   }
   const fmt = (_u: uPlot, v: number | null) => (v == null ? '—' : num(v))
   const opts: uPlot.Options = {
-    width, height: height(width), ...zoneScale,
+    width,
+    height: height(width),
+    ...zoneScale,
     scales: { x: { time: true } },
     axes: [
       timeAxis,
-      { scale: 'y', values: (_u, ticks) => ticks.map((v) => num(v)), size: 56, label: axisLabel(groups[0]), labelSize: axisLabel(groups[0]) ? 18 : 0 },
-      ...(groups.length > 1 ? [{ scale: 'y2', side: 1 as const, grid: { show: false }, values: (_u: uPlot, ticks: number[]) => ticks.map((v) => num(v)), size: 56, label: axisLabel(groups[1]), labelSize: axisLabel(groups[1]) ? 18 : 0 }] : []),
+      {
+        scale: 'y',
+        values: (_u, ticks) => ticks.map((v) => num(v)),
+        size: 56,
+        label: axisLabel(groups[0]),
+        labelSize: axisLabel(groups[0]) ? 18 : 0,
+      },
+      ...(groups.length > 1
+        ? [
+            {
+              scale: 'y2',
+              side: 1 as const,
+              grid: { show: false },
+              values: (_u: uPlot, ticks: number[]) => ticks.map((v) => num(v)),
+              size: 56,
+              label: axisLabel(groups[1]),
+              labelSize: axisLabel(groups[1]) ? 18 : 0,
+            },
+          ]
+        : []),
     ],
     series: [
       { label: 'Time', value: timeLegend },
       ...c.series.map((s, i) => ({
         label: groups.length > 1 ? `${s.name} (${groups.indexOf(group(s)) === 0 ? 'left' : 'right'})` : s.name,
-        scale: scaleOf(s), stroke: PALETTE[i % PALETTE.length], width: 2, spanGaps: s.kind === 'gauge', value: fmt, points: { size: 5, filter: loneToo },
+        scale: scaleOf(s),
+        stroke: PALETTE[i % PALETTE.length],
+        width: 2,
+        spanGaps: s.kind === 'gauge',
+        value: fmt,
+        points: { size: 5, filter: loneToo },
       })),
     ],
     legend: { isolate: true },

@@ -16,7 +16,15 @@ const fmtWhen = inZone({ year: 'numeric', month: 'short', day: 'numeric', hour: 
 /** An ISO instant as the browser's locale writes a date and time, with the zone's short name ("25 Nov 2026, 17:40 CET"). */
 export const when = (iso: string | null | undefined) => (iso ? fmtWhen.format(Date.parse(iso)) : '—')
 
-const wallParts = inZone({ hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
+const wallParts = inZone({
+  hourCycle: 'h23',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+})
 /** The zone's wall clock at instant `ms`, as milliseconds of a UTC date reading the same. */
 function wallAt(ms: number): number {
   const p: Record<string, number> = {}

@@ -10,7 +10,13 @@ const IDLE_AFTER_MS = 60_000
 
 let lastActivity = Date.now()
 for (const ev of ['mousemove', 'keydown', 'pointerdown', 'scroll', 'focus']) {
-  addEventListener(ev, () => { lastActivity = Date.now() }, { passive: true, capture: true })
+  addEventListener(
+    ev,
+    () => {
+      lastActivity = Date.now()
+    },
+    { passive: true, capture: true },
+  )
 }
 
 export function pollDelay(): number {
@@ -37,7 +43,9 @@ export function usePoll(tick: () => Promise<unknown>, deps: unknown[]): void {
         if (!stopped) timer = setTimeout(run, pollDelay())
       }
     }
-    const onVisible = () => { if (document.visibilityState === 'visible') void run() }
+    const onVisible = () => {
+      if (document.visibilityState === 'visible') void run()
+    }
     document.addEventListener('visibilitychange', onVisible)
     void run()
     return () => {

@@ -1,11 +1,23 @@
 // A sparkline as inline SVG (one path; cheaper than a chart per row).
 import { html } from './ui.js'
 
-export function Sparkline({ points, from, to, label }: { points: Array<{ t: number; value: number }>; from: number; to: number; label: string }) {
-  const W = 120, H = 28
+export function Sparkline({
+  points,
+  from,
+  to,
+  label,
+}: {
+  points: Array<{ t: number; value: number }>
+  from: number
+  to: number
+  label: string
+}) {
+  const W = 120,
+    H = 28
   if (!points.length) return html`<span class="muted small">no points</span>`
   const vs = points.map((p) => p.value)
-  const lo = Math.min(...vs), hi = Math.max(...vs)
+  const lo = Math.min(...vs),
+    hi = Math.max(...vs)
   const x = (t: number) => ((t - from) / Math.max(1, to - from)) * W
   const y = (v: number) => (hi === lo ? H / 2 : H - 2 - ((v - lo) / (hi - lo)) * (H - 4))
   if (points.length === 1) {

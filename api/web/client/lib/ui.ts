@@ -54,14 +54,38 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
 }
 
 export function Badge({ state }: { state: string }) {
-  const words: Record<string, string> = { ok: 'OK', firing: 'Firing', pending_confirmation: 'Pending confirmation', paused: 'Paused', queued: 'Queued', delivered: 'Delivered', failed: 'Failed' }
+  const words: Record<string, string> = {
+    ok: 'OK',
+    firing: 'Firing',
+    pending_confirmation: 'Pending confirmation',
+    paused: 'Paused',
+    queued: 'Queued',
+    delivered: 'Delivered',
+    failed: 'Failed',
+  }
   return html`<span class=${`badge ${state}`}>${words[state] ?? state}</span>`
 }
 
 /** Field label with its hint and the server's or the form's error for it, both tied to the control by aria-describedby. */
-export function Field({ id, label, hint, error, children }: { id: string; label: string; hint?: string; error?: string; children: ComponentChildren }) {
+export function Field({
+  id,
+  label,
+  hint,
+  error,
+  children,
+}: {
+  id: string
+  label: string
+  hint?: string
+  error?: string
+  children: ComponentChildren
+}) {
   const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
-  const controls = toChildArray(children).map((c) => (typeof c === 'object' && (c as VNode<{ id?: string }>).props?.id === id ? cloneElement(c as VNode, { 'aria-describedby': describedBy }) : c))
+  const controls = toChildArray(children).map((c) =>
+    typeof c === 'object' && (c as VNode<{ id?: string }>).props?.id === id
+      ? cloneElement(c as VNode, { 'aria-describedby': describedBy })
+      : c,
+  )
   return html`<div><label for=${id}>${label}</label>${hint ? html`<span class="hint" id=${`${id}-hint`}>${hint}</span>` : null}${controls}
     ${error ? html`<p class="field-error" id=${`${id}-error`} role="alert">${error}</p>` : null}</div>`
 }
