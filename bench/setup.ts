@@ -110,7 +110,7 @@ export async function createAccounts(sql: Sql, n: number, label: string): Promis
 export async function countPoints(sql: Sql, namePrefix: string): Promise<{ rows: number; sum: number }> {
   const [r] = await sql<{ rows: number; sum: number }[]>`
     select count(*)::int as rows, coalesce(sum(p.value), 0)::float8 as sum
-    from points p where p.stat_id in (select id from stats where name like ${namePrefix + '%'})`
+    from points p where p.stat_id in (select id from stats where name like ${`${namePrefix}%`})`
   return r
 }
 

@@ -456,7 +456,7 @@ async function main() {
   say('|---|---|---|---|---|---|')
   for (const r of rows) {
     const bpp = r.bytes / TOTAL
-    const ratio = influxRow ? (bpp / (influxRow.bytes / TOTAL)).toFixed(2) + 'x' : 'n/a'
+    const ratio = influxRow ? `${(bpp / (influxRow.bytes / TOTAL)).toFixed(2)}x` : 'n/a'
     const cpm = r.compactMs === null ? 'n/a' : (Math.max(0, r.compactMs) / 1000 / (TOTAL / 1e6)).toFixed(2)
     say(`| ${r.store} | ${r.bytes.toLocaleString('en')} | ${bpp.toFixed(2)} | ${ratio} | ${cpm} | ${r.note} |`)
   }
@@ -467,7 +467,7 @@ async function main() {
     const ref = exportRates.find((x) => x.store === 'InfluxDB 1.x' && x.scope === e.scope)
     const rate = e.rows / e.seconds
     say(
-      `| ${e.store}, ${e.scope} | ${e.rows.toLocaleString('en')} | ${e.seconds.toFixed(2)} | ${Math.round(rate).toLocaleString('en')} | ${ref ? (rate / (ref.rows / ref.seconds)).toFixed(2) + 'x' : 'n/a'} |`,
+      `| ${e.store}, ${e.scope} | ${e.rows.toLocaleString('en')} | ${e.seconds.toFixed(2)} | ${Math.round(rate).toLocaleString('en')} | ${ref ? `${(rate / (ref.rows / ref.seconds)).toFixed(2)}x` : 'n/a'} |`,
     )
   }
 }

@@ -4,7 +4,7 @@
 // every accepted point and every seeded one is looked up through stat_points (hot rows and day
 // blocks alike): nothing lost, nothing doubled, and the pass the restarted worker runs finishes
 // the compaction.
-import { DrillRig, http, type DrillResult } from './drills.js'
+import { type DrillRig, http, type DrillResult } from './drills.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const DAY = 86_400

@@ -470,7 +470,7 @@ async function sendWithRetries(
     const sentAt = Date.now()
     const res = await rig.send(w, attempt, path, body, headers)
     if (res?.status === 200) return ledger.settle(items, 'accepted', sentAt)
-    if (res && res.status && res.status < 500 && res.status !== 429) {
+    if (res?.status && res.status < 500 && res.status !== 429) {
       const n = accepted(res.body)
       ledger.settle(items.slice(0, n), 'accepted', sentAt)
       return ledger.settle(items.slice(n), unanswered ? 'unknown' : 'refused')

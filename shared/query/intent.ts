@@ -98,7 +98,7 @@ export function parseIntent(question: string, stats: StatRef[], now: Date, zone 
     .trim()
   const periods = findPeriods(q, now, zone)
   let rest = q
-  for (const p of [...periods].reverse()) rest = rest.slice(0, p.start) + ' ' + rest.slice(p.end)
+  for (const p of [...periods].reverse()) rest = `${rest.slice(0, p.start)} ${rest.slice(p.end)}`
   const none: Decline = (reason, extra = {}) => ({
     op: 'unknown',
     agg: null,

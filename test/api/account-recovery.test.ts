@@ -224,7 +224,7 @@ async function populated() {
     'rollups folded',
   )
   t_ok(await request(app.url, '/api/v1/stats/cpu/share', { method: 'POST', bearer: key }), 201, 200)
-  const csv = 'stat,value,timestamp\nimported,5,' + (Math.floor(Date.now() / 1000) - 3600) + '\n'
+  const csv = `stat,value,timestamp\nimported,5,${Math.floor(Date.now() / 1000) - 3600}\n`
   const imported = await request(app.url, '/api/v1/import/legacy', { body: csv, headers: { 'content-type': 'text/csv' }, bearer: key })
   t_ok(imported, 202, 200, 201)
   await eventually(

@@ -427,7 +427,7 @@ test('18 send a test: 202, one delivery with event "test" signed like any delive
   t.is(req.json.idempotency_key, res.body.delivery_id)
   t.is(req.headers['x-service-idempotency-key'], req.json.idempotency_key)
   t.true(verifySignature(a.secret, req.headers['x-service-signature'], req.body), 'signature verifies with the signing secret')
-  t.false(verifySignature(a.secret + 'x', req.headers['x-service-signature'], req.body))
+  t.false(verifySignature(`${a.secret}x`, req.headers['x-service-signature'], req.body))
   const history = await eventually(async () => {
     const e = await events(u, a.id)
     return e[0]?.delivery_status === 'delivered' ? e : null

@@ -22,7 +22,7 @@ test('signup creates an account, sets an HttpOnly session cookie and returns a C
   t.regex(raw, /path=\//i)
   // The cookie value is stored only as a hash.
   const token = cookieFrom(res, 'service_session')!.split('=')[1]
-  const [row] = await app.sql`select count(*)::int as n from sessions where token_hash::text like ${'%' + token + '%'}`
+  const [row] = await app.sql`select count(*)::int as n from sessions where token_hash::text like ${`%${token}%`}`
   t.is(row.n, 0)
 })
 
@@ -97,7 +97,7 @@ test('missing, forged and malformed credentials are 401', async (t) => {
   const none = await request(app.url, '/api/v1/auth/me')
   t.is(none.status, 401)
   t.is(none.body.code, 'unauthorized')
-  const forged = await request(app.url, '/api/v1/auth/me', { bearer: 'mk_AAAAAAAAAAAA_' + 'B'.repeat(32) })
+  const forged = await request(app.url, '/api/v1/auth/me', { bearer: `mk_AAAAAAAAAAAA_${'B'.repeat(32)}` })
   t.is(forged.status, 401)
   const malformed = await request(app.url, '/api/v1/auth/me', { headers: { authorization: 'Basic Zm9vOmJhcg==' } })
   t.is(malformed.status, 401)

@@ -453,7 +453,7 @@ function chunked(total: number, line = Buffer.from(`s,1,${now() - 60}\n`), chunk
 test('8 a file over 8 MB is 413 whatever the transport (raw, chunked, multipart; with or without dryRun), and nothing is stored', async (t) => {
   const { user, key } = await account()
   const line = `s,1,${now() - 60}\n`
-  const big = 'stat,value,time\n' + line.repeat(Math.ceil(8_000_001 / line.length))
+  const big = `stat,value,time\n${line.repeat(Math.ceil(8_000_001 / line.length))}`
   t.true(big.length > 8_000_000)
   for (const query of ['', '?dryRun=1']) {
     const replies = [

@@ -858,7 +858,7 @@ test('decisions 4a: numbers as real clients format them: 1, 1.0, 92.194000, 1e+0
     t.deepEqual((await post('/ez', `ezkey=${key}&stat=${enc(stat)}&count=${enc(text)}`)).body, OK, `/ez count ${text}`)
     t.deepEqual((await get(`/ez?ezkey=${key}&stat=${enc(stat)}&count=${enc(text)}`)).body, OK, `GET ${text}`)
     t.deepEqual((await post('/c', `ukey=${key}&key=${enc(stat)}&count=${enc(text)}`)).body, OK, `/c ${text}`)
-    t.deepEqual((await post('/v', `ukey=${key}&key=${enc(stat + ' g')}&value=${enc(text)}`)).body, OK, `/v ${text}`)
+    t.deepEqual((await post('/v', `ukey=${key}&key=${enc(`${stat} g`)}&value=${enc(text)}`)).body, OK, `/v ${text}`)
     t.deepEqual(await valuesOf(user.accountId, stat), [n, n, n], text)
     t.deepEqual(await valuesOf(user.accountId, `${stat} g`), [n], text)
   }

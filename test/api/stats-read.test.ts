@@ -203,7 +203,7 @@ test('GET /api/v1/stats for a new account is an empty list; without credentials 
   const { key } = await keyed()
   t.deepEqual((await request(app.url, '/api/v1/stats', { bearer: key })).body, { stats: [] })
   t.is((await request(app.url, '/api/v1/stats')).status, 401)
-  t.is((await request(app.url, '/api/v1/stats?ezkey=' + key)).status, 401, 'a key in the query string does not authenticate')
+  t.is((await request(app.url, `/api/v1/stats?ezkey=${key}`)).status, 401, 'a key in the query string does not authenticate')
   t.is((await request(app.url, '/api/v1/stats/x', { bearer: 'forged' })).status, 401)
 })
 

@@ -38,7 +38,7 @@ test('v1 writes: a NUL or an unpaired surrogate in ikey is a 400 naming the fiel
       },
       /^body\.points\[1\]\.ikey: contains a NUL/,
     ],
-    ['/api/v1/points', { points: [{ stat: 'a', count: 1, ['k\u0000']: 1 }] }, /^body\.points\[0\]: a field name contains a NUL/],
+    ['/api/v1/points', { points: [{ stat: 'a', count: 1, 'k\u0000': 1 }] }, /^body\.points\[0\]: a field name contains a NUL/],
   ]
   for (const [path, json, detail] of cases) {
     const res = await request(app.url, path, { json, bearer: key })

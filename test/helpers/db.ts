@@ -30,7 +30,7 @@ export async function prepareTemplate(): Promise<void> {
   try {
     const stale = await sql<
       { datname: string }[]
-    >`select datname from pg_database where datname like ${CLONE_PREFIX + '%'} and datname <> ${TEMPLATE}`
+    >`select datname from pg_database where datname like ${`${CLONE_PREFIX}%`} and datname <> ${TEMPLATE}`
     const cutoff = Date.now() - 2 * 3600_000 // a concurrent run's clones are younger than this
     for (const { datname } of stale) {
       const born = Number(datname.slice(CLONE_PREFIX.length).split('_')[0])

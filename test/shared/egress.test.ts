@@ -7,7 +7,7 @@
 
 import test from 'ava'
 import type { ExecutionContext } from 'ava'
-import dns from 'node:dns'
+import type dns from 'node:dns'
 import http from 'node:http'
 import net from 'node:net'
 import tls from 'node:tls'

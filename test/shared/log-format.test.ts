@@ -22,7 +22,7 @@ test('a request is one short line: time, level, component, method, url, status, 
   const { log, lines } = capture('pretty')
   log.child({ component: 'web' }).info('request', { method: 'GET', url: '/api/v1/stats', status: 200, ms: 3.1, request_id: 'r1' })
   await new Promise((r) => setImmediate(r))
-  t.regex(lines[0], /^\d\d:\d\d:\d\d info  web GET \/api\/v1\/stats 200 3\.1ms$/)
+  t.regex(lines[0], /^\d\d:\d\d:\d\d info {2}web GET \/api\/v1\/stats 200 3\.1ms$/)
 })
 
 test('other events carry their fields as key=value, secrets redacted as in JSON', async (t) => {
@@ -33,7 +33,7 @@ test('other events carry their fields as key=value, secrets redacted as in JSON'
   await new Promise((r) => setImmediate(r))
   t.regex(
     lines[0],
-    /^\d\d:\d\d:\d\d warn  worker alert delivery failed, will retry  alert_id=a1 attempt=2 url=\/ez\?ezkey=\[REDACTED\]&stat=x$/,
+    /^\d\d:\d\d:\d\d warn {2}worker alert delivery failed, will retry {2}alert_id=a1 attempt=2 url=\/ez\?ezkey=\[REDACTED\]&stat=x$/,
   )
   t.false(lines[0].includes('secret-key'))
 })

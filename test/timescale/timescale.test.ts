@@ -125,7 +125,7 @@ async function createStats(ids: Array<[string, 'counter' | 'gauge']>) {
   for (const sql of both()) {
     const [account] = await sql<{ id: string }[]>`insert into accounts (email) values (${`ts-${randomUUID()}@example.com`}) returning id`
     for (const [id, kind] of ids)
-      await sql`insert into stats (id, account_id, name, kind) values (${id}, ${account.id}, ${'s-' + id.slice(0, 8)}, ${kind})`
+      await sql`insert into stats (id, account_id, name, kind) values (${id}, ${account.id}, ${`s-${id.slice(0, 8)}`}, ${kind})`
   }
 }
 

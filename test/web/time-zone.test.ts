@@ -2,7 +2,7 @@
 // every chart axis and in every date, written the British way (24-hour); the account page sets
 // Asia/Tokyo, and from then on the axes, the dates and the question box's "yesterday" are Tokyo's.
 import test from 'ava'
-import type { Browser, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { screenshot } from '../helpers/browser.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'

@@ -218,7 +218,7 @@ function assertPayload(t: ExecutionContext, req: ReceivedRequest, s: Setup, even
   const sig = verifySignature(s.secret, req.headers['x-service-signature'] as string | undefined, req.body)
   t.true(sig.ok, `signature ${req.headers['x-service-signature']} does not verify`)
   t.true(Math.abs(sig.t - req.at / 1000) < 30, 'signature timestamp is the time of sending')
-  t.false(verifySignature(s.secret + 'x', req.headers['x-service-signature'] as string, req.body).ok)
+  t.false(verifySignature(`${s.secret}x`, req.headers['x-service-signature'] as string, req.body).ok)
 }
 
 // ------------------------------------------------------------------ fire, continue, resolve

@@ -25,7 +25,7 @@ async function newStats(n: number): Promise<string[]> {
   for (let i = 0; i < n; i++) {
     const [row] = await app.sql<
       { id: string }[]
-    >`insert into stats (account_id, name, kind) values (${user.accountId}, ${'s' + randomUUID().slice(0, 8)}, 'counter') returning id`
+    >`insert into stats (account_id, name, kind) values (${user.accountId}, ${`s${randomUUID().slice(0, 8)}`}, 'counter') returning id`
     ids.push(row.id)
   }
   return ids

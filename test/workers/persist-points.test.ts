@@ -19,7 +19,7 @@ async function newStat(kind: 'counter' | 'gauge' = 'counter'): Promise<string> {
   const user = await signUp(app.url)
   const [row] = await app.sql<
     { id: string }[]
-  >`insert into stats (account_id, name, kind) values (${user.accountId}, ${'s' + randomUUID().slice(0, 8)}, ${kind}) returning id`
+  >`insert into stats (account_id, name, kind) values (${user.accountId}, ${`s${randomUUID().slice(0, 8)}`}, ${kind}) returning id`
   return row.id
 }
 

@@ -27,7 +27,7 @@ const dayOf = (t: number) => Math.floor(t / DAY) * DAY
 
 async function newStat(kind: 'counter' | 'gauge' = 'gauge') {
   const user = await signUp(app.url)
-  const name = 's' + randomUUID().slice(0, 8)
+  const name = `s${randomUUID().slice(0, 8)}`
   const [row] = await app.sql<
     { id: string }[]
   >`insert into stats (account_id, name, kind) values (${user.accountId}, ${name}, ${kind}) returning id`

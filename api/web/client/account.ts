@@ -31,7 +31,7 @@ function TimeZone({ current }: { current: string | null }) {
       setBusy(false)
     }
   }
-  const err = fieldErrors(error)['time_zone']
+  const err = fieldErrors(error).time_zone
   return html`<form class="card" onSubmit=${save} aria-labelledby="zone-title"><h2 id="zone-title">Time zone</h2>
     <p class="small muted" data-testid="zone-now">Times on these pages are in <strong>${ZONE}</strong>${current ? '' : " (this browser's zone)"}. Chart axes, dates and the question box's "today" or "last Monday" all use it.</p>
     <${Field} id="time_zone" label="Zone" hint="Pick one to see the same clock on every device, or leave each browser to use its own." error=${err}>

@@ -122,10 +122,10 @@ function Ask() {
   return html`<h1>Ask</h1>
     <p class="muted">Ask about your stats in plain English. Periods such as today or last Monday are calendar periods in ${ZONE} (<a href="/account">change</a>); every number in an answer is checked against the values it rests on.</p>
     <form class="card" onSubmit=${submit} noValidate>
-      <${Field} id="query" label="Your question" hint="For example: how many signups yesterday? average latency over the last 6 hours? which stat had the most this week?" error=${fields['query']}>
-        <input id="query" value=${query} maxLength=${500} onInput=${(e: any) => setQuery(e.currentTarget.value)} aria-invalid=${fields['query'] ? 'true' : undefined} autocomplete="off" />
+      <${Field} id="query" label="Your question" hint="For example: how many signups yesterday? average latency over the last 6 hours? which stat had the most this week?" error=${fields.query}>
+        <input id="query" value=${query} maxLength=${500} onInput=${(e: any) => setQuery(e.currentTarget.value)} aria-invalid=${fields.query ? 'true' : undefined} autocomplete="off" />
       <//>
-      ${fields['query'] ? null : html`<${ErrorNotice} error=${error} />`}
+      ${fields.query ? null : html`<${ErrorNotice} error=${error} />`}
       <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Thinking…' : 'Ask'}</button></div>
       <p class="small">Try: ${examples(stats).map(
         (ex, i) =>

@@ -37,10 +37,10 @@ function Create() {
   }
   const fields = fieldErrors(error)
   return html`<form class="card" onSubmit=${submit} aria-labelledby="create-title"><h2 id="create-title">New dashboard</h2>
-    <${Field} id="name" label="Name" hint="Then add cards to it: here on the dashboard, or from any stat's page." error=${fields['name']}>
-      <input id="name" value=${name} maxlength="100" required onInput=${(e: any) => setName(e.currentTarget.value)} aria-invalid=${fields['name'] ? 'true' : undefined} />
+    <${Field} id="name" label="Name" hint="Then add cards to it: here on the dashboard, or from any stat's page." error=${fields.name}>
+      <input id="name" value=${name} maxlength="100" required onInput=${(e: any) => setName(e.currentTarget.value)} aria-invalid=${fields.name ? 'true' : undefined} />
     <//>
-    ${fields['name'] ? null : html`<${ErrorNotice} error=${error} />`}
+    ${fields.name ? null : html`<${ErrorNotice} error=${error} />`}
     <div class="actions"><button type="submit" disabled=${busy}>Create the dashboard</button></div></form>`
 }
 

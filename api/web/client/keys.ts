@@ -87,10 +87,10 @@ function Keys() {
     <p class="muted">Keys authenticate your code: as <code>Authorization: Bearer …</code> on the v1 API, and as <code>ezkey</code>/<code>ukey</code> on the legacy <code>/ez</code>, <code>/c</code> and <code>/v</code> routes. Hold several to rotate one without downtime.</p>
     ${created ? html`<${NewKey} created=${created} onDone=${() => setCreated(null)} />` : null}
     <form class="card" onSubmit=${create} noValidate>
-      <${Field} id="label" label="New key label" hint="1 to 100 characters, e.g. “production web” or “laptop”." error=${fields['label']}>
-        <input id="label" value=${label} maxLength=${100} onInput=${(e: any) => setLabel(e.currentTarget.value)} aria-invalid=${fields['label'] ? 'true' : undefined} />
+      <${Field} id="label" label="New key label" hint="1 to 100 characters, e.g. “production web” or “laptop”." error=${fields.label}>
+        <input id="label" value=${label} maxLength=${100} onInput=${(e: any) => setLabel(e.currentTarget.value)} aria-invalid=${fields.label ? 'true' : undefined} />
       <//>
-      ${fields['label'] ? null : html`<${ErrorNotice} error=${createError} />`}
+      ${fields.label ? null : html`<${ErrorNotice} error=${createError} />`}
       <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Creating…' : 'Create key'}</button></div>
     </form>
     ${notice ? html`<div class="notice ok" role="status">${notice}</div>` : null}

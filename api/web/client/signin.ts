@@ -21,7 +21,7 @@ function nextPath(): string {
   // The path must also start with a single `/`: a pathname of our own origin can still begin `//host`
   // (`/.//host`, `/x/..//host`, `/%2e//host`, `http://us//host` all resolve so), which location.assign
   // reads as a URL of another host.
-  return /^\/(?![\/\\])/.test(url.pathname) ? url.pathname + url.search + url.hash : '/stats'
+  return /^\/(?![/\\])/.test(url.pathname) ? url.pathname + url.search + url.hash : '/stats'
 }
 
 function SignIn() {
@@ -61,13 +61,13 @@ function SignIn() {
     <h1>${signup ? 'Create your account' : 'Sign in'}</h1>
     <p class="muted">${signup ? 'Free plan: 10 stats, 100,000 points a day, no card.' : 'Charts, alerts and keys for your stats.'}</p>
     <form onSubmit=${submit} noValidate>
-      <${Field} id="email" label="E-mail" error=${fields['email']}>
+      <${Field} id="email" label="E-mail" error=${fields.email}>
         <input id="email" type="email" autocomplete="email" required value=${email} onInput=${(e: any) => setEmail(e.currentTarget.value)}
-          aria-invalid=${fields['email'] ? 'true' : undefined} />
+          aria-invalid=${fields.email ? 'true' : undefined} />
       <//>
-      <${Field} id="password" label="Password" hint=${signup ? 'At least 10 characters.' : undefined} error=${fields['password']}>
+      <${Field} id="password" label="Password" hint=${signup ? 'At least 10 characters.' : undefined} error=${fields.password}>
         <input id="password" type="password" autocomplete=${signup ? 'new-password' : 'current-password'} required minLength=${signup ? 10 : undefined}
-          value=${password} onInput=${(e: any) => setPassword(e.currentTarget.value)} aria-invalid=${fields['password'] ? 'true' : undefined} />
+          value=${password} onInput=${(e: any) => setPassword(e.currentTarget.value)} aria-invalid=${fields.password ? 'true' : undefined} />
       <//>
       ${
         needCode

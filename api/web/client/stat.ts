@@ -141,10 +141,10 @@ function Description({ stat, onSaved }: { stat: Stat; onSaved: (s: Stat) => void
   }
   const fields = fieldErrors(error)
   return html`<form onSubmit=${save}>
-    <${Field} id="description" label="Description" hint=${`At most 500 characters (${text.length} now). Leave empty to clear it.`} error=${fields['description']}>
-      <textarea id="description" value=${text} onInput=${(e: any) => setText(e.currentTarget.value)} aria-invalid=${fields['description'] ? 'true' : undefined}></textarea>
+    <${Field} id="description" label="Description" hint=${`At most 500 characters (${text.length} now). Leave empty to clear it.`} error=${fields.description}>
+      <textarea id="description" value=${text} onInput=${(e: any) => setText(e.currentTarget.value)} aria-invalid=${fields.description ? 'true' : undefined}></textarea>
     <//>
-    ${fields['description'] ? null : html`<${ErrorNotice} error=${error} />`}
+    ${fields.description ? null : html`<${ErrorNotice} error=${error} />`}
     <div class="actions"><button type="submit">Save description</button><button type="button" class="secondary" onClick=${() => setEditing(false)}>Cancel</button></div>
   </form>`
 }
@@ -179,14 +179,14 @@ function Meaning({ stat, onSaved }: { stat: Stat; onSaved: (s: Stat) => void }) 
   }
   const fields = fieldErrors(error)
   return html`<form onSubmit=${save} class="grid2">
-    <${Field} id="unit" label="Unit" hint="Shown on the axis and beside the figures (ms, requests, EUR). Empty: none." error=${fields['unit']}>
-      <input id="unit" value=${unit} maxlength="20" onInput=${(e: any) => setUnit(e.currentTarget.value)} aria-invalid=${fields['unit'] ? 'true' : undefined} />
+    <${Field} id="unit" label="Unit" hint="Shown on the axis and beside the figures (ms, requests, EUR). Empty: none." error=${fields.unit}>
+      <input id="unit" value=${unit} maxlength="20" onInput=${(e: any) => setUnit(e.currentTarget.value)} aria-invalid=${fields.unit ? 'true' : undefined} />
     <//>
     <${Field} id="higher-is" label="When it goes up" hint="Colours the change: green for good news, red for bad.">
       <select id="higher-is" value=${higherIs} onChange=${(e: any) => setHigherIs(e.currentTarget.value)}>
         <option value="better">Higher is better (sign-ups)</option><option value="worse">Higher is worse (latency, errors)</option><option value="neither">Neither</option></select>
     <//>
-    ${fields['unit'] ? null : html`<${ErrorNotice} error=${error} />`}
+    ${fields.unit ? null : html`<${ErrorNotice} error=${error} />`}
     <div class="actions"><button type="submit">Save</button><button type="button" class="secondary" onClick=${() => setEditing(false)}>Cancel</button></div>
   </form>`
 }

@@ -118,7 +118,7 @@ export class StatsdIntake {
   packet(text: string): void | Promise<void> {
     try {
       const done = this.packetUnguarded(text)
-      return done && done.catch((err: unknown) => this.fault(err))
+      return done?.catch((err: unknown) => this.fault(err))
     } catch (err) {
       return this.fault(err)
     }
