@@ -24,7 +24,6 @@ export function embedPage(stat: Stat, w: Window, points: Bucket[]): string {
     pad = { l: 48, r: 12, t: 12, b: 28 }
   const x0 = w.from.getTime() / 1000,
     x1 = w.to.getTime() / 1000
-  const values = points.map((p) => p.value)
   const mins = points.map((p) => ('min' in p ? p.min : p.value))
   const maxs = points.map((p) => ('max' in p ? p.max : p.value))
   const lo = Math.min(0, ...mins),

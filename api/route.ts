@@ -157,7 +157,7 @@ export class Routes {
       `${method} ${path}`,
       chain.reduceRight<Middleware>(
         (next, mw) => (ctx, after) => mw(ctx, () => next(ctx, after)),
-        (ctx, after) => after(),
+        (_ctx, after) => after(),
       ),
     )
   }

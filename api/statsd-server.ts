@@ -140,7 +140,13 @@ export async function startStatsd(deps: AppDeps, port: number, log: Logger): Pro
       await udp.close()
       const closed = new Promise<void>((resolve) => tcp.close(() => resolve()))
       for (const s of sockets) s.end()
-      setTimeout(() => sockets.forEach((s) => s.destroy()), 1_000).unref()
+      setTimeout(
+        () =>
+          sockets.forEach((s) => {
+            s.destroy()
+          }),
+        1_000,
+      ).unref()
       await closed
       await intake.close()
     },

@@ -78,7 +78,9 @@ export function tally(t: Tally, flagged: boolean[], windows: Array<[number, numb
 export function detectorFlags(kind: Kind, values: Array<number | null>, lo: number): boolean[] {
   const r = replaySeries(kind, values, 0, lo)
   const flags = new Array<boolean>(values.length).fill(false)
-  r.hours.forEach((h, k) => (flags[lo + k] = h.anomalous))
+  r.hours.forEach((h, k) => {
+    flags[lo + k] = h.anomalous
+  })
   return flags
 }
 

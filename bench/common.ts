@@ -84,7 +84,10 @@ export async function teardown(o: {
   await o.sql?.end({ timeout: 2 }).catch(() => {})
   let deleted = 0
   if (o.redis) {
-    deleted = await deleteRedisPrefix(o.redis.url, o.redis.prefix).catch((err) => (say(`redis cleanup: ${(err as Error).message}`), 0))
+    deleted = await deleteRedisPrefix(o.redis.url, o.redis.prefix).catch((err) => {
+      say(`redis cleanup: ${(err as Error).message}`)
+      return 0
+    })
     if (o.redisDone) say(o.redisDone(deleted))
   }
   await dropDatabase(o.dbName).then(

@@ -152,7 +152,13 @@ export async function runImportBench(options: Partial<Options> & { log?: (line: 
       await bench.stage('parse reference', async () => {
         const t0 = performance.now()
         let records = 0
-        parseCsv(file, { relax_column_count: true, on_record: () => (records++, null) })
+        parseCsv(file, {
+          relax_column_count: true,
+          on_record: () => {
+            records++
+            return null
+          },
+        })
         results.parseRefMs = round(performance.now() - t0, 1)
         if (records !== Math.ceil(cfg.points / cfg.stats) + 1) problems.push(`parse reference read ${records} records`)
       })

@@ -127,7 +127,6 @@ export function meanOf<T>(before: T | Failed | undefined, after: T | Failed | un
 export function renderTable(r: Results): string {
   const rows: string[][] = [['figure', 'service', 'reference', 'ratio', 'target', '']]
   const A = isFailed(r.referenceA) ? undefined : r.referenceA
-  const B = isFailed(r.referenceB) ? undefined : r.referenceB
   const p1 = isFailed(r.phase1) ? undefined : r.phase1
   const p2 = isFailed(r.phase2) ? undefined : r.phase2
   const p3 = isFailed(r.phase3) ? undefined : r.phase3

@@ -51,7 +51,7 @@ import { randomBytes } from 'node:crypto'
 import { PLANS } from '../shared/plans.js'
 import { envInt as int, isFailed, logger, type Failed, machineInfo, onStopSignals, teardown } from './common.js'
 import { runCopyReference } from './copy-ref.js'
-import { InfluxRef, } from './influx-ref.js'
+import { InfluxRef } from './influx-ref.js'
 import type { CopyResult } from './copy-ref.js'
 import type { LoadResult, Target } from './load.js'
 import { addSelfReported, cpuDuring, processCpuMs, waitForQuiet, type CpuUsage } from './machine.js'
@@ -531,7 +531,11 @@ async function main(): Promise<Results> {
   const referenceB = async (after = false) => {
     const stage = after ? 'reference B (after)' : 'reference B'
     const store = (x: CopyResult | Failed) => (after ? (results.referenceBAfter = x) : (results.referenceB = x))
-    if (!PHASES.has('B')) return (void store(skipped), after || void (results.referenceBStreaming = skipped))
+    if (!PHASES.has('B')) {
+      store(skipped)
+      if (!after) results.referenceBStreaming = skipped
+      return
+    }
     try {
       say(`${stage}: one ${BATCH}-row COPY per batch over 2 connections`)
       store(await measured(stage, () => runCopyReference(e.databaseUrl, SECONDS * 1000, { connections: 2, rowsPerCopy: BATCH })))

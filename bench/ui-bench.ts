@@ -156,7 +156,7 @@ export async function runUiBench(options: Partial<Options> & { log?: (l: string)
     bench.seen.push(child)
     await waitForHttp200(`http://${HOST}:${port}/api/v1/health`, child)
     const base = `http://${HOST}:${port}`
-    const cookie = { 'cookie': `${SESSION_COOKIE}=${token}` }
+    const cookie = { cookie: `${SESSION_COOKIE}=${token}` }
 
     // ---- 1. bundles as served
     const bundles: UiResults['bundles'] = []

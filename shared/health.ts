@@ -18,7 +18,7 @@ export interface CheckResult {
 
 const DEADLINE_MS = 2000
 /** Runs a check; it may answer details, and `error` with them when the dependency answered with a problem (settings, progress). */
-async function timed(run: () => Promise<Record<string, unknown> | void>): Promise<CheckResult> {
+async function timed(run: () => Promise<Record<string, unknown> | undefined>): Promise<CheckResult> {
   const started = performance.now()
   let timer: NodeJS.Timeout | undefined
   const latency = () => Math.round(performance.now() - started)

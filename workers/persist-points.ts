@@ -77,7 +77,10 @@ class CommitGroups {
       this.sql,
       group.map((w) => w.batch),
     ).then(
-      () => group.forEach((w) => w.resolve()),
+      () =>
+        group.forEach((w) => {
+          w.resolve()
+        }),
       // One bad batch must not fail the others with it: on a group failure each is tried alone.
       () => group.forEach(alone),
     )

@@ -112,9 +112,18 @@ export function answerError(ctx: Ctx, thrown: unknown): void {
   const err = toAppError(thrown) ?? (down ? unavailableFor(down) : null)
   if (!err)
     ctx.deps.log.error('unhandled error', { request_id: ctx.state.requestId, method: ctx.method, url: ctx.originalUrl, error: thrown })
-  if (ctx.state.legacy) return sendLegacyError(ctx, err, ctx.state.legacy.strict)
-  if (ctx.state.influx) return sendInfluxError(ctx, err, ctx.state.influx)
-  if (err) return sendProblem(ctx, err)
+  if (ctx.state.legacy) {
+    sendLegacyError(ctx, err, ctx.state.legacy.strict)
+    return
+  }
+  if (ctx.state.influx) {
+    sendInfluxError(ctx, err, ctx.state.influx)
+    return
+  }
+  if (err) {
+    sendProblem(ctx, err)
+    return
+  }
   ctx.status = 500
   ctx.body = {
     type: '/docs/problems#internal',

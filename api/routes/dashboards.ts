@@ -23,7 +23,9 @@ import type { Routes } from '../route.js'
 /** Names and titles are shown on pages: no control or invisible characters (as a stat's description). */
 function printable(body: { name?: string; cards?: Array<{ title?: string }> }): void {
   assertPrintable(body.name, 'body.name')
-  body.cards?.forEach((c, i) => assertPrintable(c.title, `body.cards.${i}.title`))
+  body.cards?.forEach((c, i) => {
+    assertPrintable(c.title, `body.cards.${i}.title`)
+  })
 }
 
 export function dashboardsRoutes(routes: Routes): void {

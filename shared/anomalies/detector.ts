@@ -79,8 +79,6 @@ export const SLOT_SPREAD = 1.25
 /** A counter's scale is at least this many counts (an outside hour is then at least 20 counts away). */
 export const COUNT_FLOOR = 5
 const GAUGE_FLOOR = 1e-9
-/** Robust scale from the MAD under normality. */
-const MAD_TO_SD = 1.4826
 
 export type WindowVerdict = 'used' | 'short' | 'no_signal'
 export type Direction = 'spike' | 'dip'
@@ -252,7 +250,9 @@ interface Profile {
 
 function profileOf(cycle: Profile['cycle'], period: number, from: number, residuals: ReadonlyArray<number | null>): Profile {
   const slots: number[][] = Array.from({ length: period }, () => [])
-  residuals.forEach((r, j) => r !== null && slots[slotOf(from + j * HOUR, period)].push(r))
+  residuals.forEach((r, j) => {
+    if (r !== null) slots[slotOf(from + j * HOUR, period)].push(r)
+  })
   const offset = new Float64Array(period)
   const spread = new Float64Array(period)
   const samples = new Int32Array(period)

@@ -33,7 +33,7 @@ export async function receiveEvent(deps: WebhookDeps, raw: string, signature: st
   const secret = deps.config.stripe.webhookSecret
   if (!secret) throw notConfigured('STRIPE_WEBHOOK_SECRET')
   if (!signature) throw invalid('signature_missing', 'missing Stripe-Signature header')
-  let event
+  let event: ReturnType<ReturnType<typeof provider>['webhooks']['constructEvent']>
   try {
     // The SDK's check: HMAC-SHA256 over "t.<raw body>", and t within its default tolerance (300 s).
     event = provider(deps.config).webhooks.constructEvent(raw, signature, secret)

@@ -42,7 +42,9 @@ export function readImportFile(buf: Buffer, nowSeconds: number): ReadFile {
   }
   // Bad points get the line their value starts on.
   const bad = [...rows.errors, ...rows.badValues]
-  place(bad.map((e) => e.where)).forEach((line, i) => (bad[i].where = line))
+  place(bad.map((e) => e.where)).forEach((line, i) => {
+    bad[i].where = line
+  })
   return { format, rows, place }
 }
 

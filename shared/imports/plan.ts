@@ -106,7 +106,13 @@ export function planImport(read: ReadFile, facts: ImportFacts): ImportPlan {
   let room = Math.max(0, facts.trackedStats - facts.statsHeld)
   const place = new Int8Array(rows.stats.length) // 0 undecided, 1 has a place, 2 over the limit
   const overLimit = (ix: number, name: string) => {
-    if (!place[ix]) place[ix] = facts.existing.has(name) ? 1 : room > 0 ? (room--, 1) : 2
+    if (!place[ix]) {
+      if (facts.existing.has(name)) place[ix] = 1
+      else if (room > 0) {
+        room--
+        place[ix] = 1
+      } else place[ix] = 2
+    }
     return place[ix] === 2
   }
 

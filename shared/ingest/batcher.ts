@@ -59,8 +59,14 @@ export class PointBatcher {
         if (this.points.length) this.flush()
       })
     added.then(
-      () => waiters.forEach((w) => w.resolve()),
-      (err) => waiters.forEach((w) => w.reject(err)),
+      () =>
+        waiters.forEach((w) => {
+          w.resolve()
+        }),
+      (err) =>
+        waiters.forEach((w) => {
+          w.reject(err)
+        }),
     )
   }
 

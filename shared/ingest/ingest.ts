@@ -190,7 +190,9 @@ export class Ingest {
       const fresh = toCheck.length ? await idempotency.fresh(toCheck.map((a) => ({ statId: a.stat.id, t: a.t, ikey: a.p.ikey! }))) : []
       const dupes = new Set(toCheck.filter((_, i) => !fresh[i]))
       const toRecord: IkeyClaim[] = early ? [early] : []
-      toCheck.forEach((a, i) => fresh[i] && toRecord.push({ statId: a.stat.id, t: a.t, ikey: a.p.ikey! }))
+      toCheck.forEach((a, i) => {
+        if (fresh[i]) toRecord.push({ statId: a.stat.id, t: a.t, ikey: a.p.ikey! })
+      })
       const queued: QueuedPoint[] = accepted.filter((a) => !dupes.has(a)).map((a) => [a.stat.id, a.t, a.p.value, a.p.ikey ?? null])
       let replay: Replay | undefined
       const seen: Array<{ statId: string; t: number }> = []

@@ -188,7 +188,11 @@ export class Limits {
       remaining: s.bucketRemaining + s.tokens,
       resetSeconds: Math.ceil(s.msToFull / 1000),
     })
-    const fromLease = () => (s.tokens > 0 && s.tokensUntil > this.now() ? (s.tokens--, allowed()) : undefined)
+    const fromLease = () => {
+      if (s.tokens <= 0 || s.tokensUntil <= this.now()) return undefined
+      s.tokens--
+      return allowed()
+    }
     const leased = fromLease()
     if (leased) return leased
     // One lease request per account in flight; requests arriving meanwhile wait for it and take from what
@@ -254,7 +258,11 @@ export class Limits {
     if (wanted !== 1) return this.reserve(key, plan, wanted, whole, 0)
     if (this.takeLeasedPoint(accountId)) return 1
     s.points.note(1, this.now())
-    const fromLease = () => (s.pointsKey === key && s.pointsUntil > this.now() && s.leasedPoints > 0 ? (s.leasedPoints--, true) : false)
+    const fromLease = () => {
+      if (s.pointsKey !== key || s.pointsUntil <= this.now() || s.leasedPoints <= 0) return false
+      s.leasedPoints--
+      return true
+    }
     if (fromLease()) return 1
     // As for request tokens: one lease request per account in flight, taken only when the last lease is
     // spent or over (so a process never holds more than one, at most 1% of what is left of the day);

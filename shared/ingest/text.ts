@@ -61,7 +61,10 @@ function namedCheck(value: unknown, path: string, depth: number): void {
   }
   // Bodies are bounded by the size limit; the depth bound only keeps a deeply nested one from recursing far.
   if (value === null || typeof value !== 'object' || depth > 64) return
-  if (Array.isArray(value)) return value.forEach((v, i) => namedCheck(v, `${path}[${i}]`, depth + 1))
+  if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) namedCheck(v, `${path}[${i}]`, depth + 1)
+    return
+  }
   for (const [k, v] of Object.entries(value)) {
     const why = unstorableText(k)
     if (why) throw invalid('invalid_text', `${path}: a field name ${why}`)
@@ -77,6 +80,7 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
 const INVISIBLE = /[\p{Cf}\p{Co}\p{Zl}\p{Zp}\u115F\u1160\u3164\uFFA0]/gu
 // Except the zero-width joiner and non-joiner inside a word or an emoji sequence, where they are part of the
 // spelling (Persian and Indic words, 👩‍💻): between two letters, marks or pictographs (a VS16 may precede).
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: the joiners are meant as a class of their own, between two letters or pictographs
 const JOINER = /[\p{L}\p{M}\p{Extended_Pictographic}\uFE0F][\u200C\u200D][\p{L}\p{M}\p{Extended_Pictographic}]/u
 
 const codePoint = (c: string) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`

@@ -27,7 +27,7 @@ function aggFor(stat: StatRef, asked: ParsedIntent['agg']): 'sum' | 'avg' | 'min
   return asked === 'min' || asked === 'max' ? asked : 'avg'
 }
 
-function valueOf(s: Summary, agg: 'sum' | 'avg' | 'min' | 'max' | 'count'): number | null {
+function summaryValue(s: Summary, agg: 'sum' | 'avg' | 'min' | 'max' | 'count'): number | null {
   if (agg === 'count') return s.n
   if (!s.n) return null
   return agg === 'min' ? s.min : agg === 'max' ? s.max : s.value
@@ -83,7 +83,7 @@ export async function aggregateAnswer(sql: Db, intent: ParsedIntent): Promise<Dr
     const agg = aggFor(stat, intent.agg)
     const name = d.stat(stat.name, stat.kind)
     const p = d.period(w.label)
-    const value = valueOf(s, agg)
+    const value = summaryValue(s, agg)
     if (value === null) {
       parts.push(stat.kind === 'counter' ? `No ${name} were recorded ${p}.` : `${name} has no readings ${p}.`)
       continue
@@ -173,8 +173,8 @@ export async function compareAnswer(sql: Db, intent: ParsedIntent): Promise<Draf
   const agg = aggFor(stat, intent.agg)
   const sa = a.get(stat.id)!
   const sb = b.get(stat.id)!
-  const va = valueOf(sa, agg)
-  const vb = valueOf(sb, agg)
+  const va = summaryValue(sa, agg)
+  const vb = summaryValue(sb, agg)
   const name = d.stat(stat.name, stat.kind)
   const pw = d.period(w.label)
   const pc = d.period(c.label)
@@ -212,7 +212,7 @@ export async function compareAnswer(sql: Db, intent: ParsedIntent): Promise<Draf
     // The same elapsed stretch is compared; the whole earlier period is context, never the comparison.
     const ctx = intent.context
     const sc = (await summarise(sql, [stat], ctx)).get(stat.id)!
-    const vc = valueOf(sc, agg) ?? (stat.kind === 'counter' ? 0 : null)
+    const vc = summaryValue(sc, agg) ?? (stat.kind === 'counter' ? 0 : null)
     d.text = `Over the same stretch of each period (${d.period(intent.stretch)}), the ${what} of ${name} was ${d.num(x, `${what} in the first period`)} ${pw} against ${d.num(y, `${what} in the second period`)} ${pc}${change}.`
     if (vc !== null) {
       d.record(retrieved(stat, agg, 'context', ctx, sc, vc))
@@ -237,7 +237,7 @@ export async function rankAnswer(sql: Db, intent: ParsedIntent, top = 3): Promis
     const rows = pool
       .map((s) => {
         const agg = aggFor(s, null)
-        return { s, agg, sa: a.get(s.id)!, sb: b.get(s.id)!, x: valueOf(a.get(s.id)!, agg), y: valueOf(b.get(s.id)!, agg) }
+        return { s, agg, sa: a.get(s.id)!, sb: b.get(s.id)!, x: summaryValue(a.get(s.id)!, agg), y: summaryValue(b.get(s.id)!, agg) }
       })
       .filter((r) => r.y !== null && r.y !== 0 && (r.x !== null || r.s.kind === 'counter'))
       .map((r) => ({ ...r, x: r.x ?? 0, pct: (((r.x ?? 0) - r.y!) / Math.abs(r.y!)) * 100 }))
@@ -270,7 +270,7 @@ export async function rankAnswer(sql: Db, intent: ParsedIntent, top = 3): Promis
   }
   const sums = await summarise(sql, pool, w)
   const rows = pool
-    .map((s) => ({ s, sum: sums.get(s.id)!, v: valueOf(sums.get(s.id)!, aggFor(s, intent.agg)) }))
+    .map((s) => ({ s, sum: sums.get(s.id)!, v: summaryValue(sums.get(s.id)!, aggFor(s, intent.agg)) }))
     .filter((r) => r.v !== null)
     .sort((l, r) => (desc ? r.v! - l.v! : l.v! - r.v!) || l.s.name.localeCompare(r.s.name))
   if (!rows.length) {

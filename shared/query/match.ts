@@ -79,7 +79,9 @@ export function findNamedStats(text: string, stats: StatRef[]): { matches: Match
   for (const f of found) {
     const idx = Array.from({ length: f.len }, (_, k) => f.i + k)
     if (idx.some((k) => used.has(k)) || matches.some((m) => m.stat.id === f.stat.id)) continue
-    idx.forEach((k) => used.add(k))
+    idx.forEach((k) => {
+      used.add(k)
+    })
     const verbatim = new RegExp(`(^|[^a-z0-9])${escapeRe(f.stat.name.toLowerCase())}($|[^a-z0-9])`).test(lower)
     matches.push({ stat: f.stat, phrase: verbatim ? f.stat.name : f.phrase, how: verbatim ? 'exact' : 'normalised', score: 0 })
   }

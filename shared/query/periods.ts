@@ -230,7 +230,7 @@ const RULES: Rule[] = [
     // between 2026-11-01 and 2026-11-07 / from nov 1 to nov 7: whole days, both included
     re: new RegExp(`\\b(?:between|from)\\s+${DATE_RE}\\s+(?:and|to|until|through|-)\\s+${DATE_RE}`, 'g'),
     read: (m, now, tz) => {
-      const parts = new RegExp(`^(?:between|from)\\s+(.+?)\\s+(?:and|to|until|through|-)\\s+(.+)$`).exec(m[0])
+      const parts = /^(?:between|from)\s+(.+?)\s+(?:and|to|until|through|-)\s+(.+)$/.exec(m[0])
       const a = parts && parseDate(parts[1], now)
       const b = parts && parseDate(parts[2], now)
       if (!a || !b || b < a) return null
@@ -394,7 +394,7 @@ const RULES: Rule[] = [
       if (!m[2] && monthStart(y, mi) > now) y -= 1
       const from = monthStart(y, mi)
       const end = monthStart(y, mi + 1)
-      const to = end > now ? now : end
+      const to = new Date(Math.min(end.getTime(), now.getTime()))
       return {
         ...span(tz, from, to, `in ${MONTHS[mi][0].toUpperCase()}${MONTHS[mi].slice(1)} ${y} (${tz}${end > now ? ', so far' : ''})`),
         future: from > now,
@@ -411,11 +411,17 @@ const RULES: Rule[] = [
       if (m[1] === 'last' && from.getTime() === dayStart(now).getTime()) from = addDays(from, -7)
       const end = addDays(from, 1)
       return {
-        ...span(tz, from, end > now ? now : end, `on ${isoDate(from)} (${tz}${end > now ? ', so far' : ''})`, () => ({
-          from: addDays(from!, -1),
-          to: from!,
-          label: `the day before (${isoDate(addDays(from!, -1))} ${tz})`,
-        })),
+        ...span(
+          tz,
+          from,
+          new Date(Math.min(end.getTime(), now.getTime())),
+          `on ${isoDate(from)} (${tz}${end > now ? ', so far' : ''})`,
+          () => ({
+            from: addDays(from!, -1),
+            to: from!,
+            label: `the day before (${isoDate(addDays(from!, -1))} ${tz})`,
+          }),
+        ),
         future: from > now,
       }
     },

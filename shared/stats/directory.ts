@@ -63,7 +63,14 @@ export class StatDirectory {
         else misses.push(name)
       }
     }
-    if (misses.length) waits.push(this.load(accountId, misses).then((found) => found.forEach((s) => out.set(s.name, s))))
+    if (misses.length)
+      waits.push(
+        this.load(accountId, misses).then((found) =>
+          found.forEach((s) => {
+            out.set(s.name, s)
+          }),
+        ),
+      )
     if (waits.length) await Promise.all(waits)
     return out
   }
@@ -88,7 +95,10 @@ export class StatDirectory {
   private load(accountId: string, names: string[]): Promise<Stat[]> {
     const evictions = this.evictions
     const query = findStatsByName(this.sql, accountId, names).then((found) => {
-      if (evictions === this.evictions) found.forEach((s) => this.remember(s))
+      if (evictions === this.evictions)
+        found.forEach((s) => {
+          this.remember(s)
+        })
       return found
     })
     for (const name of names)

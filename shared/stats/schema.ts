@@ -98,12 +98,10 @@ export const ShareJson = z
   .object({ share: z.object({ token: z.string(), stat_id: z.uuid(), embed_url: z.string(), created_at: z.iso.datetime() }) })
   .meta({ id: 'Share' })
 
-export const ShareState = z
-  .object({ share: z.object({ stat_id: z.uuid(), created_at: z.iso.datetime() }).nullable() })
-  .meta({
-    id: 'ShareState',
-    description: 'Whether the stat is shared, and since when; null when it is not. The token is shown only when created.',
-  })
+export const ShareState = z.object({ share: z.object({ stat_id: z.uuid(), created_at: z.iso.datetime() }).nullable() }).meta({
+  id: 'ShareState',
+  description: 'Whether the stat is shared, and since when; null when it is not. The token is shown only when created.',
+})
 
 export const StatExtent = z
   .object({ points: z.number().int(), oldest: z.iso.datetime().nullable(), newest: z.iso.datetime().nullable() })

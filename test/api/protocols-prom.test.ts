@@ -123,7 +123,7 @@ test('21 a real Prometheus scrapes and remote-writes: series named from __name__
   // Each scrape serves test_fixed with its own explicit millisecond timestamp and a value naming the scrape.
   const servedAt = new Map<number, number>()
   let scrapes = 0
-  const target: Server = createServer((req, res) => {
+  const target: Server = createServer((_req, res) => {
     scrapes++
     res.setHeader('content-type', 'text/plain; version=0.0.4')
     res.end(

@@ -76,7 +76,7 @@ test('3.1 DELETE in one API process: the next write through another process re-c
   t.is((await request(other.url, '/ez', { form: `ezkey=${key}&stat=cached&count=1` })).body.status, 200) // cached there
   await settle(app)
   t.is((await request(app.url, '/api/v1/stats/cached', { method: 'DELETE', bearer: key })).status, 204)
-  let res
+  let res: Awaited<ReturnType<typeof request>> | undefined
   for (let i = 0; i < 50; i++) {
     res = await request(other.url, '/ez', { form: `ezkey=${key}&stat=cached&value=2` })
     if (res.status === 200) break

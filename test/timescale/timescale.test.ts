@@ -52,6 +52,7 @@ function pgliteSql(db: Queryable & { transaction?: PGlite['transaction'] }): Sql
     return {
       [FRAGMENT]: render,
       // Runs only when awaited, like postgres.js: a fragment that is only interpolated never runs.
+      // biome-ignore lint/suspicious/noThenProperty: a thenable on purpose, as postgres.js' queries are
       then<A, B>(ok: (rows: unknown[]) => A, fail: (err: unknown) => B) {
         const params: unknown[] = []
         const text = render(params)

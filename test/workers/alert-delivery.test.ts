@@ -172,8 +172,6 @@ async function quiet(alertIds: string[], passes = 3, target = app): Promise<void
   )
 }
 
-const events = (r: HttpReceiver, event?: string) => r.requests.filter((q) => q.json && (event === undefined || q.json.event === event))
-
 function verifySignature(secret: string, header: string | undefined, body: string): { ok: boolean; t: number } {
   const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header ?? '')
   if (!m) return { ok: false, t: 0 }

@@ -90,7 +90,7 @@ export function TwoFactor() {
     setCodes(null)
     await load()
   })
-  let body
+  let body: unknown
   if (!status) body = error ? null : html`<${Loading} />`
   else if (status.enabled) {
     body = html`<p data-testid="two-factor-status">On since ${status.enabled_at?.slice(0, 10)}. Recovery codes left: ${status.recovery_codes_left}.</p>

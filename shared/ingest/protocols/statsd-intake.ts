@@ -183,7 +183,10 @@ export class StatsdIntake {
   private add(account: Account, points: readonly ValidPoint[]): void {
     let p = this.pending.get(account.id)
     if (!p) this.pending.set(account.id, (p = { account, points: [], packets: [] }))
-    if (p.points.length + points.length > MAX_PENDING_POINTS) return this.refuse(account.id, 1, 'too many points waiting to be written')
+    if (p.points.length + points.length > MAX_PENDING_POINTS) {
+      this.refuse(account.id, 1, 'too many points waiting to be written')
+      return
+    }
     // Cached parses share their point objects: nothing downstream changes a point.
     if (points.length === 1) p.points.push(points[0])
     else for (const point of points) p.points.push(point)
