@@ -18,6 +18,8 @@ import { Idempotency } from '../shared/ingest/idempotency.js'
 import { Ingest } from '../shared/ingest/ingest.js'
 import { Limits } from '../shared/ingest/limits.js'
 import { StatDirectory } from '../shared/stats/directory.js'
+import { serveMetrics, type MetricsListener } from '../shared/metrics/listener.js'
+import { requestMetrics } from '../shared/metrics/instrument.js'
 import { createApp } from './app.js'
 import { startStatsd, type RunningStatsd } from './statsd-server.js'
 import type { AppDeps } from './context.js'
@@ -28,6 +30,8 @@ export interface RunningApi {
   deps: AppDeps
   /** The StatsD listener, when STATSD_PORT is set. */
   statsd: RunningStatsd | undefined
+  /** The /metrics listener, when METRICS_PORT is set. */
+  metrics: MetricsListener | undefined
   close(): Promise<void>
 }
 
@@ -84,6 +88,10 @@ export async function startApi(config: Config, log: Logger, deps: AppDeps = crea
   // Not awaited: with Redis down the API must still start (and say so on /health); ioredis subscribes once it connects.
   deps.directory.subscribe(config, deps.subscriber).catch((err) => log.warn('stat cache subscription failed', { error: err }))
   const app = createApp(deps)
+  // With METRICS_PORT, requests and points are counted by a middleware ahead of every other; on its own port.
+  const metrics = config.metricsPort === undefined ? undefined : await serveMetrics(config, log, deps)
+  const counting = metrics && requestMetrics(deps, metrics.metrics)
+  if (counting) app.middleware.unshift(counting.middleware as never)
   // Slow clients: Node's default lets a request take 300 s to arrive, so a client dripping a body holds a
   // connection (and its buffers) that long. Headers must arrive within 10 s and the whole request within
   // HTTP_REQUEST_TIMEOUT_MS, checked every second (Node's default check runs every 30 s); then 408 and close.
@@ -106,10 +114,12 @@ export async function startApi(config: Config, log: Logger, deps: AppDeps = crea
   }
   const { port } = server.address() as AddressInfo
   const url = `http://127.0.0.1:${port}`
-  const statsd = config.statsdPort === undefined ? undefined : await startStatsd(deps, config.statsdPort, log)
+  const statsd =
+    config.statsdPort === undefined ? undefined : await startStatsd(counting?.depsFor('statsd') ?? deps, config.statsdPort, log)
   const close = async () => {
     // Packets already taken are written before the connections they need are closed.
     await statsd?.close()
+    await metrics?.close()
     // Stop accepting, let in-flight requests finish, then cut idle keep-alive sockets.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()))
     server.closeIdleConnections()
@@ -127,7 +137,7 @@ export async function startApi(config: Config, log: Logger, deps: AppDeps = crea
     await deps.reads.close()
     await deps.sql.end({ timeout: 2 })
   }
-  return { server, url, deps, statsd, close }
+  return { server, url, deps, statsd, metrics, close }
 }
 
 async function main(): Promise<void> {

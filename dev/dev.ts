@@ -36,8 +36,10 @@ try {
   if (!config.smtpUrl && config.mailOutboxDir)
     log.info(`no SMTP_URL: mail is written to ${config.mailOutboxDir}/ and its links printed here`)
   // StatsD is on in development (docs/decisions.md §21), on the port StatsD clients send to by default.
-  const api = await startApi({ ...billing.config, statsdPort: billing.config.statsdPort ?? 8125 }, log.child({ component: 'web' }))
-  const workers = await startWorkers(billing.config, log.child({ component: 'worker' }))
+  // So are the service's own metrics (docs/decisions.md §26), on the port Prometheus' exporters conventionally use.
+  const devConfig = { ...billing.config, metricsPort: billing.config.metricsPort ?? 9464 }
+  const api = await startApi({ ...devConfig, statsdPort: devConfig.statsdPort ?? 8125 }, log.child({ component: 'web' }))
+  const workers = await startWorkers(devConfig, log.child({ component: 'worker' }))
   billing.attach(api.url)
   const running = services
   const standin = billing

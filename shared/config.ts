@@ -17,6 +17,9 @@ const Env = z.object({
   PORT: int(0).max(65535).default(3000),
   // StatsD and DogStatsD over UDP and TCP on this port (docs/decisions.md §21); unset: off. npm run dev uses 8125. 0 picks free ports.
   STATSD_PORT: int(0).max(65535).optional(),
+  // The service's own metrics in Prometheus' format at /metrics on this port (docs/decisions.md §26); unset: off. Never PORT.
+  METRICS_PORT: int(0).max(65535).optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: z.string().url().default('postgres://localhost/metrics'),
   // A streaming replica for chart, export, dashboard and analytics reads (docs/decisions.md §22); unset: the primary.
   DATABASE_READ_URL: z.string().url().optional(),
@@ -100,6 +103,9 @@ export type Config = Readonly<{
   port: number
   /** StatsD/DogStatsD UDP and TCP port; undefined: no listener. */
   statsdPort: number | undefined
+  /** /metrics listener's port; undefined: no listener, no counting. */
+  metricsPort: number | undefined
+  metricsHost: string
   databaseUrl: string
   databaseReadUrl: string | undefined
   readReplicaMaxLagSeconds: number
@@ -161,6 +167,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       'invalid configuration:\n  PUBLIC_URL: required in production (the base of links the service hands out, e.g. https://metrics.example.com)',
     )
   }
+  // The metrics say how full the queues are and how busy the database is: not for the public port's clients.
+  if (e.METRICS_PORT !== undefined && e.METRICS_PORT !== 0 && e.METRICS_PORT === e.PORT) {
+    throw new ConfigError(
+      `invalid configuration:\n  METRICS_PORT: must differ from PORT (the metrics are never served on the public port) (got ${e.METRICS_PORT})`,
+    )
+  }
   if (e.PASSWORD_HASH_COST < PASSWORD_HASH_COST && e.NODE_ENV !== 'test') {
     throw new ConfigError(
       `invalid configuration:\n  PASSWORD_HASH_COST: below ${PASSWORD_HASH_COST} only in tests (NODE_ENV=test); passwords stored with a cheaper hash are cheaper to crack (got ${e.PASSWORD_HASH_COST})`,
@@ -177,6 +189,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     env: e.NODE_ENV,
     port: e.PORT,
     statsdPort: e.STATSD_PORT,
+    metricsPort: e.METRICS_PORT,
+    metricsHost: e.METRICS_HOST,
     databaseUrl: e.DATABASE_URL,
     databaseReadUrl: e.DATABASE_READ_URL,
     readReplicaMaxLagSeconds: e.READ_REPLICA_MAX_LAG_SECONDS,

@@ -38,7 +38,7 @@ async function timed(run: () => Promise<Record<string, unknown> | undefined>): P
 }
 
 /** The oldest waiting job's age and the longest-running active job's time, per queue, in seconds. */
-async function queueProgress(
+export async function queueProgress(
   queues: Queues,
 ): Promise<Record<QueueKey, { waiting: number; active: number; oldest_waiting_s: number; longest_active_s: number }>> {
   const now = Date.now()

@@ -11,6 +11,8 @@ import { Outages } from '../shared/outages.js'
 import { Queues } from '../shared/queues.js'
 import { createRedis, createWorkerRedis } from '../shared/redis.js'
 import { onShutdown } from '../shared/shutdown.js'
+import { serveMetrics, type MetricsListener } from '../shared/metrics/listener.js'
+import { observeWorker } from '../shared/metrics/instrument.js'
 import type { Attempt, WorkerDeps } from './deps.js'
 import { anomalySweepJob } from './anomaly-sweep.js'
 import { deliverAlertJob } from './deliver-alert.js'
@@ -61,6 +63,8 @@ function backoffStrategy(attemptsMade: number, _type?: string, _err?: Error, job
 const SCHEDULE_CHECK_MS = 30_000
 
 export interface RunningWorkers {
+  /** The /metrics listener, when METRICS_PORT is set. */
+  metrics: MetricsListener | undefined
   close(): Promise<void>
 }
 
@@ -83,6 +87,7 @@ export async function startWorkers(config: Config, log: Logger): Promise<Running
   )
   const queues = new Queues(config, producerRedis, (err) => outages.report(err) ?? log.error('queue error', { error: err.message }))
   const deps: WorkerDeps = { config, sql, log, queues }
+  const metrics = config.metricsPort === undefined ? undefined : await serveMetrics(config, log, deps)
 
   // Schedules live in Redis: one that restarted empty (a managed Redis after a failover) has none, and nothing would
   // refresh rollups, evaluate alerts or purge sessions. So they are checked on every (re)connect and periodically.
@@ -132,16 +137,19 @@ export async function startWorkers(config: Config, log: Logger): Promise<Running
         log.warn('job failed', { queue: key, job: job?.name, job_id: job?.id, attempts: job?.attemptsMade, error: err.message }),
     )
     worker.on('error', (err) => outages.report(err) ?? log.error('worker error', { queue: key, error: err.message }))
+    if (metrics) observeWorker(key, worker, metrics.metrics)
     return worker
   })
 
   return {
+    metrics,
     async close() {
       clearInterval(scheduleCheck)
       outages.close()
       producerRedis.off('ready', onReady)
       // Worker.close() waits for the jobs in progress to finish.
       await Promise.all(workers.map((w) => w.close()))
+      await metrics?.close()
       await queues.close()
       // BullMQ does not close connections it was handed.
       for (const c of connections) c.disconnect()

