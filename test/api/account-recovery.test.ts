@@ -4,22 +4,19 @@
 // account deletion leaving no row of the account in any table of the schema.
 import test from 'ava'
 import { generate } from 'otplib'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { cookieFrom, request } from '../helpers/http.js'
 import { eventually, sleep, startHttpReceiver, startSmtpReceiver, type HttpReceiver, type SmtpReceiver } from '../helpers/receivers.js'
 import { settle } from '../helpers/storage.js'
 
-let app: TestApp
 let smtp: SmtpReceiver
 let hook: HttpReceiver
 test.before(async () => {
   ;[smtp, hook] = await Promise.all([startSmtpReceiver(), startHttpReceiver()])
-  app = await startTestApp({ SMTP_URL: smtp.url, ALERT_EVAL_INTERVAL_SECONDS: '3600' })
-  await app.startWorkers()
 })
-test.after.always(async () => {
-  await app?.close()
+const app = appSuite({ workers: true, env: () => ({ SMTP_URL: smtp.url, ALERT_EVAL_INTERVAL_SECONDS: '3600' }) })
+test.serial.after.always(async () => {
   await smtp?.close()
   await hook?.close()
 })

@@ -3,7 +3,7 @@
 // nothing stored, one account's setting not touching another's, and the question box reading
 // "yesterday" in the account's zone (or, with none set, the zone the page sends).
 import test from 'ava'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
@@ -11,12 +11,7 @@ import { settle } from '../helpers/storage.js'
 const DAY = 86_400
 const HOUR = 3_600
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true })
 
 const patch = (user: User, json: unknown) => request(app.url, '/api/v1/account', { method: 'PATCH', json, session: user.session })
 const stored = async (accountId: string) =>

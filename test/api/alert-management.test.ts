@@ -7,23 +7,20 @@
 import test from 'ava'
 import { createHmac } from 'node:crypto'
 import { evaluateAlerts } from '../../shared/alerts/evaluate.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { eventually, startHttpReceiver, startSmtpReceiver, type HttpReceiver, type SmtpReceiver } from '../helpers/receivers.js'
 import { settle } from '../helpers/storage.js'
 
-let app: TestApp
 let smtp: SmtpReceiver
 let receiver: HttpReceiver
 test.before(async () => {
   smtp = await startSmtpReceiver()
   receiver = await startHttpReceiver()
-  app = await startTestApp({ SMTP_URL: smtp.url, ALERT_EVAL_INTERVAL_SECONDS: '3600' })
-  await app.startWorkers()
 })
-test.after.always(async () => {
-  await app?.close()
+const app = appSuite({ workers: true, env: () => ({ SMTP_URL: smtp.url, ALERT_EVAL_INTERVAL_SECONDS: '3600' }) })
+test.serial.after.always(async () => {
   await smtp?.close()
   await receiver?.close()
 })

@@ -7,23 +7,18 @@
 import test from 'ava'
 import { evaluateAlerts } from '../../shared/alerts/evaluate.js'
 import { refreshRollups } from '../../workers/refresh-rollups.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { eventually, startHttpReceiver, type HttpReceiver } from '../helpers/receivers.js'
 import { settle } from '../helpers/storage.js'
 
-let app: TestApp
 let receiver: HttpReceiver
 test.before(async () => {
   receiver = await startHttpReceiver()
-  app = await startTestApp({ ALERT_EVAL_INTERVAL_SECONDS: '3600' })
-  await app.startWorkers()
 })
-test.after.always(async () => {
-  await app?.close()
-  await receiver?.close()
-})
+const app = appSuite({ workers: true, env: { ALERT_EVAL_INTERVAL_SECONDS: '3600' } })
+test.serial.after.always(() => receiver?.close())
 
 async function user() {
   const u = await signUp(app.url)

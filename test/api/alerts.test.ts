@@ -3,23 +3,19 @@
 // e-mail double opt-in against a local SMTP server. No delivery happens here
 // (no workers); see test/workers/alert-delivery.test.ts for that.
 import test from 'ava'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { startHttpReceiver, startSmtpReceiver, type HttpReceiver, type SmtpReceiver } from '../helpers/receivers.js'
 
 const PUBLIC_URL = 'https://metrics.example.test'
 
-let app: TestApp
 let smtp: SmtpReceiver
 test.before(async () => {
   smtp = await startSmtpReceiver()
-  app = await startTestApp({ SMTP_URL: smtp.url, PUBLIC_URL })
 })
-test.after.always(async () => {
-  await app?.close()
-  await smtp?.close()
-})
+const app = appSuite({ env: () => ({ SMTP_URL: smtp.url, PUBLIC_URL }) })
+test.serial.after.always(() => smtp?.close())
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/

@@ -4,11 +4,11 @@ import test from 'ava'
 import { randomUUID } from 'node:crypto'
 import type { QueuedPoint } from '../../shared/jobs.js'
 import { applyBatch } from '../../shared/points/repo.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 
-let app: TestApp
+const app = appSuite()
 let owner: User
 let key: string
 let otherKey: string
@@ -49,7 +49,6 @@ const HOURS = 192
 const hourly = (values: number[]) => values.map((v, h): [number, number] => [thisHour - (HOURS - h) * HOUR + 1800, v])
 
 test.before(async () => {
-  app = await startTestApp()
   owner = await signUp(app.url)
   key = (await createKey(app.url, owner)).key
   const cpu = walk(1, HOURS + 3)
@@ -80,7 +79,6 @@ test.before(async () => {
   await statWith(other.accountId, 'cpu', 'gauge', hourly(target))
   await statWith(other.accountId, 'cpu.copy', 'gauge', hourly(target))
 })
-test.after.always(() => app?.close())
 
 const get = (path: string, bearer = key) => request(app.url, path, { bearer })
 

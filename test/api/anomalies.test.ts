@@ -2,20 +2,17 @@ import test from 'ava'
 import { HOUR } from '../../shared/anomalies/detector.js'
 import { newestCompleteHour, sweep } from '../../shared/anomalies/sweep.js'
 import { refreshRollups } from '../../workers/refresh-rollups.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { pauseRollups, settle } from '../helpers/storage.js'
 
-let app: TestApp
+const app = appSuite({ workers: true })
 test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
   // Rollups are folded by the tests themselves (write() below): the scheduled refresh would otherwise fold a
   // stat between two diagnostics reads that expect it still unrolled.
   await pauseRollups(app)
 })
-test.after.always(() => app?.close())
 
 // One "now" for the whole file, so that an hour boundary passing mid-test changes nothing.
 const NOW = new Date()

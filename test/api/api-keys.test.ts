@@ -1,15 +1,11 @@
 import test from 'ava'
 import { KeyResolver } from '../../shared/auth/key-resolver.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { eventually } from '../helpers/receivers.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-})
-test.after.always(() => app?.close())
+const app = appSuite()
 
 test('a new account has no key; creating one returns the secret once and lists it without the secret', async (t) => {
   const user = await signUp(app.url)

@@ -1,15 +1,11 @@
 // Sign-in throttled per address and per client address, sign-up per client address,
 // shared across API processes through Redis: 429 with Retry-After, and a short, growing delay only.
 import test from 'ava'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp({ AUTH_ATTEMPTS_PER_ADDRESS: '5', AUTH_ATTEMPTS_PER_CLIENT: '30' })
-})
-test.after.always(() => app?.close())
+const app = appSuite({ env: { AUTH_ATTEMPTS_PER_ADDRESS: '5', AUTH_ATTEMPTS_PER_CLIENT: '30' } })
 
 const login = (url: string, email: string, password: string, ip?: string) =>
   request(url, '/api/v1/auth/login', { json: { email, password }, headers: ip ? { 'x-forwarded-for': ip } : {} })

@@ -1,13 +1,9 @@
 import test from 'ava'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { cookieFrom, request } from '../helpers/http.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-})
-test.after.always(() => app?.close())
+const app = appSuite()
 
 test('signup creates an account, sets an HttpOnly session cookie and returns a CSRF token', async (t) => {
   const res = await request(app.url, '/api/v1/auth/signup', { json: { email: 'New.Person@Example.com', password: 'long enough password' } })

@@ -2,7 +2,7 @@
 // SDK against the local payment stand-in, its hosted pages, signed events to
 // the webhook, the per-customer sync job in a real worker, and the plan in force.
 import test from 'ava'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { eventually } from '../helpers/receivers.js'
@@ -17,11 +17,12 @@ const PRICES = [
 const SECRET_KEY = 'sk_test_billing_suite'
 const WEBHOOK_SECRET = 'whsec_billing_suite_secret'
 
-let app: TestApp
 let standin: PaymentStandin
 test.before(async () => {
   standin = await startPaymentStandin({ secretKey: SECRET_KEY, webhookSecret: WEBHOOK_SECRET, prices: PRICES })
-  app = await startTestApp({
+})
+const app = appSuite({
+  env: () => ({
     STRIPE_SECRET_KEY: SECRET_KEY,
     STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
     STRIPE_API_BASE: standin.url,
@@ -29,14 +30,13 @@ test.before(async () => {
     STRIPE_PRICE_PRO: PRICES[1].id,
     STRIPE_PRICE_BUSINESS: PRICES[2].id,
     ALERT_EVAL_INTERVAL_SECONDS: '86400', // the test runs its own evaluation pass
-  })
+  }),
+})
+test.before(async () => {
   standin.setWebhookUrl(`${app.url}/api/payments/webhook`)
   await app.startWorkers()
 })
-test.after.always(async () => {
-  await app?.close()
-  await standin?.close()
-})
+test.serial.after.always(() => standin?.close())
 
 const planOf = async (accountId: string) => (await app.sql<{ plan: string }[]>`select plan from accounts where id = ${accountId}`)[0].plan
 const waitForPlan = (accountId: string, plan: string) => eventually(async () => (await planOf(accountId)) === plan, `plan ${plan}`, 20_000)

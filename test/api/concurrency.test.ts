@@ -2,17 +2,12 @@ import test from 'ava'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { LEASE_MS } from '../../shared/ingest/limits.js'
 import { createRedis, redisKey } from '../../shared/redis.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { closedPort, request } from '../helpers/http.js'
 import { settle, stored } from '../helpers/storage.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true })
 
 async function proUser() {
   const user = await signUp(app.url)

@@ -5,23 +5,22 @@
 import test from 'ava'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { CONFIRMATIONS_PER_ACCOUNT, CONFIRMATIONS_PER_ADDRESS } from '../../shared/alerts/mail.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import type { TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/receivers.js'
 
-let app: TestApp
 let other: TestApp
 let smtp: SmtpReceiver
 test.before(async () => {
   smtp = await startSmtpReceiver()
-  app = await startTestApp({ SMTP_URL: smtp.url })
+})
+const app = appSuite({ env: () => ({ SMTP_URL: smtp.url }) })
+test.before(async () => {
   other = await app.another({ SMTP_URL: smtp.url })
 })
-test.after.always(async () => {
-  await app?.close()
-  await smtp?.close()
-})
+test.serial.after.always(() => smtp?.close())
 
 async function user() {
   const u = await signUp(app.url)

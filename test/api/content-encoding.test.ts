@@ -4,16 +4,11 @@
 // decoded bytes.
 import test from 'ava'
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { settledState } from '../helpers/storage.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true })
 
 async function account() {
   const user = await signUp(app.url)

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto'
 import type { QueuedPoint } from '../../shared/jobs.js'
 import { applyBatch } from '../../shared/points/repo.js'
 import { labelledSet } from '../../bench/correlation-set.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 
@@ -22,11 +22,10 @@ const HOURS = [...set.stats.values()][0].length
 // stat falling to 0 in the same hour would be a shared departure of its own. (Its daily cycle is periodic,
 // so where its hour 0 falls in the UTC day does not matter.)
 const start = Math.floor(NOW / HOUR) * HOUR - HOURS * HOUR
-let app: TestApp
+const app = appSuite()
 let key: string
 
 test.before(async () => {
-  app = await startTestApp()
   const owner = await signUp(app.url)
   key = (await createKey(app.url, owner)).key
   for (const [name, values] of set.stats) {
@@ -39,7 +38,6 @@ test.before(async () => {
     )
   }
 })
-test.after.always(() => app?.close())
 
 const corr = (q: string) => request(app.url, `/api/v1/correlations?${q}`, { bearer: key })
 

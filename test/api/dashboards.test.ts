@@ -1,17 +1,12 @@
 // Dashboards API (docs/decisions.md §17) on real PostgreSQL and Redis: create, list, read, rename,
 // cards replaced in order, the data read, rejections (status, message, nothing stored), account isolation.
 import test from 'ava'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true })
 
 async function account(): Promise<{ user: User; key: string }> {
   const user = await signUp(app.url)

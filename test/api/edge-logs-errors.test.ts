@@ -1,13 +1,9 @@
 import test from 'ava'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-})
-test.after.always(() => app?.close())
+const app = appSuite()
 
 test('5.5 edge block: Python-urllib and libwww-perl User-Agents get 403 error code 1010 with no service body, on every route', async (t) => {
   for (const ua of ['Python-urllib/2.7', 'Python-urllib/3.11', 'libwww-perl/6.72']) {

@@ -2,19 +2,14 @@
 // parser) are not public targets: refused when a webhook or Slack alert is created, and again when a
 // delivery is about to connect (an alert stored before the rule, or through a permissive process).
 import test from 'ava'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { eventually } from '../helpers/receivers.js'
 import { settle } from '../helpers/storage.js'
 
-let app: TestApp
-test.before(async () => {
-  // Workers and API refuse private targets; the evaluation runs every second.
-  app = await startTestApp({ ALERT_EVAL_INTERVAL_SECONDS: '1', WEBHOOK_ALLOW_PRIVATE: '0' })
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+// Workers and API refuse private targets; the evaluation runs every second.
+const app = appSuite({ workers: true, env: { ALERT_EVAL_INTERVAL_SECONDS: '1', WEBHOOK_ALLOW_PRIVATE: '0' } })
 
 const TARGETS = ['http://[::127.0.0.1]:9/x', 'http://[::10.0.0.1]/', 'http://[::a9fe:a9fe]/', 'http://[0:0:0:0:0:0:8.8.8.8]/']
 

@@ -10,21 +10,19 @@ import { pagedRows } from '../../shared/export/stream.js'
 import type { ExportWindow } from '../../shared/export/window.js'
 import { compactDay } from '../../shared/points/compaction.js'
 import type { Stat } from '../../shared/stats/repo.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 
-let app: TestApp
+const app = appSuite()
 let key: string
 let accountId: string
 test.before(async () => {
-  app = await startTestApp()
   const user = await signUp(app.url)
   accountId = user.accountId
   await app.sql`update accounts set plan = 'business' where id = ${accountId}`
   ;({ key } = await createKey(app.url, user))
 })
-test.after.always(() => app?.close())
 
 const DAY = 86_400
 const TODAY = Math.floor(Date.now() / 1000 / DAY) * DAY

@@ -6,17 +6,12 @@ import { createSql } from '../../shared/db.js'
 import { exportCsv, secondsOf } from '../../shared/export/stream.js'
 import type { ExportWindow } from '../../shared/export/window.js'
 import { listStats } from '../../shared/stats/repo.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true })
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const BASE = Math.floor(Date.now() / 1000) - 86_400

@@ -1,15 +1,11 @@
 // Client errors as 400s, outbound targets, headers and links, slow clients and content types.
 import test from 'ava'
 import { gzipSync } from 'node:zlib'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-})
-test.after.always(() => app?.close())
+const app = appSuite()
 
 test('item 4: from/to dates PostgreSQL cannot hold are a 400 naming the field, on stat detail and export', async (t) => {
   const user = await signUp(app.url)

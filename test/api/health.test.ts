@@ -1,12 +1,8 @@
 import test from 'ava'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { closedPort, request } from '../helpers/http.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-})
-test.after.always(() => app?.close())
+const app = appSuite()
 
 test('health reports PostgreSQL, Redis and the queue as ok without credentials', async (t) => {
   const res = await request(app.url, '/api/v1/health')

@@ -2,17 +2,12 @@
 // surrogate. On every path (JSON, multipart, long and wide CSV, preview and import) the bad row is counted
 // invalid with a printable message, the good rows are imported, and no PostgreSQL text reaches the client.
 import test from 'ava'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import type { Reply } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true })
 
 const now = () => Math.floor(Date.now() / 1000)
 

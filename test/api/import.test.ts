@@ -1,16 +1,11 @@
 import test from 'ava'
 import { readFileSync } from 'node:fs'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request, type Reply } from '../helpers/http.js'
 import { settle, setPointsUsedToday, stored } from '../helpers/storage.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true })
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/predecessor/${name}`, import.meta.url), 'utf8')
 const now = () => Math.floor(Date.now() / 1000)

@@ -5,19 +5,18 @@ import test from 'ava'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { LEASE_MS } from '../../shared/ingest/limits.js'
 import { webProcess } from '../helpers/processes.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import type { TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request, type Reply } from '../helpers/http.js'
 import { settle, stored } from '../helpers/storage.js'
 
-let app: TestApp
+const app = appSuite()
 let other: TestApp
 test.before(async () => {
-  app = await startTestApp()
   other = await app.another()
   await app.startWorkers()
 })
-test.after.always(() => app?.close())
 
 async function proUser() {
   const user = await signUp(app.url)

@@ -1,17 +1,12 @@
 // The /ez JSON batch (docs/decisions.md §I-4.1.3, §4 and §5).
 import { readFileSync } from 'node:fs'
 import test, { type ExecutionContext } from 'ava'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request, type Reply } from '../helpers/http.js'
 import { kindOf, pointsOf, setPointsUsedToday, settle, settledState, stored } from '../helpers/storage.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true })
 
 const STRICT = { 'x-service-strict': '1' }
 const FREE_DAILY = 100_000

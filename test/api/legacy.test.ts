@@ -3,17 +3,12 @@
 import { readFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import test, { type ExecutionContext } from 'ava'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request, type Reply } from '../helpers/http.js'
 import { kindOf, pointsOf, setPointsUsedToday, settle, settledState, stored } from '../helpers/storage.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true })
 
 const OK = { status: 200, msg: 'ok' }
 const STRICT = { 'x-service-strict': '1' }

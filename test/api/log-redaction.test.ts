@@ -3,15 +3,11 @@
 // (`api_key`, `access_token`) never leaves a secret in a log line.
 import test from 'ava'
 import { redactText } from '../../shared/log.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-})
-test.after.always(() => app?.close())
+const app = appSuite()
 
 test('item 2: no encoded or credential-looking parameter leaves a secret in any log line', async (t) => {
   const user = await signUp(app.url)

@@ -5,21 +5,17 @@ import test from 'ava'
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { loadConfig } from '../../shared/config.js'
 
-let app: TestApp
 let outbox: string
 test.before(async () => {
   outbox = await mkdtemp(join(tmpdir(), 'outbox-'))
-  app = await startTestApp({ MAIL_OUTBOX_DIR: outbox })
 })
-test.after.always(async () => {
-  await app?.close()
-  await rm(outbox, { recursive: true, force: true })
-})
+const app = appSuite({ env: () => ({ MAIL_OUTBOX_DIR: outbox }) })
+test.serial.after.always(() => rm(outbox, { recursive: true, force: true }))
 
 const emailAlert = (email: string) => ({
   stat_name: 'disk',

@@ -3,7 +3,7 @@
 // Nothing is stored.
 import test from 'ava'
 import http from 'node:http'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 
 /** node:http, because fetch refuses TRACE (and CONNECT, TRACK) before sending anything. */
@@ -31,12 +31,7 @@ function request(base: string, path: string, opts: { method: string; headers?: R
 }
 import { settledState } from '../helpers/storage.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true })
 
 test('TRACE, PROPFIND, MKCOL, LOCK, COPY on routes that exist: 405 problem with Allow; nothing stored', async (t) => {
   const user = await signUp(app.url)

@@ -1,16 +1,11 @@
 import test from 'ava'
 import fc from 'fast-check'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true })
 
 // Every accepted input, however it was formatted, is stored as exactly the number it denotes.
 test('2.2 property: an accepted count or value is stored as exactly the parsed number, on /ez and on v1', async (t) => {

@@ -6,17 +6,12 @@
 // through /api/v1/points, sketches built by the workers' refresh.
 import test from 'ava'
 import { MINUTE_SKETCH_MIN_POINTS, RELATIVE_ACCURACY, Sketch } from '../../shared/points/sketches.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { pauseRollups, settle } from '../helpers/storage.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true })
 
 const HOUR = 3_600
 const PS = [1, 10, 25, 50, 75, 90, 95, 99, 99.9, 100]

@@ -5,19 +5,16 @@
 import test from 'ava'
 import { refreshRollups } from '../../workers/refresh-rollups.js'
 import { Sketch } from '../../shared/points/sketches.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { pauseRollups, settle } from '../helpers/storage.js'
 
-let app: TestApp
+const app = appSuite({ workers: true })
 test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
   // The scheduled refresh is paused: each test decides when sketches are built.
   await pauseRollups(app)
 })
-test.after.always(() => app?.close())
 
 const HOUR = 3_600
 const DAY = 86_400

@@ -8,17 +8,12 @@ import { readFileSync } from 'node:fs'
 import net from 'node:net'
 import test from 'ava'
 import { compressSync } from 'snappy'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { request } from '../helpers/http.js'
 import { webProcess, type WebProcess } from '../helpers/processes.js'
 import { keyedAccount, readBack, snapshot } from '../helpers/protocols.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true })
 
 async function until<T>(what: string, get: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
   const deadline = Date.now() + ms

@@ -3,16 +3,11 @@
 import { gzipSync } from 'node:zlib'
 import test, { type ExecutionContext } from 'ava'
 import { HttpError, InfluxDB, Point } from '@influxdata/influxdb-client'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { request, type Reply } from '../helpers/http.js'
 import { keyedAccount, readBack, snapshot } from '../helpers/protocols.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true })
 
 const nowS = () => Math.floor(Date.now() / 1000)
 

@@ -10,16 +10,11 @@ import { join } from 'node:path'
 import test, { type ExecutionContext } from 'ava'
 import protobuf from 'protobufjs'
 import { compressSync } from 'snappy'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { closedPort, type Reply } from '../helpers/http.js'
 import { keyedAccount, readBack, snapshot } from '../helpers/protocols.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true })
 
 const nowS = () => Math.floor(Date.now() / 1000)
 

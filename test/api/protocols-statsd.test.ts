@@ -4,16 +4,11 @@
 import dgram from 'node:dgram'
 import test, { type ExecutionContext } from 'ava'
 import StatsD from 'hot-shots'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { request } from '../helpers/http.js'
 import { keyedAccount, readBack, snapshot } from '../helpers/protocols.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp({ STATSD_PORT: '0' })
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true, env: { STATSD_PORT: '0' } })
 
 const nowS = () => Math.floor(Date.now() / 1000)
 const intake = () => app.api.statsd!.intake

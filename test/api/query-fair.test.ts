@@ -8,7 +8,7 @@ import test from 'ava'
 import { randomUUID } from 'node:crypto'
 import type { QueuedPoint } from '../../shared/jobs.js'
 import { applyBatch } from '../../shared/points/repo.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 
@@ -21,7 +21,7 @@ const lastMonday = monday - 7 * DAY
 const elapsed = NOW - monday
 const iso = (t: number) => new Date(t * 1000).toISOString()
 
-let app: TestApp
+const app = appSuite()
 let key: string
 
 async function statWith(accountId: string, name: string, kind: 'counter' | 'gauge', points: Array<[number, number]>) {
@@ -46,7 +46,6 @@ const errors = Array.from({ length: 72 }, (_, h): [number, number] => [Math.floo
 ])
 
 test.before(async () => {
-  app = await startTestApp()
   const owner = await signUp(app.url)
   key = (await createKey(app.url, owner)).key
   await statWith(owner.accountId, 'orders', 'counter', [...lastWeek, ...thisWeek])
@@ -58,9 +57,6 @@ test.before(async () => {
     Array.from({ length: 48 }, (_, h): [number, number] => [NOW - (h + 1) * HOUR, 100 + h]),
   )
   await statWith(owner.accountId, 'signups', 'counter', [[NOW - 2 * HOUR, 3]])
-})
-test.after.always(async () => {
-  await app?.close()
 })
 
 const ask = (query: string) => request(app.url, '/api/v1/query', { json: { query }, bearer: key })

@@ -4,12 +4,12 @@
 // Answered at a fixed `now` through the engine (answerQuestion), over points written through /ez.
 import test from 'ava'
 import { answerQuestion } from '../../shared/query/engine.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
 
-let app: TestApp
+const app = appSuite({ workers: true })
 let user: User
 
 // Tuesday 2026-11-03 15:00 UTC (10:00 EST). New York left daylight time on Sunday Nov 1 at 02:00 EDT.
@@ -23,8 +23,6 @@ const ORDERS: Array<[string, number]> = [
 ]
 
 test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
   user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   const res = await request(app.url, '/ez', {
@@ -33,7 +31,6 @@ test.before(async () => {
   if (res.body.accepted !== ORDERS.length) throw new Error(res.text)
   await settle(app)
 })
-test.after.always(() => app?.close())
 
 const ask = (query: string, zone: string) =>
   answerQuestion({ sql: app.sql, config: { queryLlm: undefined } }, user.accountId, { query, time_zone: zone }, NOW)

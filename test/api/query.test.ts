@@ -1,5 +1,6 @@
 import test from 'ava'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import type { TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { startChatServer, type ChatServer } from '../helpers/chat-completions.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
@@ -8,7 +9,7 @@ import { settle } from '../helpers/storage.js'
 const DAY = 86_400
 const HOUR = 3_600
 
-let app: TestApp
+const app = appSuite({ workers: true })
 let modelApp: TestApp
 let chat: ChatServer
 let owner: { user: User; key: string }
@@ -35,8 +36,6 @@ const POINTS = [
 
 test.before(async () => {
   chat = await startChatServer()
-  app = await startTestApp()
-  await app.startWorkers()
   modelApp = await app.another({
     QUERY_LLM_BASE_URL: chat.baseUrl,
     QUERY_LLM_MODEL: 'narrator',
@@ -50,10 +49,7 @@ test.before(async () => {
   await settle(app)
   owner = { user, key }
 })
-test.after.always(async () => {
-  await app?.close()
-  await chat?.close()
-})
+test.serial.after.always(() => chat?.close())
 
 const ask = (body: unknown, base = app.url, bearer = owner.key) => request(base, '/api/v1/query', { json: body, bearer })
 const digits = (s: string) => s.replace(/\d{4}-\d{2}-\d{2}|\d{2}:\d{2}/g, '').match(/\d/g)

@@ -3,25 +3,21 @@
 import test, { type ExecutionContext } from 'ava'
 import type { Redis } from 'ioredis'
 import { createRedis, redisKey } from '../../shared/redis.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import type { TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request, type Reply } from '../helpers/http.js'
 import { settle, stored, type Stored } from '../helpers/storage.js'
 
-let app: TestApp
+const app = appSuite({ workers: true })
 /** A deployment with a single free-tier slot (FREE_TIER_SLOTS=1), its own database. */
-let slotApp: TestApp
+const slotApp = appSuite({ workers: true, env: { FREE_TIER_SLOTS: '1' } })
 let redis: Redis
 
-test.before(async () => {
-  ;[app, slotApp] = await Promise.all([startTestApp(), startTestApp({ FREE_TIER_SLOTS: '1' })])
-  await Promise.all([app.startWorkers(), slotApp.startWorkers()])
+test.before(() => {
   redis = createRedis(app.config)
 })
-test.after.always(async () => {
-  redis?.disconnect()
-  await Promise.all([app?.close(), slotApp?.close()])
-})
+test.after.always(() => redis?.disconnect())
 
 const nowS = () => Math.floor(Date.now() / 1000)
 const today = () => new Date().toISOString().slice(0, 10)

@@ -8,14 +8,10 @@ import { createConfig, lintFromString } from '@redocly/openapi-core'
 import { createRoutes } from '../../api/app.js'
 import { generateDocument } from '../../api/openapi.js'
 import { PROBLEMS } from '../../shared/problems.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { request } from '../helpers/http.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-})
-test.after.always(() => app?.close())
+const app = appSuite()
 
 type Doc = {
   servers: Array<{ url: string }>

@@ -2,17 +2,12 @@
 // the stat and the dashboard data, and imported from the predecessor's statlist `unit`.
 import test from 'ava'
 import { readFileSync } from 'node:fs'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request, type Reply } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true })
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/predecessor/${name}`, import.meta.url), 'utf8')
 

@@ -2,20 +2,17 @@
 // GET /api/v1/stats and GET /api/v1/stats/:name with range or from/to.
 import test, { type ExecutionContext } from 'ava'
 import { refreshRollups } from '../../workers/refresh-rollups.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request, type Reply } from '../helpers/http.js'
 import { pauseRollups, settle } from '../helpers/storage.js'
 
-let app: TestApp
+const app = appSuite({ workers: true })
 test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
   // The scheduled rollup refresh (every 2 s) is paused so that a read straight after
   // settle() is known to come from rollup_pending; tests fold rollups themselves.
   await pauseRollups(app)
 })
-test.after.always(() => app?.close())
 
 const nowS = () => Math.floor(Date.now() / 1000)
 const enc = encodeURIComponent

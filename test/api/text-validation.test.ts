@@ -2,17 +2,12 @@
 // surrogates) is refused where it enters, 400 with the field named, and
 // nothing is stored, on every route that takes text.
 import test from 'ava'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settledState } from '../helpers/storage.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true })
 
 const now = () => Math.floor(Date.now() / 1000)
 const NUL = /contains a NUL character \(\\u0000\), which cannot be stored/

@@ -7,22 +7,18 @@ import { generate } from 'otplib'
 import { throttlePasswordReset, RESET_MAILS_PER_DAY } from '../../shared/auth/throttle.js'
 import { TOTP_MAX_FAILURES } from '../../shared/auth/two-factor.js'
 import { AppError } from '../../shared/errors.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { signUp, type User } from '../helpers/factories.js'
 import { cookieFrom, request } from '../helpers/http.js'
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/receivers.js'
 
-let app: TestApp
 let smtp: SmtpReceiver
 test.before(async () => {
   smtp = await startSmtpReceiver()
-  // Sign-in's own throttle is generous here, so that what is measured is the two-factor lock.
-  app = await startTestApp({ SMTP_URL: smtp.url, AUTH_ATTEMPTS_PER_ADDRESS: '100', AUTH_ATTEMPTS_PER_CLIENT: '1000' })
 })
-test.after.always(async () => {
-  await app?.close()
-  await smtp?.close()
-})
+// Sign-in's own throttle is generous here, so that what is measured is the two-factor lock.
+const app = appSuite({ env: () => ({ SMTP_URL: smtp.url, AUTH_ATTEMPTS_PER_ADDRESS: '100', AUTH_ATTEMPTS_PER_CLIENT: '1000' }) })
+test.serial.after.always(() => smtp?.close())
 
 const codeAt = (secret: string, stepsAhead = 0) => generate({ secret, epoch: Math.floor(Date.now() / 1000) + stepsAhead * 30 })
 const login = (u: User, code?: string) =>

@@ -5,15 +5,11 @@ import test from 'ava'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { generate } from 'otplib'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { cookieFrom, request } from '../helpers/http.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-})
-test.after.always(() => app?.close())
+const app = appSuite()
 
 /** The code the app would show `stepsAhead` time steps from now (one step of drift is accepted). */
 const codeAt = (secret: string, stepsAhead = 0) => generate({ secret, epoch: Math.floor(Date.now() / 1000) + stepsAhead * 30 })

@@ -1,17 +1,12 @@
 // v1 write routes (docs/decisions.md §I-2.1, §I-2.2, §I-4.2, §I-7, §I-8; §1 and §4):
 // POST /api/v1/stats/:name/count, /value and POST /api/v1/points.
 import test, { type ExecutionContext } from 'ava'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request, type Reply } from '../helpers/http.js'
 import { settle, stored, type Stored } from '../helpers/storage.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true })
 
 const nowS = () => Math.floor(Date.now() / 1000)
 const enc = encodeURIComponent

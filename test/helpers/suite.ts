@@ -2,14 +2,20 @@
 // prefix of its own, test/helpers/app.ts), its workers when asked, and for browser files the run's Chromium
 // (test/helpers/browser.ts) with the page bundles built before the first test; all closed after the file.
 //
+//   const app = appSuite({ workers: true, env: { ALERT_EVAL_INTERVAL_SECONDS: '1' } })
+//   test('...', async (t) => { const res = await request(app.url, '/api/v1/health') })
+//
 //   const web = webSuite({ workers: true, env: { ALERT_EVAL_INTERVAL_SECONDS: '1' } })
 //   test('...', async (t) => { const { page } = await openTab(web.browser); await page.goto(`${web.app.url}/`) })
 //
-// The fields are set by the file's before hook: read them inside tests and hooks, not at the top of the file.
-// What a file needs besides (a mail or webhook receiver, the payment stand-in) it starts in a before hook of
-// its own declared first, and `env` as a function then reads its address: the suite's hook is a serial one,
-// which ava starts only once every hook declared before it has finished (plain hooks run concurrently), and
-// a hook declared after it runs after it.
+// The app and its fields are set by the file's before hook: read them inside tests and hooks, not at the top of
+// the file. What a file needs besides (a mail or webhook receiver, the payment stand-in, a Redis of its own) it
+// starts in a before hook of its own declared first, and `env` as a function then reads its address: the
+// suite's hook is a serial one, which ava starts only once every hook declared before it has finished (plain
+// hooks run concurrently), and a hook declared after it (more set-up on the running app) runs after it. To stop
+// such a thing only once the app has closed (an SMTP receiver's close waits for the app's open connections; a
+// Redis stopped under running workers leaves them reconnecting), a file declares `test.serial.after.always`
+// after the suite: a serial hook waits for every hook declared before it.
 import test from 'ava'
 import type { Browser } from 'playwright-core'
 import { startTestApp, type TestApp } from './app.js'
@@ -24,25 +30,49 @@ export interface SuiteOptions {
   workers?: boolean
 }
 
-export interface AppSuite {
+export interface WebSuite {
   readonly app: TestApp
-}
-
-export interface WebSuite extends AppSuite {
   readonly browser: Browser
 }
 
 const envOf = (opts: SuiteOptions) => (typeof opts.env === 'function' ? opts.env() : opts.env) ?? {}
 
-/** An API (and workers when asked) for the file's tests. */
-export function appSuite(opts: SuiteOptions = {}): AppSuite {
-  const suite = {} as { app: TestApp }
+/**
+ * An API (and workers when asked) for the file's tests: the returned app stands for the one the before hook
+ * starts (each field read passes through to it), so a file declares `const app = appSuite()` once and its tests
+ * use `app.url`, `app.sql`... as with a started app.
+ */
+export function appSuite(opts: SuiteOptions = {}): TestApp {
+  let started: TestApp | undefined
+  const current = () => {
+    if (!started) throw new Error("appSuite: the app starts in the file's before hook; read it inside tests and hooks")
+    return started
+  }
   test.serial.before(async () => {
-    suite.app = await startTestApp(envOf(opts))
-    if (opts.workers) await suite.app.startWorkers()
+    started = await startTestApp(envOf(opts))
+    if (opts.workers) await started.startWorkers()
   })
-  test.after.always(() => suite.app?.close())
-  return suite
+  test.after.always(() => started?.close())
+  return {
+    get url() {
+      return current().url
+    },
+    get config() {
+      return current().config
+    },
+    get sql() {
+      return current().sql
+    },
+    get api() {
+      return current().api
+    },
+    get logs() {
+      return current().logs
+    },
+    another: (overrides) => current().another(overrides),
+    startWorkers: () => current().startWorkers(),
+    close: () => current().close(),
+  }
 }
 
 /** An API (and workers when asked) and a browser for the file's journeys. */

@@ -2,16 +2,12 @@
 // taking jobs, or a worker stuck on a job, health turns 503 naming the queue
 // and why; it recovers once the jobs move. (HEALTH_QUEUE_STUCK_SECONDS is 2 here.)
 import test from 'ava'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp({ HEALTH_QUEUE_STUCK_SECONDS: '2' })
-})
-test.after.always(() => app?.close())
+const app = appSuite({ env: { HEALTH_QUEUE_STUCK_SECONDS: '2' } })
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 

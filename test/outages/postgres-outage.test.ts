@@ -3,22 +3,18 @@
 // serve again within seconds, without a restart, and every accepted point is
 // stored exactly once. Runs against a PostgreSQL of its own.
 import test from 'ava'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { startOwnPostgres, type OwnPostgres } from '../helpers/own-postgres.js'
 import { settle } from '../helpers/storage.js'
 
 let pg: OwnPostgres
-let app: TestApp
 test.before(async () => {
   pg = await startOwnPostgres()
-  app = await startTestApp({ DATABASE_URL: pg.url })
 })
-test.after.always(async () => {
-  await app?.close()
-  await pg?.destroy()
-})
+const app = appSuite({ env: () => ({ DATABASE_URL: pg.url }) })
+test.serial.after.always(() => pg?.destroy())
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 

@@ -9,30 +9,31 @@ import type { ExportWindow } from '../../shared/export/window.js'
 import { compactDay } from '../../shared/points/compaction.js'
 import { ReadPool } from '../../shared/read-replica.js'
 import type { Stat } from '../../shared/stats/repo.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import type { TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { startPrimaryWithReplica, type PrimaryWithReplica } from '../helpers/pg-replica.js'
 import { settle } from '../helpers/storage.js'
 
 let pg: PrimaryWithReplica
-let app: TestApp
 let key: string
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 test.before(async () => {
   pg = await startPrimaryWithReplica()
-  // A lag limit no test reaches: this app keeps reading from a held-back replica, which shows where reads go.
-  app = await startTestApp({ DATABASE_URL: pg.primaryUrl, DATABASE_READ_URL: pg.replicaUrl, READ_REPLICA_MAX_LAG_SECONDS: '3600' })
-  await app.startWorkers()
+})
+// A lag limit no test reaches: this app keeps reading from a held-back replica, which shows where reads go.
+const app = appSuite({
+  workers: true,
+  env: () => ({ DATABASE_URL: pg.primaryUrl, DATABASE_READ_URL: pg.replicaUrl, READ_REPLICA_MAX_LAG_SECONDS: '3600' }),
+})
+test.before(async () => {
   const user = await signUp(app.url)
   await app.sql`update accounts set plan = 'business' where id = ${user.accountId}`
   ;({ key } = await createKey(app.url, user))
 })
-test.after.always(async () => {
-  await app?.close()
-  await pg?.destroy()
-})
+test.serial.after.always(() => pg?.destroy())
 
 /** The values the raw export of a stat holds (the export reads through the read pool). */
 async function exported(base: string, stat: string): Promise<number[]> {

@@ -2,24 +2,19 @@
 // point must leave nothing claimed, so that the client's retry is stored.
 // Runs against a redis-server of its own (stopped and restarted here).
 import test from 'ava'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { startOwnRedis, type OwnRedis } from '../helpers/redis-server.js'
 import { settle } from '../helpers/storage.js'
 
 let redis: OwnRedis
-let app: TestApp
 test.before(async () => {
   // With AOF: whatever reached Redis before it stopped is still there after the restart, as on a managed Redis.
   redis = await startOwnRedis({ aof: true })
-  app = await startTestApp({ REDIS_URL: redis.url })
-  await app.startWorkers()
 })
-test.after.always(async () => {
-  await app?.close()
-  await redis?.destroy()
-})
+const app = appSuite({ workers: true, env: () => ({ REDIS_URL: redis.url }) })
+test.serial.after.always(() => redis?.destroy())
 
 const nowS = () => Math.floor(Date.now() / 1000)
 

@@ -6,21 +6,16 @@ import { randomUUID } from 'node:crypto'
 import { insertAlert } from '../../shared/alerts/repo.js'
 import { CreateAlertBody } from '../../shared/alerts/schema.js'
 import { applyBatch } from '../../shared/points/repo.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { signUp } from '../helpers/factories.js'
 import { startOwnRedis, type OwnRedis } from '../helpers/redis-server.js'
 
 let redis: OwnRedis
-let app: TestApp
 test.before(async () => {
   redis = await startOwnRedis() // no persistence: a restart comes back empty
-  app = await startTestApp({ REDIS_URL: redis.url, ALERT_EVAL_INTERVAL_SECONDS: '1' })
-  await app.startWorkers()
 })
-test.after.always(async () => {
-  await app?.close()
-  await redis?.destroy()
-})
+const app = appSuite({ workers: true, env: () => ({ REDIS_URL: redis.url, ALERT_EVAL_INTERVAL_SECONDS: '1' }) })
+test.serial.after.always(() => redis?.destroy())
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 

@@ -8,23 +8,18 @@ import { Redis } from 'ioredis'
 import { loadConfig } from '../../shared/config.js'
 import { createLogger } from '../../shared/log.js'
 import { RedisSettings } from '../../shared/redis.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { startOwnRedis, type OwnRedis } from '../helpers/redis-server.js'
 import { settle, stored } from '../helpers/storage.js'
 
 let redis: OwnRedis
-let app: TestApp
 test.before(async () => {
   redis = await startOwnRedis({ aof: true, args: ['--maxmemory-policy', 'allkeys-lru'] })
-  app = await startTestApp({ REDIS_URL: redis.url })
-  await app.startWorkers()
 })
-test.after.always(async () => {
-  await app?.close()
-  await redis?.destroy()
-})
+const app = appSuite({ workers: true, env: () => ({ REDIS_URL: redis.url }) })
+test.serial.after.always(() => redis?.destroy())
 
 test.serial('an evicting maxmemory-policy: health 503 naming it, writes refused with nothing stored, until noeviction', async (t) => {
   const user = await signUp(app.url)

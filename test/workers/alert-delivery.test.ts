@@ -13,6 +13,7 @@ import { evaluateAlerts } from '../../shared/alerts/evaluate.js'
 import { createLogger } from '../../shared/log.js'
 import { deliverAlertJob } from '../../workers/deliver-alert.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import {
@@ -25,17 +26,12 @@ import {
 } from '../helpers/receivers.js'
 import { settle } from '../helpers/storage.js'
 
-let app: TestApp
 let smtp: SmtpReceiver
 test.before(async () => {
   smtp = await startSmtpReceiver()
-  app = await startTestApp({ ALERT_EVAL_INTERVAL_SECONDS: '1', SMTP_URL: smtp.url })
-  await app.startWorkers()
 })
-test.after.always(async () => {
-  await app?.close()
-  await smtp?.close()
-})
+const app = appSuite({ workers: true, env: () => ({ ALERT_EVAL_INTERVAL_SECONDS: '1', SMTP_URL: smtp.url }) })
+test.serial.after.always(() => smtp?.close())
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
 const PAYLOAD_FIELDS = [

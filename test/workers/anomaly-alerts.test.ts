@@ -7,18 +7,13 @@ import { createHmac } from 'node:crypto'
 import { HOUR } from '../../shared/anomalies/detector.js'
 import { newestCompleteHour, sweep } from '../../shared/anomalies/sweep.js'
 import { refreshRollups } from '../../workers/refresh-rollups.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { startHttpReceiver } from '../helpers/receivers.js'
 import { settle } from '../helpers/storage.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp({ ALERT_EVAL_INTERVAL_SECONDS: '1' })
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true, env: { ALERT_EVAL_INTERVAL_SECONDS: '1' } })
 
 const OPTS = { staleAfterSeconds: 900 }
 

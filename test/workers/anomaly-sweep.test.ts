@@ -6,13 +6,9 @@ import { createSql } from '../../shared/db.js'
 import { applyBatch } from '../../shared/points/repo.js'
 import { refreshRollups } from '../../workers/refresh-rollups.js'
 import { applySync } from '../../shared/billing/repo.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-})
-test.after.always(() => app?.close())
+const app = appSuite()
 
 const OPTS = { staleAfterSeconds: 900 }
 // A fixed "now" 10 minutes into an hour: the newest complete hour is the one before.

@@ -13,14 +13,10 @@ import { backtest, readPercentileMinutes } from '../../shared/analytics/threshol
 import type { QueuedPoint } from '../../shared/jobs.js'
 import { applyBatch } from '../../shared/points/repo.js'
 import { refreshRollups } from '../../workers/refresh-rollups.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { signUp } from '../helpers/factories.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-})
-test.after.always(() => app?.close())
+const app = appSuite()
 
 const MINUTES = 150
 

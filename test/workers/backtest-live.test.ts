@@ -11,14 +11,10 @@ import { backtest, readMinutes } from '../../shared/analytics/thresholds.js'
 import type { QueuedPoint } from '../../shared/jobs.js'
 import { applyBatch } from '../../shared/points/repo.js'
 import { refreshRollups } from '../../workers/refresh-rollups.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { signUp } from '../helpers/factories.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-})
-test.after.always(() => app?.close())
+const app = appSuite()
 
 const MINUTES = 60
 

@@ -8,17 +8,12 @@ import { blockLock, compactPoints, compactionCutoff } from '../../shared/points/
 import { decodeBlock, type BlockColumns } from '../../shared/points/blocks.js'
 import { enforceRetention } from '../../shared/points/retention.js'
 import { listStats } from '../../shared/stats/repo.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-  await app.startWorkers()
-})
-test.after.always(() => app?.close())
+const app = appSuite({ workers: true })
 
 const DAY = 86_400
 const NOW = Math.floor(Date.now() / 1000)

@@ -4,14 +4,10 @@ import { evaluateAlerts } from '../../shared/alerts/evaluate.js'
 import { insertAlert } from '../../shared/alerts/repo.js'
 import { CreateAlertBody } from '../../shared/alerts/schema.js'
 import { applyBatch } from '../../shared/points/repo.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { signUp } from '../helpers/factories.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-})
-test.after.always(() => app?.close())
+const app = appSuite()
 
 const NOW = Math.floor(Date.now() / 1000)
 const at = (s: number) => new Date((NOW + s) * 1000)

@@ -1,5 +1,5 @@
 import test from 'ava'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { createLogger } from '../../shared/log.js'
@@ -10,11 +10,7 @@ import { refreshRollups } from '../../workers/refresh-rollups.js'
 import { importPointsJob } from '../../workers/import-points.js'
 
 // No workers here: the job is run by hand, as a crashed or re-run worker would run it.
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-})
-test.after.always(() => app?.close())
+const app = appSuite()
 
 /** Uploads a long CSV of `points` rows (stats s0, s1, s2 in turn, one a second, value = row number) and leaves its job queued. */
 async function queuedImport(points: number, value = (i: number) => `${i}`) {

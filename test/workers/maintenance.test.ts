@@ -3,15 +3,11 @@ import { Queue } from 'bullmq'
 import { QUEUES } from '../../shared/jobs.js'
 import { createWorkerRedis } from '../../shared/redis.js'
 import { purgeSessionsJob } from '../../workers/purge-sessions.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { signUp } from '../helpers/factories.js'
 import { createLogger } from '../../shared/log.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-})
-test.after.always(() => app?.close())
+const app = appSuite()
 
 // Serial: the other test starts real workers, whose scheduled purge would otherwise race the direct call here.
 test.serial('purge-sessions deletes sessions expired or revoked over a day ago, and keeps live ones', async (t) => {

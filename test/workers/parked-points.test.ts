@@ -9,15 +9,11 @@ import { promisify } from 'node:util'
 import { packPoints, type QueuedPoint } from '../../shared/jobs.js'
 import { isDataError } from '../../shared/points/parked.js'
 import { applyBatch, applyIsolating } from '../../shared/points/repo.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-})
-test.after.always(() => app?.close())
+const app = appSuite()
 
 async function newStats(n: number): Promise<string[]> {
   const user = await signUp(app.url)

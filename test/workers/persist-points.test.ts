@@ -5,15 +5,11 @@ import { refreshRollups } from '../../workers/refresh-rollups.js'
 import { deleteStat } from '../../shared/delete-stat.js'
 import { createSql } from '../../shared/db.js'
 import type { QueuedPoint } from '../../shared/jobs.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { rollupsBesidePoints } from '../helpers/storage.js'
 import { signUp } from '../helpers/factories.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-})
-test.after.always(() => app?.close())
+const app = appSuite()
 
 async function newStat(kind: 'counter' | 'gauge' = 'counter'): Promise<string> {
   const user = await signUp(app.url)

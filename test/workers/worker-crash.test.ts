@@ -1,17 +1,13 @@
 import test from 'ava'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { serviceArgs } from '../helpers/processes.js'
 import { settle, stored } from '../helpers/storage.js'
 
 // No in-process workers here: the only consumers are the child processes below.
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-})
-test.after.always(() => app?.close())
+const app = appSuite()
 
 // The jobs the killed worker held come back once its lock lapses: 5 s here instead of the default 15 s, still
 // long enough that a live worker on a busy machine keeps renewing it (every 2.5 s).

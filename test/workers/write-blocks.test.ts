@@ -10,16 +10,12 @@ import { applyBatch, applyBatches, MIN_WRITE_BLOCK_POINTS } from '../../shared/p
 import { enforceRetention } from '../../shared/points/retention.js'
 import { refreshRollups } from '../../workers/refresh-rollups.js'
 import { listStats } from '../../shared/stats/repo.js'
-import { startTestApp, type TestApp } from '../helpers/app.js'
+import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { rollupsBesidePoints } from '../helpers/storage.js'
 
-let app: TestApp
-test.before(async () => {
-  app = await startTestApp()
-})
-test.after.always(() => app?.close())
+const app = appSuite()
 
 const DAY = 86_400
 const NOW = Math.floor(Date.now() / 1000)
