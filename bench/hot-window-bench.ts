@@ -100,6 +100,12 @@ async function main() {
              (select coalesce(sum(n), 0) from point_blocks)::int as packed`
     if (k.hot + k.packed !== total) throw new Error(`rows ${k.hot} + blocks ${k.packed} != ${total}`)
     const liveBytes = await bytes()
+    const [parts] = await sql<{ heap: string; idx: string; blocks: string }[]>`
+      select pg_relation_size('points')::text as heap, pg_indexes_size('points')::text as idx, pg_total_relation_size('point_blocks')::text as blocks`
+    say(
+      `on disk: hot heap ${Number(parts.heap).toLocaleString('en')}, its indexes ${Number(parts.idx).toLocaleString('en')}, ` +
+        `blocks ${Number(parts.blocks).toLocaleString('en')} bytes (with TOAST and index)`,
+    )
     say(
       `as of now (window ${WINDOW} min): ${k.hot.toLocaleString('en')} rows hot, ${k.packed.toLocaleString('en')} points in ${k.blocks} blocks ` +
         `(${k.today} of them today's); ${liveBytes.toLocaleString('en')} bytes on disk: ${(liveBytes / total).toFixed(2)} bytes per point`,

@@ -53,14 +53,20 @@ export interface CompactionResult {
   points: number
   /** Set when the pass rebuilt the hot table's index (see shrinkHotIndex): its bytes before and after. */
   hotIndex?: { before: number; after: number }
+  /** Set when the pass gave back the hot table's emptied pages (see shrinkHotHeap): its heap's bytes before and after. */
+  hotHeap?: { before: number; after: number }
 }
 
 /** Bytes a (stat_id, ts) entry of the hot table's B-tree takes with its share of the page (bench:storage: 73). */
 const INDEX_BYTES_PER_ROW = 73
 /** The index is rebuilt when it holds this many times what its live rows need... */
 const INDEX_BLOAT_FACTOR = 4
-/** ...and at least this many bytes: below it, the pages it would give back are not worth a rebuild. */
-export const INDEX_REBUILD_MIN_BYTES = 64 * 1024 * 1024
+/**
+ * ...and at least this many bytes: below it, the pages it would give back are not worth a rebuild. 16 MB, not the
+ * 64 it was when two days stayed hot: with an hour's window a week of 40 gauges leaves 25 MB of emptied index
+ * after its first pass, 10 bytes for each of its 2.4 million points (bench:hotwindow).
+ */
+export const INDEX_REBUILD_MIN_BYTES = 16 * 1024 * 1024
 
 /**
  * Gives back the disk of the hot table's index once a pass has emptied much of the table. VACUUM makes an
@@ -95,6 +101,45 @@ export async function shrinkHotIndex(sql: Sql, minBytes = INDEX_REBUILD_MIN_BYTE
     } finally {
       await conn`reset statement_timeout`.catch(() => {})
       await conn`select pg_advisory_unlock(27, 1)`.catch(() => {})
+    }
+  } finally {
+    conn.release()
+  }
+  return { before, after: await size() }
+}
+
+/** Rows a page of the hot table holds (a 60-byte row with its line pointer; bench:storage: 132 bytes a row with the index). */
+const ROWS_PER_PAGE = 130
+
+/**
+ * Gives back the disk of the hot table's heap once a pass has emptied most of it. VACUUM trims only empty pages at
+ * the heap's end, and the rows still hot are the newest, written last, so they sit at the end: after the first
+ * compaction of a week of rows the heap kept its size (bench:hotwindow: 69 bytes a point on disk where the blocks
+ * needed a few). The rows past the pages the live rows need are deleted and inserted again in one statement
+ * (atomic for every reader: the same points, old or new copies, never both or neither; a compaction waiting on
+ * them finds them gone and moves the copies next pass), which puts them in the space the first VACUUM freed near
+ * the start; a second VACUUM then trims the end. One at a time per database, on a reserved connection.
+ */
+export async function shrinkHotHeap(sql: Sql, minBytes = INDEX_REBUILD_MIN_BYTES): Promise<{ before: number; after: number } | null> {
+  const size = async () => Number((await sql<{ n: string }[]>`select pg_relation_size('points')::text as n`)[0].n)
+  const before = await size()
+  if (before < minBytes) return null
+  const [{ rows }] = await sql<{ rows: number }[]>`select (count(*) * 100)::float8 as rows from points tablesample system (1)`
+  const keep = Math.ceil((2 * rows) / ROWS_PER_PAGE) + 1
+  if (keep * 8192 * INDEX_BLOAT_FACTOR > before) return null
+  const conn = await sql.reserve()
+  try {
+    const [{ got }] = await conn<{ got: boolean }[]>`select pg_try_advisory_lock(27, 2) as got`
+    if (!got) return null
+    try {
+      await conn`set statement_timeout = 0`
+      await conn.unsafe('vacuum points')
+      await conn.unsafe(`with d as (delete from points where ctid >= '(${keep},0)'::tid returning stat_id, ts, value)
+        insert into points (stat_id, ts, value) select stat_id, ts, value from d`)
+      await conn.unsafe('vacuum points')
+    } finally {
+      await conn`reset statement_timeout`.catch(() => {})
+      await conn`select pg_advisory_unlock(27, 2)`.catch(() => {})
     }
   } finally {
     conn.release()
@@ -149,32 +194,37 @@ export async function compactDay(sql: Sql, statId: string, day: Date, upto?: Dat
 }
 
 /**
- * Moves one stat's hot rows in [day, upto) (inside one UTC day) into a new small block of that day (a seq > 0,
- * as a write block); returns how many points moved. One statement, one transaction: rows or block.
+ * Moves the hot rows in [day, upto) (inside one UTC day) of each of the stats into a new small block of that day per
+ * stat (a seq > 0, as a write block); returns how many points and blocks. One statement, one transaction: rows or
+ * blocks. Many stats per statement: a stretch is a few dozen points a stat, and a transaction per stat cost more
+ * than the moving (bench:hotwindow). The stats' block locks are taken in one order, and the other holders
+ * (compactDay, retention) take one at a time, so no two wait on each other.
  */
-export async function compactStretch(sql: Sql, statId: string, day: Date, upto: Date): Promise<number> {
+export async function compactStretch(sql: Sql, statIds: string[], day: Date, upto: Date): Promise<{ points: number; blocks: number }> {
+  const keys = statIds.map((id) => blockLock(id, day)).sort()
   return sql.begin(async (tx) => {
-    await tx`select pg_advisory_xact_lock(26, hashtext(${blockLock(statId, day)}))`
-    const [row] = await tx<{ moved: number }[]>`
-      with live as (select id from stats where id = ${statId} for key share),
+    await tx`select pg_advisory_xact_lock(26, hashtext(k)) from unnest(${keys}::text[]) as u(k)`
+    const [row] = await tx<{ points: number; blocks: number }[]>`
+      with live as (select id from stats where id = any(${statIds}::uuid[]) for key share),
       moved as (
         delete from points
-        where stat_id = ${statId} and ts >= ${day} and ts < ${upto}
-          and ts = date_trunc('second', ts) and exists (select 1 from live)
-        returning ts, value
+        where stat_id in (select id from live) and ts >= ${day} and ts < ${upto} and ts = date_trunc('second', ts)
+        returning stat_id, ts, value
       ),
-      merged as (select array_agg(ts) as ts, array_agg(value) as value from moved),
+      merged as (select stat_id, array_agg(ts) as ts, array_agg(value) as value from moved group by stat_id),
       saved as (
         insert into point_blocks (stat_id, day, seq, n, first_ts, last_ts, dts, scale, ivals, fvals)
-        select ${statId}, ${day}, nextval('point_write_seq'), e.n, e.first_ts, e.last_ts, e.dts, e.scale, e.ivals, e.fvals
-        from merged cross join lateral point_block_encode(${day}, merged.ts, merged.value) e
-        where exists (select 1 from moved)
+        select m.stat_id, ${day}, nextval('point_write_seq'), e.n, e.first_ts, e.last_ts, e.dts, e.scale, e.ivals, e.fvals
+        from merged m cross join lateral point_block_encode(${day}, m.ts, m.value) e
         returning 1
       )
-      select (select count(*) from moved)::int as moved, (select count(*) from saved)::int as saved`
-    return row.moved
-  }) as Promise<number>
+      select (select count(*) from moved)::int as points, (select count(*) from saved)::int as blocks`
+    return row
+  }) as Promise<{ points: number; blocks: number }>
 }
+
+/** Stats per stretch statement: a few thousand points each at a point every 10 s. */
+const STRETCH_STATS = 100
 
 /**
  * One pass: every stat whose oldest hot row is before the day of the hot edge has those days compacted, oldest
@@ -194,6 +244,8 @@ export async function compactPoints(
   const out = await compactDays(sql, edgeDay, opts)
   if (opts.stopAfter === undefined || out.points < opts.stopAfter) await compactEdgeDay(sql, edgeDay, edge, out, opts)
   if (out.points) {
+    const heap = await shrinkHotHeap(sql, opts.indexMinBytes)
+    if (heap) out.hotHeap = heap
     const shrunk = await shrinkHotIndex(sql, opts.indexMinBytes)
     if (shrunk) out.hotIndex = shrunk
   }
@@ -242,9 +294,15 @@ async function compactEdgeDay(sql: Sql, day: Date, edge: Date, out: CompactionRe
   if (edge <= day || (await usesTimescale(sql))) return
   const due = await sql<{ id: string }[]>`
     select s.id from stats s where exists (select 1 from points p where p.stat_id = s.id and p.ts >= ${day} and p.ts < ${edge})`
-  for (const { id } of due) {
-    const moved = await compactStretch(sql, id, day, edge)
-    if (moved) [out.blocks, out.points] = [out.blocks + 1, out.points + moved]
+  for (let i = 0; i < due.length; i += STRETCH_STATS) {
+    const moved = await compactStretch(
+      sql,
+      due.slice(i, i + STRETCH_STATS).map((d) => d.id),
+      day,
+      edge,
+    )
+    out.blocks += moved.blocks
+    out.points += moved.points
     if (opts.stopAfter !== undefined && out.points >= opts.stopAfter) return
   }
   const merge = await sql<{ id: string }[]>`
