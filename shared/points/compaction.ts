@@ -4,7 +4,7 @@
 // Complete days: each (stat, day) is one transaction that deletes the day's hot rows and writes the
 // day's block (seq 0) with them and the day's other blocks merged in. The day the hot edge falls in:
 // each pass moves the rows of every complete stretch older than the window into one new small block
-// (seq > 0, like a write block, sql/0032), one transaction per stat; the small blocks are merged into
+// (seq > 0, like a write block, sql/0032), one statement for up to 100 stats; the small blocks are merged into
 // the day's block once they hold as many points as it does (so a point is re-encoded about twice
 // during its day, not once per pass), and whatever is left when the day completes is merged then: a
 // day ends as one block per stat. A crash at any moment leaves either the rows or the block, never
