@@ -80,9 +80,12 @@ const Env = z.object({
   // Anomaly detection (docs/decisions.md §11): the sweep's schedule, and when a stat's rollup counts as stale.
   ANOMALY_SWEEP_INTERVAL_SECONDS: int(1).default(300),
   ANOMALY_STALE_AFTER_SECONDS: int(1).default(900),
-  // How often hot points past their days are compacted into day blocks. A pass with nothing to do
-  // costs one index probe per stat; at most 300 so that a backfill is packed within minutes.
+  // How often hot points older than the hot window are compacted into blocks. A pass with nothing to do
+  // costs one index probe per stat; at most 300 so that the hot table holds little more than the window.
   COMPACTION_INTERVAL_SECONDS: int(1).max(300).default(300),
+  // How many minutes of the newest points stay rows (docs/decisions.md §27): older ones move into blocks,
+  // a few bytes a point rather than about 130. At least 10 (one compaction stretch), at most two days.
+  HOT_WINDOW_MINUTES: int(10).max(2880).default(60),
   // How long a client may take to send a whole request (headers and body): API bodies are small, so a
   // body still arriving after this is a slow client holding a connection, and is cut (408).
   HTTP_REQUEST_TIMEOUT_MS: int(500).default(20_000),
@@ -138,6 +141,7 @@ export type Config = Readonly<{
   }>
   anomalySweepIntervalSeconds: number
   compactionIntervalSeconds: number
+  hotWindowMinutes: number
   anomalyStaleAfterSeconds: number
   httpRequestTimeoutMs: number
   /** A worker's job lock; the stalled-job check runs three times as often. */
@@ -235,6 +239,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }),
     anomalySweepIntervalSeconds: e.ANOMALY_SWEEP_INTERVAL_SECONDS,
     compactionIntervalSeconds: e.COMPACTION_INTERVAL_SECONDS,
+    hotWindowMinutes: e.HOT_WINDOW_MINUTES,
     anomalyStaleAfterSeconds: e.ANOMALY_STALE_AFTER_SECONDS,
     httpRequestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
     jobLockSeconds: e.JOB_LOCK_SECONDS,

@@ -1,17 +1,21 @@
 // Compaction drill: the worker is killed (-9) in the middle of a compaction pass, while
 // writers backfill single points (t and ikey, retried with the same ikey) into days that are being
-// compacted. A history seeded beforehand makes the pass long enough to be cut half-way. Afterwards
-// every accepted point and every seeded one is looked up through stat_points (hot rows and day
-// blocks alike): nothing lost, nothing doubled, and the pass the restarted worker runs finishes
-// the compaction.
+// compacted, and other writers send points at the hot edge (the window is 10 minutes here: their
+// first are older than it and are moved by the passes that run every second as they arrive, the
+// later ones cross it). A history seeded beforehand (old days, and the hours of today up to the
+// edge) makes the pass long enough to be cut half-way. Afterwards every accepted point and every
+// seeded one is looked up through stat_points (hot rows and blocks alike): nothing lost, nothing
+// doubled, and the passes the restarted worker runs finish the compaction up to the edge.
+import { hotEdge } from '../../shared/points/compaction.js'
 import { type DrillRig, http, type DrillResult } from './drills.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const DAY = 86_400
 const SEEDED_STATS = 30
 
-/** The worker compacts every second here (the service's default is 300). */
-export const COMPACTION_DRILL_SETTINGS = { COMPACTION_INTERVAL_SECONDS: '1' }
+/** The worker compacts every second here (the service's default is 300), with the shortest hot window (10 minutes). */
+const HOT_WINDOW_MINUTES = 10
+export const COMPACTION_DRILL_SETTINGS = { COMPACTION_INTERVAL_SECONDS: '1', HOT_WINDOW_MINUTES: String(HOT_WINDOW_MINUTES) }
 
 export function compactionDrills(): Record<string, (rig: DrillRig) => Promise<void>> {
   return {
@@ -42,8 +46,9 @@ async function seeded(rig: DrillRig): Promise<number> {
 }
 
 /**
- * Seeds SEEDED_STATS gauges with three days of a point every 10 s, two to four days back (rows as the
- * persist job stores them), then writes steadily while `fault` runs, and checks every point.
+ * Seeds SEEDED_STATS gauges with three days of a point every 10 s, two to four days back, and a point every
+ * 10 s of today's last three hours up to now (rows as the persist job stores them), then writes steadily while
+ * `fault` runs (into the old days, and at the hot edge), and checks every point.
  */
 export async function compactionDrill(rig: DrillRig, name: string, fault: () => Promise<void>): Promise<DrillResult> {
   const today = Math.floor(Date.now() / 1000 / DAY) * DAY
@@ -57,14 +62,25 @@ export async function compactionDrill(rig: DrillRig, name: string, fault: () => 
     insert into points (stat_id, ts, value)
     select s.id, to_timestamp(${today - 4 * DAY} + k * 10), round((50 + 20 * sin(k / 500.0) + random())::numeric, 2)::float8
     from unnest(${statIds.map((s) => s.id)}::uuid[]) as s(id), generate_series(0, 3 * 8640 - 1) k`
+  const nowS = Math.floor(Date.now() / 1000)
+  await rig.sql`
+    insert into points (stat_id, ts, value)
+    select s.id, to_timestamp(k), round((50 + random())::numeric, 2)::float8
+    from unnest(${statIds.map((s) => s.id)}::uuid[]) as s(id), generate_series(${Math.max(today, nowS - 3 * 3600)}::bigint, ${nowS}::bigint, 10) k`
   const expected = await rig.sql<{ id: string; n: number; sum: string }[]>`
     select stat_id as id, count(*)::int as n, sum(value::numeric)::text as sum from points where stat_id = any(${statIds.map((s) => s.id)}::uuid[]) group by 1`
   await rig.spawn('worker')
 
   const stat = `drill.${name}`
+  const edgeStat = `drill.${name}.edge`
   const outcome = new Map<number, 'accepted' | 'refused' | 'unknown'>()
+  const edgeOutcome = new Map<number, 'accepted' | 'refused' | 'unknown'>()
   const base = today - 3 * DAY
+  // Point i of the edge stat at edgeBase + 2 (i mod 600), over the 20 minutes before the start: the first half older
+  // than the window when sent, the rest crossing it as the drill runs.
+  const edgeBase = Math.floor(Date.now() / 1000) - 2 * HOT_WINDOW_MINUTES * 60
   let next = 0
+  let nextEdge = 0
   let writing = true
   const writer = async (w: number) => {
     while (writing) {
@@ -72,7 +88,13 @@ export async function compactionDrill(rig: DrillRig, name: string, fault: () => 
       outcome.set(i, await writeWithRetries(rig, stat, i, base + i * 37, w))
     }
   }
-  const writers = Array.from({ length: 4 }, (_, w) => writer(w))
+  const edgeWriter = async (w: number) => {
+    while (writing) {
+      const i = nextEdge++
+      edgeOutcome.set(i, await writeWithRetries(rig, edgeStat, i, edgeBase + (i % 600) * 2, w))
+    }
+  }
+  const writers = [...Array.from({ length: 4 }, (_, w) => writer(w)), ...Array.from({ length: 2 }, (_, w) => edgeWriter(w))]
   const started = Date.now()
   await fault()
   const recoverySeconds = (Date.now() - started) / 1000
@@ -83,9 +105,11 @@ export async function compactionDrill(rig: DrillRig, name: string, fault: () => 
   // Let the restarted worker's passes finish the compaction (each is quick once the seed is packed).
   const hotBefore = Date.now() + 60_000
   for (;;) {
-    const [r] = await rig.sql<{ n: number }[]>`select count(*)::int as n from points where ts < ${new Date((today - DAY) * 1000)}`
+    // The edge as of a pass a few seconds ago: a pass that has run since left no row before it.
+    const edge = hotEdge(new Date(Date.now() - 5_000), HOT_WINDOW_MINUTES)
+    const [r] = await rig.sql<{ n: number }[]>`select count(*)::int as n from points where ts < ${edge}`
     if (r.n === 0) break
-    if (Date.now() > hotBefore) throw new Error(`compaction left ${r.n} rows before yesterday`)
+    if (Date.now() > hotBefore) throw new Error(`compaction left ${r.n} rows older than the hot window`)
     await sleep(500)
   }
 
@@ -97,6 +121,13 @@ export async function compactionDrill(rig: DrillRig, name: string, fault: () => 
     [stat],
   )
   const stored = new Map(rows.map((r) => [r.value, r.n]))
+  const edgeRows = await rig.sql.unsafe<{ value: number; n: number; minT: number; maxT: number }[]>(
+    `
+    select p.value, count(*)::int as n, min(extract(epoch from p.ts))::bigint::int as "minT", max(extract(epoch from p.ts))::bigint::int as "maxT"
+    from stats s cross join lateral stat_points(s.id, ${all}) p where s.name = $1 group by p.value`,
+    [edgeStat],
+  )
+  const edgeStored = new Map(edgeRows.map((r) => [r.value, r.n]))
   const seed = await rig.sql.unsafe<{ id: string; n: number; sum: string }[]>(`
     select s.id, count(*)::int as n, sum(p.value::numeric)::text as sum from stats s cross join lateral stat_points(s.id, ${all}) p
     where s.name like 'seed.%' group by 1`)
@@ -110,23 +141,29 @@ export async function compactionDrill(rig: DrillRig, name: string, fault: () => 
     if (n > e.n) seedDoubled += n - e.n
     if (n === e.n && got!.sum !== e.sum) throw new Error(`seeded stat ${e.id}: same count, different values`)
   }
-  const of = (o: string) => [...outcome].filter(([, v]) => v === o).map(([i]) => i)
-  const accepted = of('accepted')
-  const missing = accepted.filter((i) => !stored.has(i))
+  const of = (out: typeof outcome, o: string) => [...out].filter(([, v]) => v === o).map(([i]) => i)
+  const accepted = of(outcome, 'accepted')
+  const edgeAccepted = of(edgeOutcome, 'accepted')
+  const missing = accepted.filter((i) => !stored.has(i)).length + edgeAccepted.filter((i) => !edgeStored.has(i)).length
+  const doubled = (m: Map<number, number>) => [...m.values()].reduce((n, c) => n + c - 1, 0)
+  process.stdout.write(`  ${edgeAccepted.length} points accepted at the hot edge, ${accepted.length} into the old days\n`)
   return {
     drill: name,
     path: 'single-ikey',
-    sent: outcome.size + expected.reduce((n, e) => n + e.n, 0),
-    accepted: accepted.length + expected.reduce((n, e) => n + e.n, 0),
-    stored: rows.reduce((n, r) => n + r.n, 0) + seed.reduce((n, r) => n + r.n, 0),
-    lost: missing.length + seedLost,
+    sent: outcome.size + edgeOutcome.size + expected.reduce((n, e) => n + e.n, 0),
+    accepted: accepted.length + edgeAccepted.length + expected.reduce((n, e) => n + e.n, 0),
+    stored: rows.reduce((n, r) => n + r.n, 0) + edgeRows.reduce((n, r) => n + r.n, 0) + seed.reduce((n, r) => n + r.n, 0),
+    lost: missing + seedLost,
     lostInWipe: 0,
     wipeWindowMs: null,
-    duplicated: [...stored.values()].reduce((n, c) => n + c - 1, 0) + seedDoubled,
-    // Value i was written at base + 37 i: a stored copy anywhere else is misplaced.
-    misplaced: rows.filter((r) => r.minT !== base + r.value * 37 || r.maxT !== base + r.value * 37).length,
-    storedRefused: of('refused').filter((i) => stored.has(i)).length,
-    unknownOutcome: of('unknown').length,
+    duplicated: doubled(stored) + doubled(edgeStored) + seedDoubled,
+    // Value i was written at base + 37 i (edge: edgeBase + 2 (i mod 600)): a stored copy anywhere else is misplaced.
+    misplaced:
+      rows.filter((r) => r.minT !== base + r.value * 37 || r.maxT !== base + r.value * 37).length +
+      edgeRows.filter((r) => r.minT !== edgeBase + (r.value % 600) * 2 || r.maxT !== edgeBase + (r.value % 600) * 2).length,
+    storedRefused:
+      of(outcome, 'refused').filter((i) => stored.has(i)).length + of(edgeOutcome, 'refused').filter((i) => edgeStored.has(i)).length,
+    unknownOutcome: of(outcome, 'unknown').length + of(edgeOutcome, 'unknown').length,
     recoverySeconds,
     logLines: 0,
   }

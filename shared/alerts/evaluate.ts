@@ -245,8 +245,9 @@ async function readObservations(tx: TxSql, now: Date): Promise<Row[]> {
     left join stats s on s.account_id = a.account_id and s.name = a.stat_name
     left join lateral (
       select case when s.kind = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
-      from points p where a.condition_type not in ('heartbeat', 'missing_data', 'anomaly') and a.aggregation = 'avg'
-        and p.stat_id = s.id and p.ts >= ${now}::timestamptz - interval '60 seconds' and p.ts < ${now}
+      -- Hot rows and blocks alike (stat_points): a late evaluation's window may reach past the hot edge.
+      from stat_points(s.id, ${now}::timestamptz - interval '60 seconds', ${now}) p
+      where a.condition_type not in ('heartbeat', 'missing_data', 'anomaly') and a.aggregation = 'avg'
     ) cur on s.id is not null
     left join lateral (
       select case when s.kind = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v

@@ -6,7 +6,8 @@
 // A page is a short index range scan on (stat_id, ts) whatever the
 // export's size.
 import type { Sql } from '../db.js'
-import { decodeBlock, mergeByTime, type BlockColumns, type Row } from '../points/blocks.js'
+import type { Row } from '../points/blocks.js'
+import { seriesPoints } from '../points/read.js'
 import type { ReadPool } from '../read-replica.js'
 import type { Stat } from '../stats/repo.js'
 import type { ExportWindow } from './window.js'
@@ -79,29 +80,24 @@ async function readStep(sql: Sql, stat: Stat, lower: bigint, end: bigint, pageRo
   lower = BigInt(first.us)
   const dayEnd = dayOf(lower) + DAY_US
   const upper = dayEnd < end ? dayEnd : end
-  // The day's compacted block and any write blocks not merged into it yet (sql/0032), oldest first.
-  const blocks = await sql<BlockColumns[]>`
-    select day, dts, scale, ivals, fvals from point_blocks
-    where stat_id = ${stat.id} and day = ${at(dayOf(lower))} and last_ts >= ${at(lower)} and first_ts < ${at(upper)} order by seq`
-  if (blocks.length) {
-    const hot = await sql<Row[]>`
-      select ${usOf} as us, value from points where stat_id = ${stat.id} and ts >= ${at(lower)} and ts < ${at(upper)} order by ts`
-    return { rows: mergeByTime([...blocks.map((b) => decodeBlock(b, Number(lower), Number(upper))), Array.from(hot)]), next: upper }
-  }
+  // A day without blocks in the range (recent hours before the compaction takes them, or TimescaleDB) is paged
+  // through its rows; the same statement checks for blocks, so that rows moved into a block meanwhile are never
+  // missed: a day with blocks is read whole by seriesPoints, from both sides in one snapshot.
+  const hasBlocks = sql`exists (select 1 from point_blocks
+    where stat_id = ${stat.id} and day = ${at(dayOf(lower))} and last_ts >= ${at(lower)} and first_ts < ${at(upper)})`
   // A plain array: slicing postgres.js' result (an Array subclass) goes through its own constructor.
   const rows = Array.from(
     await sql<Row[]>`
-    select ${usOf} as us, value from points where stat_id = ${stat.id} and ts >= ${at(lower)} and ts < ${at(upper)} order by ts limit ${pageRows}`,
+    select ${usOf} as us, value from points where stat_id = ${stat.id} and ts >= ${at(lower)} and ts < ${at(upper)} and not ${hasBlocks}
+    order by ts limit ${pageRows}`,
   )
+  if (!rows.length) return { rows: await seriesPoints(sql, stat.id, lower, upper), next: upper }
   if (rows.length < pageRows) return { rows, next: upper }
   const last = rows[rows.length - 1].us
   let cut = rows.length - 1
   while (cut > 0 && rows[cut - 1].us === last) cut--
   if (cut > 0) return { rows: rows.slice(0, cut), next: BigInt(last) }
-  const tie = await sql<
-    Row[]
-  >`select ${usOf} as us, value from points where stat_id = ${stat.id} and ts >= ${at(BigInt(last))} and ts < ${at(BigInt(last) + 1n)}`
-  return { rows: Array.from(tie), next: BigInt(last) + 1n }
+  return { rows: await seriesPoints(sql, stat.id, BigInt(last), BigInt(last) + 1n), next: BigInt(last) + 1n }
 }
 
 const TWO = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'))

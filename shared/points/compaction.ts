@@ -1,22 +1,25 @@
-// Compaction: a stat's points past the hot days move from the row-per-point
-// `points` table into that stat's day block (sql/0027), 133 bytes a point becoming a few.
+// Compaction: a stat's points older than the hot window (HOT_WINDOW_MINUTES, an hour by default) move
+// from the row-per-point `points` table into that stat's blocks (sql/0027), 133 bytes a point becoming a few.
 //
-// Each (stat, day) is one transaction that deletes the day's hot rows and writes the block with
-// them merged in, so a crash at any moment leaves either the rows or the block, never both or
-// neither, and the next pass carries on where this one stopped. A late backfill into a day
-// already compacted lands in `points` like any write, or as a write block when it brings many
-// points of the day at once (sql/0032); the next pass decodes the block, merges the new rows and
-// write blocks in and writes it again. Readers see all of them in the meantime (stat_points()).
+// Complete days: each (stat, day) is one transaction that deletes the day's hot rows and writes the
+// day's block (seq 0) with them and the day's other blocks merged in. The day the hot edge falls in:
+// each pass moves the rows of every complete stretch older than the window into one new small block
+// (seq > 0, like a write block, sql/0032), one statement for up to 100 stats; the small blocks are merged into
+// the day's block once they hold as many points as it does (so a point is re-encoded about twice
+// during its day, not once per pass), and whatever is left when the day completes is merged then: a
+// day ends as one block per stat. A crash at any moment leaves either the rows or the block, never
+// both or neither, and the next pass carries on where this one stopped. A late backfill lands in
+// `points` like any write, or as a write block when it brings many points of a past day at once; the
+// next pass merges it in. Readers see all of them in the meantime (stat_points(), seriesPoints()).
 import type { Sql } from '../db.js'
 import { usesTimescale } from './storage.js'
 
 const DAY_MS = 86_400_000
 
 /**
- * Days before this are compacted: the points of today and yesterday (UTC) stay rows. The hot
- * table then always holds at least the last 24 hours, which is what the alert evaluator, the
- * "latest point" reads and the write path's same-second checks mostly look at, and a day is
- * compacted once, whole, rather than rewritten every pass as points arrive.
+ * Past days before this take a batch's many points of one day as a write block rather than rows (the persist
+ * worker, sql/0032): today's and yesterday's points arrive as rows, which the compaction packs once they are
+ * older than the hot window.
  */
 export function compactionCutoff(now: Date): Date {
   return new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS - DAY_MS)
@@ -28,19 +31,42 @@ export function compactionCutoff(now: Date): Date {
  */
 export const blockLock = (statId: string, day: Date) => `${statId}|${day.toISOString()}`
 
+/** The hot window when none is given (HOT_WINDOW_MINUTES' default). */
+export const DEFAULT_HOT_WINDOW_MINUTES = 60
+/**
+ * The compaction moves whole stretches of this many seconds (aligned to the epoch, so to days): the hot table
+ * holds the window plus less than one stretch and one pass interval, and a small block holds at least a
+ * stretch's points (a few hundred bytes of arrays and a row header shared by them), not a pass's.
+ */
+export const STRETCH_SECONDS = 600
+/** A day's small blocks are merged into its block once they are this many, even if they hold fewer points. */
+export const MERGE_AT_BLOCKS = 24
+
+/** Rows before this are moved: the window's start, rounded down to a stretch. */
+export function hotEdge(now: Date, windowMinutes: number): Date {
+  const s = Math.floor((now.getTime() / 1000 - windowMinutes * 60) / STRETCH_SECONDS) * STRETCH_SECONDS
+  return new Date(s * 1000)
+}
+
 export interface CompactionResult {
   blocks: number
   points: number
   /** Set when the pass rebuilt the hot table's index (see shrinkHotIndex): its bytes before and after. */
   hotIndex?: { before: number; after: number }
+  /** Set when the pass gave back the hot table's emptied pages (see shrinkHotHeap): its heap's bytes before and after. */
+  hotHeap?: { before: number; after: number }
 }
 
 /** Bytes a (stat_id, ts) entry of the hot table's B-tree takes with its share of the page (bench:storage: 73). */
 const INDEX_BYTES_PER_ROW = 73
 /** The index is rebuilt when it holds this many times what its live rows need... */
 const INDEX_BLOAT_FACTOR = 4
-/** ...and at least this many bytes: below it, the pages it would give back are not worth a rebuild. */
-export const INDEX_REBUILD_MIN_BYTES = 64 * 1024 * 1024
+/**
+ * ...and at least this many bytes: below it, the pages it would give back are not worth a rebuild. 16 MB, not the
+ * 64 it was when two days stayed hot: with an hour's window a week of 40 gauges leaves 25 MB of emptied index
+ * after its first pass, 10 bytes for each of its 2.4 million points (bench:hotwindow).
+ */
+export const INDEX_REBUILD_MIN_BYTES = 16 * 1024 * 1024
 
 /**
  * Gives back the disk of the hot table's index once a pass has emptied much of the table. VACUUM makes an
@@ -82,11 +108,52 @@ export async function shrinkHotIndex(sql: Sql, minBytes = INDEX_REBUILD_MIN_BYTE
   return { before, after: await size() }
 }
 
+/** Rows a page of the hot table holds (a 60-byte row with its line pointer; bench:storage: 132 bytes a row with the index). */
+const ROWS_PER_PAGE = 130
+
 /**
- * Moves one stat's hot rows of one UTC day, and the day's write blocks (sql/0032), into its block 0;
- * returns how many points moved (0: nothing to do).
+ * Gives back the disk of the hot table's heap once a pass has emptied most of it. VACUUM trims only empty pages at
+ * the heap's end, and the rows still hot are the newest, written last, so they sit at the end: after the first
+ * compaction of a week of rows the heap kept its size (bench:hotwindow: 69 bytes a point on disk where the blocks
+ * needed a few). The rows past the pages the live rows need are deleted and inserted again in one statement
+ * (atomic for every reader: the same points, old or new copies, never both or neither; a compaction waiting on
+ * them finds them gone and moves the copies next pass), which puts them in the space the first VACUUM freed near
+ * the start; a second VACUUM then trims the end. One at a time per database, on a reserved connection.
  */
-export async function compactDay(sql: Sql, statId: string, day: Date): Promise<number> {
+export async function shrinkHotHeap(sql: Sql, minBytes = INDEX_REBUILD_MIN_BYTES): Promise<{ before: number; after: number } | null> {
+  const size = async () => Number((await sql<{ n: string }[]>`select pg_relation_size('points')::text as n`)[0].n)
+  const before = await size()
+  if (before < minBytes) return null
+  const [{ rows }] = await sql<{ rows: number }[]>`select (count(*) * 100)::float8 as rows from points tablesample system (1)`
+  const keep = Math.ceil((2 * rows) / ROWS_PER_PAGE) + 1
+  if (keep * 8192 * INDEX_BLOAT_FACTOR > before) return null
+  const conn = await sql.reserve()
+  try {
+    const [{ got }] = await conn<{ got: boolean }[]>`select pg_try_advisory_lock(27, 2) as got`
+    if (!got) return null
+    try {
+      await conn`set statement_timeout = 0`
+      await conn.unsafe('vacuum points')
+      await conn.unsafe(`with d as (delete from points where ctid >= '(${keep},0)'::tid returning stat_id, ts, value)
+        insert into points (stat_id, ts, value) select stat_id, ts, value from d`)
+      await conn.unsafe('vacuum points')
+    } finally {
+      await conn`reset statement_timeout`.catch(() => {})
+      await conn`select pg_advisory_unlock(27, 2)`.catch(() => {})
+    }
+  } finally {
+    conn.release()
+  }
+  return { before, after: await size() }
+}
+
+/**
+ * Moves one stat's hot rows of one UTC day (those before `upto` only, on the day the hot edge is in), and the
+ * day's other blocks (write blocks, sql/0032, and the compaction's small blocks), into its block 0; returns how
+ * many points moved (0: nothing to do).
+ */
+export async function compactDay(sql: Sql, statId: string, day: Date, upto?: Date): Promise<number> {
+  const end = new Date(Math.min(day.getTime() + DAY_MS, upto?.getTime() ?? Infinity))
   return sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(26, hashtext(${blockLock(statId, day)}))`
     // The stat is held FOR KEY SHARE like a persist transaction does: a concurrent delete waits for this
@@ -96,7 +163,7 @@ export async function compactDay(sql: Sql, statId: string, day: Date): Promise<n
       with live as (select id from stats where id = ${statId} for key share),
       moved as (
         delete from points
-        where stat_id = ${statId} and ts >= ${day} and ts < ${day}::timestamptz + interval '1 day'
+        where stat_id = ${statId} and ts >= ${day} and ts < ${end}
           and ts = date_trunc('second', ts) and exists (select 1 from live)
         returning ts, value
       ),
@@ -127,29 +194,69 @@ export async function compactDay(sql: Sql, statId: string, day: Date): Promise<n
 }
 
 /**
- * One pass: every stat whose oldest hot row is before the cutoff has those days compacted, oldest
- * first. Idempotent (a day with no hot rows left is skipped) and resumable (each day commits alone).
+ * Moves the hot rows in [day, upto) (inside one UTC day) of each of the stats into a new small block of that day per
+ * stat (a seq > 0, as a write block); returns how many points and blocks. One statement, one transaction: rows or
+ * blocks. Many stats per statement: a stretch is a few dozen points a stat, and a transaction per stat cost more
+ * than the moving (bench:hotwindow). The stats' block locks are taken in one order, and the other holders
+ * (compactDay, retention) take one at a time, so no two wait on each other.
+ */
+export async function compactStretch(sql: Sql, statIds: string[], day: Date, upto: Date): Promise<{ points: number; blocks: number }> {
+  const keys = statIds.map((id) => blockLock(id, day)).sort()
+  return sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(26, hashtext(k)) from unnest(${keys}::text[]) as u(k)`
+    const [row] = await tx<{ points: number; blocks: number }[]>`
+      with live as (select id from stats where id = any(${statIds}::uuid[]) for key share),
+      moved as (
+        delete from points
+        where stat_id in (select id from live) and ts >= ${day} and ts < ${upto} and ts = date_trunc('second', ts)
+        returning stat_id, ts, value
+      ),
+      merged as (select stat_id, array_agg(ts) as ts, array_agg(value) as value from moved group by stat_id),
+      saved as (
+        insert into point_blocks (stat_id, day, seq, n, first_ts, last_ts, dts, scale, ivals, fvals)
+        select m.stat_id, ${day}, nextval('point_write_seq'), e.n, e.first_ts, e.last_ts, e.dts, e.scale, e.ivals, e.fvals
+        from merged m cross join lateral point_block_encode(${day}, m.ts, m.value) e
+        returning 1
+      )
+      select (select count(*) from moved)::int as points, (select count(*) from saved)::int as blocks`
+    return row
+  }) as Promise<{ points: number; blocks: number }>
+}
+
+/** Stats per stretch statement: a few thousand points each at a point every 10 s. */
+const STRETCH_STATS = 100
+
+/**
+ * One pass: every stat whose oldest hot row is before the day of the hot edge has those days compacted, oldest
+ * first; then every stat's rows of that day before the edge move into a small block, and a day's small blocks
+ * are merged into its block when due. Idempotent (a day with no hot rows left is skipped) and resumable (each
+ * day or stretch commits alone).
  * `stopAfter` bounds a pass's work; the rest waits for the next one. A pass that moved points ends by
  * giving back the hot index's disk where they leave it bloated (shrinkHotIndex; `indexMinBytes` for tests).
  */
 export async function compactPoints(
   sql: Sql,
   now: Date,
-  opts: { stopAfter?: number; indexMinBytes?: number } = {},
+  opts: { stopAfter?: number; indexMinBytes?: number; hotWindowMinutes?: number } = {},
 ): Promise<CompactionResult> {
-  const out = await compactDays(sql, now, opts)
+  const edge = hotEdge(now, opts.hotWindowMinutes ?? DEFAULT_HOT_WINDOW_MINUTES)
+  const edgeDay = new Date(Math.floor(edge.getTime() / DAY_MS) * DAY_MS)
+  const out = await compactDays(sql, edgeDay, opts)
+  if (opts.stopAfter === undefined || out.points < opts.stopAfter) await compactEdgeDay(sql, edgeDay, edge, out, opts)
   if (out.points) {
+    const heap = await shrinkHotHeap(sql, opts.indexMinBytes)
+    if (heap) out.hotHeap = heap
     const shrunk = await shrinkHotIndex(sql, opts.indexMinBytes)
     if (shrunk) out.hotIndex = shrunk
   }
   return out
 }
 
-async function compactDays(sql: Sql, now: Date, opts: { stopAfter?: number }): Promise<CompactionResult> {
+/** Complete days before `cutoff` (the hot edge's day), each into its one block. */
+async function compactDays(sql: Sql, cutoff: Date, opts: { stopAfter?: number }): Promise<CompactionResult> {
   const out: CompactionResult = { blocks: 0, points: 0 }
   // TimescaleDB compresses its own chunks; its points never leave the hypertable.
   if (await usesTimescale(sql)) return out
-  const cutoff = compactionCutoff(now)
   // One index probe per stat (its oldest row), not a scan of the hot table; days holding write blocks by their index.
   const due = await sql<{ id: string; oldest: Date }[]>`
     select id, min(oldest) as oldest from (
@@ -175,4 +282,35 @@ async function compactDays(sql: Sql, now: Date, opts: { stopAfter?: number }): P
     }
   }
   return out
+}
+
+/**
+ * The day the hot edge is in: each stat's rows in [day, edge) become a small block (one index probe per stat
+ * finds those that have any), then the stats whose small blocks now hold at least as many points as the day's
+ * block (or are MERGE_AT_BLOCKS) have them merged in. The block so doubles at each merge: a point is encoded
+ * about three times in its day (its stretch, a merge or two, the day's end) however often the pass runs.
+ */
+async function compactEdgeDay(sql: Sql, day: Date, edge: Date, out: CompactionResult, opts: { stopAfter?: number }): Promise<void> {
+  if (edge <= day || (await usesTimescale(sql))) return
+  const due = await sql<{ id: string }[]>`
+    select s.id from stats s where exists (select 1 from points p where p.stat_id = s.id and p.ts >= ${day} and p.ts < ${edge})`
+  for (let i = 0; i < due.length; i += STRETCH_STATS) {
+    const moved = await compactStretch(
+      sql,
+      due.slice(i, i + STRETCH_STATS).map((d) => d.id),
+      day,
+      edge,
+    )
+    out.blocks += moved.blocks
+    out.points += moved.points
+    if (opts.stopAfter !== undefined && out.points >= opts.stopAfter) return
+  }
+  const merge = await sql<{ id: string }[]>`
+    select c.stat_id as id from (select distinct stat_id from point_blocks where seq > 0 and day = ${day}) c
+    cross join lateral (
+      select count(*) filter (where seq > 0) as small, coalesce(sum(n) filter (where seq > 0), 0) as small_n,
+             coalesce(sum(n) filter (where seq = 0), 0) as big_n
+      from point_blocks b where b.stat_id = c.stat_id and b.day = ${day}) k
+    where k.small >= ${MERGE_AT_BLOCKS} or k.small_n >= k.big_n`
+  for (const { id } of merge) await compactDay(sql, id, day, edge)
 }

@@ -315,7 +315,7 @@ export async function slidingPercentiles(
   const first = from - (windowMinutes - 1) * 60
   const rows = await sql<{ m: number; s: number; k: number; n: number; lo: number; hi: number }[]>`
     select ((floor(date_part('epoch', ts) / 60)::bigint * 60 - ${first}) / 60)::int as m, s, k, count(*)::int as n, min(value) as lo, max(value) as hi
-    from (select ts, value, ${binOf(sql)} from points where stat_id = ${statId} and ts >= ${new Date(first * 1000)} and ts < ${new Date((from + slots * 60) * 1000)}) x
+    from (select ts, value, ${binOf(sql)} from stat_points(${statId}, ${new Date(first * 1000)}, ${new Date((from + slots * 60) * 1000)})) x
     group by 1, 2, 3`
   // Minute index (from `first`) -> its bins, and its min and max.
   const minutes = slots + windowMinutes - 1

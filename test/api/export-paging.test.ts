@@ -71,7 +71,7 @@ test.serial(
         'rows by time',
       )
       const want = await app.sql<{ t: string; value: number }[]>`
-      select extract(epoch from ts)::bigint::text as t, value from points where stat_id = ${stat.id}`
+      select extract(epoch from ts)::bigint::text as t, value from stat_points(${stat.id}, '-infinity', 'infinity')`
       const key = (t: string, v: string | number) => `${t},${v}`
       t.is(got.length, 30_000, '29,999 rows added and the one written through the API')
       t.deepEqual(got.map((f) => key(f[2], f[4])).sort(), want.map((r) => key(r.t, r.value)).sort())
