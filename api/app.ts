@@ -17,6 +17,7 @@ import { exportRoutes } from './routes/export.js'
 import { healthRoutes } from './routes/health.js'
 import { influxRoutes } from './routes/influx.js'
 import { promRoutes } from './routes/prom.js'
+import { prometheusRoutes } from './routes/prometheus.js'
 import { importRoutes } from './routes/import.js'
 import { statAdminRoutes } from './routes/stat-admin.js'
 import { legacyRoutes } from './routes/legacy.js'
@@ -42,6 +43,7 @@ export function createRoutes(): Routes {
   writeRoutes(routes)
   influxRoutes(routes)
   promRoutes(routes)
+  prometheusRoutes(routes)
   statRoutes(routes)
   statAdminRoutes(routes)
   embedRoutes(routes)

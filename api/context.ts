@@ -50,6 +50,8 @@ export interface AppState {
   legacy?: { strict: boolean }
   /** Set on the InfluxDB write routes: errors are answered with InfluxDB's JSON error body (v2 or 1.x shape). */
   influx?: 'v1' | 'v2'
+  /** Set on /prometheus/api/v1/*: errors are answered in Prometheus' JSON envelope (errorType, error). */
+  prometheus?: boolean
   input: { body?: unknown; query?: unknown; params?: Record<string, string> }
 }
 
