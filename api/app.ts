@@ -18,6 +18,7 @@ import { healthRoutes } from './routes/health.js'
 import { influxRoutes } from './routes/influx.js'
 import { promRoutes } from './routes/prom.js'
 import { prometheusRoutes } from './routes/prometheus.js'
+import { otlpRoutes } from './routes/otlp.js'
 import { importRoutes } from './routes/import.js'
 import { statAdminRoutes } from './routes/stat-admin.js'
 import { legacyRoutes } from './routes/legacy.js'
@@ -44,6 +45,7 @@ export function createRoutes(): Routes {
   influxRoutes(routes)
   promRoutes(routes)
   prometheusRoutes(routes)
+  otlpRoutes(routes)
   statRoutes(routes)
   statAdminRoutes(routes)
   embedRoutes(routes)

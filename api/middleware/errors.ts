@@ -4,6 +4,7 @@ import { AppError, invalid, tooLarge } from '../../shared/errors.js'
 import { unavailableFor } from '../../shared/outages.js'
 import type { Ctx } from '../context.js'
 import { unsupportedContentEncoding } from '../body-encoding.js'
+import { encodeStatus } from '../../shared/ingest/protocols/otlp.js'
 
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8'
 
@@ -106,6 +107,14 @@ export function sendPrometheusError(ctx: Ctx, err: AppError | null): void {
   ctx.body = { status: 'error', errorType, error: err ? err.message : `internal error (request id ${ctx.state.requestId})` }
 }
 
+/** OTLP's refusal: google.rpc.Status in the request's encoding; 429 and 503 carry Retry-After (the exporter retries those only). */
+export function sendOtlpError(ctx: Ctx, err: AppError | null, format: 'protobuf' | 'json'): void {
+  ctx.status = err ? err.status : 500
+  if (err?.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter))
+  ctx.body = encodeStatus(format, ctx.status, err ? err.message : `internal error (request id ${ctx.state.requestId})`)
+  ctx.type = format === 'json' ? 'application/json' : 'application/x-protobuf'
+}
+
 /** A request no route answered: the problem body of its 404 or 405. */
 export function answerUnrouted(ctx: Ctx): void {
   // A method the router implements nowhere (TRACE, PROPFIND, ...) comes back as 501 with the path's methods
@@ -137,6 +146,7 @@ export function answerError(ctx: Ctx, thrown: unknown): void {
   if (ctx.state.legacy) return sendLegacyError(ctx, err, ctx.state.legacy.strict)
   if (ctx.state.influx) return sendInfluxError(ctx, err, ctx.state.influx)
   if (ctx.state.prometheus) return sendPrometheusError(ctx, err)
+  if (ctx.state.otlp) return sendOtlpError(ctx, err, ctx.state.otlp)
   if (err) return sendProblem(ctx, err)
   ctx.status = 500
   ctx.body = {
