@@ -210,6 +210,21 @@ class Evaluator {
   constructor(private readonly data: Map<SelectorExpr, Loaded>) {}
 
   eval(e: Expr, t: number): Value {
+    const v = this.evalNode(e, t)
+    // As Prometheus: a function or operator whose answer holds two series of one label set (rate() over several
+    // metrics, once it drops their names) is an error, not a silent merge.
+    if (v.kind === 'vector' && (e.type === 'call' || e.type === 'binary' || e.type === 'unary') && v.items.length > 1) {
+      const seen = new Set<string>()
+      for (const x of v.items) {
+        const k = labelsKey(x.labels)
+        if (seen.has(k)) throw new PromQLError('vector cannot contain metrics with the same labelset', 'execution')
+        seen.add(k)
+      }
+    }
+    return v
+  }
+
+  private evalNode(e: Expr, t: number): Value {
     switch (e.type) {
       case 'number':
         return { kind: 'scalar', v: e.value }
