@@ -4,6 +4,8 @@
 // /api/v1/points and read back through PromQL: counters as running totals, so increase() answers as on
 // Prometheus' own counters.
 import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { promisify } from 'node:util'
 import test from 'ava'
 import { PrometheusDriver } from 'prometheus-query'
@@ -174,4 +176,24 @@ test('the prometheus-query client', async (t) => {
   t.deepEqual(await driver.labelNames(), ['__name__'])
   const s = await driver.series('requests', new Date(base * 1000), new Date((base + 60) * 1000))
   t.is(s[0].name, 'requests')
+})
+
+test("the Grafana dashboard's queries, with its variables as Grafana fills them, chart a stat by tag", async (t) => {
+  const dashboard = JSON.parse(readFileSync(join(process.cwd(), 'docs/grafana-stat-by-tag.json'), 'utf8'))
+  t.is(dashboard.templating.list.find((v: { name: string }) => v.name === 'stat').definition, 'label_values(__name__)')
+  const exprs: string[] = dashboard.panels.flatMap((p: { targets: Array<{ expr: string }> }) => p.targets.map((x) => x.expr))
+  t.is(exprs.length, 3)
+  const fill = (e: string) =>
+    e.replaceAll('$tag', '__name__').replaceAll('$stat', 'requests').replaceAll('$__rate_interval', '1m').replaceAll('$__range', '1m')
+  const range = await prom('/query_range', {
+    form: `query=${encodeURIComponent(fill(exprs[0]))}&start=${base + 60}&end=${base + 60}&step=15`,
+  })
+  // The counter's rate by its only label today, __name__ (dropped by rate): one series of 12 / 60.
+  t.deepEqual(range.body.data.result, [{ metric: {}, values: [[base + 60, '0.2']] }])
+  const gauge = await prom('/query_range', {
+    form: `query=${encodeURIComponent(fill(exprs[1]).replace('requests', 'api.latency'))}&start=${base + 60}&end=${base + 60}&step=15`,
+  })
+  t.deepEqual(gauge.body.data.result, [{ metric: { __name__: 'api.latency' }, values: [[base + 60, '30']] }])
+  const total = await prom('/query', { form: `query=${encodeURIComponent(fill(exprs[2]))}&time=${base + 60}` })
+  t.deepEqual(total.body.data.result, [{ metric: {}, value: [base + 60, '12'] }])
 })
