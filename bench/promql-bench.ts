@@ -9,7 +9,9 @@
 //      instant query at three times and as range queries at three steps, of both; answers compared series by
 //      series within 1e-9 relative. Agreement is reported per query.
 //   3. query_range latency of the corpus on both (the service's engine in process over PostgreSQL; Prometheus
-//      over HTTP on loopback).
+//      over HTTP on loopback), and over 7 and 30 days for 1 and 100 series: 100 counters over
+//      BENCH_PROMQL_DAYS (30) days, a sample every BENCH_PROMQL_LONG_STEP (120) s, written before the rest
+//      (Prometheus takes remote-written samples in time order), BENCH_PROMQL_ROUNDS (10) rounds interleaved.
 //
 // Own database (metrics_bench_promql, dropped at the end) and Redis prefix. Env: PROMETHEUS_BIN (prometheus).
 import { spawn } from 'node:child_process'
@@ -19,6 +21,7 @@ import { join } from 'node:path'
 import protobuf from 'protobufjs'
 import { compressSync } from 'snappy'
 import { applyBatch } from '../shared/points/repo.js'
+import { refreshRollups } from '../workers/refresh-rollups.js'
 import type { QueuedPoint } from '../shared/jobs.js'
 import { instantQuery, type QueryData, rangeQuery } from '../shared/promql/engine.js'
 import { statsSource } from '../shared/promql/source.js'
@@ -52,6 +55,27 @@ interface PromqlBenchResults extends BenchResultsBase<Record<string, never>> {
   samples?: number
   agreement?: Agreement[]
   rangeMs?: { service: { p50: number; p99: number }; prometheus: { p50: number; p99: number } }
+  longMs?: Array<{ days: number; series: number; query: string; step: number; service: Pcts; prometheus: Pcts }>
+}
+
+type Pcts = { p50: number; p99: number }
+const pctOf = (xs: number[]): Pcts => {
+  const s = [...xs].sort((p, q) => p - q)
+  return { p50: round(percentile(s, 0.5), 1), p99: round(percentile(s, 0.99), 1) }
+}
+
+const LONG_DAYS = Number(process.env.BENCH_PROMQL_DAYS ?? 30)
+const LONG_STEP = Number(process.env.BENCH_PROMQL_LONG_STEP ?? 120)
+const LONG_ROUNDS = Number(process.env.BENCH_PROMQL_ROUNDS ?? 10)
+
+async function remoteWrite(url: string, timeseries: unknown[]): Promise<void> {
+  const body = WriteRequest.encode(WriteRequest.fromObject({ timeseries })).finish()
+  const res = await fetch(`${url}/api/v1/write`, {
+    method: 'POST',
+    body: new Uint8Array(compressSync(Buffer.from(body))),
+    headers: { 'content-encoding': 'snappy', 'content-type': 'application/x-protobuf', 'x-prometheus-remote-write-version': '0.1.0' },
+  })
+  if (res.status !== 204) throw new Error(`remote write: ${res.status} ${await res.text()}`)
 }
 
 /** Random walks and counters, the same for both sides. */
@@ -219,6 +243,38 @@ export async function runPromqlBench(options: { log?: (l: string) => void } = {}
     const sql = await bench.createDatabase('metrics-bench-promql')
     const account = await createAccount(sql, 'promql')
     const now = Math.floor(Date.now() / 1000 / MIN) * MIN
+    // Long ranges first (Prometheus takes remote-written samples in time order): 100 counters over LONG_DAYS,
+    // a sample every LONG_STEP seconds, ending 3 hours back; the service folds them into its rollups.
+    const longEnd = now - 3 * 3600
+    const longStart = longEnd - LONG_DAYS * 86_400
+    const longStats = await createStats(
+      sql,
+      account.id,
+      Array.from({ length: 100 }, (_, i) => ({ name: `l${i}`, kind: 'counter' as const })),
+      1000,
+    )
+    const ids = Array.from({ length: 100 }, (_, i) => longStats!.get(`l${i}`)!.stat.id)
+    const totals = new Array<number>(100).fill(0)
+    let longSamples = 0
+    const seeded = performance.now()
+    for (let t0 = longStart; t0 < longEnd; t0 += 6 * 3600) {
+      const rows: QueuedPoint[] = []
+      const timeseries = ids.map((id, k) => {
+        const samples: Array<{ value: number; timestamp: number }> = []
+        for (let t = t0; t < Math.min(t0 + 6 * 3600, longEnd); t += LONG_STEP) {
+          const inc = 1 + ((t / LONG_STEP + k) % 7)
+          totals[k] += inc
+          rows.push([id, t + 7, inc, null])
+          samples.push({ value: totals[k], timestamp: (t + 7) * 1000 })
+        }
+        return { labels: [{ name: '__name__', value: `l${k}` }], samples }
+      })
+      longSamples += rows.length
+      for (let i = 0; i < rows.length; i += 20_000) await applyBatch(sql, `long-${t0}-${i}`, rows.slice(i, i + 20_000))
+      await remoteWrite(promUrl, timeseries)
+    }
+    while ((await refreshRollups(sql)).rows > 0);
+    say(`${longSamples} long-range samples in both in ${round((performance.now() - seeded) / 1000, 1)} s`)
     const n = (2 * 3600) / STEP_SAMPLES
     const base = now - 2 * 3600 - 10 * MIN
     const data = makeData(base, n)
@@ -233,22 +289,14 @@ export async function runPromqlBench(options: { log?: (l: string) => void } = {}
     )
     for (let i = 0; i < points.length; i += 5_000) await applyBatch(sql, `seed-${i}`, points.slice(i, i + 5_000))
     // Remote write in time order, a few minutes at a time, as Prometheus' own senders do.
-    for (let i = 0; i < n; i += 20) {
-      const body = WriteRequest.encode(
-        WriteRequest.fromObject({
-          timeseries: data.map((s) => ({
-            labels: [{ name: '__name__', value: s.name }],
-            samples: s.ts.slice(i, i + 20).map((t, j) => ({ value: s.promValues[i + j], timestamp: t * 1000 })),
-          })),
-        }),
-      ).finish()
-      const res = await fetch(`${promUrl}/api/v1/write`, {
-        method: 'POST',
-        body: new Uint8Array(compressSync(Buffer.from(body))),
-        headers: { 'content-encoding': 'snappy', 'content-type': 'application/x-protobuf', 'x-prometheus-remote-write-version': '0.1.0' },
-      })
-      if (res.status !== 204) throw new Error(`remote write: ${res.status} ${await res.text()}`)
-    }
+    for (let i = 0; i < n; i += 20)
+      await remoteWrite(
+        promUrl,
+        data.map((s) => ({
+          labels: [{ name: '__name__', value: s.name }],
+          samples: s.ts.slice(i, i + 20).map((t, j) => ({ value: s.promValues[i + j], timestamp: t * 1000 })),
+        })),
+      )
     results.samples = points.length
     say(`${points.length} samples in both`)
 
@@ -305,6 +353,34 @@ export async function runPromqlBench(options: { log?: (l: string) => void } = {}
         `${a.agreed === a.asked && a.asked ? 'agree' : 'DIFFER'} ${a.agreed}/${a.asked}  ${query}${a.firstDifference ? `  (${a.firstDifference})` : ''}`,
       )
     }
+    // Long ranges: each query LONG_ROUNDS times on both, interleaved.
+    results.longMs = []
+    for (const days of [7, LONG_DAYS]) {
+      const [start, end] = [longEnd - days * 86_400, longEnd]
+      const step = days <= 7 ? 900 : 3600
+      for (const [series, query] of [
+        [1, 'rate(l0[1h])'],
+        [1, 'l0'],
+        [100, '{__name__=~"l.*"}'],
+        [100, 'last_over_time({__name__=~"l.*"}[1h])'],
+      ] as const) {
+        const svc: number[] = []
+        const ref: number[] = []
+        for (let r = 0; r < LONG_ROUNDS; r++) {
+          let t0 = performance.now()
+          await rangeQuery(source, account.id, query, start, end, step)
+          svc.push(performance.now() - t0)
+          t0 = performance.now()
+          await ask('query_range', { query, start: String(start), end: String(end), step: String(step) })
+          ref.push(performance.now() - t0)
+        }
+        const row = { days, series, query, step, service: pctOf(svc), prometheus: pctOf(ref) }
+        results.longMs.push(row)
+        say(
+          `${days} d, ${series} series, ${query} step ${step}s: service p50 ${row.service.p50} p99 ${row.service.p99} ms; prometheus p50 ${row.prometheus.p50} p99 ${row.prometheus.p99} ms`,
+        )
+      }
+    }
     const pct = (xs: number[]) => {
       const s = [...xs].sort((p, q) => p - q)
       return { p50: round(percentile(s, 0.5), 2), p99: round(percentile(s, 0.99), 2) }
@@ -338,5 +414,9 @@ if (isMain(import.meta.url))
             `${a.agreed === a.asked && a.asked ? 'agree ' : 'DIFFER'} ${a.agreed}/${a.asked}  ${a.query}${a.firstDifference ? `  (${a.firstDifference})` : ''}`,
         ),
         `query_range: service p50 ${r.rangeMs?.service.p50} ms p99 ${r.rangeMs?.service.p99} ms; prometheus p50 ${r.rangeMs?.prometheus.p50} ms p99 ${r.rangeMs?.prometheus.p99} ms`,
+        ...(r.longMs ?? []).map(
+          (x) =>
+            `${x.days} d, ${x.series} series, ${x.query} (step ${x.step} s): service p50 ${x.service.p50} p99 ${x.service.p99} ms; prometheus p50 ${x.prometheus.p50} p99 ${x.prometheus.p99} ms`,
+        ),
       ].join('\n'),
   )
