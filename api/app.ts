@@ -17,6 +17,8 @@ import { exportRoutes } from './routes/export.js'
 import { healthRoutes } from './routes/health.js'
 import { influxRoutes } from './routes/influx.js'
 import { promRoutes } from './routes/prom.js'
+import { prometheusRoutes } from './routes/prometheus.js'
+import { otlpRoutes } from './routes/otlp.js'
 import { importRoutes } from './routes/import.js'
 import { statAdminRoutes } from './routes/stat-admin.js'
 import { legacyRoutes } from './routes/legacy.js'
@@ -42,6 +44,8 @@ export function createRoutes(): Routes {
   writeRoutes(routes)
   influxRoutes(routes)
   promRoutes(routes)
+  prometheusRoutes(routes)
+  otlpRoutes(routes)
   statRoutes(routes)
   statAdminRoutes(routes)
   embedRoutes(routes)

@@ -50,6 +50,10 @@ export interface AppState {
   legacy?: { strict: boolean }
   /** Set on the InfluxDB write routes: errors are answered with InfluxDB's JSON error body (v2 or 1.x shape). */
   influx?: 'v1' | 'v2'
+  /** Set on /prometheus/api/v1/*: errors are answered in Prometheus' JSON envelope (errorType, error). */
+  prometheus?: boolean
+  /** Set on /otlp/v1/metrics: errors are answered as OTLP's google.rpc.Status in the request's encoding. */
+  otlp?: 'protobuf' | 'json'
   input: { body?: unknown; query?: unknown; params?: Record<string, string> }
 }
 

@@ -5,6 +5,11 @@ import { SESSION_COOKIE } from '../shared/auth/sessions.js'
 export function createRegistry(): OpenAPIRegistry {
   const registry = new OpenAPIRegistry()
   registry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', scheme: 'bearer', description: 'An account API key' })
+  registry.registerComponent('securitySchemes', 'basicAuth', {
+    type: 'http',
+    scheme: 'basic',
+    description: 'An account API key as the password (any user name): the Prometheus and InfluxDB 1.x clients send it so',
+  })
   registry.registerComponent('securitySchemes', 'sessionCookie', {
     type: 'apiKey',
     in: 'cookie',

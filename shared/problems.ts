@@ -31,6 +31,21 @@ export const PROBLEMS: Record<string, ProblemDoc> = {
     "The body's content type is not one this route reads (v1 routes read JSON only).",
     'Send JSON with `Content-Type: application/json` (the legacy routes also read forms).',
   ),
+  promql_bad_data: p(
+    'invalid',
+    'On /prometheus/api/v1: a missing or bad parameter, a PromQL syntax or type error, or a function, operator or modifier outside the supported set (named in `error`); answered as Prometheus answers, `{"status":"error","errorType":"bad_data"}` with 400.',
+    'Correct the query or parameter named in `error`; the supported PromQL is listed in the README (Grafana and PromQL).',
+  ),
+  promql_execution: p(
+    'invalid',
+    'On /prometheus/api/v1: a query that cannot be evaluated, such as a binary operation matching several series on one side (many-to-many); errorType `execution`, status 422.',
+    'Narrow the selectors or add on(...)/ignoring(...) so each side matches one series.',
+  ),
+  otlp_points_refused: p(
+    'invalid',
+    'On /otlp/v1/metrics: every data point of the request was refused (the first three are named with why); nothing was stored. When only some are refused the answer is 200 with partialSuccess instead.',
+    'Correct the metrics named (name, timestamp, value) and export again.',
+  ),
   unsupported_content_encoding: p(
     'unsupported_media_type',
     "The body's `Content-Encoding` is not one the service reads, or the body is not compressed the way the header says.",

@@ -4,6 +4,7 @@ import { AppError, invalid, tooLarge } from '../../shared/errors.js'
 import { unavailableFor } from '../../shared/outages.js'
 import type { Ctx } from '../context.js'
 import { unsupportedContentEncoding } from '../body-encoding.js'
+import { encodeStatus } from '../../shared/ingest/protocols/otlp.js'
 
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8'
 
@@ -84,6 +85,36 @@ export function sendInfluxError(ctx: Ctx, err: AppError | null, version: 'v1' | 
   ctx.body = version === 'v1' ? { error: message } : { code: err ? (INFLUX_CODE[err.kind] ?? 'invalid') : 'internal error', message }
 }
 
+// Prometheus' errorType by kind (web/api/v1/api.go); its clients (Grafana, promtool) show `error` to the person.
+const PROMETHEUS_TYPE: Record<string, string> = {
+  invalid: 'bad_data',
+  too_large: 'bad_data',
+  unsupported_media_type: 'bad_data',
+  not_found: 'not_found',
+  rate_limited: 'unavailable',
+  unavailable: 'unavailable',
+}
+
+/**
+ * Prometheus' error envelope, `{"status":"error","errorType":"bad_data","error":"..."}`, with its statuses: 400
+ * for bad parameters and queries, 422 for a query that cannot be executed (docs/decisions.md §25).
+ */
+export function sendPrometheusError(ctx: Ctx, err: AppError | null): void {
+  const execution = err?.code === 'promql_execution'
+  ctx.status = err ? (execution ? 422 : err.status) : 500
+  if (err?.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter))
+  const errorType = !err ? 'internal' : execution ? 'execution' : (PROMETHEUS_TYPE[err.kind] ?? err.kind)
+  ctx.body = { status: 'error', errorType, error: err ? err.message : `internal error (request id ${ctx.state.requestId})` }
+}
+
+/** OTLP's refusal: google.rpc.Status in the request's encoding; 429 and 503 carry Retry-After (the exporter retries those only). */
+export function sendOtlpError(ctx: Ctx, err: AppError | null, format: 'protobuf' | 'json'): void {
+  ctx.status = err ? err.status : 500
+  if (err?.retryAfter !== undefined) ctx.set('Retry-After', String(err.retryAfter))
+  ctx.body = encodeStatus(format, ctx.status, err ? err.message : `internal error (request id ${ctx.state.requestId})`)
+  ctx.type = format === 'json' ? 'application/json' : 'application/x-protobuf'
+}
+
 /** A request no route answered: the problem body of its 404 or 405. */
 export function answerUnrouted(ctx: Ctx): void {
   // A method the router implements nowhere (TRACE, PROPFIND, ...) comes back as 501 with the path's methods
@@ -112,18 +143,11 @@ export function answerError(ctx: Ctx, thrown: unknown): void {
   const err = toAppError(thrown) ?? (down ? unavailableFor(down) : null)
   if (!err)
     ctx.deps.log.error('unhandled error', { request_id: ctx.state.requestId, method: ctx.method, url: ctx.originalUrl, error: thrown })
-  if (ctx.state.legacy) {
-    sendLegacyError(ctx, err, ctx.state.legacy.strict)
-    return
-  }
-  if (ctx.state.influx) {
-    sendInfluxError(ctx, err, ctx.state.influx)
-    return
-  }
-  if (err) {
-    sendProblem(ctx, err)
-    return
-  }
+  if (ctx.state.legacy) return sendLegacyError(ctx, err, ctx.state.legacy.strict)
+  if (ctx.state.influx) return sendInfluxError(ctx, err, ctx.state.influx)
+  if (ctx.state.prometheus) return sendPrometheusError(ctx, err)
+  if (ctx.state.otlp) return sendOtlpError(ctx, err, ctx.state.otlp)
+  if (err) return sendProblem(ctx, err)
   ctx.status = 500
   ctx.body = {
     type: '/docs/problems#internal',

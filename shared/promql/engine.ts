@@ -1,0 +1,589 @@
+// The PromQL evaluator (docs/decisions.md §25): the supported set, with Prometheus' own semantics, over a
+// SeriesSource. Each query reads its selectors' samples once for the whole query (every step's windows), then
+// evaluates step by step in memory, as Prometheus' engine does. Times are milliseconds inside, as in Prometheus.
+//
+// Windows follow Prometheus 3: a range selector and the 5-minute lookback of an instant selector are left-open,
+// (t - d, t]. rate/increase/delta follow extrapolatedRate of Prometheus 2.42 (Debian's, the oracle bench:promql
+// compares with), counter resets included.
+import { COMPARISON, type BinaryOp, type Expr, type MatrixExpr, type SelectorExpr } from './ast.js'
+import { PromQLError, parsePromQL } from './parse.js'
+import type { Labels, Resolution, Sample, Series, SeriesSource } from './source.js'
+
+export const LOOKBACK_MS = 5 * 60_000
+/** Prometheus refuses range queries of more points per series than this. */
+export const MAX_POINTS = 11_000
+
+interface Elem {
+  labels: Labels
+  v: number
+}
+interface RangeElem {
+  labels: Labels
+  /** Times in ms. */
+  ts: number[]
+  vs: number[]
+}
+
+type Value =
+  | { kind: 'scalar'; v: number }
+  | { kind: 'string'; v: string }
+  | { kind: 'vector'; items: Elem[] }
+  | { kind: 'matrix'; items: RangeElem[] }
+
+/** The samples of every series a selector matched, for the whole query: times in ms. */
+interface Loaded {
+  series: Array<{ labels: Labels; ts: number[]; vs: number[] }>
+}
+
+export type QueryData =
+  | { resultType: 'vector'; result: Array<{ metric: Labels; value: [number, string] }> }
+  | { resultType: 'matrix'; result: Array<{ metric: Labels; values: Array<[number, string]> }> }
+  | { resultType: 'scalar' | 'string'; result: [number, string] }
+
+/** One instant query at `time` (seconds). */
+export async function instantQuery(source: SeriesSource, accountId: string, query: string, time: number): Promise<QueryData> {
+  const expr = parsePromQL(query)
+  const t = Math.round(time * 1000)
+  const ev = new Evaluator(await load(source, accountId, expr, t, t, 0))
+  const v = ev.eval(expr, t)
+  const ts = t / 1000
+  switch (v.kind) {
+    case 'scalar':
+      return { resultType: 'scalar', result: [ts, formatValue(v.v)] }
+    case 'string':
+      return { resultType: 'string', result: [ts, v.v] }
+    case 'vector':
+      return { resultType: 'vector', result: v.items.map((e) => ({ metric: e.labels, value: [ts, formatValue(e.v)] })) }
+    case 'matrix':
+      return {
+        resultType: 'matrix',
+        result: v.items.map((e) => ({
+          metric: e.labels,
+          values: e.ts.map((x, i) => [x / 1000, formatValue(e.vs[i])] as [number, string]),
+        })),
+      }
+  }
+}
+
+/** A range query: instant evaluations at start, start+step, ... up to end (seconds). */
+export async function rangeQuery(
+  source: SeriesSource,
+  accountId: string,
+  query: string,
+  start: number,
+  end: number,
+  step: number,
+): Promise<QueryData> {
+  const expr = parsePromQL(query)
+  const t0 = Math.round(start * 1000)
+  const t1 = Math.round(end * 1000)
+  const dt = Math.round(step * 1000)
+  if (dt <= 0) throw new PromQLError('zero or negative query resolution step widths are not accepted. Try a positive integer')
+  if (t1 < t0) throw new PromQLError('end timestamp must not be before start time')
+  if ((t1 - t0) / dt + 1 > MAX_POINTS)
+    throw new PromQLError('exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)')
+  const type = expr.type === 'matrix' ? 'matrix' : expr.type === 'string' ? 'string' : null
+  if (type)
+    throw new PromQLError(
+      `invalid expression type "${type === 'matrix' ? 'range vector' : 'string'}" for range query, must be Scalar or instant Vector`,
+    )
+  const ev = new Evaluator(await load(source, accountId, expr, t0, t1, dt))
+  const bySeries = new Map<string, { metric: Labels; values: Array<[number, string]> }>()
+  for (let t = t0; t <= t1; t += dt) {
+    const v = ev.eval(expr, t)
+    const items = v.kind === 'scalar' ? [{ labels: {}, v: v.v }] : v.kind === 'vector' ? v.items : []
+    for (const e of items) {
+      const key = labelsKey(e.labels)
+      let s = bySeries.get(key)
+      if (!s) bySeries.set(key, (s = { metric: e.labels, values: [] }))
+      s.values.push([t / 1000, formatValue(e.v)])
+    }
+  }
+  return { resultType: 'matrix', result: [...bySeries.values()] }
+}
+
+/** Functions whose answer over rollup buckets stays within a bucket of the raw answer (source.ts states how). */
+const ROLLUP_SAFE = new Set(['rate', 'increase', 'irate', 'delta', 'avg_over_time', 'last_over_time'])
+
+/** Which resolution a query reads at, as the charts choose (source.ts). */
+export function resolutionFor(expr: Expr, t0: number, t1: number, stepMs: number): Resolution {
+  let maxWindow = 0
+  let minWindow = Number.POSITIVE_INFINITY
+  let instant = false
+  let unsafe = false
+  walk(expr, (e, parent) => {
+    if (e.type === 'selector' && parent?.type !== 'matrix') {
+      instant = true
+      maxWindow = Math.max(maxWindow, LOOKBACK_MS + e.offset * 1000)
+    }
+    if (e.type === 'matrix') {
+      maxWindow = Math.max(maxWindow, (e.range + e.selector.offset) * 1000)
+      minWindow = Math.min(minWindow, e.range * 1000)
+      if (parent?.type !== 'call' || !ROLLUP_SAFE.has(parent.fn)) unsafe = true
+    }
+  })
+  const step = stepMs || Number.POSITIVE_INFINITY
+  if (unsafe || t1 - t0 + maxWindow <= 86_400_000) return 0
+  if (!instant && step >= 3_600_000 && minWindow >= 4 * 3_600_000) return 3600
+  if (step >= 60_000 && minWindow >= 240_000) return 60
+  return 0
+}
+
+function walk(e: Expr, fn: (e: Expr, parent: Expr | null) => void, parent: Expr | null = null): void {
+  fn(e, parent)
+  const kids: Expr[] =
+    e.type === 'matrix'
+      ? [e.selector]
+      : e.type === 'call'
+        ? e.args
+        : e.type === 'aggregate'
+          ? [...(e.param ? [e.param] : []), e.expr]
+          : e.type === 'binary'
+            ? [e.lhs, e.rhs]
+            : e.type === 'unary'
+              ? [e.expr]
+              : []
+  for (const k of kids) walk(k, fn, e)
+}
+
+async function load(
+  source: SeriesSource,
+  accountId: string,
+  expr: Expr,
+  t0: number,
+  t1: number,
+  step: number,
+): Promise<Map<SelectorExpr, Loaded>> {
+  const resolution = resolutionFor(expr, t0, t1, step)
+  const selectors: Array<{ sel: SelectorExpr; window: number }> = []
+  walk(expr, (e, parent) => {
+    if (e.type === 'selector') selectors.push({ sel: e, window: parent?.type === 'matrix' ? parent.range * 1000 : LOOKBACK_MS })
+  })
+  const out = new Map<SelectorExpr, Loaded>()
+  await Promise.all(
+    selectors.map(async ({ sel, window }) => {
+      const from = t0 - sel.offset * 1000 - window
+      const to = t1 - sel.offset * 1000
+      const series: Series[] = await source.selectSeries(accountId, sel.matchers, from / 1000, to / 1000)
+      const samples = await source.readSamples(series, from / 1000, to / 1000, resolution)
+      out.set(sel, {
+        series: series.map((s) => {
+          const list: Sample[] = samples.get(s.id) ?? []
+          return { labels: s.labels, ts: list.map((p) => Math.round(p.t * 1000)), vs: list.map((p) => p.v) }
+        }),
+      })
+    }),
+  )
+  return out
+}
+
+/** Index of the first element of sorted `a` greater than x. */
+function upperBound(a: number[], x: number): number {
+  let lo = 0
+  let hi = a.length
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if (a[mid] <= x) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+export function labelsKey(l: Labels): string {
+  return JSON.stringify(
+    Object.keys(l)
+      .sort()
+      .map((k) => [k, l[k]]),
+  )
+}
+
+const dropName = (l: Labels): Labels => {
+  if (!('__name__' in l)) return l
+  const { __name__: _, ...rest } = l
+  return rest
+}
+
+const pick = (l: Labels, names: string[]): Labels => Object.fromEntries(names.filter((n) => n in l).map((n) => [n, l[n]]))
+const omit = (l: Labels, names: string[]): Labels => Object.fromEntries(Object.entries(l).filter(([k]) => !names.includes(k)))
+
+class Evaluator {
+  constructor(private readonly data: Map<SelectorExpr, Loaded>) {}
+
+  eval(e: Expr, t: number): Value {
+    const v = this.evalNode(e, t)
+    // As Prometheus: a function or operator whose answer holds two series of one label set (rate() over several
+    // metrics, once it drops their names) is an error, not a silent merge.
+    if (v.kind === 'vector' && (e.type === 'call' || e.type === 'binary' || e.type === 'unary') && v.items.length > 1) {
+      const seen = new Set<string>()
+      for (const x of v.items) {
+        const k = labelsKey(x.labels)
+        if (seen.has(k)) throw new PromQLError('vector cannot contain metrics with the same labelset', 'execution')
+        seen.add(k)
+      }
+    }
+    return v
+  }
+
+  private evalNode(e: Expr, t: number): Value {
+    switch (e.type) {
+      case 'number':
+        return { kind: 'scalar', v: e.value }
+      case 'string':
+        return { kind: 'string', v: e.value }
+      case 'selector':
+        return { kind: 'vector', items: this.instant(e, t) }
+      case 'matrix':
+        return { kind: 'matrix', items: this.range(e, t) }
+      case 'unary': {
+        const v = this.eval(e.expr, t)
+        if (e.op === '+') return v
+        if (v.kind === 'scalar') return { kind: 'scalar', v: -v.v }
+        if (v.kind === 'vector') return { kind: 'vector', items: v.items.map((x) => ({ labels: dropName(x.labels), v: -x.v })) }
+        throw new PromQLError('unary minus on a non-numeric value')
+      }
+      case 'call':
+        return this.call(e, t)
+      case 'aggregate':
+        return { kind: 'vector', items: this.aggregate(e, t) }
+      case 'binary':
+        return this.binary(e, t)
+    }
+  }
+
+  private instant(sel: SelectorExpr, t: number): Elem[] {
+    const at = t - sel.offset * 1000
+    const out: Elem[] = []
+    for (const s of this.data.get(sel)!.series) {
+      const i = upperBound(s.ts, at) - 1
+      if (i >= 0 && s.ts[i] > at - LOOKBACK_MS) out.push({ labels: s.labels, v: s.vs[i] })
+    }
+    return out
+  }
+
+  private range(m: MatrixExpr, t: number): RangeElem[] {
+    const at = t - m.selector.offset * 1000
+    const out: RangeElem[] = []
+    for (const s of this.data.get(m.selector)!.series) {
+      const hi = upperBound(s.ts, at)
+      const lo = upperBound(s.ts, at - m.range * 1000)
+      if (hi > lo) out.push({ labels: s.labels, ts: s.ts.slice(lo, hi), vs: s.vs.slice(lo, hi) })
+    }
+    return out
+  }
+
+  private scalarArg(e: Expr, t: number): number {
+    const v = this.eval(e, t)
+    if (v.kind !== 'scalar') throw new PromQLError('expected a scalar')
+    return v.v
+  }
+
+  private vectorArg(e: Expr, t: number): Elem[] {
+    const v = this.eval(e, t)
+    if (v.kind !== 'vector') throw new PromQLError('expected an instant vector')
+    return v.items
+  }
+
+  private call(e: Extract<Expr, { type: 'call' }>, t: number): Value {
+    const vec = (items: Elem[]): Value => ({ kind: 'vector', items })
+    const map = (f: (v: number) => number) => vec(this.vectorArg(e.args[0], t).map((x) => ({ labels: dropName(x.labels), v: f(x.v) })))
+    switch (e.fn) {
+      case 'time':
+        return { kind: 'scalar', v: t / 1000 }
+      case 'vector':
+        return vec([{ labels: {}, v: this.scalarArg(e.args[0], t) }])
+      case 'scalar': {
+        const items = this.vectorArg(e.args[0], t)
+        return { kind: 'scalar', v: items.length === 1 ? items[0].v : Number.NaN }
+      }
+      case 'abs':
+        return map(Math.abs)
+      case 'ceil':
+        return map(Math.ceil)
+      case 'floor':
+        return map(Math.floor)
+      case 'round': {
+        const inverse = 1 / (e.args[1] ? this.scalarArg(e.args[1], t) : 1)
+        return map((v) => Math.floor(v * inverse + 0.5) / inverse)
+      }
+      case 'clamp_min': {
+        const min = this.scalarArg(e.args[1], t)
+        return map((v) => Math.max(min, v))
+      }
+      case 'clamp_max': {
+        const max = this.scalarArg(e.args[1], t)
+        return map((v) => Math.min(max, v))
+      }
+    }
+    // The range-vector functions.
+    const m = e.args[e.args.length - 1] as MatrixExpr
+    const phi = e.fn === 'quantile_over_time' ? this.scalarArg(e.args[0], t) : 0
+    const rangeStart = t - (m.range + m.selector.offset) * 1000
+    const rangeEnd = t - m.selector.offset * 1000
+    const out: Elem[] = []
+    for (const s of this.range(m, t)) {
+      const v = overTime(e.fn, s, rangeStart, rangeEnd, m.range, phi)
+      if (v !== null) out.push({ labels: e.fn === 'last_over_time' ? s.labels : dropName(s.labels), v })
+    }
+    return vec(out)
+  }
+
+  private aggregate(e: Extract<Expr, { type: 'aggregate' }>, t: number): Elem[] {
+    const param = e.param ? this.scalarArg(e.param, t) : 0
+    const items = this.vectorArg(e.expr, t)
+    const groups = new Map<string, { labels: Labels; items: Elem[] }>()
+    for (const x of items) {
+      const labels = !e.grouping
+        ? {}
+        : e.grouping.without
+          ? omit(x.labels, ['__name__', ...e.grouping.labels])
+          : pick(x.labels, e.grouping.labels)
+      const key = labelsKey(labels)
+      let g = groups.get(key)
+      if (!g) groups.set(key, (g = { labels, items: [] }))
+      g.items.push(x)
+    }
+    const out: Elem[] = []
+    for (const g of groups.values()) {
+      const vs = g.items.map((x) => x.v)
+      switch (e.op) {
+        case 'sum':
+          out.push({ labels: g.labels, v: vs.reduce((a, b) => a + b, 0) })
+          break
+        case 'avg': {
+          // Prometheus' incremental mean, for the same rounding.
+          let mean = vs[0]
+          for (let i = 1; i < vs.length; i++) mean += vs[i] / (i + 1) - mean / (i + 1)
+          out.push({ labels: g.labels, v: mean })
+          break
+        }
+        case 'min':
+          out.push({ labels: g.labels, v: vs.reduce((a, b) => (a > b || Number.isNaN(a) ? b : a)) })
+          break
+        case 'max':
+          out.push({ labels: g.labels, v: vs.reduce((a, b) => (a < b || Number.isNaN(a) ? b : a)) })
+          break
+        case 'count':
+          out.push({ labels: g.labels, v: vs.length })
+          break
+        case 'quantile':
+          out.push({ labels: g.labels, v: quantile(param, vs) })
+          break
+        case 'topk':
+        case 'bottomk': {
+          const k = Math.floor(param)
+          if (k < 1) break
+          const sign = e.op === 'topk' ? -1 : 1
+          const sorted = [...g.items].sort((a, b) => {
+            if (Number.isNaN(a.v)) return 1
+            if (Number.isNaN(b.v)) return -1
+            return sign * (a.v - b.v)
+          })
+          out.push(...sorted.slice(0, k))
+          break
+        }
+      }
+    }
+    return out
+  }
+
+  private binary(e: Extract<Expr, { type: 'binary' }>, t: number): Value {
+    const l = this.eval(e.lhs, t)
+    const r = this.eval(e.rhs, t)
+    const cmp = COMPARISON.has(e.op)
+    if (l.kind === 'scalar' && r.kind === 'scalar') return { kind: 'scalar', v: apply(e.op, l.v, r.v) }
+    if (l.kind === 'vector' && r.kind === 'scalar') return { kind: 'vector', items: this.vectorScalar(e, l.items, r.v, false) }
+    if (l.kind === 'scalar' && r.kind === 'vector') return { kind: 'vector', items: this.vectorScalar(e, r.items, l.v, true) }
+    if (l.kind !== 'vector' || r.kind !== 'vector')
+      throw new PromQLError('binary expression must contain only scalar and instant vector types')
+    const sig = (x: Labels) => labelsKey(e.matching?.on ? pick(x, e.matching.labels) : omit(x, ['__name__', ...(e.matching?.labels ?? [])]))
+    const right = new Map<string, Elem>()
+    for (const x of r.items) {
+      const k = sig(x.labels)
+      if (right.has(k))
+        throw new PromQLError(
+          `found duplicate series for the match group ${k} on the right hand-side of the operation: many-to-many matching not allowed: matching labels must be unique on one side`,
+          'execution',
+        )
+      right.set(k, x)
+    }
+    const seen = new Set<string>()
+    const out: Elem[] = []
+    for (const x of l.items) {
+      const k = sig(x.labels)
+      const y = right.get(k)
+      if (!y) continue
+      if (seen.has(k))
+        throw new PromQLError('multiple matches for labels: many-to-one matching must be explicit (group_left/group_right)', 'execution')
+      seen.add(k)
+      const v = apply(e.op, x.v, y.v)
+      if (cmp && !e.bool && v === 0) continue
+      let labels = x.labels
+      if (!cmp || e.bool) labels = dropName(labels)
+      if (e.matching?.on) labels = pick(labels, e.matching.labels)
+      else if (e.matching) labels = omit(labels, e.matching.labels)
+      out.push({ labels, v: cmp && !e.bool ? x.v : v })
+    }
+    return { kind: 'vector', items: out }
+  }
+
+  private vectorScalar(e: Extract<Expr, { type: 'binary' }>, items: Elem[], s: number, swap: boolean): Elem[] {
+    const cmp = COMPARISON.has(e.op)
+    const out: Elem[] = []
+    for (const x of items) {
+      const v = swap ? apply(e.op, s, x.v) : apply(e.op, x.v, s)
+      if (cmp && !e.bool) {
+        if (v === 1) out.push(x)
+        continue
+      }
+      out.push({ labels: dropName(x.labels), v })
+    }
+    return out
+  }
+}
+
+/** A binary operator on two numbers; comparisons give 1 or 0. */
+function apply(op: BinaryOp, a: number, b: number): number {
+  switch (op) {
+    case '+':
+      return a + b
+    case '-':
+      return a - b
+    case '*':
+      return a * b
+    case '/':
+      return a / b
+    case '%':
+      return a % b
+    case '^':
+      return a ** b
+    case '==':
+      return a === b ? 1 : 0
+    case '!=':
+      return a !== b ? 1 : 0
+    case '>':
+      return a > b ? 1 : 0
+    case '<':
+      return a < b ? 1 : 0
+    case '>=':
+      return a >= b ? 1 : 0
+    case '<=':
+      return a <= b ? 1 : 0
+  }
+}
+
+/** Prometheus' quantile: linear interpolation between the nearest ranks. */
+export function quantile(q: number, values: number[]): number {
+  if (!values.length) return Number.NaN
+  if (q < 0) return Number.NEGATIVE_INFINITY
+  if (q > 1) return Number.POSITIVE_INFINITY
+  const sorted = [...values].sort((a, b) => a - b)
+  const n = sorted.length
+  const rank = q * (n - 1)
+  const lower = Math.max(0, Math.floor(rank))
+  const upper = Math.min(n - 1, lower + 1)
+  const weight = rank - Math.floor(rank)
+  return sorted[lower] * (1 - weight) + sorted[upper] * weight
+}
+
+/** A range-vector function over one series' window; null when it gives no sample. Times in ms, range in s. */
+export function overTime(
+  fn: string,
+  s: { ts: number[]; vs: number[] },
+  rangeStart: number,
+  rangeEnd: number,
+  range: number,
+  phi: number,
+): number | null {
+  const { ts, vs } = s
+  const n = vs.length
+  switch (fn) {
+    case 'rate':
+      return extrapolatedRate(ts, vs, rangeStart, rangeEnd, range, true, true)
+    case 'increase':
+      return extrapolatedRate(ts, vs, rangeStart, rangeEnd, range, true, false)
+    case 'delta':
+      return extrapolatedRate(ts, vs, rangeStart, rangeEnd, range, false, false)
+    case 'irate': {
+      if (n < 2) return null
+      const last = vs[n - 1]
+      const prev = vs[n - 2]
+      const gap = ts[n - 1] - ts[n - 2]
+      if (gap === 0) return null
+      return (last < prev ? last : last - prev) / (gap / 1000)
+    }
+    case 'sum_over_time':
+      return vs.reduce((a, b) => a + b, 0)
+    case 'count_over_time':
+      return n
+    case 'avg_over_time': {
+      let mean = 0
+      for (let i = 0; i < n; i++) mean += vs[i] / (i + 1) - mean / (i + 1)
+      return mean
+    }
+    case 'min_over_time':
+      return vs.reduce((a, b) => (a > b || Number.isNaN(a) ? b : a))
+    case 'max_over_time':
+      return vs.reduce((a, b) => (a < b || Number.isNaN(a) ? b : a))
+    case 'last_over_time':
+      return vs[n - 1]
+    case 'quantile_over_time':
+      return quantile(phi, vs)
+  }
+  throw new PromQLError(`function ${JSON.stringify(fn)} is not supported`)
+}
+
+/**
+ * Prometheus' extrapolatedRate (promql/functions.go, 2.42): the increase between the window's first and last
+ * samples (resets added back for counters), extrapolated towards the window's edges when the samples come close
+ * enough to them, never below zero for a counter.
+ */
+export function extrapolatedRate(
+  ts: number[],
+  vs: number[],
+  rangeStart: number,
+  rangeEnd: number,
+  rangeSeconds: number,
+  isCounter: boolean,
+  isRate: boolean,
+): number | null {
+  const n = vs.length
+  if (n < 2) return null
+  let result = vs[n - 1] - vs[0]
+  if (isCounter) {
+    let last = 0
+    for (const v of vs) {
+      if (v < last) result += last
+      last = v
+    }
+  }
+  let toStart = (ts[0] - rangeStart) / 1000
+  const toEnd = (rangeEnd - ts[n - 1]) / 1000
+  const sampled = (ts[n - 1] - ts[0]) / 1000
+  const average = sampled / (n - 1)
+  if (isCounter && result > 0 && vs[0] >= 0) {
+    const toZero = sampled * (vs[0] / result)
+    if (toZero < toStart) toStart = toZero
+  }
+  const threshold = average * 1.1
+  let interval = sampled
+  interval += toStart < threshold ? toStart : average / 2
+  interval += toEnd < threshold ? toEnd : average / 2
+  result *= interval / sampled
+  if (isRate) result /= rangeSeconds
+  return result
+}
+
+/** A sample value as Prometheus writes it: Go's strconv.FormatFloat(v, 'f', -1, 64). */
+export function formatValue(v: number): string {
+  if (Number.isNaN(v)) return 'NaN'
+  if (v === Number.POSITIVE_INFINITY) return '+Inf'
+  if (v === Number.NEGATIVE_INFINITY) return '-Inf'
+  const s = String(v)
+  const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(s)
+  if (!m) return s
+  const [, sign, int, frac = '', expText] = m
+  const exp = Number(expText)
+  const digits = int + frac
+  if (exp > 0) return sign + digits.padEnd(exp + 1, '0')
+  return `${sign}0.${'0'.repeat(-exp - 1)}${digits}`
+}

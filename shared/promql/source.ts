@@ -1,0 +1,204 @@
+// Where PromQL's series and samples come from: the seam between the evaluator and the service's storage
+// (docs/decisions.md §25). The evaluator knows only this interface. Today's implementation maps each stat to
+// one series labelled {__name__: <stat name>}; once a stat has series by tag (§24), a source over them gives
+// each series its tags as further labels and nothing else changes: selectSeries filters on every label,
+// readSamples reads by series id.
+//
+// Counters appear as Prometheus counters: the running total since the stat's first point, so rate() and
+// increase() (their extrapolation included) answer as Prometheus does on its own counters. Gauges are their
+// points as they are.
+//
+// Resolution, as the charts choose (shared/stats/read.ts): raw points when the span read is at most a day, or
+// when the step or the shortest range window is too fine for a rollup; otherwise 1-minute rollups (step and
+// every range window at least 1 minute and 4 minutes), or 1-hour rollups (step at least 1 hour, every range
+// window at least 4 hours, no instant selector). A rollup bucket is one sample at the bucket's end: a
+// gauge's mean over the bucket, a counter's running total at the bucket's end. So over rollups a counter's
+// rate is exact to within the bucket at each end of the window, and a gauge's *_over_time works on bucket means
+// (min_over_time and max_over_time of means, not of points).
+import type { Db } from '../db.js'
+import { decodeBlock, mergeByTime, type BlockColumns, type Row } from '../points/blocks.js'
+import { readBucketsMany } from '../stats/read.js'
+import type { Matcher } from './ast.js'
+import { regexOf } from './parse.js'
+
+export type Labels = Record<string, string>
+
+export interface Series {
+  /** The key readSamples reads by: today a stat id. */
+  id: string
+  labels: Labels
+  kind: 'counter' | 'gauge'
+  unit?: string | null
+  help?: string | null
+}
+
+/** One sample: seconds since the epoch (fractions allowed) and the value. */
+export interface Sample {
+  t: number
+  v: number
+}
+
+/** 0 for raw points, else a rollup bucket's size in seconds. */
+export type Resolution = 0 | 60 | 3600
+
+export interface SeriesSource {
+  /** Every series of the account whose labels satisfy all the matchers (start/end: seconds, advisory). */
+  selectSeries(accountId: string, matchers: Matcher[], start?: number, end?: number): Promise<Series[]>
+  /** Each series' samples with start <= t <= end, in time order, at the resolution asked for. */
+  readSamples(series: Series[], start: number, end: number, resolution: Resolution): Promise<Map<string, Sample[]>>
+}
+
+/** True when a series' labels satisfy a matcher (a missing label is the empty string, as in Prometheus). */
+export function matches(labels: Labels, m: Matcher): boolean {
+  const v = labels[m.name] ?? ''
+  switch (m.op) {
+    case '=':
+      return v === m.value
+    case '!=':
+      return v !== m.value
+    case '=~':
+      return regexOf(m.value).test(v)
+    case '!~':
+      return !regexOf(m.value).test(v)
+  }
+}
+
+type Run = <T>(fn: (sql: Db) => Promise<T>) => Promise<T>
+
+/** The source over today's stats: one series per stat. `run` runs a read (the read replica's, where one is fit). */
+export function statsSource(run: Run): SeriesSource {
+  return {
+    async selectSeries(accountId, matchers) {
+      // The name matcher narrows in SQL when it is an equality; the rest are applied here (an account's stats
+      // are at most a few thousand rows).
+      const eq = matchers.find((m) => m.name === '__name__' && m.op === '=')
+      const rows = await run(
+        (sql) => sql<{ id: string; name: string; kind: 'counter' | 'gauge'; unit: string | null; description: string | null }[]>`
+        select id, name, kind, unit, description from stats where account_id = ${accountId} ${eq ? sql`and name = ${eq.value}` : sql``}`,
+      )
+      const out: Series[] = []
+      for (const r of rows) {
+        const labels = { __name__: r.name }
+        if (matchers.every((m) => matches(labels, m))) out.push({ id: r.id, labels, kind: r.kind, unit: r.unit, help: r.description })
+      }
+      return out
+    },
+
+    async readSamples(series, start, end, resolution) {
+      const out = new Map<string, Sample[]>(series.map((s) => [s.id, []]))
+      if (!series.length) return out
+      const read =
+        resolution === 0
+          ? await run((sql) =>
+              readRaw(
+                sql,
+                series.map((s) => s.id),
+                start,
+                end,
+              ),
+            )
+          : await run((sql) => readRollups(sql, series, start, end, resolution))
+      const counters = series.filter((s) => s.kind === 'counter')
+      // A rollup sample covers its whole bucket: the total before the first bucket read, not before `start`.
+      const baseAt = resolution ? Math.ceil(start / resolution) * resolution - resolution : start
+      const bases = counters.length ? await run((sql) => totalsBefore(sql, counters, baseAt)) : new Map<string, number>()
+      for (const s of series) {
+        const samples = read.get(s.id) ?? []
+        if (s.kind === 'counter') {
+          let total = bases.get(s.id) ?? 0
+          for (const p of samples) p.v = total += p.v
+        }
+        out.set(s.id, samples)
+      }
+      return out
+    },
+  }
+}
+
+const at = (seconds: number) => new Date(seconds * 1000)
+
+/** Raw points with start <= t <= end from both the hot rows and the day blocks (sql/0027, 0032). */
+async function readRaw(sql: Db, ids: string[], start: number, end: number): Promise<Map<string, Sample[]>> {
+  const dayStart = Math.floor(start / 86_400) * 86_400
+  const [rows, blocks] = await Promise.all([
+    sql<{ stat_id: string; us: string; value: number }[]>`
+      select stat_id, (extract(epoch from ts) * 1000000)::int8 as us, value from points
+      where stat_id = any(${ids}::uuid[]) and ts >= ${at(start)} and ts <= ${at(end)} order by stat_id, ts`,
+    sql<(BlockColumns & { stat_id: string })[]>`
+      select stat_id, day, dts, scale, ivals, fvals from point_blocks
+      where stat_id = any(${ids}::uuid[]) and day >= ${at(dayStart)} and day <= ${at(end)} and last_ts >= ${at(start)} and first_ts <= ${at(end)}
+      order by stat_id, day, seq`,
+  ])
+  const runs = new Map<string, Row[][]>()
+  const runsOf = (id: string) => {
+    let r = runs.get(id)
+    if (!r) runs.set(id, (r = []))
+    return r
+  }
+  let hot: Row[] = []
+  let hotId = ''
+  for (const r of rows) {
+    if (r.stat_id !== hotId) {
+      if (hot.length) runsOf(hotId).push(hot)
+      hot = []
+      hotId = r.stat_id
+    }
+    hot.push({ us: r.us, value: r.value })
+  }
+  if (hot.length) runsOf(hotId).push(hot)
+  // Blocks of one day may overlap (write blocks not yet compacted); blocks of different days do not.
+  for (const b of blocks) runsOf(b.stat_id).push(decodeBlock(b, start * 1_000_000, end * 1_000_000 + 1))
+  const out = new Map<string, Sample[]>()
+  for (const [id, list] of runs)
+    out.set(
+      id,
+      mergeByTime(list).map((r) => ({ t: Number(r.us) / 1_000_000, v: r.value })),
+    )
+  return out
+}
+
+/** Rollup buckets as samples at each bucket's end: counters' sums (made running totals by the caller), gauges' means. */
+async function readRollups(sql: Db, series: Series[], start: number, end: number, size: 60 | 3600): Promise<Map<string, Sample[]>> {
+  const from = Math.floor(start / size) * size - size
+  const buckets = await readBucketsMany(
+    sql,
+    series.map((s) => ({ id: s.id, kind: s.kind })),
+    { requested: 'promql', from: at(from), to: at(Math.floor(end / size) * size), bucketSeconds: size },
+  )
+  const out = new Map<string, Sample[]>()
+  for (const [id, list] of buckets)
+    out.set(
+      id,
+      list.map((b) => ({ t: b.t + size, v: b.value })).filter((s) => s.t >= start && s.t <= end),
+    )
+  return out
+}
+
+/**
+ * Each counter's total of every point before `start`: the running total's starting value. Whole days from the
+ * day rollups, then minutes, then the raw points of the last partial minute.
+ */
+async function totalsBefore(sql: Db, counters: Series[], start: number): Promise<Map<string, number>> {
+  const minute = Math.floor(start / 60) * 60
+  const buckets = await readBucketsMany(
+    sql,
+    counters.map((s) => ({ id: s.id, kind: 'counter' as const })),
+    { requested: 'promql', from: at(0), to: at(minute), bucketSeconds: 86_400 },
+  )
+  const out = new Map<string, number>()
+  for (const [id, list] of buckets)
+    out.set(
+      id,
+      list.reduce((a, b) => a + b.value, 0),
+    )
+  if (start > minute) {
+    const tail = await readRaw(
+      sql,
+      counters.map((s) => s.id),
+      minute,
+      start,
+    )
+    for (const [id, samples] of tail) out.set(id, (out.get(id) ?? 0) + samples.filter((p) => p.t < start).reduce((a, p) => a + p.v, 0))
+  }
+  return out
+}

@@ -1,0 +1,272 @@
+// The PromQL evaluator (shared/promql/engine.ts) on hand-computed samples: rate/increase/delta with
+// Prometheus' extrapolation and counter resets, the other functions, aggregations, binary operators with
+// matching, and the refusals of what is outside the supported set. The series come from an in-memory
+// SeriesSource: the evaluator's own seam, not the service's storage (test/api/prometheus.test.ts reads that).
+import test from 'ava'
+import type { Matcher } from '../../shared/promql/ast.js'
+import { extrapolatedRate, formatValue, instantQuery, type QueryData, rangeQuery } from '../../shared/promql/engine.js'
+import { PromQLError, parsePromQL } from '../../shared/promql/parse.js'
+import { matches, type Labels, type Sample, type Series, type SeriesSource } from '../../shared/promql/source.js'
+
+function memorySource(data: Array<{ labels: Labels; kind?: 'counter' | 'gauge'; samples: Array<[number, number]> }>): SeriesSource {
+  const series: Series[] = data.map((d, i) => ({ id: String(i), labels: d.labels, kind: d.kind ?? 'gauge' }))
+  return {
+    async selectSeries(_account, matchers: Matcher[]) {
+      return series.filter((s) => matchers.every((m) => matches(s.labels, m)))
+    },
+    async readSamples(list, start, end) {
+      return new Map(
+        list.map((s) => [s.id, data[Number(s.id)].samples.filter(([t]) => t >= start && t <= end).map(([t, v]): Sample => ({ t, v }))]),
+      )
+    },
+  }
+}
+
+// Samples every 15 s at 5, 20, 35, 50.
+const src = memorySource([
+  {
+    labels: { __name__: 'c', job: 'a' },
+    samples: [
+      [5, 0],
+      [20, 15],
+      [35, 30],
+      [50, 45],
+    ],
+  },
+  {
+    labels: { __name__: 'reset', job: 'a' },
+    samples: [
+      [5, 10],
+      [20, 20],
+      [35, 5],
+      [50, 15],
+    ],
+  },
+  {
+    labels: { __name__: 'short', job: 'a' },
+    samples: [
+      [5, 0],
+      [20, 15],
+      [35, 30],
+    ],
+  },
+  {
+    labels: { __name__: 'g', job: 'a', host: 'x' },
+    samples: [
+      [5, 1],
+      [20, 4],
+      [35, 2],
+      [50, 3],
+    ],
+  },
+  {
+    labels: { __name__: 'g', job: 'b', host: 'y' },
+    samples: [
+      [5, 10],
+      [20, 40],
+      [35, 20],
+      [50, 30],
+    ],
+  },
+  { labels: { __name__: 'g', job: 'b', host: 'z' }, samples: [[50, -2.5]] },
+  { labels: { __name__: 'api.latency', job: 'a' }, samples: [[50, 7]] },
+])
+
+const vec = (d: QueryData) => {
+  if (d.resultType !== 'vector') throw new Error(`not a vector: ${d.resultType}`)
+  return Object.fromEntries(d.result.map((r) => [JSON.stringify(r.metric), Number(r.value[1])]))
+}
+const one = async (q: string, t = 60) => {
+  const d = await instantQuery(src, 'acc', q, t)
+  const values = Object.values(vec(d))
+  if (values.length !== 1) throw new Error(`${q}: ${values.length} results`)
+  return values[0]
+}
+const close = (t: import('ava').ExecutionContext, a: number, b: number) => t.true(Math.abs(a - b) < 1e-9, `${a} != ${b}`)
+
+test('rate and increase extrapolate to the window edges, never below zero for a counter', async (t) => {
+  // Window (0, 60]: 45 over 45 s sampled; the first sample is 5 s in but the counter was 0 there (dZero = 0),
+  // the last 10 s before the end (under 1.1 x 15 s): 45 x (45 + 0 + 10) / 45 = 55.
+  close(t, await one('increase(c[1m])'), 55)
+  close(t, await one('rate(c[1m])'), 55 / 60)
+  close(t, await one('irate(c[1m])'), 1)
+})
+
+test('a counter reset adds the value before it back', async (t) => {
+  // 15 - 10 + 20 (the drop from 20 to 5) = 25; dZero = 45 x 10 / 25 = 18 > 5, so 5 s and 10 s are added: 25 x 60 / 45.
+  close(t, await one('increase(reset[1m])'), (25 * 60) / 45)
+  close(t, await one('rate(reset[1m])'), (25 * 60) / 45 / 60)
+  // irate over a reset takes the last value as the increase: at 40 the last two are 20 then 5, so 5 / 15 s.
+  close(t, await one('irate(reset[1m])', 40), 5 / 15)
+  close(t, await one('irate(reset[1m])'), 10 / 15)
+  // delta does not know resets: (15 - 10) x 60 / 45.
+  close(t, await one('delta(reset[1m])'), (5 * 60) / 45)
+})
+
+test('a gap to the edge over 1.1 average intervals extends by half an interval only', async (t) => {
+  // Last sample 25 s before the end: 30 x (30 + 0 + 7.5) / 30.
+  close(t, await one('increase(short[1m])'), 37.5)
+  t.is(extrapolatedRate([0], [1], -60_000, 0, 60, true, true), null, 'fewer than two samples give nothing')
+})
+
+test('windows are left-open and the lookback is 5 minutes', async (t) => {
+  // At t=50 the window (-10, 50] holds all four; at t=65 a 15 s window (50, 65] holds none of c.
+  close(t, await one('count_over_time(c[1m])', 50), 4)
+  t.deepEqual(vec(await instantQuery(src, 'acc', 'count_over_time(c[15s])', 65)), {})
+  close(t, await one('c', 50 + 299), 45)
+  t.deepEqual(vec(await instantQuery(src, 'acc', 'c', 50 + 300)), {}, 'a sample exactly 5 minutes old is out')
+  close(t, await one('c offset 30s', 60), 15)
+})
+
+test('the _over_time functions', async (t) => {
+  const g = '{__name__="g",host="x"}'
+  close(t, await one(`sum_over_time(${g}[1m])`), 10)
+  close(t, await one(`avg_over_time(${g}[1m])`), 2.5)
+  close(t, await one(`min_over_time(${g}[1m])`), 1)
+  close(t, await one(`max_over_time(${g}[1m])`), 4)
+  close(t, await one(`last_over_time(${g}[1m])`), 3)
+  // Sorted 1 2 3 4, rank 0.9 x 3 = 2.7: 3 + 0.7 x (4 - 3).
+  close(t, await one(`quantile_over_time(0.9, ${g}[1m])`), 3.7)
+  const last = await instantQuery(src, 'acc', `last_over_time(${g}[1m])`, 60)
+  t.deepEqual(
+    last.resultType === 'vector' && last.result[0].metric,
+    { __name__: 'g', job: 'a', host: 'x' },
+    'last_over_time keeps the name',
+  )
+  const rate = await instantQuery(src, 'acc', 'rate(c[1m])', 60)
+  t.deepEqual(rate.resultType === 'vector' && rate.result[0].metric, { job: 'a' }, 'rate drops the name')
+})
+
+test('aggregations with by and without', async (t) => {
+  t.deepEqual(vec(await instantQuery(src, 'acc', 'sum by (job) (g)', 60)), { '{"job":"a"}': 3, '{"job":"b"}': 27.5 })
+  t.deepEqual(vec(await instantQuery(src, 'acc', 'max without (host) (g)', 60)), { '{"job":"a"}': 3, '{"job":"b"}': 30 })
+  close(t, await one('avg(g)'), (3 + 30 - 2.5) / 3)
+  close(t, await one('count(g)'), 3)
+  close(t, await one('min(g)'), -2.5)
+  // 0.5 of -2.5, 3, 30: the middle one.
+  close(t, await one('quantile(0.5, g)'), 3)
+  t.deepEqual(
+    Object.values(vec(await instantQuery(src, 'acc', 'topk(2, g)', 60))).sort((a, b) => a - b),
+    [3, 30],
+  )
+  t.deepEqual(vec(await instantQuery(src, 'acc', 'bottomk by (job) (1, g)', 60)), {
+    '{"__name__":"g","job":"a","host":"x"}': 3,
+    '{"__name__":"g","job":"b","host":"z"}': -2.5,
+  })
+})
+
+test('binary operators: scalars, vectors, bool, on and ignoring', async (t) => {
+  const s = await instantQuery(src, 'acc', '2 ^ 3 + 1 - 4 % 3 * 2', 60)
+  t.deepEqual(s, { resultType: 'scalar', result: [60, '7'] })
+  t.deepEqual(await instantQuery(src, 'acc', '1 < bool 2', 60), { resultType: 'scalar', result: [60, '1'] })
+  // A comparison filters and keeps the name; with bool it answers 0/1 and drops it.
+  t.deepEqual(vec(await instantQuery(src, 'acc', 'g > 2', 60)), {
+    '{"__name__":"g","job":"a","host":"x"}': 3,
+    '{"__name__":"g","job":"b","host":"y"}': 30,
+  })
+  t.deepEqual(vec(await instantQuery(src, 'acc', '2 < g', 60)), {
+    '{"__name__":"g","job":"a","host":"x"}': 3,
+    '{"__name__":"g","job":"b","host":"y"}': 30,
+  })
+  t.deepEqual(vec(await instantQuery(src, 'acc', 'g > bool 2', 60)), {
+    '{"job":"a","host":"x"}': 1,
+    '{"job":"b","host":"y"}': 1,
+    '{"job":"b","host":"z"}': 0,
+  })
+  // c{job=a} / g matched on job: only g{job=a} is on the right once.
+  t.deepEqual(vec(await instantQuery(src, 'acc', 'c / on(job) g{job="a"}', 60)), { '{"job":"a"}': 15 })
+  t.deepEqual(vec(await instantQuery(src, 'acc', 'c - ignoring(host) g{host="x"}', 60)), { '{"job":"a"}': 42 })
+  const many = await t.throwsAsync(instantQuery(src, 'acc', 'c + on(job) g', 60), { instanceOf: PromQLError })
+  t.is(many.code, 'promql_execution')
+  t.regex(many.message, /many-to-many matching not allowed/)
+  t.deepEqual(vec(await instantQuery(src, 'acc', '-g{host="z"}', 60)), { '{"job":"b","host":"z"}': 2.5 })
+})
+
+test('math functions and time(), vector(), scalar()', async (t) => {
+  const x = '{__name__="g",host="z"}'
+  close(t, await one(`abs(${x})`), 2.5)
+  close(t, await one(`ceil(${x})`), -2)
+  close(t, await one(`floor(${x})`), -3)
+  close(t, await one(`round(${x})`), -2)
+  close(t, await one(`round(${x} * 1.23, 0.5)`), -3)
+  close(t, await one(`clamp_min(${x}, 0)`), 0)
+  close(t, await one(`clamp_max(g{host="y"}, 10)`), 10)
+  t.deepEqual(await instantQuery(src, 'acc', 'time()', 61.5), { resultType: 'scalar', result: [61.5, '61.5'] })
+  t.deepEqual(await instantQuery(src, 'acc', 'vector(2)', 60), { resultType: 'vector', result: [{ metric: {}, value: [60, '2'] }] })
+  t.deepEqual(await instantQuery(src, 'acc', `scalar(${x})`, 60), { resultType: 'scalar', result: [60, '-2.5'] })
+  t.deepEqual(await instantQuery(src, 'acc', 'scalar(g)', 60), { resultType: 'scalar', result: [60, 'NaN'] })
+})
+
+test('Prometheus 3 quoting names a metric outside the legacy character set', async (t) => {
+  close(t, await one('{"api.latency"}'), 7)
+  close(t, await one('{"api.latency", job="a"} * 2'), 14)
+  t.deepEqual(parsePromQL('{"api.latency"}'), {
+    type: 'selector',
+    matchers: [{ name: '__name__', op: '=', value: 'api.latency' }],
+    offset: 0,
+    text: '{"api.latency"}',
+  })
+})
+
+test('a range query evaluates each step and groups by series', async (t) => {
+  const d = await rangeQuery(src, 'acc', 'c', 20, 50, 15)
+  t.deepEqual(d, {
+    resultType: 'matrix',
+    result: [
+      {
+        metric: { __name__: 'c', job: 'a' },
+        values: [
+          [20, '15'],
+          [35, '30'],
+          [50, '45'],
+        ],
+      },
+    ],
+  })
+  const s = await rangeQuery(src, 'acc', '1 + 1', 0, 30, 15)
+  t.deepEqual(s, {
+    resultType: 'matrix',
+    result: [
+      {
+        metric: {},
+        values: [
+          [0, '2'],
+          [15, '2'],
+          [30, '2'],
+        ],
+      },
+    ],
+  })
+  await t.throwsAsync(rangeQuery(src, 'acc', 'c[1m]', 0, 30, 15), { message: /invalid expression type "range vector" for range query/ })
+  await t.throwsAsync(rangeQuery(src, 'acc', 'c', 0, 200_000, 1), { message: /11,000 points/ })
+})
+
+test('anything outside the supported set is refused by name', async (t) => {
+  for (const [q, message] of [
+    ['histogram_quantile(0.9, x)', /function "histogram_quantile" is not supported/],
+    ['stddev(x)', /aggregation "stddev" is not supported/],
+    ['a and b', /the "and" operator is not supported/],
+    ['a / on(x) group_left b', /group_left and group_right are not supported/],
+    ['rate(x[5m:1m])', /subqueries/],
+    ['x @ 100', /@ modifier is not supported/],
+    ['rate(x[5m]', /parse error/],
+    ['rate(x)', /expected type range vector in call to function "rate", got instant vector/],
+    ['sum(x[5m])', /expected type instant vector in aggregation expression, got range vector/],
+    ['1 > 2', /comparisons between scalars must use BOOL modifier/],
+    ['{job=~".*"}', /at least one non-empty matcher/],
+    ['x{a=~"("}', /invalid regular expression/],
+    ['', /empty query/],
+  ] as const) {
+    const err = t.throws(() => parsePromQL(q), { instanceOf: PromQLError }, q)
+    t.regex(err.message, message, q)
+    t.is(err.code, 'promql_bad_data')
+  }
+})
+
+test('values are written as Prometheus writes them', (t) => {
+  t.is(formatValue(1e21), '1000000000000000000000')
+  t.is(formatValue(1.5e-7), '0.00000015')
+  t.is(formatValue(Number.POSITIVE_INFINITY), '+Inf')
+  t.is(formatValue(Number.NaN), 'NaN')
+  t.is(formatValue(0.1 + 0.2), '0.30000000000000004')
+})

@@ -1,0 +1,71 @@
+// The PromQL series source over today's stats (shared/promql/source.ts) on real PostgreSQL: counters as running
+// totals since the first point, read from raw rows and from rollups, so that a long range (which reads 1-minute
+// rollups) answers as the raw points would.
+import test from 'ava'
+import type { QueuedPoint } from '../../shared/jobs.js'
+import { applyBatch } from '../../shared/points/repo.js'
+import { instantQuery, rangeQuery, resolutionFor } from '../../shared/promql/engine.js'
+import { parsePromQL } from '../../shared/promql/parse.js'
+import { statsSource } from '../../shared/promql/source.js'
+import { createStats } from '../../shared/stats/repo.js'
+import { refreshRollups } from '../../workers/refresh-rollups.js'
+import { signUp } from '../helpers/factories.js'
+import { appSuite } from '../helpers/suite.js'
+
+const app = appSuite()
+const DAY = 86_400
+// Three days, one point every 15 s (7 s past the grid): a counter of 1 each, a gauge of 5.
+const start = Math.floor(Date.now() / 1000 / DAY) * DAY - 3 * DAY
+let accountId = ''
+
+test.serial.before(async () => {
+  const user = await signUp(app.url)
+  accountId = user.accountId
+  await app.sql`update accounts set plan = 'business' where id = ${accountId}`
+  const stats = await createStats(
+    app.sql,
+    accountId,
+    [
+      { name: 'hits', kind: 'counter' },
+      { name: 'level', kind: 'gauge' },
+    ],
+    100,
+  )
+  const hits = stats!.get('hits')!.stat.id
+  const level = stats!.get('level')!.stat.id
+  const points: QueuedPoint[] = []
+  for (let t = start + 7; t < start + 3 * DAY; t += 15) points.push([hits, t, 1, null], [level, t, 5, null])
+  for (let i = 0; i < points.length; i += 5000) await applyBatch(app.sql, `b${i}`, points.slice(i, i + 5000))
+  while ((await refreshRollups(app.sql)).rows > 0);
+})
+
+const source = () => statsSource((fn) => fn(app.sql))
+
+test('a counter is its running total since its first point', async (t) => {
+  const d = await instantQuery(source(), accountId, 'hits', start + DAY + 60)
+  // Points at 7, 22, 37, 52 s past each minute: 4 a minute, through the one at DAY + 52.
+  t.deepEqual(d.resultType === 'vector' && d.result[0].value, [start + DAY + 60, String(4 * (DAY / 60) + 4)])
+})
+
+test('a range over two days reads 1-minute rollups and answers as the raw points do', async (t) => {
+  const from = start + DAY / 2
+  const to = from + 2 * DAY - 3600
+  t.is(resolutionFor(parsePromQL('rate(hits[5m])'), from * 1000, to * 1000, 3_600_000), 60)
+  t.is(resolutionFor(parsePromQL('sum_over_time(level[5m])'), from * 1000, to * 1000, 3_600_000), 0, 'not a function a bucket serves')
+  t.is(resolutionFor(parsePromQL('rate(hits[5m])'), from * 1000, (from + 3600) * 1000, 60_000), 0, 'a short span reads raw points')
+  const long = await rangeQuery(source(), accountId, 'rate(hits[5m])', from, to, 3600)
+  if (long.resultType !== 'matrix') throw new Error('not a matrix')
+  t.is(long.result[0].values.length, 48)
+  for (const [ts, v] of long.result[0].values) {
+    const raw = await instantQuery(source(), accountId, 'rate(hits[5m])', ts)
+    t.true(raw.resultType === 'vector' && Math.abs(Number(raw.result[0].value[1]) - Number(v)) < 1e-9, `${ts}: ${v} vs raw`)
+    t.true(Math.abs(Number(v) - 1 / 15) < 1e-9)
+  }
+  const totals = await rangeQuery(source(), accountId, 'hits', from, to, 3600)
+  if (totals.resultType !== 'matrix') throw new Error('not a matrix')
+  // At each hour the newest rollup sample is the total through the previous minute's end.
+  const [t0, v0] = totals.result[0].values[0]
+  t.is(Number(v0), ((t0 - start) / 60) * 4)
+  const gauge = await rangeQuery(source(), accountId, 'avg_over_time(level[10m])', from, to, 3600)
+  t.true(gauge.resultType === 'matrix' && gauge.result[0].values.every(([, v]) => v === '5'))
+})
