@@ -715,10 +715,13 @@ CREATE TABLE public.stats (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     unit text,
     higher_is text DEFAULT 'neither'::text NOT NULL,
+    parent_id uuid,
+    tags jsonb,
     CONSTRAINT stats_description_check CHECK ((char_length(description) <= 500)),
     CONSTRAINT stats_higher_is_check CHECK ((higher_is = ANY (ARRAY['better'::text, 'worse'::text, 'neither'::text]))),
     CONSTRAINT stats_kind_check CHECK ((kind = ANY (ARRAY['counter'::text, 'gauge'::text]))),
     CONSTRAINT stats_name_check CHECK (((char_length(name) >= 1) AND (char_length(name) <= 128))),
+    CONSTRAINT stats_series_tags_check CHECK (((parent_id IS NULL) = (tags IS NULL))),
     CONSTRAINT stats_unit_check CHECK (((unit IS NULL) OR ((length(unit) >= 1) AND (length(unit) <= 20))))
 );
 
@@ -1063,14 +1066,6 @@ ALTER TABLE ONLY public.stat_shares
 
 
 --
--- Name: stats stats_account_id_name_key; Type: CONSTRAINT; Schema: public; Owner: -
---
-
-ALTER TABLE ONLY public.stats
-    ADD CONSTRAINT stats_account_id_name_key UNIQUE (account_id, name);
-
-
---
 -- Name: stats stats_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1238,6 +1233,27 @@ CREATE INDEX sessions_expires_idx ON public.sessions USING btree (expires_at);
 --
 
 CREATE INDEX sketch_dirty_hour_idx ON public.sketch_dirty USING btree (hour);
+
+
+--
+-- Name: stats_account_id_name_key; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX stats_account_id_name_key ON public.stats USING btree (account_id, name) WHERE (parent_id IS NULL);
+
+
+--
+-- Name: stats_series_key; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX stats_series_key ON public.stats USING btree (parent_id, tags) WHERE (parent_id IS NOT NULL);
+
+
+--
+-- Name: stats_series_name_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX stats_series_name_idx ON public.stats USING btree (account_id, name) WHERE (parent_id IS NOT NULL);
 
 
 --
@@ -1486,6 +1502,14 @@ ALTER TABLE ONLY public.stat_shares
 
 ALTER TABLE ONLY public.stats
     ADD CONSTRAINT stats_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+
+--
+-- Name: stats stats_parent_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.stats
+    ADD CONSTRAINT stats_parent_id_fkey FOREIGN KEY (parent_id) REFERENCES public.stats(id) ON DELETE CASCADE;
 
 
 --

@@ -63,7 +63,7 @@ export async function startImport(deps: ImportDeps, account: Account, file: Buff
     const newStats = wanted.stats.filter((s) => s.new_stat && s.points_accepted > 0).map((s) => ({ name: s.name, kind: s.kind }))
     if (freeSlot && newStats.length) {
       const made = await directory.create(account.id, newStats, plan0.trackedStats)
-      if (!made)
+      if (!(made instanceof Map))
         throw new AppError(
           'quota',
           'stat_limit',
