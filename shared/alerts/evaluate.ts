@@ -22,6 +22,8 @@ interface Row {
   window_minutes: number
   aggregation: Aggregation
   stat_id: string | null
+  /** The stat's series (its own row and its tagged series, docs/decisions.md §24): the alert judges them as one. */
+  series_ids: string[] | null
   stat_kind: Kind | null
   direction: 'above' | 'below'
   cooldown_minutes: number
@@ -214,7 +216,7 @@ async function readPercentileValues(sql: Db, rows: Row[], now: Date): Promise<vo
     await Promise.all(
       gauges.slice(i, i + 8).map(async (r) => {
         const p = r.aggregation as Exclude<Aggregation, 'avg'>
-        r.value = (await spanPercentiles(sql, r.stat_id!, from(r), now, [{ key: p, q: percentileOf(p) }]))?.[0] ?? null
+        r.value = (await spanPercentiles(sql, r.series_ids ?? r.stat_id!, from(r), now, [{ key: p, q: percentileOf(p) }]))?.[0] ?? null
       }),
     )
   }
@@ -232,6 +234,7 @@ async function readObservations(tx: TxSql, now: Date): Promise<Row[]> {
   // Each lateral tests the condition type first, so it only scans for the alerts that need it.
   return tx<Row[]>`
     select a.id, a.stat_name, a.condition_type, a.threshold, a.window_minutes, a.aggregation, s.id as stat_id, s.kind as stat_kind, a.direction, a.cooldown_minutes,
+           ser.ids as series_ids,
            a.state, a.incident_id, a.incident_notified, a.last_notified_at, a.condition_since,
            case when a.condition_type in ('heartbeat', 'missing_data')
                 then extract(epoch from ${now}::timestamptz - coalesce(last.ts, a.created_at))::float8
@@ -242,22 +245,24 @@ async function readObservations(tx: TxSql, now: Date): Promise<Row[]> {
            case when a.window_minutes_set then a.window_minutes else ${DEFAULT_NO_DATA_MINUTES} end as silence_minutes,
            extract(epoch from ${now}::timestamptz - greatest(arr.at, a.created_at))::float8 as silent
     from alerts a
-    left join stats s on s.account_id = a.account_id and s.name = a.stat_name
+    left join stats s on s.account_id = a.account_id and s.name = a.stat_name and s.parent_id is null
+    -- The stat as a whole: its own row and its tagged series (docs/decisions.md §24).
+    left join lateral (select array_agg(x.id)::text[] as ids from stats x where x.id = s.id or x.parent_id = s.id) ser on s.id is not null
     left join lateral (
       select case when s.kind = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
       from points p where a.condition_type not in ('heartbeat', 'missing_data', 'anomaly') and a.aggregation = 'avg'
-        and p.stat_id = s.id and p.ts >= ${now}::timestamptz - interval '60 seconds' and p.ts < ${now}
+        and p.stat_id = any(ser.ids::uuid[]) and p.ts >= ${now}::timestamptz - interval '60 seconds' and p.ts < ${now}
     ) cur on s.id is not null
     left join lateral (
       select case when s.kind = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
       -- Up to a week back (window_minutes): past the hot days, so hot rows and day blocks alike (sql/0027).
-      from stat_points(s.id, ${now}::timestamptz - make_interval(mins => a.window_minutes) - interval '60 seconds',
+      from unnest(ser.ids::uuid[]) as sid(id), lateral stat_points(sid.id, ${now}::timestamptz - make_interval(mins => a.window_minutes) - interval '60 seconds',
         ${now}::timestamptz - make_interval(mins => a.window_minutes)) p
       where a.condition_type = 'pct_change'
     ) prev on s.id is not null
     left join lateral (
       -- Hot rows and day blocks alike (sql/0027): a stat silent for days has its last point in a block.
-      select stat_newest(s.id, '-infinity', 'infinity') as ts where a.condition_type in ('heartbeat', 'missing_data')
+      select max(stat_newest(sid.id, '-infinity', 'infinity')) as ts from unnest(ser.ids::uuid[]) as sid(id) where a.condition_type in ('heartbeat', 'missing_data')
     ) last on s.id is not null
     -- anomaly: the stat's latest incident recorded after the alert was created (while open it fires the alert;
     -- its close resolves it). observed_value is the incident's peak (docs/decisions.md §16).
@@ -269,8 +274,8 @@ async function readObservations(tx: TxSql, now: Date): Promise<Row[]> {
     -- Arrival, not the points' own t (a backfill is data arriving): the refresh job stamps each stat that
     -- took points, and points it has not folded yet are arriving now.
     left join lateral (
-      select greatest((select rs.refreshed_at from rollup_state rs where rs.stat_id = s.id),
-                      (select ${now}::timestamptz from rollup_pending rp where rp.stat_id = s.id limit 1)) as at
+      select greatest((select max(rs.refreshed_at) from rollup_state rs where rs.stat_id = any(ser.ids::uuid[])),
+                      (select ${now}::timestamptz from rollup_pending rp where rp.stat_id = any(ser.ids::uuid[]) limit 1)) as at
       where a.on_no_data <> 'keep'
     ) arr on true
     where a.state in ('ok', 'firing') and a.id not in (${pausedAlertIds(tx)})
