@@ -12,3 +12,22 @@ alter table stats drop constraint stats_account_id_name_key;
 create unique index stats_account_id_name_key on stats (account_id, name) where parent_id is null;
 create unique index stats_series_key on stats (parent_id, tags) where parent_id is not null;
 create index stats_series_name_idx on stats (account_id, name) where parent_id is not null;
+
+-- Alerts per group (docs/decisions.md §24): an alert may keep only the series matching `filter` and judge each
+-- value of the tag `group_by` on its own. Each group's state machine lives in alert_groups, one row per group.
+alter table alerts add column filter jsonb;
+alter table alerts add column group_by text check (group_by ~ '^[a-z][a-z0-9_.-]{0,63}$');
+create table alert_groups (
+  alert_id          uuid not null references alerts (id) on delete cascade,
+  tags              jsonb not null,
+  state             text not null default 'ok' check (state in ('ok', 'firing')),
+  incident_id       uuid,
+  incident_notified boolean not null default false,
+  last_notified_at  timestamptz,
+  condition_since   timestamptz,
+  incident_muted    boolean not null default false,
+  resolve_withheld  uuid,
+  last_value        double precision,
+  last_evaluated_at timestamptz,
+  primary key (alert_id, tags)
+);

@@ -11,6 +11,7 @@ import { percentileOf, type Aggregation, type Condition, type DeliveryPayload, t
 import { spanPercentiles } from '../stats/percentiles.js'
 import { explanationInZone } from '../time/zones.js'
 import type { Kind } from '../stats/repo.js'
+import { tagsCell } from '../ingest/tags.js'
 
 const LOCK_ID = 72_410_002
 
@@ -47,6 +48,12 @@ interface Row {
   anomaly_explanation: string | null
   /** anomaly: the account's time zone, which the explanation's times are written in (null: none set, UTC). */
   time_zone: string | null
+  /** docs/decisions.md §24: the tags a judged series must hold, and the tag judged value by value. */
+  filter: Record<string, string> | null
+  group_by: string | null
+  /** One group of an alert per group: its tags, and the stat's own name (stat_name then names the group). */
+  group_tags?: Record<string, string>
+  base_name?: string
 }
 
 export interface PassResult {
@@ -112,7 +119,7 @@ function payload(r: Row, event: 'fired' | 'resolved', incidentId: string, now: D
     alert_id: r.id,
     event,
     status: event === 'fired' ? 'firing' : 'resolved',
-    stat_name: r.stat_name,
+    stat_name: r.base_name ?? r.stat_name,
     observed_value: r.value,
     condition: r.condition_type,
     threshold: r.threshold,
@@ -133,7 +140,9 @@ function payload(r: Row, event: 'fired' | 'resolved', incidentId: string, now: D
                 : `${r.stat_name}: recovered, ${what}no longer ${describe[r.condition_type]} ${r.threshold} (observed ${observed})`,
     // Also the BullMQ job id, which may not contain ':'.
     idempotency_key: `${r.id}.${incidentId}.${event}`,
-    incident_key: `${r.id}.${incidentId}`,
+    // A group's incident is its own: the key names the group (docs/decisions.md §24).
+    incident_key: r.group_tags ? `${r.id}.${tagsCell(r.group_tags)}.${incidentId}` : `${r.id}.${incidentId}`,
+    ...(r.group_tags ? { tags: r.group_tags } : {}),
   }
 }
 
@@ -234,7 +243,7 @@ async function readObservations(tx: TxSql, now: Date): Promise<Row[]> {
   // Each lateral tests the condition type first, so it only scans for the alerts that need it.
   return tx<Row[]>`
     select a.id, a.stat_name, a.condition_type, a.threshold, a.window_minutes, a.aggregation, s.id as stat_id, s.kind as stat_kind, a.direction, a.cooldown_minutes,
-           ser.ids as series_ids,
+           ser.ids as series_ids, a.filter, a.group_by,
            a.state, a.incident_id, a.incident_notified, a.last_notified_at, a.condition_since,
            case when a.condition_type in ('heartbeat', 'missing_data')
                 then extract(epoch from ${now}::timestamptz - coalesce(last.ts, a.created_at))::float8
@@ -247,7 +256,9 @@ async function readObservations(tx: TxSql, now: Date): Promise<Row[]> {
     from alerts a
     left join stats s on s.account_id = a.account_id and s.name = a.stat_name and s.parent_id is null
     -- The stat as a whole: its own row and its tagged series (docs/decisions.md §24).
-    left join lateral (select array_agg(x.id)::text[] as ids from stats x where x.id = s.id or x.parent_id = s.id) ser on s.id is not null
+    -- With a filter: the tagged series holding its every pair.
+    left join lateral (select array_agg(x.id)::text[] as ids from stats x
+      where (x.id = s.id and a.filter is null) or (x.parent_id = s.id and (a.filter is null or x.tags @> a.filter))) ser on s.id is not null
     left join lateral (
       select case when s.kind = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
       from points p where a.condition_type not in ('heartbeat', 'missing_data', 'anomaly') and a.aggregation = 'avg'
@@ -317,14 +328,17 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
     if (!locked) return { evaluated: 0, deliveries: [], skipped: true }
     // JIT compilation of this query costs more than it saves (measured: about half of a 10,000-alert pass).
     await tx`set local jit = off`
-    const rows = await readObservations(tx, now)
-    if (!rows.length) return { evaluated: 0, deliveries: [] }
+    const all = await readObservations(tx, now)
+    if (!all.length) return { evaluated: 0, deliveries: [] }
+    const rows = all.filter((r) => r.group_by === null)
+    const grouped = all.filter((r) => r.group_by !== null)
     await readPercentileValues(tx, rows, now)
 
     const next: Managed[] = []
     const noData: boolean[] = []
     const outbox: Outbox[] = []
     const events: NewEvent[] = []
+    if (grouped.length) await evaluateGroups(tx, grouped, now, outbox, events)
     for (const r of rows) {
       const d = decide(r, now)
       next.push(d.next)
@@ -335,8 +349,99 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
     await writeStates(tx, rows, next, noData, now)
     await insertOutbox(tx, outbox)
     await recordEvents(tx, events)
-    return { evaluated: rows.length, deliveries: outbox.map((o) => o.id) }
+    return { evaluated: all.length, deliveries: outbox.map((o) => o.id) }
   }) as Promise<PassResult>
+}
+
+interface GroupState {
+  alert_id: string
+  value: string
+  state: 'ok' | 'firing'
+  incident_id: string | null
+  incident_notified: boolean
+  last_notified_at: Date | null
+  condition_since: Date | null
+  incident_muted: boolean
+  resolve_withheld: string | null
+}
+
+/**
+ * Alerts per group (docs/decisions.md §24): each value of the alert's group_by tag, among the series its filter
+ * keeps, is judged on the last minute (a counter's sum, a gauge's average) by its own state machine, kept in
+ * alert_groups; a group fires and resolves on its own, its payload carries its tags. A group without a reading
+ * this minute stays as it is. The alert itself reads firing while any group fires.
+ */
+async function evaluateGroups(tx: TxSql, alerts: Row[], now: Date, outbox: Outbox[], events: NewEvent[]): Promise<void> {
+  const ids = alerts.map((a) => a.id)
+  const [values, states] = await Promise.all([
+    tx<{ alert_id: string; value: string; v: number | null }[]>`
+      select a.id as alert_id, x.tags ->> a.group_by as value,
+             case when min(x.kind) = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
+      from alerts a
+      join stats s on s.account_id = a.account_id and s.name = a.stat_name and s.parent_id is null
+      join stats x on x.parent_id = s.id and x.tags ? a.group_by and (a.filter is null or x.tags @> a.filter)
+      left join points p on p.stat_id = x.id and p.ts >= ${now}::timestamptz - interval '60 seconds' and p.ts < ${now}
+      where a.id = any(${ids}::uuid[])
+      group by 1, 2`,
+    tx<GroupState[]>`
+      select g.alert_id, g.tags ->> a.group_by as value, g.state, g.incident_id, g.incident_notified, g.last_notified_at,
+             g.condition_since, g.incident_muted, g.resolve_withheld
+      from alert_groups g join alerts a on a.id = g.alert_id where g.alert_id = any(${ids}::uuid[])`,
+  ])
+  const valueOf = new Map(values.map((v) => [`${v.alert_id}\n${v.value}`, v.v]))
+  const stateOf = new Map(states.map((g) => [`${g.alert_id}\n${g.value}`, g]))
+  const written: Array<{ alertId: string; tags: Record<string, string>; next: Managed; value: number | null }> = []
+  for (const r of alerts) {
+    const keys = new Set([...values, ...states].filter((g) => g.alert_id === r.id).map((g) => g.value))
+    for (const value of keys) {
+      const key = `${r.id}\n${value}`
+      const st = stateOf.get(key)
+      const tags = { [r.group_by!]: value }
+      const g: Row = {
+        ...r,
+        stat_name: `${r.stat_name}{${tagsCell(tags)}}`,
+        base_name: r.stat_name,
+        group_tags: tags,
+        value: valueOf.get(key) ?? null,
+        previous: null,
+        silent: null,
+        state: st?.state ?? 'ok',
+        incident_id: st?.incident_id ?? null,
+        incident_notified: st?.incident_notified ?? false,
+        last_notified_at: st?.last_notified_at ?? null,
+        condition_since: st?.condition_since ?? null,
+        incident_muted: st?.incident_muted ?? false,
+        incident_no_data: false,
+        resolve_withheld: st?.resolve_withheld ?? null,
+      }
+      const d = decide(g, now)
+      outbox.push(...d.outbox)
+      events.push(...d.events)
+      written.push({ alertId: r.id, tags, next: d.next, value: g.value })
+    }
+  }
+  const iso = (d: Date | null) => d?.toISOString() ?? null
+  if (written.length)
+    await tx`
+      insert into alert_groups as g (alert_id, tags, state, incident_id, incident_notified, last_notified_at, condition_since,
+                                     incident_muted, resolve_withheld, last_value, last_evaluated_at)
+      select u.alert_id::uuid, u.tags::jsonb, u.state, u.incident_id::uuid, u.notified::bool, u.notified_at::timestamptz,
+             u.since::timestamptz, u.muted::bool, u.withheld::uuid, u.value::float8, ${now}
+      from unnest(${written.map((w) => w.alertId)}::text[], ${written.map((w) => JSON.stringify(w.tags))}::text[],
+                  ${written.map((w) => w.next.state)}::text[], ${written.map((w) => w.next.incidentId)}::text[],
+                  ${written.map((w) => String(w.next.incidentNotified))}::text[], ${written.map((w) => iso(w.next.lastNotifiedAt))}::text[],
+                  ${written.map((w) => iso(w.next.conditionSince))}::text[], ${written.map((w) => String(w.next.incidentMuted))}::text[],
+                  ${written.map((w) => w.next.resolveWithheld)}::text[], ${written.map((w) => (w.value === null ? null : String(w.value)))}::text[])
+        as u(alert_id, tags, state, incident_id, notified, notified_at, since, muted, withheld, value)
+      on conflict (alert_id, tags) do update set state = excluded.state, incident_id = excluded.incident_id,
+        incident_notified = excluded.incident_notified, last_notified_at = excluded.last_notified_at,
+        condition_since = excluded.condition_since, incident_muted = excluded.incident_muted,
+        resolve_withheld = excluded.resolve_withheld, last_value = coalesce(excluded.last_value, g.last_value),
+        last_evaluated_at = excluded.last_evaluated_at`
+  const firing = new Set(written.filter((w) => w.next.state === 'firing').map((w) => w.alertId))
+  await tx`
+    update alerts a set state = case when a.id = any(${[...firing]}::uuid[]) then 'firing' else 'ok' end, last_evaluated_at = ${now}
+    where a.id = any(${ids}::uuid[])`
 }
 
 /** Deliveries still waiting to be sent (the outbox), for re-enqueueing after a crash between commit and enqueue. */
