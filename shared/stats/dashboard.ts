@@ -82,6 +82,8 @@ export async function dashboard(sql: Db, accountId: string, w: Window) {
       last_point_at: s.last_point_at?.toISOString() ?? null,
       summary: summarise(s.kind, points),
       points,
+      // Its tagged series, or 1 for the stat alone (docs/decisions.md §24).
+      series: Math.max(1, s.series.length - 1),
     }
   })
 }
