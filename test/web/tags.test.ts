@@ -24,3 +24,33 @@ test('the stats list shows a tagged stat once, with its series count', async (t)
   t.is(await rows.filter({ hasText: 'signups' }).locator('[data-series]').count(), 0, 'an untagged stat says nothing of series')
   t.deepEqual(problems, [])
 })
+
+test('the stat page groups by a tag (one line per value, a legend of the values) and filters by tags', async (t) => {
+  const user = await signUp(web.app.url)
+  const { key } = await createKey(web.app.url, user)
+  const now = Math.floor(Date.now() / 1000) - 60
+  const points = [
+    { stat: 'latency', value: 10, t: now, tags: { host: 'web1', region: 'eu' } },
+    { stat: 'latency', value: 20, t: now, tags: { host: 'web2', region: 'eu' } },
+    { stat: 'latency', value: 30, t: now, tags: { host: 'web3', region: 'us' } },
+  ]
+  t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(web.app)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/stats/latency?range=1h`)
+  await page.locator('select[name="group_by"]').selectOption('host')
+  const legend = page.getByTestId('group-legend')
+  await legend.waitFor()
+  t.deepEqual(
+    await legend.locator('li').allTextContents(),
+    ['■ host=web1', '■ host=web2', '■ host=web3'].map((s) => s.replace('■ ', '■ ')),
+  )
+  t.regex(page.url(), /group_by=host/)
+  t.is(await page.locator('.chart .uplot').count(), 1, 'one chart, a line per value')
+  await page.locator('input[name="filter"]').fill('region:eu')
+  await page.getByRole('button', { name: 'Apply' }).click()
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="group-legend"] li').length === 2)
+  t.deepEqual(await legend.locator('li').allTextContents(), ['■ host=web1', '■ host=web2'])
+  t.regex(page.url(), /filter=region%3Aeu/)
+  t.deepEqual(problems, [])
+})
