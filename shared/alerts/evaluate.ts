@@ -388,7 +388,7 @@ async function evaluateGroups(tx: TxSql, alerts: Row[], now: Date, outbox: Outbo
              g.condition_since, g.incident_muted, g.resolve_withheld
       from alert_groups g join alerts a on a.id = g.alert_id where g.alert_id = any(${ids}::uuid[])`,
   ])
-  const valueOf = new Map(values.map((v) => [`${v.alert_id}\n${v.value}`, v.v]))
+  const valueByKey = new Map(values.map((v) => [`${v.alert_id}\n${v.value}`, v.v]))
   const stateOf = new Map(states.map((g) => [`${g.alert_id}\n${g.value}`, g]))
   const written: Array<{ alertId: string; tags: Record<string, string>; next: Managed; value: number | null }> = []
   for (const r of alerts) {
@@ -402,7 +402,7 @@ async function evaluateGroups(tx: TxSql, alerts: Row[], now: Date, outbox: Outbo
         stat_name: `${r.stat_name}{${tagsCell(tags)}}`,
         base_name: r.stat_name,
         group_tags: tags,
-        value: valueOf.get(key) ?? null,
+        value: valueByKey.get(key) ?? null,
         previous: null,
         silent: null,
         state: st?.state ?? 'ok',

@@ -66,7 +66,12 @@ export class StatDirectory {
         else misses.push(ref)
       }
     }
-    if (misses.length) waits.push(this.load(accountId, misses).then((found) => found.forEach((s) => out.set(seriesKey(s.name, s.tags), s))))
+    if (misses.length)
+      waits.push(
+        this.load(accountId, misses).then((found) => {
+          for (const s of found) out.set(seriesKey(s.name, s.tags), s)
+        }),
+      )
     if (waits.length) await Promise.all(waits)
     return out
   }
