@@ -253,7 +253,8 @@ export async function runPromqlBench(options: { log?: (l: string) => void } = {}
       Array.from({ length: 100 }, (_, i) => ({ name: `l${i}`, kind: 'counter' as const })),
       1000,
     )
-    const ids = Array.from({ length: 100 }, (_, i) => longStats!.get(`l${i}`)!.stat.id)
+    if (!(longStats instanceof Map)) throw new Error('could not create the long-range stats')
+    const ids = Array.from({ length: 100 }, (_, i) => longStats.get(`l${i}`)!.stat.id)
     const totals = new Array<number>(100).fill(0)
     let longSamples = 0
     const seeded = performance.now()
@@ -284,8 +285,9 @@ export async function runPromqlBench(options: { log?: (l: string) => void } = {}
       data.map((s) => ({ name: s.name, kind: s.kind })),
       1000,
     )
+    if (!(stats instanceof Map)) throw new Error('could not create the stats')
     const points: QueuedPoint[] = data.flatMap((s) =>
-      s.ts.map((t, i): QueuedPoint => [stats!.get(s.name)!.stat.id, t, s.increments[i], null]),
+      s.ts.map((t, i): QueuedPoint => [stats.get(s.name)!.stat.id, t, s.increments[i], null]),
     )
     for (let i = 0; i < points.length; i += 5_000) await applyBatch(sql, `seed-${i}`, points.slice(i, i + 5_000))
     // Remote write in time order, a few minutes at a time, as Prometheus' own senders do.

@@ -151,7 +151,7 @@ async function seed(sql: Sql, now: number): Promise<{ accountId: string; key: st
     stats.map((s) => ({ name: s.name, kind: s.kind })),
     1_000,
   )
-  if (!made) throw new Error('could not create the seeded stats')
+  if (!(made instanceof Map)) throw new Error('could not create the seeded stats')
   const points = seedPoints(now, stats)
   const all: QueuedPoint[] = []
   for (const [name, pts] of points) for (const [t, v] of pts) all.push([made.get(name)!.stat.id, t, v, null])

@@ -754,7 +754,7 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
                 run.complete =
                   run.rowsReceived === size &&
                   lastLine.startsWith('# requested_range=') &&
-                  r.head.startsWith('stat,kind,timestamp,iso_time,value\n')
+                  r.head.startsWith('stat,kind,timestamp,iso_time,value,tags\n')
                 if (!lastLine.startsWith('# '))
                   problems.push(
                     `export ${size} csv: the body does not end with the "# requested_range=" line (ends "${lastLine.slice(-80)}")`,

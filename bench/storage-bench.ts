@@ -46,6 +46,8 @@ const STEP = 10
 const PEERS = process.env.BENCH_STORAGE_PEERS !== '0'
 // The layouts measured before the blocks were built (BENCH_STORAGE_CANDIDATES=1): how the choice was made.
 const CANDIDATES = process.env.BENCH_STORAGE_CANDIDATES === '1'
+/** BENCH_STORAGE_TAGGED=1: every series is a tagged series (3 tags) of one stat per kind (docs/decisions.md §24), not a stat of its own. */
+const TAGGED = process.env.BENCH_STORAGE_TAGGED === '1'
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const say = (s: string) => console.log(s)
 
@@ -197,11 +199,24 @@ async function service(rows: Row[]) {
   try {
     const ids: string[] = []
     const [{ id: account }] = await sql<{ id: string }[]>`insert into accounts (email) values ('bench@example.com') returning id`
-    for (let s = 0; s < STATS; s++) {
-      const [{ id }] = await sql<{ id: string }[]>`
+    if (TAGGED) {
+      // A series per tag set under one stat per kind: its points are keyed by the series' own id, as a stat's are.
+      const parents = await sql<{ id: string; kind: string }[]>`
+        insert into stats (account_id, name, kind) values (${account}, 'tagged.gauge', 'gauge'), (${account}, 'tagged.counter', 'counter') returning id, kind`
+      for (let s = 0; s < STATS; s++) {
+        const kind = s < GAUGES ? 'gauge' : 'counter'
+        const parent = parents.find((p) => p.kind === kind)!
+        const tags = JSON.stringify({ host: `host-${s}`, region: `region-${s % 4}`, service: `svc-${s % 10}` })
+        const [{ id }] = await sql<{ id: string }[]>`
+          insert into stats (account_id, name, kind, parent_id, tags) values (${account}, ${`tagged.${kind}`}, ${kind}, ${parent.id}, ${tags}::text::jsonb) returning id`
+        ids.push(id)
+      }
+    } else
+      for (let s = 0; s < STATS; s++) {
+        const [{ id }] = await sql<{ id: string }[]>`
         insert into stats (account_id, name, kind) values (${account}, ${statName(s)}, ${s < GAUGES ? 'gauge' : 'counter'}) returning id`
-      ids.push(id)
-    }
+        ids.push(id)
+      }
     const t0 = Date.now()
     async function* copyRows() {
       for (let s = 0; s < STATS; s++) {

@@ -297,6 +297,21 @@ export const PROBLEMS: Record<string, ProblemDoc> = {
     "The plan's number of tracked stats is reached; writes to new stats are refused.",
     'Delete stats you no longer need or upgrade; existing stats keep taking points.',
   ),
+  series_limit: p(
+    'quota',
+    'The stat holds the most series (tag sets) a stat may hold; writes of new tag sets to it are refused.',
+    'Drop a tag whose values never repeat (a request id, a timestamp), or write the new series under another stat; nothing of this request was stored.',
+  ),
+  invalid_tags: p(
+    'invalid',
+    "A point's tags break a rule (at most 10; key [a-z][a-z0-9_.-]{0,63}; value 1 to 200 printable characters).",
+    'Fix the tag named in `detail`; nothing of this request was stored.',
+  ),
+  invalid_filter: p(
+    'invalid',
+    'A `filter=` or `group_by=` parameter is not key:value pairs or a tag key.',
+    'Write host:web1,region:eu (filter) or host (group_by).',
+  ),
   free_tier_full: p('quota', 'Every free-plan slot on this deployment is taken.', 'Upgrade to a paid plan to record data.'),
   plan_lacks_anomaly_detection: p(
     'forbidden',

@@ -169,6 +169,26 @@ ALTER TABLE public.alert_events ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY
 
 
 --
+-- Name: alert_groups; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.alert_groups (
+    alert_id uuid NOT NULL,
+    tags jsonb NOT NULL,
+    state text DEFAULT 'ok'::text NOT NULL,
+    incident_id uuid,
+    incident_notified boolean DEFAULT false NOT NULL,
+    last_notified_at timestamp with time zone,
+    condition_since timestamp with time zone,
+    incident_muted boolean DEFAULT false NOT NULL,
+    resolve_withheld uuid,
+    last_value double precision,
+    last_evaluated_at timestamp with time zone,
+    CONSTRAINT alert_groups_state_check CHECK ((state = ANY (ARRAY['ok'::text, 'firing'::text])))
+);
+
+
+--
 -- Name: alerts; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -201,12 +221,15 @@ CREATE TABLE public.alerts (
     resolve_withheld uuid,
     incident_no_data boolean DEFAULT false NOT NULL,
     aggregation text DEFAULT 'avg'::text NOT NULL,
+    filter jsonb,
+    group_by text,
     CONSTRAINT alerts_aggregation_check CHECK ((aggregation = ANY (ARRAY['avg'::text, 'p50'::text, 'p90'::text, 'p95'::text, 'p99'::text]))),
     CONSTRAINT alerts_aggregation_condition_check CHECK (((aggregation = 'avg'::text) OR (condition_type = ANY (ARRAY['above'::text, 'below'::text, 'sustained'::text])))),
     CONSTRAINT alerts_channel_check CHECK ((channel = ANY (ARRAY['webhook'::text, 'slack'::text, 'email'::text]))),
     CONSTRAINT alerts_condition_type_check CHECK ((condition_type = ANY (ARRAY['above'::text, 'below'::text, 'pct_change'::text, 'heartbeat'::text, 'missing_data'::text, 'sustained'::text, 'anomaly'::text]))),
     CONSTRAINT alerts_cooldown_minutes_check CHECK (((cooldown_minutes >= 0) AND (cooldown_minutes <= 10080))),
     CONSTRAINT alerts_direction_check CHECK ((direction = ANY (ARRAY['above'::text, 'below'::text]))),
+    CONSTRAINT alerts_group_by_check CHECK ((group_by ~ '^[a-z][a-z0-9_.-]{0,63}$'::text)),
     CONSTRAINT alerts_on_no_data_check CHECK ((on_no_data = ANY (ARRAY['keep'::text, 'resolve'::text, 'alert'::text]))),
     CONSTRAINT alerts_state_check CHECK ((state = ANY (ARRAY['ok'::text, 'firing'::text, 'pending_confirmation'::text]))),
     CONSTRAINT alerts_window_minutes_check CHECK (((window_minutes >= 1) AND (window_minutes <= 10080)))
@@ -715,10 +738,13 @@ CREATE TABLE public.stats (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     unit text,
     higher_is text DEFAULT 'neither'::text NOT NULL,
+    parent_id uuid,
+    tags jsonb,
     CONSTRAINT stats_description_check CHECK ((char_length(description) <= 500)),
     CONSTRAINT stats_higher_is_check CHECK ((higher_is = ANY (ARRAY['better'::text, 'worse'::text, 'neither'::text]))),
     CONSTRAINT stats_kind_check CHECK ((kind = ANY (ARRAY['counter'::text, 'gauge'::text]))),
     CONSTRAINT stats_name_check CHECK (((char_length(name) >= 1) AND (char_length(name) <= 128))),
+    CONSTRAINT stats_series_tags_check CHECK (((parent_id IS NULL) = (tags IS NULL))),
     CONSTRAINT stats_unit_check CHECK (((unit IS NULL) OR ((length(unit) >= 1) AND (length(unit) <= 20))))
 );
 
@@ -772,6 +798,14 @@ ALTER TABLE ONLY public.alert_delivery_attempts
 
 ALTER TABLE ONLY public.alert_events
     ADD CONSTRAINT alert_events_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: alert_groups alert_groups_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.alert_groups
+    ADD CONSTRAINT alert_groups_pkey PRIMARY KEY (alert_id, tags);
 
 
 --
@@ -1063,14 +1097,6 @@ ALTER TABLE ONLY public.stat_shares
 
 
 --
--- Name: stats stats_account_id_name_key; Type: CONSTRAINT; Schema: public; Owner: -
---
-
-ALTER TABLE ONLY public.stats
-    ADD CONSTRAINT stats_account_id_name_key UNIQUE (account_id, name);
-
-
---
 -- Name: stats stats_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1241,6 +1267,27 @@ CREATE INDEX sketch_dirty_hour_idx ON public.sketch_dirty USING btree (hour);
 
 
 --
+-- Name: stats_account_id_name_key; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX stats_account_id_name_key ON public.stats USING btree (account_id, name) WHERE (parent_id IS NULL);
+
+
+--
+-- Name: stats_series_key; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX stats_series_key ON public.stats USING btree (parent_id, tags) WHERE (parent_id IS NOT NULL);
+
+
+--
+-- Name: stats_series_name_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX stats_series_name_idx ON public.stats USING btree (account_id, name) WHERE (parent_id IS NOT NULL);
+
+
+--
 -- Name: alert_deliveries alert_deliveries_alert_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1270,6 +1317,14 @@ ALTER TABLE ONLY public.alert_events
 
 ALTER TABLE ONLY public.alert_events
     ADD CONSTRAINT alert_events_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES public.alert_deliveries(id) ON DELETE SET NULL;
+
+
+--
+-- Name: alert_groups alert_groups_alert_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.alert_groups
+    ADD CONSTRAINT alert_groups_alert_id_fkey FOREIGN KEY (alert_id) REFERENCES public.alerts(id) ON DELETE CASCADE;
 
 
 --
@@ -1486,6 +1541,14 @@ ALTER TABLE ONLY public.stat_shares
 
 ALTER TABLE ONLY public.stats
     ADD CONSTRAINT stats_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+
+--
+-- Name: stats stats_parent_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.stats
+    ADD CONSTRAINT stats_parent_id_fkey FOREIGN KEY (parent_id) REFERENCES public.stats(id) ON DELETE CASCADE;
 
 
 --

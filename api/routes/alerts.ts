@@ -2,7 +2,7 @@
 import { z } from 'zod'
 import { invalid, notFound } from '../../shared/errors.js'
 import { confirmEmail } from '../../shared/alerts/mail.js'
-import { alertJson, deliveryJson, listAlerts, listDeliveries } from '../../shared/alerts/repo.js'
+import { alertGroups, alertJson, deliveryJson, listAlerts, listDeliveries } from '../../shared/alerts/repo.js'
 import {
   AlertEventList,
   AlertList,
@@ -106,7 +106,7 @@ export function alertRoutes(routes: Routes): void {
       async (ctx, { params }) => {
         const alert = (await listAlerts(ctx.deps.sql, accountOf(ctx).id)).find((a) => a.id === alertId(params))
         if (!alert) throw notFound('alert', 'alert_not_found')
-        ctx.body = { alert: alertJson(alert) }
+        ctx.body = { alert: { ...alertJson(alert), ...(alert.group_by ? { groups: await alertGroups(ctx.deps.sql, alert.id) } : {}) } }
       },
     )
     .add(

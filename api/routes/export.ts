@@ -4,7 +4,7 @@ import { Readable } from 'node:stream'
 import { exportCsv, exportJson, hasOlderPoints } from '../../shared/export/stream.js'
 import { resolveExportWindow } from '../../shared/export/window.js'
 import { planOf } from '../../shared/plans.js'
-import { listStats, type Stat } from '../../shared/stats/repo.js'
+import { listStats, withSeries, type Stat } from '../../shared/stats/repo.js'
 import { ExportQuery } from '../../shared/stats/schema.js'
 import { accountOf, type AuthKind, type Ctx } from '../context.js'
 import type { Routes } from '../route.js'
@@ -20,6 +20,8 @@ async function sendExport(ctx: Ctx, query: z.infer<typeof ExportQuery>, statName
   } else {
     stats = await listStats(ctx.deps.sql, account.id)
   }
+  // Each stat followed by its tagged series (docs/decisions.md §24).
+  stats = await withSeries(ctx.deps.sql, stats)
   if (w.needsOlderCheck) w.clamped = await ctx.deps.reads.run((sql) => hasOlderPoints(sql, stats, w.from))
   ctx.set('X-Service-Export-Requested-Range', w.requested)
   ctx.set('X-Service-Export-From', w.from.toISOString())
@@ -58,7 +60,7 @@ export function exportRoutes(routes: Routes): void {
     responses: {
       200: {
         description:
-          'Raw observations, ordered by stat name then time, streamed. CSV: header stat,kind,timestamp,iso_time,value, rows, then a final "# requested_range=… applied_from=… applied_to=…" line.',
+          'Raw observations, ordered by stat name then time, streamed. CSV: header stat,kind,timestamp,iso_time,value,tags (k=v;k=v), rows, then a final "# requested_range=… applied_from=… applied_to=…" line.',
       },
     },
   }

@@ -5,10 +5,19 @@ import { parsePercentiles, readPercentiles, withPercentiles } from '../../shared
 import { readBuckets } from '../../shared/stats/read.js'
 import { statJson } from '../../shared/stats/json.js'
 import { listStats } from '../../shared/stats/repo.js'
-import { StatDetail, StatDetailQuery, StatList } from '../../shared/stats/schema.js'
+import { StatDetail, StatDetailQuery, StatList, StatTags } from '../../shared/stats/schema.js'
+import { matchingSeries, readGroups, tagSummary } from '../../shared/stats/series.js'
+import { parseFilter } from '../../shared/ingest/tags.js'
+import { invalid } from '../../shared/errors.js'
+import type { Parsed } from '../../shared/ingest/parsed.js'
 import { accountOf } from '../context.js'
 import type { Routes } from '../route.js'
 import { statFromParam } from '../stat-param.js'
+
+function unwrapParsed<T>(p: Parsed<T>): T {
+  if (p.ok) return p.value
+  throw invalid(p.code, p.message)
+}
 
 export function statRoutes(routes: Routes): void {
   routes
@@ -44,10 +53,49 @@ export function statRoutes(routes: Routes): void {
         const now = new Date()
         const w = clampToRetention(resolveWindow(query, now), planOf(accountOf(ctx).plan).retentionDays, now)
         const ps = query.percentiles === undefined ? [] : parsePercentiles(query.percentiles, stat.kind)
-        const [points, values] = await ctx.deps.reads.run((sql) =>
-          Promise.all([readBuckets(sql, stat.id, stat.kind, w), ps.length ? readPercentiles(sql, stat.id, w, ps) : new Map()]),
-        )
-        ctx.body = { stat: statJson(stat), range: windowJson(w), points: ps.length ? withPercentiles(points, ps, values) : points }
+        const filter = unwrapParsed(parseFilter(query.filter))
+        ctx.body = await ctx.deps.reads.run(async (sql) => {
+          // Without tag parameters: the stat as a whole, all its series read as one (docs/decisions.md §24).
+          const series = await matchingSeries(sql, stat, filter)
+          const ids = series.map((s) => s.id)
+          const withPs = async (ids: string[]) => {
+            const [points, values] = await Promise.all([
+              ids.length ? readBuckets(sql, ids, stat.kind, w) : [],
+              ps.length && ids.length ? readPercentiles(sql, ids, w, ps) : new Map<number, number[]>(),
+            ])
+            return ps.length ? withPercentiles(points, ps, values) : points
+          }
+          const [points, groups] = await Promise.all([
+            withPs(ids),
+            query.group_by === undefined ? undefined : readGroups(sql, stat.kind, series, query.group_by, w),
+          ])
+          const grouped =
+            groups &&
+            (await Promise.all(
+              groups.map(async (g) => ({
+                tags: g.tags,
+                ...(g.other ? { other: true } : {}),
+                points: ps.length ? await withPs(g.ids) : g.points,
+              })),
+            ))
+          return { stat: statJson(stat), range: windowJson(w), points, ...(grouped ? { groups: grouped } : {}) }
+        })
+      },
+    )
+    .add(
+      {
+        method: 'get',
+        path: '/api/v1/stats/:name/tags',
+        tag: 'stats',
+        summary: "A stat's tag keys with their values and how many series hold each",
+        auth: ['bearer', 'session'],
+        rateLimited: true,
+        responses: { 200: { description: 'Tag keys by name, values by name', schema: StatTags } },
+        errors: [404, 429],
+      },
+      async (ctx, { params }) => {
+        const stat = await statFromParam(ctx, params.name)
+        ctx.body = { tags: await ctx.deps.reads.run((sql) => tagSummary(sql, stat)) }
       },
     )
 }

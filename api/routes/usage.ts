@@ -41,7 +41,8 @@ export function usageRoutes(routes: Routes): void {
       const { sql, limits } = ctx.deps
       const [[counts], points, statsdRefused] = await Promise.all([
         sql<{ stats: number; alerts: number }[]>`
-        select (select count(*)::int from stats where account_id = ${account.id}) as stats,
+        select (select count(*)::int from stats s where s.account_id = ${account.id}
+          and (s.parent_id is not null or not exists (select 1 from stats c where c.parent_id = s.id))) as stats,
                (select count(*)::int from alerts where account_id = ${account.id}) as alerts`,
         limits.pointsUsedToday(account.id),
         statsdRefusedToday(ctx.deps.redis, ctx.deps.config, account.id),

@@ -9,7 +9,7 @@ const nowSeconds = () => Math.floor(Date.now() / 1000)
 
 async function writeOne(ctx: Ctx, name: string, body: Record<string, unknown>, rules: PointRules) {
   const now = nowSeconds()
-  const point = validatePoint({ stat: name, count: body.count, value: body.value, t: body.t, ikey: body.ikey }, rules, now)
+  const point = validatePoint({ stat: name, count: body.count, value: body.value, t: body.t, ikey: body.ikey, tags: body.tags }, rules, now)
   const { replay } = await ctx.deps.ingest.writeOne(accountOf(ctx), point, now)
   ctx.body = { status: 'ok', ...(replay ? { replay } : {}) }
 }

@@ -23,13 +23,13 @@ export function telegrafConfig(base: string, key: string, plan: PlanName = 'free
     ? `[[inputs.cpu]]
   percpu = false
   totalcpu = true
-  # Your plan tracks ${tracked} stats. All ${CPU_FIELDS} cpu fields and 2 of mem would be ${all} a host, and a write
-  # that would pass the limit is refused whole: keep three (each host adds ${CPU_FEW.length + MEM_FIELDS.length} stats).
+  # Your plan tracks ${tracked} series. All ${CPU_FIELDS} cpu fields and 2 of mem would be ${all} a host, and a write
+  # that would pass the limit is refused whole: keep three (each host adds ${CPU_FEW.length + MEM_FIELDS.length} series).
   fieldinclude = [${CPU_FEW.map((f) => `"${f}"`).join(', ')}]`
     : `[[inputs.cpu]]
   percpu = false
   totalcpu = true   # ${all} stats a host with mem below; your plan tracks ${tracked.toLocaleString('en-US')}`
-  return `# telegraf.conf: every field becomes the gauge <measurement>.<field>, tags appended (cpu.usage_idle.cpu_cpu-total.host_web1)
+  return `# telegraf.conf: every field becomes the gauge <measurement>.<field>, its tags the series' tags (cpu.usage_idle {cpu: cpu-total, host: web1})
 [[outputs.influxdb_v2]]
   urls = ["${base}"]
   token = "${key}"
@@ -57,7 +57,7 @@ import StatsD from 'hot-shots'
 const stats = new StatsD({ host: '${host}', port: ${port}, prefix: '${key}.' })
 stats.increment('signups')                        // counter "signups"
 stats.increment('requests', 1, 0.1)               // sampled at 10 %: counted as 10
-stats.gauge('queue.depth', 42, ['queue:mail'])    // gauge "queue.depth.queue_mail"
+stats.gauge('queue.depth', 42, ['queue:mail'])    // gauge "queue.depth", tag queue: mail
 stats.timing('checkout.latency', 120)             // ms, h and d are gauge observations
 
 # From a shell (UDP):
@@ -70,7 +70,7 @@ echo "${key}.signups:1|c" | nc -u -w0 ${host} ${port}`
  */
 export function prometheusConfig(base: string, key: string, plan: PlanName = 'free'): string {
   const tracked = planOf(plan).trackedStats
-  const head = `# prometheus.yml: each series becomes the gauge <__name__>.<label>_<value>... (labels sorted by name)
+  const head = `# prometheus.yml: each series becomes the gauge <__name__>, its labels the series' tags
 remote_write:
   - url: ${base}/api/v1/prom/write
     authorization:

@@ -11,6 +11,7 @@ import { percentileOf, type Aggregation, type Condition, type DeliveryPayload, t
 import { spanPercentiles } from '../stats/percentiles.js'
 import { explanationInZone } from '../time/zones.js'
 import type { Kind } from '../stats/repo.js'
+import { tagsCell } from '../ingest/tags.js'
 
 const LOCK_ID = 72_410_002
 
@@ -22,6 +23,8 @@ interface Row {
   window_minutes: number
   aggregation: Aggregation
   stat_id: string | null
+  /** The stat's series (its own row and its tagged series, docs/decisions.md §24): the alert judges them as one. */
+  series_ids: string[] | null
   stat_kind: Kind | null
   direction: 'above' | 'below'
   cooldown_minutes: number
@@ -45,6 +48,12 @@ interface Row {
   anomaly_explanation: string | null
   /** anomaly: the account's time zone, which the explanation's times are written in (null: none set, UTC). */
   time_zone: string | null
+  /** docs/decisions.md §24: the tags a judged series must hold, and the tag judged value by value. */
+  filter: Record<string, string> | null
+  group_by: string | null
+  /** One group of an alert per group: its tags, and the stat's own name (stat_name then names the group). */
+  group_tags?: Record<string, string>
+  base_name?: string
 }
 
 export interface PassResult {
@@ -110,7 +119,7 @@ function payload(r: Row, event: 'fired' | 'resolved', incidentId: string, now: D
     alert_id: r.id,
     event,
     status: event === 'fired' ? 'firing' : 'resolved',
-    stat_name: r.stat_name,
+    stat_name: r.base_name ?? r.stat_name,
     observed_value: r.value,
     condition: r.condition_type,
     threshold: r.threshold,
@@ -131,7 +140,9 @@ function payload(r: Row, event: 'fired' | 'resolved', incidentId: string, now: D
                 : `${r.stat_name}: recovered, ${what}no longer ${describe[r.condition_type]} ${r.threshold} (observed ${observed})`,
     // Also the BullMQ job id, which may not contain ':'.
     idempotency_key: `${r.id}.${incidentId}.${event}`,
-    incident_key: `${r.id}.${incidentId}`,
+    // A group's incident is its own: the key names the group (docs/decisions.md §24).
+    incident_key: r.group_tags ? `${r.id}.${tagsCell(r.group_tags)}.${incidentId}` : `${r.id}.${incidentId}`,
+    ...(r.group_tags ? { tags: r.group_tags } : {}),
   }
 }
 
@@ -214,7 +225,7 @@ async function readPercentileValues(sql: Db, rows: Row[], now: Date): Promise<vo
     await Promise.all(
       gauges.slice(i, i + 8).map(async (r) => {
         const p = r.aggregation as Exclude<Aggregation, 'avg'>
-        r.value = (await spanPercentiles(sql, r.stat_id!, from(r), now, [{ key: p, q: percentileOf(p) }]))?.[0] ?? null
+        r.value = (await spanPercentiles(sql, r.series_ids ?? r.stat_id!, from(r), now, [{ key: p, q: percentileOf(p) }]))?.[0] ?? null
       }),
     )
   }
@@ -232,6 +243,7 @@ async function readObservations(tx: TxSql, now: Date): Promise<Row[]> {
   // Each lateral tests the condition type first, so it only scans for the alerts that need it.
   return tx<Row[]>`
     select a.id, a.stat_name, a.condition_type, a.threshold, a.window_minutes, a.aggregation, s.id as stat_id, s.kind as stat_kind, a.direction, a.cooldown_minutes,
+           ser.ids as series_ids, a.filter, a.group_by,
            a.state, a.incident_id, a.incident_notified, a.last_notified_at, a.condition_since,
            case when a.condition_type in ('heartbeat', 'missing_data')
                 then extract(epoch from ${now}::timestamptz - coalesce(last.ts, a.created_at))::float8
@@ -242,23 +254,27 @@ async function readObservations(tx: TxSql, now: Date): Promise<Row[]> {
            case when a.window_minutes_set then a.window_minutes else ${DEFAULT_NO_DATA_MINUTES} end as silence_minutes,
            extract(epoch from ${now}::timestamptz - greatest(arr.at, a.created_at))::float8 as silent
     from alerts a
-    left join stats s on s.account_id = a.account_id and s.name = a.stat_name
+    left join stats s on s.account_id = a.account_id and s.name = a.stat_name and s.parent_id is null
+    -- The stat as a whole: its own row and its tagged series (docs/decisions.md §24).
+    -- With a filter: the tagged series holding its every pair.
+    left join lateral (select array_agg(x.id)::text[] as ids from stats x
+      where (x.id = s.id and a.filter is null) or (x.parent_id = s.id and (a.filter is null or x.tags @> a.filter))) ser on s.id is not null
     left join lateral (
       select case when s.kind = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
-      -- Hot rows and blocks alike (stat_points): a late evaluation's window may reach past the hot edge.
-      from stat_points(s.id, ${now}::timestamptz - interval '60 seconds', ${now}) p
+      -- Hot rows and blocks alike (stat_points) of every series the alert reads: a late evaluation's window may reach past the hot edge.
+      from unnest(ser.ids::uuid[]) as sid(id), lateral stat_points(sid.id, ${now}::timestamptz - interval '60 seconds', ${now}) p
       where a.condition_type not in ('heartbeat', 'missing_data', 'anomaly') and a.aggregation = 'avg'
     ) cur on s.id is not null
     left join lateral (
       select case when s.kind = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
       -- Up to a week back (window_minutes): past the hot days, so hot rows and day blocks alike (sql/0027).
-      from stat_points(s.id, ${now}::timestamptz - make_interval(mins => a.window_minutes) - interval '60 seconds',
+      from unnest(ser.ids::uuid[]) as sid(id), lateral stat_points(sid.id, ${now}::timestamptz - make_interval(mins => a.window_minutes) - interval '60 seconds',
         ${now}::timestamptz - make_interval(mins => a.window_minutes)) p
       where a.condition_type = 'pct_change'
     ) prev on s.id is not null
     left join lateral (
       -- Hot rows and day blocks alike (sql/0027): a stat silent for days has its last point in a block.
-      select stat_newest(s.id, '-infinity', 'infinity') as ts where a.condition_type in ('heartbeat', 'missing_data')
+      select max(stat_newest(sid.id, '-infinity', 'infinity')) as ts from unnest(ser.ids::uuid[]) as sid(id) where a.condition_type in ('heartbeat', 'missing_data')
     ) last on s.id is not null
     -- anomaly: the stat's latest incident recorded after the alert was created (while open it fires the alert;
     -- its close resolves it). observed_value is the incident's peak (docs/decisions.md §16).
@@ -270,8 +286,8 @@ async function readObservations(tx: TxSql, now: Date): Promise<Row[]> {
     -- Arrival, not the points' own t (a backfill is data arriving): the refresh job stamps each stat that
     -- took points, and points it has not folded yet are arriving now.
     left join lateral (
-      select greatest((select rs.refreshed_at from rollup_state rs where rs.stat_id = s.id),
-                      (select ${now}::timestamptz from rollup_pending rp where rp.stat_id = s.id limit 1)) as at
+      select greatest((select max(rs.refreshed_at) from rollup_state rs where rs.stat_id = any(ser.ids::uuid[])),
+                      (select ${now}::timestamptz from rollup_pending rp where rp.stat_id = any(ser.ids::uuid[]) limit 1)) as at
       where a.on_no_data <> 'keep'
     ) arr on true
     where a.state in ('ok', 'firing') and a.id not in (${pausedAlertIds(tx)})
@@ -313,14 +329,17 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
     if (!locked) return { evaluated: 0, deliveries: [], skipped: true }
     // JIT compilation of this query costs more than it saves (measured: about half of a 10,000-alert pass).
     await tx`set local jit = off`
-    const rows = await readObservations(tx, now)
-    if (!rows.length) return { evaluated: 0, deliveries: [] }
+    const all = await readObservations(tx, now)
+    if (!all.length) return { evaluated: 0, deliveries: [] }
+    const rows = all.filter((r) => r.group_by === null)
+    const grouped = all.filter((r) => r.group_by !== null)
     await readPercentileValues(tx, rows, now)
 
     const next: Managed[] = []
     const noData: boolean[] = []
     const outbox: Outbox[] = []
     const events: NewEvent[] = []
+    if (grouped.length) await evaluateGroups(tx, grouped, now, outbox, events)
     for (const r of rows) {
       const d = decide(r, now)
       next.push(d.next)
@@ -331,8 +350,99 @@ export async function evaluateAlerts(sql: Sql, now: Date): Promise<PassResult> {
     await writeStates(tx, rows, next, noData, now)
     await insertOutbox(tx, outbox)
     await recordEvents(tx, events)
-    return { evaluated: rows.length, deliveries: outbox.map((o) => o.id) }
+    return { evaluated: all.length, deliveries: outbox.map((o) => o.id) }
   }) as Promise<PassResult>
+}
+
+interface GroupState {
+  alert_id: string
+  value: string
+  state: 'ok' | 'firing'
+  incident_id: string | null
+  incident_notified: boolean
+  last_notified_at: Date | null
+  condition_since: Date | null
+  incident_muted: boolean
+  resolve_withheld: string | null
+}
+
+/**
+ * Alerts per group (docs/decisions.md §24): each value of the alert's group_by tag, among the series its filter
+ * keeps, is judged on the last minute (a counter's sum, a gauge's average) by its own state machine, kept in
+ * alert_groups; a group fires and resolves on its own, its payload carries its tags. A group without a reading
+ * this minute stays as it is. The alert itself reads firing while any group fires.
+ */
+async function evaluateGroups(tx: TxSql, alerts: Row[], now: Date, outbox: Outbox[], events: NewEvent[]): Promise<void> {
+  const ids = alerts.map((a) => a.id)
+  const [values, states] = await Promise.all([
+    tx<{ alert_id: string; value: string; v: number | null }[]>`
+      select a.id as alert_id, x.tags ->> a.group_by as value,
+             case when min(x.kind) = 'counter' then coalesce(sum(p.value), 0) else avg(p.value) end as v
+      from alerts a
+      join stats s on s.account_id = a.account_id and s.name = a.stat_name and s.parent_id is null
+      join stats x on x.parent_id = s.id and x.tags ? a.group_by and (a.filter is null or x.tags @> a.filter)
+      left join points p on p.stat_id = x.id and p.ts >= ${now}::timestamptz - interval '60 seconds' and p.ts < ${now}
+      where a.id = any(${ids}::uuid[])
+      group by 1, 2`,
+    tx<GroupState[]>`
+      select g.alert_id, g.tags ->> a.group_by as value, g.state, g.incident_id, g.incident_notified, g.last_notified_at,
+             g.condition_since, g.incident_muted, g.resolve_withheld
+      from alert_groups g join alerts a on a.id = g.alert_id where g.alert_id = any(${ids}::uuid[])`,
+  ])
+  const valueByKey = new Map(values.map((v) => [`${v.alert_id}\n${v.value}`, v.v]))
+  const stateOf = new Map(states.map((g) => [`${g.alert_id}\n${g.value}`, g]))
+  const written: Array<{ alertId: string; tags: Record<string, string>; next: Managed; value: number | null }> = []
+  for (const r of alerts) {
+    const keys = new Set([...values, ...states].filter((g) => g.alert_id === r.id).map((g) => g.value))
+    for (const value of keys) {
+      const key = `${r.id}\n${value}`
+      const st = stateOf.get(key)
+      const tags = { [r.group_by!]: value }
+      const g: Row = {
+        ...r,
+        stat_name: `${r.stat_name}{${tagsCell(tags)}}`,
+        base_name: r.stat_name,
+        group_tags: tags,
+        value: valueByKey.get(key) ?? null,
+        previous: null,
+        silent: null,
+        state: st?.state ?? 'ok',
+        incident_id: st?.incident_id ?? null,
+        incident_notified: st?.incident_notified ?? false,
+        last_notified_at: st?.last_notified_at ?? null,
+        condition_since: st?.condition_since ?? null,
+        incident_muted: st?.incident_muted ?? false,
+        incident_no_data: false,
+        resolve_withheld: st?.resolve_withheld ?? null,
+      }
+      const d = decide(g, now)
+      outbox.push(...d.outbox)
+      events.push(...d.events)
+      written.push({ alertId: r.id, tags, next: d.next, value: g.value })
+    }
+  }
+  const iso = (d: Date | null) => d?.toISOString() ?? null
+  if (written.length)
+    await tx`
+      insert into alert_groups as g (alert_id, tags, state, incident_id, incident_notified, last_notified_at, condition_since,
+                                     incident_muted, resolve_withheld, last_value, last_evaluated_at)
+      select u.alert_id::uuid, u.tags::jsonb, u.state, u.incident_id::uuid, u.notified::bool, u.notified_at::timestamptz,
+             u.since::timestamptz, u.muted::bool, u.withheld::uuid, u.value::float8, ${now}
+      from unnest(${written.map((w) => w.alertId)}::text[], ${written.map((w) => JSON.stringify(w.tags))}::text[],
+                  ${written.map((w) => w.next.state)}::text[], ${written.map((w) => w.next.incidentId)}::text[],
+                  ${written.map((w) => String(w.next.incidentNotified))}::text[], ${written.map((w) => iso(w.next.lastNotifiedAt))}::text[],
+                  ${written.map((w) => iso(w.next.conditionSince))}::text[], ${written.map((w) => String(w.next.incidentMuted))}::text[],
+                  ${written.map((w) => w.next.resolveWithheld)}::text[], ${written.map((w) => (w.value === null ? null : String(w.value)))}::text[])
+        as u(alert_id, tags, state, incident_id, notified, notified_at, since, muted, withheld, value)
+      on conflict (alert_id, tags) do update set state = excluded.state, incident_id = excluded.incident_id,
+        incident_notified = excluded.incident_notified, last_notified_at = excluded.last_notified_at,
+        condition_since = excluded.condition_since, incident_muted = excluded.incident_muted,
+        resolve_withheld = excluded.resolve_withheld, last_value = coalesce(excluded.last_value, g.last_value),
+        last_evaluated_at = excluded.last_evaluated_at`
+  const firing = new Set(written.filter((w) => w.next.state === 'firing').map((w) => w.alertId))
+  await tx`
+    update alerts a set state = case when a.id = any(${[...firing]}::uuid[]) then 'firing' else 'ok' end, last_evaluated_at = ${now}
+    where a.id = any(${ids}::uuid[])`
 }
 
 /** Deliveries still waiting to be sent (the outbox), for re-enqueueing after a crash between commit and enqueue. */

@@ -1,4 +1,5 @@
 // Alert rows and their deliveries.
+import { parseFilter } from '../ingest/tags.js'
 import type { Db, Sql } from '../db.js'
 import { randomToken } from '../auth/secrets.js'
 import { ALERT_ALLOWANCES_JSON } from '../plans.js'
@@ -27,6 +28,9 @@ export interface AlertRow {
   on_no_data: OnNoData
   /** window_minutes was given (at creation or by a change): it is then also the on_no_data silence, else 60 minutes. */
   window_minutes_set: boolean
+  /** docs/decisions.md §24: the tags a judged series must hold, and the tag whose values are judged one by one. */
+  filter: Record<string, string> | null
+  group_by: string | null
   /** Set by listAlerts: beyond the plan's alert count after a downgrade (see pausedAlertIds). */
   paused?: boolean
 }
@@ -61,9 +65,10 @@ export async function insertAlert(
     const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from alerts where account_id = ${accountId}`
     if (n >= limit) return null
     const [row] = await tx<AlertRow[]>`
-      insert into alerts (account_id, stat_name, condition_type, threshold, window_minutes, direction, channel, channel_config, cooldown_minutes, signing_secret, state, on_no_data, window_minutes_set, aggregation)
+      insert into alerts (account_id, stat_name, condition_type, threshold, window_minutes, direction, channel, channel_config, cooldown_minutes, signing_secret, state, on_no_data, window_minutes_set, aggregation, filter, group_by)
       values (${accountId}, ${body.stat_name}, ${body.condition_type}, ${body.threshold ?? 0}, ${body.window_minutes ?? DEFAULT_WINDOW_MINUTES}, ${body.direction}, ${body.channel},
-              ${tx.json(body.channel_config)}, ${body.cooldown_minutes}, ${`whsec_${randomToken(24)}`}, ${state}, ${body.on_no_data ?? 'keep'}, ${body.window_minutes !== undefined}, ${body.aggregation ?? 'avg'})
+              ${tx.json(body.channel_config)}, ${body.cooldown_minutes}, ${`whsec_${randomToken(24)}`}, ${state}, ${body.on_no_data ?? 'keep'}, ${body.window_minutes !== undefined}, ${body.aggregation ?? 'avg'},
+              ${filterOf(body.filter)}::text::jsonb, ${body.group_by ?? null})
       returning *`
     return row
   }) as Promise<AlertRow | null>
@@ -119,7 +124,29 @@ export function alertJson(a: AlertRow) {
     muted_until: a.muted_until?.toISOString() ?? null,
     on_no_data: a.on_no_data,
     paused: a.paused ?? false,
+    filter: a.filter ?? null,
+    group_by: a.group_by ?? null,
   }
+}
+
+/** An alert's `filter=` as the jsonb text stored (null: none). */
+function filterOf(raw: string | undefined): string | null {
+  const f = parseFilter(raw)
+  return f.ok && f.value ? JSON.stringify(f.value) : null
+}
+
+/** An alert per group's groups with their states (docs/decisions.md §24), by tags. */
+export async function alertGroups(sql: Db, alertId: string) {
+  const rows = await sql<
+    { tags: Record<string, string>; state: 'ok' | 'firing'; last_value: number | null; last_evaluated_at: Date | null }[]
+  >`
+    select tags, state, last_value, last_evaluated_at from alert_groups where alert_id = ${alertId} order by tags::text`
+  return rows.map((r) => ({
+    tags: r.tags,
+    state: r.state,
+    last_value: r.last_value,
+    last_evaluated_at: r.last_evaluated_at?.toISOString() ?? null,
+  }))
 }
 
 export interface Delivery {

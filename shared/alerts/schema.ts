@@ -1,6 +1,7 @@
 // Request and response shapes of the alert routes (docs/decisions.md §I-2.4, §8).
 import { z } from 'zod'
 import { parseStatName } from '../ingest/names.js'
+import { parseFilter } from '../ingest/tags.js'
 
 export const CONDITIONS = ['above', 'below', 'pct_change', 'heartbeat', 'missing_data', 'sustained', 'anomaly'] as const
 export type Condition = (typeof CONDITIONS)[number]
@@ -51,6 +52,9 @@ const OnNoDataField = z
       '(that silence fires, like missing_data)',
   )
 
+/** The conditions an alert per group judges (docs/decisions.md §24): the last minute's value of each group. */
+export const GROUP_CONDITIONS: Condition[] = ['above', 'below', 'sustained']
+
 export const CreateAlertBody = z
   .object({
     stat_name: StatName.describe("The stat's name (it need not exist yet)"),
@@ -90,8 +94,30 @@ export const CreateAlertBody = z
     channel_config: ChannelConfig,
     cooldown_minutes: z.number().int().min(0).max(10_080).default(0).describe('Suppresses repeat fires only; never a resolve'),
     on_no_data: OnNoDataField.default('keep'),
+    filter: z
+      .string()
+      .max(2_200)
+      .optional()
+      .describe('Judges only the series whose tags hold every pair: host:web1,region:eu (docs/decisions.md §24)'),
+    group_by: z
+      .string()
+      .regex(/^[a-z][a-z0-9_.-]{0,63}$/, { error: 'must be one tag key, e.g. host' })
+      .optional()
+      .describe(
+        'Judges each value of this tag on its own (above, below and sustained on the last minute): each group fires and resolves alone, its payload carries tags',
+      ),
   })
   .superRefine((b, ctx) => {
+    if (b.filter !== undefined) {
+      const f = parseFilter(b.filter)
+      if (!f.ok) ctx.addIssue({ code: 'custom', path: ['filter'], message: f.message })
+    }
+    if (b.group_by !== undefined && (!GROUP_CONDITIONS.includes(b.condition_type) || b.aggregation !== 'avg' || b.on_no_data !== 'keep'))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['group_by'],
+        message: `applies to ${GROUP_CONDITIONS.join(', ')} with aggregation avg and on_no_data keep`,
+      })
     if (b.threshold === undefined && !NO_THRESHOLD_CONDITIONS.includes(b.condition_type))
       ctx.addIssue({ code: 'custom', path: ['threshold'], message: 'is required' })
     if (b.aggregation !== 'avg' && !PERCENTILE_CONDITIONS.includes(b.condition_type)) {
@@ -141,6 +167,19 @@ export const AlertJson = z
     last_delivery_failed_at: z.iso.datetime().nullable(),
     created_at: z.iso.datetime(),
     no_data_minutes: z.number().int().describe('How long a silence must last for on_no_data: window_minutes when it was given, else 60'),
+    filter: z.record(z.string(), z.string()).nullable().optional().describe('The tags a judged series must hold (null: every series)'),
+    group_by: z.string().nullable().optional().describe('The tag each value of which is judged on its own (null: the stat as one)'),
+    groups: z
+      .array(
+        z.object({
+          tags: z.record(z.string(), z.string()),
+          state: z.enum(['ok', 'firing']),
+          last_value: z.number().nullable(),
+          last_evaluated_at: z.iso.datetime().nullable(),
+        }),
+      )
+      .optional()
+      .describe('An alert per group, read one at a time: each group with its own state'),
     muted_until: z.iso
       .datetime()
       .nullable()
@@ -181,6 +220,7 @@ export const DeliveryPayload = z
     message: z.string(),
     idempotency_key: z.string(),
     incident_key: z.string(),
+    tags: z.record(z.string(), z.string()).optional().describe("An alert per group: the group's tags (its incident_key includes them)"),
   })
   .meta({ id: 'AlertDelivery' })
 export type DeliveryPayload = z.infer<typeof DeliveryPayload>

@@ -204,7 +204,7 @@ export async function diagnostics(
     from stats s
     left join anomaly_state st on st.stat_id = s.id
     left join rollup_state rs on rs.stat_id = s.id
-    where s.account_id = ${account.id} ${one ? sql`and s.id = ${one.id}` : sql``}
+    where s.account_id = ${account.id} and s.parent_id is null ${one ? sql`and s.id = ${one.id}` : sql``}
     order by s.name`
   const counters = {
     never_evaluated: 0,

@@ -99,7 +99,7 @@ export async function sweep(sql: Sql, now: Date, opts: SweepOptions): Promise<Sw
     with added as (
       insert into anomaly_state (stat_id, account_id)
       select s.id, s.account_id from stats s join accounts a on a.id = s.account_id
-      where a.plan = any(${DETECTING_PLANS}) and not exists (select 1 from anomaly_state st where st.stat_id = s.id)
+      where a.plan = any(${DETECTING_PLANS}) and s.parent_id is null and not exists (select 1 from anomaly_state st where st.stat_id = s.id)
       on conflict (stat_id) do nothing
       returning stat_id
     )

@@ -9,6 +9,7 @@ import type { Sql } from '../db.js'
 import type { Row } from '../points/blocks.js'
 import { seriesPoints } from '../points/read.js'
 import type { ReadPool } from '../read-replica.js'
+import { tagsCell } from '../ingest/tags.js'
 import type { Stat } from '../stats/repo.js'
 import type { ExportWindow } from './window.js'
 
@@ -126,19 +127,23 @@ export function csvField(s: string): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
 }
 
-export const CSV_HEADER = 'stat,kind,timestamp,iso_time,value\n'
+export const CSV_HEADER = 'stat,kind,timestamp,iso_time,value,tags\n'
 
-/** CSV: header, one row per observation, then `# requested_range=… applied_from=… applied_to=…`. */
+/**
+ * CSV: header, one row per observation, then `# requested_range=… applied_from=… applied_to=…`. `stats` holds
+ * series (docs/decisions.md §24): a stat, then its tagged series; the tags column is the tag set as `k=v;k=v`.
+ */
 export async function* exportCsv(reads: ExportReads, stats: Stat[], w: ExportWindow, pageRows = PAGE_ROWS): AsyncGenerator<string> {
   yield CSV_HEADER
   const iso = isoSeconds()
   for (const stat of stats) {
     const prefix = `${csvField(stat.name)},${stat.kind},`
+    const suffix = stat.tags ? `,${csvField(tagsCell(stat.tags))}\n` : ',\n'
     for await (const rows of pagedRows(reads, stat, w, pageRows)) {
       let chunk = ''
       for (const r of rows) {
         const t = secondsOf(r.us)
-        chunk += `${prefix}${t},${iso(t)},${r.value}\n`
+        chunk += `${prefix}${t},${iso(t)},${r.value}${suffix}`
       }
       yield chunk
     }
@@ -146,7 +151,11 @@ export async function* exportCsv(reads: ExportReads, stats: Stat[], w: ExportWin
   yield `# requested_range=${w.requested} applied_from=${w.from.toISOString()} applied_to=${w.to.toISOString()}\n`
 }
 
-/** JSON: the window fields, then `stats: [{name, kind, points: [{t, value}]}]`, written as it is read. */
+/**
+ * JSON: the window fields, then `stats: [{name, kind, points: [{t, value}]}]`, written as it is read. `stats`
+ * holds series, a stat then its tagged series (docs/decisions.md §24): one entry per stat, a tagged series'
+ * points carrying `tags`, series after series.
+ */
 export async function* exportJson(reads: ExportReads, stats: Stat[], w: ExportWindow, pageRows = PAGE_ROWS): AsyncGenerator<string> {
   const head = {
     requested_range: w.requested,
@@ -156,20 +165,24 @@ export async function* exportJson(reads: ExportReads, stats: Stat[], w: ExportWi
     range_clamped_by_retention: w.clamped,
   }
   yield `${JSON.stringify(head).slice(0, -1)},"stats":[`
+  let first = true
   for (const [i, stat] of stats.entries()) {
-    yield `${i ? ',' : ''}{"name":${JSON.stringify(stat.name)},"kind":"${stat.kind}","points":[`
-    let first = true
+    const sameStat = i > 0 && stat.parentId !== null && stats[i - 1].name === stat.name
+    if (!sameStat) {
+      yield `${i ? ']},' : ''}{"name":${JSON.stringify(stat.name)},"kind":"${stat.kind}","points":[`
+      first = true
+    }
+    const tags = stat.tags ? `,"tags":${JSON.stringify(stat.tags)}` : ''
     for await (const rows of pagedRows(reads, stat, w, pageRows)) {
       let chunk = ''
       for (const r of rows) {
-        chunk += `${first ? '' : ','}{"t":${secondsOf(r.us)},"value":${r.value}}`
+        chunk += `${first ? '' : ','}{"t":${secondsOf(r.us)},"value":${r.value}${tags}}`
         first = false
       }
       yield chunk
     }
-    yield ']}'
   }
-  yield ']}\n'
+  yield stats.length ? ']}]}\n' : ']}\n'
 }
 
 /** Whether the stats hold points older than the window (so "all history" was cut by retention). */

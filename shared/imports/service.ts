@@ -12,7 +12,7 @@ import type { Limits } from '../ingest/limits.js'
 import { planOf } from '../plans.js'
 import type { Queues } from '../queues.js'
 import type { StatDirectory } from '../stats/directory.js'
-import { dropUnusedStats, setUnitsWhereUnset, findStatsByName, type Kind, type Stat } from '../stats/repo.js'
+import { countSeries, dropUnusedStats, setUnitsWhereUnset, findStatsByName, type Kind, type Stat } from '../stats/repo.js'
 import { readImportFile, type ReadFile } from './formats.js'
 import { duplicateKey, planImport, type ImportFacts, type ImportPlan } from './plan.js'
 import { deleteImport, importJson, insertImport } from './repo.js'
@@ -63,7 +63,7 @@ export async function startImport(deps: ImportDeps, account: Account, file: Buff
     const newStats = wanted.stats.filter((s) => s.new_stat && s.points_accepted > 0).map((s) => ({ name: s.name, kind: s.kind }))
     if (freeSlot && newStats.length) {
       const made = await directory.create(account.id, newStats, plan0.trackedStats)
-      if (!made)
+      if (!(made instanceof Map))
         throw new AppError(
           'quota',
           'stat_limit',
@@ -120,7 +120,7 @@ async function gatherFacts(
   const { sql } = deps
   const names = read.rows.stats.map((s) => s.name)
   const existing = new Map<string, Stat>((await findStatsByName(sql, account.id, names)).map((s) => [s.name, s]))
-  const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from stats where account_id = ${account.id}`
+  const n = await countSeries(sql, account.id)
   return {
     existing,
     statsHeld: n,

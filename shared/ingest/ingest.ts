@@ -10,13 +10,14 @@ import { AppError, invalid, unavailable } from '../errors.js'
 import type { QueuedPoint } from '../jobs.js'
 import { claimFreeSlot, type Account } from '../accounts/repo.js'
 import { planOf, type Plan } from '../plans.js'
-import { dropUnusedStats, type Kind, type Stat } from '../stats/repo.js'
+import { dropUnusedStats, MAX_SERIES_PER_STAT, type Kind, type SeriesRef, type Stat } from '../stats/repo.js'
+import { seriesKey, type Tags } from './tags.js'
 import type { StatDirectory } from '../stats/directory.js'
 import type { PointBatcher } from './batcher.js'
 import type { Idempotency, IkeyClaim } from './idempotency.js'
 import type { RedisSettings } from '../redis.js'
 import type { Limits } from './limits.js'
-import type { ValidPoint } from './point.js'
+import { seriesOf, type ValidPoint } from './point.js'
 
 export type Replay = 'averages_with_existing' | 'sums_with_existing' | 'duplicate_ignored'
 
@@ -58,7 +59,7 @@ export class Ingest {
     const fast = this.writeOneInMemory(account, point, nowSeconds)
     if (fast) return fast
     const known = await this.checkKinds(account, [point])
-    const existing = known.get(point.name)
+    const existing = known.get(seriesOf(point))
     // A deduplicated retry is answered before any allowance is taken: it is not billed.
     let early: IkeyClaim | undefined
     if (point.ikey && existing) {
@@ -80,7 +81,7 @@ export class Ingest {
   private writeOneInMemory(account: Account, point: ValidPoint, nowSeconds: number): Promise<{ replay?: Replay }> | undefined {
     if (point.t !== undefined || point.ikey !== undefined) return undefined
     if (account.plan === 'free' && !this.slotHolders.has(account.id)) return undefined
-    const stat = this.deps.directory.cached(account.id, point.name)
+    const stat = this.deps.directory.cached(account.id, seriesOf(point))
     if (!stat || stat.kind !== point.kind) return undefined
     if (!this.deps.limits.takeLeasedPoint(account.id)) return undefined
     return this.deps.batcher.add([[stat.id, nowSeconds, point.value, null]]).then(
@@ -119,10 +120,12 @@ export class Ingest {
 
   /**
    * Refuses points whose kind differs from their stat's, or from an earlier point of the same batch.
-   * Returns the points' existing stats by name.
+   * Returns the points' existing series by seriesKey.
    */
   private async checkKinds(account: Account, points: ValidPoint[], label?: string): Promise<Map<string, Stat>> {
-    const existing = await this.deps.directory.existing(account.id, [...new Set(points.map((p) => p.name))])
+    const refs = new Map<string, SeriesRef>()
+    for (const p of points) if (!refs.has(seriesOf(p))) refs.set(seriesOf(p), { name: p.name, tags: p.tags })
+    const existing = await this.deps.directory.existing(account.id, [...refs.values()])
     refuseKindConflicts(points, existing, label)
     return existing
   }
@@ -154,7 +157,7 @@ export class Ingest {
         created.map((s) => s.id),
       ).catch(() => {})
       // Or the next write of the same name here would queue its points under the dropped id, where they die unseen.
-      for (const s of created) this.deps.directory.evict(s.accountId, s.name)
+      for (const s of created) this.deps.directory.evictSeries(s.accountId, seriesKey(s.name, s.tags))
     }
     try {
       if (account.plan === 'free' && !this.slotHolders.has(account.id)) {
@@ -184,7 +187,7 @@ export class Ingest {
       }
 
       // 3. Idempotency keys (stat + t + ikey, first write wins), the replay disclosure, the queue, then the keys' record.
-      const accepted = points.slice(0, take).map((p) => ({ p, stat: stats.get(p.name)!, t: p.t ?? nowSeconds }))
+      const accepted = points.slice(0, take).map((p) => ({ p, stat: stats.get(seriesOf(p))!, t: p.t ?? nowSeconds }))
       const toCheck = accepted.filter((a, i) => a.p.ikey && !(early && i === 0))
       // Most writes carry no ikey: no await (a microtask and a promise) for an empty check.
       const fresh = toCheck.length ? await idempotency.fresh(toCheck.map((a) => ({ statId: a.stat.id, t: a.t, ikey: a.p.ikey! }))) : []
@@ -229,25 +232,32 @@ export class Ingest {
     const plan = planOf(account.plan)
     const stats = new Map<string, Stat>()
     for (const p of points) {
-      const s = known.get(p.name)
-      if (s) stats.set(p.name, s)
+      const s = known.get(seriesOf(p))
+      if (s) stats.set(seriesOf(p), s)
     }
-    const missing: Array<{ name: string; kind: Kind }> = []
-    for (const p of points) if (!stats.has(p.name) && !missing.some((m) => m.name === p.name)) missing.push({ name: p.name, kind: p.kind })
+    const missing = new Map<string, { name: string; kind: Kind; tags?: Tags }>()
+    for (const p of points)
+      if (!stats.has(seriesOf(p)) && !missing.has(seriesOf(p))) missing.set(seriesOf(p), { name: p.name, kind: p.kind, tags: p.tags })
+    // Plans count series (docs/decisions.md §24): the free tier's 10 tracked stats are 10 series.
     const statLimit = () => quota('stat_limit', `plan limit reached: the ${plan.name} plan tracks at most ${plan.trackedStats} stats`)
+    const seriesLimit = (name: string) =>
+      quota('series_limit', `series limit reached: stat "${name}" holds at most ${MAX_SERIES_PER_STAT} series (tag sets)`)
     let adopted = false
-    for (const group of whole ? [missing] : missing.map((m) => [m])) {
+    for (const group of whole ? [[...missing.values()]] : [...missing.values()].map((m) => [m])) {
       if (!group.length) continue
       const made = await this.deps.directory.create(account.id, group, plan.trackedStats)
-      if (!made) {
-        const stopAt = points.findIndex((p) => p.name === group[0].name)
-        if (whole || stopAt === 0) throw statLimit()
-        return { stats, stopAt, stoppedBy: statLimit(), adopted }
+      if (!(made instanceof Map)) {
+        const refusal = made.limit === 'series' ? seriesLimit(made.name) : statLimit()
+        const first = seriesKey(group[0].name, group[0].tags)
+        const stopAt = points.findIndex((p) => seriesOf(p) === first)
+        if (whole || stopAt === 0) throw refusal
+        return { stats, stopAt, stoppedBy: refusal, adopted }
       }
       for (const r of made.values()) {
-        stats.set(r.stat.name, r.stat)
+        stats.set(seriesKey(r.stat.name, r.stat.tags), r.stat)
         if (r.created) created.push(r.stat)
-        else adopted = true
+        // A new series takes its stat's kind, which may not be the point's: checked like an adopted stat.
+        if (!r.created || r.stat.parentId) adopted = true
       }
     }
     return { stats, stopAt: undefined, stoppedBy: undefined, adopted }

@@ -5,6 +5,7 @@ import type { Kind } from '../stats/repo.js'
 import { parseStatName } from './names.js'
 import { isAbsent, parseNumber } from './numbers.js'
 import type { Parsed } from './parsed.js'
+import { parseTags, seriesKey, type Tags } from './tags.js'
 import { unprintableText } from './text.js'
 import { isBlank, parseTimestamp } from './timestamps.js'
 
@@ -15,6 +16,22 @@ export interface ValidPoint {
   /** Explicit timestamp; undefined means server receive time. */
   t: number | undefined
   ikey: string | undefined
+  /** The series' tag set (docs/decisions.md §24); absent: the stat's untagged series. */
+  tags?: Tags
+  /** seriesKey(name, tags), set with tags: the key of the point's series among a request's points. */
+  series?: string
+}
+
+/** The key of a point's series (its stat name when untagged). */
+export const seriesOf = (p: ValidPoint): string => p.series ?? p.name
+
+/** A point with a tag set, keyed (protocol adapters and v1 writes). */
+export function withTags(p: ValidPoint, tags: Tags | undefined): ValidPoint {
+  if (tags) {
+    p.tags = tags
+    p.series = seriesKey(p.name, tags)
+  }
+  return p
 }
 
 export interface RawPoint {
@@ -23,6 +40,8 @@ export interface RawPoint {
   value?: unknown
   t?: unknown
   ikey?: unknown
+  /** v1 writes only: legacy routes never pass it, so they carry no tags. */
+  tags?: unknown
 }
 
 export const MAX_IKEY_LENGTH = 128
@@ -62,5 +81,6 @@ export function validatePoint(raw: RawPoint, rules: PointRules, nowSeconds: numb
   }
   // Dedup keys on stat + t + ikey with an explicit t only: without t every attempt gets its own arrival
   // time, so a retry double-counts (docs/decisions.md §I-4.1.4), even within the same second.
-  return { name, kind, value: value === 0 ? 0 : value, t, ikey: t === undefined ? undefined : ikey }
+  const point: ValidPoint = { name, kind, value: value === 0 ? 0 : value, t, ikey: t === undefined ? undefined : ikey }
+  return raw.tags === undefined ? point : withTags(point, unwrap(parseTags(raw.tags), prefix))
 }

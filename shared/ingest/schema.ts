@@ -19,9 +19,15 @@ const T = z
     'Unix seconds (number or digit string); server receive time when omitted. From 2000-01-01 up to 5 minutes ahead; fractions truncated.',
   )
 const Ikey = z.unknown().optional().describe('Idempotency key, at most 128 characters. A retry with the same t and ikey is stored once.')
+const TagsInput = z
+  .unknown()
+  .optional()
+  .describe(
+    'The series\' tags (docs/decisions.md §24), e.g. {"host": "web1"}: at most 10; key [a-z][a-z0-9_.-]{0,63}; value 1 to 200 printable characters. Absent: the untagged series.',
+  )
 
-export const CountBody = z.object({ count: NumberInput('count'), t: T, ikey: Ikey }).meta({ id: 'CountBody' })
-export const ValueBody = z.object({ value: NumberInput('value'), t: T, ikey: Ikey }).meta({ id: 'ValueBody' })
+export const CountBody = z.object({ count: NumberInput('count'), t: T, ikey: Ikey, tags: TagsInput }).meta({ id: 'CountBody' })
+export const ValueBody = z.object({ value: NumberInput('value'), t: T, ikey: Ikey, tags: TagsInput }).meta({ id: 'ValueBody' })
 
 export const WriteOk = z
   .object({
@@ -38,7 +44,16 @@ export const MAX_V1_BATCH = 1_000
 export const PointsBody = z
   .object({
     points: z
-      .array(z.object({ stat: z.unknown().optional(), count: z.unknown().optional(), value: z.unknown().optional(), t: T, ikey: Ikey }))
+      .array(
+        z.object({
+          stat: z.unknown().optional(),
+          count: z.unknown().optional(),
+          value: z.unknown().optional(),
+          t: T,
+          ikey: Ikey,
+          tags: TagsInput,
+        }),
+      )
       .max(MAX_V1_BATCH, { error: `at most ${MAX_V1_BATCH} points per request` }),
   })
   .meta({ id: 'PointsBody' })

@@ -18,7 +18,7 @@ export interface Summary {
 
 /** The account's stats (id, name, kind), by name. */
 export async function accountStats(sql: Db, accountId: string): Promise<StatRef[]> {
-  return sql<StatRef[]>`select id, name, kind from stats where account_id = ${accountId} order by name`
+  return sql<StatRef[]>`select id, name, kind from stats where account_id = ${accountId} and parent_id is null order by name`
 }
 
 /**

@@ -6,7 +6,9 @@ import type { Db } from '../db.js'
 
 /** The closest existing stat name, or null when none is reasonably close (or the account has none). */
 export async function closestStatName(sql: Db, accountId: string, name: string): Promise<string | null> {
-  const rows = await sql<{ name: string }[]>`select name from stats where account_id = ${accountId} order by name limit 5000`
+  const rows = await sql<
+    { name: string }[]
+  >`select name from stats where account_id = ${accountId} and parent_id is null order by name limit 5000`
   if (!rows.length) return null
   // Scores run 0 (exact) to 1; 0.4 keeps one- or two-letter typos and drops unrelated names.
   const fuse = new Fuse(

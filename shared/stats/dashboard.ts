@@ -43,6 +43,7 @@ interface StatRow {
   description: string | null
   last_value: number | null
   last_point_at: Date | null
+  series: string[]
 }
 
 function summarise(kind: Kind, points: Bucket[]) {
@@ -61,12 +62,14 @@ function summarise(kind: Kind, points: Bucket[]) {
 /** Every stat of the account over the chart window `w` (see dashboardWindows). */
 export async function dashboard(sql: Db, accountId: string, w: Window) {
   const stats = await sql<StatRow[]>`
-    select s.id, s.name, s.kind, s.description, last.value as last_value, last.ts as last_point_at
+    select s.id, s.name, s.kind, s.description, last.value as last_value, last.ts as last_point_at,
+           array(select x.id from stats x where x.id = s.id or x.parent_id = s.id)::text[] as series
     from stats s
-    -- Hot rows and day blocks alike (sql/0027).
-    left join lateral (select p.ts, p.value from (select stat_newest(s.id, '-infinity', 'infinity') as ts) n
-      cross join lateral stat_points(s.id, n.ts, n.ts + interval '1 microsecond') p limit 1) last on true
-    where s.account_id = ${accountId} order by s.name`
+    -- Hot rows and day blocks alike (sql/0027), the newest of the stat's series (docs/decisions.md §24).
+    left join lateral (select p.ts, p.value from stats x cross join lateral (select stat_newest(x.id, '-infinity', 'infinity') as ts) n
+      cross join lateral stat_points(x.id, n.ts, n.ts + interval '1 microsecond') p
+      where x.id = s.id or x.parent_id = s.id order by p.ts desc limit 1) last on true
+    where s.account_id = ${accountId} and s.parent_id is null order by s.name`
   const parts = await Promise.all(dashboardWindows(w).reads.map((part) => readBucketsMany(sql, stats, part)))
   return stats.map((s) => {
     const points = parts.flatMap((part) => part.get(s.id) ?? [])
@@ -79,6 +82,8 @@ export async function dashboard(sql: Db, accountId: string, w: Window) {
       last_point_at: s.last_point_at?.toISOString() ?? null,
       summary: summarise(s.kind, points),
       points,
+      // Its tagged series, or 1 for the stat alone (docs/decisions.md §24).
+      series: Math.max(1, s.series.length - 1),
     }
   })
 }

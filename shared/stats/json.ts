@@ -2,7 +2,7 @@
 import type { Stat } from './repo.js'
 
 /** The public JSON form of a stat. */
-export function statJson(s: Stat & { lastPointAt?: Date | null }) {
+export function statJson(s: Stat & { lastPointAt?: Date | null; series?: number }) {
   return {
     id: s.id,
     name: s.name,
@@ -12,5 +12,6 @@ export function statJson(s: Stat & { lastPointAt?: Date | null }) {
     higher_is: s.higherIs,
     created_at: s.createdAt.toISOString(),
     ...(s.lastPointAt !== undefined ? { last_point_at: s.lastPointAt?.toISOString() ?? null } : {}),
+    ...(s.series !== undefined ? { series: s.series } : {}),
   }
 }

@@ -11,7 +11,7 @@ import type postgres from 'postgres'
 import type { Db } from '../db.js'
 import { invalid } from '../errors.js'
 import { binOf, COARSE_TIERS, Sketch } from '../points/sketches.js'
-import { readBuckets, type Bucket } from './read.js'
+import { idsOf, readBuckets, type Bucket, type SeriesIds } from './read.js'
 import type { Kind } from './repo.js'
 import type { Window } from './ranges.js'
 
@@ -38,7 +38,7 @@ export function parsePercentiles(raw: string, kind: Kind): Percentile[] {
 }
 
 /** Each bucket's percentiles, in the order asked, by bucket start (Unix seconds). */
-export async function readPercentiles(sql: Db, statId: string, w: Window, ps: Percentile[]): Promise<Map<number, number[]>> {
+export async function readPercentiles(sql: Db, statId: SeriesIds, w: Window, ps: Percentile[]): Promise<Map<number, number[]>> {
   const b = w.bucketSeconds
   if (b % 3_600 !== 0 && 3_600 % b === 0 && b % 60 === 0) return minutePercentiles(sql, statId, w, ps)
   return bucketPercentiles(sql, statId, w, ps, 0, b % 3_600 !== 0)
@@ -50,7 +50,7 @@ export async function readPercentiles(sql: Db, statId: string, w: Window, ps: Pe
  * marked for a rebuild), else exactly from its raw points. Two round trips: which hours have sketches, then the
  * points of the others (the current hour at least).
  */
-async function minutePercentiles(sql: Db, statId: string, w: Window, ps: Percentile[]): Promise<Map<number, number[]>> {
+async function minutePercentiles(sql: Db, statId: SeriesIds, w: Window, ps: Percentile[]): Promise<Map<number, number[]>> {
   const out = new Map<number, number[]>()
   if (w.from >= w.to) return out
   const from = w.from.getTime()
@@ -61,11 +61,11 @@ async function minutePercentiles(sql: Db, statId: string, w: Window, ps: Percent
     hourEdge > w.from
       ? await Promise.all([
           sql<{ bucket: Date; sketch: Uint8Array }[]>`
-        select bucket, sketch from sketches_1m where stat_id = ${statId} and bucket >= ${w.from} and bucket < ${hourEdge}`,
+        select bucket, sketch from sketches_1m where stat_id = any(${idsOf(statId)}::uuid[]) and bucket >= ${w.from} and bucket < ${hourEdge}`,
           sql<{ h: Date }[]>`
-        select date_trunc('hour', bucket, 'UTC') as h from rollup_pending where stat_id = ${statId} and bucket >= ${firstHour} and bucket < ${hourEdge}
+        select date_trunc('hour', bucket, 'UTC') as h from rollup_pending where stat_id = any(${idsOf(statId)}::uuid[]) and bucket >= ${firstHour} and bucket < ${hourEdge}
         union
-        select hour from sketch_dirty where stat_id = ${statId} and hour >= ${firstHour} and hour < ${hourEdge}`,
+        select hour from sketch_dirty where stat_id = any(${idsOf(statId)}::uuid[]) and hour >= ${firstHour} and hour < ${hourEdge}`,
         ])
       : [[], []]
   const stale = new Set(staleRows.map((r) => r.h.getTime()))
@@ -112,7 +112,7 @@ async function minutePercentiles(sql: Db, statId: string, w: Window, ps: Percent
  * clamped to the exact min and max of the hours it touches (so a stat that holds one value reads exactly that
  * value, not its bin's).
  */
-export async function spanPercentiles(sql: Db, statId: string, from: Date, to: Date, ps: Percentile[]): Promise<number[] | null> {
+export async function spanPercentiles(sql: Db, statId: SeriesIds, from: Date, to: Date, ps: Percentile[]): Promise<number[] | null> {
   const spanSeconds = (to.getTime() - from.getTime()) / 1000
   if (spanSeconds <= 0 || !ps.length) return null
   const w: Window = { requested: 'custom', from, to, bucketSeconds: spanSeconds }
@@ -138,7 +138,7 @@ export async function spanPercentiles(sql: Db, statId: string, from: Date, to: D
  */
 async function bucketPercentiles(
   sql: Db,
-  statId: string,
+  statId: SeriesIds,
   w: Window,
   ps: Percentile[],
   origin: number,
@@ -151,7 +151,7 @@ async function bucketPercentiles(
     const rows = await sql<{ t: string; v: number[] }[]>`
       select (floor((date_part('epoch', ts) - ${origin}::float8) / ${b}::float8) * ${b}::float8 + ${origin}::float8)::float8 as t,
              percentile_disc(${ps.map((p) => p.q)}::float8[]) within group (order by value) as v
-      from stat_points(${statId}, ${w.from}, ${w.to}) group by 1`
+      from unnest(${idsOf(statId)}::uuid[]) as sid(id), lateral stat_points(sid.id, ${w.from}, ${w.to}) group by 1`
     for (const r of rows) out.set(Number(r.t), r.v.map(Number))
     return out
   }
@@ -169,7 +169,7 @@ async function bucketPercentiles(
  * a bucket edge; a span (one bucket, origin its start) may start and end inside an hour, whose parts in the span
  * are read raw.
  */
-async function mergedSketches(sql: Db, statId: string, w: Window, origin: number): Promise<Map<number, Sketch>> {
+async function mergedSketches(sql: Db, statId: SeriesIds, w: Window, origin: number): Promise<Map<number, Sketch>> {
   const b = w.bucketSeconds * 1000
   const from = w.from.getTime()
   const o = origin * 1000
@@ -194,15 +194,15 @@ async function mergedSketches(sql: Db, statId: string, w: Window, origin: number
   // crossed jit_above_cost, and JIT compilation took 50-1,000 ms a read.
   const [staleRows, periods, current, edges] = await Promise.all([
     sql<{ h: Date }[]>`
-      select date_trunc('hour', bucket, 'UTC') as h from rollup_pending where stat_id = ${statId} and bucket >= ${headEdge} and bucket < ${hourEdge}
+      select date_trunc('hour', bucket, 'UTC') as h from rollup_pending where stat_id = any(${idsOf(statId)}::uuid[]) and bucket >= ${headEdge} and bucket < ${hourEdge}
       union
-      select hour from sketch_dirty where stat_id = ${statId} and hour >= ${headEdge} and hour < ${hourEdge}`,
+      select hour from sketch_dirty where stat_id = any(${idsOf(statId)}::uuid[]) and hour >= ${headEdge} and hour < ${hourEdge}`,
     tier
       ? sql<{ bucket: Date; sketch: Uint8Array }[]>`
-          select bucket, sketch from ${sql(tier.table)} where stat_id = ${statId} and bucket >= ${w.from} and bucket < ${periodEdge}`
+          select bucket, sketch from ${sql(tier.table)} where stat_id = any(${idsOf(statId)}::uuid[]) and bucket >= ${w.from} and bucket < ${periodEdge}`
       : [],
     sql<{ bucket: Date; sketch: Uint8Array }[]>`
-      select bucket, sketch from sketches_1h where stat_id = ${statId} and bucket >= ${periodEdge} and bucket < ${hourEdge}`,
+      select bucket, sketch from sketches_1h where stat_id = any(${idsOf(statId)}::uuid[]) and bucket >= ${periodEdge} and bucket < ${hourEdge}`,
     binned([
       [from, headEdge.getTime()],
       [hourEdge.getTime(), w.to.getTime()],
@@ -215,7 +215,7 @@ async function mergedSketches(sql: Db, statId: string, w: Window, origin: number
     ? await Promise.all([
         olderStale.length
           ? sql<{ bucket: Date; sketch: Uint8Array }[]>`
-            select bucket, sketch from sketches_1h where stat_id = ${statId} and bucket >= ${headEdge} and bucket < ${periodEdge}
+            select bucket, sketch from sketches_1h where stat_id = any(${idsOf(statId)}::uuid[]) and bucket >= ${headEdge} and bucket < ${periodEdge}
               and date_bin(${`${P / 1000} seconds`}::interval, bucket, timestamptz 'epoch') = any(${olderStale.map((d) => new Date(d).toISOString())}::timestamptz[])`
           : [],
         binned(runsOf(stale)),
@@ -258,19 +258,23 @@ function runsOf(hours: Set<number>): Array<[number, number]> {
  * with an array of hours let the planner scan all of a stat's points: 1.3 s on 10 million.) Past 20 ranges
  * (an import not yet refreshed), one scan from the first to the last, keeping the points inside a range.
  */
-function pointsIn(sql: Db, statId: string, ranges: Array<[number, number]>, cols: postgres.Fragment) {
+function pointsIn(sql: Db, statId: SeriesIds, ranges: Array<[number, number]>, cols: postgres.Fragment) {
   const iso = (ms: number) => new Date(ms).toISOString()
   const live = ranges.filter(([a, b]) => a < b)
   if (live.length > 20) {
     const starts = live.map(([a]) => iso(a))
     const ends = live.map(([, b]) => iso(b))
-    return sql`select ts, ${cols} from stat_points(${statId}, ${iso(live[0][0])}, ${iso(live[live.length - 1][1])})
+    return sql`select ts, ${cols} from unnest(${idsOf(statId)}::uuid[]) as sid(id), lateral stat_points(sid.id, ${iso(live[0][0])}, ${iso(live[live.length - 1][1])})
       where true
       and exists (select 1 from unnest(${starts}::timestamptz[], ${ends}::timestamptz[]) as r(a, b) where ts >= r.a and ts < r.b)`
   }
-  if (!live.length) return sql`select ts, ${cols} from stat_points(${statId}, ${iso(0)}, ${iso(0)})`
+  if (!live.length)
+    return sql`select ts, ${cols} from unnest(${idsOf(statId)}::uuid[]) as sid(id), lateral stat_points(sid.id, ${iso(0)}, ${iso(0)})`
   return live
-    .map(([a, b]) => sql`select ts, ${cols} from stat_points(${statId}, ${iso(a)}, ${iso(b)})`)
+    .map(
+      ([a, b]) =>
+        sql`select ts, ${cols} from unnest(${idsOf(statId)}::uuid[]) as sid(id), lateral stat_points(sid.id, ${iso(a)}, ${iso(b)})`,
+    )
     .reduce((acc, q) => sql`${acc} union all ${q}`)
 }
 
@@ -304,7 +308,7 @@ export function withPercentiles(
  */
 export async function slidingPercentiles(
   sql: Db,
-  statId: string,
+  statId: SeriesIds,
   from: number,
   slots: number,
   windowMinutes: number,
@@ -315,7 +319,7 @@ export async function slidingPercentiles(
   const first = from - (windowMinutes - 1) * 60
   const rows = await sql<{ m: number; s: number; k: number; n: number; lo: number; hi: number }[]>`
     select ((floor(date_part('epoch', ts) / 60)::bigint * 60 - ${first}) / 60)::int as m, s, k, count(*)::int as n, min(value) as lo, max(value) as hi
-    from (select ts, value, ${binOf(sql)} from stat_points(${statId}, ${new Date(first * 1000)}, ${new Date((from + slots * 60) * 1000)})) x
+    from (select ts, value, ${binOf(sql)} from unnest(${idsOf(statId)}::uuid[]) as sid(id), lateral stat_points(sid.id, ${new Date(first * 1000)}, ${new Date((from + slots * 60) * 1000)})) x
     group by 1, 2, 3`
   // Minute index (from `first`) -> its bins, and its min and max.
   const minutes = slots + windowMinutes - 1

@@ -10,6 +10,14 @@ import type { Window } from './ranges.js'
 
 export type Bucket = { t: number; value: number; n: number } | { t: number; value: number; min: number; max: number; n: number }
 
+/**
+ * One series' id, or several whose points are read as one (a stat with its tagged series, or a group of
+ * them: docs/decisions.md §24): counters summed, gauges weighted by observation count, min and max of all;
+ * percentiles merge their sketches and run percentile_disc over their points together.
+ */
+export type SeriesIds = string | readonly string[]
+export const idsOf = (ids: SeriesIds): string[] => (typeof ids === 'string' ? [ids] : [...ids])
+
 interface Row {
   t: string
   n: string
@@ -24,10 +32,18 @@ interface Row {
  * window comes from the 1 m rollup, so a window ending inside an hour (or a day) reads the same before and
  * after a refresh folds it.
  */
-export async function readBucketsMany(sql: Db, stats: Array<{ id: string; kind: Kind }>, w: Window): Promise<Map<string, Bucket[]>> {
+export async function readBucketsMany(
+  sql: Db,
+  stats: Array<{ id: string; kind: Kind; series?: readonly string[] }>,
+  w: Window,
+): Promise<Map<string, Bucket[]>> {
   const out = new Map<string, Bucket[]>(stats.map((s) => [s.id, []]))
   if (!stats.length) return out
-  const ids = stats.map((s) => s.id)
+  // `series`: the ids read as the one answer under `id` (a stat and its tagged series, docs/decisions.md §24).
+  const ownerOf = new Map<string, string>()
+  for (const s of stats) for (const id of s.series ?? [s.id]) ownerOf.set(id, s.id)
+  const ids = [...ownerOf.keys()]
+  const several = ids.length > stats.length
   const kinds = new Map(stats.map((s) => [s.id, s.kind]))
   const b = w.bucketSeconds
   const [table, size] = b % 86_400 === 0 ? [sql`rollups_1d`, 86_400] : b % 3_600 === 0 ? [sql`rollups_1h`, 3_600] : [sql`rollups_1m`, 60]
@@ -65,8 +81,9 @@ export async function readBucketsMany(sql: Db, stats: Array<{ id: string; kind: 
   }`
   const merged = new Map<string, Map<number, { n: number; sum: number; min: number; max: number }>>()
   for (const r of rows) {
-    let byT = merged.get(r.stat_id)
-    if (!byT) merged.set(r.stat_id, (byT = new Map()))
+    const owner = ownerOf.get(r.stat_id)!
+    let byT = merged.get(owner)
+    if (!byT) merged.set(owner, (byT = new Map()))
     const t = Number(r.t)
     const n = Number(r.n)
     const seen = byT.get(t)
@@ -84,12 +101,13 @@ export async function readBucketsMany(sql: Db, stats: Array<{ id: string; kind: 
     const list = out.get(id)!
     for (const [t, a] of byT)
       list.push(kind === 'counter' ? { t, value: a.sum, n: a.n } : { t, value: a.sum / a.n, min: a.min, max: a.max, n: a.n })
-    if (own) list.sort((x, y) => x.t - y.t)
+    if (own || several) list.sort((x, y) => x.t - y.t)
   }
   return out
 }
 
-/** Buckets of one stat over a window (see readBucketsMany). */
-export async function readBuckets(sql: Db, statId: string, kind: Kind, w: Window): Promise<Bucket[]> {
-  return (await readBucketsMany(sql, [{ id: statId, kind }], w)).get(statId)!
+/** Buckets of one series, or of several read as one, over a window (see readBucketsMany). */
+export async function readBuckets(sql: Db, statId: SeriesIds, kind: Kind, w: Window): Promise<Bucket[]> {
+  const ids = idsOf(statId)
+  return (await readBucketsMany(sql, [{ id: ids[0], kind, series: ids }], w)).get(ids[0])!
 }

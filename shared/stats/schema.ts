@@ -15,6 +15,7 @@ export const StatJson = z
       .describe('Whether a rise is good news (better), bad news (worse, as for latency) or neither: colours the change figures'),
     created_at: z.iso.datetime(),
     last_point_at: z.iso.datetime().nullable().optional(),
+    series: z.number().int().optional().describe('In the stat list: how many series (tag sets) the stat holds (docs/decisions.md §24)'),
   })
   .meta({ id: 'Stat' })
 
@@ -58,6 +59,16 @@ export const StatDetailQuery = WindowQuery.extend({
     .refine((s) => s.split(',').length <= 10, { error: 'at most 10 percentiles' })
     .optional()
     .describe('Gauges only (400 on a counter): adds pNN to each point, the nearest-rank percentile of its observations, within 1 %'),
+  filter: z
+    .string()
+    .max(2_200)
+    .optional()
+    .describe('Keeps the series whose tags hold every pair: host:web1,region:eu. Without it the stat reads as a whole.'),
+  group_by: z
+    .string()
+    .regex(/^[a-z][a-z0-9_.-]{0,63}$/, { error: 'must be one tag key, e.g. host' })
+    .optional()
+    .describe(`Adds groups: one per value of this tag key (at most ${50} by volume, the rest as one group with other: true)`),
 })
 
 export const StatBucketJson = BucketJson.extend({
@@ -68,7 +79,21 @@ export const StatBucketJson = BucketJson.extend({
   .catchall(z.number())
   .meta({ id: 'StatBucket', description: 'A Bucket, plus pNN (p50, p95, p99.9, ...) for each percentile asked for on a gauge.' })
 
-export const StatDetail = z.object({ stat: StatJson, range: RangeJson, points: z.array(StatBucketJson) }).meta({ id: 'StatDetail' })
+export const TagsJson = z.record(z.string(), z.string()).meta({ id: 'Tags', description: "A series' tag set, key: value" })
+
+export const GroupJson = z
+  .object({ tags: TagsJson, other: z.literal(true).optional(), points: z.array(StatBucketJson) })
+  .meta({ id: 'Group', description: 'One value of the group_by key (tags holds it), or the rest past the top 50 (other: true, tags {})' })
+
+export const StatDetail = z
+  .object({ stat: StatJson, range: RangeJson, points: z.array(StatBucketJson), groups: z.array(GroupJson).optional() })
+  .meta({ id: 'StatDetail' })
+
+export const StatTags = z
+  .object({
+    tags: z.array(z.object({ key: z.string(), values: z.array(z.object({ value: z.string(), series: z.number().int() })) })),
+  })
+  .meta({ id: 'StatTags', description: "A stat's tag keys, each value with how many series hold it" })
 
 export const PatchStatBody = z
   .object({

@@ -62,7 +62,7 @@ test.serial(
         await sleep(25)
       }
       const lines = csv.trimEnd().split('\n')
-      t.is(lines[0], 'stat,kind,timestamp,iso_time,value')
+      t.is(lines[0], 'stat,kind,timestamp,iso_time,value,tags')
       t.regex(lines.at(-1)!, /^# requested_range=custom /)
       const got = lines.slice(1, -1).map((l) => l.split(','))
       const times = got.map((f) => Number(f[2]))

@@ -65,7 +65,7 @@ test('4.5 CSV: header row, one row per observation, then the trailing comment li
   t.is(res.status, 200)
   t.regex(res.headers.get('content-type') ?? '', /text\/csv/)
   const lines = res.text.trimEnd().split('\n')
-  t.is(lines[0], 'stat,kind,timestamp,iso_time,value')
+  t.is(lines[0], 'stat,kind,timestamp,iso_time,value,tags')
   t.is(lines.length, 5)
   const [stat, kind, ts, iso, value] = lines[1].split(',')
   t.deepEqual([stat, kind, value], ['a counter', 'counter', '2'])

@@ -259,7 +259,7 @@ test.serial(
       120_000,
     )
     t.is(got.points, 4 * lines)
-    t.is(got.stats, 20)
+    t.is(got.stats, 21, 'one stat row and its 20 tagged series (docs/decisions.md §24)')
   },
 )
 

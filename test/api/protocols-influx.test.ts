@@ -37,7 +37,7 @@ async function refused(t: ExecutionContext, accountId: string, send: () => Promi
   return res
 }
 
-test('21 v2 write through @influxdata/influxdb-client: each field a gauge <measurement>.<field>, tags sorted, field value -> <measurement>, 204', async (t) => {
+test("24 v2 write through @influxdata/influxdb-client: each field a gauge <measurement>.<field>, its tags the series' tags, field value -> <measurement>, 204", async (t) => {
   const { key } = await keyedAccount(app)
   const t0 = nowS() - 120
   const api = writeApi(key, 's')
@@ -51,11 +51,27 @@ test('21 v2 write through @influxdata/influxdb-client: each field a gauge <measu
   )
   await api.close()
   const got = await readBack(app, key)
-  t.deepEqual(got['cpu.usage.host_web1.zone_eu'], { kind: 'gauge', points: [{ t: t0, value: 12.5 }] })
-  t.deepEqual(got['cpu.idle.host_web1.zone_eu'], { kind: 'gauge', points: [{ t: t0, value: 80 }] })
+  t.deepEqual(got['cpu.usage{host=web1,zone=eu}'], { kind: 'gauge', points: [{ t: t0, value: 12.5 }] })
+  t.deepEqual(got['cpu.idle{host=web1,zone=eu}'], { kind: 'gauge', points: [{ t: t0, value: 80 }] })
   t.deepEqual(got.temp, { kind: 'gauge', points: [{ t: t0 + 1, value: -3.25 }] })
-  t.deepEqual(got['disk io.reads.dev_sd_a'], { kind: 'gauge', points: [{ t: t0 + 2, value: 7 }] }, '/ is outside the name set: _')
+  t.deepEqual(got['disk io.reads{dev=sd/a}'], { kind: 'gauge', points: [{ t: t0 + 2, value: 7 }] }, 'a tag value keeps its /')
   t.is(Object.keys(got).length, 4)
+  // The stats are the bare field names, each once, and group by their tags.
+  const list = await request(app.url, '/api/v1/stats', { bearer: key })
+  t.deepEqual(
+    list.body.stats.map((s: { name: string; series: number }) => [s.name, s.series]),
+    [
+      ['cpu.idle', 1],
+      ['cpu.usage', 1],
+      ['disk io.reads', 1],
+      ['temp', 1],
+    ],
+  )
+  const byHost = await request(app.url, '/api/v1/stats/cpu.usage?range=1h&group_by=host', { bearer: key })
+  t.deepEqual(
+    byHost.body.groups.map((g: { tags: unknown; points: Array<{ value: number }> }) => [g.tags, g.points[0].value]),
+    [[{ host: 'web1' }, 12.5]],
+  )
 })
 
 test('21 precisions ns, us, ms and s are truncated to the same whole second (client library)', async (t) => {
@@ -72,7 +88,7 @@ test('21 precisions ns, us, ms and s are truncated to the same whole second (cli
     await api.close()
   }
   const got = await readBack(app, key)
-  for (const unit of ['ns', 'us', 'ms', 's']) t.deepEqual(got[`prec.v.unit_${unit}`]?.points, [{ t: t0, value: 1 }], unit)
+  for (const unit of ['ns', 'us', 'ms', 's']) t.deepEqual(got[`prec.v{unit=${unit}}`]?.points, [{ t: t0, value: 1 }], unit)
 })
 
 test('21 a large batch arrives gzipped from the client and is stored whole; no timestamp means receive time', async (t) => {
@@ -107,7 +123,7 @@ test('21 the 1.x /write takes the key as p, as the Basic password, or as Token; 
   )
   t.is((await request(app.url, '/api/v2/write?precision=ms', { body: body(4), headers: { authorization: `Bearer ${key}` } })).status, 204)
   const got = await readBack(app, key)
-  for (const n of [1, 2, 3, 4]) t.deepEqual(got[`legacy.v.via_${n}`]?.points, [{ t: t0, value: n }])
+  for (const n of [1, 2, 3, 4]) t.deepEqual(got[`legacy.v{via=${n}}`]?.points, [{ t: t0, value: n }])
   const logged = app.logs.join('\n')
   t.false(logged.includes(key), 'the key in ?p= is not logged')
 })
@@ -118,8 +134,8 @@ test('21 escapes, comments, blank lines and CRLF are read as InfluxDB reads them
   const res = await lp(key, `# a comment\r\n\r\nweb\\,app,path=/a\\ b\\=c hits=3i,lat\\ ms=1.5e1 ${t0}\r\n  mem used=4 ${t0}\n`)
   t.is(res.status, 204, res.text)
   const got = await readBack(app, key)
-  t.deepEqual(Object.keys(got).sort(), ['mem.used', 'web_app.hits.path__a b_c', 'web_app.lat ms.path__a b_c'])
-  t.deepEqual(got['web_app.lat ms.path__a b_c'].points, [{ t: t0, value: 15 }])
+  t.deepEqual(Object.keys(got).sort(), ['mem.used', 'web_app.hits{path=/a b=c}', 'web_app.lat ms{path=/a b=c}'])
+  t.deepEqual(got['web_app.lat ms{path=/a b=c}'].points, [{ t: t0, value: 15 }])
 })
 
 test('21 a bad line refuses the whole request, 400 naming the line, InfluxDB v2 body; nothing stored', async (t) => {
@@ -141,7 +157,8 @@ test('21 a bad line refuses the whole request, 400 naming the line, InfluxDB v2 
     [`ok v=1 ${t0}\nfuture v=1 ${t0 + 3600}`, /^line 2: invalid timestamp: too far in the future/],
     [`ok v=1 ${t0}\nnots v=1 12.5`, /^line 2: invalid timestamp "12.5": not an integer/],
     [`ok v=1 ${t0}\ncpu,host= v=1`, /^line 2: tag "host": empty value/],
-    [`ok v=1 ${t0}\n${'m'.repeat(100)},host=${'h'.repeat(40)} v=1`, /^line 2: invalid stat name: .* longer than 128 characters/],
+    [`ok v=1 ${t0}\n${'m'.repeat(130)},host=a v=1`, /^line 2: invalid stat name: .*128 characters/],
+    [`ok v=1 ${t0}\ncpu,host=${'h'.repeat(201)} v=1`, /^line 2: invalid tag "host": the value must be 1 to 200 characters \(got 201\)/],
   ]
   for (const [body, message] of cases) await refused(t, user.accountId, () => lp(key, body), 400, message, 'invalid')
   const viaClient = writeApi(key, 's')

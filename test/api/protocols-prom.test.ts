@@ -11,7 +11,7 @@ import test, { type ExecutionContext } from 'ava'
 import protobuf from 'protobufjs'
 import { compressSync } from 'snappy'
 import { appSuite } from '../helpers/suite.js'
-import { closedPort, type Reply } from '../helpers/http.js'
+import { closedPort, request, type Reply } from '../helpers/http.js'
 import { keyedAccount, readBack, snapshot } from '../helpers/protocols.js'
 
 const app = appSuite({ workers: true })
@@ -112,7 +112,7 @@ remote_write:
   }
 }
 
-test('21 a real Prometheus scrapes and remote-writes: series named from __name__ and sorted labels, values and ms timestamps truncated to seconds', async (t) => {
+test("24 a real Prometheus scrapes and remote-writes: stats named __name__, the other labels their series' tags, values and ms timestamps truncated to seconds", async (t) => {
   t.timeout(120_000)
   const { key } = await keyedAccount(app, 'pro')
   // Each scrape serves test_fixed with its own explicit millisecond timestamp and a value naming the scrape.
@@ -138,25 +138,36 @@ test('21 a real Prometheus scrapes and remote-writes: series named from __name__
   const started = nowS()
   const prom = await startPrometheus(targetAddr, key)
   try {
-    const inst = targetAddr.replace(':', '_')
-    const wanted = [`test_temperature.floor_2.instance_${inst}.job_app.room_lab`, `test_fixed.instance_${inst}.job_app`]
+    const inst = targetAddr
+    const wanted = [`test_temperature{floor=2,instance=${inst},job=app,room=lab}`, `test_fixed{instance=${inst},job=app}`]
     let got = await readBack(app, key)
     for (let i = 0; i < 180 && !wanted.every((w) => w in got); i++) {
       await new Promise((r) => setTimeout(r, 500))
       got = await readBack(app, key)
     }
-    const temp = got[`test_temperature.floor_2.instance_${inst}.job_app.room_lab`]
+    const temp = got[`test_temperature{floor=2,instance=${inst},job=app,room=lab}`]
     t.truthy(temp, `stored: ${Object.keys(got).join(', ')}\n${prom.output().slice(-2000)}`)
     t.is(temp.kind, 'gauge')
     t.true(temp.points.length >= 1)
     t.true(temp.points.every((p) => p.value === 21.5 && p.t >= started - 1 && p.t <= nowS()))
-    const req = got[`test_requests_total.code_200.instance_${inst}.job_app.path__a b`]
-    t.truthy(req, 'a counter series is a gauge observation too; / is outside the name set')
+    const req = got[`test_requests_total{code=200,instance=${inst},job=app,path=/a b}`]
+    t.truthy(req, 'a counter series is a gauge observation too; a label value keeps its /')
     t.true(req.points.every((p) => p.value === 42))
-    const fixed = got[`test_fixed.instance_${inst}.job_app`]?.points ?? []
+    const fixed = got[`test_fixed{instance=${inst},job=app}`]?.points ?? []
     t.true(fixed.length >= 1, Object.keys(got).join(', '))
     for (const p of fixed) t.is(p.t, Math.floor(servedAt.get(p.value)! / 1000), 'the explicit ms timestamp, truncated to its second')
-    t.truthy(got[`up.instance_${inst}.job_app`], "Prometheus' own series of the scrape arrive too")
+    t.truthy(got[`up{instance=${inst},job=app}`], "Prometheus' own series of the scrape arrive too")
+    // The stat reads back grouped by a label.
+    const byJob = await request(app.url, '/api/v1/stats/test_temperature?range=1h&group_by=job', { bearer: key })
+    t.deepEqual(
+      byJob.body.groups.map((g: { tags: unknown }) => g.tags),
+      [{ job: 'app' }],
+    )
+    const tags = await request(app.url, '/api/v1/stats/test_temperature/tags', { bearer: key })
+    t.deepEqual(
+      tags.body.tags.map((k: { key: string }) => k.key),
+      ['floor', 'instance', 'job', 'room'],
+    )
     t.true(scrapes > 0)
     t.notRegex(prom.output(), /status=4\d\d|non-recoverable/i, 'Prometheus saw no refusal')
   } finally {
@@ -186,7 +197,7 @@ test('21 stale markers are dropped on purpose; an empty request (metadata only) 
   const res = await send(key, compressSync(body))
   t.is(res.status, 204, res.text)
   t.is((await send(key, compressSync(encode([])))).status, 204)
-  t.deepEqual((await readBack(app, key))['gone.job_x']?.points, [{ t: t0, value: 1 }])
+  t.deepEqual((await readBack(app, key))['gone{job=x}']?.points, [{ t: t0, value: 1 }])
 })
 
 test('21 refusals: 400 naming the series, 401, 413, 415; nothing stored', async (t) => {
@@ -230,9 +241,17 @@ test('21 refusals: 400 naming the series, 401, 413, 415; nothing stored', async 
   await refused(
     t,
     id,
-    () => send(key, c([good, { labels: { __name__: 'm'.repeat(100), job: 'j'.repeat(40) }, samples: [[1, t0 * 1000]] }])),
+    () => send(key, c([good, { labels: { __name__: 'm'.repeat(130), job: 'j' }, samples: [[1, t0 * 1000]] }])),
     400,
-    /longer than 128 characters/,
+    /128 characters/,
+    'invalid_series',
+  )
+  await refused(
+    t,
+    id,
+    () => send(key, c([good, { labels: { __name__: 'm', job: 'j'.repeat(201) }, samples: [[1, t0 * 1000]] }])),
+    400,
+    /^series m\{job="j+"\}: invalid tag "job": the value must be 1 to 200 characters \(got 201\)/,
     'invalid_series',
   )
   await refused(t, id, () => send(key, encode([good])), 400, /not snappy-compressed/, 'malformed_protobuf')

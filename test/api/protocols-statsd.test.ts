@@ -53,7 +53,7 @@ async function refusedPackets(t: ExecutionContext, accountId: string, key: strin
 }
 
 for (const protocol of ['udp', 'tcp'] as const) {
-  test(`21 hot-shots over ${protocol.toUpperCase()}: counters with sample rates, gauges, timers, histograms and distributions, DogStatsD tags`, async (t) => {
+  test(`24 hot-shots over ${protocol.toUpperCase()}: counters with sample rates, gauges, timers, histograms and distributions, DogStatsD tags`, async (t) => {
     const { key } = await keyedAccount(app, 'pro')
     const port = protocol === 'udp' ? app.api.statsd!.udpPort : app.api.statsd!.tcpPort
     const client = new StatsD({
@@ -86,20 +86,20 @@ for (const protocol of ['udp', 'tcp'] as const) {
     const after = nowS()
     const got = await readBack(app, key)
     const values = (name: string) => got[name]?.points.map((p) => p.value).sort((a, b) => a - b)
-    t.is(got['hits.env_test']?.kind, 'counter')
-    t.deepEqual(values('hits.env_test'), [3])
-    t.deepEqual(values('sampled.env_test.route__a b'), [8], 'a count sampled at 0.25 stands for four times it')
-    t.is(got['temp.env_test.room_lab']?.kind, 'gauge')
-    t.deepEqual(values('temp.env_test.room_lab'), [19, 21.5])
-    t.deepEqual(values('latency.env_test'), [120])
-    t.deepEqual(values('size.env_test'), [5])
-    t.deepEqual(values('dist.env_test'), [7.5])
-    t.is(got['latency.env_test'].kind, 'gauge', 'timers are gauge observations')
+    t.is(got['hits{env=test}']?.kind, 'counter')
+    t.deepEqual(values('hits{env=test}'), [3])
+    t.deepEqual(values('sampled{env=test,route=/a b}'), [8], 'a count sampled at 0.25 stands for four times it')
+    t.is(got['temp{env=test,room=lab}']?.kind, 'gauge')
+    t.deepEqual(values('temp{env=test,room=lab}'), [19, 21.5])
+    t.deepEqual(values('latency{env=test}'), [120])
+    t.deepEqual(values('size{env=test}'), [5])
+    t.deepEqual(values('dist{env=test}'), [7.5])
+    t.is(got['latency{env=test}'].kind, 'gauge', 'timers are gauge observations')
     for (const s of Object.values(got)) for (const p of s.points) t.true(p.t >= before && p.t <= after, 'receive time')
   })
 }
 
-test('21 DogStatsD: packed values, |T timestamps, bare tags, several lines per datagram', async (t) => {
+test('24 DogStatsD: packed values, |T timestamps, bare tags (value true), several lines per datagram', async (t) => {
   const { key } = await keyedAccount(app)
   const t0 = nowS() - 120
   const accepted = intake().totals.accepted
@@ -109,7 +109,7 @@ test('21 DogStatsD: packed values, |T timestamps, bare tags, several lines per d
   const got = await readBack(app, key)
   // Points of one second come back in no particular order.
   t.deepEqual(
-    got['req.canary.zone_eu']?.points.sort((x, y) => x.value - y.value),
+    got['req{canary=true,zone=eu}']?.points.sort((x, y) => x.value - y.value),
     [
       { t: t0, value: 1 },
       { t: t0, value: 2 },
@@ -131,7 +131,9 @@ test("21 a packet with any bad line stores nothing and is counted as refused, in
     `${good}\n${key}.rate:1|c|@1.5`,
     `${good}\n${key}.big:2e15|g`,
     `${good}\n${key}.old:1|g|T946684799`,
-    `${good}\n${key}.${'m'.repeat(100)}:1|c|#${'t'.repeat(40)}:x`,
+    `${good}\n${key}.${'m'.repeat(130)}:1|c`,
+    `${good}\n${key}.m:1|c|#t:${'x'.repeat(201)}`,
+    `${good}\n${key}.m:1|c|#${Array.from({ length: 11 }, (_, i) => `k${i}:v`).join(',')}`,
     `${good}\n_e{5,4}:title|text`,
   ])
 })

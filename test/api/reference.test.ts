@@ -85,7 +85,7 @@ test('query parameters and the legacy form fields are documented from their sche
       .filter((p) => p.in === 'query')
       .map((p) => p.name)
       .sort()
-  t.deepEqual(queryOf('/api/v1/stats/{name}'), ['from', 'percentiles', 'range', 'to'])
+  t.deepEqual(queryOf('/api/v1/stats/{name}'), ['filter', 'from', 'group_by', 'percentiles', 'range', 'to'])
   for (const name of ['format', 'range', 'from', 'to']) t.true(queryOf('/api/v1/export').includes(name), `export ${name}`)
   t.deepEqual(queryOf('/ez'), ['count', 'email', 'ezkey', 'ikey', 'stat', 't', 'value'])
   const form = (path: string) => Object.keys(formFields(doc, path))

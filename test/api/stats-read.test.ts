@@ -175,7 +175,7 @@ test("GET /api/v1/stats lists the account's stats only (account isolation)", asy
     ['cpu', 'only a', 'orders'],
   )
   for (const s of listA.body.stats)
-    t.deepEqual(Object.keys(s).sort(), ['created_at', 'description', 'higher_is', 'id', 'kind', 'last_point_at', 'name', 'unit'])
+    t.deepEqual(Object.keys(s).sort(), ['created_at', 'description', 'higher_is', 'id', 'kind', 'last_point_at', 'name', 'series', 'unit'])
   const byName = Object.fromEntries(listA.body.stats.map((s: { name: string }) => [s.name, s]))
   t.is(byName.orders.kind, 'counter')
   t.is(byName.cpu.kind, 'gauge')

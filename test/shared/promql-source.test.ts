@@ -31,8 +31,9 @@ test.serial.before(async () => {
     ],
     100,
   )
-  const hits = stats!.get('hits')!.stat.id
-  const level = stats!.get('level')!.stat.id
+  if (!(stats instanceof Map)) throw new Error('could not create the stats')
+  const hits = stats.get('hits')!.stat.id
+  const level = stats.get('level')!.stat.id
   const points: QueuedPoint[] = []
   for (let t = start + 7; t < start + 3 * DAY; t += 15) points.push([hits, t, 1, null], [level, t, 5, null])
   for (let i = 0; i < points.length; i += 5000) await applyBatch(app.sql, `b${i}`, points.slice(i, i + 5000))

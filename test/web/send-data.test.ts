@@ -80,7 +80,7 @@ test('send data on the free plan: the Telegraf set-up keeps within the 10 stats 
   await page.getByTestId('key-note').waitFor()
   const key = await page.getByLabel('API key').inputValue()
   const telegraf = (await page.getByTestId('telegraf').textContent())!
-  t.regex(telegraf, /Your plan tracks 10 stats/)
+  t.regex(telegraf, /Your plan tracks 10 series/)
   t.regex(telegraf, /\[\[inputs\.cpu\]\][\s\S]*fieldinclude = \["usage_idle", "usage_user", "usage_system"\]/)
   // What Telegraf would write with this set-up is taken, and stays within the plan.
   const write = await request(web.app.url, '/api/v2/write?precision=s', {
@@ -88,14 +88,21 @@ test('send data on the free plan: the Telegraf set-up keeps within the 10 stats 
     headers: { authorization: `Token ${key}` },
   })
   t.is(write.status, 204, write.text)
-  t.is((await web.app.sql`select count(*)::int as n from stats where account_id = ${user.accountId}`)[0].n, 5)
+  // Five stats, each with the host's one series (docs/decisions.md §24: plans count series).
+  const counts = async () =>
+    (
+      await web.app.sql<{ stats: number; series: number }[]>`
+      select count(*) filter (where parent_id is null)::int as stats, count(*) filter (where parent_id is not null)::int as series
+      from stats where account_id = ${user.accountId}`
+    )[0]
+  t.deepEqual(await counts(), { stats: 5, series: 5 })
   // The whole cpu input (the old set-up) is refused on this plan: that is what the filter avoids.
   const whole = await request(web.app.url, '/api/v2/write?precision=s', {
     body: telegrafLines(telegraf.replace(/^\s*fieldinclude = \["usage_idle".*$/m, '')).replace(/host=web1/g, 'host=web2'),
     headers: { authorization: `Token ${key}` },
   })
   t.is(whole.status, 403, whole.text)
-  t.is((await web.app.sql`select count(*)::int as n from stats where account_id = ${user.accountId}`)[0].n, 5, 'nothing of it stored')
+  t.deepEqual(await counts(), { stats: 5, series: 5 }, 'nothing of it stored')
   t.regex((await page.getByTestId('prometheus').textContent())!, /Your plan \(free\) tracks 10 stats/)
   t.deepEqual(problems, [])
 })

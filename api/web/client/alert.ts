@@ -24,6 +24,10 @@ interface Alert {
   muted_until: string | null
   on_no_data: 'keep' | 'resolve' | 'alert'
   no_data_minutes: number
+  /** An alert per group (docs/decisions.md §24): its filter, its tag, and each group's state. */
+  filter?: Record<string, string> | null
+  group_by?: string | null
+  groups?: Array<{ tags: Record<string, string>; state: string; last_value: number | null; last_evaluated_at: string | null }>
 }
 interface Attempt {
   attempt: number
@@ -236,6 +240,27 @@ function AlertPage() {
   return html`<p><a href="/alerts">← Alerts</a></p>
     <h1>Alert on <a href=${`/stats/${encodeURIComponent(alert.stat_name)}`}>${alert.stat_name}</a></h1>
     <p><${Badge} state=${alert.state} /> ${alert.aggregation && alert.aggregation !== 'avg' ? html`<span data-testid="aggregation">${alert.aggregation} over ${alert.window_minutes} min</span> ` : null}${alert.condition_type} ${THRESHOLD.includes(alert.condition_type) ? num(alert.threshold) : alert.condition_type === 'anomaly' ? '(fires when an anomaly incident opens)' : `${alert.window_minutes} min`} · last value ${num(alert.last_value)} · checked ${age(alert.last_evaluated_at)}</p>
+    ${
+      alert.group_by
+        ? html`<section aria-labelledby="groups-title"><h2 id="groups-title">By ${alert.group_by}</h2>
+      ${
+        alert.filter
+          ? html`<p class="small muted">Only series with ${Object.entries(alert.filter)
+              .map(([k, v]) => `${k}:${v}`)
+              .join(', ')}.</p>`
+          : null
+      }
+      ${
+        alert.groups?.length
+          ? html`<div class="table-wrap"><table class="stack" data-testid="alert-groups"><thead><tr><th>${alert.group_by}</th><th>State</th><th class="num">Last value</th></tr></thead>
+        <tbody>${alert.groups.map(
+          (g) =>
+            html`<tr><td data-label=${alert.group_by}>${g.tags[alert.group_by!]}</td><td data-label="State"><${Badge} state=${g.state} /></td><td data-label="Last value" class="num">${num(g.last_value)}</td></tr>`,
+        )}</tbody></table></div>`
+          : html`<p class="small muted">No group judged yet: each value of ${alert.group_by} appears with its first evaluation.</p>`
+      }</section>`
+        : null
+    }
     <${ErrorNotice} error=${error} retry=${load} />
     <${Mute} alert=${alert} onChange=${(a: Alert) => {
       setAlert(a)

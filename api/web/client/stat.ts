@@ -4,7 +4,7 @@
 import { PLANS, type PlanName } from '../../../shared/plans.js'
 import { RANGE_NAMES, RANGES as RANGE_TABLE, type RangeName } from '../../../shared/stats/ranges.js'
 import { api, ApiError, fieldErrors, pageData, statPath } from './lib/api.js'
-import { drawChart, followWidth, zoneWords, type Band, type Bucket } from './lib/chart.js'
+import { drawChart, drawOverlay, followWidth, PALETTE, zoneWords, type Band, type Bucket } from './lib/chart.js'
 import { age, full, num, pct, when } from './lib/format.js'
 import { usePoll } from './lib/poll.js'
 import { Badge, CopyButton, ErrorNotice, Field, html, Loading, mount, useEffect, useLayoutEffect, useRef, useState } from './lib/ui.js'
@@ -27,8 +27,16 @@ interface Stat {
   higher_is?: 'better' | 'worse' | 'neither'
   created_at: string
 }
+interface Group {
+  tags: Record<string, string>
+  other?: true
+  points: Bucket[]
+}
+
 interface Detail {
   stat: Stat
+  /** With group_by: one per value of the key (docs/decisions.md §24). */
+  groups?: Group[]
   range: {
     requested_range: string
     from: string
@@ -115,6 +123,66 @@ function Chart({ detail, prev, band, unit }: { detail: Detail; prev: Bucket[]; b
     }
   }, [detail, prev, band, unit])
   return html`<div class="chart" ref=${ref} role="img" aria-label=${`Chart of ${detail.stat.name}${unit ? ` in ${unit}` : ''}: this period solid, previous period dashed${band.length && detail.range.bucket_seconds === 3600 ? ', the normal range shaded' : ''}; ${zoneWords}`}></div>`
+}
+
+/** A group-by read drawn one line per value, with a legend naming the values. */
+function GroupChart({ detail, by }: { detail: Detail; by: string }) {
+  const ref = useRef<HTMLDivElement>(null)
+  const groups = detail.groups ?? []
+  const label = (g: Group) => (g.other ? 'other' : g.tags[by])
+  useLayoutEffect(() => {
+    const el = ref.current
+    if (!el || !groups.length) return
+    const from = Date.parse(detail.range.from) / 1000
+    const p = drawOverlay(el, {
+      from,
+      to: Date.parse(detail.range.to) / 1000,
+      bucket: detail.range.bucket_seconds,
+      series: groups.map((g) => ({ name: `${by}=${label(g)}`, kind: detail.stat.kind, points: g.points })),
+    })
+    const stop = followWidth(el, p)
+    return () => {
+      stop()
+      p.destroy()
+    }
+  }, [detail, by])
+  if (!groups.length) return html`<div class="notice info">No series of this stat has the tag ${by}.</div>`
+  return html`<div class="chart" ref=${ref} role="img" aria-label=${`Chart of ${detail.stat.name} by ${by}: one line per value; ${zoneWords}`}></div>
+    <ul class="legend small" data-testid="group-legend">${groups.map(
+      (g, i) => html`<li><span style=${{ color: PALETTE[i % PALETTE.length] }}>■</span> ${by}=${label(g)}</li>`,
+    )}</ul>`
+}
+
+/** The filter (host:web1,region:eu) and group-by of the stat page, from the stat's tag keys. */
+function TagControls({
+  name,
+  filter,
+  by,
+  onChange,
+}: {
+  name: string
+  filter: string
+  by: string
+  onChange: (f: string, b: string) => void
+}) {
+  const [keys, setKeys] = useState<string[]>([])
+  const [text, setText] = useState(filter)
+  useEffect(() => {
+    api<{ tags: Array<{ key: string }> }>('GET', `${statPath(name)}/tags`).then(
+      (r) => setKeys(r.tags.map((t) => t.key)),
+      () => setKeys([]),
+    )
+  }, [name])
+  if (!keys.length && !filter && !by) return null
+  return html`<form class="actions" onSubmit=${(e: Event) => {
+    e.preventDefault()
+    onChange(text.trim(), by)
+  }}>
+    <label class="small">Filter <input name="filter" placeholder="host:web1,region:eu" value=${text} onInput=${(e: any) => setText(e.currentTarget.value)} /></label>
+    <button type="submit" class="secondary">Apply</button>
+    <label class="small">Group by <select name="group_by" value=${by} onChange=${(e: any) => onChange(text.trim(), e.currentTarget.value)}>
+      <option value="">(none)</option>${keys.map((k) => html`<option value=${k}>${k}</option>`)}</select></label>
+  </form>`
 }
 
 function Description({ stat, onSaved }: { stat: Stat; onSaved: (s: Stat) => void }) {
@@ -434,6 +502,10 @@ function StatPage() {
   // Percentile lines, kept in the address like the range (a gauge's; a counter's bucket is a sum).
   const [withPct, setWithPct] = useState(new URLSearchParams(location.search).get('percentiles') === '1')
   const kindRef = useRef<string | undefined>(undefined)
+  // Tags (docs/decisions.md §24): kept in the address like the range.
+  const [tagFilter, setTagFilter] = useState(new URLSearchParams(location.search).get('filter') ?? '')
+  const [groupBy, setGroupBy] = useState(new URLSearchParams(location.search).get('group_by') ?? '')
+  const tagQuery = `${tagFilter ? `&filter=${encodeURIComponent(tagFilter)}` : ''}${groupBy ? `&group_by=${encodeURIComponent(groupBy)}` : ''}`
   // The back-test is hourly: its band is drawn only where the chart's buckets are hours too, on plans with detection.
   const showBand = range === '7d' && PLANS[pageData.plan as PlanName]?.anomalyDetection === true
 
@@ -441,7 +513,7 @@ function StatPage() {
     const previous = (fromMs: number) =>
       api<Detail>(
         'GET',
-        `${statPath(name)}?from=${new Date(fromMs - SECONDS(range) * 1000).toISOString()}&to=${new Date(fromMs).toISOString()}`,
+        `${statPath(name)}?from=${new Date(fromMs - SECONDS(range) * 1000).toISOString()}&to=${new Date(fromMs).toISOString()}${tagFilter ? `&filter=${encodeURIComponent(tagFilter)}` : ''}`,
       )
     try {
       // Both periods at once: the window's start is where the server will put it (aligned down to its bucket);
@@ -454,7 +526,7 @@ function StatPage() {
       const read = (kind: string | undefined) =>
         api<Detail>(
           'GET',
-          `${statPath(name)}?range=${range}${withPct && kind === 'gauge' ? `&percentiles=${PERCENTILE_KEYS.map((k) => k.slice(1)).join(',')}` : ''}`,
+          `${statPath(name)}?range=${range}${tagQuery}${withPct && kind === 'gauge' ? `&percentiles=${PERCENTILE_KEYS.map((k) => k.slice(1)).join(',')}` : ''}`,
         )
       let [d, p0, b] = await Promise.all([read(kindRef.current), previous(guess), backtest])
       if (withPct && kindRef.current === undefined && d.stat.kind === 'gauge') d = await read('gauge')
@@ -469,7 +541,20 @@ function StatPage() {
     } catch (err) {
       setError(err)
     }
-  }, [range, withPct])
+  }, [range, withPct, tagFilter, groupBy])
+
+  const setTags = (f: string, b: string) => {
+    setTagFilter(f)
+    setGroupBy(b)
+    const u = new URL(location.href)
+    for (const [k, v] of [
+      ['filter', f],
+      ['group_by', b],
+    ])
+      if (v) u.searchParams.set(k, v)
+      else u.searchParams.delete(k)
+    history.replaceState(null, '', u)
+  }
 
   const togglePct = (on: boolean) => {
     setWithPct(on)
@@ -496,6 +581,7 @@ function StatPage() {
     ${s ? html`<${Description} stat=${s} onSaved=${setStat} /><${Meaning} stat=${s} onSaved=${setStat} />` : null}
     <div class="ranges" role="group" aria-label="Range">${RANGES.map((r) => html`<button type="button" aria-pressed=${r === range ? 'true' : 'false'} onClick=${() => pick(r)}>${r}</button>`)}</div>
     ${s?.kind === 'gauge' ? html`<label class="small"><input type="checkbox" name="percentiles" checked=${withPct} onChange=${(e: any) => togglePct(e.currentTarget.checked)} /> Show p50, p95 and p99</label>` : null}
+    <${TagControls} name=${name} filter=${tagFilter} by=${groupBy} onChange=${setTags} />
     <${ErrorNotice} error=${error} />
     ${
       detail === null
@@ -505,7 +591,7 @@ function StatPage() {
         : html`
       ${detail.range.range_clamped_by_retention ? html`<div class="notice info">Your plan keeps ${detail.range.retention_days} days of history: this chart starts ${when(detail.range.from)}. <a href="/account">Plan limits</a></div>` : null}
       ${detail.points.length === 0 ? html`<div class="notice info">No points in the last ${range}. Pick a longer range, or send one.</div>` : null}
-      <${Chart} detail=${detail} prev=${prev} band=${band} unit=${s?.unit} />
+      ${groupBy && detail.groups ? html`<${GroupChart} detail=${detail} by=${groupBy} />` : html`<${Chart} detail=${detail} prev=${prev} band=${band} unit=${s?.unit} />`}
       <p class="small muted">Buckets of ${detail.range.bucket_seconds >= 3600 ? `${detail.range.bucket_seconds / 3600} h` : `${detail.range.bucket_seconds / 60} min`}, ${detail.stat.kind === 'counter' ? 'summed' : 'averaged'}; dashed: the ${range} before, shifted to line up.${band.length && detail.range.bucket_seconds === 3600 ? ' Shaded: the normal range the anomaly detector expected for each hour.' : ''}${flaggedNote(detail, band)}${detail.points.some((p) => p.p50 !== undefined) ? " Dotted: p50, p95 and p99 of each bucket's observations (within 1 %)." : ''} Updated ${age(detail.range.to)}.</p>
       <${Summary} stat=${s ?? detail.stat} cur=${detail.points} prev=${prev} />
       <p><a href=${`/stats/${encodeURIComponent(name)}/correlations`}>What moved with this?</a> <span class="small muted">Your other stats ranked by how closely they move with ${name}.</span></p>`

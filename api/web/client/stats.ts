@@ -16,6 +16,8 @@ interface Row {
   last_point_at: string | null
   summary: { total?: number; average?: number | null; n: number }
   points: Array<{ t: number; value: number }>
+  /** How many series (tag sets) the stat holds. */
+  series: number
 }
 interface Dashboard {
   range: { from: string; to: string }
@@ -100,7 +102,7 @@ function StatsPage() {
           <thead><tr><th>Stat</th><th>Kind</th><th class="num">Last value</th><th>Last point</th><th>Last 24 h</th><th class="num">24 h total / average</th></tr></thead>
           <tbody>${rows.map(
             (s) => html`<tr key=${s.id}>
-            <td data-label="Stat"><a class="row-title" href=${`/stats/${encodeURIComponent(s.name)}`}>${s.name}</a>${s.description ? html`<div class="small muted">${s.description}</div>` : null}</td>
+            <td data-label="Stat"><a class="row-title" href=${`/stats/${encodeURIComponent(s.name)}`}>${s.name}</a>${s.series > 1 ? html` <span class="small muted" data-series>${s.series} series</span>` : null}${s.description ? html`<div class="small muted">${s.description}</div>` : null}</td>
             <td data-label="Kind"><span class="kind">${s.kind}</span></td>
             <td data-label="Last value" class="num">${num(s.last_value)}</td>
             <td data-label="Last point">${age(s.last_point_at)}</td>

@@ -1,6 +1,6 @@
 // InfluxDB line protocol (docs/decisions.md §21): `measurement[,tag=v...] field=v[,field=v...] [timestamp]`, one
 // point per line. Each field becomes the gauge `<measurement>.<field>` (the field `value` maps to
-// `<measurement>`), tags appended by stat-name.ts; timestamps are truncated to seconds, none means the receive
+// `<measurement>`), its tags the series' tags (docs/decisions.md §24, stat-name.ts); timestamps are truncated to seconds, none means the receive
 // time. Every number rule of docs/decisions.md §I-2.2 applies to field values, so string and boolean fields are refused
 // like any other non-number. The first bad line refuses the whole request, named by its number.
 import { invalid } from '../../errors.js'
@@ -8,7 +8,7 @@ import { parseNumber } from '../numbers.js'
 import { reject } from '../parsed.js'
 import type { ValidPoint } from '../point.js'
 import { parseTimestamp } from '../timestamps.js'
-import { protocolStatName } from './stat-name.js'
+import { protocolSeries } from './stat-name.js'
 import { CHUNK, tooManyPoints, yieldToEventLoop } from './admit.js'
 
 /** Units of a timestamp as InfluxDB's `precision` names them (2.x spellings, and 1.x's n, u, m, h). */
@@ -80,7 +80,7 @@ export async function parseLineProtocol(
   const lineOf: number[] = []
   // A body repeats its series (Telegraf sends each host's series every interval, in batches of thousands):
   // each distinct series and field is named once per request.
-  const names = new Map<string, ReturnType<typeof protocolStatName>>()
+  const names = new Map<string, ReturnType<typeof protocolSeries>>()
   let n = 0
   for (let at = 0; at <= body.length; ) {
     const nl = body.indexOf('\n', at)
@@ -109,10 +109,10 @@ export async function parseLineProtocol(
       const memo = `${parsed.series}\u0000${field}`
       let name = names.get(memo)
       if (!name)
-        names.set(memo, (name = protocolStatName(field === 'value' ? parsed.measurement : `${parsed.measurement}.${field}`, parsed.tags)))
+        names.set(memo, (name = protocolSeries(field === 'value' ? parsed.measurement : `${parsed.measurement}.${field}`, parsed.tags)))
       if (!name.ok) throw fail(name.message, name.code)
       if (points.length >= maxPoints) throw tooManyPoints(undefined, 'points')
-      points.push({ name: name.value, kind: 'gauge', value: value.value, t, ikey: undefined })
+      points.push({ ...name.value, kind: 'gauge', value: value.value, t, ikey: undefined })
       lineOf.push(lineNo)
     }
   }

@@ -14,7 +14,7 @@ import type { Redis } from 'ioredis'
 import protobuf from 'protobufjs'
 import { AppError } from '../../errors.js'
 import { validatePoint, type ValidPoint } from '../point.js'
-import { protocolStatName } from './stat-name.js'
+import { protocolSeries } from './stat-name.js'
 
 // The messages of opentelemetry-proto v1.x this adapter reads (field numbers as in metrics.proto, common.proto,
 // resource.proto and metrics_service.proto; enums read as their integers). Unknown fields are skipped.
@@ -197,15 +197,17 @@ function attrValue(v: Record<string, unknown> | undefined): string {
 const NOT_TAGS = /^telemetry\.(sdk|distro)\./
 
 /**
- * The stat name of a metric and its attributes: the one place attributes become tags. Until stats carry tags
- * (§24) they are appended to the name as line protocol's tags are (stat-name.ts); `service.name` is `service`.
+ * The series of a metric and its attributes: the one place attributes become tags (docs/decisions.md §24, §25):
+ * resource and point attributes alike, `service.name` as `service`; the stat is the instrument's name.
  */
 export function otlpStatName(metric: string, resource: KeyValue[], point: KeyValue[]) {
   const tags: Array<[string, string]> = []
   for (const a of resource) if (!NOT_TAGS.test(a.key)) tags.push([a.key === 'service.name' ? 'service' : a.key, attrValue(a.value)])
   for (const a of point) tags.push([a.key, attrValue(a.value)])
-  return protocolStatName(metric, tags)
+  return protocolSeries(metric, tags)
 }
+
+type OtlpSeries = ReturnType<typeof otlpStatName>
 
 const streamKey = (prefix: string, accountId: string, identity: unknown) =>
   `${prefix}:otlp:${accountId}:${createHash('sha1').update(JSON.stringify(identity)).digest('base64url')}`
@@ -296,7 +298,7 @@ function numberOf(p: NumberPoint): number {
 /** One point through validatePoint (every write rule, §I-2.2): stored, or refused alone with why. */
 function emit(
   out: Converted,
-  pending: Array<{ metric: string; statName: { ok: boolean; value?: string } }>,
+  pending: Array<{ metric: string; statName: OtlpSeries }>,
   p: NumberPoint,
   kind: 'counter' | 'gauge',
   value: number,
@@ -304,13 +306,15 @@ function emit(
   const current = pending[pending.length - 1]
   // NO_RECORDED_VALUE: a point that says the stream has no value now (a staleness marker); nothing to store.
   if ((p.flags ?? 0) & 1) return
+  if (!current.statName.ok) return
+  const series = current.statName.value
   try {
     const point = validatePoint(
-      { stat: current.statName.value, [kind === 'counter' ? 'count' : 'value']: value, t: seconds(p.timeUnixNano) },
+      { stat: series.name, [kind === 'counter' ? 'count' : 'value']: value, t: seconds(p.timeUnixNano) },
       { countDefaultsToOne: false },
       Math.floor(Date.now() / 1000),
     )
-    out.points.push(point)
+    out.points.push(series.tags ? { ...point, tags: series.tags, series: series.series } : point)
     out.metricOf.push(current.metric)
   } catch (e) {
     if (!(e instanceof AppError)) throw e
@@ -330,7 +334,7 @@ interface Bucket {
  */
 function histogram(
   out: Converted,
-  pending: Array<{ metric: string; statName: { ok: boolean; value?: string }; key?: string }>,
+  pending: Array<{ metric: string; statName: OtlpSeries; key?: string }>,
   p: HistogramPoint & ExpPoint,
   exponential: boolean,
   prev: StreamState | undefined,

@@ -1,6 +1,6 @@
 // Prometheus remote write 1.0 (docs/decisions.md §21): a snappy block-compressed protobuf WriteRequest. Every
-// sample of a series becomes a gauge observation of the stat named from `__name__` and the other labels
-// (stat-name.ts); millisecond timestamps are truncated to seconds. Stale markers (a NaN with Prometheus'
+// sample of a series becomes a gauge observation of the stat `__name__`, its other labels the series' tags
+// (docs/decisions.md §24, stat-name.ts); millisecond timestamps are truncated to seconds. Stale markers (a NaN with Prometheus'
 // own bit pattern, sent when a series disappears) are dropped on purpose: they say "no value", not a value.
 // Any other sample the number rules refuse (NaN, Inf, out of range, out of window) refuses the request,
 // naming the series, with a 400, which Prometheus does not retry.
@@ -9,7 +9,7 @@ import { invalid, tooLarge } from '../../errors.js'
 import { parseNumber } from '../numbers.js'
 import type { ValidPoint } from '../point.js'
 import { parseTimestamp } from '../timestamps.js'
-import { protocolStatName } from './stat-name.js'
+import { protocolSeries } from './stat-name.js'
 import { CHUNK, yieldToEventLoop } from './admit.js'
 import { snappyUncompress, snappyUncompressedLength } from './snappy.js'
 
@@ -153,7 +153,7 @@ function decodeSeries(s: Series, nowSeconds: number, out: DecodedWrite): void {
   const shown = `${metric ?? ''}{${tags.map(([k, v]) => `${k}="${v}"`).join(',')}}`
   const fail = (reason: string) => invalid('invalid_series', `series ${shown}: ${reason}`)
   if (!metric) throw fail('no __name__ label')
-  const name = protocolStatName(metric, tags)
+  const name = protocolSeries(metric, tags)
   if (!name.ok) throw fail(name.message)
   for (const sample of s.samples ?? []) {
     const value = sample.value ?? 0
@@ -166,7 +166,7 @@ function decodeSeries(s: Series, nowSeconds: number, out: DecodedWrite): void {
     const ms = sample.timestamp ?? 0
     const t = parseTimestamp(Math.floor((typeof ms === 'number' ? ms : ms.toNumber()) / 1000), nowSeconds)
     if (!t.ok) throw fail(t.message)
-    out.points.push({ name: name.value, kind: 'gauge', value: checked.value, t: t.value, ikey: undefined })
+    out.points.push({ ...name.value, kind: 'gauge', value: checked.value, t: t.value, ikey: undefined })
     out.seriesOf.push(shown)
   }
 }

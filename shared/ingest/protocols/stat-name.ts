@@ -1,8 +1,9 @@
-// Stat names for the protocols people already run (docs/decisions.md §21): the metric's name, then each tag or
-// label sorted by key as `.<key>_<value>`; characters outside docs/decisions.md §I-2.1's set become `_`; a result over
-// 128 characters is refused for that metric. The result then passes the same name rule as every write.
-import { MAX_STAT_NAME_LENGTH, parseStatName } from '../names.js'
+// Series for the protocols people already run (docs/decisions.md §24, which ends §21's name suffixes): the stat
+// name is the metric's name alone, characters outside docs/decisions.md §I-2.1's set becoming `_`, and its tags
+// or labels are the series' tags (tags.ts's protocolTags). The name then passes the same rule as every write.
+import { parseStatName } from '../names.js'
 import { reject, type Parsed } from '../parsed.js'
+import { protocolTags, seriesKey, type Tags } from '../tags.js'
 
 // docs/decisions.md §I-2.1's set, as names.ts holds it: letters, marks, numbers, space, dot, underscore, hyphen.
 const OUTSIDE = /[^\p{L}\p{M}\p{N} ._-]/gu
@@ -12,24 +13,24 @@ export function cleanPart(part: string): string {
   return part.replace(OUTSIDE, '_')
 }
 
+/** A protocol series: the stat name and, when tagged, its tags and seriesKey (the fields a ValidPoint takes). */
+export interface ProtocolSeries {
+  name: string
+  tags?: Tags
+  series?: string
+}
+
 /**
- * The stat name of a metric and its tags. A tag without a value (DogStatsD's bare `#canary`) adds `.<key>`.
- * Tags are sorted by key (then value), so the same series always lands on the same stat whatever order the
- * sender wrote them in.
+ * The series of a metric and its tags: the same tag set in any order is one series. A tag that breaks
+ * docs/decisions.md §24's rules once cleaned (a value over 200 characters, more than 10 tags) refuses the metric.
  */
-export function protocolStatName(metric: string, tags: ReadonlyArray<readonly [string, string]>): Parsed<string> {
-  let name = cleanPart(metric)
-  if (tags.length) {
-    const sorted =
-      tags.length === 1 ? tags : [...tags].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))
-    for (const [k, v] of sorted) name += v === '' ? `.${cleanPart(k)}` : `.${cleanPart(k)}_${cleanPart(v)}`
+export function protocolSeries(metric: string, pairs: ReadonlyArray<readonly [string, string]>): Parsed<ProtocolSeries> {
+  const name = parseStatName(cleanPart(metric))
+  if (!name.ok) return name
+  const tags = protocolTags(pairs)
+  if (!tags.ok) return reject(tags.code, tags.message)
+  return {
+    ok: true,
+    value: tags.value ? { name: name.value, tags: tags.value, series: seriesKey(name.value, tags.value) } : { name: name.value },
   }
-  // Counted in code points, as names.ts counts them.
-  if (name.length > MAX_STAT_NAME_LENGTH && [...name].length > MAX_STAT_NAME_LENGTH) {
-    return reject(
-      'stat_name_too_long',
-      `invalid stat name: "${name.slice(0, 40)}..." is longer than ${MAX_STAT_NAME_LENGTH} characters once its tags are appended`,
-    )
-  }
-  return parseStatName(name)
 }

@@ -8,7 +8,7 @@ import { parseNumber } from '../numbers.js'
 import { accept, reject, type Parsed } from '../parsed.js'
 import type { ValidPoint } from '../point.js'
 import { parseTimestamp } from '../timestamps.js'
-import { protocolStatName } from './stat-name.js'
+import { protocolSeries } from './stat-name.js'
 
 export interface StatsdLine {
   /** The API key the line was prefixed with. */
@@ -60,7 +60,7 @@ export function parseStatsdLine(line: string, nowSeconds: number): Parsed<Statsd
       return reject('invalid_line', `metric "${metric}": unknown field "|${section}"`)
     }
   }
-  const name = protocolStatName(metric, tags)
+  const name = protocolSeries(metric, tags)
   if (!name.ok) return reject(name.code, `metric "${metric}": ${name.message}`)
   const counter = type === 'c'
   const field = counter ? 'count' : 'value'
@@ -76,7 +76,7 @@ export function parseStatsdLine(line: string, nowSeconds: number): Parsed<Statsd
     // A counter sampled at 10 % stands for ten times what it says; the result obeys the same range rule.
     const value = counter && rate !== 1 ? parseNumber(parsed.value / rate, field) : parsed
     if (!value.ok) return reject(value.code, `metric "${metric}": ${value.message}`)
-    points.push({ name: name.value, kind: counter ? 'counter' : 'gauge', value: value.value, t, ikey: undefined })
+    points.push({ ...name.value, kind: counter ? 'counter' : 'gauge', value: value.value, t, ikey: undefined })
   }
   return accept({ key, points })
 }
