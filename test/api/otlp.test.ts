@@ -52,12 +52,12 @@ for (const [encoding, make] of [
     await close()
     const back = await readBack(app, key)
     t.deepEqual(Object.keys(back).sort(), [
-      'latency.service_checkout',
-      'orders.region_eu.service_checkout',
-      'queue.service_checkout',
-      'temperature.service_checkout',
+      'latency{service=checkout}',
+      'orders{region=eu,service=checkout}',
+      'queue{service=checkout}',
+      'temperature{service=checkout}',
     ])
-    const ordersBack = back['orders.region_eu.service_checkout']
+    const ordersBack = back['orders{region=eu,service=checkout}']
     t.is(ordersBack.kind, 'counter')
     t.deepEqual(
       ordersBack.points.map((p) => p.value),
@@ -66,15 +66,15 @@ for (const [encoding, make] of [
     )
     // Three exports (two flushes and the shutdown's): a gauge's value each time, an idle counter's nothing.
     t.deepEqual(
-      back['queue.service_checkout'].points.map((p) => p.value),
+      back['queue{service=checkout}'].points.map((p) => p.value),
       [3, 3, 3],
     )
-    t.is(back['queue.service_checkout'].kind, 'gauge')
+    t.is(back['queue{service=checkout}'].kind, 'gauge')
     t.deepEqual(
-      back['temperature.service_checkout'].points.map((p) => p.value),
+      back['temperature{service=checkout}'].points.map((p) => p.value),
       [21.5, 21.5, 21.5],
     )
-    const lat = back['latency.service_checkout'].points.map((p) => p.value).sort((a, b) => a - b)
+    const lat = back['latency{service=checkout}'].points.map((p) => p.value).sort((a, b) => a - b)
     t.is(lat.length, 4, 'one observation per recorded value')
     t.true(Math.abs(sum(lat.map((value) => ({ value }))) - 360) < 1e-9, `sum ${lat}`)
     // Each in its bucket of the default boundaries: (5, 10], (10, 25], (25, 50], (250, 300] (max 300).
