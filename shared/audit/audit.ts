@@ -70,7 +70,7 @@ export async function listAudit(sql: Db, accountId: string, cursor: string | und
   >`
     select id::text, at, actor_type, actor_id, actor_email, action, target, ip, summary from audit_events
     where account_id = ${accountId} ${cursor ? sql`and id < ${cursor}` : sql``}
-    order by id desc limit ${limit + 1}`
+    order by audit_events.id desc limit ${limit + 1}`
   const page = rows.slice(0, limit)
   const events: AuditEvent[] = page.map((r) => ({
     id: r.id,

@@ -265,3 +265,23 @@ test.serial('audit: every change names its actor, newest first, paged; no secret
   const tokens = await app.sql`select token_hash from invitations`
   t.true(tokens.length > 0)
 })
+
+test.serial('audit paging: newest first, 50 a page, next_cursor walks every row once', async (t) => {
+  const u = await signUp(app.url)
+  for (let i = 0; i < 60; i++)
+    await request(app.url, '/api/v1/account', { method: 'PATCH', json: { time_zone: i % 2 ? 'Europe/Paris' : 'UTC' }, session: u.session })
+  const first = await request(app.url, '/api/v1/audit', { session: u.session })
+  t.is(first.body.events.length, 50)
+  t.truthy(first.body.next_cursor)
+  const second = await request(app.url, `/api/v1/audit?cursor=${first.body.next_cursor}`, { session: u.session })
+  const ids = [...first.body.events, ...second.body.events].map((e: { id: string }) => Number(e.id))
+  t.is(ids.length, 61, 'sixty changes and the sign-up')
+  t.deepEqual(
+    ids,
+    [...ids].sort((a, b) => b - a),
+    'newest first, across pages',
+  )
+  t.is(new Set(ids).size, ids.length)
+  t.is(second.body.next_cursor, null)
+  t.is(second.body.events.at(-1).action, 'postAuthSignup')
+})
