@@ -331,7 +331,7 @@ export const PROBLEMS: Record<string, ProblemDoc> = {
   ),
   forbidden_role: p(
     'forbidden',
-    'Your role in this account is below what the route needs (owner > admin > member > viewer; docs/decisions.md §23); `detail` names the role needed. Nothing was changed.',
+    "Your role in this account is below what the route needs (owner > admin > member > viewer; docs/decisions.md §23), or an API key's creator's is (a key acts with at most its creator's current role; a removed member's keys stop); `detail` names the role needed. Nothing was changed.",
     'Ask an owner or admin of the account for that role, or for them to make the change.',
   ),
   forbidden_scope: p(

@@ -44,6 +44,13 @@ export function forbiddenScope(scope: KeyScope) {
   )
 }
 
+/** A key acts with at most its creator's current role; a removed creator's keys are refused. */
+export function keyRole(creatorRole: Role | null, need: Role): void {
+  if (!creatorRole)
+    throw forbidden('forbidden_role', "this key's creator is no longer a member of the account: use a key of a current member")
+  requireRole(creatorRole, need)
+}
+
 /** Requires one of the given kinds of credential, and the access the route declares; sets ctx.state.account. */
 export function auth(access: Access, ...allowed: AuthKind[]): Middleware {
   return async (ctx, next) => {
@@ -54,6 +61,7 @@ export function auth(access: Access, ...allowed: AuthKind[]): Middleware {
       if (!allowed.includes('bearer'))
         throw forbidden('session_required', 'this route requires a dashboard session; API keys are not accepted here')
       if (!scopeAllows(resolved.scope, ctx.method, access.ingest ?? false)) throw forbiddenScope(resolved.scope)
+      if (access.role !== 'person') keyRole(resolved.role, access.role)
       ctx.state.account = resolved.account
       ctx.state.apiKeyId = resolved.keyId
       ctx.state.keyScope = resolved.scope

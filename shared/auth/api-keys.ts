@@ -2,7 +2,7 @@
 // that old clients that do not URL-encode their form bodies keep them intact.
 // Only the prefix (for lookup and display) and a sha256 of the whole key are stored.
 import type { Db } from '../db.js'
-import type { KeyScope } from '../members/roles.js'
+import type { KeyScope, Role } from '../members/roles.js'
 import { constantTimeEqual, randomBase62, sha256 } from './secrets.js'
 
 const PREFIX_LEN = 12 // ~71 bits: a unique lookup handle, not a secret
@@ -21,6 +21,8 @@ export interface ApiKey {
   /** The person who made it (null: since removed from the service). */
   createdBy: string | null
   createdByEmail?: string | null
+  /** The creator's current role in the key's account (null: no longer a member); the key acts with at most it. */
+  creatorRole?: Role | null
 }
 
 interface KeyRow {
@@ -33,6 +35,7 @@ interface KeyRow {
   scope: KeyScope
   created_by: string | null
   created_by_email?: string | null
+  creator_role?: Role | null
 }
 
 const toKey = (r: KeyRow): ApiKey => ({
@@ -45,6 +48,7 @@ const toKey = (r: KeyRow): ApiKey => ({
   scope: r.scope,
   createdBy: r.created_by,
   createdByEmail: r.created_by_email,
+  creatorRole: r.creator_role,
 })
 
 /** Creates a key; the secret is returned once and never stored. */
@@ -53,13 +57,14 @@ export async function createApiKey(
   accountId: string,
   label: string,
   scope: KeyScope = 'full',
-  createdBy: string | null = null,
+  // Not given (the CLI, benchmarks): the account's own person, its first owner.
+  createdBy?: string,
 ): Promise<{ apiKey: ApiKey; secret: string }> {
   const prefix = randomBase62(PREFIX_LEN)
   const secret = `mk_${prefix}_${randomBase62(SECRET_LEN)}`
   const [row] = await sql<KeyRow[]>`
     insert into api_keys (account_id, label, prefix, secret_hash, scope, created_by)
-    values (${accountId}, ${label}, ${prefix}, ${sha256(secret)}, ${scope}, ${createdBy})
+    values (${accountId}, ${label}, ${prefix}, ${sha256(secret)}, ${scope}, ${createdBy ?? accountId})
     returning id, account_id, label, prefix, created_at, last_used_at, scope, created_by`
   return { apiKey: toKey(row), secret }
 }
@@ -88,8 +93,9 @@ export async function findApiKey(sql: Db, presented: string): Promise<ApiKey | n
   const m = KEY_SHAPE.exec(presented)
   if (!m) return null
   const [row] = await sql<(KeyRow & { secret_hash: Buffer })[]>`
-    select id, account_id, label, prefix, created_at, last_used_at, scope, created_by, secret_hash from api_keys
-    where prefix = ${m[1]} and revoked_at is null`
+    select id, account_id, label, prefix, created_at, last_used_at, scope, created_by, secret_hash,
+      (select m.role from memberships m where m.account_id = api_keys.account_id and m.person_id = api_keys.created_by) as creator_role
+    from api_keys where prefix = ${m[1]} and revoked_at is null`
   if (!row || !constantTimeEqual(row.secret_hash, sha256(presented))) return null
   return toKey(row)
 }
@@ -101,8 +107,9 @@ export async function findApiKey(sql: Db, presented: string): Promise<ApiKey | n
 export async function findLiveKeysByPrefix(sql: Db, prefixes: string[]): Promise<Array<ApiKey & { secretHash: Buffer }>> {
   if (!prefixes.length) return []
   const rows = await sql<(KeyRow & { secret_hash: Buffer })[]>`
-    select id, account_id, label, prefix, created_at, last_used_at, scope, created_by, secret_hash from api_keys
-    where prefix = any(${prefixes}::text[]) and revoked_at is null`
+    select id, account_id, label, prefix, created_at, last_used_at, scope, created_by, secret_hash,
+      (select m.role from memberships m where m.account_id = api_keys.account_id and m.person_id = api_keys.created_by) as creator_role
+    from api_keys where prefix = any(${prefixes}::text[]) and revoked_at is null`
   return rows.map((r) => ({ ...toKey(r), secretHash: r.secret_hash }))
 }
 

@@ -140,6 +140,12 @@ test('every mutating route writes exactly one audit row naming its actor; no sec
           headers: { 'content-type': 'text/csv' },
         }),
     },
+    // Before the owner hands the account on and is removed: their key then stops (it acts with their role).
+    {
+      route: 'DELETE /api/v1/stats/:name',
+      actor: () => key.id,
+      run: () => request(app.url, '/api/v1/stats/orders', { method: 'DELETE', bearer: key.key }),
+    },
     {
       route: 'POST /api/v1/auth/api-keys',
       actor: () => owner.accountId,
@@ -249,11 +255,6 @@ test('every mutating route writes exactly one audit row naming its actor; no sec
           ...s(owner),
         })
       },
-    },
-    {
-      route: 'DELETE /api/v1/stats/:name',
-      actor: () => key.id,
-      run: () => request(app.url, '/api/v1/stats/orders', { method: 'DELETE', bearer: key.key }),
     },
   ]
 

@@ -285,3 +285,27 @@ test.serial('audit paging: newest first, 50 a page, next_cursor walks every row 
   t.is(second.body.next_cursor, null)
   t.is(second.body.events.at(-1).action, 'postAuthSignup')
 })
+
+test.serial("a key acts with at most its creator's role, and a removed member's keys stop", async (t) => {
+  const alice = await signUp(app.url)
+  const bob = await signUp(app.url)
+  await join(alice, bob, 'member')
+  const made = await request(app.url, '/api/v1/auth/api-keys', { json: { label: 'bob laptop' }, session: bob.session })
+  t.is(made.status, 201, made.text)
+  const key = made.body.key as string
+  t.is((await request(app.url, '/api/v1/stats/bobs/count', { json: { count: 1 }, bearer: key })).status, 200)
+  const admin = await request(app.url, '/api/v1/account', { method: 'PATCH', json: { time_zone: 'UTC' }, bearer: key })
+  t.is(admin.status, 403)
+  t.is(admin.body.code, 'forbidden_role')
+  const [acc] = await app.sql`select time_zone from accounts where id = ${alice.accountId}`
+  t.is(acc.time_zone, null, 'nothing changed')
+  t.is((await request(app.url, `/api/v1/members/${bob.accountId}`, { method: 'DELETE', session: alice.session })).status, 204)
+  // The key resolver re-reads a key in use within a second: wait for the refusal.
+  const refused = await eventually(async () => {
+    const r = await request(app.url, '/api/v1/stats/bobs/count', { json: { count: 1 }, bearer: key })
+    return r.status === 403 ? r : null
+  }, "the removed member's key refused")
+  t.is(refused.body.code, 'forbidden_role')
+  const legacy = await request(app.url, '/c', { form: `ukey=${key}&stat=bobs&count=1` })
+  t.is(legacy.body.status, 'error')
+})
