@@ -2,6 +2,8 @@
 // the audit log; real PostgreSQL, Redis and SMTP.
 import test from 'ava'
 import { createRoutes } from '../../api/app.js'
+import { createLogger } from '../../shared/log.js'
+import { purgeSessionsJob } from '../../workers/purge-sessions.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
@@ -308,4 +310,22 @@ test.serial("a key acts with at most its creator's role, and a removed member's 
   t.is(refused.body.code, 'forbidden_role')
   const legacy = await request(app.url, '/c', { form: `ukey=${key}&stat=bobs&count=1` })
   t.is(legacy.body.status, 'error')
+})
+
+test.serial('audit rows are kept 400 days: the maintenance purge deletes older ones, and ended invitations', async (t) => {
+  const u = await signUp(app.url)
+  await request(app.url, '/api/v1/account', { method: 'PATCH', json: { time_zone: 'UTC' }, session: u.session })
+  await app.sql`update audit_events set at = now() - interval '401 days' where account_id = ${u.accountId} and action = 'postAuthSignup'`
+  await app.sql`update audit_events set at = now() - interval '399 days' where account_id = ${u.accountId} and action = 'patchAccount'`
+  const result = await purgeSessionsJob(
+    { config: app.config, sql: app.sql, log: createLogger({ logLevel: 'silent' }), queues: app.api.deps.queues },
+    {},
+    new Date(),
+  )
+  t.true(result.audit >= 1)
+  const rows = await app.sql`select action from audit_events where account_id = ${u.accountId}`
+  t.deepEqual(
+    rows.map((r) => r.action),
+    ['patchAccount'],
+  )
 })
