@@ -30,6 +30,7 @@ import { webRoutes } from './web/pages.js'
 import { billingRoutes } from './routes/billing.js'
 import { anomalyRoutes } from './routes/anomalies.js'
 import { dashboardsRoutes } from './routes/dashboards.js'
+import { memberRoutes } from './routes/members.js'
 
 /** Every route with its OpenAPI entry; the app serves them and the reference documents them. */
 export function createRoutes(): Routes {
@@ -59,6 +60,7 @@ export function createRoutes(): Routes {
   importRoutes(routes)
   anomalyRoutes(routes)
   dashboardsRoutes(routes)
+  memberRoutes(routes)
   return routes
 }
 

@@ -12,6 +12,7 @@ import type { ReadPool } from '../shared/read-replica.js'
 import type { RedisSettings } from '../shared/redis.js'
 import type { Account } from '../shared/accounts/repo.js'
 import type { Session } from '../shared/auth/sessions.js'
+import type { KeyScope, Role } from '../shared/members/roles.js'
 import type { KeyResolver } from '../shared/auth/key-resolver.js'
 import type { PointBatcher } from '../shared/ingest/batcher.js'
 import type { Ingest } from '../shared/ingest/ingest.js'
@@ -45,7 +46,13 @@ export interface AppState {
   account?: Account
   authKind?: AuthKind
   session?: Session
+  /** The person signed in (session auth): their own accounts row (sql/0036_teams.sql). */
+  person?: Account
+  /** The person's role in `account` (session auth). */
+  role?: Role
   apiKeyId?: string
+  /** What the API key may do (bearer auth). */
+  keyScope?: KeyScope
   /** Set on /ez, /c and /v: errors are answered with the legacy envelope. */
   legacy?: { strict: boolean }
   /** Set on the InfluxDB write routes: errors are answered with InfluxDB's JSON error body (v2 or 1.x shape). */
@@ -55,6 +62,8 @@ export interface AppState {
   /** Set on /otlp/v1/metrics: errors are answered as OTLP's google.rpc.Status in the request's encoding. */
   otlp?: 'protobuf' | 'json'
   input: { body?: unknown; query?: unknown; params?: Record<string, string> }
+  /** What the route's audit row says, when the handler knows better than the request (api/route.ts). */
+  audit?: { accountId?: string; actorId?: string; actorEmail?: string; target?: string; summary?: Record<string, unknown> }
 }
 
 export interface AppContext {
@@ -68,6 +77,12 @@ export type Middleware = Koa.Middleware<AppState, AppContext>
 export function accountOf(ctx: Ctx): Account {
   if (!ctx.state.account) throw new Error('accountOf() used on a route without auth')
   return ctx.state.account
+}
+
+/** The person signed in; only call on session-only routes. */
+export function personOf(ctx: Ctx): Account {
+  if (!ctx.state.person) throw new Error('personOf() used on a route without session auth')
+  return ctx.state.person
 }
 
 /**

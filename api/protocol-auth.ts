@@ -4,6 +4,7 @@
 import { unauthorized } from '../shared/errors.js'
 import type { Account } from '../shared/accounts/repo.js'
 import type { Ctx } from './context.js'
+import { forbiddenScope, keyRole, scopeAllows } from './middleware/auth.js'
 import { enforceRate } from './middleware/rate-limit.js'
 
 const MISSING = 'missing credentials: send Authorization: Token <API key> (or Bearer), or the key as the password'
@@ -28,6 +29,10 @@ export async function protocolAccount(ctx: Ctx, allowQuery: boolean): Promise<Ac
   if (key === undefined) throw unauthorized(MISSING)
   const resolved = key ? await ctx.deps.keys.resolve(key) : null
   if (!resolved) throw unauthorized('invalid API key')
+  // The protocols' routes are ingest routes: write and full keys may call them, read keys not.
+  if (!scopeAllows(resolved.scope, 'POST', true)) throw forbiddenScope(resolved.scope)
+  keyRole(resolved.role, 'member') // writing takes the member role, as on the v1 write routes
+  ctx.state.keyScope = resolved.scope
   ctx.state.account = resolved.account
   ctx.state.apiKeyId = resolved.keyId
   ctx.state.authKind = 'bearer'

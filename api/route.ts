@@ -7,7 +7,9 @@ import type { OpenAPIRegistry, ResponseConfig } from '@asteasolutions/zod-to-ope
 import { z } from 'zod'
 import { AppError, invalid } from '../shared/errors.js'
 import { assertStorableText } from '../shared/ingest/text.js'
-import { auth } from './middleware/auth.js'
+import { auth, type Access } from './middleware/auth.js'
+import type { Role } from '../shared/members/roles.js'
+import { recordAudit, type Actor } from '../shared/audit/audit.js'
 import { rateLimit } from './middleware/rate-limit.js'
 import type { AppContext, AppState, AuthKind, Ctx, Middleware } from './context.js'
 
@@ -53,6 +55,18 @@ export interface RouteDef<B extends z.ZodType, Q extends z.ZodType> {
   operationId?: string
   /** Credentials accepted; omitted means the route is public. */
   auth?: AuthKind[]
+  /**
+   * The least role a session needs (docs/decisions.md §23), or 'person' for routes about the signed-in person.
+   * Omitted: viewer for GET, member for other methods (what most routes need); routes needing more declare it.
+   */
+  role?: Role | 'person'
+  /** An ingest route: API keys of scope `write` may call it. */
+  ingest?: boolean
+  /**
+   * Whether a success writes an audit row (docs/decisions.md §23). Omitted: every authenticated route that
+   * changes something (not GET, not ingest); false for a POST that changes nothing (a question, signing out).
+   */
+  audit?: boolean
   body?: B
   /** A body the handler reads itself (file uploads): documented for these media types, not parsed here. */
   upload?: { schema: z.ZodType; mediaTypes: string[] }
@@ -104,7 +118,28 @@ export function operationId(method: string, path: string): string {
   return method.toLowerCase() + words.map((w) => w[0].toUpperCase() + w.slice(1)).join('')
 }
 
+/** The access a route declares, with the defaults filled in (the role matrix test reads the same). */
+export function routeAccess(def: { method: string; role?: Role | 'person'; ingest?: boolean }): Access {
+  return { role: def.role ?? (def.method.toLowerCase() === 'get' ? 'viewer' : 'member'), ingest: def.ingest ?? false }
+}
+
+/** Whether a route's successes are audited (RouteDef.audit). */
+export function isAudited(def: { method: string; auth?: AuthKind[]; ingest?: boolean; audit?: boolean }): boolean {
+  return def.audit ?? (!!def.auth && def.method.toLowerCase() !== 'get' && !def.ingest)
+}
+
+/** A route as the router serves it, with its declared access: what the role matrix and audit tests enumerate. */
+export interface RouteInfo {
+  method: string
+  path: string
+  auth: AuthKind[]
+  access: Access
+  audited: boolean
+}
+
 export class Routes {
+  /** Every authenticated route, as declared (add and addDirect). */
+  readonly declared: RouteInfo[] = []
   readonly router = new Router<AppState, AppContext>()
   private readonly operationIds = new Set<string>()
   /** Routes answered without the router's matching (the hot write routes): "METHOD /exact/path" -> handler chain. */
@@ -117,7 +152,8 @@ export class Routes {
     handler: (ctx: Ctx, input: Input<z.infer<B>, z.infer<Q>>) => Promise<void> | void,
   ): this {
     const chain: Middleware[] = []
-    if (def.auth) chain.push(auth(...def.auth))
+    const audited = isAudited(def)
+    if (def.auth) chain.push(auth(routeAccess(def), ...def.auth))
     if (def.rateLimited) chain.push(rateLimit())
     if (def.body) chain.push(requireJson, jsonBody as unknown as Middleware)
     chain.push(async (ctx) => {
@@ -130,8 +166,11 @@ export class Routes {
       } as Input<z.infer<B>, z.infer<Q>>
       ctx.state.input = input
       await handler(ctx, input)
+      if (audited && ctx.status < 300) await this.audit(ctx, def, input.body)
     })
     this.router[def.method](def.path, ...(chain as never[]))
+    if (def.auth)
+      this.declared.push({ method: def.method.toUpperCase(), path: def.path, auth: def.auth, access: routeAccess(def), audited })
     this.register(def)
     return this
   }
@@ -170,6 +209,30 @@ export class Routes {
     }
   }
 
+  /**
+   * The route's audit row: the handler may name the account, target and before/after (ctx.state.audit);
+   * else the request body, redacted, is the "after". Written after the change commits, in the same request.
+   */
+  private async audit(ctx: Ctx, def: RouteDef<z.ZodType, z.ZodType>, body: unknown): Promise<void> {
+    const told = ctx.state.audit
+    const person = ctx.state.person
+    const accountId = told?.accountId ?? (def.role === 'person' && person ? person.id : ctx.state.account?.id)
+    if (!accountId) return
+    const actor: Actor = person
+      ? { type: 'person', id: person.id, email: person.email }
+      : ctx.state.apiKeyId
+        ? { type: 'key', id: ctx.state.apiKeyId }
+        : { type: 'person', id: told?.actorId ?? accountId, ...(told?.actorEmail ? { email: told.actorEmail } : {}) }
+    await recordAudit(ctx.deps.sql, {
+      accountId,
+      actor,
+      action: def.operationId ?? operationId(def.method, def.path),
+      target: told?.target ?? ctx.path,
+      ip: ctx.ip || null,
+      summary: told?.summary ?? (body && typeof body === 'object' && Object.keys(body).length ? { after: body } : {}),
+    })
+  }
+
   private register(def: RouteDef<z.ZodType, z.ZodType>): void {
     const id = def.operationId ?? operationId(def.method, def.path)
     // Generated clients name their methods after these: two routes sharing one is a bug to catch at start-up.
@@ -185,7 +248,7 @@ export class Routes {
     }
     const errorStatuses = new Set([
       ...(def.errors ?? []),
-      ...(def.auth ? [401] : []),
+      ...(def.auth ? [401, 403] : []),
       ...(def.body || def.query || def.upload ? [400] : []),
       ...(def.body ? [415] : []),
     ])

@@ -359,6 +359,46 @@ export const PROBLEMS: Record<string, ProblemDoc> = {
     "The alert's e-mail address is not confirmed yet, so nothing (not even a test) may be mailed to it.",
     'Click the link in the confirmation mail, then try again.',
   ),
+  forbidden_role: p(
+    'forbidden',
+    "Your role in this account is below what the route needs (owner > admin > member > viewer; docs/decisions.md §23), or an API key's creator's is (a key acts with at most its creator's current role; a removed member's keys stop); `detail` names the role needed. Nothing was changed.",
+    'Ask an owner or admin of the account for that role, or for them to make the change.',
+  ),
+  forbidden_scope: p(
+    'forbidden',
+    "The API key's scope does not cover this route: a `write` key only sends points, a `read` key only reads (GET). Nothing was changed.",
+    'Use a key of scope `full` (or `read`/`write` as the route needs), made under Keys.',
+  ),
+  not_a_member: p(
+    'forbidden',
+    'You were removed from the account this session acts on; nothing was changed.',
+    'Switch to another of your accounts (GET /api/v1/accounts, POST /api/v1/session/account).',
+  ),
+  last_owner: p(
+    'conflict',
+    'The account would be left without an owner; nothing was changed.',
+    'Transfer ownership first (POST /api/v1/account/transfer).',
+  ),
+  already_member: p(
+    'conflict',
+    'The address is already a member of the account; nothing was sent or changed.',
+    'Change their role on the members page instead.',
+  ),
+  invalid_invitation: p(
+    'invalid',
+    'The invitation link is unknown, expired (links last 7 days), revoked or already used; nothing was changed.',
+    "Ask the account's owner or an admin for a new invitation.",
+  ),
+  invitation_email_mismatch: p(
+    'forbidden',
+    'The invitation was sent to another e-mail address than the signed-in one; nothing was changed.',
+    'Sign in (or sign up) with the invited address, then open the link again.',
+  ),
+  invitation_mail_throttled: p(
+    'rate_limited',
+    'The address has had invitations from 3 accounts today, or this account has sent its 10 for today; nothing was stored.',
+    'Try again tomorrow.',
+  ),
   email_taken: p('conflict', 'An account with this e-mail address exists.', 'Sign in instead.'),
   body_too_large: p('too_large', 'The request body is larger than the route takes.', 'Send less per request (split batches).'),
   too_many_attempts: p(

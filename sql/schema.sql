@@ -100,6 +100,7 @@ CREATE TABLE public.accounts (
     time_zone text,
     totp_failures integer DEFAULT 0 NOT NULL,
     totp_locked_at timestamp with time zone,
+    last_sign_in_at timestamp with time zone,
     CONSTRAINT accounts_plan_check CHECK ((plan = ANY (ARRAY['free'::text, 'starter'::text, 'pro'::text, 'business'::text]))),
     CONSTRAINT accounts_time_zone_check CHECK (((time_zone IS NULL) OR ((length(time_zone) >= 1) AND (length(time_zone) <= 64))))
 );
@@ -225,7 +226,7 @@ CREATE TABLE public.alerts (
     group_by text,
     CONSTRAINT alerts_aggregation_check CHECK ((aggregation = ANY (ARRAY['avg'::text, 'p50'::text, 'p90'::text, 'p95'::text, 'p99'::text]))),
     CONSTRAINT alerts_aggregation_condition_check CHECK (((aggregation = 'avg'::text) OR (condition_type = ANY (ARRAY['above'::text, 'below'::text, 'sustained'::text])))),
-    CONSTRAINT alerts_channel_check CHECK ((channel = ANY (ARRAY['webhook'::text, 'slack'::text, 'email'::text]))),
+    CONSTRAINT alerts_channel_check CHECK ((channel = ANY (ARRAY['webhook'::text, 'slack'::text, 'email'::text, 'pagerduty'::text, 'opsgenie'::text]))),
     CONSTRAINT alerts_condition_type_check CHECK ((condition_type = ANY (ARRAY['above'::text, 'below'::text, 'pct_change'::text, 'heartbeat'::text, 'missing_data'::text, 'sustained'::text, 'anomaly'::text]))),
     CONSTRAINT alerts_cooldown_minutes_check CHECK (((cooldown_minutes >= 0) AND (cooldown_minutes <= 10080))),
     CONSTRAINT alerts_direction_check CHECK ((direction = ANY (ARRAY['above'::text, 'below'::text]))),
@@ -347,7 +348,10 @@ CREATE TABLE public.api_keys (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     last_used_at timestamp with time zone,
     revoked_at timestamp with time zone,
-    CONSTRAINT api_keys_label_check CHECK (((char_length(label) >= 1) AND (char_length(label) <= 100)))
+    scope text DEFAULT 'full'::text NOT NULL,
+    created_by uuid,
+    CONSTRAINT api_keys_label_check CHECK (((char_length(label) >= 1) AND (char_length(label) <= 100))),
+    CONSTRAINT api_keys_scope_check CHECK ((scope = ANY (ARRAY['write'::text, 'read'::text, 'full'::text])))
 );
 
 
@@ -359,6 +363,39 @@ CREATE TABLE public.applied_batches (
     id text NOT NULL,
     points integer NOT NULL,
     applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+--
+-- Name: audit_events; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.audit_events (
+    id bigint NOT NULL,
+    account_id uuid NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    actor_type text NOT NULL,
+    actor_id uuid,
+    actor_email text,
+    action text NOT NULL,
+    target text NOT NULL,
+    ip text,
+    summary jsonb DEFAULT '{}'::jsonb NOT NULL,
+    CONSTRAINT audit_events_actor_type_check CHECK ((actor_type = ANY (ARRAY['person'::text, 'key'::text])))
+);
+
+
+--
+-- Name: audit_events_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.audit_events ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.audit_events_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
 );
 
 
@@ -459,6 +496,38 @@ CREATE TABLE public.imports (
     CONSTRAINT imports_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'running'::text, 'completed'::text, 'failed'::text])))
 );
 ALTER TABLE ONLY public.imports ALTER COLUMN payload SET STORAGE EXTERNAL;
+
+
+--
+-- Name: invitations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.invitations (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    account_id uuid NOT NULL,
+    email text NOT NULL,
+    role text NOT NULL,
+    token_hash bytea NOT NULL,
+    invited_by uuid,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    accepted_at timestamp with time zone,
+    revoked_at timestamp with time zone,
+    CONSTRAINT invitations_role_check CHECK ((role = ANY (ARRAY['owner'::text, 'admin'::text, 'member'::text, 'viewer'::text])))
+);
+
+
+--
+-- Name: memberships; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.memberships (
+    account_id uuid NOT NULL,
+    person_id uuid NOT NULL,
+    role text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT memberships_role_check CHECK ((role = ANY (ARRAY['owner'::text, 'admin'::text, 'member'::text, 'viewer'::text])))
+);
 
 
 --
@@ -656,7 +725,8 @@ CREATE TABLE public.sessions (
     csrf_token text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     expires_at timestamp with time zone NOT NULL,
-    revoked_at timestamp with time zone
+    revoked_at timestamp with time zone,
+    active_account_id uuid
 );
 
 
@@ -889,6 +959,14 @@ ALTER TABLE ONLY public.applied_batches
 
 
 --
+-- Name: audit_events audit_events_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.audit_events
+    ADD CONSTRAINT audit_events_pkey PRIMARY KEY (id);
+
+
+--
 -- Name: billing_customers billing_customers_customer_id_key; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -950,6 +1028,30 @@ ALTER TABLE ONLY public.free_tier
 
 ALTER TABLE ONLY public.imports
     ADD CONSTRAINT imports_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: invitations invitations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.invitations
+    ADD CONSTRAINT invitations_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: invitations invitations_token_hash_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.invitations
+    ADD CONSTRAINT invitations_token_hash_key UNIQUE (token_hash);
+
+
+--
+-- Name: memberships memberships_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.memberships
+    ADD CONSTRAINT memberships_pkey PRIMARY KEY (account_id, person_id);
 
 
 --
@@ -1183,6 +1285,20 @@ CREATE INDEX applied_batches_applied_idx ON public.applied_batches USING btree (
 
 
 --
+-- Name: audit_events_account_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX audit_events_account_idx ON public.audit_events USING btree (account_id, id DESC);
+
+
+--
+-- Name: audit_events_at_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX audit_events_at_idx ON public.audit_events USING btree (at);
+
+
+--
 -- Name: billing_events_received_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1208,6 +1324,20 @@ CREATE INDEX email_confirmations_email_idx ON public.email_confirmations USING b
 --
 
 CREATE INDEX imports_account_idx ON public.imports USING btree (account_id, created_at DESC);
+
+
+--
+-- Name: invitations_account_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX invitations_account_idx ON public.invitations USING btree (account_id);
+
+
+--
+-- Name: memberships_person_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX memberships_person_idx ON public.memberships USING btree (person_id);
 
 
 --
@@ -1392,6 +1522,22 @@ ALTER TABLE ONLY public.api_keys
 
 
 --
+-- Name: api_keys api_keys_created_by_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.api_keys
+    ADD CONSTRAINT api_keys_created_by_fkey FOREIGN KEY (created_by) REFERENCES public.accounts(id) ON DELETE SET NULL;
+
+
+--
+-- Name: audit_events audit_events_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.audit_events
+    ADD CONSTRAINT audit_events_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+
+--
 -- Name: billing_customers billing_customers_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1421,6 +1567,38 @@ ALTER TABLE ONLY public.email_confirmations
 
 ALTER TABLE ONLY public.imports
     ADD CONSTRAINT imports_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+
+--
+-- Name: invitations invitations_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.invitations
+    ADD CONSTRAINT invitations_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+
+--
+-- Name: invitations invitations_invited_by_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.invitations
+    ADD CONSTRAINT invitations_invited_by_fkey FOREIGN KEY (invited_by) REFERENCES public.accounts(id) ON DELETE SET NULL;
+
+
+--
+-- Name: memberships memberships_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.memberships
+    ADD CONSTRAINT memberships_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+
+--
+-- Name: memberships memberships_person_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.memberships
+    ADD CONSTRAINT memberships_person_id_fkey FOREIGN KEY (person_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
 
 
 --
@@ -1485,6 +1663,14 @@ ALTER TABLE ONLY public.rollups_1m
 
 ALTER TABLE ONLY public.sessions
     ADD CONSTRAINT sessions_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+
+--
+-- Name: sessions sessions_active_account_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.sessions
+    ADD CONSTRAINT sessions_active_account_id_fkey FOREIGN KEY (active_account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
 
 
 --

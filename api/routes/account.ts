@@ -24,7 +24,7 @@ import { findAccountById, setAccountTimeZone } from '../../shared/accounts/repo.
 import { SESSION_COOKIE } from '../../shared/auth/sessions.js'
 import { clearLoginThrottle, throttleLogin, throttlePasswordReset } from '../../shared/auth/throttle.js'
 import { publishStatDeleted } from '../../shared/stats/directory.js'
-import { accountOf, baseUrl } from '../context.js'
+import { accountOf, baseUrl, personOf } from '../context.js'
 import type { Routes } from '../route.js'
 
 export function accountRoutes(routes: Routes): void {
@@ -54,6 +54,7 @@ export function accountRoutes(routes: Routes): void {
       {
         method: 'post',
         path: '/api/v1/auth/password-reset/confirm',
+        audit: true,
         tag: 'auth',
         body: PasswordResetConfirmBody,
         summary: 'Set a new password with the token of a reset link; every session of the account is revoked (API keys stay)',
@@ -63,6 +64,13 @@ export function accountRoutes(routes: Routes): void {
         const { sql, config } = ctx.deps
         const accountId = await confirmPasswordReset(sql, body.token, body.password, config.passwordHashCost)
         const account = await findAccountById(sql, accountId)
+        ctx.state.audit = {
+          accountId,
+          actorId: accountId,
+          actorEmail: account?.email,
+          target: `person:${accountId}`,
+          summary: { after: { password: 'changed by reset link' } },
+        }
         ctx.body = { account: { email: account?.email ?? '' }, sessions_revoked: true }
       },
     )
@@ -70,6 +78,7 @@ export function accountRoutes(routes: Routes): void {
       {
         method: 'post',
         path: '/api/v1/auth/password',
+        role: 'person',
         tag: 'auth',
         auth: ['session'],
         body: ChangePasswordBody,
@@ -79,7 +88,7 @@ export function accountRoutes(routes: Routes): void {
       },
       async (ctx, { body }) => {
         const { sql, config, redis } = ctx.deps
-        const account = accountOf(ctx)
+        const account = personOf(ctx) // the password is the person's
         await throttleLogin(redis, config, ctx.ip, account.email)
         await changePassword(sql, account, ctx.state.session!.id, body.current_password, body.new_password, config.passwordHashCost)
         await clearLoginThrottle(redis, config, account.email)
@@ -90,6 +99,7 @@ export function accountRoutes(routes: Routes): void {
       {
         method: 'patch',
         path: '/api/v1/account',
+        role: 'admin',
         tag: 'auth',
         auth: ['bearer', 'session'],
         body: PatchAccountBody,
@@ -106,6 +116,7 @@ export function accountRoutes(routes: Routes): void {
       {
         method: 'get',
         path: '/api/v1/account/deletion',
+        role: 'owner',
         tag: 'auth',
         auth: ['session'],
         summary:
@@ -120,6 +131,9 @@ export function accountRoutes(routes: Routes): void {
       {
         method: 'delete',
         path: '/api/v1/account',
+        role: 'owner',
+        // The account's audit log goes with it (every table of the account is emptied): no row could outlive it here.
+        audit: false,
         tag: 'auth',
         auth: ['session'],
         body: DeleteAccountBody,

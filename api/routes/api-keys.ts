@@ -3,7 +3,8 @@ import { ApiKeyList, CreateApiKeyBody, CreatedApiKey, KeyIdParams } from '../../
 import { apiKeyJson, createApiKey, listApiKeys, revokeApiKey } from '../../shared/auth/api-keys.js'
 import { invalid, notFound } from '../../shared/errors.js'
 import { assertPrintable } from '../../shared/ingest/text.js'
-import { accountOf } from '../context.js'
+import { roleAtLeast } from '../../shared/members/roles.js'
+import { accountOf, personOf } from '../context.js'
 import type { Routes } from '../route.js'
 
 export function apiKeyRoutes(routes: Routes): void {
@@ -12,6 +13,7 @@ export function apiKeyRoutes(routes: Routes): void {
       {
         method: 'get',
         path: '/api/v1/auth/api-keys',
+        role: 'member',
         tag: 'api keys',
         summary: "List the account's API keys (no secrets)",
         auth: ['session'],
@@ -35,7 +37,8 @@ export function apiKeyRoutes(routes: Routes): void {
       },
       async (ctx, { body }) => {
         assertPrintable(body.label, 'body.label')
-        const { apiKey, secret } = await createApiKey(ctx.deps.sql, accountOf(ctx).id, body.label)
+        const { apiKey, secret } = await createApiKey(ctx.deps.sql, accountOf(ctx).id, body.label, body.scope, personOf(ctx).id)
+        ctx.state.audit = { summary: { after: { label: body.label, scope: body.scope, prefix: apiKeyJson(apiKey).prefix } } }
         ctx.status = 201
         ctx.body = { api_key: apiKeyJson(apiKey), key: secret }
       },
@@ -53,9 +56,12 @@ export function apiKeyRoutes(routes: Routes): void {
       async (ctx, { params }) => {
         const id = KeyIdParams.safeParse(params)
         if (!id.success) throw invalid('invalid_id', 'key id must be a UUID')
-        const revoked = await revokeApiKey(ctx.deps.sql, accountOf(ctx).id, id.data.id)
+        // A member revokes only keys they made; owners and admins any of the account's.
+        const mine = roleAtLeast(ctx.state.role ?? 'viewer', 'admin') ? undefined : personOf(ctx).id
+        const revoked = await revokeApiKey(ctx.deps.sql, accountOf(ctx).id, id.data.id, mine)
         if (!revoked) throw notFound('API key')
         ctx.deps.keys.evict(revoked.id)
+        ctx.state.audit = { summary: { before: { label: revoked.label, scope: revoked.scope, prefix: apiKeyJson(revoked).prefix } } }
         ctx.status = 204
       },
     )

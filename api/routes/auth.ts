@@ -1,7 +1,7 @@
 // Sign-up, sign-in, sign-out and "who am I" (docs/decisions.md §2).
 import { accountJson } from '../../shared/accounts/json.js'
 import { Credentials, LoginBody, SessionResponse } from '../../shared/accounts/schema.js'
-import { logIn, signUp } from '../../shared/accounts/service.js'
+import { logIn, markSignIn, signUp } from '../../shared/accounts/service.js'
 import { createSession, revokeSession, SESSION_COOKIE } from '../../shared/auth/sessions.js'
 import { clearLoginThrottle, throttleLogin, throttleSignup } from '../../shared/auth/throttle.js'
 import { checkSecondFactor } from '../../shared/auth/two-factor.js'
@@ -34,10 +34,19 @@ export function authRoutes(routes: Routes): void {
         body: Credentials,
         responses: { 201: { description: 'Account created; the session cookie is set', schema: SessionResponse } },
         errors: [409, 429],
+        audit: true,
       },
       async (ctx, { body }) => {
         await throttleSignup(ctx.deps.redis, ctx.deps.config, ctx.ip)
-        await startSession(ctx, await signUp(ctx.deps.sql, body.email, body.password, 'free', ctx.deps.config.passwordHashCost))
+        const account = await signUp(ctx.deps.sql, body.email, body.password, 'free', ctx.deps.config.passwordHashCost)
+        await startSession(ctx, account)
+        ctx.state.audit = {
+          accountId: account.id,
+          actorId: account.id,
+          actorEmail: account.email,
+          target: `account:${account.id}`,
+          summary: { after: { email: account.email } },
+        }
         ctx.status = 201
       },
     )
@@ -57,6 +66,7 @@ export function authRoutes(routes: Routes): void {
         const account = await logIn(sql, body.email, body.password, config.passwordHashCost)
         await checkSecondFactor(sql, account.id, body.code)
         await startSession(ctx, account)
+        await markSignIn(sql, account.id)
         await clearLoginThrottle(redis, config, body.email)
       },
     )
@@ -64,6 +74,8 @@ export function authRoutes(routes: Routes): void {
       {
         method: 'post',
         path: '/api/v1/auth/logout',
+        audit: false,
+        role: 'person',
         tag: 'auth',
         summary: 'End the dashboard session (revoked server-side)',
         auth: ['session'],

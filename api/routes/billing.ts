@@ -16,6 +16,7 @@ export function billingRoutes(routes: Routes): void {
       {
         method: 'post',
         path: '/api/payments/checkout',
+        role: 'owner',
         tag: 'billing',
         auth: ['session'],
         body: CheckoutBody,
@@ -31,6 +32,7 @@ export function billingRoutes(routes: Routes): void {
       {
         method: 'get',
         path: '/api/billing/portal',
+        role: 'owner',
         tag: 'billing',
         auth: ['session'],
         summary: "Redirect to the provider's billing portal (change plan, cancel, invoices)",
@@ -45,6 +47,7 @@ export function billingRoutes(routes: Routes): void {
       {
         method: 'get',
         path: '/api/billing',
+        role: 'owner',
         tag: 'billing',
         auth: ['session'],
         summary: "The account's plan and the subscription it comes from, as of the last sync",
@@ -73,6 +76,7 @@ export function billingRoutes(routes: Routes): void {
       {
         method: 'get',
         path: '/api/billing/return',
+        role: 'owner',
         tag: 'billing',
         auth: ['session'],
         query: ReturnQuery,

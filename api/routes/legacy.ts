@@ -2,6 +2,7 @@
 // so that unmodified clients keep working. Also at /api/ez, /api/c, /api/v.
 import { z } from 'zod'
 import { invalid, unauthorized } from '../../shared/errors.js'
+import { forbiddenScope, keyRole, scopeAllows } from '../middleware/auth.js'
 import { legacyKeyField } from '../../shared/auth/key-resolver.js'
 import { validatePoint, type PointRules } from '../../shared/ingest/point.js'
 import type { Account } from '../../shared/accounts/repo.js'
@@ -21,6 +22,9 @@ async function legacyAccount(ctx: Ctx, fields: LegacyFields, keyField: 'ezkey' |
   if (!presented) throw unauthorized(MISSING, 'missing_parameter')
   const resolved = await ctx.deps.keys.resolve(presented)
   if (!resolved) throw unauthorized(`invalid ${keyField}`, 'invalid_key')
+  // Every legacy route writes: a read key is refused (in the legacy envelope, like every error here).
+  if (!scopeAllows(resolved.scope, 'POST', true)) throw forbiddenScope(resolved.scope)
+  keyRole(resolved.role, 'member') // writing takes the member role, as on the v1 write routes
   await enforceRate(ctx, resolved.account)
   return resolved.account
 }

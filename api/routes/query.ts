@@ -9,6 +9,8 @@ export function queryRoutes(routes: Routes): void {
     {
       method: 'post',
       path: '/api/v1/query',
+      audit: false,
+      role: 'viewer',
       tag: 'query',
       auth: ['bearer', 'session'],
       rateLimited: true,

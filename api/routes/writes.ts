@@ -15,7 +15,7 @@ async function writeOne(ctx: Ctx, name: string, body: Record<string, unknown>, r
 }
 
 export function writeRoutes(routes: Routes): void {
-  const common = { tag: 'writes', auth: ['bearer', 'session'] as AuthKind[], rateLimited: true, errors: [403, 429, 503] }
+  const common = { tag: 'writes', auth: ['bearer', 'session'] as AuthKind[], ingest: true, rateLimited: true, errors: [403, 429, 503] }
   routes
     .add(
       {

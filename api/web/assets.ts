@@ -28,6 +28,9 @@ export const PAGES = [
   'dashboards',
   'dashboard',
   'correlations',
+  'members',
+  'audit',
+  'invitation',
 ] as const
 export type Page = (typeof PAGES)[number]
 

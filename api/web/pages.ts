@@ -46,6 +46,8 @@ const NAV: Array<[string, string, Page[]]> = [
   ['/billing', 'Billing', ['billing']],
   ['/keys', 'API keys', ['keys']],
   ['/send', 'Send data', ['send']],
+  ['/members', 'Members', ['members']],
+  ['/audit', 'Audit', ['audit']],
   ['/account', 'Account', ['account']],
 ]
 
@@ -246,6 +248,19 @@ export function webRoutes(router: Router<AppState, AppContext>): void {
   router.get(
     '/keys',
     signedIn('keys', () => 'API keys'),
+  )
+  router.get(
+    '/members',
+    signedIn('members', () => 'Members'),
+  )
+  router.get(
+    '/audit',
+    signedIn('audit', () => 'Audit log'),
+  )
+  // The invitation mail's link: sign in (or up) first, then back here with the token.
+  router.get(
+    '/invitation',
+    signedIn('invitation', () => 'Invitation'),
   )
   // The StatsD port goes to the page: its set-up names it, or says StatsD is off.
   router.get(

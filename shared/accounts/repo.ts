@@ -22,12 +22,18 @@ interface AccountRow {
 
 const toAccount = (r: AccountRow): Account => ({ id: r.id, email: r.email, plan: r.plan, createdAt: r.created_at, timeZone: r.time_zone })
 
-/** Inserts an account; returns null when the e-mail is taken (in any letter case). */
+/**
+ * Inserts a person and their first account (one row: sql/0036_teams.sql), its owner in the same statement;
+ * returns null when the e-mail is taken (in any letter case).
+ */
 export async function insertAccount(sql: Db, email: string, passwordHash: string | null, plan: PlanName = 'free'): Promise<Account | null> {
   const rows = await sql<AccountRow[]>`
-    insert into accounts (email, password_hash, plan) values (${email}, ${passwordHash}, ${plan})
-    on conflict ((lower(email))) do nothing
-    returning id, email, plan, created_at, time_zone, password_hash`
+    with a as (
+      insert into accounts (email, password_hash, plan) values (${email}, ${passwordHash}, ${plan})
+      on conflict ((lower(email))) do nothing
+      returning id, email, plan, created_at, time_zone, password_hash
+    ), m as (insert into memberships (account_id, person_id, role) select id, id, 'owner' from a)
+    select * from a`
   return rows.length ? toAccount(rows[0]) : null
 }
 

@@ -89,11 +89,25 @@ export const SessionResponse = z
   .meta({ id: 'SessionResponse' })
 
 export const CreateApiKeyBody = z
-  .object({ label: z.string().trim().min(1, { error: 'must not be empty' }).max(100, { error: 'must be at most 100 characters' }) })
+  .object({
+    label: z.string().trim().min(1, { error: 'must not be empty' }).max(100, { error: 'must be at most 100 characters' }),
+    scope: z
+      .enum(['write', 'read', 'full'])
+      .default('full')
+      .describe('write: ingest only (every write route and protocol); read: every GET; full: everything (docs/decisions.md §23)'),
+  })
   .meta({ id: 'CreateApiKeyBody' })
 
 export const ApiKeyJson = z
-  .object({ id: z.uuid(), label: z.string(), prefix: z.string(), created_at: z.iso.datetime(), last_used_at: z.iso.datetime().nullable() })
+  .object({
+    id: z.uuid(),
+    label: z.string(),
+    prefix: z.string(),
+    created_at: z.iso.datetime(),
+    last_used_at: z.iso.datetime().nullable(),
+    scope: z.enum(['write', 'read', 'full']),
+    created_by: z.object({ id: z.uuid(), email: z.string().nullable() }).nullable().describe('The person who made the key'),
+  })
   .meta({ id: 'ApiKey' })
 
 export const CreatedApiKey = z

@@ -25,3 +25,8 @@ export async function logIn(sql: Db, email: string, password: string, hashCost?:
   if (!found || !ok) throw unauthorized('wrong e-mail or password', 'bad_credentials')
   return found.account
 }
+
+/** Records a sign-in (the members page shows each member's last). */
+export async function markSignIn(sql: Db, personId: string): Promise<void> {
+  await sql`update accounts set last_sign_in_at = now() where id = ${personId}`
+}

@@ -19,11 +19,11 @@ export interface AlertDeps {
 }
 
 /**
- * What creation and a PATCH check of a channel's target: a webhook or Slack URL must pass the egress rules, and
+ * What creation and a PATCH check of a channel's target: a webhook, Slack, PagerDuty or Opsgenie URL must pass the egress rules, and
  * an e-mail address needs a way to send mail.
  */
 export async function checkChannelTarget(config: Config, channel: CreateAlertBody['channel_config']): Promise<void> {
-  const target = channel.webhook_url ?? channel.slack_webhook_url
+  const target = channel.webhook_url ?? channel.slack_webhook_url ?? channel.pagerduty_url ?? channel.opsgenie_url
   if (target) {
     try {
       await checkTarget(target, { allowPrivate: config.webhookAllowPrivate, allowLoopback: config.webhookAllowLoopback })

@@ -101,5 +101,57 @@ export async function send(config: Config, sql: Db, alert: AlertRow, delivery: D
       })
       return null
     }
+    case 'pagerduty':
+      return post(config, alert.channel_config.pagerduty_url ?? PAGERDUTY_URL, JSON.stringify(pagerDutyEvent(alert, p, now)), {})
+    case 'opsgenie': {
+      const base = (alert.channel_config.opsgenie_url ?? OPSGENIE_URL).replace(/\/+$/, '')
+      const auth = { authorization: `GenieKey ${alert.channel_config.opsgenie_api_key}` }
+      // Closed by alias (the incident key): a retried close, or one for an alert already closed, changes nothing there.
+      if (p.event === 'resolved')
+        return post(
+          config,
+          `${base}/v2/alerts/${encodeURIComponent(p.incident_key)}/close?identifierType=alias`,
+          JSON.stringify({ source: 'metrics', note: p.message }),
+          auth,
+        )
+      return post(config, `${base}/v2/alerts`, JSON.stringify(opsgenieAlert(config, alert, p)), auth)
+    }
+  }
+}
+
+export const PAGERDUTY_URL = 'https://events.pagerduty.com/v2/enqueue'
+export const OPSGENIE_URL = 'https://api.opsgenie.com'
+
+/**
+ * A PagerDuty Events API v2 event: trigger on fire (and test), resolve on recovery, both with the incident key
+ * as dedup_key, so a retried trigger updates the one open PagerDuty alert and the resolve closes it.
+ */
+export function pagerDutyEvent(alert: AlertRow, p: DeliveryPayload, now: Date) {
+  const base = { routing_key: alert.channel_config.pagerduty_routing_key, dedup_key: p.incident_key.slice(0, 255) }
+  if (p.event === 'resolved') return { ...base, event_action: 'resolve' }
+  return {
+    ...base,
+    event_action: 'trigger',
+    payload: {
+      summary: p.message.slice(0, 1024),
+      source: `metrics: ${p.stat_name}`.slice(0, 255),
+      severity: p.event === 'test' ? 'info' : 'critical',
+      timestamp: new Date(p.triggered_at ?? now).toISOString(),
+      custom_details: { stat: p.stat_name, condition: p.condition, threshold: p.threshold, observed: p.observed_value ?? null },
+    },
+    client: 'Metrics',
+  }
+}
+
+/** An Opsgenie alert: created with the incident key as alias (Opsgenie counts repeats of an open alias, not new alerts). */
+export function opsgenieAlert(config: Pick<Config, 'publicUrl' | 'port'>, alert: AlertRow, p: DeliveryPayload) {
+  return {
+    message: p.message.slice(0, 130),
+    alias: p.incident_key.slice(0, 512),
+    description: `${p.message}\n\nThe stat: ${statLink(config, p.stat_name)}\nThe alert: ${alertLink(config, alert.id)}`.slice(0, 15000),
+    details: { stat: p.stat_name, condition: p.condition, threshold: String(p.threshold), observed: String(p.observed_value ?? 'no data') },
+    source: 'metrics',
+    priority: p.event === 'test' ? 'P5' : 'P2',
+    tags: ['metrics'],
   }
 }

@@ -6,10 +6,8 @@ import { AppError, conflict, invalid, notFound } from '../errors.js'
 import { recordEvents } from './history.js'
 import { isConfirmed, mailConfirmation } from './mail.js'
 import { findAlert, type AlertRow } from './repo.js'
-import { THRESHOLD_CONDITIONS, type DeliveryPayload, type UpdateAlertBody } from './schema.js'
+import { CHANNEL_FIELDS, channelReads, THRESHOLD_CONDITIONS, type DeliveryPayload, type UpdateAlertBody } from './schema.js'
 import { checkChannelTarget, type AlertDeps } from './create-delete.js'
-
-const CHANNEL_FIELD = { webhook: 'webhook_url', slack: 'slack_webhook_url', email: 'email' } as const
 
 async function ownAlert(deps: AlertDeps, accountId: string, id: string): Promise<AlertRow> {
   const alert = await findAlert(deps.sql, id)
@@ -28,9 +26,9 @@ async function checkChange(deps: AlertDeps, alert: AlertRow, body: UpdateAlertBo
   }
   const config = body.channel_config
   if (!config) return
-  const field = CHANNEL_FIELD[alert.channel]
+  const field = CHANNEL_FIELDS[alert.channel].required
   for (const [key, value] of Object.entries(config)) {
-    if (key !== field && value !== undefined) {
+    if (!channelReads(alert.channel, key) && value !== undefined) {
       throw invalid('validation_failed', `body.channel_config.${key}: not used by channel ${alert.channel}`, {
         errors: [{ path: `body.channel_config.${key}`, message: `not used by channel ${alert.channel}` }],
       })
@@ -61,7 +59,7 @@ async function optIn(deps: AlertDeps, account: Account, alert: AlertRow, email: 
  */
 function changedFields(before: AlertRow, after: AlertRow): string[] {
   const out: string[] = []
-  const field = CHANNEL_FIELD[before.channel]
+  const field = CHANNEL_FIELDS[before.channel].required
   const was = (label: string, a: unknown, b: unknown, unit = '') => {
     if (a !== b) out.push(`${label} ${String(a)} → ${String(b)}${unit}`)
   }
@@ -71,7 +69,8 @@ function changedFields(before: AlertRow, after: AlertRow): string[] {
   was('cooldown', before.cooldown_minutes, after.cooldown_minutes, ' min')
   was('when the stat goes quiet', before.on_no_data, after.on_no_data)
   // Named, not shown: a Slack or webhook URL can carry its own secret.
-  if (before.channel_config[field] !== after.channel_config[field]) out.push(`${field === 'email' ? 'address' : 'URL'} changed`)
+  if (before.channel_config[field] !== after.channel_config[field])
+    out.push(`${field === 'email' ? 'address' : field.endsWith('key') ? 'key' : 'URL'} changed`)
   return out
 }
 

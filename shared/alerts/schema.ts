@@ -5,7 +5,7 @@ import { parseFilter } from '../ingest/tags.js'
 
 export const CONDITIONS = ['above', 'below', 'pct_change', 'heartbeat', 'missing_data', 'sustained', 'anomaly'] as const
 export type Condition = (typeof CONDITIONS)[number]
-export const CHANNELS = ['webhook', 'slack', 'email'] as const
+export const CHANNELS = ['webhook', 'slack', 'email', 'pagerduty', 'opsgenie'] as const
 export type Channel = (typeof CHANNELS)[number]
 export const ON_NO_DATA = ['keep', 'resolve', 'alert'] as const
 export type OnNoData = (typeof ON_NO_DATA)[number]
@@ -41,8 +41,37 @@ export const ChannelConfig = z
       .max(254)
       .optional()
       .describe('email: the address; it must confirm a double opt-in first'),
+    pagerduty_routing_key: z
+      .string()
+      .regex(/^[A-Za-z0-9]{20,64}$/, { error: 'must be the integration (routing) key of a PagerDuty Events API v2 integration' })
+      .optional()
+      .describe('pagerduty: the integration key (Events API v2)'),
+    pagerduty_url: z
+      .string()
+      .max(2048)
+      .optional()
+      .describe('pagerduty: the Events API endpoint; default https://events.pagerduty.com/v2/enqueue'),
+    opsgenie_api_key: z.string().min(8).max(200).optional().describe('opsgenie: the API integration key (sent as GenieKey)'),
+    opsgenie_url: z
+      .string()
+      .max(2048)
+      .optional()
+      .describe('opsgenie: the API base; default https://api.opsgenie.com (EU: https://api.eu.opsgenie.com)'),
   })
   .strict()
+
+/** Each channel's required channel_config field, and the optional ones it also reads. */
+export const CHANNEL_FIELDS = {
+  webhook: { required: 'webhook_url', optional: [] },
+  slack: { required: 'slack_webhook_url', optional: [] },
+  email: { required: 'email', optional: [] },
+  pagerduty: { required: 'pagerduty_routing_key', optional: ['pagerduty_url'] },
+  opsgenie: { required: 'opsgenie_api_key', optional: ['opsgenie_url'] },
+} as const satisfies Record<Channel, { required: keyof z.infer<typeof ChannelConfig>; optional: (keyof z.infer<typeof ChannelConfig>)[] }>
+
+/** Whether a channel_config field is read by a channel. */
+export const channelReads = (channel: Channel, field: string) =>
+  CHANNEL_FIELDS[channel].required === field || (CHANNEL_FIELDS[channel].optional as readonly string[]).includes(field)
 
 const OnNoDataField = z
   .enum(ON_NO_DATA)
@@ -134,12 +163,11 @@ export const CreateAlertBody = z
         message: `applies to threshold conditions only (${THRESHOLD_CONDITIONS.join(', ')}), not ${b.condition_type}`,
       })
     }
-    const need = { webhook: 'webhook_url', slack: 'slack_webhook_url', email: 'email' } as const
-    const field = need[b.channel]
+    const field = CHANNEL_FIELDS[b.channel].required
     if (!b.channel_config[field])
       ctx.addIssue({ code: 'custom', path: ['channel_config', field], message: `required for channel ${b.channel}` })
-    for (const other of Object.values(need)) {
-      if (other !== field && b.channel_config[other] !== undefined)
+    for (const [other, value] of Object.entries(b.channel_config)) {
+      if (value !== undefined && !channelReads(b.channel, other))
         ctx.addIssue({ code: 'custom', path: ['channel_config', other], message: `not used by channel ${b.channel}` })
     }
   })

@@ -10,6 +10,7 @@
 import { hash } from 'node:crypto'
 import type { Db } from '../db.js'
 import { findAccountById, findAccountsByIds, type Account } from '../accounts/repo.js'
+import type { KeyScope, Role } from '../members/roles.js'
 import { InFlight } from '../in-flight.js'
 import { findApiKey, findLiveKeysByPrefix, keyPrefix, touchApiKey } from './api-keys.js'
 import { constantTimeEqual } from './secrets.js'
@@ -27,6 +28,12 @@ const MAX_ENTRIES = 10_000
 export interface ResolvedKey {
   keyId: string
   account: Account
+  scope: KeyScope
+  /**
+   * Its creator's role in the account now (null: removed), re-read with the key (within a second): a key acts
+   * with at most that role, so a member's key cannot do what the member cannot, and a removed member's keys stop.
+   */
+  role: Role | null
 }
 
 interface Entry {
@@ -73,7 +80,7 @@ export class KeyResolver {
     const loadedAt = this.now()
     const key = await findApiKey(this.sql, presented)
     const account = key ? await findAccountById(this.sql, key.accountId) : null
-    const value = key && account ? { keyId: key.id, account } : null
+    const value = key && account ? { keyId: key.id, account, scope: key.scope, role: key.creatorRole ?? null } : null
     if (evictions === this.evictions) {
       if (this.cache.size >= MAX_ENTRIES) this.cache.clear()
       this.cache.set(id, { value, loadedAt, usedAt: loadedAt, prefix: keyPrefix(presented), hash: secretHash })
@@ -115,7 +122,7 @@ export class KeyResolver {
         const account = key && accounts.get(key.accountId)
         if (!key || !account) this.cache.delete(id)
         else {
-          e.value = { keyId: key.id, account }
+          e.value = { keyId: key.id, account, scope: key.scope, role: key.creatorRole ?? null }
           e.loadedAt = now
           this.touch(key.id)
         }

@@ -20,7 +20,9 @@ test('a new account has no key; creating one returns the secret once and lists i
   t.true(created.body.key.startsWith(created.body.api_key.prefix))
   const list = await request(app.url, '/api/v1/auth/api-keys', { session: user.session })
   t.is(list.body.api_keys.length, 1)
-  t.deepEqual(Object.keys(list.body.api_keys[0]).sort(), ['created_at', 'id', 'label', 'last_used_at', 'prefix'])
+  t.deepEqual(Object.keys(list.body.api_keys[0]).sort(), ['created_at', 'created_by', 'id', 'label', 'last_used_at', 'prefix', 'scope'])
+  t.is(list.body.api_keys[0].scope, 'full', 'a key made without a scope is full')
+  t.is(list.body.api_keys[0].created_by.email, user.email)
   t.false(list.text.includes(created.body.key))
   const [row] = await app.sql`select secret_hash from api_keys where id = ${created.body.api_key.id}`
   t.false(row.secret_hash.toString('utf8').includes(created.body.key), 'stored hashed')

@@ -11,6 +11,8 @@ interface Key {
   prefix: string
   created_at: string
   last_used_at: string | null
+  scope: 'write' | 'read' | 'full'
+  created_by: { id: string; email: string | null } | null
 }
 
 function NewKey({ created, onDone }: { created: { key: string; api_key: Key }; onDone: () => void }) {
@@ -30,6 +32,7 @@ function Keys() {
   const [keys, setKeys] = useState<Key[] | null>(null)
   const [loadError, setLoadError] = useState<unknown>(null)
   const [label, setLabel] = useState('')
+  const [scope, setScope] = useState('full')
   const [createError, setCreateError] = useState<unknown>(null)
   const [busy, setBusy] = useState(false)
   const [created, setCreated] = useState<{ key: string; api_key: Key } | null>(null)
@@ -52,7 +55,7 @@ function Keys() {
     setBusy(true)
     setCreateError(null)
     try {
-      const res = await api<{ key: string; api_key: Key }>('POST', '/api/v1/auth/api-keys', { label })
+      const res = await api<{ key: string; api_key: Key }>('POST', '/api/v1/auth/api-keys', { label, scope })
       setCreated(res)
       setLabel('')
       setNotice('')
@@ -90,6 +93,10 @@ function Keys() {
       <${Field} id="label" label="New key label" hint="1 to 100 characters, e.g. “production web” or “laptop”." error=${fields.label}>
         <input id="label" value=${label} maxLength=${100} onInput=${(e: any) => setLabel(e.currentTarget.value)} aria-invalid=${fields.label ? 'true' : undefined} />
       <//>
+      <label for="scope">Scope</label>
+      <select id="scope" value=${scope} onChange=${(e: any) => setScope(e.currentTarget.value)}>
+        <option value="full">full: everything</option><option value="write">write: send points only (for clients and hosts)</option><option value="read">read: reads only</option>
+      </select>
       ${fields.label ? null : html`<${ErrorNotice} error=${createError} />`}
       <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Creating…' : 'Create key'}</button></div>
     </form>
@@ -103,10 +110,11 @@ function Keys() {
           : html`<${Loading} />`
         : keys.length === 0
           ? html`<${Empty}>No keys yet. Create one above to send your first point.<//>`
-          : html`<div class="table-wrap"><table class="stack"><thead><tr><th>Label</th><th>Key starts with</th><th>Created</th><th>Last used</th><th><span class="sr-only">Actions</span></th></tr></thead>
+          : html`<div class="table-wrap"><table class="stack"><thead><tr><th>Label</th><th>Key starts with</th><th>Scope</th><th>Created by</th><th>Created</th><th>Last used</th><th><span class="sr-only">Actions</span></th></tr></thead>
         <tbody>${keys.map(
           (k) => html`<tr key=${k.id}>
           <td data-label="Label" class="row-title">${k.label}</td><td data-label="Key starts with"><code>${k.prefix}…</code></td>
+          <td data-label="Scope">${k.scope}</td><td data-label="Created by">${k.created_by?.email ?? ''}</td>
           <td data-label="Created">${when(k.created_at)}</td><td data-label="Last used">${age(k.last_used_at)}</td>
           <td data-label=""><button type="button" class="secondary" onClick=${() => revoke(k)} aria-label=${`Revoke key ${k.label}`}>Revoke</button></td></tr>`,
         )}

@@ -41,7 +41,8 @@ function SignIn() {
     setError(null)
     try {
       await api('POST', signup ? '/api/v1/auth/signup' : '/api/v1/auth/login', { email, password, ...(needCode ? { code } : {}) })
-      location.assign(signup ? '/keys?welcome=1' : nextPath())
+      // A sign-up from an invitation's link goes back to it; any other to the keys page.
+      location.assign(signup && !new URLSearchParams(location.search).has('next') ? '/keys?welcome=1' : nextPath())
     } catch (err) {
       if (err instanceof ApiError && err.code === 'two_factor_required') {
         setNeedCode(true)

@@ -1,0 +1,100 @@
+// The members journey in Chromium (docs/decisions.md §23): invite, accept in a second browser context (signing
+// up from the link), change the role, the switcher, the audit page, remove; at 1280 and 375 px.
+import test from 'ava'
+import { openTab, signedInTab, visible } from '../helpers/browser.js'
+import { signUp } from '../helpers/factories.js'
+import { startSmtpReceiver, type SmtpReceiver } from '../helpers/receivers.js'
+import { webSuite } from '../helpers/suite.js'
+
+let smtp: SmtpReceiver
+test.before(async () => {
+  smtp = await startSmtpReceiver()
+})
+test.after.always(() => smtp?.close())
+const web = webSuite({ env: () => ({ SMTP_URL: smtp.url }) })
+
+for (const width of [1280, 375]) {
+  test.serial(`invite, accept in a second context, change the role, switch, audit, remove at ${width} px`, async (t) => {
+    const owner = await signUp(web.app.url)
+    const invitee = `invitee.${width}.${Date.now()}@example.com`
+    const a = await signedInTab(web.browser, web.app.url, owner, width, 900)
+    t.teardown(() => a.context.close())
+    await a.page.goto(`${web.app.url}/members`)
+    await a.page.getByLabel('E-mail').fill(invitee)
+    await a.page.getByLabel('Role', { exact: true }).selectOption('viewer')
+    await a.page.getByRole('button', { name: 'Send invitation' }).click()
+    t.true(await visible(a.page.getByText(`Invitation sent to ${invitee}.`)))
+    t.true(await visible(a.page.getByTestId('invitation').filter({ hasText: invitee })))
+    const [mail] = await smtp.waitFor(1, (m) => m.to.includes(invitee))
+    const link = /(http\S+invitation\?token=[A-Za-z0-9_-]+)/.exec(mail.text)![1]
+
+    // A second context: no login yet; the link leads to sign-in, sign-up from there comes back to the link.
+    const b = await openTab(web.browser, width, 900)
+    t.teardown(() => b.context.close())
+    await b.page.goto(link)
+    await b.page.waitForURL(/\/signin\?next=/)
+    await b.page.goto(b.page.url().replace('/signin', '/signup'))
+    await b.page.getByLabel('E-mail').fill(invitee)
+    await b.page.getByLabel('Password').fill('correct horse battery')
+    await b.page.getByRole('button', { name: 'Create account' }).click()
+    await b.page.waitForURL(/\/invitation\?token=/)
+    await b.page.getByRole('button', { name: 'Accept the invitation' }).click()
+    await b.page.waitForURL(/\/members/)
+    // The switcher: two accounts, the owner's active.
+    const switcher = b.page.getByLabel('Account')
+    t.true(await visible(switcher))
+    t.is(await switcher.locator('option:checked').textContent(), `${owner.email} (viewer)`)
+
+    // The owner makes them a member; the audit page shows who did what.
+    await a.page.reload()
+    await a.page.getByLabel(`Role of ${invitee}`).selectOption('member')
+    t.true(await visible(a.page.getByText(`${invitee} is now member.`)))
+    await a.page.goto(`${web.app.url}/audit`)
+    const first = a.page.getByTestId('audit-event').first()
+    t.true(await visible(first))
+    t.regex((await first.textContent()) ?? '', /patchMembersById/)
+    t.regex((await first.textContent()) ?? '', new RegExp(owner.email.replace(/[.]/g, '\\.')))
+    t.is(
+      await a.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth),
+      0,
+      'no sideways scroll (audit)',
+    )
+
+    // Switch back to their own account, then to the owner's again.
+    await switcher.selectOption({ label: `${invitee} (owner)` })
+    await b.page.waitForLoadState('load')
+    t.is(await b.page.getByLabel('Account').locator('option:checked').textContent(), `${invitee} (owner)`)
+    await b.page.getByLabel('Account').selectOption({ label: `${owner.email} (member)` })
+    await b.page.waitForLoadState('load')
+    t.true(await visible(b.page.getByTestId('member').filter({ hasText: owner.email })))
+    t.is(
+      await b.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth),
+      0,
+      'no sideways scroll (members)',
+    )
+
+    // Removed: the member's next request in their page is refused.
+    await a.page.goto(`${web.app.url}/members`)
+    a.page.once('dialog', (d) => d.accept())
+    await a.page.getByRole('button', { name: `Remove ${invitee}` }).click()
+    t.true(await visible(a.page.getByText(`${invitee} removed.`)))
+    await b.page.reload()
+    t.true(await visible(b.page.getByText(/no longer a member/)))
+    t.deepEqual(a.problems, [])
+  })
+}
+
+test.serial('the keys page makes a write-only key and shows each key’s scope and creator', async (t) => {
+  const owner = await signUp(web.app.url)
+  const a = await signedInTab(web.browser, web.app.url, owner, 1280, 900)
+  t.teardown(() => a.context.close())
+  await a.page.goto(`${web.app.url}/keys`)
+  await a.page.getByLabel('New key label').fill('telegraf')
+  await a.page.getByLabel('Scope').selectOption('write')
+  await a.page.getByRole('button', { name: 'Create key' }).click()
+  const row = a.page.locator('tr', { hasText: 'telegraf' })
+  t.true(await visible(row))
+  t.regex((await row.textContent()) ?? '', new RegExp(`write.*${owner.email.replace(/[.]/g, '\\.')}`))
+  const [k] = await web.app.sql`select scope, created_by from api_keys where account_id = ${owner.accountId}`
+  t.deepEqual({ ...k }, { scope: 'write', created_by: owner.accountId })
+})
