@@ -23,15 +23,24 @@ function presentedKey(ctx: Ctx, allowQuery: boolean): string | undefined {
   return typeof p === 'string' ? p : undefined
 }
 
-/** The account behind the presented key, with one request taken from its rate; 401 when none or unknown. */
-export async function protocolAccount(ctx: Ctx, allowQuery: boolean): Promise<Account> {
+/**
+ * The account behind the presented key, with one request taken from its rate; 401 when none or unknown. `use`:
+ * the protocol's writes (write and full keys, the member role) or its reads (the Prometheus query API: read and
+ * full keys, the viewer role, whatever the HTTP method: Grafana sends its queries as POST forms).
+ */
+export async function protocolAccount(ctx: Ctx, allowQuery: boolean, use: 'write' | 'read' = 'write'): Promise<Account> {
   const key = presentedKey(ctx, allowQuery)
   if (key === undefined) throw unauthorized(MISSING)
   const resolved = key ? await ctx.deps.keys.resolve(key) : null
   if (!resolved) throw unauthorized('invalid API key')
-  // The protocols' routes are ingest routes: write and full keys may call them, read keys not.
-  if (!scopeAllows(resolved.scope, 'POST', true)) throw forbiddenScope(resolved.scope)
-  keyRole(resolved.role, 'member') // writing takes the member role, as on the v1 write routes
+  if (use === 'write') {
+    // Ingest routes: write and full keys may call them, read keys not; writing takes the member role.
+    if (!scopeAllows(resolved.scope, 'POST', true)) throw forbiddenScope(resolved.scope)
+    keyRole(resolved.role, 'member')
+  } else {
+    if (!scopeAllows(resolved.scope, 'GET', false)) throw forbiddenScope(resolved.scope)
+    keyRole(resolved.role, 'viewer')
+  }
   ctx.state.keyScope = resolved.scope
   ctx.state.account = resolved.account
   ctx.state.apiKeyId = resolved.keyId

@@ -46,7 +46,7 @@ async function paramsOf(ctx: Ctx): Promise<URLSearchParams> {
 function handler(fn: (ctx: Ctx, params: URLSearchParams, accountId: string) => Promise<unknown>): Middleware {
   return async (ctx) => {
     ctx.state.prometheus = true
-    const account = await protocolAccount(ctx, false)
+    const account = await protocolAccount(ctx, false, 'read')
     const params = await paramsOf(ctx)
     const data = await fn(ctx, params, account.id)
     ctx.body = { status: 'success', data }

@@ -12,6 +12,7 @@ import { PrometheusDriver } from 'prometheus-query'
 import { settle } from '../helpers/storage.js'
 import { request } from '../helpers/http.js'
 import { keyedAccount } from '../helpers/protocols.js'
+import { signUp } from '../helpers/factories.js'
 import { appSuite } from '../helpers/suite.js'
 
 const app = appSuite({ workers: true })
@@ -196,4 +197,19 @@ test("the Grafana dashboard's queries, with its variables as Grafana fills them,
   t.deepEqual(gauge.body.data.result, [{ metric: { __name__: 'api.latency' }, values: [[base + 60, '30']] }])
   const total = await prom('/query', { form: `query=${encodeURIComponent(fill(exprs[2]))}&time=${base + 60}` })
   t.deepEqual(total.body.data.result, [{ metric: {}, value: [base + 60, '12'] }])
+})
+
+test('the query API takes read and full keys (POST forms too, as Grafana sends them); a write-only key is refused (403 forbidden_scope)', async (t) => {
+  const user = await signUp(app.url)
+  const scoped = async (scope: string) => {
+    const res = await request(app.url, '/api/v1/auth/api-keys', { json: { label: scope, scope }, session: user.session })
+    t.is(res.status, 201, res.text)
+    return res.body.key as string
+  }
+  const [read, write] = [await scoped('read'), await scoped('write')]
+  t.is((await prom('/query', { bearer: read, form: 'query=1%2B1&time=4' })).status, 200)
+  t.is((await prom('/labels', { bearer: read })).status, 200)
+  const refused = await prom('/query', { bearer: write, form: 'query=1%2B1&time=4' })
+  t.is(refused.status, 403, refused.text)
+  t.regex(refused.text, /forbidden_scope|write scope/)
 })
