@@ -199,11 +199,18 @@ test.serial('a pass that empties a heap whose live rows are at its end gives its
   // making VACUUM skip its truncation) a later attempt does.
   // What the pass controls is where the live rows are: moved to the heap's front, so that VACUUM can give the
   // tail back. VACUUM skips that truncation while it cannot take its lock at once (a concurrent reader), so the
-  // size is logged and the rows' places asserted. The pass runs once it holds the one-at-a-time lock.
-  await eventually(() => shrinkHotHeap(app.sql, 1024 * 1024), 'a shrink pass to run', 30_000)
-  const [{ last }] = await app.sql<{ last: number }[]>`select coalesce(max((ctid::text::point)[0]), 0)::int as last from points`
-  t.log(`heap ${before} -> ${await heap()} bytes; last live row on page ${last}`)
-  t.true((last + 1) * 8192 < before / 4, `the live rows end on page ${last} of ${before / 8192}`)
+  // size is logged and the rows' places asserted. The compaction above shrinks when it can; a pass that found
+  // the one-at-a-time lock taken (the scheduled one) is tried again until the rows are at the front.
+  const lastPage = async () =>
+    (await app.sql<{ last: number }[]>`select coalesce(max((ctid::text::point)[0]), 0)::int as last from points`)[0].last
+  const last = await eventually(async () => {
+    const page = await lastPage()
+    if ((page + 1) * 8192 < before / 4) return { page }
+    await shrinkHotHeap(app.sql, 1024 * 1024)
+    return null
+  }, "the live rows at the heap's front")
+  t.log(`heap ${before} -> ${await heap()} bytes; last live row on page ${last.page}`)
+  t.true((last.page + 1) * 8192 < before / 4)
   const [r] = await app.sql<{ n: number; hot: number }[]>`
     select (select count(*) from stat_points(${id}, '-infinity', 'infinity'))::int as n, (select count(*) from points where stat_id = ${id})::int as hot`
   t.deepEqual(r, { n: 150_051, hot: 51 })
