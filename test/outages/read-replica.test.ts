@@ -112,7 +112,7 @@ test.serial('reads go to the replica while it is fit: a held-back replica answer
       () => replicaState(strict),
       (s) => s.state === 'lagging',
     )
-    t.true(lagging.lag_s > 1)
+    t.true(lagging.lag_s >= 1, `lag ${lagging.lag_s} s (shown to a tenth: 1.04 s past the limit reads 1)`)
     t.regex(lagging.reason, /behind the primary \(limit 1 s\)/)
     t.deepEqual(await exported(strict.url, 'replica.routing'), [1, 2, 3], 'bypassed: the export reads the primary')
     t.is((await request(strict.url, '/api/v1/health')).status, 200, 'a bypassed replica does not fail health')
