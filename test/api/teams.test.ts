@@ -334,3 +334,47 @@ test.serial('audit rows are kept 400 days: the maintenance purge deletes older o
     ['patchAccount'],
   )
 })
+
+test.serial(
+  'invitation mails are throttled: 3 inviting accounts per address a day, 10 invitations per account a day; past either, 429 with nothing stored or sent',
+  async (t) => {
+    const invite = (from: User, email: string) =>
+      request(app.url, '/api/v1/members/invitations', { json: { email, role: 'member' }, session: from.session })
+    const rowsTo = async (email: string) => {
+      const [r] = await app.sql<{ n: number }[]>`select count(*)::int as n from invitations where email = ${email.toLowerCase()}`
+      return r.n
+    }
+    const mailsTo = (email: string) => smtp.mails.filter((m) => m.to.includes(email.toLowerCase())).length
+
+    // Per address: three accounts invite it, the fourth is refused.
+    const address = `wanted.${Date.now()}@example.com`
+    const inviters = [await signUp(app.url), await signUp(app.url), await signUp(app.url), await signUp(app.url)]
+    for (const u of inviters.slice(0, 3)) t.is((await invite(u, address)).status, 201)
+    t.is(mailsTo(address), 3)
+    const before = await counts()
+    const refused = await invite(inviters[3], address)
+    t.is(refused.status, 429, refused.text)
+    t.is(refused.body.code, 'invitation_mail_throttled')
+    t.regex(refused.body.detail, new RegExp(`^too many invitations to ${address.replace(/\./g, '\\.')} today; nothing was stored`))
+    t.truthy(refused.headers.get('retry-after'))
+    t.deepEqual(await counts(), before, 'no invitation or audit row')
+    t.is(await rowsTo(address), 3)
+    t.is(mailsTo(address), 3, 'no fourth mail')
+    // An account already counted may invite the address again (it replaces its own link).
+    t.is((await invite(inviters[0], address)).status, 201)
+
+    // Per account: ten invitations, the eleventh is refused.
+    const owner = await signUp(app.url)
+    const tag = owner.accountId.slice(0, 8)
+    for (let i = 0; i < 10; i++) t.is((await invite(owner, `n${i}.${tag}@example.com`)).status, 201)
+    const eleventh = `n10.${tag}@example.com`
+    const beforeAccount = await counts()
+    const over = await invite(owner, eleventh)
+    t.is(over.status, 429, over.text)
+    t.is(over.body.code, 'invitation_mail_throttled')
+    t.regex(over.body.detail, /this account has sent its 10 invitations for today; nothing was stored/)
+    t.deepEqual(await counts(), beforeAccount, 'no invitation or audit row')
+    t.is(await rowsTo(eleventh), 0)
+    t.is(mailsTo(eleventh), 0)
+  },
+)
