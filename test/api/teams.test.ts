@@ -378,3 +378,50 @@ test.serial(
     t.is(mailsTo(eleventh), 0)
   },
 )
+
+test.serial(
+  'a member leaves an account (POST /api/v1/account/leave), audited; the last owner cannot (409 last_owner); naming another account is 409 with nothing changed',
+  async (t) => {
+    const alice = await signUp(app.url)
+    const bob = await signUp(app.url)
+    await join(alice, bob, 'viewer')
+    const leave = (u: User, accountId: string) =>
+      request(app.url, '/api/v1/account/leave', { json: { account_id: accountId }, session: u.session })
+    const memberships = async (accountId: string) =>
+      (
+        await app.sql<{ person_id: string; role: string }[]>`
+      select person_id, role from memberships where account_id = ${accountId} order by person_id`
+      ).map((r) => `${r.person_id}:${r.role}`)
+
+    const before = await counts()
+    const lastOwner = await leave(alice, alice.accountId)
+    t.is(lastOwner.status, 409, lastOwner.text)
+    t.is(lastOwner.body.code, 'last_owner')
+    t.regex(lastOwner.body.detail, /the account must keep an owner/)
+    // Bob's session acts on alice's account since he accepted; naming his own is refused.
+    const wrong = await leave(bob, bob.accountId)
+    t.is(wrong.status, 409, wrong.text)
+    t.is(wrong.body.code, 'not_active_account')
+    t.regex(wrong.body.detail, /not the account this session acts on; nothing was changed/)
+    const missing = await request(app.url, '/api/v1/account/leave', { json: {}, session: bob.session })
+    t.is(missing.status, 400, missing.text)
+    t.deepEqual(await counts(), before, 'no membership or audit row changed')
+    t.is((await memberships(alice.accountId)).length, 2)
+
+    const ok = await leave(bob, alice.accountId)
+    t.is(ok.status, 200, ok.text)
+    t.deepEqual(ok.body.accounts, [{ id: bob.accountId, email: bob.email, plan: 'free', role: 'owner', active: true }])
+    t.deepEqual(await memberships(alice.accountId), [`${alice.accountId}:owner`])
+    // The session now acts on bob's own account.
+    const members = await request(app.url, '/api/v1/members', { session: bob.session })
+    t.deepEqual(
+      members.body.members.map((m: { email: string }) => m.email),
+      [bob.email],
+    )
+    const audit = await request(app.url, '/api/v1/audit', { session: alice.session })
+    t.is(audit.body.events[0].action, 'postAccountLeave')
+    t.is(audit.body.events[0].actor.email, bob.email)
+    t.is(audit.body.events[0].target, `member:${bob.accountId}`)
+    t.deepEqual(audit.body.events[0].summary, { before: { email: bob.email, role: 'viewer' } })
+  },
+)
