@@ -379,6 +379,11 @@ export const PROBLEMS: Record<string, ProblemDoc> = {
     'The account would be left without an owner; nothing was changed.',
     'Transfer ownership first (POST /api/v1/account/transfer).',
   ),
+  not_active_account: p(
+    'conflict',
+    'POST /api/v1/account/leave named another account than the one the session acts on; nothing was changed.',
+    'Reload the page (the session was switched elsewhere), or switch to the account first, then leave it.',
+  ),
   already_member: p(
     'conflict',
     'The address is already a member of the account; nothing was sent or changed.',

@@ -2,7 +2,7 @@
 // their roles, invitations, ownership transfer, and the audit log.
 import { listAudit } from '../../shared/audit/audit.js'
 import { switchSessionAccount } from '../../shared/auth/sessions.js'
-import { forbidden, notFound } from '../../shared/errors.js'
+import { conflict, forbidden, notFound } from '../../shared/errors.js'
 import { findAccountById } from '../../shared/accounts/repo.js'
 import {
   acceptInvitation,
@@ -23,6 +23,7 @@ import {
   InvitationList,
   InvitationResponse,
   InviteBody,
+  LeaveBody,
   MemberIdParams,
   MemberList,
   PatchMemberBody,
@@ -147,6 +148,32 @@ export function memberRoutes(routes: Routes): void {
         const before = await removeMember(ctx.deps.sql, accountOf(ctx).id, id)
         ctx.state.audit = { target: `member:${id}`, summary: { before: { email: m.email, role: before } } }
         ctx.status = 204
+      },
+    )
+    .add(
+      {
+        method: 'post',
+        path: '/api/v1/account/leave',
+        tag: 'members',
+        summary:
+          "Leave the session's account (any role; its id in the body must be the session's); the last owner stays (409 last_owner). The session then acts on the person's next account",
+        auth: ['session'],
+        role: 'viewer',
+        body: LeaveBody,
+        responses: { 200: { description: 'Left; the accounts the person still belongs to', schema: AccountList } },
+        errors: [409],
+      },
+      async (ctx, { body }) => {
+        const account = accountOf(ctx)
+        if (body.account_id !== account.id)
+          throw conflict('not_active_account', 'account_id is not the account this session acts on; nothing was changed')
+        const person = personOf(ctx)
+        const before = await removeMember(ctx.deps.sql, account.id, person.id)
+        ctx.state.audit = { target: `member:${person.id}`, summary: { before: { email: person.email, role: before } } }
+        const rows = await accountsOfPerson(ctx.deps.sql, person.id)
+        const next = rows[0]?.id
+        if (next) await switchSessionAccount(ctx.deps.sql, ctx.state.session!.id, person.id, next)
+        ctx.body = { accounts: rows.map((a) => ({ id: a.id, email: a.email, plan: a.plan, role: a.role, active: a.id === next })) }
       },
     )
     .add(

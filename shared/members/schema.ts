@@ -45,6 +45,8 @@ export const AccountMembership = z
   .meta({ id: 'AccountMembership' })
 export const AccountList = z.object({ accounts: z.array(AccountMembership) }).meta({ id: 'AccountList' })
 export const SwitchBody = z.object({ account_id: z.uuid() }).meta({ id: 'SwitchAccountBody' })
+// Leaving names the account: a tab still showing an account switched away from elsewhere cannot leave the wrong one.
+export const LeaveBody = z.object({ account_id: z.uuid() }).meta({ id: 'LeaveAccountBody' })
 
 export const AuditQuery = z.object({
   cursor: z

@@ -42,6 +42,7 @@ const codeAt = (secret: string, stepsAhead = 0) => generate({ secret, epoch: Mat
 test('every mutating route writes exactly one audit row naming its actor; no secret in any row', async (t) => {
   const owner = await signUp(app.url)
   const bob = await signUp(app.url)
+  const carol = await signUp(app.url)
   const key = await createKey(app.url, owner)
   const secrets: string[] = [owner.password, key.key, owner.session.cookie.split('=')[1], bob.session.cookie.split('=')[1]]
   const s = (u: User) => ({ session: u.session })
@@ -194,6 +195,16 @@ test('every mutating route writes exactly one audit row naming its actor; no sec
       route: 'PATCH /api/v1/members/:id',
       actor: () => owner.accountId,
       run: () => request(app.url, `/api/v1/members/${bob.accountId}`, { method: 'PATCH', json: { role: 'admin' }, ...s(owner) }),
+    },
+    {
+      route: 'POST /api/v1/account/leave',
+      actor: () => carol.accountId,
+      run: async () => {
+        // Carol is made a member directly (an invitation would be a step of its own) and switches to the account.
+        await app.sql`insert into memberships (account_id, person_id, role) values (${owner.accountId}, ${carol.accountId}, 'viewer')`
+        await request(app.url, '/api/v1/session/account', { json: { account_id: owner.accountId }, ...s(carol) })
+        return request(app.url, '/api/v1/account/leave', { json: { account_id: owner.accountId }, ...s(carol) })
+      },
     },
     {
       route: 'POST /api/v1/account/transfer',

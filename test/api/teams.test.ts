@@ -334,3 +334,94 @@ test.serial('audit rows are kept 400 days: the maintenance purge deletes older o
     ['patchAccount'],
   )
 })
+
+test.serial(
+  'invitation mails are throttled: 3 inviting accounts per address a day, 10 invitations per account a day; past either, 429 with nothing stored or sent',
+  async (t) => {
+    const invite = (from: User, email: string) =>
+      request(app.url, '/api/v1/members/invitations', { json: { email, role: 'member' }, session: from.session })
+    const rowsTo = async (email: string) => {
+      const [r] = await app.sql<{ n: number }[]>`select count(*)::int as n from invitations where email = ${email.toLowerCase()}`
+      return r.n
+    }
+    const mailsTo = (email: string) => smtp.mails.filter((m) => m.to.includes(email.toLowerCase())).length
+
+    // Per address: three accounts invite it, the fourth is refused.
+    const address = `wanted.${Date.now()}@example.com`
+    const inviters = [await signUp(app.url), await signUp(app.url), await signUp(app.url), await signUp(app.url)]
+    for (const u of inviters.slice(0, 3)) t.is((await invite(u, address)).status, 201)
+    t.is(mailsTo(address), 3)
+    const before = await counts()
+    const refused = await invite(inviters[3], address)
+    t.is(refused.status, 429, refused.text)
+    t.is(refused.body.code, 'invitation_mail_throttled')
+    t.regex(refused.body.detail, new RegExp(`^too many invitations to ${address.replace(/\./g, '\\.')} today; nothing was stored`))
+    t.truthy(refused.headers.get('retry-after'))
+    t.deepEqual(await counts(), before, 'no invitation or audit row')
+    t.is(await rowsTo(address), 3)
+    t.is(mailsTo(address), 3, 'no fourth mail')
+    // An account already counted may invite the address again (it replaces its own link).
+    t.is((await invite(inviters[0], address)).status, 201)
+
+    // Per account: ten invitations, the eleventh is refused.
+    const owner = await signUp(app.url)
+    const tag = owner.accountId.slice(0, 8)
+    for (let i = 0; i < 10; i++) t.is((await invite(owner, `n${i}.${tag}@example.com`)).status, 201)
+    const eleventh = `n10.${tag}@example.com`
+    const beforeAccount = await counts()
+    const over = await invite(owner, eleventh)
+    t.is(over.status, 429, over.text)
+    t.is(over.body.code, 'invitation_mail_throttled')
+    t.regex(over.body.detail, /this account has sent its 10 invitations for today; nothing was stored/)
+    t.deepEqual(await counts(), beforeAccount, 'no invitation or audit row')
+    t.is(await rowsTo(eleventh), 0)
+    t.is(mailsTo(eleventh), 0)
+  },
+)
+
+test.serial(
+  'a member leaves an account (POST /api/v1/account/leave), audited; the last owner cannot (409 last_owner); naming another account is 409 with nothing changed',
+  async (t) => {
+    const alice = await signUp(app.url)
+    const bob = await signUp(app.url)
+    await join(alice, bob, 'viewer')
+    const leave = (u: User, accountId: string) =>
+      request(app.url, '/api/v1/account/leave', { json: { account_id: accountId }, session: u.session })
+    const memberships = async (accountId: string) =>
+      (
+        await app.sql<{ person_id: string; role: string }[]>`
+      select person_id, role from memberships where account_id = ${accountId} order by person_id`
+      ).map((r) => `${r.person_id}:${r.role}`)
+
+    const before = await counts()
+    const lastOwner = await leave(alice, alice.accountId)
+    t.is(lastOwner.status, 409, lastOwner.text)
+    t.is(lastOwner.body.code, 'last_owner')
+    t.regex(lastOwner.body.detail, /the account must keep an owner/)
+    // Bob's session acts on alice's account since he accepted; naming his own is refused.
+    const wrong = await leave(bob, bob.accountId)
+    t.is(wrong.status, 409, wrong.text)
+    t.is(wrong.body.code, 'not_active_account')
+    t.regex(wrong.body.detail, /not the account this session acts on; nothing was changed/)
+    const missing = await request(app.url, '/api/v1/account/leave', { json: {}, session: bob.session })
+    t.is(missing.status, 400, missing.text)
+    t.deepEqual(await counts(), before, 'no membership or audit row changed')
+    t.is((await memberships(alice.accountId)).length, 2)
+
+    const ok = await leave(bob, alice.accountId)
+    t.is(ok.status, 200, ok.text)
+    t.deepEqual(ok.body.accounts, [{ id: bob.accountId, email: bob.email, plan: 'free', role: 'owner', active: true }])
+    t.deepEqual(await memberships(alice.accountId), [`${alice.accountId}:owner`])
+    // The session now acts on bob's own account.
+    const members = await request(app.url, '/api/v1/members', { session: bob.session })
+    t.deepEqual(
+      members.body.members.map((m: { email: string }) => m.email),
+      [bob.email],
+    )
+    const audit = await request(app.url, '/api/v1/audit', { session: alice.session })
+    t.is(audit.body.events[0].action, 'postAccountLeave')
+    t.is(audit.body.events[0].actor.email, bob.email)
+    t.is(audit.body.events[0].target, `member:${bob.accountId}`)
+    t.deepEqual(audit.body.events[0].summary, { before: { email: bob.email, role: 'viewer' } })
+  },
+)

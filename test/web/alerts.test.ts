@@ -1,6 +1,7 @@
 // Journey: alerts. The form's own checks, then one alert per channel kind
 // (webhook, Slack, e-mail), the plan limit's refusal shown with its detail,
-// a webhook alert that fires with its delivery listed; and the two routes
+// a webhook alert that fires with its delivery listed, PagerDuty and Opsgenie
+// alerts made through the form; and the two routes
 // the page added (deliveries, usage) refusing what they must.
 import test from 'ava'
 import { screenshot, signedInTab, visible } from '../helpers/browser.js'
@@ -271,4 +272,50 @@ test.serial("the address-confirmation page looks like the app and leads back to 
   t.truthy(icon.headers.get('content-security-policy'))
   const direct = await page.goto(`${web.app.url}/favicon.ico`)
   t.is(direct?.status(), 200)
+})
+
+test.serial('the alert form creates PagerDuty and Opsgenie alerts with their keys; a malformed key is refused by the form', async (t) => {
+  const user = await signUp(web.app.url)
+  await web.app.sql`update accounts set plan = 'starter' where id = ${user.accountId}`
+  const { key } = await createKey(web.app.url, user)
+  t.is((await request(web.app.url, '/api/v1/stats/oncall.depth/value', { json: { value: 1 }, bearer: key })).status, 200)
+  const { page, problems, context } = await signedInTab(web.browser, web.app.url, user)
+  t.teardown(() => context.close())
+  const mine = async () =>
+    (
+      await web.app.sql<{ channel: string; channel_config: Record<string, string> }[]>`
+      select channel, channel_config from alerts where account_id = ${user.accountId} order by created_at`
+    ).map((r) => ({ channel: r.channel, channel_config: r.channel_config }))
+  await page.goto(`${web.app.url}/alerts`)
+  await page.getByText('No alerts yet.').waitFor()
+  // Far above the stat's value: the running evaluator never fires these at the real services.
+  await page.getByLabel('Stat', { exact: true }).fill('oncall.depth')
+  await page.getByLabel('Threshold').fill('1000000')
+
+  await page.getByRole('radio', { name: 'PagerDuty' }).check()
+  await page.getByLabel('PagerDuty routing key').fill('short-key')
+  await page.getByRole('button', { name: 'Create alert' }).click()
+  t.is(await page.locator('#target-error').textContent(), 'A PagerDuty integration key: 20 to 64 letters and digits.')
+  t.deepEqual(await mine(), [], 'nothing stored')
+  const routingKey = 'R0ut1ngKey0123456789abcdef012345'
+  await page.getByLabel('PagerDuty routing key').fill(routingKey)
+  await page.getByRole('button', { name: 'Create alert' }).click()
+  await page.getByText('Alert on “oncall.depth” created').waitFor()
+  t.true(await visible(page.getByText('→ PagerDuty: …2345')))
+
+  // The form keeps the stat and clears the threshold and the key after a creation.
+  await page.getByLabel('Threshold').fill('1000000')
+  await page.getByRole('radio', { name: 'Opsgenie' }).check()
+  t.is(await page.getByLabel('Opsgenie API key').inputValue(), '', 'switching channel clears the field')
+  const genieKey = 'genie-5f0c1d2e-aaaa-bbbb-cccc-0123456789ab'
+  await page.getByLabel('Opsgenie API key').fill(genieKey)
+  await page.getByRole('button', { name: 'Create alert' }).click()
+  await page.getByText('→ Opsgenie: …89ab').waitFor()
+
+  t.deepEqual(await mine(), [
+    { channel: 'pagerduty', channel_config: { pagerduty_routing_key: routingKey } },
+    { channel: 'opsgenie', channel_config: { opsgenie_api_key: genieKey } },
+  ])
+  t.false((await page.content()).includes(routingKey), 'the list does not show a whole key')
+  t.deepEqual(problems, [])
 })

@@ -3,6 +3,7 @@
 import test from 'ava'
 import { openTab, signedInTab, visible } from '../helpers/browser.js'
 import { signUp } from '../helpers/factories.js'
+import { request } from '../helpers/http.js'
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/receivers.js'
 import { webSuite } from '../helpers/suite.js'
 
@@ -83,6 +84,34 @@ for (const width of [1280, 375]) {
     t.deepEqual(a.problems, [])
   })
 }
+
+test.serial('the members page leaves an account; the last owner is told to hand ownership on first', async (t) => {
+  const alice = await signUp(web.app.url)
+  const bob = await signUp(web.app.url)
+  // Bob is made a member directly (the invitation journey is the test above) and acts on alice's account.
+  await web.app.sql`insert into memberships (account_id, person_id, role) values (${alice.accountId}, ${bob.accountId}, 'admin')`
+  t.is((await request(web.app.url, '/api/v1/session/account', { json: { account_id: alice.accountId }, session: bob.session })).status, 200)
+
+  const owner = await signedInTab(web.browser, web.app.url, alice, 1280, 900)
+  t.teardown(() => owner.context.close())
+  await owner.page.goto(`${web.app.url}/members`)
+  owner.page.once('dialog', (d) => d.accept())
+  await owner.page.getByRole('button', { name: 'Leave this account' }).click()
+  t.true(await visible(owner.page.getByRole('alert').filter({ hasText: /must keep an owner/ })))
+
+  const b = await signedInTab(web.browser, web.app.url, bob, 1280, 900)
+  t.teardown(() => b.context.close())
+  await b.page.goto(`${web.app.url}/members`)
+  t.true(await visible(b.page.getByTestId('member').filter({ hasText: alice.email })))
+  b.page.once('dialog', (d) => d.accept())
+  await b.page.getByRole('button', { name: 'Leave this account' }).click()
+  // The page reloads onto bob's own account: he is its only member.
+  await b.page.getByTestId('member').filter({ hasText: alice.email }).waitFor({ state: 'detached' })
+  t.true(await visible(b.page.getByTestId('member').filter({ hasText: bob.email })))
+  const rows = await web.app.sql`select 1 from memberships where account_id = ${alice.accountId} and person_id = ${bob.accountId}`
+  t.is(rows.length, 0)
+  t.deepEqual(b.problems, [])
+})
 
 test.serial('the keys page makes a write-only key and shows each key’s scope and creator', async (t) => {
   const owner = await signUp(web.app.url)

@@ -15,7 +15,7 @@ interface Alert {
   window_minutes: number
   direction: 'above' | 'below'
   aggregation: string
-  channel: 'webhook' | 'slack' | 'email'
+  channel: 'webhook' | 'slack' | 'email' | 'pagerduty' | 'opsgenie'
   channel_config: Record<string, string>
   cooldown_minutes: number
   state: string
@@ -49,6 +49,8 @@ const FIELD = {
   webhook: ['webhook_url', 'Webhook URL'],
   slack: ['slack_webhook_url', 'Slack incoming-webhook URL'],
   email: ['email', 'E-mail address'],
+  pagerduty: ['pagerduty_routing_key', 'PagerDuty routing key'],
+  opsgenie: ['opsgenie_api_key', 'Opsgenie API key'],
 } as const
 const NO_DATA = { keep: 'Keep its state', resolve: 'Resolve it', alert: 'Fire' }
 const id = pageData.alert ?? ''
@@ -196,7 +198,7 @@ function Edit({ alert, onChange }: { alert: Alert; onChange: (a: Alert) => void 
       <${Field} id="cooldown_minutes" label="Cooldown (minutes)" error=${errors.cooldown_minutes}>
         <input id="cooldown_minutes" inputMode="numeric" value=${f.cooldown_minutes} onInput=${set('cooldown_minutes')} aria-invalid=${inv('cooldown_minutes')} /><//>
       <${Field} id="target" label=${label} hint=${alert.channel === 'email' ? 'A new address gets a confirmation link first; nothing is mailed to it before.' : undefined} error=${errors[`channel_config.${field}`]}>
-        <input id="target" type=${alert.channel === 'email' ? 'email' : 'url'} value=${f.target} onInput=${set('target')} aria-invalid=${inv(`channel_config.${field}`)} /><//>
+        <input id="target" type=${alert.channel === 'email' ? 'email' : alert.channel === 'pagerduty' || alert.channel === 'opsgenie' ? 'text' : 'url'} value=${f.target} onInput=${set('target')} aria-invalid=${inv(`channel_config.${field}`)} /><//>
       ${
         threshold
           ? html`<${Field} id="on_no_data" label="When the stat goes quiet" hint="No point for the window: keep (a firing alert stays firing), resolve a firing alert, or fire." error=${errors.on_no_data}>

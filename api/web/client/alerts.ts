@@ -1,6 +1,7 @@
 // Alerts (docs/decisions.md §I-2.4, §I-3.2; §8): state badges, the
 // recent deliveries of each, and a create form for the seven conditions and
-// three channels that explains each field and checks what the API checks.
+// five channels (webhook, Slack, e-mail, PagerDuty, Opsgenie; §23) that explains each field and checks
+// what the API checks. A PagerDuty or Opsgenie key is listed by its last four characters only.
 import type { Aggregation, Condition } from '../../../shared/alerts/schema.js'
 import { api, fieldErrors, pageData } from './lib/api.js'
 import { age, num, when } from './lib/format.js'
@@ -36,7 +37,7 @@ interface Delivery {
   created_at: string
   delivered_at: string | null
 }
-type Channel = 'webhook' | 'slack' | 'email'
+type Channel = 'webhook' | 'slack' | 'email' | 'pagerduty' | 'opsgenie'
 
 const CONDITIONS: Record<Condition, { label: string; explain: string; threshold?: string; window?: string }> = {
   above: {
@@ -104,7 +105,21 @@ const CHANNELS: Record<Channel, { label: string; field: string; input: string; e
     input: 'E-mail address',
     explain: 'The address gets a confirmation link first; nothing is mailed until it is clicked.',
   },
+  // On-call tools (docs/decisions.md §23): a key rather than a URL; a fire triggers, a recovery resolves.
+  pagerduty: {
+    label: 'PagerDuty',
+    field: 'pagerduty_routing_key',
+    input: 'PagerDuty routing key',
+    explain: "From PagerDuty: the service's Integrations → Events API v2 → Integration Key.",
+  },
+  opsgenie: {
+    label: 'Opsgenie',
+    field: 'opsgenie_api_key',
+    input: 'Opsgenie API key',
+    explain: "From Opsgenie: the team's Integrations → API → API Key.",
+  },
 }
+const isKey = (c: Channel) => c === 'pagerduty' || c === 'opsgenie'
 
 /** What an alert compares (docs/decisions.md §20): the last minute's value, or a gauge's percentile over a window. */
 const AGGREGATIONS: Record<Aggregation, string> = {
@@ -292,7 +307,11 @@ export function validate(f: Form): Record<string, string> {
   if (!int(f.cooldown_minutes, 0)) e.cooldown_minutes = 'A whole number of minutes from 0 to 10,080.'
   const field = `channel_config.${CHANNELS[f.channel].field}`
   if (!f.target.trim()) e[field] = 'Required for this channel.'
-  else if (f.channel === 'email' ? !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(f.target) : !/^https?:\/\/[^\s/]+/i.test(f.target)) {
+  else if (f.channel === 'pagerduty') {
+    if (!/^[A-Za-z0-9]{20,64}$/.test(f.target.trim())) e[field] = 'A PagerDuty integration key: 20 to 64 letters and digits.'
+  } else if (f.channel === 'opsgenie') {
+    if (f.target.trim().length < 8 || f.target.trim().length > 200) e[field] = 'An Opsgenie API key: 8 to 200 characters.'
+  } else if (f.channel === 'email' ? !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(f.target) : !/^https?:\/\/[^\s/]+/i.test(f.target)) {
     e[field] = f.channel === 'email' ? 'Enter an e-mail address.' : 'Enter an http:// or https:// URL.'
   }
   return e
@@ -414,7 +433,7 @@ function CreateForm({ stats, onCreated }: { stats: string[]; onCreated: (a: Aler
         onChange=${() => setF({ ...f, channel: k, target: '' })} /> ${CHANNELS[k].label}</label>`,
       )}</div>
       <${Field} id="target" label=${ch.input} hint=${ch.explain} error=${errors[targetKey]}>
-        <input id="target" type=${f.channel === 'email' ? 'email' : 'url'} value=${f.target} onInput=${set('target')} aria-invalid=${inv(targetKey)} />
+        <input id="target" type=${f.channel === 'email' ? 'email' : isKey(f.channel) ? 'text' : 'url'} autocomplete="off" value=${f.target} onInput=${set('target')} aria-invalid=${inv(targetKey)} />
       <//>
     </fieldset>
     <${ErrorNotice} error=${error} />
@@ -476,7 +495,7 @@ function AlertsPage() {
           : alerts.map(
               (a) => html`<article class="card" key=${a.id} data-alert=${a.id}>
           <div class="actions"><${Badge} state=${a.state} /><a class="row-title" href=${`/stats/${encodeURIComponent(a.stat_name)}`}>${a.stat_name}</a><span>${describe(a)}</span></div>
-          <p class="small">→ ${CHANNELS[a.channel].label}: <code>${Object.values(a.channel_config)[0]}</code>${a.cooldown_minutes ? ` · cooldown ${a.cooldown_minutes} min` : ''}</p>
+          <p class="small">→ ${CHANNELS[a.channel].label}: <code>${isKey(a.channel) ? `…${(a.channel_config[CHANNELS[a.channel].field] ?? '').slice(-4)}` : Object.values(a.channel_config)[0]}</code>${a.cooldown_minutes ? ` · cooldown ${a.cooldown_minutes} min` : ''}</p>
           <p class="small muted">Last value ${num(a.last_value)} · checked ${age(a.last_evaluated_at)}${a.muted_until && Date.parse(a.muted_until) > Date.now() ? ` · muted until ${when(a.muted_until)}` : ''}</p>
           <p class="small"><a href=${`/alerts/${a.id}`} aria-label=${`Manage alert on ${a.stat_name}`}>History, mute, test and changes</a></p>
           ${a.last_delivery_error ? html`<div class="notice error small">Last delivery failed ${age(a.last_delivery_failed_at)}: ${a.last_delivery_error}</div>` : null}

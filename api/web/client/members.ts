@@ -1,5 +1,5 @@
 // Members (docs/decisions.md §23): the account switcher, the members with role and last sign-in, inviting,
-// changing a role, removing, pending invitations, transferring ownership. What a role may not do, the API
+// changing a role, removing, pending invitations, transferring ownership, leaving. What a role may not do, the API
 // refuses (403 forbidden_role); the page shows the refusal.
 import { api } from './lib/api.js'
 import { age, when } from './lib/format.js'
@@ -78,6 +78,16 @@ function Members() {
     void act(() => api('POST', '/api/v1/members/invitations', { email, role }), `Invitation sent to ${email}.`)().then(() => setEmail(''))
   }
   const me = accounts.find((a) => a.active)
+  // Leaving changes the account the session acts on: the whole page reloads onto the next one.
+  const leave = async (accountId: string) => {
+    setError(null)
+    try {
+      await api('POST', '/api/v1/account/leave', { account_id: accountId })
+      location.reload()
+    } catch (err) {
+      setError(err)
+    }
+  }
 
   return html`<h1>Members</h1>
     <${Switcher} accounts=${accounts} />
@@ -115,6 +125,14 @@ function Members() {
       <p class="muted">The link in the mail works 7 days, once, and only for that address.</p>
       <div class="actions"><button type="submit">Send invitation</button></div>
     </form>
+    ${
+      me
+        ? html`<div class="card"><h2>Leave</h2>
+      <p class="muted">You lose access to ${me.email}'s stats, alerts and keys; the account's last owner cannot leave (hand ownership on first).</p>
+      <div class="actions"><button type="button" class="secondary"
+        onClick=${() => confirm(`Leave ${me.email}'s account?`) && leave(me.id)}>Leave this account</button></div></div>`
+        : null
+    }
     <h2>Pending invitations</h2>
     ${
       invitations.length === 0
