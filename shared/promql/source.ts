@@ -1,10 +1,9 @@
 // Where PromQL's series and samples come from: the seam between the evaluator and the service's storage
-// (docs/decisions.md §25). The evaluator knows only this interface. Today's implementation maps each stat to
-// one series labelled {__name__: <stat name>}; once a stat has series by tag (§24), a source over them gives
-// each series its tags as further labels and nothing else changes: selectSeries filters on every label,
-// readSamples reads by series id.
+// (docs/decisions.md §25). The evaluator knows only this interface. Each series of a stat (§24: the stat's own
+// row, untagged, and a child row per tag set) is one Prometheus series labelled {__name__: <stat name>, ...tags}
+// (the untagged one {__name__} alone); selectSeries filters on every label, readSamples reads by series id.
 //
-// Counters appear as Prometheus counters: the running total since the stat's first point, so rate() and
+// Counters appear as Prometheus counters, per series: the running total since the series' first point, so rate() and
 // increase() (their extrapolation included) answer as Prometheus does on its own counters. Gauges are their
 // points as they are.
 //
@@ -24,7 +23,7 @@ import { regexOf } from './parse.js'
 export type Labels = Record<string, string>
 
 export interface Series {
-  /** The key readSamples reads by: today a stat id. */
+  /** The key readSamples reads by: the series' row id in stats (a stat's own id for its untagged series). */
   id: string
   labels: Labels
   kind: 'counter' | 'gauge'
@@ -65,20 +64,39 @@ export function matches(labels: Labels, m: Matcher): boolean {
 
 type Run = <T>(fn: (sql: Db) => Promise<T>) => Promise<T>
 
-/** The source over today's stats: one series per stat. `run` runs a read (the read replica's, where one is fit). */
+/** The source over the stats' series: one Prometheus series per tag set. `run` runs a read (the read replica's, where one is fit). */
 export function statsSource(run: Run): SeriesSource {
   return {
     async selectSeries(accountId, matchers) {
-      // The name matcher narrows in SQL when it is an equality; the rest are applied here (an account's stats
-      // are at most a few thousand rows).
+      // A stat's series (docs/decisions.md §24): its own row, untagged, and a child row per tag set. The name
+      // equality and tag equalities narrow in SQL (tags @> {k: v}); every matcher is then applied here to the
+      // labels (an account's series are at most a few thousand rows).
       const eq = matchers.find((m) => m.name === '__name__' && m.op === '=')
+      const tagEq: Record<string, string> = {}
+      for (const m of matchers) if (m.op === '=' && m.name !== '__name__' && m.value !== '') tagEq[m.name] = m.value
+      const hasTagEq = Object.keys(tagEq).length > 0
+      // A stat written only with tags has an untagged row without points: it is no series of Prometheus' (it
+      // would be a phantom {__name__} in series lists and an empty group in `by`), so it is left out.
       const rows = await run(
-        (sql) => sql<{ id: string; name: string; kind: 'counter' | 'gauge'; unit: string | null; description: string | null }[]>`
-        select id, name, kind, unit, description from stats where account_id = ${accountId} ${eq ? sql`and name = ${eq.value}` : sql``}`,
+        (sql) => sql<
+          { id: string; name: string; kind: 'counter' | 'gauge'; unit: string | null; description: string | null; tags: Labels | null }[]
+        >`
+        select s.id, s.name, coalesce(p.kind, s.kind) as kind, coalesce(p.unit, s.unit) as unit,
+          coalesce(p.description, s.description) as description, s.tags
+        from stats s left join stats p on p.id = s.parent_id
+        where s.account_id = ${accountId} ${eq ? sql`and s.name = ${eq.value}` : sql``}
+          ${hasTagEq ? sql`and s.tags @> ${JSON.stringify(tagEq)}::text::jsonb` : sql``}
+          and (s.parent_id is not null
+            or not exists (select 1 from stats c where c.parent_id = s.id)
+            or exists (select 1 from points x where x.stat_id = s.id)
+            or exists (select 1 from point_blocks x where x.stat_id = s.id)
+            or exists (select 1 from rollups_1m x where x.stat_id = s.id)
+            or exists (select 1 from rollups_1d x where x.stat_id = s.id))
+        order by s.name, s.tags::text nulls first`,
       )
       const out: Series[] = []
       for (const r of rows) {
-        const labels = { __name__: r.name }
+        const labels: Labels = { ...r.tags, __name__: r.name }
         if (matchers.every((m) => matches(labels, m))) out.push({ id: r.id, labels, kind: r.kind, unit: r.unit, help: r.description })
       }
       return out

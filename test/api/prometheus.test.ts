@@ -189,7 +189,7 @@ test("the Grafana dashboard's queries, with its variables as Grafana fills them,
   const range = await prom('/query_range', {
     form: `query=${encodeURIComponent(fill(exprs[0]))}&start=${base + 60}&end=${base + 60}&step=15`,
   })
-  // The counter's rate by its only label today, __name__ (dropped by rate): one series of 12 / 60.
+  // The counter's rate by __name__, its only label (an untagged stat; dropped by rate): one series of 12 / 60.
   t.deepEqual(range.body.data.result, [{ metric: {}, values: [[base + 60, '0.2']] }])
   const gauge = await prom('/query_range', {
     form: `query=${encodeURIComponent(fill(exprs[1]).replace('requests', 'api.latency'))}&start=${base + 60}&end=${base + 60}&step=15`,

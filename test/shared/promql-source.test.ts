@@ -1,8 +1,9 @@
-// The PromQL series source over today's stats (shared/promql/source.ts) on real PostgreSQL: counters as running
+// The PromQL series source over the stats' series (shared/promql/source.ts) on real PostgreSQL: counters as running
 // totals since the first point, read from raw rows and from rollups, so that a long range (which reads 1-minute
 // rollups) answers as the raw points would.
 import test from 'ava'
 import type { QueuedPoint } from '../../shared/jobs.js'
+import { seriesKey } from '../../shared/ingest/tags.js'
 import { applyBatch } from '../../shared/points/repo.js'
 import { instantQuery, rangeQuery, resolutionFor } from '../../shared/promql/engine.js'
 import { parsePromQL } from '../../shared/promql/parse.js'
@@ -28,14 +29,20 @@ test.serial.before(async () => {
     [
       { name: 'hits', kind: 'counter' },
       { name: 'level', kind: 'gauge' },
+      // Two series of a tagged counter (docs/decisions.md §24): 1 and 3 a point.
+      { name: 'served', kind: 'counter', tags: { host: 'a' } },
+      { name: 'served', kind: 'counter', tags: { host: 'b' } },
     ],
     100,
   )
   if (!(stats instanceof Map)) throw new Error('could not create the stats')
   const hits = stats.get('hits')!.stat.id
   const level = stats.get('level')!.stat.id
+  const servedA = stats.get(seriesKey('served', { host: 'a' }))!.stat.id
+  const servedB = stats.get(seriesKey('served', { host: 'b' }))!.stat.id
   const points: QueuedPoint[] = []
-  for (let t = start + 7; t < start + 3 * DAY; t += 15) points.push([hits, t, 1, null], [level, t, 5, null])
+  for (let t = start + 7; t < start + 3 * DAY; t += 15)
+    points.push([hits, t, 1, null], [level, t, 5, null], [servedA, t, 1, null], [servedB, t, 3, null])
   for (let i = 0; i < points.length; i += 5000) await applyBatch(app.sql, `b${i}`, points.slice(i, i + 5000))
   while ((await refreshRollups(app.sql)).rows > 0);
 })
@@ -69,4 +76,27 @@ test('a range over two days reads 1-minute rollups and answers as the raw points
   t.is(Number(v0), ((t0 - start) / 60) * 4)
   const gauge = await rangeQuery(source(), accountId, 'avg_over_time(level[10m])', from, to, 3600)
   t.true(gauge.resultType === 'matrix' && gauge.result[0].values.every(([, v]) => v === '5'))
+})
+
+test('tagged series are series of their own, each a running total, over rollups as over raw points', async (t) => {
+  const from = start + DAY / 2
+  const to = from + 2 * DAY - 3600
+  const long = await rangeQuery(source(), accountId, 'sum by (host) (rate(served[5m]))', from, to, 3600)
+  if (long.resultType !== 'matrix') throw new Error('not a matrix')
+  t.deepEqual(
+    long.result.map((s) => s.metric).sort((x, y) => (x.host < y.host ? -1 : 1)),
+    [{ host: 'a' }, { host: 'b' }],
+  )
+  for (const series of long.result) {
+    const per = series.metric.host === 'b' ? 3 : 1
+    t.is(series.values.length, 48)
+    t.true(
+      series.values.every(([, v]) => Math.abs(Number(v) - per / 15) < 1e-9),
+      `host ${series.metric.host}`,
+    )
+  }
+  const b = await instantQuery(source(), accountId, 'served{host="b"}', start + DAY + 60)
+  t.deepEqual(b.resultType === 'vector' && b.result, [
+    { metric: { __name__: 'served', host: 'b' }, value: [start + DAY + 60, String(3 * (4 * (DAY / 60) + 4))] },
+  ])
 })
