@@ -166,6 +166,67 @@ test.serial(
   },
 )
 
+test.serial(
+  'after one 5x spike in a daily-cycle counter, the next day is scored against the band of the day before it; an hour of 0 where ~58 is usual is outside (docs/decisions.md §16)',
+  async (t) => {
+    const { key } = await paidUser()
+    // Two weeks of an hourly counter between about 40 and 165 with a daily cycle (noise within 3 counts).
+    const hours = 14 * 24
+    const first = NEWEST - (hours - 1) * HOUR
+    const usual = (i: number) => Math.round(102 - 62 * Math.cos((2 * Math.PI * (first / HOUR + i)) / 24) + 3 * Math.sin(i * 1.7))
+    const values = Array.from({ length: hours }, (_, i) => usual(i))
+    const spikeAt = NEWEST - 4 * 24 * HOUR
+    const s = (spikeAt - first) / HOUR
+    values[s] = 5 * usual(s) + 400
+    // Two days later, an hour of 0 at an hour of the day that is usually ~58.
+    const z = s + 48 + Array.from({ length: 24 }, (_, k) => k).find((k) => Math.abs(usual(s + 48 + k) - 58) <= 8)!
+    values[z] = 0
+    const res = await request(app.url, '/api/v1/points', {
+      bearer: key,
+      json: { points: values.map((v, i) => ({ stat: 'orders.placed', count: v, t: first + i * HOUR + 1800 })) },
+    })
+    t.is(res.status, 200)
+    await settle(app)
+    await refreshRollups(app.sql)
+    const bt = (await get(key, '/api/v1/anomalies/backtest?stat=orders.placed&range=7d')).body
+    const at = (time: number) => bt.buckets.find((b: any) => b.t === time)
+    t.like(at(spikeAt), { anomalous: true })
+    for (let h = 1; h <= 24; h++) {
+      const before = at(spikeAt + h * HOUR - 24 * HOUR)
+      const after = at(spikeAt + h * HOUR)
+      const width = before.upper - before.lower
+      t.true(
+        Math.abs(after.lower - before.lower) <= 0.1 * width && Math.abs(after.upper - before.upper) <= 0.1 * width,
+        `hour +${h}: ${after.lower}-${after.upper} after the spike, ${before.lower}-${before.upper} the day before`,
+      )
+      t.true(after.upper < 3 * usual(s), `hour +${h}: the spike did not widen the band (${after.upper})`)
+    }
+    t.like(at(first + z * HOUR), { observed: 0, anomalous: true })
+    t.true(at(first + z * HOUR).lower > 0)
+    t.true(
+      bt.buckets.every((b: any) => b.lower === null || b.lower >= 0),
+      'a counter never gets a negative usual range',
+    )
+    t.deepEqual(
+      bt.incidents.map((i: any) => [i.started_at, i.direction, i.level_shift]),
+      [
+        [new Date(spikeAt * 1000).toISOString(), 'spike', false],
+        [new Date((first + z * HOUR) * 1000).toISOString(), 'dip', false],
+      ],
+    )
+    // The sweep lists the same two.
+    await sweep(app.sql, NOW, OPTS)
+    const list = (await get(key, '/api/v1/anomalies?stat=orders.placed&status=all')).body.anomalies
+    t.deepEqual(
+      list.map((a: any) => [a.started_at, a.direction]),
+      [
+        [new Date((first + z * HOUR) * 1000).toISOString(), 'dip'],
+        [new Date(spikeAt * 1000).toISOString(), 'spike'],
+      ],
+    )
+  },
+)
+
 test.serial('history written with a past t is scored: closed incidents are listed, and they are the hours the chart flags', async (t) => {
   const { key } = await paidUser()
   const values = steady(10 * 24, 50)
