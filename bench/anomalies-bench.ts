@@ -24,7 +24,7 @@
 // Env: BENCH_ANOMALY_SEED (20261123), BENCH_ANOMALY_PER_GROUP (40), BENCH_SWEEP_STATS (10000; 0 skips part 2),
 // BENCH_NAB_DIR (default ../shared/data/nab beside the project), BENCH_NAB_GROUPS (comma-separated NAB group
 // names, e.g. realAWSCloudwatch,realAdExchange: score only these, for a train/test split by group; default all), DATABASE_URL.
-import { HOUR } from '../shared/anomalies/detector.js'
+import { HOUR, SENSITIVITIES, SENSITIVITY_THRESHOLD } from '../shared/anomalies/detector.js'
 import { newestCompleteHour, sweep } from '../shared/anomalies/sweep.js'
 import type { Sql } from '../shared/db.js'
 import { readHourly } from '../shared/stats/hourly.js'
@@ -64,7 +64,7 @@ export interface GroupRow {
 }
 
 interface Results extends BenchResultsBase<Options> {
-  nab?: { skipped: string } | { rows: GroupRow[]; tune: GroupRow[]; heldOut: GroupRow[] }
+  nab?: { skipped: string } | { rows: GroupRow[]; tune: GroupRow[]; heldOut: GroupRow[]; curve: CurveRow[] }
   synthetic?: GroupRow[]
   sweep?: {
     stats: number
@@ -90,6 +90,32 @@ function fromEnv(): Options {
     perGroup: envInt('BENCH_ANOMALY_PER_GROUP', 40, 1),
     sweepStats: envInt('BENCH_SWEEP_STATS', 10_000, 0),
   }
+}
+
+/** One point of the sensitivity curve: a setting of the detector or of the z-score, pooled over a set of series. */
+export interface CurveRow {
+  setting: string
+  all: Tally
+  heldOut: Tally
+}
+
+/** The detector at each sensitivity and the z-score at 2.5, 3 and 3.5 sigma over the same series (docs/decisions.md §16). */
+export function curve(series: Array<LabelledSeries & { probation: number; half: string }>): CurveRow[] {
+  const row = (setting: string, flags: (s: (typeof series)[number]) => boolean[]): CurveRow => {
+    const r: CurveRow = { setting, all: emptyTally(), heldOut: emptyTally() }
+    for (const s of series) {
+      const f = flags(s)
+      tally(r.all, f, s.windows, s.probation)
+      if (s.half === 'held-out') tally(r.heldOut, f, s.windows, s.probation)
+    }
+    return r
+  }
+  return [
+    ...SENSITIVITIES.map((k) =>
+      row(`detector ${k} (${SENSITIVITY_THRESHOLD[k]} spreads)`, (s) => detectorFlags(s.kind, s.values, s.probation, k)),
+    ),
+    ...[2.5, 3, 3.5].map((z) => row(`z-score ${z} sigma`, (s) => zscoreFlags(s.values, s.probation, z))),
+  ]
 }
 
 export function score<S extends LabelledSeries>(series: S[], lo: (s: S) => number): GroupRow[] {
@@ -169,6 +195,7 @@ export async function runAnomaliesBench(options: Partial<Options> & { log?: (l: 
           series.filter((s) => s.half === 'held-out'),
           (s) => s.probation,
         ),
+        curve: curve(series),
       }))
     } else {
       results.nab = {
@@ -302,6 +329,25 @@ export function qualityTable(rows: GroupRow[]): string[] {
   )
 }
 
+function curveTable(rows: CurveRow[]): string[] {
+  const nab = (t: Tally) => (nabNormalised(t) === null ? '-' : nabNormalised(t)!.toFixed(1))
+  return tableLines(
+    [
+      ['setting', 'recall', 'false/1k h', 'NAB score', 'held-out recall', 'held-out false/1k h', 'held-out NAB score'],
+      ...rows.map((r) => [
+        r.setting,
+        (recall(r.all) ?? 0).toFixed(2),
+        falsePer1000(r.all).toFixed(2),
+        nab(r.all),
+        (recall(r.heldOut) ?? 0).toFixed(2),
+        falsePer1000(r.heldOut).toFixed(2),
+        nab(r.heldOut),
+      ]),
+    ],
+    (c) => c >= 1,
+  )
+}
+
 export function renderAnomaliesReport(r: Results): string {
   const lines = [machineLine('anomalies', r.machine), '']
   lines.push(
@@ -319,6 +365,9 @@ export function renderAnomaliesReport(r: Results): string {
       '',
       'NAB held-out half (the targets are judged here; NAB-style score >= 65 as well):',
       ...qualityTable(r.nab.heldOut),
+      '',
+      "Sensitivity curve (all four groups, then the held-out half): the detector's curve should lie above the z-score's",
+      ...curveTable(r.nab.curve),
     )
   if (r.synthetic) {
     lines.push(

@@ -56,6 +56,13 @@ export const MIN_SAMPLES = 8
 export const ALPHA = 0.1
 /** An hour this many scales from expected is outside the normal range. */
 export const THRESHOLD = 4
+/**
+ * How many spreads from expected an hour must be at each sensitivity a stat (or an anomaly alert) can be set to
+ * (docs/decisions.md §16): `normal` is THRESHOLD; `low` flags only the larger departures, `high` smaller ones.
+ */
+export const SENSITIVITIES = ['low', 'normal', 'high'] as const
+export type Sensitivity = (typeof SENSITIVITIES)[number]
+export const SENSITIVITY_THRESHOLD: Record<Sensitivity, number> = { low: 5, normal: THRESHOLD, high: 3 }
 /** Inside hours in a row that close an incident. */
 export const CLOSE_AFTER = 2
 /**
@@ -444,7 +451,7 @@ export function cycleOf(state: DetectorState, tr: Trailing): Profile | null {
  * of them (its offsets are measured against the centred daily mean, so a level shift does not disturb it);
  * level and spread only from the hours after `state.since`.
  */
-export function stepHour(kind: Kind, state: DetectorState, t: number, trIn: Trailing, x: number | null): StepResult {
+export function stepHour(kind: Kind, state: DetectorState, t: number, trIn: Trailing, x: number | null, threshold = THRESHOLD): StepResult {
   const tr = withoutIncidents(trIn, state.masked)
   const weekly = weeklyLook(state, tr, t)
   const st0: DetectorState = { ...state, weekly }
@@ -476,7 +483,7 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, trIn: Trai
   // The window's range is the one drawn when it arms (it knows the cycle's shape and the spread); the streaming
   // baseline covers the hours it cannot, and where both are armed an hour is outside only if the streaming one agrees.
   const pick = w ?? s
-  const agrees = !!s && Math.sign(s.score) === Math.sign(pick?.score ?? 0) && Math.abs(s.score) >= THRESHOLD
+  const agrees = !!s && Math.sign(s.score) === Math.sign(pick?.score ?? 0) && Math.abs(s.score) >= threshold
   const detector: DetectorName | null = w ? (agrees ? 'both' : 'window') : s ? 'streaming' : null
   const next: DetectorState = { ...st0, lastHour: t, streaming: updateStreaming(kind, state.streaming, x - offset) }
   if (!pick || !detector) {
@@ -487,7 +494,7 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, trIn: Trai
       closed: null,
     }
   }
-  const { k, lower, upper } = rangeOf(kind, pick, wv.samples, x, usable)
+  const { k, lower, upper } = rangeOf(kind, pick, wv.samples, x, usable, threshold)
   const score = pick.score
   const outside = Math.abs(score) >= k && (detector !== 'window' || !s)
   // An hour outside the range does not teach the streaming baseline (its variance would grow with every clamped
@@ -505,7 +512,7 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, trIn: Trai
     lower,
     upper,
     k,
-    threshold: THRESHOLD,
+    threshold,
     youngHours: DAILY_MIN_HOURS,
     outside,
     overruledBy: !outside && Math.abs(score) >= k && s ? s.expected : null,
@@ -530,8 +537,9 @@ function rangeOf(
   samples: number,
   x: number,
   usable: readonly number[],
+  threshold: number,
 ): { k: number; lower: number; upper: number } {
-  const k = samples < DAILY_MIN_HOURS ? 2 * THRESHOLD : THRESHOLD
+  const k = samples < DAILY_MIN_HOURS ? 2 * threshold : threshold
   const lowerRaw = pick.expected - k * pick.scale
   // A range that dips below 0 reads wrong for a stat that never went there ("usually -212 to 312" for a queue depth).
   const lower = kind === 'counter' || (x >= 0 && usable.every((v) => v >= 0)) ? Math.max(0, lowerRaw) : lowerRaw
@@ -739,13 +747,14 @@ export function replay(
   values: ReadonlyArray<number | null>,
   from: number,
   lo: number,
+  threshold = THRESHOLD,
 ): { state: DetectorState; hours: Hour[]; events: Array<{ opened?: OpenIncident; closed?: ClosedIncident; hour: Hour }> } {
   const hours: Hour[] = []
   const events: Array<{ opened?: OpenIncident; closed?: ClosedIncident; hour: Hour }> = []
   let st = state
   for (let i = Math.max(0, lo); i < values.length; i++) {
     const t = from + i * HOUR
-    const r = stepHour(kind, st, t, trailingOf(values, from, i), values[i])
+    const r = stepHour(kind, st, t, trailingOf(values, from, i), values[i], threshold)
     st = r.state
     if (r.closed?.levelShift) st = reseedAfterShift(kind, st, values, from, i)
     hours.push(r.hour)
