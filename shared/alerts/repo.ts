@@ -1,5 +1,6 @@
 // Alert rows and their deliveries.
 import type { Db, Sql } from '../db.js'
+import type { Sensitivity } from '../anomalies/detector.js'
 import { randomToken } from '../auth/secrets.js'
 import { ALERT_ALLOWANCES_JSON } from '../plans.js'
 import type { Aggregation, CreateAlertBody, OnNoData } from './schema.js'
@@ -25,6 +26,8 @@ export interface AlertRow {
   created_at: Date
   muted_until: Date | null
   on_no_data: OnNoData
+  /** anomaly alerts: the least peak (in spreads) of the incidents it fires on; null: the stat's own sensitivity. */
+  anomaly_sensitivity: Sensitivity | null
   /** window_minutes was given (at creation or by a change): it is then also the on_no_data silence, else 60 minutes. */
   window_minutes_set: boolean
   /** Set by listAlerts: beyond the plan's alert count after a downgrade (see pausedAlertIds). */
@@ -61,9 +64,9 @@ export async function insertAlert(
     const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from alerts where account_id = ${accountId}`
     if (n >= limit) return null
     const [row] = await tx<AlertRow[]>`
-      insert into alerts (account_id, stat_name, condition_type, threshold, window_minutes, direction, channel, channel_config, cooldown_minutes, signing_secret, state, on_no_data, window_minutes_set, aggregation)
+      insert into alerts (account_id, stat_name, condition_type, threshold, window_minutes, direction, channel, channel_config, cooldown_minutes, signing_secret, state, on_no_data, window_minutes_set, aggregation, anomaly_sensitivity)
       values (${accountId}, ${body.stat_name}, ${body.condition_type}, ${body.threshold ?? 0}, ${body.window_minutes ?? DEFAULT_WINDOW_MINUTES}, ${body.direction}, ${body.channel},
-              ${tx.json(body.channel_config)}, ${body.cooldown_minutes}, ${`whsec_${randomToken(24)}`}, ${state}, ${body.on_no_data ?? 'keep'}, ${body.window_minutes !== undefined}, ${body.aggregation ?? 'avg'})
+              ${tx.json(body.channel_config)}, ${body.cooldown_minutes}, ${`whsec_${randomToken(24)}`}, ${state}, ${body.on_no_data ?? 'keep'}, ${body.window_minutes !== undefined}, ${body.aggregation ?? 'avg'}, ${body.anomaly_sensitivity ?? null})
       returning *`
     return row
   }) as Promise<AlertRow | null>
@@ -118,6 +121,7 @@ export function alertJson(a: AlertRow) {
     no_data_minutes: noDataMinutes(a),
     muted_until: a.muted_until?.toISOString() ?? null,
     on_no_data: a.on_no_data,
+    anomaly_sensitivity: a.anomaly_sensitivity,
     paused: a.paused ?? false,
   }
 }

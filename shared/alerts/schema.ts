@@ -1,5 +1,6 @@
 // Request and response shapes of the alert routes (docs/decisions.md §I-2.4, §8).
 import { z } from 'zod'
+import { SENSITIVITIES } from '../anomalies/detector.js'
 import { parseStatName } from '../ingest/names.js'
 
 export const CONDITIONS = ['above', 'below', 'pct_change', 'heartbeat', 'missing_data', 'sustained', 'anomaly'] as const
@@ -90,8 +91,16 @@ export const CreateAlertBody = z
     channel_config: ChannelConfig,
     cooldown_minutes: z.number().int().min(0).max(10_080).default(0).describe('Suppresses repeat fires only; never a resolve'),
     on_no_data: OnNoDataField.default('keep'),
+    anomaly_sensitivity: z
+      .enum(SENSITIVITIES, { error: `must be one of ${SENSITIVITIES.join(', ')}` })
+      .optional()
+      .describe(
+        "anomaly only: fire only on incidents at least 5 (low), 4 (normal) or 3 (high) spreads out; default the stat's own sensitivity, which decides what is an incident",
+      ),
   })
   .superRefine((b, ctx) => {
+    if (b.anomaly_sensitivity !== undefined && b.condition_type !== 'anomaly')
+      ctx.addIssue({ code: 'custom', path: ['anomaly_sensitivity'], message: `applies to anomaly alerts only, not ${b.condition_type}` })
     if (b.threshold === undefined && !NO_THRESHOLD_CONDITIONS.includes(b.condition_type))
       ctx.addIssue({ code: 'custom', path: ['threshold'], message: 'is required' })
     if (b.aggregation !== 'avg' && !PERCENTILE_CONDITIONS.includes(b.condition_type)) {
@@ -146,6 +155,7 @@ export const AlertJson = z
       .nullable()
       .describe('Deliveries (fires and resolves) are withheld until then; a breach still in force when it ends is delivered'),
     on_no_data: z.enum(ON_NO_DATA),
+    anomaly_sensitivity: z.enum(SENSITIVITIES).nullable().describe("anomaly alerts: the sensitivity it fires at; null: the stat's"),
     paused: z
       .boolean()
       .describe(

@@ -10,6 +10,7 @@ import { RANGES, resolveWindow, type RangeName } from '../stats/ranges.js'
 import type { Kind, Stat } from '../stats/repo.js'
 import { replaySeries, LEAD_IN_HOURS } from './backtest.js'
 import {
+  type Sensitivity,
   HOUR,
   MIN_SAMPLES,
   restoreState,
@@ -22,7 +23,7 @@ import {
   type WindowVerdict,
 } from './detector.js'
 import type { DiagnosticsJson, StatDiagnosticsJson } from './schema.js'
-import { newestCompleteHour, SETTLE_SECONDS } from './sweep.js'
+import { newestCompleteHour, sensitivityOf, SETTLE_SECONDS } from './sweep.js'
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null)
 const isoT = (t: number | null) => (t === null ? null : new Date(t * 1000).toISOString())
@@ -96,7 +97,14 @@ export async function listAnomalies(
 
 // ------------------------------------------------------------------ back-test
 
-export async function backtest(sql: Sql, account: Account, stat: Stat, rangeName: string | undefined, now: Date) {
+export async function backtest(
+  sql: Sql,
+  account: Account,
+  stat: Stat,
+  rangeName: string | undefined,
+  now: Date,
+  sensitivityAsked?: Sensitivity,
+) {
   const plan = planOf(account.plan)
   if (!plan.anomalyDetection)
     throw forbidden(
@@ -118,10 +126,12 @@ export async function backtest(sql: Sql, account: Account, stat: Stat, rangeName
       new Date((newest + HOUR) * 1000),
     )
   ).get(stat.id)!
-  const r = replaySeries(stat.kind, series.values, series.from, (first - series.from) / HOUR)
+  const sensitivity = sensitivityAsked ?? (await sensitivityOf(sql, stat.id))
+  const r = replaySeries(stat.kind, series.values, series.from, (first - series.from) / HOUR, undefined, sensitivity)
   return {
     stat: stat.name,
     kind: stat.kind,
+    sensitivity,
     bucket_seconds: 3600 as const,
     range: { requested_range: range, from: isoT(first)!, to: isoT(newest + HOUR)!, clamped_by_retention: first > asked },
     buckets: r.hours.map((h) => ({

@@ -227,6 +227,53 @@ test.serial(
   },
 )
 
+test.serial(
+  'sensitivity per stat: stored by PATCH, used by the sweep and the back-test; an hour 3.5 spreads out is flagged at high only',
+  async (t) => {
+    const { key } = await paidUser()
+    await writeUpTo(key, 'api.p50', steady(10 * 24, 100), NEWEST - HOUR)
+    const band = (await get(key, '/api/v1/anomalies/backtest?stat=api.p50&range=24h')).body.buckets.findLast(
+      (b: any) => b.observed !== null,
+    )
+    t.is(band.t, NEWEST - HOUR)
+    const spread = (band.upper - band.expected) / 4
+    await writeUpTo(key, 'api.p50', [band.expected + 3.5 * spread], NEWEST)
+
+    const bad = await request(app.url, '/api/v1/stats/api.p50', { method: 'PATCH', bearer: key, json: { anomaly_sensitivity: 'max' } })
+    t.is(bad.status, 400)
+    t.like(bad.body, { code: 'validation_failed', detail: 'body.anomaly_sensitivity: must be one of low, normal, high' })
+    const stored = async () => (await app.sql`select anomaly_sensitivity as s from stats where name = 'api.p50'`)[0].s
+    t.is(await stored(), 'normal', 'nothing stored')
+
+    await sweep(app.sql, NOW, OPTS)
+    t.deepEqual((await get(key, '/api/v1/anomalies?stat=api.p50&status=all')).body.anomalies, [], 'normal: not listed')
+    const atNormal = (await get(key, '/api/v1/anomalies/backtest?stat=api.p50&range=24h')).body
+    t.is(atNormal.sensitivity, 'normal')
+    t.false(atNormal.buckets.at(-1).anomalous)
+    const atHigh = (await get(key, '/api/v1/anomalies/backtest?stat=api.p50&range=24h&sensitivity=high')).body
+    t.like(atHigh, { sensitivity: 'high' })
+    t.like(atHigh.buckets.at(-1), { t: NEWEST, anomalous: true })
+
+    const ok = await request(app.url, '/api/v1/stats/api.p50', { method: 'PATCH', bearer: key, json: { anomaly_sensitivity: 'high' } })
+    t.is(ok.status, 200)
+    t.like(ok.body.stat, { name: 'api.p50', anomaly_sensitivity: 'high' })
+    t.is(await stored(), 'high')
+    // The history is replayed at the new sensitivity by the next sweep: the list and the chart agree.
+    await sweep(app.sql, new Date(NOW.getTime() + 60_000), OPTS)
+    const list = (await get(key, '/api/v1/anomalies?stat=api.p50&status=all')).body.anomalies
+    t.deepEqual(
+      list.map((a: any) => [a.started_at, a.direction]),
+      [[new Date(NEWEST * 1000).toISOString(), 'spike']],
+    )
+    const bt = (await get(key, '/api/v1/anomalies/backtest?stat=api.p50&range=24h')).body
+    t.is(bt.sensitivity, 'high')
+    t.deepEqual(
+      bt.buckets.filter((b: any) => b.anomalous).map((b: any) => b.t),
+      [NEWEST],
+    )
+  },
+)
+
 test.serial('history written with a past t is scored: closed incidents are listed, and they are the hours the chart flags', async (t) => {
   const { key } = await paidUser()
   const values = steady(10 * 24, 50)
@@ -386,6 +433,7 @@ test.serial('bad input: a clear 400 or 404 with its message, and nothing stored'
     ['/api/v1/anomalies/backtest', 400, 'validation_failed', 'query.stat: is required'],
     ['/api/v1/anomalies/backtest?stat=x&range=1y', 400, 'invalid_range', 'invalid range: must be one of 1h, 6h, 24h, 7d, 30d, 90d, 180d'],
     ['/api/v1/anomalies/backtest?stat=nope', 404, 'stat_not_found', 'stat not found'],
+    ['/api/v1/anomalies/backtest?stat=x&sensitivity=max', 400, 'validation_failed', 'query.sensitivity: must be one of low, normal, high'],
     ['/api/v1/anomalies/diagnostics?limit=500', 400, 'validation_failed', 'query.limit: must be an integer from 1 to 100'],
     ['/api/v1/anomalies/diagnostics?stat=nope', 404, 'stat_not_found', 'stat not found'],
   ]
