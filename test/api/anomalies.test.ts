@@ -5,6 +5,7 @@ import { refreshRollups } from '../../workers/refresh-rollups.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
+import { eventually } from '../helpers/receivers.js'
 import { pauseRollups, settle } from '../helpers/storage.js'
 
 let app: TestApp
@@ -308,6 +309,61 @@ test.serial('history written with a past t is scored: closed incidents are liste
   )
   t.deepEqual(await flagged(), [spikeAt, dipAt])
 })
+
+test.serial(
+  'history that arrives by import is scored: into a stat the sweep already scored and into a new one; the list and the chart agree',
+  async (t) => {
+    const { key } = await paidUser()
+    // A stat scored for its last two days ...
+    await writeUpTo(key, 'orders.value', steady(48, 80), NEWEST)
+    await sweep(app.sql, NOW, OPTS)
+    t.deepEqual((await get(key, '/api/v1/anomalies?status=all')).body.anomalies, [])
+    // ... then eight days before them imported, with a spike, and a new stat's ten days with a dip.
+    const spikeAt = NEWEST - 6 * 24 * HOUR
+    const dipAt = NEWEST - 3 * 24 * HOUR
+    const lines = ['stat,value,timestamp']
+    steady(8 * 24, 80).forEach((v, i) => {
+      const at = NEWEST - (48 + 8 * 24 - 1 - i) * HOUR
+      lines.push(`orders.value,${at === spikeAt ? 1600 : v},${at + 1800}`)
+    })
+    steady(10 * 24, 300).forEach((v, i) => {
+      const at = NEWEST - (10 * 24 - 1 - i) * HOUR
+      lines.push(`signups.value,${at === dipAt ? 3 : v},${at + 1800}`)
+    })
+    const imported = await request(app.url, '/api/v1/import/legacy', {
+      body: `${lines.join('\n')}\n`,
+      headers: { 'content-type': 'text/csv' },
+      bearer: key,
+    })
+    t.true([200, 201, 202].includes(imported.status), imported.text)
+    await eventually(
+      async () => (await get(key, `/api/v1/import/legacy/${imported.body.import.id}`)).body.import.status === 'completed',
+      'the import completed',
+    )
+    await settle(app)
+    await refreshRollups(app.sql)
+    await sweep(app.sql, new Date(NOW.getTime() + 60_000), OPTS)
+    const list = (await get(key, '/api/v1/anomalies?status=all')).body.anomalies
+    t.deepEqual(
+      list.map((a: any) => [a.stat_name, a.started_at, a.direction]),
+      [
+        ['signups.value', new Date(dipAt * 1000).toISOString(), 'dip'],
+        ['orders.value', new Date(spikeAt * 1000).toISOString(), 'spike'],
+      ],
+    )
+    for (const [stat, at] of [
+      ['orders.value', spikeAt],
+      ['signups.value', dipAt],
+    ] as const) {
+      const bt = (await get(key, `/api/v1/anomalies/backtest?stat=${stat}&range=30d`)).body
+      t.deepEqual(
+        bt.buckets.filter((b: any) => b.anomalous).map((b: any) => b.t),
+        [at],
+        `${stat}: the chart flags the hour the list holds`,
+      )
+    }
+  },
+)
 
 test.serial('diagnostics: every field from real state, the eleven counters by hand, limit and truncation', async (t) => {
   const { user, key } = await paidUser('starter')
