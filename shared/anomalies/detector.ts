@@ -111,6 +111,8 @@ export interface Peak {
   lower: number
   upper: number
   score: number
+  /** The cycle its range followed: what "usual" means in the incident's summary (absent on incidents stored before it). */
+  cycle?: Cycle
 }
 
 export interface OpenIncident {
@@ -519,7 +521,7 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, trIn: Trai
     windowSamples: wv.samples,
     streamingSamples: state.streaming.n,
   })
-  const peak: Peak = { t, observed: x, expected: pick.expected, lower, upper, score }
+  const peak: Peak = { t, observed: x, expected: pick.expected, lower, upper, score, cycle }
   const { opened, closed, anomalous } = trackIncident(kind, state.incident, next, peak, { k, tr, outside, detector, explanation })
   next.masked = maskedAfter(state.masked, t, anomalous)
   // A level shift's hours are the new level: its baselines start from them (`since`), so they are not left out.

@@ -37,7 +37,15 @@ export const DiagnosticsQuery = z.object({
 })
 
 const Peak = z
-  .object({ t: z.number().int(), observed: z.number(), expected: z.number(), lower: z.number(), upper: z.number(), score: z.number() })
+  .object({
+    t: z.number().int(),
+    observed: z.number(),
+    expected: z.number(),
+    lower: z.number(),
+    upper: z.number(),
+    score: z.number(),
+    cycle: z.enum(['none', 'daily', 'weekly']).optional().describe('The cycle its range followed'),
+  })
   .meta({
     id: 'AnomalyPeak',
     description:
@@ -56,7 +64,10 @@ export const AnomalyJson = z
     started_at: z.iso.datetime(),
     ended_at: z.iso.datetime().nullable(),
     peak: Peak,
-    explanation: z.string(),
+    summary: z
+      .string()
+      .describe('What a person needs: the usual range at that hour (and weekday, for a weekly cycle), what it was, since when'),
+    explanation: z.string().describe('The statistics behind it: expected value, spread, baselines'),
   })
   .meta({ id: 'Anomaly' })
 

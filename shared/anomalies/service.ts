@@ -9,8 +9,10 @@ import { readHourly } from '../stats/hourly.js'
 import { RANGES, resolveWindow, type RangeName } from '../stats/ranges.js'
 import type { Kind, Stat } from '../stats/repo.js'
 import { replaySeries, LEAD_IN_HOURS } from './backtest.js'
+import { summarize } from './explain.js'
 import {
   type Sensitivity,
+  type Direction,
   HOUR,
   MIN_SAMPLES,
   restoreState,
@@ -89,6 +91,16 @@ export async function listAnomalies(
       started_at: r.started_at.toISOString(),
       ended_at: iso(r.ended_at),
       peak: r.peak,
+      summary: summarize(
+        {
+          peak: r.peak,
+          startedAt: r.started_at.getTime() / 1000,
+          endedAt: r.ended_at ? r.ended_at.getTime() / 1000 : null,
+          levelShift: r.level_shift,
+          direction: r.direction as Direction,
+        },
+        r.explanation,
+      ),
       explanation: r.explanation,
     })),
     omitted,

@@ -225,6 +225,16 @@ test.serial(
         [new Date(spikeAt * 1000).toISOString(), 'spike'],
       ],
     )
+    // The list says it plainly: the usual range at that hour, what it was, when.
+    const hm = (x: number) => new Date(x * 1000).toISOString().slice(11, 16)
+    const day = (x: number) => new Date(x * 1000).toISOString().slice(0, 10)
+    const band = at(spikeAt)
+    const f = (x: number) => String(Number(x.toPrecision(4)))
+    t.is(
+      list[1].summary,
+      `Usually ${f(band.lower)} to ${f(band.upper)} at ${hm(spikeAt)} UTC; it was ${values[s]}, during ${day(spikeAt)} ${hm(spikeAt)}-${hm(spikeAt + HOUR)} UTC`,
+    )
+    t.regex(list[0].summary, new RegExp(`^Usually [\\d.]+ to [\\d.]+ at ${hm(first + z * HOUR)} UTC; it was 0, during `))
   },
 )
 
