@@ -58,6 +58,12 @@ test.before(async () => {
     Array.from({ length: 48 }, (_, h): [number, number] => [NOW - (h + 1) * HOUR, 100 + h]),
   )
   await statWith(owner.accountId, 'signups', 'counter', [[NOW - 2 * HOUR, 3]])
+  // cpu.load: read late yesterday only (after this time of day) and once today: yesterday's same stretch has no reading.
+  await statWith(owner.accountId, 'cpu.load', 'gauge', [
+    [today - 600, 2],
+    [today - 120, 4],
+    [Math.max(today, NOW - 30), 1.5],
+  ])
 })
 test.after.always(async () => {
   await app?.close()
@@ -115,6 +121,38 @@ test('today vs yesterday: yesterday up to the same time, the whole of yesterday 
   )
   t.regex(res.body.verifier, /^passed/)
   t.true(answer.includes('the whole of yesterday'))
+})
+
+test("a gauge with no reading in yesterday's same stretch: today so far against the whole of yesterday, said so", async (t) => {
+  const res = await ask('Compare the average cpu.load today with yesterday')
+  t.is(res.status, 200)
+  const { data, answer } = res.body
+  t.is(res.body.intent.op, 'compare')
+  t.regex(
+    answer,
+    /^cpu\.load has no readings yesterday up to the same time \([^)]*\), so today \([^)]*\) is set against the whole of yesterday \([^)]*\) instead\. The average of cpu\.load was 1\.5 today \([^)]*\) against 3 the whole of yesterday \([^)]*\), down 1\.5 \(-50%\)\.$/,
+  )
+  t.deepEqual(
+    data.filter((r: Rec) => r.period).map((r: Rec) => [r.period, r.value]),
+    [
+      ['window', 1.5],
+      ['compare_to', 3],
+    ],
+  )
+  t.regex(res.body.verifier, /^passed/)
+})
+
+test('when was X highest, over days: the day and the hour within it, both grounded', async (t) => {
+  const res = await ask('when were errors highest in the last 7 days')
+  t.is(res.status, 200)
+  const { data, answer } = res.body
+  t.is(res.body.intent.op, 'peak')
+  const day = data.find((r: Rec) => r.bucket_seconds === 86_400)
+  t.is(day.t, Math.floor(spikeHour / DAY) * DAY)
+  const hour = data.find((r: Rec) => r.bucket_seconds === 3_600)
+  t.like(hour, { t: spikeHour, value: 11 })
+  t.regex(answer, new RegExp(`Its busiest hour that day started [^,]*${iso(spikeHour).slice(11, 16)}[^,]*, with 11\\.$`))
+  t.regex(res.body.verifier, /^passed/)
 })
 
 /** Nearest rank: the value of rank ceil(q·n) (at least 1) in ascending order. */
