@@ -180,6 +180,9 @@ test('a percentile of a gauge: answered from the percentile reader, within 1 % o
     /^The p95 of latency_ms yesterday \(\d{4}-\d\d-\d\d UTC\) was [\d.,]+ \(\d+ readings\)\. Percentiles over an hour or more come from sketches, within one percent of exact\.$/,
   )
   t.regex(verifier, /^passed: 2 of 2 numbers grounded/)
+  // Within 1 % of a value above 100 (more than 1 either way), no decimal is shown: the figure is the value rounded to a whole.
+  t.true(data[0].value > 100)
+  t.true(answer.includes(` was ${Math.round(data[0].value)} (`), answer)
 
   const median = await ask('median latency_ms in the last 2 days')
   t.like(median.body.intent, { op: 'aggregate', agg: 'percentile', percentiles: [50] })
