@@ -24,7 +24,7 @@
 // Env: BENCH_ANOMALY_SEED (20261123), BENCH_ANOMALY_PER_GROUP (40), BENCH_SWEEP_STATS (10000; 0 skips part 2),
 // BENCH_NAB_DIR (default ../shared/data/nab beside the project), BENCH_NAB_GROUPS (comma-separated NAB group
 // names, e.g. realAWSCloudwatch,realAdExchange: score only these, for a train/test split by group; default all), DATABASE_URL.
-import { HOUR } from '../shared/anomalies/detector.js'
+import { HOUR, SENSITIVITIES, SENSITIVITY_THRESHOLD } from '../shared/anomalies/detector.js'
 import { newestCompleteHour, sweep } from '../shared/anomalies/sweep.js'
 import type { Sql } from '../shared/db.js'
 import { readHourly } from '../shared/stats/hourly.js'
@@ -48,7 +48,7 @@ import { round } from './stats.js'
 
 export const ANOMALIES_DB_NAME = 'metrics_bench_anomalies'
 export const TUNING_SEED = 1
-export const TARGETS = { spikeRecall: 0.9, cleanFalsePer1000: 1, sweepSeconds: 10, nabFalseShareOfZ: 1 / 3 } as const
+export const TARGETS = { spikeRecall: 0.9, cleanFalsePer1000: 1, sweepSeconds: 10, nabFalseShareOfZ: 1 / 3, nabScore: 65 } as const
 
 interface Options {
   seed: number
@@ -64,7 +64,7 @@ export interface GroupRow {
 }
 
 interface Results extends BenchResultsBase<Options> {
-  nab?: { skipped: string } | { rows: GroupRow[] }
+  nab?: { skipped: string } | { rows: GroupRow[]; tune: GroupRow[]; heldOut: GroupRow[]; curve: CurveRow[] }
   synthetic?: GroupRow[]
   sweep?: {
     stats: number
@@ -90,6 +90,32 @@ function fromEnv(): Options {
     perGroup: envInt('BENCH_ANOMALY_PER_GROUP', 40, 1),
     sweepStats: envInt('BENCH_SWEEP_STATS', 10_000, 0),
   }
+}
+
+/** One point of the sensitivity curve: a setting of the detector or of the z-score, pooled over a set of series. */
+export interface CurveRow {
+  setting: string
+  all: Tally
+  heldOut: Tally
+}
+
+/** The detector at each sensitivity and the z-score at 2.5, 3 and 3.5 sigma over the same series (docs/decisions.md §16). */
+export function curve(series: Array<LabelledSeries & { probation: number; half: string }>): CurveRow[] {
+  const row = (setting: string, flags: (s: (typeof series)[number]) => boolean[]): CurveRow => {
+    const r: CurveRow = { setting, all: emptyTally(), heldOut: emptyTally() }
+    for (const s of series) {
+      const f = flags(s)
+      tally(r.all, f, s.windows, s.probation)
+      if (s.half === 'held-out') tally(r.heldOut, f, s.windows, s.probation)
+    }
+    return r
+  }
+  return [
+    ...SENSITIVITIES.map((k) =>
+      row(`detector ${k} (${SENSITIVITY_THRESHOLD[k]} spreads)`, (s) => detectorFlags(s.kind, s.values, s.probation, k)),
+    ),
+    ...[2.5, 3, 3.5].map((z) => row(`z-score ${z} sigma`, (s) => zscoreFlags(s.values, s.probation, z))),
+  ]
 }
 
 export function score<S extends LabelledSeries>(series: S[], lo: (s: S) => number): GroupRow[] {
@@ -159,7 +185,18 @@ export async function runAnomaliesBench(options: Partial<Options> & { log?: (l: 
       say('NAB: scoring')
       const series = loadNab(NAB_GROUPS)
       if (series.length === 0) problems.push(`NAB: no series in ${NAB_DIR} match BENCH_NAB_GROUPS=${NAB_GROUPS.join(',')}`)
-      results.nab = { rows: await bench.stage('nab', async () => score(series, (s) => s.probation)) }
+      results.nab = await bench.stage('nab', async () => ({
+        rows: score(series, (s) => s.probation),
+        tune: score(
+          series.filter((s) => s.half === 'tune'),
+          (s) => s.probation,
+        ),
+        heldOut: score(
+          series.filter((s) => s.half === 'held-out'),
+          (s) => s.probation,
+        ),
+        curve: curve(series),
+      }))
     } else {
       results.nab = {
         skipped: `skipped: ${NAB_DIR} is not on this machine (the labelled NAB series are needed beside the project); NAB figures not measured`,
@@ -216,12 +253,17 @@ function check(r: Results): void {
       p.push(`${g.group}: ${round(falsePer1000(g.detector), 2)} false flags per 1,000 hours (target < 1)`)
   }
   if (r.nab && 'rows' in r.nab) {
-    const d = sum(r.nab.rows.map((x) => x.detector))
-    const z = sum(r.nab.rows.map((x) => x.zscore))
+    // Judged on the held-out half: the constants were set on the other one.
+    const d = sum(r.nab.heldOut.map((x) => x.detector))
+    const z = sum(r.nab.heldOut.map((x) => x.zscore))
     if ((recall(d) ?? 0) < (recall(z) ?? 0))
-      p.push(`NAB: recall ${round(recall(d) ?? 0, 3)} below the z-score's ${round(recall(z) ?? 0, 3)}`)
+      p.push(`NAB held-out: recall ${round(recall(d) ?? 0, 3)} below the z-score's ${round(recall(z) ?? 0, 3)}`)
     if (falsePer1000(d) > falsePer1000(z) * TARGETS.nabFalseShareOfZ)
-      p.push(`NAB: false flags ${round(falsePer1000(d), 2)}/1,000 h, more than a third of the z-score's ${round(falsePer1000(z), 2)}`)
+      p.push(
+        `NAB held-out: false flags ${round(falsePer1000(d), 2)}/1,000 h, more than a third of the z-score's ${round(falsePer1000(z), 2)}`,
+      )
+    const score = nabNormalised(d)
+    if (score !== null && score < TARGETS.nabScore) p.push(`NAB held-out: NAB-style score ${round(score, 1)} < ${TARGETS.nabScore}`)
   }
   if (r.sweep && r.sweep.steadyMs / 1000 >= TARGETS.sweepSeconds)
     p.push(`steady sweep took ${round(r.sweep.steadyMs / 1000, 2)} s (target < ${TARGETS.sweepSeconds} s)`)
@@ -287,6 +329,25 @@ export function qualityTable(rows: GroupRow[]): string[] {
   )
 }
 
+function curveTable(rows: CurveRow[]): string[] {
+  const nab = (t: Tally) => (nabNormalised(t) === null ? '-' : nabNormalised(t)!.toFixed(1))
+  return tableLines(
+    [
+      ['setting', 'recall', 'false/1k h', 'NAB score', 'held-out recall', 'held-out false/1k h', 'held-out NAB score'],
+      ...rows.map((r) => [
+        r.setting,
+        (recall(r.all) ?? 0).toFixed(2),
+        falsePer1000(r.all).toFixed(2),
+        nab(r.all),
+        (recall(r.heldOut) ?? 0).toFixed(2),
+        falsePer1000(r.heldOut).toFixed(2),
+        nab(r.heldOut),
+      ]),
+    ],
+    (c) => c >= 1,
+  )
+}
+
 export function renderAnomaliesReport(r: Results): string {
   const lines = [machineLine('anomalies', r.machine), '']
   lines.push(
@@ -298,6 +359,15 @@ export function renderAnomaliesReport(r: Results): string {
       '',
       `NAB${NAB_GROUPS.length ? ` groups ${NAB_GROUPS.join(', ')} only (BENCH_NAB_GROUPS)` : ''} (hourly means; target: recall >= z-score, false flags <= a third of its):`,
       ...qualityTable(r.nab.rows),
+      '',
+      'NAB tuning half (the constants were set on these):',
+      ...qualityTable(r.nab.tune),
+      '',
+      'NAB held-out half (the targets are judged here; NAB-style score >= 65 as well):',
+      ...qualityTable(r.nab.heldOut),
+      '',
+      "Sensitivity curve (all four groups, then the held-out half): the detector's curve should lie above the z-score's",
+      ...curveTable(r.nab.curve),
     )
   if (r.synthetic) {
     lines.push(

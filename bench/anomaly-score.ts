@@ -1,6 +1,6 @@
 // Scoring a detector's flagged hours against labelled windows, and the plain
 // 3-sigma z-score reference measured beside it.
-import { MIN_SAMPLES, WINDOW_HOURS } from '../shared/anomalies/detector.js'
+import { MIN_SAMPLES, type Sensitivity, WINDOW_HOURS } from '../shared/anomalies/detector.js'
 import { replaySeries } from '../shared/anomalies/backtest.js'
 import type { Kind } from '../shared/stats/repo.js'
 
@@ -75,8 +75,8 @@ export function tally(t: Tally, flagged: boolean[], windows: Array<[number, numb
 }
 
 /** The detector's flagged hours (the back-test's `anomalous`), indexed like `values`. */
-export function detectorFlags(kind: Kind, values: Array<number | null>, lo: number): boolean[] {
-  const r = replaySeries(kind, values, 0, lo)
+export function detectorFlags(kind: Kind, values: Array<number | null>, lo: number, sensitivity: Sensitivity = 'normal'): boolean[] {
+  const r = replaySeries(kind, values, 0, lo, undefined, sensitivity)
   const flags = new Array<boolean>(values.length).fill(false)
   r.hours.forEach((h, k) => {
     flags[lo + k] = h.anomalous
@@ -84,8 +84,8 @@ export function detectorFlags(kind: Kind, values: Array<number | null>, lo: numb
   return flags
 }
 
-/** Plain z-score: |x - mean| > 3 sample standard deviations of the same trailing window (sliding sums, so the reference is cheap). */
-export function zscoreFlags(values: Array<number | null>, lo: number): boolean[] {
+/** Plain z-score: |x - mean| > `sigmas` (3) sample standard deviations of the same trailing window (sliding sums, so the reference is cheap). */
+export function zscoreFlags(values: Array<number | null>, lo: number, sigmas = 3): boolean[] {
   const flags = new Array<boolean>(values.length).fill(false)
   let n = 0
   let sum = 0
@@ -104,7 +104,7 @@ export function zscoreFlags(values: Array<number | null>, lo: number): boolean[]
     if (i < lo || x === null || n < MIN_SAMPLES) continue
     const mean = sum / n
     const sd = Math.sqrt(Math.max(0, (sq - n * mean * mean) / (n - 1)))
-    flags[i] = Math.abs(x - mean) > 3 * sd + 1e-9 * Math.abs(mean)
+    flags[i] = Math.abs(x - mean) > sigmas * sd + 1e-9 * Math.abs(mean)
   }
   return flags
 }

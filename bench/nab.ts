@@ -14,6 +14,11 @@ export interface NabSeries extends LabelledSeries {
   file: string
   /** NAB's probationary period in hours: the first 15 % of the series (at most 750 rows), neither scored nor counted. */
   probation: number
+  /**
+   * The split fixed before tuning (docs/anomalies.md "Tuning and held-out series"): within each group, files in name
+   * order, the 1st, 3rd, 5th ... are tuned on, the 2nd, 4th ... held out; the targets are judged on the held-out half.
+   */
+  half: 'tune' | 'held-out'
 }
 
 function csvFiles(dir: string): string[] {
@@ -73,7 +78,8 @@ export function loadNab(groups: readonly string[] = [], dir = NAB_DIR): NabSerie
     // NAB: 15 % of the rows, at most 750 rows; in hours, the same share of the hours and the 750 rows' span.
     const rowsPerHour = rows.length / hours
     const probation = Math.min(Math.floor(0.15 * hours), Math.floor(750 / Math.max(1, rowsPerHour)))
-    out.push({ group: `NAB ${group}`, file: key, kind: 'gauge', values, windows, probation })
+    const half = out.filter((o) => o.group === `NAB ${group}`).length % 2 ? 'held-out' : 'tune'
+    out.push({ group: `NAB ${group}`, file: key, kind: 'gauge', values, windows, probation, half })
   }
   return out
 }

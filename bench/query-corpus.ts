@@ -239,6 +239,20 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
       tags: ['compare', 'same stretch'],
     })
   }
+  // A gauge with no reading in yesterday's same stretch: today so far against the whole of yesterday, said so.
+  {
+    const c = compared(o, 'host.load', W.today, W.yesterday)
+    add({
+      q: 'Compare the average host.load today with yesterday',
+      op: 'compare',
+      stat: 'host.load',
+      ...c,
+      window: W.today,
+      compareTo: W.todayBefore,
+      says: /is set against the whole of yesterday/,
+      tags: ['compare', 'same stretch', 'no reading'],
+    })
+  }
   const comparisons: Array<[string, string, Window, Window, string]> = [
     ['did revenue grow yesterday?', 'revenue', W.yesterday, W.dayBefore, 'implicit'],
     ['compare api latency yesterday and the day before yesterday', 'api.latency', W.yesterday, W.dayBefore, 'gauge'],
@@ -297,6 +311,25 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
   for (const [q, stat, x, order] of peaks) {
     const p = o.peak(stat, x, W.slotFor(x), order)
     add({ q, op: 'peak', stat, window: x, t: p.t, numbers: [p.value], tags: ['peak', order] })
+  }
+  // Over days, the answer names the hour within the peak day too (its own record, its value in the answer for a counter).
+  for (const [q, stat, x] of [
+    ['when was api latency highest last week', 'api.latency', W.lastWeek],
+    ['which day last week had the most orders, and at what hour', 'orders', W.lastWeek],
+  ] as const) {
+    const p = o.peak(stat, x, W.slotFor(x), 'desc')
+    const h = o.peak(stat, { from: p.t, to: Math.min(p.t + DAY, x.to) }, HOUR, 'desc')
+    const hh = new Date(h.t * 1000).toISOString().slice(11, 16)
+    add({
+      q,
+      op: 'peak',
+      stat,
+      window: x,
+      t: p.t,
+      numbers: stat === 'orders' ? [p.value, h.value] : [p.value],
+      says: new RegExp(`(hour starting|hour that day started) [^.]*${hh}`),
+      tags: ['peak', 'desc', 'hour of the day'],
+    })
   }
 
   // ---- typos and loose names (answerable; declining is honest, a different stat is wrong)

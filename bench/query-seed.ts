@@ -62,6 +62,8 @@ export function seedStats(now: number): SeedStat[] {
     { name: 'queue_depth', kind: 'gauge', every: 10 * MIN, value: (_t, r) => Math.floor(r * 40) },
     { name: 'active users', kind: 'gauge', every: 15 * MIN, value: (t, r) => Math.floor(100 + r * 100 + 300 * daily(t)) },
     { name: 'disk.free_gb', kind: 'gauge', every: HOUR, value: (t, r) => round(500 - (t - (now - 70 * DAY)) / DAY + r, 2) },
+    // Read only since this time yesterday: yesterday's same stretch as today's has no reading (NaN: no point).
+    { name: 'host.load', kind: 'gauge', every: 10 * MIN, value: (t, r) => (t >= now - DAY ? round(1 + r * 3, 2) : Number.NaN) },
   ]
 }
 
@@ -74,7 +76,10 @@ export function seedPoints(now: number, stats = seedStats(now)): Points {
     const draw = rng(1_000 + i)
     const pts: Array<[number, number]> = []
     const start = Math.floor((now - 70 * DAY) / s.every) * s.every
-    for (let t = start + 37; t < now - MIN; t += s.every) pts.push([t, s.value(t - 37, draw())])
+    for (let t = start + 37; t < now - MIN; t += s.every) {
+      const v = s.value(t - 37, draw())
+      if (!Number.isNaN(v)) pts.push([t, v])
+    }
     out.set(s.name, pts)
   })
   return out

@@ -39,7 +39,7 @@ export function anomalyRoutes(routes: Routes): void {
       },
       async (ctx, { query }) => {
         const stat = await statFromParam(ctx, query.stat)
-        ctx.body = await ctx.deps.reads.run((sql) => backtest(sql, accountOf(ctx), stat, query.range, new Date()))
+        ctx.body = await ctx.deps.reads.run((sql) => backtest(sql, accountOf(ctx), stat, query.range, new Date(), query.sensitivity))
       },
     )
     .add(

@@ -5,7 +5,8 @@ import { publishStatDeleted } from '../../shared/stats/directory.js'
 import { statJson } from '../../shared/stats/json.js'
 import { deleteStat } from '../../shared/delete-stat.js'
 import { pointExtent, describeStat } from '../../shared/stats/repo.js'
-import { PatchStatBody, ShareJson, ShareState, StatExtent, StatOne } from '../../shared/stats/schema.js'
+import { PatchedStat, PatchStatBody, ShareJson, ShareState, StatExtent } from '../../shared/stats/schema.js'
+import { sensitivityOf, setSensitivity } from '../../shared/anomalies/sweep.js'
 import { createShare, revokeShare, shareSince } from '../../shared/stats/shares.js'
 import { baseUrl, type AuthKind } from '../context.js'
 import { statFromParam } from '../stat-param.js'
@@ -19,9 +20,9 @@ export function statAdminRoutes(routes: Routes): void {
         ...common,
         method: 'patch',
         path: '/api/v1/stats/:name',
-        summary: "Set (or clear with null) the stat's description and unit, and whether higher is better",
+        summary: "Set (or clear with null) the stat's description and unit, whether higher is better, and its anomaly sensitivity",
         body: PatchStatBody,
-        responses: { 200: { description: 'The updated stat', schema: StatOne } },
+        responses: { 200: { description: 'The updated stat', schema: PatchedStat } },
       },
       async (ctx, { params, body }) => {
         assertPrintable(body.description, 'body.description')
@@ -33,7 +34,8 @@ export function statAdminRoutes(routes: Routes): void {
           higherIs: body.higher_is,
         })
         if (!updated) throw notFound('stat', 'stat_not_found')
-        ctx.body = { stat: statJson(updated) }
+        if (body.anomaly_sensitivity) await setSensitivity(ctx.deps.sql, stat.id, body.anomaly_sensitivity, new Date())
+        ctx.body = { stat: { ...statJson(updated), anomaly_sensitivity: await sensitivityOf(ctx.deps.sql, stat.id) } }
       },
     )
     .add(

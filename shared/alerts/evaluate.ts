@@ -3,6 +3,7 @@
 // the new states and one inserts the deliveries (the outbox), all in one
 // transaction. An advisory lock keeps two passes from overlapping anywhere.
 import type { Db, Sql, TxSql } from '../db.js'
+import { SENSITIVITY_THRESHOLD } from '../anomalies/detector.js'
 import { conditionHolds, step, type Rule } from './conditions.js'
 import { recordEvents, type NewEvent } from './history.js'
 import { applyMute, silenceVerdict, type Managed } from './mute-and-silence.js'
@@ -281,6 +282,10 @@ async function readObservations(tx: TxSql, now: Date): Promise<Row[]> {
     left join lateral (
       select (an.peak ->> 'observed')::float8 as observed, an.status = 'open' as open, an.explanation
       from anomalies an where a.condition_type = 'anomaly' and an.stat_id = s.id and an.opened_at >= a.created_at
+        -- An alert with its own sensitivity fires on the incidents whose peak is that far out (docs/decisions.md §16).
+        and (a.anomaly_sensitivity is null or abs((an.peak ->> 'score')::float8) >= case a.anomaly_sensitivity
+          when 'low' then ${SENSITIVITY_THRESHOLD.low}::float8 when 'high' then ${SENSITIVITY_THRESHOLD.high}::float8
+          else ${SENSITIVITY_THRESHOLD.normal}::float8 end)
       order by an.started_at desc limit 1
     ) inc on s.id is not null
     -- Arrival, not the points' own t (a backfill is data arriving): the refresh job stamps each stat that

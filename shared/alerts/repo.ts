@@ -1,6 +1,7 @@
 // Alert rows and their deliveries.
 import { parseFilter } from '../ingest/tags.js'
 import type { Db, Sql } from '../db.js'
+import type { Sensitivity } from '../anomalies/detector.js'
 import { randomToken } from '../auth/secrets.js'
 import { ALERT_ALLOWANCES_JSON } from '../plans.js'
 import type { Aggregation, CreateAlertBody, OnNoData } from './schema.js'
@@ -26,6 +27,8 @@ export interface AlertRow {
   created_at: Date
   muted_until: Date | null
   on_no_data: OnNoData
+  /** anomaly alerts: the least peak (in spreads) of the incidents it fires on; null: the stat's own sensitivity. */
+  anomaly_sensitivity: Sensitivity | null
   /** window_minutes was given (at creation or by a change): it is then also the on_no_data silence, else 60 minutes. */
   window_minutes_set: boolean
   /** docs/decisions.md §24: the tags a judged series must hold, and the tag whose values are judged one by one. */
@@ -65,10 +68,10 @@ export async function insertAlert(
     const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from alerts where account_id = ${accountId}`
     if (n >= limit) return null
     const [row] = await tx<AlertRow[]>`
-      insert into alerts (account_id, stat_name, condition_type, threshold, window_minutes, direction, channel, channel_config, cooldown_minutes, signing_secret, state, on_no_data, window_minutes_set, aggregation, filter, group_by)
+      insert into alerts (account_id, stat_name, condition_type, threshold, window_minutes, direction, channel, channel_config, cooldown_minutes, signing_secret, state, on_no_data, window_minutes_set, aggregation, filter, group_by, anomaly_sensitivity)
       values (${accountId}, ${body.stat_name}, ${body.condition_type}, ${body.threshold ?? 0}, ${body.window_minutes ?? DEFAULT_WINDOW_MINUTES}, ${body.direction}, ${body.channel},
               ${tx.json(body.channel_config)}, ${body.cooldown_minutes}, ${`whsec_${randomToken(24)}`}, ${state}, ${body.on_no_data ?? 'keep'}, ${body.window_minutes !== undefined}, ${body.aggregation ?? 'avg'},
-              ${filterOf(body.filter)}::text::jsonb, ${body.group_by ?? null})
+              ${filterOf(body.filter)}::text::jsonb, ${body.group_by ?? null}, ${body.anomaly_sensitivity ?? null})
       returning *`
     return row
   }) as Promise<AlertRow | null>
@@ -123,6 +126,7 @@ export function alertJson(a: AlertRow) {
     no_data_minutes: noDataMinutes(a),
     muted_until: a.muted_until?.toISOString() ?? null,
     on_no_data: a.on_no_data,
+    anomaly_sensitivity: a.anomaly_sensitivity,
     paused: a.paused ?? false,
     filter: a.filter ?? null,
     group_by: a.group_by ?? null,

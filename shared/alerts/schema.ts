@@ -1,5 +1,6 @@
 // Request and response shapes of the alert routes (docs/decisions.md §I-2.4, §8).
 import { z } from 'zod'
+import { SENSITIVITIES } from '../anomalies/detector.js'
 import { parseStatName } from '../ingest/names.js'
 import { parseFilter } from '../ingest/tags.js'
 
@@ -135,8 +136,16 @@ export const CreateAlertBody = z
       .describe(
         'Judges each value of this tag on its own (above, below and sustained on the last minute): each group fires and resolves alone, its payload carries tags',
       ),
+    anomaly_sensitivity: z
+      .enum(SENSITIVITIES, { error: `must be one of ${SENSITIVITIES.join(', ')}` })
+      .optional()
+      .describe(
+        "anomaly only: fire only on incidents at least 5 (low), 4 (normal) or 3 (high) spreads out; default the stat's own sensitivity, which decides what is an incident",
+      ),
   })
   .superRefine((b, ctx) => {
+    if (b.anomaly_sensitivity !== undefined && b.condition_type !== 'anomaly')
+      ctx.addIssue({ code: 'custom', path: ['anomaly_sensitivity'], message: `applies to anomaly alerts only, not ${b.condition_type}` })
     if (b.filter !== undefined) {
       const f = parseFilter(b.filter)
       if (!f.ok) ctx.addIssue({ code: 'custom', path: ['filter'], message: f.message })
@@ -213,6 +222,7 @@ export const AlertJson = z
       .nullable()
       .describe('Deliveries (fires and resolves) are withheld until then; a breach still in force when it ends is delivered'),
     on_no_data: z.enum(ON_NO_DATA),
+    anomaly_sensitivity: z.enum(SENSITIVITIES).nullable().describe("anomaly alerts: the sensitivity it fires at; null: the stat's"),
     paused: z
       .boolean()
       .describe(

@@ -6,7 +6,9 @@ import type { Kind } from '../stats/repo.js'
 import {
   initialState,
   replay,
+  SENSITIVITY_THRESHOLD,
   warm,
+  type Sensitivity,
   WEEKLY_HOURS,
   type ClosedIncident,
   type DetectorState,
@@ -39,9 +41,16 @@ export const LEAD_IN_HOURS = WEEKLY_HOURS
  * warmed on the lead-in [lo - LEAD_IN_HOURS, lo), then every hour from `lo` stepped.
  * With `state`, continues from it instead (no warm-up).
  */
-export function replaySeries(kind: Kind, values: ReadonlyArray<number | null>, from: number, lo: number, state?: DetectorState): Replayed {
+export function replaySeries(
+  kind: Kind,
+  values: ReadonlyArray<number | null>,
+  from: number,
+  lo: number,
+  state?: DetectorState,
+  sensitivity: Sensitivity = 'normal',
+): Replayed {
   const start = state ?? warm(kind, initialState(), values, from, lo - LEAD_IN_HOURS, lo)
-  const r = replay(kind, start, values, from, lo)
+  const r = replay(kind, start, values, from, lo, SENSITIVITY_THRESHOLD[sensitivity])
   const incidents: ReplayedIncident[] = []
   const byStart = new Map<number, ReplayedIncident>()
   const fromClosed = (c: ClosedIncident): ReplayedIncident => ({ ...c })

@@ -3,7 +3,7 @@
 // clock is applied when they are shown (shared/time/zones.ts, explanationInZone).
 import { HOUR } from '../stats/hourly.js'
 import type { Kind } from '../stats/repo.js'
-import type { Cycle, DetectorName, Direction } from './detector.js'
+import type { Cycle, DetectorName, Direction, Peak } from './detector.js'
 
 /** Numbers as a person reads them: up to 4 significant digits, no exponent for ordinary magnitudes. */
 export function fmt(x: number): string {
@@ -97,4 +97,33 @@ export function explainScored(h: Scored): string {
 export function shiftWords(direction: Direction, before: { lower: number; upper: number } | undefined, hours: number): string {
   const past = before ? ` ${fmt(direction === 'spike' ? before.upper : before.lower)}` : ' its range'
   return `level shift: the stat stayed ${direction === 'spike' ? 'above' : 'below'}${past} for ${hours} hours, baselines re-seeded from the new level`
+}
+
+/**
+ * An incident in the words a person needs, before any statistics: the usual range at that hour (and weekday, for a
+ * weekly cycle), what it was, and since when, e.g. "Usually 40.5 to 160.6 at 12:00 UTC; it was 900, since
+ * 2026-11-22 12:00-13:00 UTC". The explanation keeps the figures behind it (the page shows it under Details).
+ * Incidents stored before the peak carried its cycle take it from their explanation's own words.
+ */
+export function summarize(
+  i: { peak: Peak; startedAt: number; endedAt: number | null; levelShift: boolean; direction: Direction },
+  explanation: string,
+): string {
+  const { peak } = i
+  const cycle: Cycle =
+    peak.cycle ??
+    (/: on \w+s at \d\d:\d\d UTC this stat/.test(explanation)
+      ? 'weekly'
+      : /: at \d\d:\d\d UTC this stat/.test(explanation)
+        ? 'daily'
+        : 'none')
+  const hours = i.endedAt === null ? null : Math.round((i.endedAt - i.startedAt) / HOUR)
+  const since =
+    hours === null
+      ? `since ${hourLabel(i.startedAt)}`
+      : hours <= 1
+        ? `during ${hourLabel(i.startedAt)}`
+        : `for ${hours} hours from ${hourLabel(i.startedAt)}`
+  const shift = i.levelShift ? `; it moved ${i.direction === 'spike' ? 'up' : 'down'} and stayed there` : ''
+  return `Usually ${fmt(peak.lower)} to ${fmt(peak.upper)} ${whenLabel(cycle, peak.t)}; it was ${fmt(peak.observed)}, ${since}${shift}`
 }

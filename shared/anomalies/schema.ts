@@ -1,6 +1,7 @@
 // Shapes of the anomaly routes (docs/decisions.md §I-4.7, §I-4.8; §11).
 import { z } from 'zod'
 import { RANGE_NAMES } from '../stats/ranges.js'
+import { SENSITIVITIES } from './detector.js'
 
 const Limit = z.coerce
   .number({ error: 'must be an integer from 1 to 100' })
@@ -24,6 +25,10 @@ export const BacktestQuery = z.object({
     .string()
     .optional()
     .describe(`One of ${RANGE_NAMES.join(', ')} (default 30d), clamped to the plan's retention`),
+  sensitivity: z
+    .enum(SENSITIVITIES, { error: `must be one of ${SENSITIVITIES.join(', ')}` })
+    .optional()
+    .describe("low, normal or high (5, 4 or 3 spreads from expected); default the stat's own (PATCH /api/v1/stats/:name)"),
 })
 
 export const DiagnosticsQuery = z.object({
@@ -32,7 +37,15 @@ export const DiagnosticsQuery = z.object({
 })
 
 const Peak = z
-  .object({ t: z.number().int(), observed: z.number(), expected: z.number(), lower: z.number(), upper: z.number(), score: z.number() })
+  .object({
+    t: z.number().int(),
+    observed: z.number(),
+    expected: z.number(),
+    lower: z.number(),
+    upper: z.number(),
+    score: z.number(),
+    cycle: z.enum(['none', 'daily', 'weekly']).optional().describe('The cycle its range followed'),
+  })
   .meta({
     id: 'AnomalyPeak',
     description:
@@ -51,7 +64,10 @@ export const AnomalyJson = z
     started_at: z.iso.datetime(),
     ended_at: z.iso.datetime().nullable(),
     peak: Peak,
-    explanation: z.string(),
+    summary: z
+      .string()
+      .describe('What a person needs: the usual range at that hour (and weekday, for a weekly cycle), what it was, since when'),
+    explanation: z.string().describe('The statistics behind it: expected value, spread, baselines'),
   })
   .meta({ id: 'Anomaly' })
 
@@ -61,6 +77,7 @@ export const Backtest = z
   .object({
     stat: z.string(),
     kind: z.enum(['counter', 'gauge']),
+    sensitivity: z.enum(SENSITIVITIES).describe("The sensitivity replayed at: the one asked for, else the stat's"),
     bucket_seconds: z.literal(3600),
     range: z.object({ requested_range: z.string(), from: z.iso.datetime(), to: z.iso.datetime(), clamped_by_retention: z.boolean() }),
     buckets: z

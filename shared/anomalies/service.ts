@@ -9,7 +9,10 @@ import { readHourly } from '../stats/hourly.js'
 import { RANGES, resolveWindow, type RangeName } from '../stats/ranges.js'
 import type { Kind, Stat } from '../stats/repo.js'
 import { replaySeries, LEAD_IN_HOURS } from './backtest.js'
+import { summarize } from './explain.js'
 import {
+  type Sensitivity,
+  type Direction,
   HOUR,
   MIN_SAMPLES,
   restoreState,
@@ -22,7 +25,7 @@ import {
   type WindowVerdict,
 } from './detector.js'
 import type { DiagnosticsJson, StatDiagnosticsJson } from './schema.js'
-import { newestCompleteHour, SETTLE_SECONDS } from './sweep.js'
+import { newestCompleteHour, sensitivityOf, SETTLE_SECONDS } from './sweep.js'
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null)
 const isoT = (t: number | null) => (t === null ? null : new Date(t * 1000).toISOString())
@@ -88,6 +91,16 @@ export async function listAnomalies(
       started_at: r.started_at.toISOString(),
       ended_at: iso(r.ended_at),
       peak: r.peak,
+      summary: summarize(
+        {
+          peak: r.peak,
+          startedAt: r.started_at.getTime() / 1000,
+          endedAt: r.ended_at ? r.ended_at.getTime() / 1000 : null,
+          levelShift: r.level_shift,
+          direction: r.direction as Direction,
+        },
+        r.explanation,
+      ),
       explanation: r.explanation,
     })),
     omitted,
@@ -96,7 +109,14 @@ export async function listAnomalies(
 
 // ------------------------------------------------------------------ back-test
 
-export async function backtest(sql: Sql, account: Account, stat: Stat, rangeName: string | undefined, now: Date) {
+export async function backtest(
+  sql: Sql,
+  account: Account,
+  stat: Stat,
+  rangeName: string | undefined,
+  now: Date,
+  sensitivityAsked?: Sensitivity,
+) {
   const plan = planOf(account.plan)
   if (!plan.anomalyDetection)
     throw forbidden(
@@ -118,10 +138,12 @@ export async function backtest(sql: Sql, account: Account, stat: Stat, rangeName
       new Date((newest + HOUR) * 1000),
     )
   ).get(stat.id)!
-  const r = replaySeries(stat.kind, series.values, series.from, (first - series.from) / HOUR)
+  const sensitivity = sensitivityAsked ?? (await sensitivityOf(sql, stat.id))
+  const r = replaySeries(stat.kind, series.values, series.from, (first - series.from) / HOUR, undefined, sensitivity)
   return {
     stat: stat.name,
     kind: stat.kind,
+    sensitivity,
     bucket_seconds: 3600 as const,
     range: { requested_range: range, from: isoT(first)!, to: isoT(newest + HOUR)!, clamped_by_retention: first > asked },
     buckets: r.hours.map((h) => ({

@@ -10,7 +10,7 @@ import { DETECTING_PLANS } from '../plans.js'
 import { readHourly, type HourlySeries } from '../stats/hourly.js'
 import type { Kind } from '../stats/repo.js'
 import { replaySeries } from './backtest.js'
-import { HOUR, needsWeeks, restoreState, WEEKLY_HOURS, WINDOW_HOURS, type DetectorState, type Hour } from './detector.js'
+import { HOUR, needsWeeks, restoreState, WEEKLY_HOURS, WINDOW_HOURS, type DetectorState, type Hour, type Sensitivity } from './detector.js'
 
 /** An hour counts as complete this long after it ends, so that its last points are persisted before it is scored. */
 export const SETTLE_SECONDS = 60
@@ -34,6 +34,31 @@ export async function markHistoryForScoring(sql: Db, accountId: string, now: Dat
     insert into anomaly_rescore as r (stat_id, from_hour)
     select st.stat_id, ${rescoreFrom(now)} from anomaly_state st where st.account_id = ${accountId}
     on conflict (stat_id) do update set from_hour = least(r.from_hour, excluded.from_hour)`
+}
+
+/**
+ * Sets a stat's anomaly sensitivity and, when it changed, marks its history for a replay at the new one: the list
+ * then holds what the chart (the back-test, at the stat's sensitivity) flags. False: no such stat.
+ */
+export async function setSensitivity(sql: Db, statId: string, sensitivity: Sensitivity, now: Date): Promise<boolean> {
+  const [row] = await sql<{ changed: boolean }[]>`
+    update stats s set anomaly_sensitivity = ${sensitivity}
+    from (select anomaly_sensitivity as before from stats where id = ${statId}) b
+    where s.id = ${statId}
+    returning b.before <> ${sensitivity} as changed`
+  if (!row) return false
+  if (row.changed)
+    await sql`
+      insert into anomaly_rescore as r (stat_id, from_hour)
+      select st.stat_id, ${rescoreFrom(now)} from anomaly_state st where st.stat_id = ${statId}
+      on conflict (stat_id) do update set from_hour = least(r.from_hour, excluded.from_hour)`
+  return true
+}
+
+/** A stat's anomaly sensitivity. */
+export async function sensitivityOf(sql: Db, statId: string): Promise<Sensitivity> {
+  const [row] = await sql<{ s: Sensitivity }[]>`select anomaly_sensitivity as s from stats where id = ${statId}`
+  return row?.s ?? 'normal'
 }
 
 /**
@@ -75,6 +100,7 @@ interface DueRow {
   stat_id: string
   account_id: string
   kind: Kind
+  sensitivity: Sensitivity
   created_at: Date
   last_hour: Date | null
   detector: DetectorState | null
@@ -172,7 +198,7 @@ async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, o
 /** The page's stats due a look (an hour to score, or history to replay), locked: another sweep takes the others. */
 function pickDue(tx: TxSql, cursor: string, newest: number, size: number): Promise<DueRow[]> {
   return tx<DueRow[]>`
-    select st.stat_id, st.account_id, s.kind, s.created_at, st.last_hour, st.detector,
+    select st.stat_id, st.account_id, s.kind, s.anomaly_sensitivity as sensitivity, s.created_at, st.last_hour, st.detector,
            rs.stat_id is not null as has_rollup, rs.refreshed_at,
            exists (select 1 from rollup_pending p where p.stat_id = st.stat_id) as pending
     from anomaly_state st
@@ -295,7 +321,14 @@ async function scoreStat(
     )
     closed++
   }
-  const replayed = replaySeries(r.kind, s.values, s.from, (start - s.from) / HOUR, fresh ? undefined : restoreState(r.detector))
+  const replayed = replaySeries(
+    r.kind,
+    s.values,
+    s.from,
+    (start - s.from) / HOUR,
+    fresh ? undefined : restoreState(r.detector),
+    r.sensitivity,
+  )
   if (marked) {
     // The replay finds the incidents from `start` on again: what it no longer finds there goes; what it finds again
     // is updated in place below (keeping when it was first recorded, which anomaly alerts go by).

@@ -104,6 +104,8 @@ export async function aggregateAnswer(sql: Db, intent: ParsedIntent): Promise<Dr
 }
 
 /** "median" for p50, else the percentile's own key (p95, p99.9): no digits the verifier would read as a claim. */
+/** A sketch's relative error on a percentile (docs/decisions.md §20). */
+const PERCENTILE_ERROR = 0.01
 const percentileWord = (p: number) => (p === 50 ? 'median' : `p${p}`)
 
 /**
@@ -147,7 +149,11 @@ export async function percentileAnswer(sql: Db, intent: ParsedIntent): Promise<D
         value: values[i],
         n: s.n,
       })
-      return { word: percentileWord(x), value: d.num(values[i], `the ${percentileWord(x)} of ${name}`) }
+      // From a sketch the value is within 1 %: shown without the decimals that error does not support.
+      return {
+        word: percentileWord(x),
+        value: d.num(values[i], `the ${percentileWord(x)} of ${name}`, sketched ? { relError: PERCENTILE_ERROR } : {}),
+      }
     })
     const readings = `${d.num(s.n, `readings of ${name}`)} readings`
     parts.push(
@@ -168,13 +174,26 @@ export async function compareAnswer(sql: Db, intent: ParsedIntent): Promise<Draf
   const d = new Draft(intent.zone)
   const stat = intent.stats[0]
   const w = intent.window!
-  const c = intent.compareTo!
+  let c = intent.compareTo!
   const [a, b] = await Promise.all([summarise(sql, [stat], w), summarise(sql, [stat], c)])
   const agg = aggFor(stat, intent.agg)
   const sa = a.get(stat.id)!
-  const sb = b.get(stat.id)!
+  let sb = b.get(stat.id)!
   const va = summaryValue(sa, agg)
-  const vb = summaryValue(sb, agg)
+  let vb = summaryValue(sb, agg)
+  // A gauge with no reading in the earlier period's same stretch (yesterday before this hour) is set against the
+  // whole earlier period instead, saying so, rather than declining: a person would compare with what there is.
+  let whole = false
+  if (vb === null && stat.kind === 'gauge' && intent.context && intent.stretch) {
+    const sc = (await summarise(sql, [stat], intent.context)).get(stat.id)!
+    const vc = summaryValue(sc, agg)
+    if (vc !== null) {
+      c = intent.context
+      sb = sc
+      vb = vc
+      whole = true
+    }
+  }
   const name = d.stat(stat.name, stat.kind)
   const pw = d.period(w.label)
   const pc = d.period(c.label)
@@ -208,7 +227,9 @@ export async function compareAnswer(sql: Db, intent: ParsedIntent): Promise<Draf
     change = `, up ${d.num(diff, 'the size of the change')} from nothing (no percentage change from zero)`
   }
   d.text = `The ${what} of ${name} was ${d.num(x, `${what} in the first period`)} ${pw} against ${d.num(y, `${what} in the second period`)} ${pc}${change}.`
-  if (intent.context && intent.stretch) {
+  if (whole) {
+    d.text = `${name} has no readings ${d.period(intent.compareTo!.label)}, so ${pw} is set against ${pc} instead. ${d.text}`
+  } else if (intent.context && intent.stretch) {
     // The same elapsed stretch is compared; the whole earlier period is context, never the comparison.
     const ctx = intent.context
     const sc = (await summarise(sql, [stat], ctx)).get(stat.id)!
@@ -331,6 +352,36 @@ export async function peakAnswer(sql: Db, intent: ParsedIntent): Promise<Draft> 
     stat.kind === 'counter'
       ? `${name} ${desc ? 'peaked' : 'was lowest'} ${when} with ${v}, its ${desc ? 'busiest' : 'quietest'} ${unit} ${p}.`
       : `${name} ${desc ? 'peaked' : 'was lowest'} ${when} with a reading of ${v}, its ${desc ? 'highest' : 'lowest'} ${p}.`
+  if (slot === 86_400) {
+    // A day alone leaves "when" half answered: the hour within it is said too (its own record, so it is grounded).
+    const dayEnd = Math.min(best.t + 86_400, w.to.getTime() / 1000)
+    const from = Math.max(best.t, w.from.getTime() / 1000)
+    const hours = (
+      await slots(sql, stat, { from: new Date(from * 1000), to: new Date(dayEnd * 1000), label: w.label }, 3_600, intent.zone)
+    ).filter((h) => h.n > 0 || stat.kind === 'counter')
+    const hourPool = desc ? hours : hours.filter((h) => h.complete)
+    if (hourPool.length) {
+      const hb = hourPool.reduce((a, b) => ((desc ? score(b) > score(a) : score(b) < score(a)) ? b : a))
+      const hv = score(hb)
+      d.record({
+        type: 'retrieved',
+        stat: stat.name,
+        stat_kind: stat.kind,
+        agg,
+        period: 'window',
+        from: iso(w.from),
+        to: iso(w.to),
+        t: hb.t,
+        bucket_seconds: 3_600,
+        value: hv,
+        n: hb.n,
+      })
+      d.text +=
+        stat.kind === 'counter'
+          ? ` Its ${desc ? 'busiest' : 'quietest'} hour that day started ${d.time(hb.t)}, with ${d.num(hv, "the hour's total")}.`
+          : ` The ${desc ? 'highest' : 'lowest'} reading came in the hour starting ${d.time(hb.t)}.`
+    }
+  }
   return d
 }
 

@@ -51,7 +51,7 @@ export class Draft {
   }
 
   /** A number shown from a data record's field (the record must hold it, so the verifier can find it). */
-  num(value: number, meaning: string, opts: { percent?: boolean; signed?: boolean } = {}): string {
+  num(value: number, meaning: string, opts: { percent?: boolean; signed?: boolean; relError?: number } = {}): string {
     return this.add('value', 'V', formatNumber(value, opts), meaning)
   }
 

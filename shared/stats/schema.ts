@@ -1,5 +1,6 @@
 // Shapes of the stat read routes.
 import { z } from 'zod'
+import { SENSITIVITIES } from '../anomalies/detector.js'
 import { RANGE_NAMES } from './ranges.js'
 
 export const StatJson = z
@@ -110,14 +111,19 @@ export const PatchStatBody = z
       .enum(['better', 'worse', 'neither'], { error: 'must be one of better, worse, neither' })
       .optional()
       .describe('Whether a rise is good news: colours the change figures (latency: worse)'),
+    anomaly_sensitivity: z
+      .enum(SENSITIVITIES, { error: `must be one of ${SENSITIVITIES.join(', ')}` })
+      .optional()
+      .describe('How far from usual an hour must be to be flagged: low, normal (default) or high (5, 4 or 3 spreads)'),
   })
   .strict()
-  .refine((b) => b.description !== undefined || b.unit !== undefined || b.higher_is !== undefined, {
-    error: 'nothing to change: give description, unit or higher_is',
+  .refine((b) => b.description !== undefined || b.unit !== undefined || b.higher_is !== undefined || b.anomaly_sensitivity !== undefined, {
+    error: 'nothing to change: give description, unit, higher_is or anomaly_sensitivity',
   })
   .meta({ id: 'PatchStatBody' })
 
 export const StatOne = z.object({ stat: StatJson }).meta({ id: 'StatOne' })
+export const PatchedStat = z.object({ stat: StatJson.extend({ anomaly_sensitivity: z.enum(SENSITIVITIES) }) }).meta({ id: 'PatchedStat' })
 
 export const ShareJson = z
   .object({ share: z.object({ token: z.string(), stat_id: z.uuid(), embed_url: z.string(), created_at: z.iso.datetime() }) })

@@ -5,6 +5,7 @@ import { refreshRollups } from '../../workers/refresh-rollups.js'
 import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
+import { eventually } from '../helpers/receivers.js'
 import { pauseRollups, settle } from '../helpers/storage.js'
 
 const app = appSuite({ workers: true })
@@ -163,6 +164,124 @@ test.serial(
   },
 )
 
+test.serial(
+  'after one 5x spike in a daily-cycle counter, the next day is scored against the band of the day before it; an hour of 0 where ~58 is usual is outside (docs/decisions.md §16)',
+  async (t) => {
+    const { key } = await paidUser()
+    // Two weeks of an hourly counter between about 40 and 165 with a daily cycle (noise within 3 counts).
+    const hours = 14 * 24
+    const first = NEWEST - (hours - 1) * HOUR
+    const usual = (i: number) => Math.round(102 - 62 * Math.cos((2 * Math.PI * (first / HOUR + i)) / 24) + 3 * Math.sin(i * 1.7))
+    const values = Array.from({ length: hours }, (_, i) => usual(i))
+    const spikeAt = NEWEST - 4 * 24 * HOUR
+    const s = (spikeAt - first) / HOUR
+    values[s] = 5 * usual(s) + 400
+    // Two days later, an hour of 0 at an hour of the day that is usually ~58.
+    const z = s + 48 + Array.from({ length: 24 }, (_, k) => k).find((k) => Math.abs(usual(s + 48 + k) - 58) <= 8)!
+    values[z] = 0
+    const res = await request(app.url, '/api/v1/points', {
+      bearer: key,
+      json: { points: values.map((v, i) => ({ stat: 'orders.placed', count: v, t: first + i * HOUR + 1800 })) },
+    })
+    t.is(res.status, 200)
+    await settle(app)
+    await refreshRollups(app.sql)
+    const bt = (await get(key, '/api/v1/anomalies/backtest?stat=orders.placed&range=7d')).body
+    const at = (time: number) => bt.buckets.find((b: any) => b.t === time)
+    t.like(at(spikeAt), { anomalous: true })
+    for (let h = 1; h <= 24; h++) {
+      const before = at(spikeAt + h * HOUR - 24 * HOUR)
+      const after = at(spikeAt + h * HOUR)
+      const width = before.upper - before.lower
+      t.true(
+        Math.abs(after.lower - before.lower) <= 0.1 * width && Math.abs(after.upper - before.upper) <= 0.1 * width,
+        `hour +${h}: ${after.lower}-${after.upper} after the spike, ${before.lower}-${before.upper} the day before`,
+      )
+      t.true(after.upper < 3 * usual(s), `hour +${h}: the spike did not widen the band (${after.upper})`)
+    }
+    t.like(at(first + z * HOUR), { observed: 0, anomalous: true })
+    t.true(at(first + z * HOUR).lower > 0)
+    t.true(
+      bt.buckets.every((b: any) => b.lower === null || b.lower >= 0),
+      'a counter never gets a negative usual range',
+    )
+    t.deepEqual(
+      bt.incidents.map((i: any) => [i.started_at, i.direction, i.level_shift]),
+      [
+        [new Date(spikeAt * 1000).toISOString(), 'spike', false],
+        [new Date((first + z * HOUR) * 1000).toISOString(), 'dip', false],
+      ],
+    )
+    // The sweep lists the same two.
+    await sweep(app.sql, NOW, OPTS)
+    const list = (await get(key, '/api/v1/anomalies?stat=orders.placed&status=all')).body.anomalies
+    t.deepEqual(
+      list.map((a: any) => [a.started_at, a.direction]),
+      [
+        [new Date((first + z * HOUR) * 1000).toISOString(), 'dip'],
+        [new Date(spikeAt * 1000).toISOString(), 'spike'],
+      ],
+    )
+    // The list says it plainly: the usual range at that hour, what it was, when.
+    const hm = (x: number) => new Date(x * 1000).toISOString().slice(11, 16)
+    const day = (x: number) => new Date(x * 1000).toISOString().slice(0, 10)
+    const band = at(spikeAt)
+    const f = (x: number) => String(Number(x.toPrecision(4)))
+    t.is(
+      list[1].summary,
+      `Usually ${f(band.lower)} to ${f(band.upper)} at ${hm(spikeAt)} UTC; it was ${values[s]}, during ${day(spikeAt)} ${hm(spikeAt)}-${hm(spikeAt + HOUR)} UTC`,
+    )
+    t.regex(list[0].summary, new RegExp(`^Usually [\\d.]+ to [\\d.]+ at ${hm(first + z * HOUR)} UTC; it was 0, during `))
+  },
+)
+
+test.serial(
+  'sensitivity per stat: stored by PATCH, used by the sweep and the back-test; an hour 3.5 spreads out is flagged at high only',
+  async (t) => {
+    const { key } = await paidUser()
+    await writeUpTo(key, 'api.p50', steady(10 * 24, 100), NEWEST - HOUR)
+    const band = (await get(key, '/api/v1/anomalies/backtest?stat=api.p50&range=24h')).body.buckets.findLast(
+      (b: any) => b.observed !== null,
+    )
+    t.is(band.t, NEWEST - HOUR)
+    const spread = (band.upper - band.expected) / 4
+    await writeUpTo(key, 'api.p50', [band.expected + 3.5 * spread], NEWEST)
+
+    const bad = await request(app.url, '/api/v1/stats/api.p50', { method: 'PATCH', bearer: key, json: { anomaly_sensitivity: 'max' } })
+    t.is(bad.status, 400)
+    t.like(bad.body, { code: 'validation_failed', detail: 'body.anomaly_sensitivity: must be one of low, normal, high' })
+    const stored = async () => (await app.sql`select anomaly_sensitivity as s from stats where name = 'api.p50'`)[0].s
+    t.is(await stored(), 'normal', 'nothing stored')
+
+    await sweep(app.sql, NOW, OPTS)
+    t.deepEqual((await get(key, '/api/v1/anomalies?stat=api.p50&status=all')).body.anomalies, [], 'normal: not listed')
+    const atNormal = (await get(key, '/api/v1/anomalies/backtest?stat=api.p50&range=24h')).body
+    t.is(atNormal.sensitivity, 'normal')
+    t.false(atNormal.buckets.at(-1).anomalous)
+    const atHigh = (await get(key, '/api/v1/anomalies/backtest?stat=api.p50&range=24h&sensitivity=high')).body
+    t.like(atHigh, { sensitivity: 'high' })
+    t.like(atHigh.buckets.at(-1), { t: NEWEST, anomalous: true })
+
+    const ok = await request(app.url, '/api/v1/stats/api.p50', { method: 'PATCH', bearer: key, json: { anomaly_sensitivity: 'high' } })
+    t.is(ok.status, 200)
+    t.like(ok.body.stat, { name: 'api.p50', anomaly_sensitivity: 'high' })
+    t.is(await stored(), 'high')
+    // The history is replayed at the new sensitivity by the next sweep: the list and the chart agree.
+    await sweep(app.sql, new Date(NOW.getTime() + 60_000), OPTS)
+    const list = (await get(key, '/api/v1/anomalies?stat=api.p50&status=all')).body.anomalies
+    t.deepEqual(
+      list.map((a: any) => [a.started_at, a.direction]),
+      [[new Date(NEWEST * 1000).toISOString(), 'spike']],
+    )
+    const bt = (await get(key, '/api/v1/anomalies/backtest?stat=api.p50&range=24h')).body
+    t.is(bt.sensitivity, 'high')
+    t.deepEqual(
+      bt.buckets.filter((b: any) => b.anomalous).map((b: any) => b.t),
+      [NEWEST],
+    )
+  },
+)
+
 test.serial('history written with a past t is scored: closed incidents are listed, and they are the hours the chart flags', async (t) => {
   const { key } = await paidUser()
   const values = steady(10 * 24, 50)
@@ -197,6 +316,61 @@ test.serial('history written with a past t is scored: closed incidents are liste
   )
   t.deepEqual(await flagged(), [spikeAt, dipAt])
 })
+
+test.serial(
+  'history that arrives by import is scored: into a stat the sweep already scored and into a new one; the list and the chart agree',
+  async (t) => {
+    const { key } = await paidUser()
+    // A stat scored for its last two days ...
+    await writeUpTo(key, 'orders.value', steady(48, 80), NEWEST)
+    await sweep(app.sql, NOW, OPTS)
+    t.deepEqual((await get(key, '/api/v1/anomalies?status=all')).body.anomalies, [])
+    // ... then eight days before them imported, with a spike, and a new stat's ten days with a dip.
+    const spikeAt = NEWEST - 6 * 24 * HOUR
+    const dipAt = NEWEST - 3 * 24 * HOUR
+    const lines = ['stat,value,timestamp']
+    steady(8 * 24, 80).forEach((v, i) => {
+      const at = NEWEST - (48 + 8 * 24 - 1 - i) * HOUR
+      lines.push(`orders.value,${at === spikeAt ? 1600 : v},${at + 1800}`)
+    })
+    steady(10 * 24, 300).forEach((v, i) => {
+      const at = NEWEST - (10 * 24 - 1 - i) * HOUR
+      lines.push(`signups.value,${at === dipAt ? 3 : v},${at + 1800}`)
+    })
+    const imported = await request(app.url, '/api/v1/import/legacy', {
+      body: `${lines.join('\n')}\n`,
+      headers: { 'content-type': 'text/csv' },
+      bearer: key,
+    })
+    t.true([200, 201, 202].includes(imported.status), imported.text)
+    await eventually(
+      async () => (await get(key, `/api/v1/import/legacy/${imported.body.import.id}`)).body.import.status === 'completed',
+      'the import completed',
+    )
+    await settle(app)
+    await refreshRollups(app.sql)
+    await sweep(app.sql, new Date(NOW.getTime() + 60_000), OPTS)
+    const list = (await get(key, '/api/v1/anomalies?status=all')).body.anomalies
+    t.deepEqual(
+      list.map((a: any) => [a.stat_name, a.started_at, a.direction]),
+      [
+        ['signups.value', new Date(dipAt * 1000).toISOString(), 'dip'],
+        ['orders.value', new Date(spikeAt * 1000).toISOString(), 'spike'],
+      ],
+    )
+    for (const [stat, at] of [
+      ['orders.value', spikeAt],
+      ['signups.value', dipAt],
+    ] as const) {
+      const bt = (await get(key, `/api/v1/anomalies/backtest?stat=${stat}&range=30d`)).body
+      t.deepEqual(
+        bt.buckets.filter((b: any) => b.anomalous).map((b: any) => b.t),
+        [at],
+        `${stat}: the chart flags the hour the list holds`,
+      )
+    }
+  },
+)
 
 test.serial('diagnostics: every field from real state, the eleven counters by hand, limit and truncation', async (t) => {
   const { user, key } = await paidUser('starter')
@@ -322,6 +496,7 @@ test.serial('bad input: a clear 400 or 404 with its message, and nothing stored'
     ['/api/v1/anomalies/backtest', 400, 'validation_failed', 'query.stat: is required'],
     ['/api/v1/anomalies/backtest?stat=x&range=1y', 400, 'invalid_range', 'invalid range: must be one of 1h, 6h, 24h, 7d, 30d, 90d, 180d'],
     ['/api/v1/anomalies/backtest?stat=nope', 404, 'stat_not_found', 'stat not found'],
+    ['/api/v1/anomalies/backtest?stat=x&sensitivity=max', 400, 'validation_failed', 'query.sensitivity: must be one of low, normal, high'],
     ['/api/v1/anomalies/diagnostics?limit=500', 400, 'validation_failed', 'query.limit: must be an integer from 1 to 100'],
     ['/api/v1/anomalies/diagnostics?stat=nope', 404, 'stat_not_found', 'stat not found'],
   ]

@@ -57,6 +57,12 @@ test.before(async () => {
     Array.from({ length: 48 }, (_, h): [number, number] => [NOW - (h + 1) * HOUR, 100 + h]),
   )
   await statWith(owner.accountId, 'signups', 'counter', [[NOW - 2 * HOUR, 3]])
+  // cpu.load: read late yesterday only (after this time of day) and once today: yesterday's same stretch has no reading.
+  await statWith(owner.accountId, 'cpu.load', 'gauge', [
+    [today - 600, 2],
+    [today - 120, 4],
+    [Math.max(today, NOW - 30), 1.5],
+  ])
 })
 
 const ask = (query: string) => request(app.url, '/api/v1/query', { json: { query }, bearer: key })
@@ -113,6 +119,38 @@ test('today vs yesterday: yesterday up to the same time, the whole of yesterday 
   t.true(answer.includes('the whole of yesterday'))
 })
 
+test("a gauge with no reading in yesterday's same stretch: today so far against the whole of yesterday, said so", async (t) => {
+  const res = await ask('Compare the average cpu.load today with yesterday')
+  t.is(res.status, 200)
+  const { data, answer } = res.body
+  t.is(res.body.intent.op, 'compare')
+  t.regex(
+    answer,
+    /^cpu\.load has no readings yesterday up to the same time \([^)]*\), so today \([^)]*\) is set against the whole of yesterday \([^)]*\) instead\. The average of cpu\.load was 1\.5 today \([^)]*\) against 3 the whole of yesterday \([^)]*\), down 1\.5 \(-50%\)\.$/,
+  )
+  t.deepEqual(
+    data.filter((r: Rec) => r.period).map((r: Rec) => [r.period, r.value]),
+    [
+      ['window', 1.5],
+      ['compare_to', 3],
+    ],
+  )
+  t.regex(res.body.verifier, /^passed/)
+})
+
+test('when was X highest, over days: the day and the hour within it, both grounded', async (t) => {
+  const res = await ask('when were errors highest in the last 7 days')
+  t.is(res.status, 200)
+  const { data, answer } = res.body
+  t.is(res.body.intent.op, 'peak')
+  const day = data.find((r: Rec) => r.bucket_seconds === 86_400)
+  t.is(day.t, Math.floor(spikeHour / DAY) * DAY)
+  const hour = data.find((r: Rec) => r.bucket_seconds === 3_600)
+  t.like(hour, { t: spikeHour, value: 11 })
+  t.regex(answer, new RegExp(`Its busiest hour that day started [^,]*${iso(spikeHour).slice(11, 16)}[^,]*, with 11\\.$`))
+  t.regex(res.body.verifier, /^passed/)
+})
+
 /** Nearest rank: the value of rank ceil(q·n) (at least 1) in ascending order. */
 function nearestRank(values: number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b)
@@ -138,6 +176,9 @@ test('a percentile of a gauge: answered from the percentile reader, within 1 % o
     /^The p95 of latency_ms yesterday \(\d{4}-\d\d-\d\d UTC\) was [\d.,]+ \(\d+ readings\)\. Percentiles over an hour or more come from sketches, within one percent of exact\.$/,
   )
   t.regex(verifier, /^passed: 2 of 2 numbers grounded/)
+  // Within 1 % of a value above 100 (more than 1 either way), no decimal is shown: the figure is the value rounded to a whole.
+  t.true(data[0].value > 100)
+  t.true(answer.includes(` was ${Math.round(data[0].value)} (`), answer)
 
   const median = await ask('median latency_ms in the last 2 days')
   t.like(median.body.intent, { op: 'aggregate', agg: 'percentile', percentiles: [50] })

@@ -49,7 +49,8 @@ test('5 rejections name the field, and change nothing', async (t) => {
   const { user, key } = await account()
   await request(app.url, '/api/v1/stats/latency', { method: 'PATCH', bearer: key, json: { unit: 'ms', higher_is: 'worse' } })
   const cases: Array<[unknown, string]> = [
-    [{}, 'body: nothing to change: give description, unit or higher_is'],
+    [{}, 'body: nothing to change: give description, unit, higher_is or anomaly_sensitivity'],
+    [{ anomaly_sensitivity: 'max' }, 'body.anomaly_sensitivity: must be one of low, normal, high'],
     [{ unit: 'x'.repeat(21) }, 'body.unit: must be at most 20 characters'],
     [{ unit: '  ' }, 'body.unit: must not be empty (null clears it)'],
     [{ higher_is: 'up' }, 'body.higher_is: must be one of better, worse, neither'],
@@ -60,8 +61,9 @@ test('5 rejections name the field, and change nothing', async (t) => {
     t.is(res.status, 400, JSON.stringify(json))
     if (detail) t.is(res.body.detail, detail)
   }
-  const [row] = await app.sql`select unit, higher_is from stats where account_id = ${user.accountId} and name = 'latency'`
-  t.deepEqual({ ...row }, { unit: 'ms', higher_is: 'worse' })
+  const [row] =
+    await app.sql`select unit, higher_is, anomaly_sensitivity from stats where account_id = ${user.accountId} and name = 'latency'`
+  t.deepEqual({ ...row }, { unit: 'ms', higher_is: 'worse', anomaly_sensitivity: 'normal' })
 })
 
 test('5 the dashboard data gives each series its unit', async (t) => {

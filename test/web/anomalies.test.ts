@@ -77,7 +77,22 @@ test.serial(
     const rows = page.getByTestId('incidents').locator('tbody tr')
     await rows.first().waitFor()
     t.deepEqual(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-status'))), ['open', 'closed'])
-    t.regex((await rows.nth(1).locator('td[data-label="What"]').textContent())!, /^Spike.*it was 900/)
+    // The list says what a person needs; the statistics are under Details, closed until asked for.
+    const closedAt = new Date((newest - 120 * 3600) * 1000).toISOString()
+    t.regex((await rows.nth(1).locator('td[data-label="What"]').textContent())!, /^Spike/)
+    t.is(
+      await rows.nth(1).getByTestId('summary').textContent(),
+      `Usually ${(await rows.nth(1).getByTestId('summary').textContent())!.match(/^Usually ([\d.]+ to [\d.]+)/)![1]} lately; it was 900, during ${closedAt.slice(0, 10)} ${closedAt.slice(11, 16)}-${new Date(Date.parse(closedAt) + 3_600_000).toISOString().slice(11, 16)} UTC`,
+    )
+    t.regex(
+      (await rows.nth(0).getByTestId('summary').textContent())!,
+      /^Usually [\d.]+ to [\d.]+ lately; it was 1200, since \d{4}-\d\d-\d\d \d\d:\d\d-\d\d:\d\d UTC$/,
+    )
+    const details = rows.nth(1).getByTestId('explanation')
+    t.false(await details.isVisible(), 'the statistics wait under Details')
+    await rows.nth(1).getByText('Details').click()
+    await details.waitFor()
+    t.regex((await details.textContent())!, /it was 900, [\d.]+ times the usual spread above\. Expected [\d.]+ from the \d+ trailing hours/)
     t.regex((await rows.nth(0).locator('td[data-label="When"]').textContent())!, /Ongoing/)
     await screenshot(page, 'incidents')
     await page.getByTestId('incident-status').selectOption('closed')

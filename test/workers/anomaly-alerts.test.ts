@@ -85,6 +85,57 @@ test.serial('an anomaly alert fires, signed, when an incident opens on its stat 
   t.is(receiver.requests.filter((r) => r.json?.event === 'fired').length, 1, 'one fire for one incident')
 })
 
+test.serial("an anomaly alert's own sensitivity: at low it stays quiet on an incident 4.5 spreads out that fires the stat's", async (t) => {
+  const u = await user('pro')
+  const receiver = await startHttpReceiver()
+  t.teardown(() => receiver.close())
+  const make = async (extra: object) => {
+    const res = await request(app.url, '/api/v1/alerts', {
+      bearer: u.key,
+      json: {
+        stat_name: 'api.p95',
+        condition_type: 'anomaly',
+        channel: 'webhook',
+        channel_config: { webhook_url: receiver.url },
+        ...extra,
+      },
+    })
+    t.is(res.status, 201, res.text)
+    return res.body.alert
+  }
+  const normal = await make({})
+  const low = await make({ anomaly_sensitivity: 'low' })
+  t.is(normal.anomaly_sensitivity, null)
+  t.is(low.anomaly_sensitivity, 'low')
+  const now = new Date()
+  const newest = newestCompleteHour(now)
+  await write(
+    u.key,
+    'api.p95',
+    Array.from({ length: 72 }, (_, i) => 120 * (1 + 0.05 * Math.sin(i * 1.7))),
+    newest - HOUR,
+  )
+  const band = (await request(app.url, '/api/v1/anomalies/backtest?stat=api.p95&range=24h', { bearer: u.key })).body.buckets.findLast(
+    (b: any) => b.observed !== null,
+  )
+  await write(u.key, 'api.p95', [band.expected + 4.5 * ((band.upper - band.expected) / 4)], newest)
+  await sweep(app.sql, now, OPTS)
+  const [peak] = await app.sql<{ score: number }[]>`
+    select (a.peak ->> 'score')::float8 as score from anomalies a join stats s on s.id = a.stat_id where s.account_id = ${u.accountId}`
+  t.true(peak.score >= 4 && peak.score < 5, `peak ${peak.score} spreads`)
+  const [fired] = await receiver.waitFor(1, (r) => r.json?.event === 'fired')
+  t.is(fired.json.alert_id, normal.id)
+  // Both alerts are judged in the same pass: the low one was evaluated and stayed ok.
+  const [row] = await app.sql<{ state: string; last_evaluated_at: Date | null }[]>`
+    select state, last_evaluated_at from alerts where id = ${low.id}`
+  t.truthy(row.last_evaluated_at)
+  t.is(row.state, 'ok')
+  t.deepEqual(
+    receiver.requests.filter((r) => r.json?.alert_id === low.id),
+    [],
+  )
+})
+
 test.serial('an incident recorded before the alert existed does not fire it', async (t) => {
   const u = await user('starter')
   const receiver = await startHttpReceiver()
@@ -131,6 +182,15 @@ test.serial(
     t.is(missing.status, 400)
     t.like(missing.body, { code: 'validation_failed' })
     t.regex(missing.body.detail, /threshold: is required/)
+    const misplaced = await request(app.url, '/api/v1/alerts', {
+      bearer: pro.key,
+      json: { ...body, condition_type: 'above', threshold: 1, anomaly_sensitivity: 'low' },
+    })
+    t.is(misplaced.status, 400)
+    t.like(misplaced.body, { code: 'validation_failed', detail: 'body.anomaly_sensitivity: applies to anomaly alerts only, not above' })
+    const unknown = await request(app.url, '/api/v1/alerts', { bearer: pro.key, json: { ...body, anomaly_sensitivity: 'max' } })
+    t.is(unknown.status, 400)
+    t.like(unknown.body, { code: 'validation_failed', detail: 'body.anomaly_sensitivity: must be one of low, normal, high' })
     const [{ n }] = await app.sql<
       { n: number }[]
     >`select count(*)::int as n from alerts where account_id = any(${[free.accountId, pro.accountId]}::uuid[])`

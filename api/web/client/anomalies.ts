@@ -45,7 +45,7 @@ function Incidents({ anomalies, status, range }: { anomalies: Anomaly[]; status:
       (
         a,
       ) => html`<tr key=${a.id} data-status=${a.status}><td data-label="Stat" class="row-title"><a href=${chartLink(a)}>${a.stat_name}</a></td>
-      <td data-label="What">${a.level_shift ? `Level shift (${a.direction === 'spike' ? 'up' : 'down'})` : a.direction === 'spike' ? 'Spike' : 'Dip'}<div class="small muted" data-testid="explanation">${explanationInZone(a.explanation, ZONE)}</div></td>
+      <td data-label="What">${a.level_shift ? `Level shift (${a.direction === 'spike' ? 'up' : 'down'})` : a.direction === 'spike' ? 'Spike' : 'Dip'}<div class="small" data-testid="summary">${explanationInZone(a.summary, ZONE)}</div><details><summary class="small">Details</summary><p class="small muted" data-testid="explanation">${explanationInZone(a.explanation, ZONE)}</p></details></td>
       <td data-label="When" class="small">${when(a.started_at)}<br />${a.ended_at ? html`to ${when(a.ended_at)}` : html`<span class="badge firing">Ongoing</span>`}</td>
       <td data-label="Observed" class="num">${v(a.peak.observed)}</td><td data-label="Expected" class="num">${v(a.peak.expected)}</td>
       <td data-label="Normal range" class="num">${v(a.peak.lower)} – ${v(a.peak.upper)}</td></tr>`,
