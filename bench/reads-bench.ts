@@ -23,14 +23,14 @@
 //      business plan's 800 days (a few points each on one to three days, hundreds of days apart; every third
 //      stat's days compacted into day blocks); GET /api/v1/export?format=csv of the whole history, and of one
 //      stat of one point (?stat=), BENCH_HISTORY_REQUESTS times (3) each.
-//   6. Group-by read (docs/decisions.md §24): one counter of BENCH_GROUP_SERIES tagged series (100, tags
-//      {host: hNNN}), BENCH_GROUP_POINTS points each (2,000) over the last 30 days, rollups built;
-//      GET ?range=30d&group_by=host against GET ?range=30d (the stat as a whole), BENCH_GROUP_REQUESTS (30)
-//      each, p50/p99 and the ratio.
 //   5. Large gauge percentiles: one gauge of BENCH_DENSE_POINTS points (4,000,000) over the
 //      last 24 hours, rollups and sketches built as the refresh builds them; GET ?range=24h with 10 percentiles,
 //      BENCH_DENSE_REQUESTS times (5) one after another, then four at once; the worst relative error of every
 //      bucket's percentiles against exact nearest-rank (percentile_disc) of its points.
+//   6. Group-by read (docs/decisions.md §24): one counter of BENCH_GROUP_SERIES tagged series (100, tags
+//      {host: hNNN}), BENCH_GROUP_POINTS points each (2,000) over the last 30 days, rollups built;
+//      GET ?range=30d&group_by=host against GET ?range=30d (the stat as a whole), BENCH_GROUP_REQUESTS (30)
+//      each, p50/p99 and the ratio.
 //
 // Own database (metrics_bench_reads, dropped at the end) and Redis prefix
 // (deleted at the end) on the local PostgreSQL and Redis; every request goes
