@@ -42,6 +42,7 @@
 // BENCH_DASHBOARD_REQUESTS (20), BENCH_EXPORT_SIZES (1000000,5000000; empty
 // or 0 skips the export part), BENCH_EXPORT_FORMATS (csv,json), BENCH_HISTORY_STATS (73; 0 skips),
 // BENCH_HISTORY_REQUESTS (3), BENCH_DENSE_POINTS (4000000; 0 skips), BENCH_DENSE_REQUESTS (5),
+// BENCH_GROUP_SERIES (100; 0 skips), BENCH_GROUP_POINTS (2000), BENCH_GROUP_REQUESTS (30),
 // DATABASE_URL (server only; postgres://localhost), REDIS_URL
 // (redis://127.0.0.1:6379).
 import { readFileSync } from 'node:fs'
