@@ -27,6 +27,10 @@
 //      last 24 hours, rollups and sketches built as the refresh builds them; GET ?range=24h with 10 percentiles,
 //      BENCH_DENSE_REQUESTS times (5) one after another, then four at once; the worst relative error of every
 //      bucket's percentiles against exact nearest-rank (percentile_disc) of its points.
+//   6. Group-by read (docs/decisions.md §24): one counter of BENCH_GROUP_SERIES tagged series (100, tags
+//      {host: hNNN}), BENCH_GROUP_POINTS points each (2,000) over the last 30 days, rollups built;
+//      GET ?range=30d&group_by=host against GET ?range=30d (the stat as a whole), BENCH_GROUP_REQUESTS (30)
+//      each, p50/p99 and the ratio.
 //
 // Own database (metrics_bench_reads, dropped at the end) and Redis prefix
 // (deleted at the end) on the local PostgreSQL and Redis; every request goes
@@ -38,6 +42,7 @@
 // BENCH_DASHBOARD_REQUESTS (20), BENCH_EXPORT_SIZES (1000000,5000000; empty
 // or 0 skips the export part), BENCH_EXPORT_FORMATS (csv,json), BENCH_HISTORY_STATS (73; 0 skips),
 // BENCH_HISTORY_REQUESTS (3), BENCH_DENSE_POINTS (4000000; 0 skips), BENCH_DENSE_REQUESTS (5),
+// BENCH_GROUP_SERIES (100; 0 skips), BENCH_GROUP_POINTS (2000), BENCH_GROUP_REQUESTS (30),
 // DATABASE_URL (server only; postgres://localhost), REDIS_URL
 // (redis://127.0.0.1:6379).
 import { readFileSync } from 'node:fs'
@@ -88,6 +93,10 @@ export interface ReadsBenchOptions {
   /** Points of the dense gauge (last 24 h) for the percentile reads; 0 skips them. */
   densePoints?: number
   denseRequests?: number
+  /** Tagged series of the group-by stat; 0 skips the group-by read. */
+  groupSeries?: number
+  groupPointsPerSeries?: number
+  groupRequests?: number
   /** Progress lines (stderr by default). */
   log?: (line: string) => void
 }
@@ -159,6 +168,8 @@ export interface ReadsBenchResults extends BenchResultsBase<Required<Omit<ReadsB
   dense?:
     | { points: number; minuteSketches: number; sequential: Latency; concurrent: Latency; worstRelativeError: number; buckets: number }
     | Failed
+  /** 30d read of a stat of many series grouped by host, against the same read of the stat as a whole. */
+  groupBy?: { series: number; points: number; groups: number; whole: Latency; grouped: Latency; ratioP50: number } | Failed
 }
 
 // ---------------------------------------------------------------- helpers
@@ -190,6 +201,9 @@ export function readsOptionsFromEnv(): Required<Omit<ReadsBenchOptions, 'log'>> 
     historyRequests: envInt('BENCH_HISTORY_REQUESTS', 3, 1),
     densePoints: envInt('BENCH_DENSE_POINTS', 4_000_000, 0),
     denseRequests: envInt('BENCH_DENSE_REQUESTS', 5, 1),
+    groupSeries: envInt('BENCH_GROUP_SERIES', 100, 0),
+    groupPointsPerSeries: envInt('BENCH_GROUP_POINTS', 2_000, 1),
+    groupRequests: envInt('BENCH_GROUP_REQUESTS', 30, 1),
   }
 }
 
@@ -458,6 +472,19 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
     const denseIds = cfg.densePoints ? await insertStats(sql, denseAcct.id, [{ name: 'bench.dense', kind: 'gauge' }]) : []
     // The last 24 hours less a quarter hour, as the dashboard's.
     for (const id of denseIds) jobs.push({ statId: id, n: cfg.densePoints, fromS: nowS - DAY + 900, toS: nowS, kind: 'gauge' })
+    // The group-by stat: a counter whose points are all in its tagged series (hosts), 30 days less an hour.
+    const groupAcct = await createAccount(sql, 'grouped')
+    const [groupParent] = cfg.groupSeries ? await insertStats(sql, groupAcct.id, [{ name: 'bench.grouped', kind: 'counter' }]) : []
+    const groupIds = cfg.groupSeries
+      ? (
+          await sql<{ id: string }[]>`
+          insert into stats (account_id, name, kind, parent_id, tags)
+          select ${groupAcct.id}::uuid, 'bench.grouped', 'counter', ${groupParent}::uuid, jsonb_build_object('host', 'h' || lpad(i::text, 3, '0'))
+          from generate_series(1, ${cfg.groupSeries}::int) as i returning id`
+        ).map((r) => r.id)
+      : []
+    for (const id of groupIds)
+      jobs.push({ statId: id, n: cfg.groupPointsPerSeries, fromS: nowS - 30 * DAY + 3600, toS: nowS, kind: 'counter' })
     const total = jobs.reduce((s, j) => s + j.n, 0)
     say(
       `inserting ${total.toLocaleString('en-US')} points (chart ${cfg.chartPoints.toLocaleString('en-US')}, dashboard ${(cfg.dashboardStats * cfg.dashboardPointsPerStat).toLocaleString('en-US')}, export ${cfg.exportSizes.map((s) => s.toLocaleString('en-US')).join(' + ') || 'none'})`,
@@ -467,7 +494,7 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
       `  inserted in ${loaded.loadSeconds.toFixed(1)} s, indexes rebuilt in ${loaded.indexSeconds.toFixed(1)} s${loaded.triggersSkipped ? '' : ' (foreign-key triggers could not be skipped: not a superuser)'}`,
     )
     const t2 = performance.now()
-    await buildRollups(sql, [chartId, ...dashIds, ...denseIds])
+    await buildRollups(sql, [chartId, ...dashIds, ...denseIds, ...groupIds])
     // Every third history stat's days in day blocks, as the compaction leaves days past yesterday (not the first:
     // the issue's stat of one point had no block).
     for (const { id, day, i } of histDays) if (i % 3 === 1) await compactDay(sql, id, new Date(day * 1000))
@@ -712,6 +739,39 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
           }
         }).catch((err: Error) => ({ error: err.message }))
       }
+      if (cfg.groupSeries) {
+        results.groupBy = await stage('group-by read', async () => {
+          const auth = { authorization: `Bearer ${groupAcct.key}` }
+          const paths = { whole: '/api/v1/stats/bench.grouped?range=30d', grouped: '/api/v1/stats/bench.grouped?range=30d&group_by=host' }
+          const samples = { whole: [] as number[], grouped: [] as number[] }
+          let groups = 0
+          let points = 0
+          for (const which of ['whole', 'grouped'] as const) {
+            for (let i = 0; i < 2; i++) await get(api.port, paths[which], auth, 60_000)
+          }
+          // Alternating, so both reads see the same machine.
+          for (let i = 0; i < cfg.groupRequests; i++) {
+            for (const which of ['whole', 'grouped'] as const) {
+              const r = await get(api.port, paths[which], auth, 60_000)
+              if (r.status !== 200)
+                throw new Error(`GET ${paths[which]} answered HTTP ${r.status}: ${r.body.toString('utf8').slice(0, 300)}`)
+              samples[which].push(r.ms)
+              const body = JSON.parse(r.body.toString('utf8')) as { points: Array<{ n: number }>; groups?: unknown[] }
+              if (which === 'grouped') groups = body.groups?.length ?? 0
+              else points = body.points.reduce((a, b) => a + b.n, 0)
+            }
+          }
+          const expected = cfg.groupSeries * cfg.groupPointsPerSeries
+          if (points !== expected) problems.push(`group-by: the whole read counts ${points} points, ${expected} are stored`)
+          const whole = latency(samples.whole)
+          const grouped = latency(samples.grouped)
+          const ratioP50 = round(grouped.p50 / whole.p50, 2)
+          say(
+            `30d read of ${cfg.groupSeries} series: whole p50 ${whole.p50} ms p99 ${whole.p99} ms; group_by=host (${groups} groups) p50 ${grouped.p50} ms p99 ${grouped.p99} ms; ratio ${ratioP50}`,
+          )
+          return { series: cfg.groupSeries, points, groups, whole, grouped, ratioP50 }
+        }).catch((err: Error) => ({ error: err.message }))
+      }
     } finally {
       await api.child.stop()
     }
@@ -820,6 +880,7 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
       ['export', results.export],
       ['history', results.history],
       ['dense', results.dense],
+      ['group-by', results.groupBy],
     ] as const) {
       if (isFailed(x)) problems.push(`${name} FAILED: ${x.error}`)
     }
@@ -921,6 +982,17 @@ export function renderReadsReport(r: ReadsBenchResults): string {
       d.worstRelativeError <= 0.01 + 1e-12 ? 'met' : 'NOT MET',
     ])
   } else if (r.dense) rows.push(['dense percentiles', `FAILED: ${r.dense.error.slice(0, 100)}`, '', ''])
+  if (r.groupBy && !isFailed(r.groupBy)) {
+    const g = r.groupBy
+    rows.push([
+      `30d, stat of ${n(g.series)} series (${n(g.points)} pts) as a whole p50 / p99 ms`,
+      `${ms(g.whole.p50)} / ${ms(g.whole.p99)}`,
+      '',
+      '',
+    ])
+    rows.push([`  group_by=host (${n(g.groups)} groups) p50 / p99 ms`, `${ms(g.grouped.p50)} / ${ms(g.grouped.p99)}`, '', ''])
+    rows.push([`  group_by / whole (p50 ratio)`, `${g.ratioP50}x`, '', ''])
+  } else if (r.groupBy) rows.push(['group-by read', `FAILED: ${r.groupBy.error.slice(0, 100)}`, '', ''])
   const out = ['', machineLine('reads', r.machine)]
   if (r.setup)
     out.push(

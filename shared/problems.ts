@@ -201,6 +201,11 @@ export const PROBLEMS: Record<string, ProblemDoc> = {
     'The CSV could not be read (an unclosed quote, for example); `detail` gives the line.',
     'Fix the file at that line, or export it again.',
   ),
+  import_invalid_tags: p(
+    'invalid',
+    'A row of the file has a tag set that breaks the tag rules; the whole file is refused so no series is half restored. `detail` gives the line.',
+    'Fix the tags at that line (keys a-z, 0-9, _, . and -, starting with a letter; values 1 to 200 printable characters), or export it again.',
+  ),
   import_too_many_points: p('invalid', 'The file holds more points than one import takes.', 'Split the file into several and import each.'),
   malformed_multipart: p(
     'invalid',

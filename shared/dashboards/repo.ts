@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Db, Sql, TxSql } from '../db.js'
 import { invalid, notFound } from '../errors.js'
+import { parseFilter, type Tags } from '../ingest/tags.js'
 import { findStatsByName } from '../stats/repo.js'
 import type { CardInputT, CreateDashboard, PatchDashboard } from './schema.js'
 
@@ -12,7 +13,18 @@ export interface Card {
   title: string | null
   stats: string[]
   range: string | null
+  /** Tag filter and group-by key (docs/decisions.md §24); absent on cards stored before them. */
+  filter?: Tags | null
+  groupBy?: string | null
 }
+
+/** A stored filter as the read's `filter=` text (keys sorted): host:web1,region:eu. */
+const filterText = (f: Tags | null | undefined) =>
+  f
+    ? Object.keys(f)
+        .map((k) => `${k}:${f[k]}`)
+        .join(',')
+    : null
 
 export interface Dashboard {
   id: string
@@ -51,7 +63,14 @@ export function dashboardJson(d: Dashboard) {
     id: d.id,
     name: d.name,
     range: d.range,
-    cards: d.cards.map((c) => ({ id: c.id, title: c.title ?? c.stats.join(', '), stats: c.stats, range: c.range })),
+    cards: d.cards.map((c) => ({
+      id: c.id,
+      title: c.title ?? c.stats.join(', '),
+      stats: c.stats,
+      range: c.range,
+      filter: filterText(c.filter),
+      group_by: c.groupBy ?? null,
+    })),
     created_at: d.createdAt.toISOString(),
     updated_at: d.updatedAt.toISOString(),
   }
@@ -94,12 +113,19 @@ async function checkedCards(sql: Db, accountId: string, cards: CardInputT[], exi
       if (seen.has(c.id)) throw invalid('validation_failed', `cards[${i}].id: the same card is listed twice`)
       seen.add(c.id)
     }
+    const filter = c.filter ? parseFilter(c.filter) : null
+    if (filter && !filter.ok)
+      throw invalid(filter.code, `cards[${i}].filter: ${filter.message}`, {
+        errors: [{ path: `body.cards.${i}.filter`, message: filter.message }],
+      })
     // A title that is only the default (the names joined, as a read gives it back) is not kept: it follows the stats.
     return {
       id: c.id ?? randomUUID(),
       title: c.title && c.title !== c.stats.join(', ') ? c.title : null,
       stats: c.stats,
       range: c.range ?? null,
+      filter: filter?.value ?? null,
+      groupBy: c.group_by ?? null,
     }
   })
 }

@@ -28,6 +28,22 @@ export const CardInput = z
       .refine((s) => new Set(s).size === s.length, { error: 'names a stat twice' })
       .describe("1 to 5 names of the account's stats, drawn overlaid"),
     range: Range.nullable().optional().describe("This card's own range; omitted or null: the dashboard's"),
+    filter: z
+      .string()
+      .max(2_200)
+      .nullable()
+      .optional()
+      .describe(
+        "Draws only the series whose tags hold every pair (host:web1,region:eu), as a stat read's filter; omitted or null: the stats as a whole",
+      ),
+    group_by: z
+      .string()
+      .regex(/^[a-z][a-z0-9_.-]{0,63}$/, { error: 'must be one tag key, e.g. host' })
+      .nullable()
+      .optional()
+      .describe(
+        "Draws one line per value of this tag key for each stat (at most 50 by volume, the rest as one line), as a stat read's group_by",
+      ),
   })
   .strict()
 
@@ -55,6 +71,8 @@ export const CardJson = z.object({
   title: z.string().describe("The card's title, or its stats' names joined"),
   stats: z.array(z.string()),
   range: z.string().nullable().describe("The card's own range, or null when it follows the dashboard's"),
+  filter: z.string().nullable().describe('The tag filter (host:web1,region:eu), or null'),
+  group_by: z.string().nullable().describe('The tag key drawn one line per value, or null'),
 })
 
 export const DashboardJson = z
@@ -87,6 +105,8 @@ export const DashboardData = z
             name: z.string(),
             kind: z.enum(['counter', 'gauge']),
             unit: z.string().nullable().describe("The stat's unit: stats of different units read on two axes"),
+            tags: z.record(z.string(), z.string()).optional().describe("A group's tag (the card's group_by); absent without group_by"),
+            other: z.literal(true).optional().describe('The groups past the top 50, read as one'),
             points: z.array(BucketJson),
           }),
         ),

@@ -33,19 +33,40 @@ export function readImportFile(buf: Buffer, nowSeconds: number): ReadFile {
   const first = /\S/.exec(text)
   if (!first) throw invalid('import_empty', `the file is empty; ${EXPECTED}`)
   const rows = new Rows(nowSeconds)
-  if (first[0] !== '[' && first[0] !== '{') return { format: readCsv(text, rows), rows, place: (wheres) => wheres as number[] }
+  if (first[0] !== '[' && first[0] !== '{') {
+    const format = readCsv(text, rows)
+    refuseBadTags(rows, (wheres) => wheres as number[])
+    return { format, rows, place: (wheres) => wheres as number[] }
+  }
   const format = readJson(text, rows)
   const place = (wheres: Where[]) => {
     if (!wheres.length) return []
     const lines = linesOfPaths(text, wheres as Array<Array<string | number>>)
     return wheres.map((w) => lines.get((w as Array<string | number>).join('\u0000')) ?? 0)
   }
+  refuseBadTags(rows, place)
   // Bad points get the line their value starts on.
   const bad = [...rows.errors, ...rows.badValues]
   place(bad.map((e) => e.where)).forEach((line, i) => {
     bad[i].where = line
   })
   return { format, rows, place }
+}
+
+/**
+ * A bad tag set refuses the whole file, naming its line: its points cannot go to the untagged series
+ * (an export re-imported must land in the series it came from, docs/decisions.md §24), and skipping them
+ * would leave a series half restored.
+ */
+function refuseBadTags(rows: Rows, place: (wheres: Where[]) => number[]): void {
+  const bad = rows.tagErrors[0]
+  if (!bad) return
+  const [line] = place([bad.where])
+  const more = rows.tagErrors.length - 1
+  throw invalid(
+    'import_invalid_tags',
+    `line ${line}: ${bad.message}${more ? ` (and ${more} more line${more === 1 ? '' : 's'} with bad tags)` : ''}; nothing was imported`,
+  )
 }
 
 /** A field by its name in any of the spellings the formats use (`name`, `Name`). */
@@ -142,7 +163,22 @@ function readDatasets(items: unknown[], base: Array<string | number>, statlist: 
         return
       }
       const t = 't' in p ? p.t : field(p, 'time')[1]
-      rows.point(ix, t, field(p, 'value')[1], at)
+      // This service's export gives each point of a tagged series its tags (shared/export/stream.ts).
+      let six = ix
+      if (p.tags !== undefined) {
+        const tags = rows.tagsOf(p.tags, [...at, 'tags'])
+        if (tags === null) return
+        if (tags) {
+          const tix = rows.statOf(name, kind, at, tags)
+          if (typeof tix === 'string') {
+            rows.error(at, tix, rows.stats[ix].name)
+            rows.pointsInvalid++
+            return
+          }
+          six = tix
+        }
+      }
+      rows.point(six, t, field(p, 'value')[1], at)
     })
   })
 }
@@ -179,7 +215,7 @@ function readCsv(text: string, rows: Rows): ImportFormat {
 /** Picks long or wide from the header; the header's own bad names are errors on line 1. */
 function csvReader(header: string[], raw: string[], rows: Rows): [ImportFormat, (record: string[], line: number) => void] {
   const col = (n: string) => header.indexOf(n)
-  const [stat, value, kind] = [col('stat'), col('value'), col('kind')]
+  const [stat, value, kind, tagsCol] = [col('stat'), col('value'), col('kind'), col('tags')]
   const time = col('timestamp') >= 0 ? col('timestamp') : col('time')
   if (stat >= 0 && value >= 0 && time >= 0) {
     const needed = Math.max(stat, value, time) + 1
@@ -198,7 +234,10 @@ function csvReader(header: string[], raw: string[], rows: Rows): [ImportFormat, 
           rows.pointsInvalid++
           return
         }
-        const ix = rows.statOf(r[stat], k, line)
+        // The export's tags column (`k=v;k=v`) names the series; empty: the stat's untagged series.
+        const tags = tagsCol >= 0 && tagsCol < r.length ? rows.tagsOf(r[tagsCol], line) : undefined
+        if (tags === null) return
+        const ix = rows.statOf(r[stat], k, line, tags)
         if (typeof ix === 'string') {
           rows.error(line, ix)
           rows.pointsInvalid++

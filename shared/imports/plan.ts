@@ -6,6 +6,7 @@
 // beyond the plan's stat limit is trimmed with all its points, an existing
 // stat costs no stat quota (backfill), and points beyond what is left of the
 // day's allowance are trimmed, in file order.
+import { seriesKey, type Tags } from '../ingest/tags.js'
 import type { Kind, Stat } from '../stats/repo.js'
 import type { ImportFormat, ReadFile } from './formats.js'
 import { Rows, type LineError } from './rows.js'
@@ -17,6 +18,8 @@ export type TrimmedBy = 'stat_limit' | 'daily_limit' | 'free_tier_full'
 
 export interface StatSummary {
   name: string
+  /** The series' tags (docs/decisions.md §24); absent for a stat's untagged series. */
+  tags?: Tags
   kind: Kind
   /** Valid points of the stat in the file. */
   points: number
@@ -28,7 +31,7 @@ export interface StatSummary {
 }
 
 export interface ImportFacts {
-  /** The account's existing stats among the file's, by name. */
+  /** The account's existing stats and series among the file's, by seriesKey (a stat's own row: its name). */
   existing: Map<string, Stat>
   /** Stats the account holds now, and the plan's limit. */
   statsHeld: number
@@ -81,12 +84,16 @@ export function planImport(read: ReadFile, facts: ImportFacts): ImportPlan {
   let pointsInvalid = rows.pointsInvalid
 
   // Kinds, and the stats whose file kind contradicts the stored one (every point of theirs is refused).
+  // Every series of a stat has the stat's kind: the stored one, else the first the file states for any of them.
   const refused = new Set<number>()
+  const fileKinds = new Map<string, Kind>()
+  for (const s of rows.stats) if (s.fileKind && !fileKinds.has(s.name)) fileKinds.set(s.name, s.fileKind)
   const kinds = rows.stats.map((s, ix) => {
     const existing = facts.existing.get(s.name)
     if (existing && s.fileKind && s.fileKind !== existing.kind) refused.add(ix)
-    return existing?.kind ?? s.fileKind ?? facts.defaultKind
+    return existing?.kind ?? fileKinds.get(s.name) ?? facts.defaultKind
   })
+  const keys = rows.stats.map((s) => seriesKey(s.name, s.tags))
   const conflicts = [...refused]
   const field = (k: Kind) => (k === 'counter' ? 'count' : 'value')
   read.place(conflicts.map((ix) => rows.stats[ix].where)).forEach((line, i) => {
@@ -105,9 +112,9 @@ export function planImport(read: ReadFile, facts: ImportFacts): ImportPlan {
   // New stats take the places the plan has left in order of their first point that could be stored.
   let room = Math.max(0, facts.trackedStats - facts.statsHeld)
   const place = new Int8Array(rows.stats.length) // 0 undecided, 1 has a place, 2 over the limit
-  const overLimit = (ix: number, name: string) => {
+  const overLimit = (ix: number) => {
     if (!place[ix]) {
-      if (facts.existing.has(name)) place[ix] = 1
+      if (facts.existing.has(keys[ix])) place[ix] = 1
       else if (room > 0) {
         room--
         place[ix] = 1
@@ -118,9 +125,10 @@ export function planImport(read: ReadFile, facts: ImportFacts): ImportPlan {
 
   const stats: StatSummary[] = rows.stats.map((s, ix) => ({
     name: s.name,
+    ...(s.tags ? { tags: s.tags } : {}),
     kind: kinds[ix],
     points: 0,
-    new_stat: !facts.existing.has(s.name),
+    new_stat: !facts.existing.has(keys[ix]),
     points_accepted: 0,
     points_trimmed: 0,
     points_duplicate: 0,
@@ -138,19 +146,13 @@ export function planImport(read: ReadFile, facts: ImportFacts): ImportPlan {
       continue
     }
     s.points++
-    const existing = facts.existing.get(s.name)
+    const existing = facts.existing.get(keys[ix])
     if (checkDuplicates && existing && facts.imported.has(duplicateKey(existing.id, rows.t[i], importIkey(rows.value[i], rows.occ[i])))) {
       s.points_duplicate++
       totals.duplicate++
       continue
     }
-    const by: TrimmedBy | null = !facts.freeSlot
-      ? 'free_tier_full'
-      : overLimit(ix, s.name)
-        ? 'stat_limit'
-        : allowance <= 0
-          ? 'daily_limit'
-          : null
+    const by: TrimmedBy | null = !facts.freeSlot ? 'free_tier_full' : overLimit(ix) ? 'stat_limit' : allowance <= 0 ? 'daily_limit' : null
     if (by) {
       s.points_trimmed++
       s.trimmed_by ??= by

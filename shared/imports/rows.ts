@@ -6,6 +6,7 @@ import { invalid } from '../errors.js'
 import { parseStatName } from '../ingest/names.js'
 import { parseNumber } from '../ingest/numbers.js'
 import { printable } from '../ingest/text.js'
+import { parseTags, parseTagsCell, seriesKey, type Tags } from '../ingest/tags.js'
 import { MIN_TIMESTAMP, parseTimestamp } from '../ingest/timestamps.js'
 import type { Kind } from '../stats/repo.js'
 
@@ -22,8 +23,10 @@ export interface LineError {
   stat?: string
 }
 
+/** One series of the file (docs/decisions.md §24): a stat name and its tag set (none: the stat's untagged series). */
 export interface FileStat {
   name: string
+  tags?: Tags
   /** The kind the file states (a kind column, a statlist, a dataset's Kind); undefined when it does not say. */
   fileKind: Kind | undefined
   where: Where
@@ -67,6 +70,10 @@ export class Rows {
   private readonly rowsOf: number[][] = []
   private readonly bySecond = new Map<number, Map<number, number[]>>()
   readonly errors: Array<LineError & { where: Where }> = []
+  /** Bad tag sets: any refuses the whole file (readImportFile), since the points would land in another series. */
+  readonly tagErrors: Array<{ where: Where; message: string }> = []
+  /** Each stat name's kind as the file states it, across its series. */
+  private readonly nameKinds = new Map<string, Kind>()
   readonly badValues: BadValue[] = []
   pointsTotal = 0
   pointsInvalid = 0
@@ -90,30 +97,51 @@ export class Rows {
   }
 
   /**
-   * The stat index of a name as the file spells it (name rules of the ingest path; `&` removed, trimmed,
-   * NFC), or the error message. A kind stated here must agree with the one stated earlier in the file.
+   * The series index of a name as the file spells it (name rules of the ingest path; `&` removed, trimmed,
+   * NFC) with its tag set, or the error message. A kind stated here must agree with the one stated earlier
+   * in the file for the stat (any of its series).
    */
-  statOf(raw: unknown, kind: Kind | undefined, where: Where): number | string {
-    const key = typeof raw === 'string' ? raw : JSON.stringify(raw)
+  statOf(raw: unknown, kind: Kind | undefined, where: Where, tags?: Tags): number | string {
+    const rawKey = typeof raw === 'string' ? raw : JSON.stringify(raw)
+    const key = tags ? seriesKey(rawKey, tags) : rawKey
     let ix = this.names.get(key)
     if (ix === undefined) {
       const parsed = parseStatName(raw)
       if (!parsed.ok) ix = parsed.message
       else {
-        ix = this.statIx.get(parsed.value)
+        const sk = seriesKey(parsed.value, tags)
+        ix = this.statIx.get(sk)
         if (ix === undefined) {
-          ix = this.stats.push({ name: parsed.value, fileKind: kind, where }) - 1
-          this.statIx.set(parsed.value, ix)
+          ix = this.stats.push({ name: parsed.value, ...(tags ? { tags } : {}), fileKind: undefined, where }) - 1
+          this.statIx.set(sk, ix)
         }
       }
       this.names.set(key, ix)
     }
     if (typeof ix === 'number' && kind) {
       const s = this.stats[ix]
-      if (!s.fileKind) s.fileKind = kind
-      else if (s.fileKind !== kind) return `type conflict: stat "${s.name}" is a ${s.fileKind} earlier in this file, not a ${kind}`
+      const stated = this.nameKinds.get(s.name)
+      if (!stated) this.nameKinds.set(s.name, kind)
+      else if (stated !== kind) return `type conflict: stat "${s.name}" is a ${stated} earlier in this file, not a ${kind}`
+      s.fileKind = kind
+    }
+    if (typeof ix === 'number' && !kind && !this.stats[ix].fileKind) {
+      const stated = this.nameKinds.get(this.stats[ix].name)
+      if (stated) this.stats[ix].fileKind = stated
     }
     return ix
+  }
+
+  /**
+   * A tag set as the file gives it (a CSV `k=v;k=v` cell, or a JSON point's `tags` object), as the export
+   * writes them; undefined for none. A bad one is noted (the file is refused) and null returned.
+   */
+  tagsOf(raw: unknown, where: Where): Tags | undefined | null {
+    if (raw === undefined || raw === null || raw === '') return undefined
+    const parsed = typeof raw === 'string' ? parseTagsCell(raw) : parseTags(raw)
+    if (parsed.ok) return parsed.value
+    this.tagErrors.push({ where, message: printable(parsed.message) })
+    return null
   }
 
   /** One point of stat `ix` (already counted): value, then timestamp, as the ingest path checks them. */

@@ -31,6 +31,10 @@ const LineError = z.object({
 })
 const StatSummary = z.object({
   name: z.string(),
+  tags: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe("The series' tags (a CSV tags cell, a JSON point's tags); absent: the stat's untagged series"),
   kind: z.enum(['counter', 'gauge']),
   points: z.number().int().describe('Valid points of this stat in the file'),
   new_stat: z.boolean(),

@@ -12,7 +12,8 @@ import type { Limits } from '../ingest/limits.js'
 import { planOf } from '../plans.js'
 import type { Queues } from '../queues.js'
 import type { StatDirectory } from '../stats/directory.js'
-import { countSeries, dropUnusedStats, setUnitsWhereUnset, findStatsByName, type Kind, type Stat } from '../stats/repo.js'
+import { seriesKey } from '../ingest/tags.js'
+import { countSeries, dropUnusedStats, setUnitsWhereUnset, findSeriesRows, findStatsByName, type Kind, type Stat } from '../stats/repo.js'
 import { readImportFile, type ReadFile } from './formats.js'
 import { duplicateKey, planImport, type ImportFacts, type ImportPlan } from './plan.js'
 import { deleteImport, importJson, insertImport } from './repo.js'
@@ -59,8 +60,10 @@ export async function startImport(deps: ImportDeps, account: Account, file: Buff
   try {
     let freeSlot = true
     if (wanted.points_accepted > 0 && account.plan === 'free') freeSlot = await claimFreeSlot(sql, account.id, deps.config.freeTierSlots)
-    const ids = new Map<string, string>([...facts.existing.values()].map((s) => [s.name, s.id]))
-    const newStats = wanted.stats.filter((s) => s.new_stat && s.points_accepted > 0).map((s) => ({ name: s.name, kind: s.kind }))
+    const ids = new Map<string, string>([...facts.existing].map(([k, s]) => [k, s.id]))
+    const newStats = wanted.stats
+      .filter((s) => s.new_stat && s.points_accepted > 0)
+      .map((s) => ({ name: s.name, kind: s.kind, ...(s.tags ? { tags: s.tags } : {}) }))
     if (freeSlot && newStats.length) {
       const made = await directory.create(account.id, newStats, plan0.trackedStats)
       if (!(made instanceof Map))
@@ -74,7 +77,7 @@ export async function startImport(deps: ImportDeps, account: Account, file: Buff
         const planned = newStats.find((n) => n.name === r.stat.name)
         if (!r.created && planned && planned.kind !== r.stat.kind)
           throw conflict('kind_conflict', `stat "${r.stat.name}" was just created as a ${r.stat.kind} by a write; preview the import again`)
-        ids.set(r.stat.name, r.stat.id)
+        ids.set(seriesKey(r.stat.name, r.stat.tags), r.stat.id)
         if (r.created) created.push(r.stat.id)
       }
     }
@@ -118,8 +121,15 @@ async function gatherFacts(
   opts: ImportOptions,
 ): Promise<Omit<ImportFacts, 'allowance' | 'freeSlot'>> {
   const { sql } = deps
-  const names = read.rows.stats.map((s) => s.name)
-  const existing = new Map<string, Stat>((await findStatsByName(sql, account.id, names)).map((s) => [s.name, s]))
+  // The file's stats by name (their kinds), and its tagged series that exist, by seriesKey.
+  const names = [...new Set(read.rows.stats.map((s) => s.name))]
+  const tagged = read.rows.stats.filter((s) => s.tags).map((s) => ({ name: s.name, tags: s.tags }))
+  const existing = new Map<string, Stat>(
+    [...(await findStatsByName(sql, account.id, names)), ...(await findSeriesRows(sql, account.id, tagged))].map((s) => [
+      seriesKey(s.name, s.tags),
+      s,
+    ]),
+  )
   const n = await countSeries(sql, account.id)
   return {
     existing,
@@ -169,7 +179,7 @@ function pack(read: ReadFile, plan: ImportPlan, ids: Map<string, string>): { sta
     let pos = position.get(ix)
     if (pos === undefined) {
       position.set(ix, (pos = statIds.length))
-      statIds.push(ids.get(rows.stats[ix].name)!)
+      statIds.push(ids.get(seriesKey(rows.stats[ix].name, rows.stats[ix].tags))!)
     }
     payload.writeUInt32LE(pos, at)
     payload.writeDoubleLE(rows.t[i], at + 4)

@@ -226,3 +226,78 @@ test('17 the dashboard routes are in the OpenAPI document', async (t) => {
   t.truthy(doc.paths['/api/v1/dashboards'].post.requestBody)
   t.truthy(doc.components.schemas.PatchDashboardBody)
 })
+
+test('17 a card stores filter and group_by; its data reads the matching series, one line per group; a bad one is 400, nothing stored', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const n = Math.floor(Date.now() / 1000)
+  const written = await request(app.url, '/api/v1/points', {
+    bearer: key,
+    json: {
+      points: [
+        { stat: 'requests', count: 1, t: n - 60, tags: { host: 'web1', region: 'eu' } },
+        { stat: 'requests', count: 2, t: n - 60, tags: { host: 'web2', region: 'eu' } },
+        { stat: 'requests', count: 4, t: n - 60, tags: { host: 'web3', region: 'us' } },
+        { stat: 'requests', count: 8, t: n - 60 },
+      ],
+    },
+  })
+  t.is(written.status, 200, written.text)
+  await settle(app)
+  const made = await request(app.url, '/api/v1/dashboards', {
+    bearer: key,
+    json: {
+      name: 'Tags',
+      range: '1h',
+      cards: [
+        { stats: ['requests'] },
+        { stats: ['requests'], filter: 'region:eu' },
+        { stats: ['requests'], filter: 'region:eu', group_by: 'host' },
+      ],
+    },
+  })
+  t.is(made.status, 201, made.text)
+  t.deepEqual(
+    made.body.dashboard.cards.map((c: { filter: string | null; group_by: string | null }) => [c.filter, c.group_by]),
+    [
+      [null, null],
+      ['region:eu', null],
+      ['region:eu', 'host'],
+    ],
+  )
+  const id = made.body.dashboard.id
+  const read = await request(app.url, `/api/v1/dashboards/${id}`, { bearer: key })
+  t.deepEqual(read.body.dashboard.cards, made.body.dashboard.cards, 'stored as given')
+  const data = await request(app.url, `/api/v1/dashboards/${id}/data`, { bearer: key })
+  t.is(data.status, 200, data.text)
+  const total = (points: Array<{ value: number }>) => points.reduce((a, p) => a + p.value, 0)
+  const [whole, eu, byHost] = data.body.cards
+  t.deepEqual(
+    whole.series.map((s: any) => [s.tags ?? null, total(s.points)]),
+    [[null, 15]],
+    'without tags: the stat as a whole',
+  )
+  t.deepEqual(
+    eu.series.map((s: any) => [s.tags ?? null, total(s.points)]),
+    [[null, 3]],
+    'filter: the eu series as one',
+  )
+  t.deepEqual(
+    byHost.series.map((s: any) => [s.name, s.tags, total(s.points)]),
+    [
+      ['requests', { host: 'web1' }, 1],
+      ['requests', { host: 'web2' }, 2],
+    ],
+    'group_by within the filter: one line per host (as many observations each: by value)',
+  )
+
+  for (const [card, message] of [
+    [{ stats: ['requests'], filter: 'region' }, /cards\[0\]\.filter: invalid filter \\"region\\"/],
+    [{ stats: ['requests'], group_by: 'Host!' }, /must be one tag key/],
+  ] as const) {
+    const res = await request(app.url, `/api/v1/dashboards/${id}`, { method: 'PATCH', bearer: key, json: { cards: [card] } })
+    t.is(res.status, 400, res.text)
+    t.regex(res.text, message)
+    t.deepEqual((await request(app.url, `/api/v1/dashboards/${id}`, { bearer: key })).body.dashboard.cards, made.body.dashboard.cards)
+  }
+})

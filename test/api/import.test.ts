@@ -257,6 +257,106 @@ test('4.6.2 round trip: export (CSV and JSON), delete the stats, import the expo
   }
 })
 
+test('4.6.2 tags: an export (CSV tags column, JSON point tags) re-imports into the same series; a second import adds nothing', async (t) => {
+  const { user, key } = await account()
+  const n = now()
+  const written = await request(app.url, '/api/v1/points', {
+    bearer: key,
+    json: {
+      points: [
+        { stat: 'requests', count: 1, t: n - 3600 },
+        { stat: 'requests', count: 2, t: n - 3600, tags: { host: 'web1', region: 'eu' } },
+        { stat: 'requests', count: 4, t: n - 60, tags: { host: 'web2' } },
+        { stat: 'latency', value: 12.5, t: n - 30, tags: { host: 'web1' } },
+      ],
+    },
+  })
+  t.is(written.status, 200, written.text)
+  await settle(app)
+  const series = () =>
+    app.sql<{ name: string; tags: Record<string, string> | null; points: number }[]>`
+      select s.name, s.tags, (select count(*)::int from stat_points(s.id, '-infinity', 'infinity')) as points
+      from stats s where s.account_id = ${user.accountId} order by s.name, s.tags::text nulls first`
+  const original = await series()
+  t.is(original.length, 5, 'two stats, three tagged series')
+  for (const format of ['csv', 'json']) {
+    const before = await request(app.url, `/api/v1/export?format=${format}&range=7d`, { bearer: key })
+    t.is(before.status, 200)
+    for (const s of ['requests', 'latency'])
+      t.is((await request(app.url, `/api/v1/stats/${s}`, { method: 'DELETE', bearer: key })).status, 204)
+    t.is((await stored(app, user.accountId)).points, 0)
+    const type = { 'content-type': format === 'csv' ? 'text/csv' : 'application/json' }
+    const preview = await upload(key, before.text, '?dryRun=true', type)
+    t.is(preview.status, 200, preview.text)
+    const listed = preview.body.stats
+      .filter((s: { points: number }) => s.points)
+      .map((s: { name: string; tags?: object; new_stat: boolean }) => JSON.stringify([s.name, s.tags ?? null, s.new_stat]))
+    t.deepEqual(
+      listed.sort(),
+      original
+        .map((s) => JSON.stringify([s.name, s.tags, true]))
+        .filter((_, i) => original[i].points)
+        .sort(),
+      `${format}: the preview lists each series with points as new`,
+    )
+    const res = await upload(key, before.text, '', type)
+    t.is(res.status, 202, res.text)
+    t.is(res.body.import.points_accepted, 4)
+    t.is(res.body.import.errors_count, 0, JSON.stringify(res.body.import.errors))
+    t.is((await finished(key, res.body.import.id)).body.import.status, 'completed')
+    t.deepEqual(await series(), original, `${format}: the same series hold the same points`)
+    const after = await request(app.url, `/api/v1/export?format=${format}&range=7d`, { bearer: key })
+    if (format === 'csv') t.deepEqual(csvRows(after.text), csvRows(before.text))
+    else t.deepEqual(after.body.stats, before.body.stats)
+    const again = await upload(key, before.text, '', type)
+    t.is(again.status, 202, again.text)
+    t.is(again.body.import.points_duplicate, 4, `${format}: a second import of the same file stores nothing twice`)
+    await finished(key, again.body.import.id)
+    t.deepEqual(await series(), original)
+  }
+})
+
+test('4.6.2 tags: a bad tag set refuses the whole file naming its line (CSV and JSON, preview and import); nothing is stored', async (t) => {
+  const { user, key } = await account()
+  const n = now()
+  const csv = `stat,kind,timestamp,value,tags\nrequests,counter,${n - 60},1,host=web1\nrequests,counter,${n - 50},1,Host=web1\n`
+  const json = JSON.stringify(
+    {
+      stats: [
+        {
+          name: 'requests',
+          kind: 'counter',
+          points: [
+            { t: n - 60, value: 1, tags: { host: 'web1' } },
+            { t: n - 50, value: 1, tags: { host: 7 } },
+          ],
+        },
+      ],
+    },
+    null,
+    2,
+  )
+  // The line the bad point's tags start on (`"tags": {`, just above `"host": 7`).
+  const jsonLine = json.split('\n').findIndex((l) => l.includes('"host": 7'))
+  t.regex(json.split('\n')[jsonLine - 1], /"tags": \{/)
+  for (const [body, type, line, why] of [
+    [csv, 'text/csv', 3, 'invalid tag key "Host"'],
+    [json, 'application/json', jsonLine, 'invalid tag "host": the value must be a string'],
+  ] as const) {
+    for (const query of ['?dryRun=true', '']) {
+      const res = await upload(key, body, query, { 'content-type': type })
+      t.is(res.status, 400, res.text)
+      t.is(res.body.code, 'import_invalid_tags')
+      t.true(res.body.detail.startsWith(`line ${line}: ${why}`), res.body.detail)
+      t.true(res.body.detail.endsWith('nothing was imported'), res.body.detail)
+    }
+  }
+  t.is(await imports(user.accountId), 0)
+  const [{ stats }] = await app.sql<{ stats: number }[]>`select count(*)::int as stats from stats where account_id = ${user.accountId}`
+  t.is(stats, 0)
+  t.is((await stored(app, user.accountId)).points, 0)
+})
+
 test("4.6.2 line numbers: every bad line is listed with its number and the ingest path's message; good lines still import", async (t) => {
   const { user, key } = await account()
   const n = now()

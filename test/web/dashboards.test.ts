@@ -157,3 +157,38 @@ test.serial("dashboards: at 375 px the cards stack, nothing scrolls sideways; an
   await tab.page.getByText('dashboard not found').waitFor()
   t.pass()
 })
+
+test.serial(
+  "dashboards: a group-by card draws one line per group; saving the cards (a card removed) keeps the others' filter and group_by",
+  async (t) => {
+    const user = await signUp(web.app.url)
+    const { key } = await createKey(web.app.url, user)
+    const now = Math.floor(Date.now() / 1000)
+    const points = ['web1', 'web2'].flatMap((host, h) =>
+      Array.from({ length: 10 }, (_, i) => ({ stat: 'requests', count: 1 + h, t: now - 300 - i * 600, tags: { host, region: 'eu' } })),
+    )
+    t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+    await settle(web.app)
+    const made = await request(web.app.url, '/api/v1/dashboards', {
+      bearer: key,
+      json: {
+        name: 'Hosts',
+        cards: [{ stats: ['requests'] }, { stats: ['requests'], title: 'By host', filter: 'region:eu', group_by: 'host' }],
+      },
+    })
+    t.is(made.status, 201, made.text)
+    const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+    await page.goto(`${web.app.url}/dashboards/${made.body.dashboard.id}`)
+    const chart = page.locator('section[aria-label="By host"] .chart[data-points]')
+    await chart.waitFor()
+    t.regex((await chart.getAttribute('aria-label'))!, /^Chart of requests host=web1, requests host=web2 over /)
+    await page.getByRole('button', { name: 'Remove requests' }).click()
+    await page.locator('section[aria-label="requests"]').waitFor({ state: 'detached' })
+    const read = await request(web.app.url, `/api/v1/dashboards/${made.body.dashboard.id}`, { bearer: key })
+    t.deepEqual(
+      read.body.dashboard.cards.map((c: { title: string; filter: string; group_by: string }) => [c.title, c.filter, c.group_by]),
+      [['By host', 'region:eu', 'host']],
+    )
+    t.deepEqual(problems, [])
+  },
+)

@@ -14,8 +14,25 @@ import type { Card, Dashboard } from './dashboards.js'
 interface CardData {
   id: string
   range: { requested_range: string; from: string; to: string; bucket_seconds: number }
-  series: Array<{ name: string; kind: 'counter' | 'gauge'; points: Bucket[]; unit?: string | null }>
+  series: Array<{
+    name: string
+    kind: 'counter' | 'gauge'
+    points: Bucket[]
+    unit?: string | null
+    tags?: Record<string, string>
+    other?: true
+  }>
 }
+
+/** A card's line name: a group-by card draws one line per group, named by its tag (`requests host=web1`). */
+const lineName = (s: CardData['series'][number]) =>
+  s.other
+    ? `${s.name} (other)`
+    : s.tags
+      ? `${s.name} ${Object.entries(s.tags)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' ')}`
+      : s.name
 interface Data {
   dashboard: Dashboard
   cards: CardData[]
@@ -49,11 +66,11 @@ function Chart({ card, data }: { card: Card; data: CardData }) {
     from: Date.parse(data.range.from) / 1000,
     to: Date.parse(data.range.to) / 1000,
     bucket: data.range.bucket_seconds,
-    series: data.series,
+    series: data.series.map((s) => ({ ...s, name: lineName(s) })),
   })
   // A new chart only when what it shows changes (its stats, its range); a poll only gives it new data,
   // so a stat isolated by a click stays isolated and the crosshair stays put.
-  const shape = `${data.series.map((s) => `${s.name}:${s.unit ?? ''}`).join('|')}@${data.range.requested_range}`
+  const shape = `${data.series.map((s) => `${lineName(s)}:${s.unit ?? ''}`).join('|')}@${data.range.requested_range}`
   useLayoutEffect(() => {
     const el = ref.current!
     const p = drawOverlay(el, input(), { sync: SYNC, width: widthOfCards(el) })
@@ -72,7 +89,7 @@ function Chart({ card, data }: { card: Card; data: CardData }) {
     drawnWith.current = data
     ref.current!.dataset.points = String(data.series.reduce((n, s) => n + s.points.length, 0)) // buckets drawn (the browser tests wait for it)
   }, [data])
-  return html`<div class="chart small-chart" ref=${ref} data-card=${card.id} role="img" aria-label=${`Chart of ${data.series.map((s) => (s.unit ? `${s.name} (${s.unit})` : s.name)).join(', ')} over ${data.range.requested_range}; ${zoneWords}`}></div>`
+  return html`<div class="chart small-chart" ref=${ref} data-card=${card.id} role="img" aria-label=${`Chart of ${data.series.map((s) => (s.unit ? `${lineName(s)} (${s.unit})` : lineName(s))).join(', ')} over ${data.range.requested_range}; ${zoneWords}`}></div>`
 }
 
 function CardView({
@@ -169,7 +186,16 @@ function DashboardPage() {
   }
   // The whole list goes back in its new order; kept cards carry their ids.
   const save = (change: (cards: Card[]) => Card[]) =>
-    patch({ cards: change(data!.dashboard.cards).map((c) => ({ id: c.id, title: c.title, stats: c.stats, range: c.range })) })
+    patch({
+      cards: change(data!.dashboard.cards).map((c) => ({
+        id: c.id,
+        title: c.title,
+        stats: c.stats,
+        range: c.range,
+        filter: c.filter ?? null,
+        group_by: c.group_by ?? null,
+      })),
+    })
   const pickRange = (r: string) => {
     history.replaceState(null, '', location.pathname) // the dashboard's own range from now on
     void patch({ range: r })

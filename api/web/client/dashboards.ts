@@ -9,6 +9,9 @@ export interface Card {
   title: string
   stats: string[]
   range: string | null
+  /** Tag filter and group-by key (docs/decisions.md §24), kept when the card list is saved back. */
+  filter?: string | null
+  group_by?: string | null
 }
 export interface Dashboard {
   id: string
