@@ -13,6 +13,7 @@ import { Queues } from '../shared/queues.js'
 import { ReadPool } from '../shared/read-replica.js'
 import { KeyResolver } from '../shared/auth/key-resolver.js'
 import { onShutdown } from '../shared/shutdown.js'
+import { surviveClosedSocketWrites } from '../shared/driver-guard.js'
 import { PointBatcher } from '../shared/ingest/batcher.js'
 import { Idempotency } from '../shared/ingest/idempotency.js'
 import { Ingest } from '../shared/ingest/ingest.js'
@@ -143,6 +144,7 @@ export async function startApi(config: Config, log: Logger, deps: AppDeps = crea
 async function main(): Promise<void> {
   const config = loadConfigOrExit()
   const log = createLogger(config).child({ component: 'web' })
+  surviveClosedSocketWrites(log)
   const api = await startApi(config, log)
   if (config.ioCounts) reportIoCountsOnSignal()
   log.info(`listening on ${api.url}`)

@@ -11,6 +11,7 @@ import { Outages } from '../shared/outages.js'
 import { Queues } from '../shared/queues.js'
 import { createRedis, createWorkerRedis } from '../shared/redis.js'
 import { onShutdown } from '../shared/shutdown.js'
+import { surviveClosedSocketWrites } from '../shared/driver-guard.js'
 import { serveMetrics, type MetricsListener } from '../shared/metrics/listener.js'
 import { observeWorker } from '../shared/metrics/instrument.js'
 import type { Attempt, WorkerDeps } from './deps.js'
@@ -162,6 +163,7 @@ export async function startWorkers(config: Config, log: Logger): Promise<Running
 async function main(): Promise<void> {
   const config = loadConfigOrExit()
   const log = createLogger(config).child({ component: 'worker' })
+  surviveClosedSocketWrites(log)
   const running = await startWorkers(config, log)
   log.info('workers started', { queues: Object.values(QUEUES) })
   onShutdown(log, config.shutdownTimeoutMs, () => running.close())
