@@ -67,7 +67,9 @@ test.serial('the summary writes thousands alike: a difference of 5,782 beside a 
   // This 24 h: 23,400; the 24 h before: 17,618. Difference +5,782.
   const points = [
     { stat: 'orders', count: 23_400, t: now - 600 },
-    { stat: 'orders', count: 17_618, t: now - 86_400 - 600 },
+    // Three hours before the period's start: the 24 h range's start is aligned to its buckets, up to an hour
+    // before now - 24 h, so a point only minutes before that fell into this period at most minutes of the hour.
+    { stat: 'orders', count: 17_618, t: now - 86_400 - 3 * 3_600 },
   ]
   t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
   await settle(web.app)
