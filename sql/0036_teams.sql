@@ -49,7 +49,8 @@ create table audit_events (
   id          bigint generated always as identity primary key,
   account_id  uuid not null references accounts (id) on delete cascade,
   at          timestamptz not null default now(),
-  actor_type  text not null check (actor_type in ('person', 'key')),
+  -- 'billing': the payment provider's word, applied by the billing sync (a plan change with no person behind it).
+  actor_type  text not null check (actor_type in ('person', 'key', 'billing')),
   actor_id    uuid,
   actor_email text,
   action      text not null,

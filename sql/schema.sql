@@ -383,7 +383,7 @@ CREATE TABLE public.audit_events (
     target text NOT NULL,
     ip text,
     summary jsonb DEFAULT '{}'::jsonb NOT NULL,
-    CONSTRAINT audit_events_actor_type_check CHECK ((actor_type = ANY (ARRAY['person'::text, 'key'::text])))
+    CONSTRAINT audit_events_actor_type_check CHECK ((actor_type = ANY (ARRAY['person'::text, 'key'::text, 'billing'::text])))
 );
 
 

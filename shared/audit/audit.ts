@@ -3,8 +3,9 @@
 import type { Db } from '../db.js'
 
 export interface Actor {
-  type: 'person' | 'key'
-  id: string
+  /** billing: the payment provider's state applied by the billing sync (its id is the provider's customer). */
+  type: 'person' | 'key' | 'billing'
+  id: string | null
   email?: string
 }
 
@@ -59,7 +60,7 @@ export async function listAudit(sql: Db, accountId: string, cursor: string | und
     {
       id: string
       at: Date
-      actor_type: 'person' | 'key'
+      actor_type: 'person' | 'key' | 'billing'
       actor_id: string
       actor_email: string | null
       action: string

@@ -1,4 +1,5 @@
 // Billing rows: the account's customer at the provider and the events already received.
+import { recordAudit } from '../audit/audit.js'
 import type { Db } from '../db.js'
 import { DETECTING_PLANS, type PlanName } from '../plans.js'
 import { markHistoryForScoring } from '../anomalies/sweep.js'
@@ -61,6 +62,16 @@ export async function applySync(sql: Db, accountId: string, s: SyncedState, now:
     where a.id = ${accountId} and old.id = a.id and a.plan is distinct from ${s.plan}
     returning old.plan as was`
   // An upgrade into anomaly detection scores the history written while the plan did not.
+  // A plan change is audited like any other change to the account (docs/decisions.md §23), its actor the provider.
+  if (changed)
+    await recordAudit(sql, {
+      accountId,
+      actor: { type: 'billing', id: null },
+      action: 'plan.change',
+      target: `account:${accountId}`,
+      ip: null,
+      summary: { before: { plan: changed.was }, after: { plan: s.plan, subscription_status: s.status } },
+    })
   if (changed && !DETECTING_PLANS.includes(changed.was) && DETECTING_PLANS.includes(s.plan))
     await markHistoryForScoring(sql, accountId, now)
   await sql`

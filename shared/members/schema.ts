@@ -58,7 +58,7 @@ export const AuditEventJson = z
   .object({
     id: z.string(),
     at: z.iso.datetime(),
-    actor: z.object({ type: z.enum(['person', 'key']), id: z.string(), email: z.string().optional() }),
+    actor: z.object({ type: z.enum(['person', 'key', 'billing']), id: z.string().nullable(), email: z.string().optional() }),
     action: z.string(),
     target: z.string(),
     ip: z.string().nullable(),

@@ -340,3 +340,19 @@ test('no provider configured: checkout and portal 503 naming STRIPE_SECRET_KEY, 
   t.regex(r.body.detail, /STRIPE_PRICE_PRO/)
   t.is((await bare.sql`select 1 from billing_customers where account_id = ${u.accountId}`).length, 0)
 })
+
+test('a plan change applied from the provider is in the audit log, its actor the billing sync, with the plans before and after', async (t) => {
+  const u = await signUp(app.url)
+  await subscribe(u, 'pro')
+  await waitForPlan(u.accountId, 'pro')
+  const rows = await app.sql<{ actor_type: string; action: string; summary: { before: { plan: string }; after: { plan: string } } }[]>`
+    select actor_type, action, summary from audit_events where account_id = ${u.accountId} and action = 'plan.change'`
+  t.is(rows.length, 1)
+  t.like(rows[0], { actor_type: 'billing', summary: { before: { plan: 'free' }, after: { plan: 'pro' } } })
+  const listed = await request(app.url, '/api/v1/audit', { session: u.session })
+  t.is(listed.status, 200, listed.text)
+  t.like(
+    listed.body.events.find((e: { action: string }) => e.action === 'plan.change'),
+    { actor: { type: 'billing', id: null } },
+  )
+})

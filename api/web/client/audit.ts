@@ -6,7 +6,7 @@ import { Empty, ErrorNotice, html, Loading, mount, useEffect, useState } from '.
 interface Event {
   id: string
   at: string
-  actor: { type: 'person' | 'key'; id: string; email?: string }
+  actor: { type: 'person' | 'key' | 'billing'; id: string; email?: string }
   action: string
   target: string
   ip: string | null
@@ -42,7 +42,7 @@ function Audit() {
           : html`<div class="table-wrap"><table class="stack"><thead><tr><th>When</th><th>Who</th><th>What</th><th>Target</th><th>From</th><th>Change</th></tr></thead>
         <tbody>${events.map(
           (e) => html`<tr key=${e.id} data-testid="audit-event"><td data-label="When">${when(e.at)}</td>
-          <td data-label="Who">${e.actor.type === 'key' ? `key ${e.actor.id.slice(0, 8)}` : (e.actor.email ?? e.actor.id)}</td>
+          <td data-label="Who">${e.actor.type === 'key' ? `key ${e.actor.id.slice(0, 8)}` : e.actor.type === 'billing' ? 'billing (payment provider)' : (e.actor.email ?? e.actor.id)}</td>
           <td data-label="What">${e.action}</td><td data-label="Target"><code>${e.target}</code></td><td data-label="From">${e.ip ?? ''}</td>
           <td data-label="Change"><code>${JSON.stringify(e.summary)}</code></td></tr>`,
         )}</tbody></table></div>
