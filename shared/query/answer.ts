@@ -329,22 +329,26 @@ export async function peakAnswer(sql: Db, intent: ParsedIntent): Promise<Draft> 
     return d
   }
   const score = (s: (typeof pool)[number]) => (stat.kind === 'counter' ? s.value : desc ? s.max : s.min)
-  const best = pool.reduce((a, b) => ((desc ? score(b) > score(a) : score(b) < score(a)) ? b : a))
-  const value = score(best)
+  const pick = (buckets: typeof pool) => buckets.reduce((a, b) => ((desc ? score(b) > score(a) : score(b) < score(a)) ? b : a))
   const agg = stat.kind === 'counter' ? 'sum' : desc ? 'max' : 'min'
-  d.record({
-    type: 'retrieved',
-    stat: stat.name,
-    stat_kind: stat.kind,
-    agg,
-    period: 'window',
-    from: iso(w.from),
-    to: iso(w.to),
-    t: best.t,
-    bucket_seconds: slot,
-    value,
-    n: best.n,
-  })
+  /** The chosen bucket as a record in data, so the number the answer gives is grounded. */
+  const recordBucket = (b: (typeof pool)[number], seconds: number) =>
+    d.record({
+      type: 'retrieved',
+      stat: stat.name,
+      stat_kind: stat.kind,
+      agg,
+      period: 'window',
+      from: iso(w.from),
+      to: iso(w.to),
+      t: b.t,
+      bucket_seconds: seconds,
+      value: score(b),
+      n: b.n,
+    })
+  const best = pick(pool)
+  const value = score(best)
+  recordBucket(best, slot)
   const unit = slot === 60 ? 'minute' : slot === 3_600 ? 'hour' : 'day'
   const when = slot === 86_400 ? `on ${d.time(best.t, false)}` : `in the ${unit} starting ${d.time(best.t)}`
   const v = d.num(value, stat.kind === 'counter' ? `the ${unit}'s total` : `the ${desc ? 'highest' : 'lowest'} reading`)
@@ -361,21 +365,9 @@ export async function peakAnswer(sql: Db, intent: ParsedIntent): Promise<Draft> 
     ).filter((h) => h.n > 0 || stat.kind === 'counter')
     const hourPool = desc ? hours : hours.filter((h) => h.complete)
     if (hourPool.length) {
-      const hb = hourPool.reduce((a, b) => ((desc ? score(b) > score(a) : score(b) < score(a)) ? b : a))
+      const hb = pick(hourPool)
       const hv = score(hb)
-      d.record({
-        type: 'retrieved',
-        stat: stat.name,
-        stat_kind: stat.kind,
-        agg,
-        period: 'window',
-        from: iso(w.from),
-        to: iso(w.to),
-        t: hb.t,
-        bucket_seconds: 3_600,
-        value: hv,
-        n: hb.n,
-      })
+      recordBucket(hb, 3_600)
       d.text +=
         stat.kind === 'counter'
           ? ` Its ${desc ? 'busiest' : 'quietest'} hour that day started ${d.time(hb.t)}, with ${d.num(hv, "the hour's total")}.`
