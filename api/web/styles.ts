@@ -11,7 +11,7 @@ header.top nav a[aria-current=page]{color:var(--fg);font-weight:600;border-botto
 header.top .who{margin-left:auto;color:var(--muted);font-size:.85rem}
 main{max-width:72rem;margin:0 auto;padding:1.2rem 1rem 3rem;overflow-wrap:break-word}
 h1{font-size:1.45rem;margin:.2rem 0 1rem;overflow-wrap:anywhere}h2{font-size:1.1rem;margin:1.8rem 0 .6rem}h3{font-size:1rem;margin:1rem 0 .4rem}
-p{margin:.4rem 0 .8rem}.muted{color:var(--muted)}.small{font-size:.85rem}
+p{margin:.4rem 0 .8rem}.muted{color:var(--muted)}.small{font-size:.85rem}ul.legend{list-style:none;padding:0;margin:.2rem 0 .6rem;display:flex;flex-wrap:wrap;gap:.3rem 1rem}
 code,pre,.mono{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 pre{background:var(--soft);border:1px solid var(--line);border-radius:var(--radius);padding:.6rem .7rem;overflow-x:auto;white-space:pre-wrap;word-break:break-all;margin:.3rem 0}
 label{display:block;font-weight:600;margin:.7rem 0 .2rem}label .hint,.hint{display:block;font-weight:400;color:var(--muted);font-size:.85rem;margin:-.1rem 0 .25rem;max-width:40rem}

@@ -3,7 +3,7 @@ import test from 'ava'
 import { evaluateAlerts } from '../../shared/alerts/evaluate.js'
 import { insertAlert } from '../../shared/alerts/repo.js'
 import { CreateAlertBody } from '../../shared/alerts/schema.js'
-import { signedInTab } from '../helpers/browser.js'
+import { screenshot, signedInTab } from '../helpers/browser.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
@@ -55,6 +55,7 @@ test('the stat page groups by a tag (one line per value, a legend of the values)
   await page.waitForFunction(() => document.querySelectorAll('[data-testid="group-legend"] li').length === 2)
   t.deepEqual(await legend.locator('li').allTextContents(), ['■ host=web1', '■ host=web2'])
   t.regex(page.url(), /filter=region%3Aeu/)
+  await screenshot(page, 'stat-group-by')
   t.deepEqual(problems, [])
 })
 

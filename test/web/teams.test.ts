@@ -1,7 +1,7 @@
 // The members journey in Chromium (docs/decisions.md §23): invite, accept in a second browser context (signing
 // up from the link), change the role, the switcher, the audit page, remove; at 1280 and 375 px.
 import test from 'ava'
-import { openTab, signedInTab, visible } from '../helpers/browser.js'
+import { openTab, screenshot, signedInTab, visible } from '../helpers/browser.js'
 import { signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/receivers.js'
@@ -76,6 +76,8 @@ for (const width of [1280, 375]) {
 
     // Removed: the member's next request in their page is refused.
     await a.page.goto(`${web.app.url}/members`)
+    await a.page.getByRole('button', { name: `Remove ${invitee}` }).waitFor()
+    await screenshot(a.page, `members-${width}`)
     a.page.once('dialog', (d) => d.accept())
     await a.page.getByRole('button', { name: `Remove ${invitee}` }).click()
     t.true(await visible(a.page.getByText(`${invitee} removed.`)))
