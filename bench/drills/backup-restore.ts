@@ -1,6 +1,6 @@
 // `npm run drills backup-restore` (issue 44, decisions.md 26): the documented backup and restore
 // (docs/operations.md), drilled. The service writes steadily on every path (single, keyed, /ez and v1
-// batches, InfluxDB line protocol) against a PostgreSQL (Debian's 15, WAL archived with archive_command)
+// batches, InfluxDB line protocol, Prometheus remote write) against a PostgreSQL (Debian's 15, WAL archived with archive_command)
 // and a Redis (AOF) of the drill's own. Mid-load a base backup is taken with pg_basebackup; later a recovery
 // point is chosen and Redis' AOF folder copied at it; writes go on past it. Then fresh servers are restored
 // on ports of their own: PostgreSQL from the base backup and the WAL archive up to the recovery point
@@ -13,6 +13,8 @@ import { spawn, spawnSync } from 'node:child_process'
 import { chownSync, cpSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import protobuf from 'protobufjs'
+import { compressSync } from 'snappy'
 import { createSql } from '../../shared/db.js'
 import { pointsOf } from '../../shared/jobs.js'
 import { Queues } from '../../shared/queues.js'
@@ -27,34 +29,73 @@ export const PG_BIN = process.env.DRILL_PG_BIN ?? '/usr/lib/postgresql/15/bin'
 const ARCHIVE_TIMEOUT_S = 10
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-/** InfluxDB line protocol (`<stat> value=<i> <t>`, seconds) on /api/v2/write, 25 lines a request, resent only after an error status. */
-export const influxPath: WritePath = {
-  name: 'influx-lines',
-  batch: 25,
-  writers: 1,
-  t: (base, i) => base + i,
-  write: async (rig, ledger, items, w) => {
-    const body = items.map((i) => `${ledger.stat} value=${i} ${ledger.t(i)}`).join('\n')
-    for (let attempt = 0; attempt < 50; attempt++) {
-      const sentAt = Date.now()
-      const webs = rig.webs
-      const res = await fetch(`http://127.0.0.1:${webs[(w + attempt) % webs.length].port}/api/v2/write?precision=s`, {
-        method: 'POST',
-        headers: { authorization: `Token ${rig.key}`, 'content-type': 'text/plain' },
-        body,
-        signal: AbortSignal.timeout(10_000),
-      }).catch(() => undefined)
-      if (!res) return ledger.settle(items, 'unknown')
-      if (res.status === 204) return ledger.settle(items, 'accepted', sentAt)
-      if (res.status < 500 && res.status !== 429) return ledger.settle(items, 'refused')
-      await sleep(200)
-    }
-    ledger.settle(items, 'refused')
-  },
+/**
+ * A protocol route as its agents use it: `batch` points a request (value i at t = base + i, seconds), the same
+ * body resent only after a 5xx, a 429 or no answer (the same samples again, so a resend lands once), on the
+ * next web process each attempt.
+ */
+function protocolPath(
+  name: string,
+  route: string,
+  headers: Record<string, string>,
+  encode: (ledger: Ledger, items: number[]) => BodyInit,
+): WritePath {
+  return {
+    name,
+    batch: 25,
+    writers: 1,
+    t: (base, i) => base + i,
+    write: async (rig, ledger, items, w) => {
+      const body = encode(ledger, items)
+      for (let attempt = 0; attempt < 50; attempt++) {
+        const sentAt = Date.now()
+        const webs = rig.webs
+        const res = await fetch(`http://127.0.0.1:${webs[(w + attempt) % webs.length].port}${route}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${rig.key}`, ...headers },
+          body,
+          signal: AbortSignal.timeout(10_000),
+        }).catch(() => undefined)
+        if (!res) return ledger.settle(items, 'unknown')
+        if (res.status === 204) return ledger.settle(items, 'accepted', sentAt)
+        if (res.status < 500 && res.status !== 429) return ledger.settle(items, 'refused')
+        await sleep(200)
+      }
+      ledger.settle(items, 'refused')
+    },
+  }
 }
 
+/** InfluxDB line protocol (`<stat> value=<i> <t>`, seconds) on /api/v2/write. */
+export const influxPath = protocolPath('influx-lines', '/api/v2/write?precision=s', { 'content-type': 'text/plain' }, (ledger, items) =>
+  items.map((i) => `${ledger.stat} value=${i} ${ledger.t(i)}`).join('\n'),
+)
+
+const WriteRequest = protobuf
+  .parse(
+    `syntax = "proto3"; package prometheus;
+message WriteRequest { repeated TimeSeries timeseries = 1; }
+message TimeSeries { repeated Label labels = 1; repeated Sample samples = 2; }
+message Label { string name = 1; string value = 2; }
+message Sample { double value = 1; int64 timestamp = 2; }`,
+  )
+  .root.lookupType('prometheus.WriteRequest')
+
+/** Prometheus remote write 1.0 (snappy protobuf, one series `__name__` = the stat, milliseconds) on /api/v1/prom/write. */
+export const remoteWritePath = protocolPath(
+  'remote-write',
+  '/api/v1/prom/write',
+  { 'content-encoding': 'snappy', 'content-type': 'application/x-protobuf', 'x-prometheus-remote-write-version': '0.1.0' },
+  (ledger, items) => {
+    const timeseries = [
+      { labels: [{ name: '__name__', value: ledger.stat }], samples: items.map((i) => ({ value: i, timestamp: ledger.t(i) * 1000 })) },
+    ]
+    return new Uint8Array(compressSync(Buffer.from(WriteRequest.encode(WriteRequest.fromObject({ timeseries })).finish())))
+  },
+)
+
 /** The paths written during the drill: every kind. */
-const paths: WritePath[] = [...steadyPaths, influxPath]
+const paths: WritePath[] = [...steadyPaths, influxPath, remoteWritePath]
 
 /** Runs a command as PostgreSQL's user; rejects with its output when it fails. */
 function runPg(cmd: string, args: string[]): Promise<void> {

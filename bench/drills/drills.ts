@@ -54,6 +54,8 @@ interface Proc {
   kind: 'web' | 'worker'
   child: ChildProcess
   port?: number
+  /** The web process's StatsD port (UDP and TCP), when the rig's settings ask for StatsD (`STATSD: 'on'`). */
+  statsdPort?: number
   lines: string[]
 }
 
@@ -142,6 +144,8 @@ export class DrillRig {
   /** Starts a web process (on a port of its own) or a worker, and waits until it answers. */
   async spawn(kind: 'web' | 'worker', port?: number): Promise<Proc> {
     port ??= kind === 'web' ? await closedPort() : undefined
+    // Each web process listens for StatsD on a port of its own (two on one port would collide).
+    const statsdPort = kind === 'web' && this.settings.STATSD === 'on' ? await closedPort() : undefined
     const env = {
       ...process.env,
       NODE_ENV: 'development',
@@ -152,12 +156,13 @@ export class DrillRig {
       ALERT_EVAL_INTERVAL_SECONDS: '2',
       ...this.settings,
       ...(port ? { PORT: String(port) } : {}),
+      ...(statsdPort ? { STATSD_PORT: String(statsdPort) } : {}),
     }
     const child = spawn(process.execPath, serviceArgs(kind === 'web' ? 'api/server.ts' : 'workers/main.ts'), {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     })
-    const proc: Proc = { kind, child, port, lines: [] }
+    const proc: Proc = { kind, child, port, statsdPort, lines: [] }
     const collect = (chunk: Buffer) => proc.lines.push(...chunk.toString('utf8').split('\n').filter(Boolean))
     child.stdout!.on('data', collect)
     child.stderr!.on('data', collect)

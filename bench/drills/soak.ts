@@ -4,7 +4,8 @@
 // and a Redis of the soak's own (never the machine's shared servers), the write paths and their ledgers, and
 // the check of every point against PostgreSQL.
 //
-// Load: single writes (plain and keyed), /ez and v1 batches, InfluxDB line protocol, each at a fixed rate;
+// Load: single writes (plain and keyed), /ez and v1 batches, InfluxDB line protocol, Prometheus remote write, each
+// at a fixed rate; StatsD counter lines over TCP (no acknowledgement: sent against stored, none twice);
 // chart reads, exports and dashboard reads; one import half-way; an alert whose stat goes above and below its
 // threshold in turns (firing and resolving, delivered to a local webhook receiver); anomaly sweeps on a short
 // schedule. Time is counted in units of SOAK_MINUTES x 2 s (a minute in the 30-minute soak, 6 s in the
@@ -21,10 +22,11 @@
 //   seconds of a few hundred requests, and the figures are printed, not held).
 // Exit code 1 when a held target fails. SOAK_REPORT=<file> also writes the whole report as JSON.
 import { readFileSync, writeFileSync } from 'node:fs'
+import net from 'node:net'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { startHttpReceiver } from '../../test/helpers/receivers.js'
-import { influxPath } from './backup-restore.js'
+import { influxPath, remoteWritePath } from './backup-restore.js'
 import { backfillPath, DrillRig, ezBatch, http, Ledger, singlePlain, singleWithIkey, storedOf, v1Batch, type WritePath } from './drills.js'
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 30)
@@ -46,7 +48,10 @@ const RATES: Array<[WritePath, number]> = [
   [ezBatch, 2],
   [v1Batch, 2],
   [influxPath, 2],
+  [remoteWritePath, 2],
 ]
+/** StatsD counter lines (`<key>.soak.statsd:1|c`) a second, over TCP to each web process's StatsD port in turn. */
+const STATSD_LINES_PER_SECOND = 40
 
 interface Sample {
   at: number
@@ -71,6 +76,7 @@ const settings = {
   // Sweeps and compaction on the soak's time scale.
   ANOMALY_SWEEP_INTERVAL_SECONDS: String(Math.max(10, Math.round((5 * UNIT_MS) / 1000))),
   COMPACTION_INTERVAL_SECONDS: String(Math.max(10, Math.round((5 * UNIT_MS) / 1000))),
+  STATSD: 'on',
 }
 const rig = await DrillRig.start(settings)
 const receiver = await startHttpReceiver()
@@ -139,6 +145,25 @@ try {
         json: { value: high ? 500 : 1 },
       }).catch(() => undefined)
       await sleep(1000)
+    }
+  })()
+
+  // StatsD over TCP: no acknowledgement exists, so what a killed web process had not yet read is lost by design;
+  // the soak reports lines sent against the sum stored and holds only that nothing was stored twice.
+  let statsdSent = 0
+  const statsdWriter = (async () => {
+    const batch = STATSD_LINES_PER_SECOND / 4
+    const line = `${rig.key}.soak.statsd:1|c\n`.repeat(batch)
+    for (let i = 0; running; i++) {
+      const port = rig.webs[i % rig.webs.length].statsdPort
+      const sent = await new Promise<boolean>((resolve) => {
+        const socket = net.connect({ host: '127.0.0.1', port: port! })
+        socket.once('error', () => resolve(false))
+        socket.once('connect', () => socket.end(line, () => resolve(true)))
+        socket.setTimeout(5000, () => (socket.destroy(), resolve(false)))
+      })
+      if (sent) statsdSent += batch
+      await sleep(250)
     }
   })()
 
@@ -316,7 +341,7 @@ try {
 
   await sleep(Math.max(0, TOTAL_MS - since()))
   running = false
-  await Promise.all([...writers, alertWriter, reader, monitor, faulter, importer])
+  await Promise.all([...writers, alertWriter, statsdWriter, reader, monitor, faulter, importer])
   process.stdout.write(`  load stopped at ${Math.round(since() / 1000)} s; settling\n`)
   await rig.settle(120_000 + BURST_POINTS / 5)
 
@@ -355,6 +380,10 @@ try {
     deliveredTwice: deliveries.filter((d) => (received.get(d.id) ?? 0) > 1).length,
     unknownDelivered: [...received.keys()].filter((k) => !deliveries.some((d) => d.id === k)).length,
   }
+  const [{ statsdStored }] = await rig.sql<[{ statsdStored: number }]>`
+    select coalesce(sum(p.value), 0)::float8 as "statsdStored"
+    from stats s cross join lateral stat_points(s.id, '-infinity', 'infinity') p where s.name = 'soak.statsd'`
+  const statsd = { linesSent: statsdSent, stored: statsdStored, notStored: statsdSent - statsdStored }
   const [{ sweeps }] = await rig.sql<[{ sweeps: number }]>`select count(*)::int as sweeps from anomaly_sweeps where finished_at is not null`
 
   // Latency per unit, memory growth, targets.
@@ -403,10 +432,16 @@ try {
     const xs = memory.filter((m) => m.proc === proc)
     const first = xs[0].at
     const after = xs.filter((m) => m.at >= Math.max(first, 0) + WARMUP_MS)
-    if (after.length < 6) return { proc, samples: xs.length, growthPct: null, note: 'not alive past warm-up long enough' }
-    const avg = (ys: typeof xs) => ys.reduce((n, m) => n + m.rssBytes, 0) / ys.length
-    const start = avg(after.slice(0, 3))
-    const end = avg(after.slice(-3))
+    // Medians of the first and the last two units past the warm-up (at least 3 samples each): one sample taken just
+    // before or after a garbage collection moves a mean of three by several per cent.
+    const window = Math.max(3, Math.round((2 * UNIT_MS) / MEMORY_EVERY_MS))
+    if (after.length < 2 * window) return { proc, samples: xs.length, growthPct: null, note: 'not alive past warm-up long enough' }
+    const median = (ys: typeof xs) => {
+      const v = ys.map((m) => m.rssBytes).sort((a, b) => a - b)
+      return v[Math.floor(v.length / 2)]
+    }
+    const start = median(after.slice(0, window))
+    const end = median(after.slice(-window))
     return {
       proc,
       samples: xs.length,
@@ -435,6 +470,8 @@ try {
     importStoredOnce:
       importResult.status === 'completed' && importResult.stored === importResult.rows && importResult.distinct === importResult.rows,
     readsAnsweredOutsideFaults: readsFailedOutside.length === 0,
+    // StatsD has no acknowledgement: lines a killed process had not read are lost by design; none may count twice.
+    statsdNoneDoubled: statsd.stored <= statsd.linesSent && statsd.stored > 0,
     // Redis' memory is the data it holds (idempotency keys live for their TTL, growing with every keyed write): reported, not held.
     memoryGrowthUnder10Pct: memoryGrowth.every((m) => m.growthPct === null || m.growthPct < 10 || m.proc.startsWith('redis:')),
     p99Within2xOfFirstQuietUnit: latencyBreaches.length === 0,
@@ -445,6 +482,7 @@ try {
     'alertTransitionsDeliveredOnce',
     'importStoredOnce',
     'readsAnsweredOutsideFaults',
+    'statsdNoneDoubled',
     ...(HELD ? (['memoryGrowthUnder10Pct', 'p99Within2xOfFirstQuietUnit'] as const) : []),
   ]
   const report = {
@@ -454,6 +492,7 @@ try {
     totals,
     paths: results,
     import: importResult,
+    statsd,
     alerts,
     anomalySweeps: sweeps,
     faults,
@@ -473,7 +512,7 @@ try {
       `  ${u.unit}\t${u.fault ? 'F' : '-'}\t${u.writes}\t${u.writeP50}\t${u.writeP99}\t${u.reads}\t${u.readP50}\t${u.readP99}\n`,
     )
   process.stdout.write(`\nmemory: ${JSON.stringify(memoryGrowth)}\n`)
-  process.stdout.write(`paths: ${JSON.stringify(results)}\n`)
+  process.stdout.write(`paths: ${JSON.stringify(results)}\nstatsd: ${JSON.stringify(statsd)}\n`)
   process.stdout.write(
     `totals: ${JSON.stringify(totals)}\nimport: ${JSON.stringify(importResult)}\nalerts: ${JSON.stringify(alerts)}\nanomaly sweeps finished: ${sweeps}\nreads failed during faults: ${readsFailedInFaults}, outside: ${readsFailedOutside.length} ${JSON.stringify(readsFailedOutside.slice(0, 5))}\n`,
   )
