@@ -176,6 +176,8 @@ export async function backupRestoreDrill(b: BackupRig): Promise<BackupRestoreRes
   b.folders.push(backupDir, redisCopy)
   const base = join(backupDir, 'base')
   let recoveryPoint = 0
+  /** Points acknowledged before this (the AOF copy's start) must all be restored. */
+  let ackedBy = 0
   const figures: Record<string, unknown> = {}
 
   // The source run: writes on every path; the base backup mid-load; the recovery point later, with the AOF copy.
@@ -201,11 +203,16 @@ export async function backupRestoreDrill(b: BackupRig): Promise<BackupRestoreRes
       figures.baseBackupSeconds = (Date.now() - started) / 1000
       figures.baseBackupBytes = bytesOf(base)
       await sleep(4000)
-      // The recovery point: an operator's "restore to 12:03:07". Redis' AOF is copied right after it (its
-      // writes reach the file before each reply, so the copy holds everything Redis acknowledged before it).
-      recoveryPoint = Date.now()
+      // The recovery point: an operator's "restore to 12:03:07". Redis' AOF is copied first, and PostgreSQL is
+      // recovered to the moment the copy ended: Redis must never be newer than PostgreSQL. A job the worker
+      // stored and removed while the copy was being read is then in PostgreSQL; recovered to the copy's start
+      // instead, its points were in neither (a keyed point lost this way in one run). Every point acknowledged
+      // before the copy began is in the copy (Redis writes the AOF before it replies) or in PostgreSQL.
+      const copyStarted = Date.now()
       cpSync(rig.redis.dir!, redisCopy, { recursive: true })
-      figures.redisCopyMs = Date.now() - recoveryPoint
+      recoveryPoint = Date.now()
+      ackedBy = copyStarted
+      figures.redisCopyMs = recoveryPoint - copyStarted
       await sleep(4000)
     },
     paths,
@@ -289,7 +296,7 @@ export async function backupRestoreDrill(b: BackupRig): Promise<BackupRestoreRes
       storedAfter += [...stored.values()].reduce((n, s) => n + s.n, 0) - before.get(l.stat)!
       results.push({
         drill: 'backup-restore',
-        ...check(l, stored, recoveryPoint),
+        ...check(l, stored, ackedBy),
         recoverySeconds: figures.restoreSeconds as number,
         logLines: 0,
       })
@@ -308,15 +315,15 @@ export async function backupRestoreDrill(b: BackupRig): Promise<BackupRestoreRes
   }
 }
 
-/** One path's counts on the restored servers: `lost` is an acknowledged point before the recovery point missing. */
+/** One path's counts on the restored servers: `lost` is a point acknowledged before the AOF copy began (`ackedBy`) missing. */
 function check(
   l: Ledger,
   stored: Map<number, { n: number }>,
-  recoveryPoint: number,
+  ackedBy: number,
 ): Omit<BackupRestoreResult, 'drill' | 'recoverySeconds' | 'logLines'> {
   const accepted = [...l.outcome].filter(([, o]) => o === 'accepted').map(([i]) => i)
-  const before = accepted.filter((i) => l.acceptedAt.get(i)! <= recoveryPoint)
-  const after = accepted.filter((i) => l.acceptedAt.get(i)! > recoveryPoint)
+  const before = accepted.filter((i) => l.acceptedAt.get(i)! <= ackedBy)
+  const after = accepted.filter((i) => l.acceptedAt.get(i)! > ackedBy)
   return {
     path: l.path.name,
     sent: l.outcome.size,
