@@ -44,7 +44,8 @@ export type QueryData =
 export async function instantQuery(source: SeriesSource, accountId: string, query: string, time: number): Promise<QueryData> {
   const expr = parsePromQL(query)
   const t = Math.round(time * 1000)
-  const ev = new Evaluator(await load(source, accountId, expr, t, t, 0))
+  const resolution = resolutionFor(expr, t, t, 0)
+  const ev = new Evaluator(await load(source, accountId, expr, t, t, resolution), resolution)
   const v = ev.eval(expr, t)
   const ts = t / 1000
   switch (v.kind) {
@@ -87,13 +88,14 @@ export async function rangeQuery(
     throw new PromQLError(
       `invalid expression type "${type === 'matrix' ? 'range vector' : 'string'}" for range query, must be Scalar or instant Vector`,
     )
-  const ev = new Evaluator(await load(source, accountId, expr, t0, t1, dt))
+  const resolution = resolutionFor(expr, t0, t1, dt)
+  const ev = new Evaluator(await load(source, accountId, expr, t0, t1, resolution), resolution)
   const bySeries = new Map<string, { metric: Labels; values: Array<[number, string]> }>()
   for (let t = t0; t <= t1; t += dt) {
     const v = ev.eval(expr, t)
     const items = v.kind === 'scalar' ? [{ labels: {}, v: v.v }] : v.kind === 'vector' ? v.items : []
     for (const e of items) {
-      const key = labelsKey(e.labels)
+      const key = keyOf(e.labels)
       let s = bySeries.get(key)
       if (!s) bySeries.set(key, (s = { metric: e.labels, values: [] }))
       s.values.push([t / 1000, formatValue(e.v)])
@@ -102,28 +104,70 @@ export async function rangeQuery(
   return { resultType: 'matrix', result: [...bySeries.values()] }
 }
 
-/** Functions whose answer over rollup buckets stays within a bucket of the raw answer (source.ts states how). */
+/** Functions whose answer over rollup buckets stays within a bucket of the raw answer (README states how). */
 const ROLLUP_SAFE = new Set(['rate', 'increase', 'irate', 'delta', 'avg_over_time', 'last_over_time'])
+/**
+ * Functions whose window, over rollup buckets, also takes the sample at its very start (the running total or mean
+ * at the window's left edge): with it a window of whole buckets holds the totals at both of its edges, so
+ * increase() is the exact increase over the window's buckets and a window of one bucket still has two samples.
+ */
+const CLOSED_OVER_ROLLUPS = new Set(['rate', 'increase', 'irate', 'delta'])
 
-/** Which resolution a query reads at, as the charts choose (source.ts). */
+const DAY_MS = 86_400_000
+const MINUTE_MS = 60_000
+/** Greatest common divisor of two whole numbers of milliseconds (durations in seconds may carry float error). */
+function gcd(a: number, b: number): number {
+  let [x, y] = [Math.abs(Math.round(a)), Math.abs(Math.round(b))]
+  while (y) [x, y] = [y, x % y]
+  return x
+}
+
+/**
+ * Which resolution a query reads at: 0 for raw points, else the size in seconds of the rollup buckets read. As the
+ * charts read: raw points when the span read is at most a day or a window feeds a function a bucket does not serve
+ * (ROLLUP_SAFE). Otherwise buckets that every step time and offset falls on (their size divides the step, the
+ * start and the offsets: Grafana aligns the start to the step), so each step's instant sample is the bucket that
+ * ends at it; the largest such size in whole minutes that every window is whole buckets of, and else (a window of
+ * 5m15s, as Grafana's $__rate_interval makes them) the largest that is no longer than the shortest window. A
+ * range query's step bounds the size (a chart's bucket: a 1 h step over a month reads rollups_1h, a 1 d step
+ * rollups_1d), an instant query's windows and its selectors' 5-minute lookback bound it. When the times fall on
+ * no whole minute (start with seconds, step of 90 s): 1-minute buckets when the step is a minute or more and
+ * every window 4 minutes or more (1-hour ones for steps of an hour and windows of 4 hours, without instant
+ * selectors), samples at each minute's end.
+ */
 export function resolutionFor(expr: Expr, t0: number, t1: number, stepMs: number): Resolution {
   let maxWindow = 0
   let minWindow = Number.POSITIVE_INFINITY
   let instant = false
   let unsafe = false
+  // What every step time and offset falls on, and what every window does besides.
+  let base = stepMs > 0 ? gcd(stepMs, t0) : t0
+  let windows = 0
   walk(expr, (e, parent) => {
+    if (e.type === 'selector') base = gcd(base, e.offset * 1000)
     if (e.type === 'selector' && parent?.type !== 'matrix') {
       instant = true
       maxWindow = Math.max(maxWindow, LOOKBACK_MS + e.offset * 1000)
+      if (!stepMs) base = gcd(base, LOOKBACK_MS)
     }
     if (e.type === 'matrix') {
       maxWindow = Math.max(maxWindow, (e.range + e.selector.offset) * 1000)
       minWindow = Math.min(minWindow, e.range * 1000)
+      windows = gcd(windows, e.range * 1000)
       if (parent?.type !== 'call' || !ROLLUP_SAFE.has(parent.fn)) unsafe = true
     }
   })
+  if (unsafe || t1 - t0 + maxWindow <= DAY_MS) return 0
+  // Neither a step nor a window: an instant query of time() or numbers alone reads nothing.
+  if (!stepMs && !instant && minWindow === Number.POSITIVE_INFINITY) return 0
+  const exact = gcd(base, windows)
+  if (exact >= MINUTE_MS && exact % MINUTE_MS === 0) return exact / 1000
+  if (base >= MINUTE_MS && base % MINUTE_MS === 0) {
+    // The largest whole-minute divisor of `base` no longer than the shortest window.
+    const minutes = base / MINUTE_MS
+    for (let d = Math.min(minutes, Math.floor(minWindow / MINUTE_MS)); d >= 1; d--) if (minutes % d === 0) return d * 60
+  }
   const step = stepMs || Number.POSITIVE_INFINITY
-  if (unsafe || t1 - t0 + maxWindow <= 86_400_000) return 0
   if (!instant && step >= 3_600_000 && minWindow >= 4 * 3_600_000) return 3600
   if (step >= 60_000 && minWindow >= 240_000) return 60
   return 0
@@ -152,9 +196,8 @@ async function load(
   expr: Expr,
   t0: number,
   t1: number,
-  step: number,
+  resolution: Resolution,
 ): Promise<Map<SelectorExpr, Loaded>> {
-  const resolution = resolutionFor(expr, t0, t1, step)
   const selectors: Array<{ sel: SelectorExpr; window: number }> = []
   walk(expr, (e, parent) => {
     if (e.type === 'selector') selectors.push({ sel: e, window: parent?.type === 'matrix' ? parent.range * 1000 : LOOKBACK_MS })
@@ -189,6 +232,15 @@ function upperBound(a: number[], x: number): number {
   return lo
 }
 
+const keys = new WeakMap<Labels, string>()
+
+/** labelsKey, once per labels object: a selector's series keep theirs across the steps of a range query. */
+function keyOf(l: Labels): string {
+  let k = keys.get(l)
+  if (k === undefined) keys.set(l, (k = labelsKey(l)))
+  return k
+}
+
 export function labelsKey(l: Labels): string {
   return JSON.stringify(
     Object.keys(l)
@@ -197,9 +249,16 @@ export function labelsKey(l: Labels): string {
   )
 }
 
+const nameless = new WeakMap<Labels, Labels>()
+
+/** The labels without __name__: the same object for the same labels, so keyOf's cache holds across steps. */
 const dropName = (l: Labels): Labels => {
   if (!('__name__' in l)) return l
-  const { __name__: _, ...rest } = l
+  let rest = nameless.get(l)
+  if (!rest) {
+    const { __name__: _, ...others } = l
+    nameless.set(l, (rest = others))
+  }
   return rest
 }
 
@@ -207,7 +266,11 @@ const pick = (l: Labels, names: string[]): Labels => Object.fromEntries(names.fi
 const omit = (l: Labels, names: string[]): Labels => Object.fromEntries(Object.entries(l).filter(([k]) => !names.includes(k)))
 
 class Evaluator {
-  constructor(private readonly data: Map<SelectorExpr, Loaded>) {}
+  constructor(
+    private readonly data: Map<SelectorExpr, Loaded>,
+    /** 0 over raw points, else the rollup buckets' size in seconds (the samples sit on bucket ends). */
+    private readonly resolution: Resolution,
+  ) {}
 
   eval(e: Expr, t: number): Value {
     const v = this.evalNode(e, t)
@@ -216,7 +279,7 @@ class Evaluator {
     if (v.kind === 'vector' && (e.type === 'call' || e.type === 'binary' || e.type === 'unary') && v.items.length > 1) {
       const seen = new Set<string>()
       for (const x of v.items) {
-        const k = labelsKey(x.labels)
+        const k = keyOf(x.labels)
         if (seen.has(k)) throw new PromQLError('vector cannot contain metrics with the same labelset', 'execution')
         seen.add(k)
       }
@@ -260,12 +323,13 @@ class Evaluator {
     return out
   }
 
-  private range(m: MatrixExpr, t: number): RangeElem[] {
+  /** The window (t - range, t] of each series; [t - range, t] when closedLeft (CLOSED_OVER_ROLLUPS). */
+  private range(m: MatrixExpr, t: number, closedLeft = false): RangeElem[] {
     const at = t - m.selector.offset * 1000
     const out: RangeElem[] = []
     for (const s of this.data.get(m.selector)!.series) {
       const hi = upperBound(s.ts, at)
-      const lo = upperBound(s.ts, at - m.range * 1000)
+      const lo = upperBound(s.ts, at - m.range * 1000 - (closedLeft ? 1 : 0))
       if (hi > lo) out.push({ labels: s.labels, ts: s.ts.slice(lo, hi), vs: s.vs.slice(lo, hi) })
     }
     return out
@@ -320,7 +384,7 @@ class Evaluator {
     const rangeStart = t - (m.range + m.selector.offset) * 1000
     const rangeEnd = t - m.selector.offset * 1000
     const out: Elem[] = []
-    for (const s of this.range(m, t)) {
+    for (const s of this.range(m, t, this.resolution > 0 && CLOSED_OVER_ROLLUPS.has(e.fn))) {
       const v = overTime(e.fn, s, rangeStart, rangeEnd, m.range, phi)
       if (v !== null) out.push({ labels: e.fn === 'last_over_time' ? s.labels : dropName(s.labels), v })
     }

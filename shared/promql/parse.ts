@@ -267,6 +267,11 @@ function call(node: SyntaxNode, q: string): Expr {
   return { type: 'call', fn, args }
 }
 
+/** The names of by(), without(), on() and ignoring(): plain, or quoted as Prometheus 3 allows (`by ("host.name")`). */
+function groupingLabels(node: SyntaxNode, q: string): string[] {
+  return children(node).map((l) => (l.name === 'QuotedLabelName' ? unquote(q.slice(l.from, l.to)) : q.slice(l.from, l.to)))
+}
+
 const TYPE_NAME: Record<string, string> = { scalar: 'scalar', vector: 'instant vector', matrix: 'range vector', string: 'string' }
 
 function aggregate(node: SyntaxNode, q: string): Expr {
@@ -280,9 +285,7 @@ function aggregate(node: SyntaxNode, q: string): Expr {
     const labelsNode = mk.find((k) => k.name === 'GroupingLabels')
     grouping = {
       without: mk[0].name === 'Without',
-      labels: labelsNode
-        ? children(labelsNode).map((l) => (l.name === 'QuotedLabelName' ? unquote(q.slice(l.from, l.to)) : q.slice(l.from, l.to)))
-        : [],
+      labels: labelsNode ? groupingLabels(labelsNode, q) : [],
     }
   }
   const body = kids.find((k) => k.name === 'FunctionCallBody')!
@@ -313,7 +316,7 @@ function binary(node: SyntaxNode, q: string): Expr {
       if (mk.some((x) => x.name === 'GroupLeft' || x.name === 'GroupRight'))
         throw new PromQLError('group_left and group_right are not supported')
       const labelsNode = mk.find((x) => x.name === 'GroupingLabels')
-      matching = { on: mk[0].name === 'On', labels: labelsNode ? children(labelsNode).map((l) => q.slice(l.from, l.to)) : [] }
+      matching = { on: mk[0].name === 'On', labels: labelsNode ? groupingLabels(labelsNode, q) : [] }
     }
   }
   const lhs = build(kids[0], q)

@@ -7,15 +7,13 @@
 // increase() (their extrapolation included) answer as Prometheus does on its own counters. Gauges are their
 // points as they are.
 //
-// Resolution, as the charts choose (shared/stats/read.ts): raw points when the span read is at most a day, or
-// when the step or the shortest range window is too fine for a rollup; otherwise 1-minute rollups (step and
-// every range window at least 1 minute and 4 minutes), or 1-hour rollups (step at least 1 hour, every range
-// window at least 4 hours, no instant selector). A rollup bucket is one sample at the bucket's end: a
-// gauge's mean over the bucket, a counter's running total at the bucket's end. So over rollups a counter's
-// rate is exact to within the bucket at each end of the window, and a gauge's *_over_time works on bucket means
-// (min_over_time and max_over_time of means, not of points).
+// Resolution: the evaluator chooses it (engine.ts, resolutionFor): raw points, or buckets of `resolution` seconds (a
+// multiple of a minute) read as the charts read theirs (shared/stats/read.ts, readBucketsMany: the coarsest rollup
+// table whose size divides the bucket, grouped to the bucket in SQL, all series in one statement). A bucket is one
+// sample at its end: a gauge's mean over the bucket, a counter's running total at the bucket's end.
 import type { Db } from '../db.js'
 import { decodeBlock, mergeByTime, type BlockColumns, type Row } from '../points/blocks.js'
+import { usesTimescale } from '../points/storage.js'
 import { readBucketsMany } from '../stats/read.js'
 import type { Matcher } from './ast.js'
 import { regexOf } from './parse.js'
@@ -37,8 +35,8 @@ export interface Sample {
   v: number
 }
 
-/** 0 for raw points, else a rollup bucket's size in seconds. */
-export type Resolution = 0 | 60 | 3600
+/** 0 for raw points, else the size in seconds of the buckets read (a multiple of 60). */
+export type Resolution = number
 
 export interface SeriesSource {
   /** Every series of the account whose labels satisfy all the matchers (start/end: seconds, advisory). */
@@ -105,9 +103,13 @@ export function statsSource(run: Run): SeriesSource {
     async readSamples(series, start, end, resolution) {
       const out = new Map<string, Sample[]>(series.map((s) => [s.id, []]))
       if (!series.length) return out
-      const read =
+      const counters = series.filter((s) => s.kind === 'counter')
+      // A rollup sample covers its whole bucket: the total before the first bucket read, not before `start`.
+      const baseAt = resolution ? Math.ceil(start / resolution) * resolution - resolution : start
+      // The samples and the counters' starting totals: two statements, on two connections at once.
+      const [read, bases] = await Promise.all([
         resolution === 0
-          ? await run((sql) =>
+          ? run((sql) =>
               readRaw(
                 sql,
                 series.map((s) => s.id),
@@ -115,11 +117,9 @@ export function statsSource(run: Run): SeriesSource {
                 end,
               ),
             )
-          : await run((sql) => readRollups(sql, series, start, end, resolution))
-      const counters = series.filter((s) => s.kind === 'counter')
-      // A rollup sample covers its whole bucket: the total before the first bucket read, not before `start`.
-      const baseAt = resolution ? Math.ceil(start / resolution) * resolution - resolution : start
-      const bases = counters.length ? await run((sql) => totalsBefore(sql, counters, baseAt)) : new Map<string, number>()
+          : run((sql) => readRollups(sql, series, start, end, resolution)),
+        counters.length ? run((sql) => totalsBefore(sql, counters, baseAt)) : Promise.resolve(new Map<string, number>()),
+      ])
       for (const s of series) {
         const samples = read.get(s.id) ?? []
         if (s.kind === 'counter') {
@@ -175,8 +175,12 @@ async function readRaw(sql: Db, ids: string[], start: number, end: number): Prom
   return out
 }
 
-/** Rollup buckets as samples at each bucket's end: counters' sums (made running totals by the caller), gauges' means. */
-async function readRollups(sql: Db, series: Series[], start: number, end: number, size: 60 | 3600): Promise<Map<string, Sample[]>> {
+/**
+ * Buckets of `size` seconds as samples at each bucket's end: counters' sums (made running totals by the caller),
+ * gauges' means. The charts' read (readBucketsMany): hours from rollups_1h when `size` is whole hours, days from
+ * rollups_1d when whole days, else minutes grouped to `size` in SQL; the newest partial hour or day from minutes.
+ */
+async function readRollups(sql: Db, series: Series[], start: number, end: number, size: number): Promise<Map<string, Sample[]>> {
   const from = Math.floor(start / size) * size - size
   const buckets = await readBucketsMany(
     sql,
@@ -184,38 +188,43 @@ async function readRollups(sql: Db, series: Series[], start: number, end: number
     { requested: 'promql', from: at(from), to: at(Math.floor(end / size) * size), bucketSeconds: size },
   )
   const out = new Map<string, Sample[]>()
-  for (const [id, list] of buckets)
-    out.set(
-      id,
-      list.map((b) => ({ t: b.t + size, v: b.value })).filter((s) => s.t >= start && s.t <= end),
-    )
+  for (const [id, list] of buckets) {
+    const samples: Sample[] = []
+    for (const b of list) {
+      const t = b.t + size
+      if (t >= start && t <= end) samples.push({ t, v: b.value })
+    }
+    out.set(id, samples)
+  }
   return out
 }
 
 /**
- * Each counter's total of every point before `start`: the running total's starting value. Whole days from the
- * day rollups, then minutes, then the raw points of the last partial minute.
+ * Each counter's total of every point before `start`: the running total's starting value. One statement: whole
+ * days from rollups_1d, then whole hours from rollups_1h, then minutes from rollups_1m (and, on plain PostgreSQL,
+ * the minutes not folded yet, rollup_pending), so a year of history is a few hundred rows a series; then the raw
+ * points of the last partial minute, when `start` is inside one.
  */
 async function totalsBefore(sql: Db, counters: Series[], start: number): Promise<Map<string, number>> {
+  const ids = counters.map((s) => s.id)
   const minute = Math.floor(start / 60) * 60
-  const buckets = await readBucketsMany(
-    sql,
-    counters.map((s) => ({ id: s.id, kind: 'counter' as const })),
-    { requested: 'promql', from: at(0), to: at(minute), bucketSeconds: 86_400 },
-  )
-  const out = new Map<string, number>()
-  for (const [id, list] of buckets)
-    out.set(
-      id,
-      list.reduce((a, b) => a + b.value, 0),
-    )
+  const hour = Math.floor(minute / 3600) * 3600
+  const day = Math.floor(minute / 86_400) * 86_400
+  const pending = (await usesTimescale(sql))
+    ? sql``
+    : sql`union all select stat_id, sum from rollup_pending where stat_id = any(${ids}::uuid[]) and bucket < ${at(minute)}`
+  const rows = await sql<{ stat_id: string; total: number }[]>`
+    select stat_id, sum(sum) as total from (
+      select stat_id, sum from rollups_1d where stat_id = any(${ids}::uuid[]) and bucket < ${at(day)}
+      union all
+      select stat_id, sum from rollups_1h where stat_id = any(${ids}::uuid[]) and bucket >= ${at(day)} and bucket < ${at(hour)}
+      union all
+      select stat_id, sum from rollups_1m where stat_id = any(${ids}::uuid[]) and bucket >= ${at(hour)} and bucket < ${at(minute)}
+      ${pending}
+    ) x group by stat_id`
+  const out = new Map<string, number>(rows.map((r) => [r.stat_id, r.total]))
   if (start > minute) {
-    const tail = await readRaw(
-      sql,
-      counters.map((s) => s.id),
-      minute,
-      start,
-    )
+    const tail = await readRaw(sql, ids, minute, start)
     for (const [id, samples] of tail) out.set(id, (out.get(id) ?? 0) + samples.filter((p) => p.t < start).reduce((a, p) => a + p.v, 0))
   }
   return out

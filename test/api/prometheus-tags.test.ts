@@ -121,3 +121,70 @@ test("the Grafana dashboard's queries answer per tag", async (t) => {
   const total = await prom('/query', `query=${encodeURIComponent(fill(exprs[2], 'hits'))}&time=${base + 60}`)
   t.deepEqual(total.body.data.result, [{ metric: {}, value: [base + 60, '36'] }])
 })
+
+test('tag keys with . and - are labels in Prometheus 3 quoting: matchers, by, without, on, ignoring and the look-ups', async (t) => {
+  // An account of its own, so the look-ups list only these labels.
+  const { key: own } = await keyedAccount(app)
+  const at = (i: number) => base + 5 + 15 * i
+  const points = [
+    ...[1, 2, 3, 4].map((count, i) => ({ stat: 'served', count, t: at(i), tags: { 'host.name': 'a', 'k8s-pod': 'p-1' } })),
+    ...[2, 4, 6, 8].map((count, i) => ({ stat: 'served', count, t: at(i), tags: { 'host.name': 'b', 'k8s-pod': 'p-2' } })),
+    ...[5, 5, 5, 5].map((value, i) => ({ stat: 'cpu.load', value, t: at(i), tags: { 'host.name': 'a' } })),
+  ]
+  const written = await request(app.url, '/api/v1/points', { bearer: own, json: { points } })
+  t.is(written.status, 200, written.text)
+  await settle(app)
+  const ask = (path: string, form?: string) => request(app.url, `/prometheus/api/v1${path}`, { bearer: own, form })
+  const q = async (expr: string) => {
+    const res = await ask(`/query?query=${encodeURIComponent(expr)}&time=${base + 60}`)
+    t.is(res.status, 200, `${expr}: ${res.text}`)
+    return res.body.data.result.sort(byLabels)
+  }
+  // Totals at base + 60: served{a} 10, served{b} 20; rates over [1m] 0.2 and 0.4 (as in the tests above).
+  t.deepEqual(await q('sum by ("host.name") (rate(served[1m]))'), [
+    { metric: { 'host.name': 'a' }, value: [base + 60, '0.2'] },
+    { metric: { 'host.name': 'b' }, value: [base + 60, '0.4'] },
+  ])
+  t.deepEqual(await q('{"host.name"="a"}'), [
+    { metric: { __name__: 'cpu.load', 'host.name': 'a' }, value: [base + 60, '5'] },
+    { metric: { __name__: 'served', 'host.name': 'a', 'k8s-pod': 'p-1' }, value: [base + 60, '10'] },
+  ])
+  t.deepEqual(await q('served{"k8s-pod"=~"p-.*", "host.name"!="a"}'), [
+    { metric: { __name__: 'served', 'host.name': 'b', 'k8s-pod': 'p-2' }, value: [base + 60, '20'] },
+  ])
+  t.deepEqual(await q('{"served", "k8s-pod"="p-1"}'), [
+    { metric: { __name__: 'served', 'host.name': 'a', 'k8s-pod': 'p-1' }, value: [base + 60, '10'] },
+  ])
+  t.deepEqual(await q('sum without ("k8s-pod") (served)'), [
+    { metric: { 'host.name': 'a' }, value: [base + 60, '10'] },
+    { metric: { 'host.name': 'b' }, value: [base + 60, '20'] },
+  ])
+  t.deepEqual(await q('served / on("host.name") {"cpu.load"}'), [{ metric: { 'host.name': 'a' }, value: [base + 60, '2'] }])
+  t.deepEqual(await q('served / ignoring("k8s-pod") {"cpu.load"}'), [{ metric: { 'host.name': 'a' }, value: [base + 60, '2'] }])
+  // A range query over POST form, as Grafana sends it.
+  const range = await ask(
+    '/query_range',
+    `query=${encodeURIComponent('sum by ("host.name") (increase(served[1m]))')}&start=${base + 60}&end=${base + 60}&step=15`,
+  )
+  t.is(range.status, 200, range.text)
+  t.deepEqual(range.body.data.result.sort(byLabels), [
+    { metric: { 'host.name': 'a' }, values: [[base + 60, '12']] },
+    { metric: { 'host.name': 'b' }, values: [[base + 60, '24']] },
+  ])
+  const labels = await ask('/labels')
+  t.deepEqual(labels.body, { status: 'success', data: ['__name__', 'host.name', 'k8s-pod'] })
+  // Prometheus 3 clients escape such a name in the path (U__, `.` as _2e_); the name as it is works too.
+  for (const name of ['U__host_2e_name', 'host.name']) {
+    const values = await ask(`/label/${name}/values`)
+    t.deepEqual(values.body, { status: 'success', data: ['a', 'b'] }, name)
+  }
+  const pods = await ask(`/label/U__k8s_2d_pod/values?match[]=${encodeURIComponent('{"host.name"="b"}')}`)
+  t.deepEqual(pods.body.data, ['p-2'])
+  const series = await ask('/series', `match[]=${encodeURIComponent('{"host.name"="b"}')}`)
+  t.is(series.status, 200, series.text)
+  t.deepEqual(series.body.data, [{ __name__: 'served', 'host.name': 'b', 'k8s-pod': 'p-2' }])
+  // An unquoted dotted name is a parse error, as on Prometheus: the name must be quoted.
+  const bad = await ask(`/query?query=${encodeURIComponent('sum by (host.name) (served)')}`)
+  t.is(bad.status, 400, bad.text)
+  t.is(bad.body.errorType, 'bad_data')
+})

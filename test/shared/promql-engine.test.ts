@@ -208,6 +208,23 @@ test('Prometheus 3 quoting names a metric outside the legacy character set', asy
   })
 })
 
+test('Prometheus 3 quoting names labels outside the legacy character set: matchers, by, without, on, ignoring', (t) => {
+  const sum = parsePromQL('sum by ("host.name", job) (x)')
+  t.deepEqual(sum.type === 'aggregate' && sum.grouping, { without: false, labels: ['host.name', 'job'] })
+  const without = parsePromQL("sum without ('k8s-pod') (x)")
+  t.deepEqual(without.type === 'aggregate' && without.grouping, { without: true, labels: ['k8s-pod'] })
+  const on = parsePromQL('x / on("host.name") y')
+  t.deepEqual(on.type === 'binary' && on.matching, { on: true, labels: ['host.name'] })
+  const ignoring = parsePromQL('x - ignoring("k8s-pod", job) y')
+  t.deepEqual(ignoring.type === 'binary' && ignoring.matching, { on: false, labels: ['k8s-pod', 'job'] })
+  const sel = parsePromQL('{"api.latency", "host.name"="a", "k8s-pod"=~"p-.*"}')
+  t.deepEqual(sel.type === 'selector' && sel.matchers, [
+    { name: '__name__', op: '=', value: 'api.latency' },
+    { name: 'host.name', op: '=', value: 'a' },
+    { name: 'k8s-pod', op: '=~', value: 'p-.*' },
+  ])
+})
+
 test('a range query evaluates each step and groups by series', async (t) => {
   const d = await rangeQuery(src, 'acc', 'c', 20, 50, 15)
   t.deepEqual(d, {

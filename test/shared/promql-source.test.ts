@@ -1,6 +1,6 @@
 // The PromQL series source over the stats' series (shared/promql/source.ts) on real PostgreSQL: counters as running
-// totals since the first point, read from raw rows and from rollups, so that a long range (which reads 1-minute
-// rollups) answers as the raw points would.
+// totals since the first point, read from raw rows and from rollups (minutes grouped to the step's buckets, hours,
+// days), so that a long range answers as the raw points would.
 import test from 'ava'
 import type { QueuedPoint } from '../../shared/jobs.js'
 import { seriesKey } from '../../shared/ingest/tags.js'
@@ -58,7 +58,13 @@ test('a counter is its running total since its first point', async (t) => {
 test('a range over two days reads 1-minute rollups and answers as the raw points do', async (t) => {
   const from = start + DAY / 2
   const to = from + 2 * DAY - 3600
-  t.is(resolutionFor(parsePromQL('rate(hits[5m])'), from * 1000, to * 1000, 3_600_000), 60)
+  // The buckets every step and window falls on: 5 minutes (1-minute rollups grouped in SQL) for [5m] at an hour's step.
+  t.is(resolutionFor(parsePromQL('rate(hits[5m])'), from * 1000, to * 1000, 3_600_000), 300)
+  t.is(
+    resolutionFor(parsePromQL('rate(hits[5m])'), (from + 37) * 1000, to * 1000, 3_600_000),
+    60,
+    'times on no whole minute: 1-minute buckets',
+  )
   t.is(resolutionFor(parsePromQL('sum_over_time(level[5m])'), from * 1000, to * 1000, 3_600_000), 0, 'not a function a bucket serves')
   t.is(resolutionFor(parsePromQL('rate(hits[5m])'), from * 1000, (from + 3600) * 1000, 60_000), 0, 'a short span reads raw points')
   const long = await rangeQuery(source(), accountId, 'rate(hits[5m])', from, to, 3600)
@@ -99,4 +105,67 @@ test('tagged series are series of their own, each a running total, over rollups 
   t.deepEqual(b.resultType === 'vector' && b.result, [
     { metric: { __name__: 'served', host: 'b' }, value: [start + DAY + 60, String(3 * (4 * (DAY / 60) + 4))] },
   ])
+})
+
+test("an hour step reads hourly rollups, a day step daily ones: a counter's totals and increases as the raw points give them", async (t) => {
+  const from = start + DAY
+  const to = start + 3 * DAY
+  t.is(resolutionFor(parsePromQL('rate(hits[1h])'), from * 1000, to * 1000, 3_600_000), 3600)
+  t.is(resolutionFor(parsePromQL('hits'), from * 1000, to * 1000, 3_600_000), 3600)
+  t.is(resolutionFor(parsePromQL('increase(served[1d])'), from * 1000, to * 1000, 86_400_000), 86_400)
+  const atMidnight = resolutionFor(parsePromQL('increase(hits[2d])'), to * 1000, to * 1000, 0)
+  t.true(atMidnight >= 86_400 && atMidnight % 86_400 === 0, `an instant query at a midnight: ${atMidnight}`)
+  t.is(resolutionFor(parsePromQL('max_over_time(level[1h])'), from * 1000, to * 1000, 3_600_000), 0, 'not a function a bucket serves')
+  // One bucket a window: the window takes the total at its start too, so the rate is the hour's own increase.
+  const hourly = await rangeQuery(source(), accountId, 'rate(hits[1h])', from, to, 3600)
+  if (hourly.resultType !== 'matrix') throw new Error('not a matrix')
+  t.is(hourly.result[0].values.length, 49)
+  for (const [ts, v] of hourly.result[0].values.filter((_, i) => i % 12 === 0)) {
+    t.true(Math.abs(Number(v) - 1 / 15) < 1e-9, `${ts}: ${v}`)
+    const raw = await instantQuery(source(), accountId, 'rate(hits[1h])', ts)
+    t.true(raw.resultType === 'vector' && Math.abs(Number(raw.result[0].value[1]) - Number(v)) < 1e-9, `${ts}: ${v} vs raw`)
+  }
+  // The total at each hour: every point before it.
+  const totals = await rangeQuery(source(), accountId, 'hits', from, to, 3600)
+  t.true(totals.resultType === 'matrix' && totals.result[0].values.every(([ts, v]) => Number(v) === ((ts - start) / 60) * 4))
+  const daily = await rangeQuery(source(), accountId, 'increase(served[1d])', from, to, DAY)
+  if (daily.resultType !== 'matrix') throw new Error('not a matrix')
+  // At `from` the window's start has no sample (no point in the day before it): a bucket is a sample at its end only.
+  t.deepEqual(daily.result.map((s) => [s.metric.host, s.values]).sort(), [
+    [
+      'a',
+      [
+        [from + DAY, String(4 * 1440)],
+        [to, String(4 * 1440)],
+      ],
+    ],
+    [
+      'b',
+      [
+        [from + DAY, String(12 * 1440)],
+        [to, String(12 * 1440)],
+      ],
+    ],
+  ])
+  const two = await instantQuery(source(), accountId, 'increase(hits[2d])', to)
+  t.deepEqual(two.resultType === 'vector' && two.result, [{ metric: {}, value: [to, String(2 * 4 * 1440)] }])
+  // A gauge over rollups is each bucket's mean.
+  const level = await rangeQuery(source(), accountId, 'level', from, to, 3600)
+  t.true(level.resultType === 'matrix' && level.result[0].values.length === 49 && level.result[0].values.every(([, v]) => v === '5'))
+})
+
+test("a window that is not whole buckets (Grafana's $__rate_interval) reads the largest buckets no longer than it", async (t) => {
+  const from = start + DAY
+  const to = start + 2 * DAY
+  // A 5-minute step with a 5m15s window: 5-minute buckets, the rate extrapolated from the buckets' ends as from samples.
+  t.is(resolutionFor(parsePromQL('rate(hits[5m15s])'), from * 1000, to * 1000, 300_000), 300)
+  t.is(resolutionFor(parsePromQL('rate(hits[1m30s])'), from * 1000, to * 1000, 300_000), 60)
+  t.is(resolutionFor(parsePromQL('rate(hits[30s])'), from * 1000, to * 1000, 300_000), 0, 'a window shorter than a minute reads raw points')
+  const res = await rangeQuery(source(), accountId, 'rate(hits[5m15s])', from, to, 300)
+  if (res.resultType !== 'matrix') throw new Error('not a matrix')
+  t.is(res.result[0].values.length, 289)
+  t.true(
+    res.result[0].values.every(([, v]) => Math.abs(Number(v) - 1 / 15) < 1e-9),
+    'the steady 4 points a minute',
+  )
 })
