@@ -15,13 +15,16 @@
 //      window per 1,000 hours scored.
 //   2. Sweep speed: BENCH_SWEEP_STATS stats (10,000; half counters, half
 //      gauges) of one business account with 7 days of hourly history, written
-//      straight into the hourly rollup; a first sweep (warm-up and the newest
-//      hour of every stat), then one more hour written and a steady sweep.
-//      Reference measured in the same run: reading the same history alone
-//      (readHourly), so the ratio shows what scoring adds to the read.
+//      straight into the hourly rollup by one generate_series statement; the
+//      sweeps that see every stat afresh and replay its history (each starts no
+//      replay past its budget, REPLAY_BUDGET_MS; the rest wait for the next
+//      sweep), then one more hour written and a steady sweep; BENCH_SWEEP_RUNS times
+//      (3; the state and incidents cleared between runs). Wall time and this
+//      process' CPU time; reference measured in the same run: reading the same
+//      history alone (readHourly), so the ratio shows what scoring adds.
 //
 // Own database (metrics_bench_anomalies, dropped at the end) on the local PostgreSQL.
-// Env: BENCH_ANOMALY_SEED (20261123), BENCH_ANOMALY_PER_GROUP (40), BENCH_SWEEP_STATS (10000; 0 skips part 2),
+// Env: BENCH_ANOMALY_SEED (20261123), BENCH_ANOMALY_PER_GROUP (40), BENCH_SWEEP_STATS (10000; 0 skips part 2), BENCH_SWEEP_RUNS (3),
 // BENCH_NAB_DIR (default ../shared/data/nab beside the project), BENCH_NAB_GROUPS (comma-separated NAB group
 // names, e.g. realAWSCloudwatch,realAdExchange: score only these, for a train/test split by group; default all), DATABASE_URL.
 import { HOUR, SENSITIVITIES, SENSITIVITY_THRESHOLD } from '../shared/anomalies/detector.js'
@@ -54,6 +57,7 @@ interface Options {
   seed: number
   perGroup: number
   sweepStats: number
+  sweepRuns: number
 }
 
 export interface GroupRow {
@@ -69,13 +73,30 @@ interface Results extends BenchResultsBase<Options> {
   sweep?: {
     stats: number
     hours: number
-    readMs: number
-    firstMs: number
-    steadyReadMs: number
-    steadyMs: number
-    firstScored: number
-    steadyScored: number
+    seedMs: number
+    runs: SweepRun[]
   }
+}
+
+/** One sweep: wall and CPU milliseconds, stats scored, hours stepped, replays left for the next sweep. */
+interface SweepTiming {
+  ms: number
+  cpuMs: number
+  scored: number
+  hours: number
+  deferred: number
+}
+
+/**
+ * One run of the sweep part: the sweeps that replay every stat's history when all are seen afresh (each stops
+ * starting replays past its budget, the rest wait for the next), then the steady sweep of one new hour; and the bare
+ * read of the same history.
+ */
+interface SweepRun {
+  readMs: number
+  first: SweepTiming[]
+  steadyReadMs: number
+  steady: SweepTiming
 }
 
 /** NAB groups to score (BENCH_NAB_GROUPS), or all when unset: tune on some groups, report on the others. */
@@ -89,6 +110,7 @@ function fromEnv(): Options {
     seed: envInt('BENCH_ANOMALY_SEED', 20261123, 0),
     perGroup: envInt('BENCH_ANOMALY_PER_GROUP', 40, 1),
     sweepStats: envInt('BENCH_SWEEP_STATS', 10_000, 0),
+    sweepRuns: envInt('BENCH_SWEEP_RUNS', 3, 1),
   }
 }
 
@@ -153,6 +175,16 @@ async function writeHour(db: Sql, from: number, to: number): Promise<void> {
   await db`analyze rollups_1h`.catch(() => {})
 }
 
+/** Wall and this process' CPU milliseconds of one call. */
+async function timed<T>(run: () => Promise<T>): Promise<{ value: T; ms: number; cpuMs: number }> {
+  const c0 = process.cpuUsage()
+  const t0 = performance.now()
+  const value = await run()
+  const ms = performance.now() - t0
+  const c = process.cpuUsage(c0)
+  return { value, ms, cpuMs: (c.user + c.system) / 1000 }
+}
+
 async function timeRead(db: Sql, newest: number): Promise<number> {
   const stats = await db<{ id: string; kind: 'counter' | 'gauge'; created_at: Date }[]>`select id, kind, created_at from stats order by id`
   const t0 = performance.now()
@@ -211,28 +243,37 @@ export async function runAnomaliesBench(options: Partial<Options> & { log?: (l: 
       const now = new Date()
       const newest = newestCompleteHour(now)
       say(`sweep: writing ${cfg.sweepStats} stats x 168 hours`)
+      const s0 = performance.now()
       await seedHistory(db, cfg.sweepStats, newest)
+      const seedMs = performance.now() - s0
       results.sweep = await bench.stage('sweep', async () => {
-        const readMs = await timeRead(db, newest)
-        let t0 = performance.now()
-        const first = await sweep(db, now, { staleAfterSeconds: 900 })
-        const firstMs = performance.now() - t0
-        await writeHour(db, newest + HOUR, newest + HOUR)
-        const next = new Date(now.getTime() + HOUR * 1000)
-        const steadyReadMs = await timeRead(db, newest + HOUR)
-        t0 = performance.now()
-        const steady = await sweep(db, next, { staleAfterSeconds: 900 })
-        const steadyMs = performance.now() - t0
-        return {
-          stats: cfg.sweepStats,
-          hours: 168,
-          readMs,
-          firstMs,
-          steadyReadMs,
-          steadyMs,
-          firstScored: first.scored,
-          steadyScored: steady.scored,
+        const runs: SweepRun[] = []
+        for (let r = 0; r < cfg.sweepRuns; r++) {
+          // Each run sees every stat afresh (a first sweep), then one more hour (a steady one).
+          if (r > 0) {
+            await db`delete from anomalies`
+            await db`delete from anomaly_rescore`
+            await db`delete from anomaly_state`
+          }
+          const at = new Date(now.getTime() + r * HOUR * 1000)
+          const top = newest + r * HOUR
+          const readMs = await timeRead(db, top)
+          const one = async (when: Date): Promise<SweepTiming> => {
+            const x = await timed(() => sweep(db, when, { staleAfterSeconds: 900 }))
+            return { ms: x.ms, cpuMs: x.cpuMs, scored: x.value.scored, hours: x.value.hours, deferred: x.value.deferred }
+          }
+          const first: SweepTiming[] = []
+          do first.push(await one(at))
+          while (first[first.length - 1].deferred > 0 && first.length < 50)
+          await writeHour(db, top + HOUR, top + HOUR)
+          const steadyReadMs = await timeRead(db, top + HOUR)
+          const steady = await one(new Date(at.getTime() + HOUR * 1000))
+          runs.push({ readMs, first, steadyReadMs, steady })
+          say(
+            `sweep run ${r + 1}: first sight in ${first.length} sweeps (${first.map((f) => (f.ms / 1000).toFixed(2)).join(', ')} s), steady ${(steady.ms / 1000).toFixed(2)} s`,
+          )
         }
+        return { stats: cfg.sweepStats, hours: 168, seedMs, runs }
       })
     }
     check(results)
@@ -265,12 +306,16 @@ function check(r: Results): void {
     const score = nabNormalised(d)
     if (score !== null && score < TARGETS.nabScore) p.push(`NAB held-out: NAB-style score ${round(score, 1)} < ${TARGETS.nabScore}`)
   }
-  if (r.sweep && r.sweep.steadyMs / 1000 >= TARGETS.sweepSeconds)
-    p.push(`steady sweep took ${round(r.sweep.steadyMs / 1000, 2)} s (target < ${TARGETS.sweepSeconds} s)`)
-  if (r.sweep && r.sweep.firstMs / 1000 >= TARGETS.sweepSeconds)
-    p.push(`first sweep took ${round(r.sweep.firstMs / 1000, 2)} s (target < ${TARGETS.sweepSeconds} s)`)
-  if (r.sweep && (r.sweep.firstScored !== r.sweep.stats || r.sweep.steadyScored !== r.sweep.stats))
-    p.push(`sweeps scored ${r.sweep.firstScored} and ${r.sweep.steadyScored} stats, not ${r.sweep.stats}`)
+  for (const [k, run] of (r.sweep?.runs ?? []).entries()) {
+    if (run.steady.ms / 1000 >= TARGETS.sweepSeconds)
+      p.push(`run ${k + 1}: steady sweep took ${round(run.steady.ms / 1000, 2)} s (target < ${TARGETS.sweepSeconds} s)`)
+    const longest = Math.max(...run.first.map((f) => f.ms))
+    if (longest / 1000 >= TARGETS.sweepSeconds)
+      p.push(`run ${k + 1}: a sweep replaying history took ${round(longest / 1000, 2)} s (target < ${TARGETS.sweepSeconds} s)`)
+    const firstScored = run.first.reduce((a, f) => a + f.scored, 0)
+    if (firstScored !== r.sweep!.stats || run.steady.scored !== r.sweep!.stats)
+      p.push(`run ${k + 1}: sweeps scored ${firstScored} and ${run.steady.scored} stats, not ${r.sweep!.stats}`)
+  }
 }
 
 function sum(ts: Tally[]): Tally {
@@ -378,28 +423,46 @@ export function renderAnomaliesReport(r: Results): string {
   }
   if (r.sweep) {
     const s = r.sweep
+    const sec = (ms: number) => (ms / 1000).toFixed(2)
     lines.push(
       '',
-      `Sweep: ${s.stats} stats x ${s.hours} hours of hourly history (target: under ${TARGETS.sweepSeconds} s)`,
+      `Sweep: ${s.stats} stats x ${s.hours} hours of hourly history, seeded in ${sec(s.seedMs)} s (target: each sweep under ${TARGETS.sweepSeconds} s); ${s.runs.length} runs`,
       ...tableLines(
         [
-          ['sweep', 'seconds', 'stats scored', 'reading the history alone (s)', 'sweep / read'],
           [
-            'first (warm-up + newest hour)',
-            (s.firstMs / 1000).toFixed(2),
-            String(s.firstScored),
-            (s.readMs / 1000).toFixed(2),
-            (s.firstMs / s.readMs).toFixed(2),
+            'run',
+            'sweep',
+            'seconds',
+            'CPU s (this process)',
+            'stats scored',
+            'hours scored',
+            'reading the history alone (s)',
+            'sweep / read',
           ],
-          [
-            'steady (one new hour)',
-            (s.steadyMs / 1000).toFixed(2),
-            String(s.steadyScored),
-            (s.steadyReadMs / 1000).toFixed(2),
-            (s.steadyMs / s.steadyReadMs).toFixed(2),
-          ],
+          ...s.runs.flatMap((x, k) => [
+            ...x.first.map((f, i) => [
+              String(k + 1),
+              `first sight ${i + 1}/${x.first.length} (history replayed; ${f.deferred} left)`,
+              sec(f.ms),
+              sec(f.cpuMs),
+              String(f.scored),
+              String(f.hours),
+              i ? '' : sec(x.readMs),
+              i ? '' : (f.ms / x.readMs).toFixed(2),
+            ]),
+            [
+              String(k + 1),
+              'steady (one new hour)',
+              sec(x.steady.ms),
+              sec(x.steady.cpuMs),
+              String(x.steady.scored),
+              String(x.steady.hours),
+              sec(x.steadyReadMs),
+              (x.steady.ms / x.steadyReadMs).toFixed(2),
+            ],
+          ]),
         ],
-        (c) => c >= 1,
+        (c) => c >= 2,
       ),
     )
   }

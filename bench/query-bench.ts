@@ -31,11 +31,12 @@ import { applyBatch } from '../shared/points/repo.js'
 import { refreshRollups } from '../workers/refresh-rollups.js'
 import { answerQuestion } from '../shared/query/engine.js'
 import type { QueryResponse } from '../shared/query/schema.js'
+import { seriesKey } from '../shared/ingest/tags.js'
 import { createStats } from '../shared/stats/repo.js'
 import { beginBench, closingLines, envInt, isMain, machineLine, runStandalone, tableLines, type BenchResultsBase } from './common.js'
 import { buildCorpus, type Case } from './query-corpus.js'
 import { buildHoldout } from './query-holdout.js'
-import { HOUR, MIN, Oracle, seedPoints, seedStats } from './query-seed.js'
+import { HOUR, MIN, Oracle, seedPoints, seedStats, seriesName } from './query-seed.js'
 import { createAccount } from './setup.js'
 import { percentile, round } from './stats.js'
 
@@ -64,7 +65,11 @@ interface QueryBenchResults extends BenchResultsBase<{ rounds: number; holdout: 
 
 // ---------------------------------------------------------------- judging
 
-const ALL_NAMES = seedStats(0).map((s) => s.name)
+// Stat names, tagged series' names and their tags (`requests{host=web1}`, `host=web1`): quoted, never numbers.
+const ALL_NAMES = seedStats(0).flatMap((s) => [
+  s.name,
+  ...(s.series ?? []).flatMap((tags) => [seriesName(s.name, tags), ...Object.entries(tags).map(([k, v]) => `${k}=${v}`)]),
+])
 
 /** Numbers as the answer shows them (stat names, dates and times left out), with their decimals. */
 function shownNumbers(text: string): Array<{ x: number; decimals: number }> {
@@ -148,13 +153,22 @@ async function seed(sql: Sql, now: number): Promise<{ accountId: string; key: st
   const made = await createStats(
     sql,
     account.id,
-    stats.map((s) => ({ name: s.name, kind: s.kind })),
+    stats.flatMap((s) => (s.series ? s.series.map((tags) => ({ name: s.name, kind: s.kind, tags })) : [{ name: s.name, kind: s.kind }])),
     1_000,
   )
   if (!(made instanceof Map)) throw new Error('could not create the seeded stats')
   const points = seedPoints(now, stats)
   const all: QueuedPoint[] = []
-  for (const [name, pts] of points) for (const [t, v] of pts) all.push([made.get(name)!.stat.id, t, v, null])
+  // A tagged stat's points are its series' (the whole, under the stat's name, is the oracle's sum of them).
+  const idOf = new Map<string, string>()
+  for (const s of stats) {
+    if (!s.series) idOf.set(s.name, made.get(s.name)!.stat.id)
+    for (const tags of s.series ?? []) idOf.set(seriesName(s.name, tags), made.get(seriesKey(s.name, tags))!.stat.id)
+  }
+  for (const [name, pts] of points) {
+    const id = idOf.get(name)
+    if (id) for (const [t, v] of pts) all.push([id, t, v, null])
+  }
   // Everything but the last hour is folded into the rollups; the last hour stays in the tail the reads union in.
   const older = all.filter((p) => p[1] < now - HOUR)
   const recent = all.filter((p) => p[1] >= now - HOUR)
@@ -164,7 +178,16 @@ async function seed(sql: Sql, now: number): Promise<{ accountId: string; key: st
   return {
     accountId: account.id,
     key: account.key,
-    oracle: new Oracle(points, new Map(stats.map((s) => [s.name, s.kind]))),
+    oracle: new Oracle(
+      points,
+      new Map(stats.map((s) => [s.name, s.kind])),
+      // Every series and tag value's group of series (`requests{host=web1}`), of its stat's kind.
+      new Map(
+        [...points.keys()]
+          .filter((n) => n.includes('{'))
+          .map((n) => [n, stats.find((s) => s.name === n.slice(0, n.indexOf('{')))!.kind] as const),
+      ),
+    ),
     points: all.length,
   }
 }

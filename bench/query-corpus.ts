@@ -95,6 +95,9 @@ export function windows(now: number) {
     lastMonth: w(prevMonth, month),
     /** The same elapsed stretch of last month as this month so far (all of last month when it is shorter). */
     lastMonthBefore: w(prevMonth, Math.min(prevMonth + (now - month), month)),
+    /** The latest weekend (Saturday 00:00 to Monday 00:00 UTC) that is over, and the one running now (null on a weekday). */
+    lastWeekend: dow === 6 || dow === 0 ? w(D(-(dow === 6 ? 7 : 8)), D(-(dow === 6 ? 5 : 6))) : w(D(-(dow + 1)), D(-(dow + 1) + 2)),
+    thisWeekend: dow === 6 ? w(D(0), now) : dow === 0 ? w(D(-1), now) : null,
     since: (t: number) => w(t, now),
     range: (a: number, b: number) => w(a, b),
   }
@@ -425,6 +428,117 @@ export function buildCorpus(o: Oracle, now: number): Case[] {
     ['orders in the last 30 days by hour', /at most a week/i],
   ]
   for (const [q, reason, names] of reasoned) add({ q, op: 'decline', reason, namesCandidates: names, tags: ['decline', 'true reason'] })
+
+  // ---- tags (docs/decisions.md §24): a filter narrows the stat to its matching series, "by host" answers per value
+  const groupNumbers = (stat: string, key: string, values: string[], x: Window) => [
+    ...values.map((v) => o.value(`${stat}{${key}=${v}}`, x)),
+    o.value(stat, x),
+  ]
+  const tagged: Case[] = [
+    {
+      q: 'requests yesterday by host',
+      op: 'aggregate',
+      stat: 'requests',
+      window: W.yesterday,
+      numbers: groupNumbers('requests', 'host', ['web1', 'web2', 'web3'], W.yesterday),
+      says: /host=web1/,
+      tags: ['tags', 'group by'],
+    },
+    {
+      q: 'how many requests per host last week',
+      op: 'aggregate',
+      stat: 'requests',
+      window: W.lastWeek,
+      numbers: groupNumbers('requests', 'host', ['web1', 'web2', 'web3'], W.lastWeek),
+      tags: ['tags', 'group by'],
+    },
+    {
+      q: 'average response.ms by region yesterday',
+      op: 'aggregate',
+      stat: 'response.ms',
+      window: W.yesterday,
+      numbers: groupNumbers('response.ms', 'region', ['eu', 'us'], W.yesterday),
+      says: /region=eu/,
+      tags: ['tags', 'group by', 'gauge'],
+    },
+    ...(
+      [
+        ['requests on host web1 yesterday', 'requests{host=web1}', W.yesterday],
+        ['total requests for host=web2 last week', 'requests{host=web2}', W.lastWeek],
+        ['requests on web3 today', 'requests{host=web3}', W.today],
+        ['requests where host is web2 in the last 6 hours', 'requests{host=web2}', W.hours(6)],
+        ['response.ms for region=us yesterday', 'response.ms{region=us}', W.yesterday],
+        ['average response.ms on host web1 and region eu last week', 'response.ms{host=web1,region=eu}', W.lastWeek],
+      ] as const
+    ).map(
+      ([q, series, x]): Case => ({
+        q,
+        op: 'aggregate',
+        stat: series.slice(0, series.indexOf('{')),
+        window: x,
+        numbers: o.kindOf(series) === 'counter' ? [o.sum(series, x)] : [o.avg(series, x)],
+        says: new RegExp(series.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')),
+        tags: ['tags', 'filter'],
+      }),
+    ),
+    (() => {
+      const p = o.peak('requests{host=web2}', W.yesterday, HOUR, 'desc')
+      return {
+        q: 'when did requests on host web2 peak yesterday',
+        op: 'peak',
+        stat: 'requests',
+        window: W.yesterday,
+        t: p.t,
+        numbers: [p.value],
+        tags: ['tags', 'filter', 'peak'],
+      } satisfies Case
+    })(),
+    {
+      q: 'requests by host yesterday vs the day before yesterday',
+      op: 'decline',
+      reason: /figure per tag value is given for a total/,
+      tags: ['tags', 'decline'],
+    },
+    {
+      q: 'requests on host web9 yesterday',
+      op: 'decline',
+      reason: /no series of the stat asked about has that tag value/,
+      tags: ['tags', 'decline'],
+    },
+    { q: 'orders by host yesterday', op: 'decline', reason: /has no tags/, tags: ['tags', 'decline'] },
+  ]
+  for (const c of tagged) add(c)
+
+  // ---- weekends: the latest one over, and this one (answered so far on a weekend, declined with why on a weekday)
+  add({
+    q: 'orders last weekend',
+    op: 'aggregate',
+    stat: 'orders',
+    window: W.lastWeekend,
+    numbers: [o.sum('orders', W.lastWeekend)],
+    tags: ['weekend'],
+  })
+  add(
+    W.thisWeekend
+      ? {
+          q: 'orders this weekend',
+          op: 'aggregate',
+          stat: 'orders',
+          window: W.thisWeekend,
+          numbers: [o.sum('orders', W.thisWeekend)],
+          tags: ['weekend'],
+        }
+      : { q: 'orders this weekend', op: 'decline', reason: /this weekend has not begun yet/, tags: ['weekend', 'decline'] },
+  )
+  const latest = W.thisWeekend ?? W.lastWeekend
+  add({
+    q: 'how many signups over the weekend',
+    op: 'aggregate',
+    stat: 'signups',
+    window: latest,
+    numbers: [o.sum('signups', latest)],
+    tags: ['weekend'],
+  })
 
   // ---- questions it must decline (unknown stats, ambiguous names, forecasts, causes, nonsense)
   const declines: Array<[string, string[]?]> = [

@@ -13,9 +13,18 @@ export interface SeedStat {
   kind: 'counter' | 'gauge'
   /** Seconds between points. */
   every: number
-  /** The value of the point at time t (r: a uniform draw in [0, 1)). */
-  value: (t: number, r: number) => number
+  /** The value of the point at time t (r: a uniform draw in [0, 1); k: the series' index, 0 when untagged). */
+  value: (t: number, r: number, k: number) => number
+  /** Written only with tags: one series per tag set, each its own points (docs/decisions.md §24). */
+  series?: Array<Record<string, string>>
 }
+
+/** A tagged series as the oracle names it, the way the engine's answers do: `requests{host=web1}`. */
+export const seriesName = (stat: string, tags: Record<string, string>) =>
+  `${stat}{${Object.keys(tags)
+    .sort()
+    .map((k) => `${k}=${tags[k]}`)
+    .join(',')}}`
 
 /** Deterministic draws (mulberry32), so every run seeds the same values. */
 function rng(seed: number) {
@@ -64,6 +73,25 @@ export function seedStats(now: number): SeedStat[] {
     { name: 'disk.free_gb', kind: 'gauge', every: HOUR, value: (t, r) => round(500 - (t - (now - 70 * DAY)) / DAY + r, 2) },
     // Read only since this time yesterday: yesterday's same stretch as today's has no reading (NaN: no point).
     { name: 'host.load', kind: 'gauge', every: 10 * MIN, value: (t, r) => (t >= now - DAY ? round(1 + r * 3, 2) : Number.NaN) },
+    // Written only with tags: three hosts of different sizes, and a gauge per host and region.
+    {
+      name: 'requests',
+      kind: 'counter',
+      every: 10 * MIN,
+      value: (t, r, k) => Math.floor(r * (4 + 3 * k) * daily(t)),
+      series: [{ host: 'web1' }, { host: 'web2' }, { host: 'web3' }],
+    },
+    {
+      name: 'response.ms',
+      kind: 'gauge',
+      every: 15 * MIN,
+      value: (t, r, k) => round(40 + 30 * k + r * 20 + 20 * daily(t), 1),
+      series: [
+        { host: 'web1', region: 'eu' },
+        { host: 'web2', region: 'eu' },
+        { host: 'web3', region: 'us' },
+      ],
+    },
   ]
 }
 
@@ -73,14 +101,40 @@ export type Points = Map<string, Array<[t: number, value: number]>>
 export function seedPoints(now: number, stats = seedStats(now)): Points {
   const out: Points = new Map()
   stats.forEach((s, i) => {
-    const draw = rng(1_000 + i)
-    const pts: Array<[number, number]> = []
-    const start = Math.floor((now - 70 * DAY) / s.every) * s.every
-    for (let t = start + 37; t < now - MIN; t += s.every) {
-      const v = s.value(t - 37, draw())
-      if (!Number.isNaN(v)) pts.push([t, v])
+    const one = (draw: () => number, k: number) => {
+      const pts: Array<[number, number]> = []
+      const start = Math.floor((now - 70 * DAY) / s.every) * s.every
+      for (let t = start + 37; t < now - MIN; t += s.every) {
+        const v = s.value(t - 37, draw(), k)
+        if (!Number.isNaN(v)) pts.push([t, v])
+      }
+      return pts
     }
-    out.set(s.name, pts)
+    if (!s.series) {
+      out.set(s.name, one(rng(1_000 + i), 0))
+      return
+    }
+    // A tagged stat: each series under its own name, and the stat as the whole of them.
+    const all: Array<[number, number]> = []
+    s.series.forEach((tags, k) => {
+      const pts = one(rng(1_000 + 100 * i + k), k)
+      out.set(seriesName(s.name, tags), pts)
+      all.push(...pts)
+    })
+    out.set(
+      s.name,
+      all.sort((a, b) => a[0] - b[0]),
+    )
+    // Each tag value's series together (`response.ms{region=eu}`), what a filter on that one tag reads.
+    const pairs = new Set(s.series.flatMap((tags) => Object.entries(tags).map(([k, v]) => `${k}\u0000${v}`)))
+    for (const pair of pairs) {
+      const [k, v] = pair.split('\u0000')
+      const pts = s.series.filter((tags) => tags[k] === v).flatMap((tags) => out.get(seriesName(s.name, tags))!)
+      out.set(
+        seriesName(s.name, { [k]: v }),
+        pts.sort((a, b) => a[0] - b[0]),
+      )
+    }
   })
   return out
 }
@@ -94,7 +148,13 @@ export class Oracle {
   constructor(
     readonly points: Points,
     readonly kinds: Map<string, 'counter' | 'gauge'>,
+    /** Tagged series by their names (`requests{host=web1}`): answered like stats, never ranked among them. */
+    readonly seriesKinds: Map<string, 'counter' | 'gauge'> = new Map(),
   ) {}
+
+  kindOf(stat: string): 'counter' | 'gauge' | undefined {
+    return this.kinds.get(stat) ?? this.seriesKinds.get(stat)
+  }
 
   private in(stat: string, w: Window): number[] {
     return (this.points.get(stat) ?? []).filter(([t]) => t >= w.from && t < w.to).map(([, v]) => v)
@@ -129,7 +189,7 @@ export class Oracle {
 
   /** The kind's default: counters sum, gauges average. */
   value(stat: string, w: Window): number {
-    return this.kinds.get(stat) === 'counter' ? this.sum(stat, w) : this.avg(stat, w)
+    return this.kindOf(stat) === 'counter' ? this.sum(stat, w) : this.avg(stat, w)
   }
 
   last(stat: string): { t: number; value: number } {
@@ -140,7 +200,7 @@ export class Oracle {
 
   /** The busiest (or quietest) slot of a counter, or the slot holding the highest (lowest) reading of a gauge; the first on ties. */
   peak(stat: string, w: Window, slot: number, order: 'desc' | 'asc' = 'desc'): { t: number; value: number } {
-    const counter = this.kinds.get(stat) === 'counter'
+    const counter = this.kindOf(stat) === 'counter'
     const bySlot = new Map<number, number[]>()
     for (const [t, v] of this.points.get(stat) ?? []) {
       if (t < w.from || t >= w.to) continue

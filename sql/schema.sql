@@ -256,6 +256,7 @@ CREATE TABLE public.anomalies (
     peak jsonb NOT NULL,
     explanation text NOT NULL,
     opened_at timestamp with time zone DEFAULT now() NOT NULL,
+    series jsonb,
     CONSTRAINT anomalies_detector_check CHECK ((detector = ANY (ARRAY['window'::text, 'streaming'::text, 'both'::text]))),
     CONSTRAINT anomalies_direction_check CHECK ((direction = ANY (ARRAY['spike'::text, 'dip'::text]))),
     CONSTRAINT anomalies_status_check CHECK ((status = ANY (ARRAY['open'::text, 'closed'::text])))

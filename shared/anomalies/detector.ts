@@ -66,12 +66,13 @@ export const SENSITIVITY_THRESHOLD: Record<Sensitivity, number> = { low: 5, norm
 /** Inside hours in a row that close an incident. */
 export const CLOSE_AFTER = 2
 /**
- * Outside hours in a row on one side that make an incident a level shift (then both baselines re-seed). Three:
+ * Outside hours in a row on one side that make an incident a level shift (then both baselines re-seed). Two:
  * a stat that moved and stayed is reported once and learned within hours, not flagged for a day (a deploy that
  * adds 50 ms to every request is one incident, not 24 red hours and an alert open all day). A longer outage
- * ends its incident as a level shift too; the new level's own baselines then see the recovery.
+ * ends its incident as a level shift too; the new level's own baselines then see the recovery. Two rather than
+ * three was chosen on NAB's tuning half (false flags 3.11 to 2.75 per 1,000 h at the same recall; docs/anomalies.md).
  */
-export const LEVEL_SHIFT_HOURS = 3
+export const LEVEL_SHIFT_HOURS = 2
 /**
  * An incident of at least this many outside hours that closes with the stat still beyond the band where it
  * began is a level shift too: the window's spread grew with the new level until the new level looked normal.
@@ -88,6 +89,17 @@ export const SLOT_SPREAD = 1.25
 /** A counter's scale is at least this many counts (an outside hour is then at least 20 counts away). */
 export const COUNT_FLOOR = 5
 const GAUGE_FLOOR = 1e-9
+/**
+ * The anomaly-likelihood step (HTM's, research note A1): the mean of the last LIKELIHOOD_SHORT hours' scores against
+ * the distribution of the scores of the LIKELIHOOD_LONG before them. 'off': not used; 'gate': an outside hour must
+ * also be LIKELIHOOD_C spreads of the scores out; 'or': an hour at least LIKELIHOOD_FLOOR spreads out is outside too
+ * when the recent scores are LIKELIHOOD_C of their spread out (a sustained departure below the threshold).
+ */
+export const LIKELIHOOD = 'off' as 'off' | 'gate' | 'or'
+export const LIKELIHOOD_SHORT = 3
+export const LIKELIHOOD_LONG = 168
+export const LIKELIHOOD_C = 4
+export const LIKELIHOOD_FLOOR = 2.5
 
 export type WindowVerdict = 'used' | 'short' | 'no_signal'
 export type Direction = 'spike' | 'dip'
@@ -151,6 +163,8 @@ export interface DetectorState {
    * level shift's hours are the new level and are not kept here.
    */
   masked?: number[]
+  /** The scores of the last scored hours, newest last (kept only while the likelihood step is on). */
+  scores?: number[]
 }
 
 export const initialState = (): DetectorState => ({
@@ -457,7 +471,9 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, trIn: Trai
   const tr = withoutIncidents(trIn, state.masked)
   const weekly = weeklyLook(state, tr, t)
   const st0: DetectorState = { ...state, weekly }
-  const profile = cycleOf(st0, tr)
+  // A gauge hour without points is not scored: its cycle (most of a step's cost) is not looked for. A replay of
+  // history before a stat began steps hundreds of them per stat.
+  const profile = x === null ? null : cycleOf(st0, tr)
   const cycle: Cycle = profile?.cycle ?? 'none'
   const usable = tr.values.slice(windowStart(tr, state.since)).filter((v): v is number => v !== null && v !== undefined)
   const wv = windowVerdict(usable)
@@ -498,35 +514,73 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, trIn: Trai
   }
   const { k, lower, upper } = rangeOf(kind, pick, wv.samples, x, usable, threshold)
   const score = pick.score
-  const outside = Math.abs(score) >= k && (detector !== 'window' || !s)
+  let outside = Math.abs(score) >= k && (detector !== 'window' || !s)
+  if (LIKELIHOOD !== 'off') {
+    const hist = state.scores ?? []
+    const zl = likelihoodScore(hist, score)
+    const sameSide = Math.sign(zl) === Math.sign(score) && Math.abs(zl) >= LIKELIHOOD_C
+    if (LIKELIHOOD === 'gate') outside = outside && sameSide
+    else if (!outside && sameSide && Math.abs(score) >= LIKELIHOOD_FLOOR && (!s || Math.sign(s.score) === Math.sign(score))) outside = true
+    next.scores = [...hist, score].slice(-(LIKELIHOOD_LONG + LIKELIHOOD_SHORT))
+  }
   // An hour outside the range does not teach the streaming baseline (its variance would grow with every clamped
   // outlier until a level shift looked normal within hours); a lasting change is learned by the level-shift re-seed.
   if (outside) next.streaming = state.streaming
-  const explanation = explainScored({
-    kind,
-    t,
-    x,
-    cycle,
-    detector,
-    expected: pick.expected,
-    scale: pick.scale,
-    score,
-    lower,
-    upper,
-    k,
-    threshold,
-    youngHours: DAILY_MIN_HOURS,
-    outside,
-    overruledBy: !outside && Math.abs(score) >= k && s ? s.expected : null,
-    windowSamples: wv.samples,
-    streamingSamples: state.streaming.n,
-  })
+  // The explanation is written when an incident needs it (an outside hour) and otherwise only when read (the sweep
+  // reads its last hour's): most hours of a replay are never explained, and the words cost as much as the scoring.
+  const explain = () =>
+    explainScored({
+      kind,
+      t,
+      x,
+      cycle,
+      detector,
+      expected: pick.expected,
+      scale: pick.scale,
+      score,
+      lower,
+      upper,
+      k,
+      threshold,
+      youngHours: DAILY_MIN_HOURS,
+      outside,
+      overruledBy: !outside && Math.abs(score) >= k && s ? s.expected : null,
+      windowSamples: wv.samples,
+      streamingSamples: state.streaming.n,
+    })
+  const explanation = outside ? explain() : ''
   const peak: Peak = { t, observed: x, expected: pick.expected, lower, upper, score, cycle }
   const { opened, closed, anomalous } = trackIncident(kind, state.incident, next, peak, { k, tr, outside, detector, explanation })
   next.masked = maskedAfter(state.masked, t, anomalous)
   // A level shift's hours are the new level: its baselines start from them (`since`), so they are not left out.
   if (closed?.levelShift) next.masked = next.masked.filter((h) => h < closed.startedAt)
-  return { state: next, hour: { ...base, expected: pick.expected, lower, upper, score, detector, explanation, anomalous }, opened, closed }
+  const hour = { ...base, expected: pick.expected, lower, upper, score, detector, anomalous }
+  return { state: next, hour: outside ? { ...hour, explanation } : explainedWhenRead(hour, explain), opened, closed }
+}
+
+/** An hour whose explanation is written the first time it is read (an own, enumerable property, like any other). */
+function explainedWhenRead(hour: Omit<Hour, 'explanation'>, explain: () => string): Hour {
+  let text: string | undefined
+  return Object.defineProperty(hour, 'explanation', {
+    get: () => (text ??= explain()),
+    enumerable: true,
+    configurable: true,
+  }) as Hour
+}
+
+/** How far the mean of the last LIKELIHOOD_SHORT scores (this one's included) lies from the earlier scores', in their spreads. */
+function likelihoodScore(hist: readonly number[], score: number): number {
+  const short = [...hist.slice(-(LIKELIHOOD_SHORT - 1)), score]
+  const long = hist.slice(0, Math.max(0, hist.length - (LIKELIHOOD_SHORT - 1)))
+  if (long.length < MIN_SAMPLES) return 0
+  let m = 0
+  for (const x of long) m += x
+  m /= long.length
+  let v = 0
+  for (const x of long) v += (x - m) ** 2
+  const sd = Math.sqrt(v / long.length)
+  const sm = short.reduce((a, b) => a + b, 0) / short.length
+  return sd > 0 ? (sm - m) / sd : 0
 }
 
 /**
@@ -739,6 +793,34 @@ export function warm(
 }
 
 /**
+ * An hour without a value when no hour before it has one (a replay reaching back before a stat began): only the
+ * weekly look's clock moves, as in stepHour (three weeks of nothing show no weekly cycle). Much cheaper than stepping
+ * it: a replay of 30 days for a stat a week old steps three weeks of such hours.
+ */
+function stepBeforeFirst(state: DetectorState, t: number, trailing: number): DetectorState {
+  const w = state.weekly ?? { on: false, checkedAt: null }
+  const weekly = !lookDue(w, t) ? w : trailing < WEEKLY_HOURS ? (w.on ? { on: false, checkedAt: t } : w) : { on: false, checkedAt: t }
+  return { ...state, weekly, lastHour: t }
+}
+
+function emptyHour(state: DetectorState, t: number): Hour {
+  return {
+    t,
+    observed: null,
+    expected: null,
+    lower: null,
+    upper: null,
+    score: null,
+    detector: null,
+    cycle: 'none',
+    anomalous: false,
+    window: { verdict: 'short', samples: 0 },
+    streaming: { samples: state.streaming.n, armed: streamingArmed(state.streaming) },
+    explanation: explainNoPoints(t),
+  }
+}
+
+/**
  * Steps every hour of a dense series from index `lo` to the end: the one loop
  * the sweep and the back-test share. Returns the verdicts and the incidents
  * opened and closed on the way, in order.
@@ -754,8 +836,15 @@ export function replay(
   const hours: Hour[] = []
   const events: Array<{ opened?: OpenIncident; closed?: ClosedIncident; hour: Hour }> = []
   let st = state
+  const first = values.findIndex((v) => v !== null && v !== undefined)
   for (let i = Math.max(0, lo); i < values.length; i++) {
     const t = from + i * HOUR
+    if (first < 0 || i < first) {
+      // Before the stat's first value: what stepHour would say of an empty hour with nothing known before it.
+      st = stepBeforeFirst(st, t, i - Math.max(0, i - WEEKLY_HOURS))
+      hours.push(emptyHour(st, t))
+      continue
+    }
     const r = stepHour(kind, st, t, trailingOf(values, from, i), values[i], threshold)
     st = r.state
     if (r.closed?.levelShift) st = reseedAfterShift(kind, st, values, from, i)

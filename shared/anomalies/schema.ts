@@ -67,6 +67,16 @@ export const AnomalyJson = z
     summary: z
       .string()
       .describe('What a person needs: the usual range at that hour (and weekday, for a weekly cycle), what it was, since when'),
+    series: z
+      .array(
+        z.object({
+          tags: z.record(z.string(), z.string()).nullable().describe("The series' tags (null: the stat's untagged series)"),
+          share: z.number().describe("Its share of the incident's departure, 0 to 1"),
+        }),
+      )
+      .describe(
+        'For a stat with tagged series: the series that carry the incident, largest share first (the summary names them: "mostly host:web1"); empty otherwise',
+      ),
     explanation: z.string().describe('The statistics behind it: expected value, spread, baselines'),
   })
   .meta({ id: 'Anomaly' })

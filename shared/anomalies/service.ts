@@ -5,7 +5,6 @@ import type { Account } from '../accounts/repo.js'
 import type { Sql } from '../db.js'
 import { forbidden, invalid } from '../errors.js'
 import { planOf } from '../plans.js'
-import { readHourly } from '../stats/hourly.js'
 import { RANGES, resolveWindow, type RangeName } from '../stats/ranges.js'
 import type { Kind, Stat } from '../stats/repo.js'
 import { replaySeries, LEAD_IN_HOURS } from './backtest.js'
@@ -25,7 +24,8 @@ import {
   type WindowVerdict,
 } from './detector.js'
 import type { DiagnosticsJson, StatDiagnosticsJson } from './schema.js'
-import { newestCompleteHour, sensitivityOf, SETTLE_SECONDS } from './sweep.js'
+import { newestCompleteHour, rollupOfWhole, sensitivityOf, SETTLE_SECONDS } from './sweep.js'
+import { carriedWords, readWholeHourly, type Carrier } from './whole.js'
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null)
 const isoT = (t: number | null) => (t === null ? null : new Date(t * 1000).toISOString())
@@ -67,9 +67,11 @@ export async function listAnomalies(
       ended_at: Date | null
       peak: Peak
       explanation: string
+      series: Carrier[] | null
     }[]
   >`
-    select a.id, s.name as stat_name, s.kind, a.detector, a.direction, a.status, a.level_shift, a.started_at, a.ended_at, a.peak, a.explanation
+    select a.id, s.name as stat_name, s.kind, a.detector, a.direction, a.status, a.level_shift, a.started_at, a.ended_at, a.peak, a.explanation,
+           a.series
     from anomalies a join stats s on s.id = a.stat_id
     where a.account_id = ${account.id} ${q.stat ? sql`and a.stat_id = ${q.stat.id}` : sql``}
       ${status === 'all' ? sql`` : sql`and a.status = ${status}`}
@@ -91,16 +93,22 @@ export async function listAnomalies(
       started_at: r.started_at.toISOString(),
       ended_at: iso(r.ended_at),
       peak: r.peak,
-      summary: summarize(
-        {
-          peak: r.peak,
-          startedAt: r.started_at.getTime() / 1000,
-          endedAt: r.ended_at ? r.ended_at.getTime() / 1000 : null,
-          levelShift: r.level_shift,
-          direction: r.direction as Direction,
-        },
-        r.explanation,
-      ),
+      summary: [
+        summarize(
+          {
+            peak: r.peak,
+            startedAt: r.started_at.getTime() / 1000,
+            endedAt: r.ended_at ? r.ended_at.getTime() / 1000 : null,
+            levelShift: r.level_shift,
+            direction: r.direction as Direction,
+          },
+          r.explanation,
+        ),
+        carriedWords(r.series),
+      ]
+        .filter(Boolean)
+        .join('; '),
+      series: r.series ?? [],
       explanation: r.explanation,
     })),
     omitted,
@@ -131,7 +139,7 @@ export async function backtest(
   const first = Math.max(asked, Math.ceil(retentionStart / HOUR) * HOUR)
   const from = first - LEAD_IN_HOURS * HOUR
   const series = (
-    await readHourly(
+    await readWholeHourly(
       sql,
       [{ id: stat.id, kind: stat.kind, since: stat.createdAt }],
       new Date(from * 1000),
@@ -221,11 +229,10 @@ export async function diagnostics(
 
   const rows = await sql<StatRow[]>`
     select s.id, s.name, s.kind, s.created_at, st.last_hour, st.evaluated_at, st.last_detected_at, st.last_explanation, st.detector,
-           rs.refreshed_at, rs.stat_id is not null as has_rollup,
-           exists (select 1 from rollup_pending p where p.stat_id = s.id) as pending
+           rs.refreshed_at, rs.refreshed_at is not null as has_rollup, rs.pending
     from stats s
     left join anomaly_state st on st.stat_id = s.id
-    left join rollup_state rs on rs.stat_id = s.id
+    cross join lateral ${rollupOfWhole(sql, sql`s.id`)} rs
     where s.account_id = ${account.id} and s.parent_id is null ${one ? sql`and s.id = ${one.id}` : sql``}
     order by s.name`
   const counters = {
@@ -245,7 +252,7 @@ export async function diagnostics(
   for (let p = 0; p < rows.length; p += PAGE) {
     const page = rows.slice(p, p + PAGE)
     // The trailing window: WINDOW_HOURS complete hours up to the newest (plus what a level-shift re-seed cut off is skipped by `since`).
-    const series = await readHourly(
+    const series = await readWholeHourly(
       sql,
       page.map((r) => ({ id: r.id, kind: r.kind, since: r.created_at })),
       new Date((newest - (WINDOW_HOURS - 1) * HOUR) * 1000),

@@ -5,12 +5,24 @@
 // state rows FOR UPDATE SKIP LOCKED, and a row is only picked while its last
 // stepped hour is older than the newest complete one, so two sweeps running at
 // once split the stats between them and score each hour once.
+import type postgres from 'postgres'
 import type { Db, Sql, TxSql } from '../db.js'
 import { DETECTING_PLANS } from '../plans.js'
-import { readHourly, type HourlySeries } from '../stats/hourly.js'
 import type { Kind } from '../stats/repo.js'
-import { replaySeries } from './backtest.js'
-import { HOUR, needsWeeks, restoreState, WEEKLY_HOURS, WINDOW_HOURS, type DetectorState, type Hour, type Sensitivity } from './detector.js'
+import { replaySeries, type ReplayedIncident } from './backtest.js'
+import {
+  HOUR,
+  needsWeeks,
+  restoreState,
+  WEEKLY_HOURS,
+  WINDOW_HOURS,
+  type Cycle,
+  type DetectorState,
+  type Hour,
+  type OpenIncident,
+  type Sensitivity,
+} from './detector.js'
+import { carriersOf, readWholeHourly, type Carrier, type WholeSeries } from './whole.js'
 
 /** An hour counts as complete this long after it ends, so that its last points are persisted before it is scored. */
 export const SETTLE_SECONDS = 60
@@ -19,6 +31,12 @@ export const PAGE_SIZE = 500
 const MAX_CATCH_UP_HOURS = WINDOW_HOURS
 /** History written behind the sweep is replayed from at most this far back (the back-test's default range). */
 export const RESCORE_HOURS = 30 * 24
+/**
+ * A sweep starts no replay of history after this long (docs/decisions.md §D-W): the stats it leaves keep their mark and
+ * are replayed by the next sweeps, so one sweep stays short when thousands of stats become eligible at once (an import,
+ * an upgrade); the hours of stats already scored are stepped whatever the time. At least one replay a sweep.
+ */
+export const REPLAY_BUDGET_MS = 6_000
 
 /** The earliest hour a replay of history reaches back to at `now` (the sweep clamps every mark to it). */
 const rescoreFrom = (now: Date) => new Date((newestCompleteHour(now) - RESCORE_HOURS * HOUR) * 1000)
@@ -69,13 +87,14 @@ export async function sensitivityOf(sql: Db, statId: string): Promise<Sensitivit
  * then the next sweep's, so no folded hour goes unscored.
  */
 export function markFoldedForScoring(sql: Db) {
+  // A tagged series' points mark its stat (the stat is swept as a whole: docs/decisions.md §D-W).
   return sql`rescore as (
       insert into anomaly_rescore as r (stat_id, from_hour)
-      select c.stat_id, date_trunc('hour', min(c.bucket), 'UTC') from claimed c
+      select coalesce(s.parent_id, s.id), date_trunc('hour', min(c.bucket), 'UTC') from claimed c
       join stats s on s.id = c.stat_id
       join accounts a on a.id = s.account_id and a.plan = any(${DETECTING_PLANS})
-      left join anomaly_state st on st.stat_id = c.stat_id
-      group by c.stat_id, st.last_hour
+      left join anomaly_state st on st.stat_id = coalesce(s.parent_id, s.id)
+      group by coalesce(s.parent_id, s.id), st.last_hour
       having st.last_hour is null or date_trunc('hour', min(c.bucket), 'UTC') <= st.last_hour
       order by 1
       on conflict (stat_id) do update set from_hour = least(r.from_hour, excluded.from_hour)
@@ -94,6 +113,8 @@ export interface SweepResult {
   hours: number
   opened: number
   closed: number
+  /** Stats whose history replay waits for the next sweep (the replay budget was spent). */
+  deferred: number
 }
 
 interface DueRow {
@@ -112,6 +133,14 @@ interface DueRow {
 export interface SweepOptions {
   staleAfterSeconds: number
   pageSize?: number
+  /** REPLAY_BUDGET_MS unless given. */
+  replayBudgetMs?: number
+}
+
+/** What a sweep has left for replays: a deadline, and whether one has run (the first always does). */
+interface Budget {
+  until: number
+  replayed: number
 }
 
 export async function sweep(sql: Sql, now: Date, opts: SweepOptions): Promise<SweepResult> {
@@ -131,15 +160,17 @@ export async function sweep(sql: Sql, now: Date, opts: SweepOptions): Promise<Sw
     )
     insert into anomaly_rescore as r (stat_id, from_hour) select stat_id, ${rescoreFrom(now)} from added
     on conflict (stat_id) do update set from_hour = least(r.from_hour, excluded.from_hour)`
-  const total: SweepResult = { reached: 0, scored: 0, hours: 0, opened: 0, closed: 0 }
+  const total: SweepResult = { reached: 0, scored: 0, hours: 0, opened: 0, closed: 0, deferred: 0 }
+  const budget: Budget = { until: performance.now() + (opts.replayBudgetMs ?? REPLAY_BUDGET_MS), replayed: 0 }
   let cursor = '00000000-0000-0000-0000-000000000000'
   for (;;) {
-    const page = (await sql.begin((tx) => sweepPage(tx, cursor, newest, now, opts))) as PageResult
+    const page = (await sql.begin((tx) => sweepPage(tx, cursor, newest, now, opts, budget))) as PageResult
     total.reached += page.reached
     total.scored += page.scored
     total.hours += page.hours
     total.opened += page.opened
     total.closed += page.closed
+    total.deferred += page.deferred
     if (!page.last) break
     cursor = page.last
   }
@@ -154,36 +185,49 @@ interface PageResult extends SweepResult {
   last: string | null
 }
 
-async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, opts: SweepOptions): Promise<PageResult> {
+async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, opts: SweepOptions, budget: Budget): Promise<PageResult> {
   const size = opts.pageSize ?? PAGE_SIZE
   const rows = await pickDue(tx, cursor, newest, size)
-  const marks = await lockMarks(tx, rows)
   const result: PageResult = {
     reached: rows.length,
     scored: 0,
     hours: 0,
     opened: 0,
     closed: 0,
+    deferred: 0,
     last: rows.length === size ? rows[rows.length - 1].stat_id : null,
   }
   if (!rows.length) return result
+  // Past the replay budget, the stats marked for a replay wait (unlocked, their marks kept) for the next sweep.
+  const over = budget.replayed > 0 && performance.now() > budget.until
+  const marks = over ? new Map<string, number>() : await lockMarks(tx, rows)
+  const waiting = over ? new Set((await markedOf(tx, rows)).map((m) => m.stat_id)) : new Set<string>()
 
   const declined = await declineUnready(tx, rows, now, opts.staleAfterSeconds)
-  const plans = new Map(rows.filter((r) => !declined.includes(r)).map((r) => [r.stat_id, replayPlan(r, marks.get(r.stat_id), newest)]))
+  const plans = new Map(
+    rows
+      .filter((r) => !declined.includes(r) && !waiting.has(r.stat_id))
+      .map((r) => [r.stat_id, replayPlan(r, marks.get(r.stat_id), newest)]),
+  )
   // A stat another sweep replayed while this page was being picked (its mark was seen, its hours are all scored): nothing to do.
   const due = rows.filter((r) => plans.has(r.stat_id) && plans.get(r.stat_id)!.start <= newest)
+  result.deferred = waiting.size
   result.reached = declined.length + due.length
+  if (marks.size) budget.replayed += marks.size
   const series = await readSeries(tx, due, plans, newest)
 
+  // Every stat of the page is scored first (no statement per stat), then its incidents are written in four statements.
   const updates: StateUpdate[] = []
+  const writes = emptyWrites()
   for (const r of due) {
-    const scored = await scoreStat(tx, r, series.get(r.stat_id)!, plans.get(r.stat_id)!, marks.has(r.stat_id))
+    const scored = scoreStat(r, series.get(r.stat_id)!, plans.get(r.stat_id)!, marks.has(r.stat_id), writes)
     result.scored++
     result.hours += scored.hours
     result.opened += scored.opened
     result.closed += scored.closed
     updates.push(scored.update)
   }
+  await saveIncidents(tx, writes)
 
   const rescored = due.filter((r) => marks.has(r.stat_id)).map((r) => r.stat_id)
   if (rescored.length) await tx`delete from anomaly_rescore where stat_id = any(${rescored}::uuid[])`
@@ -199,12 +243,11 @@ async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, o
 function pickDue(tx: TxSql, cursor: string, newest: number, size: number): Promise<DueRow[]> {
   return tx<DueRow[]>`
     select st.stat_id, st.account_id, s.kind, s.anomaly_sensitivity as sensitivity, s.created_at, st.last_hour, st.detector,
-           rs.stat_id is not null as has_rollup, rs.refreshed_at,
-           exists (select 1 from rollup_pending p where p.stat_id = st.stat_id) as pending
+           rs.refreshed_at is not null as has_rollup, rs.refreshed_at, rs.pending
     from anomaly_state st
     join stats s on s.id = st.stat_id
     join accounts a on a.id = st.account_id
-    left join rollup_state rs on rs.stat_id = st.stat_id
+    cross join lateral ${rollupOfWhole(tx, tx`st.stat_id`)} rs
     where st.stat_id > ${cursor} and a.plan = any(${DETECTING_PLANS})
       -- IN, not a correlated EXISTS: under the OR the planner ran the EXISTS once per row of every page (measured:
       -- 17 s of a 22 s steady sweep of 10,000 stats); IN becomes one hashed subplan (0.1 s).
@@ -212,6 +255,11 @@ function pickDue(tx: TxSql, cursor: string, newest: number, size: number): Promi
     order by st.stat_id
     limit ${size}
     for update of st skip locked`
+}
+
+/** The page's stats marked for a replay, read without locking them (a sweep past its replay budget leaves them). */
+function markedOf(tx: TxSql, rows: DueRow[]) {
+  return tx<{ stat_id: string }[]>`select stat_id from anomaly_rescore where stat_id = any(${rows.map((r) => r.stat_id)}::uuid[])`
 }
 
 /**
@@ -268,14 +316,14 @@ function replayPlan(r: DueRow, mark: number | undefined, newest: number): Replay
  * start for the stats with a weekly cycle, due a look for one (about one in 24 an hour) or replayed afresh, the
  * window for the rest.
  */
-async function readSeries(tx: TxSql, due: DueRow[], plans: Map<string, ReplayPlan>, newest: number): Promise<Map<string, HourlySeries>> {
-  const series = new Map<string, HourlySeries>()
+async function readSeries(tx: TxSql, due: DueRow[], plans: Map<string, ReplayPlan>, newest: number): Promise<Map<string, WholeSeries>> {
+  const series = new Map<string, WholeSeries>()
   for (const group of [due.filter((r) => plans.get(r.stat_id)!.weeks), due.filter((r) => !plans.get(r.stat_id)!.weeks)]) {
     if (!group.length) continue
     const from =
       Math.min(...group.map((r) => plans.get(r.stat_id)!.start)) -
       (plans.get(group[0].stat_id)!.weeks ? WEEKLY_HOURS : WINDOW_HOURS - 1) * HOUR
-    const read = await readHourly(
+    const read = await readWholeHourly(
       tx,
       group.map((r) => ({ id: r.stat_id, kind: r.kind, since: r.created_at })),
       new Date(from * 1000),
@@ -292,33 +340,45 @@ interface StateUpdate {
   last: Hour
 }
 
+/** A page's incident writes, made in four statements once every stat of the page is scored (saveIncidents). */
+interface IncidentWrites {
+  /** Incidents left open before a fresh start, closed where the detector stopped watching them. */
+  close: Array<{ statId: string; startedAt: number; endedAt: number; peak: unknown; explanation: string }>
+  /** Replays of marked history: from `from` on, the stat's incidents not found again go. */
+  forget: Array<{ statId: string; from: number; kept: number[] }>
+  /** Incidents found by the replay, inserted or updated in place (keeping when each was first recorded). */
+  upsert: Array<{ accountId: string; statId: string; inc: ReplayedIncident; series: Carrier[] | null }>
+  /** An incident opened by an earlier sweep and still open: its peak kept current. */
+  peak: Array<{ statId: string; open: OpenIncident; series: Carrier[] | null }>
+}
+
+const emptyWrites = (): IncidentWrites => ({ close: [], forget: [], upsert: [], peak: [] })
+
 /**
- * Replays one stat's hours from its plan's start and records the incidents it finds: a replay of marked history
- * replaces what it no longer finds, an incident left open before a fresh start is closed where the detector
- * stopped watching it, one still open keeps its peak current.
+ * Replays one stat's hours from its plan's start and collects the incidents it finds into `writes`: a replay of
+ * marked history replaces what it no longer finds, an incident left open before a fresh start is closed where the
+ * detector stopped watching it, one still open keeps its peak current. Pure: the page writes them all at once.
  */
-async function scoreStat(
-  tx: TxSql,
+function scoreStat(
   r: DueRow,
-  s: HourlySeries,
+  s: WholeSeries,
   { start, fresh }: ReplayPlan,
   marked: boolean,
-): Promise<{ hours: number; opened: number; closed: number; update: StateUpdate }> {
+  writes: IncidentWrites,
+): { hours: number; opened: number; closed: number; update: StateUpdate } {
   let opened = 0
   let closed = 0
   const leftOpen = r.detector?.incident
   if (fresh && leftOpen && r.last_hour && leftOpen.startedAt < start) {
     // Replayed from after its start (or too far behind to step hour by hour): an incident left open is closed
     // where the detector stopped watching it.
-    await closeIncident(
-      tx,
-      r.stat_id,
-      leftOpen.startedAt,
-      Math.min(start, r.last_hour.getTime() / 1000 + HOUR),
-      false,
-      leftOpen.peak,
-      leftOpen.explanation,
-    )
+    writes.close.push({
+      statId: r.stat_id,
+      startedAt: leftOpen.startedAt,
+      endedAt: Math.min(start, r.last_hour.getTime() / 1000 + HOUR),
+      peak: leftOpen.peak,
+      explanation: leftOpen.explanation,
+    })
     closed++
   }
   const replayed = replaySeries(
@@ -329,34 +389,86 @@ async function scoreStat(
     fresh ? undefined : restoreState(r.detector),
     r.sensitivity,
   )
-  if (marked) {
-    // The replay finds the incidents from `start` on again: what it no longer finds there goes; what it finds again
-    // is updated in place below (keeping when it was first recorded, which anomaly alerts go by).
-    const again = replayed.incidents.map((i) => new Date(i.startedAt * 1000).toISOString())
-    await tx`delete from anomalies where stat_id = ${r.stat_id} and started_at >= ${new Date(start * 1000)} and not (started_at = any(${again}::timestamptz[]))`
-  }
+  // The series that carry each incident, for a stat with tagged ones (docs/decisions.md §D-W).
+  const carriers = (i: { startedAt: number; endedAt: number | null; direction: OpenIncident['direction']; peak: { cycle?: Cycle } }) =>
+    s.series
+      ? carriersOf(r.kind, s, s.series, { startedAt: i.startedAt, endedAt: i.endedAt, direction: i.direction, cycle: i.peak.cycle })
+      : null
+  // The replay finds the incidents from `start` on again: what it no longer finds there goes; what it finds again
+  // is updated in place (keeping when it was first recorded, which anomaly alerts go by).
+  if (marked) writes.forget.push({ statId: r.stat_id, from: start, kept: replayed.incidents.map((i) => i.startedAt) })
   for (const inc of replayed.incidents) {
-    await tx`
-      insert into anomalies (account_id, stat_id, detector, direction, status, level_shift, started_at, ended_at, peak, explanation)
-      values (${r.account_id}, ${r.stat_id}, ${inc.detector}, ${inc.direction}, ${inc.endedAt === null ? 'open' : 'closed'}, ${inc.levelShift},
-              ${new Date(inc.startedAt * 1000)}, ${inc.endedAt === null ? null : new Date(inc.endedAt * 1000)}, ${tx.json(inc.peak as never)}, ${inc.explanation})
-      on conflict (stat_id, started_at) do update set status = excluded.status, ended_at = excluded.ended_at, level_shift = excluded.level_shift,
-        peak = excluded.peak, explanation = excluded.explanation`
+    writes.upsert.push({ accountId: r.account_id, statId: r.stat_id, inc, series: carriers(inc) })
     if (inc.endedAt !== null) closed++
     else opened++
   }
-  // An incident opened by an earlier sweep and still open: keep its peak current.
   const open = replayed.state.incident
-  if (open && !replayed.incidents.some((i) => i.startedAt === open.startedAt)) {
-    await tx`update anomalies set peak = ${tx.json(open.peak as never)}, explanation = ${open.explanation}, detector = ${open.detector}
-             where stat_id = ${r.stat_id} and started_at = ${new Date(open.startedAt * 1000)}`
-  }
+  if (open && !replayed.incidents.some((i) => i.startedAt === open.startedAt))
+    writes.peak.push({ statId: r.stat_id, open, series: carriers({ ...open, endedAt: null }) })
   return {
     hours: replayed.hours.length,
     opened,
     closed,
     update: { id: r.stat_id, state: replayed.state, last: replayed.hours[replayed.hours.length - 1] },
   }
+}
+
+const isoOf = (t: number | null) => (t === null ? null : new Date(t * 1000).toISOString())
+const jsonOf = (x: unknown) => (x === null || x === undefined ? null : JSON.stringify(x))
+
+/** A page's incident writes (scoreStat), each kind in one statement over arrays. */
+async function saveIncidents(tx: TxSql, w: IncidentWrites): Promise<void> {
+  if (w.close.length)
+    await tx`
+      update anomalies a set status = 'closed', ended_at = u.ended_at::timestamptz, level_shift = false, peak = u.peak::jsonb, explanation = u.explanation
+      from unnest(${w.close.map((c) => c.statId)}::uuid[], ${w.close.map((c) => isoOf(c.startedAt))}::text[],
+                  ${w.close.map((c) => isoOf(c.endedAt))}::text[], ${w.close.map((c) => jsonOf(c.peak))}::text[],
+                  ${w.close.map((c) => c.explanation)}::text[]) as u(stat_id, started_at, ended_at, peak, explanation)
+      where a.stat_id = u.stat_id and a.started_at = u.started_at::timestamptz and a.status = 'open'`
+  if (w.forget.length) {
+    const kept = w.forget.flatMap((f) => f.kept.map((t) => ({ id: f.statId, t })))
+    await tx`
+      delete from anomalies a
+      using unnest(${w.forget.map((f) => f.statId)}::uuid[], ${w.forget.map((f) => isoOf(f.from))}::text[]) as m(stat_id, from_hour)
+      where a.stat_id = m.stat_id and a.started_at >= m.from_hour::timestamptz
+        and (a.stat_id, a.started_at) not in (
+          select k.stat_id, k.started_at::timestamptz from unnest(${kept.map((k) => k.id)}::uuid[], ${kept.map((k) => isoOf(k.t))}::text[]) as k(stat_id, started_at))`
+  }
+  if (w.upsert.length) {
+    const u = w.upsert
+    await tx`
+      insert into anomalies (account_id, stat_id, detector, direction, status, level_shift, started_at, ended_at, peak, explanation, series)
+      select account_id, stat_id, detector, direction, status, level_shift::boolean, started_at::timestamptz, ended_at::timestamptz, peak::jsonb, explanation, series::jsonb
+      from unnest(${u.map((x) => x.accountId)}::uuid[], ${u.map((x) => x.statId)}::uuid[], ${u.map((x) => x.inc.detector)}::text[],
+                  ${u.map((x) => x.inc.direction)}::text[], ${u.map((x) => (x.inc.endedAt === null ? 'open' : 'closed'))}::text[],
+                  ${u.map((x) => String(x.inc.levelShift))}::text[], ${u.map((x) => isoOf(x.inc.startedAt))}::text[], ${u.map((x) => isoOf(x.inc.endedAt))}::text[],
+                  ${u.map((x) => jsonOf(x.inc.peak))}::text[], ${u.map((x) => x.inc.explanation)}::text[], ${u.map((x) => jsonOf(x.series))}::text[])
+        as v(account_id, stat_id, detector, direction, status, level_shift, started_at, ended_at, peak, explanation, series)
+      on conflict (stat_id, started_at) do update set status = excluded.status, ended_at = excluded.ended_at, level_shift = excluded.level_shift,
+        peak = excluded.peak, explanation = excluded.explanation, series = excluded.series`
+  }
+  if (w.peak.length)
+    await tx`
+      update anomalies a set peak = u.peak::jsonb, explanation = u.explanation, detector = u.detector, series = u.series::jsonb
+      from unnest(${w.peak.map((p) => p.statId)}::uuid[], ${w.peak.map((p) => isoOf(p.open.startedAt))}::text[],
+                  ${w.peak.map((p) => jsonOf(p.open.peak))}::text[], ${w.peak.map((p) => p.open.explanation)}::text[],
+                  ${w.peak.map((p) => p.open.detector)}::text[], ${w.peak.map((p) => jsonOf(p.series))}::text[])
+        as u(stat_id, started_at, peak, explanation, detector, series)
+      where a.stat_id = u.stat_id and a.started_at = u.started_at::timestamptz`
+}
+
+/**
+ * A stat's rollup as a whole (its own row and its tagged series'): when any of them last took points (null: none has
+ * a rollup yet) and whether any has points waiting. A lateral subquery for `id`, an expression of the outer query.
+ */
+export function rollupOfWhole(sql: Db, id: postgres.Fragment): postgres.Fragment {
+  return sql`(
+      select max(rs.refreshed_at) as refreshed_at,
+             exists (select 1 from rollup_pending p where p.stat_id = ${id}
+                     or p.stat_id = any(array(select c.id from stats c where c.parent_id = ${id}))) as pending
+      from rollup_state rs
+      where rs.stat_id = ${id} or rs.stat_id = any(array(select c.id from stats c where c.parent_id = ${id}))
+    )`
 }
 
 /** The scored stats' detector states, their newest hour's verdict and explanation, in one statement. */
@@ -376,17 +488,4 @@ async function saveStates(tx: TxSql, updates: StateUpdate[], now: Date): Promise
                 ${updates.map((u) => u.last.explanation)}::text[])
       as u(id, last_hour, state, reason, verdict, samples, detected, detector, explanation)
     where st.stat_id = u.id`
-}
-
-async function closeIncident(
-  tx: TxSql,
-  statId: string,
-  startedAt: number,
-  endedAt: number,
-  levelShift: boolean,
-  peak: unknown,
-  explanation: string,
-): Promise<void> {
-  await tx`update anomalies set status = 'closed', ended_at = ${new Date(endedAt * 1000)}, level_shift = ${levelShift}, peak = ${tx.json(peak as never)}, explanation = ${explanation}
-           where stat_id = ${statId} and started_at = ${new Date(startedAt * 1000)} and status = 'open'`
 }

@@ -7,7 +7,7 @@ import { Draft } from './draft.js'
 import type { ParsedIntent } from './intent.js'
 import type { StatRef } from './match.js'
 import type { Span } from './periods.js'
-import { latest, peakSlot, slots, summarise, type Summary } from './retrieve.js'
+import { idsOfStat, latest, peakSlot, slots, summarise, type Summary } from './retrieve.js'
 import type { DataRecord } from './schema.js'
 import { spanPercentiles } from '../stats/percentiles.js'
 
@@ -103,6 +103,75 @@ export async function aggregateAnswer(sql: Db, intent: ParsedIntent): Promise<Dr
   return d
 }
 
+/** At most this many groups of a "by host" answer are named; the rest are given together. */
+export const MAX_GROUPS_SHOWN = 20
+
+/**
+ * One figure per value of a tag over one window ("requests yesterday by host", docs/decisions.md §24): each value's
+ * series read as one, largest first, and the stat as a whole beside them. Series without the tag are left out of the
+ * groups (said so) but not out of the whole.
+ */
+export async function groupAnswer(sql: Db, intent: ParsedIntent): Promise<Draft> {
+  const d = new Draft(intent.zone)
+  const stat = intent.stats[0]
+  const key = intent.groupBy!
+  const w = intent.window!
+  const agg = aggFor(stat, intent.agg)
+  const byValue = new Map<string, string[]>()
+  let without = 0
+  for (const t of stat.tagged ?? []) {
+    const v = t.tags[key]
+    if (v === undefined) {
+      without++
+      continue
+    }
+    let ids = byValue.get(v)
+    if (!ids) byValue.set(v, (ids = []))
+    ids.push(t.id)
+  }
+  const base = stat.base ?? stat.name
+  const groups: StatRef[] = [...byValue].map(([v, ids]) => ({
+    id: ids[0],
+    name: `${stat.name}{${key}=${v}}`,
+    kind: stat.kind,
+    series: ids,
+    base,
+  }))
+  // Two reads: a series is read under one owner per read, and the whole holds every group's series.
+  const [sums, wholeSums] = await Promise.all([summarise(sql, groups, w), summarise(sql, [stat], w)])
+  const rows = groups
+    .map((g, i) => ({ g, value: [...byValue.keys()][i], s: sums.get(g.id)!, x: summaryValue(sums.get(g.id)!, agg) }))
+    .filter((r) => r.x !== null)
+    .sort((a, b) => b.x! - a.x! || (a.value < b.value ? -1 : 1))
+  const name = d.stat(stat.name, stat.kind)
+  const p = d.period(w.label)
+  const word = agg === 'sum' ? 'total' : AGG_WORD[agg]
+  if (!rows.length) {
+    d.text = stat.kind === 'counter' ? `No ${name} were recorded ${p}.` : `${name} has no readings ${p}.`
+    d.source = 'template'
+    return d
+  }
+  const shown = rows.slice(0, MAX_GROUPS_SHOWN).map((r) => {
+    d.record(retrieved(r.g, agg, 'window', w, r.s, r.x))
+    return `${d.stat(`${key}=${r.value}`, stat.kind)} ${d.num(r.x!, `${word} of ${r.g.name}`)}`
+  })
+  const parts = [`${word[0].toUpperCase()}${word.slice(1)} of ${name} ${p}, by ${d.stat(key, stat.kind)}: ${shown.join(', ')}.`]
+  const rest = rows.slice(MAX_GROUPS_SHOWN)
+  if (rest.length) {
+    const i = d.record({ type: 'derived', agg: 'count', value: rest.length })
+    parts.push(`${d.num(d.data[i].value!, 'how many other values')} other values are not listed.`)
+  }
+  const whole = wholeSums.get(stat.id)!
+  const x = summaryValue(whole, agg)
+  if (x !== null && rows.length > 1) {
+    d.record(retrieved(stat, agg, 'window', w, whole, x))
+    parts.push(`All of ${name} together: ${d.num(x, `${word} of ${name}`)}.`)
+  }
+  if (without) parts.push(`Series without that tag are left out of the values above.`)
+  d.text = parts.join(' ')
+  return d
+}
+
 /** "median" for p50, else the percentile's own key (p95, p99.9): no digits the verifier would read as a claim. */
 /** A sketch's relative error on a percentile (docs/decisions.md §20). */
 const PERCENTILE_ERROR = 0.01
@@ -127,7 +196,7 @@ export async function percentileAnswer(sql: Db, intent: ParsedIntent): Promise<D
     const values = s.n
       ? await spanPercentiles(
           sql,
-          stat.id,
+          idsOfStat(stat),
           w.from,
           w.to,
           ps.map((x) => ({ key: `p${x}`, q: x / 100 })),

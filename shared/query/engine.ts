@@ -6,7 +6,7 @@
 import type { Config } from '../config.js'
 import type { Db } from '../db.js'
 import type { Logger } from '../log.js'
-import { aggregateAnswer, breakdownAnswer, compareAnswer, peakAnswer, percentileAnswer, rankAnswer } from './answer.js'
+import { aggregateAnswer, breakdownAnswer, compareAnswer, groupAnswer, peakAnswer, percentileAnswer, rankAnswer } from './answer.js'
 import { Draft } from './draft.js'
 import { parseIntent, type ParsedIntent } from './intent.js'
 import type { StatRef } from './match.js'
@@ -30,7 +30,9 @@ function intentJson(i: ParsedIntent, zone: string): Intent {
     agg: i.agg,
     ...(i.percentiles ? { percentiles: i.percentiles } : {}),
     ...(i.order ? { order: i.order } : {}),
-    stats: i.stats.map((s) => s.name),
+    stats: i.stats.map((s) => s.base ?? s.name),
+    ...(i.filter ? { filter: i.filter } : {}),
+    ...(i.groupBy ? { group_by: i.groupBy } : {}),
     window: i.window ? periodJson(i.window) : null,
     ...(i.compareTo ? { compare_to: periodJson(i.compareTo) } : {}),
     ...(i.context ? { context: periodJson(i.context) } : {}),
@@ -56,6 +58,11 @@ function declineDraft(i: ParsedIntent, stats: StatRef[]): Draft {
     const of = asked.length > 1 ? `${asked.slice(0, -1).join(', ')} and ${asked[asked.length - 1]}` : asked[0]
     // Percentiles are kept for gauges only (decision 20): a counter's values are counts, added up per bucket.
     d.text = `${of} ${asked.length > 1 ? 'are counters' : 'is a counter'}, so I can't give a percentile: only gauges have percentiles (a counter's values are counts, added up). I can give ${asked.length > 1 ? 'each' : 'its'} total, a comparison of two periods, a breakdown by hour or day, or when it peaked.`
+  } else if (i.tagValues) {
+    // Declined over tags: the stat's tags are named (quoted, like stat names: a tag value may hold digits).
+    const values = i.tagValues.map((v) => d.stat(v, 'tag'))
+    const of = d.stat(i.tagStat ?? '', kinds.get(i.tagStat ?? '') ?? 'counter')
+    d.text = `I can't answer that: ${i.reason}.${values.length ? ` The series of ${of} are tagged ${values.join(', ')}.` : ''}`
   } else if (i.unsupported) d.text = `I can't answer that: ${i.reason}.`
   // The period's own words are not repeated (they may hold digits no data grounds).
   else if (i.unreadPeriod)
@@ -75,7 +82,7 @@ function declineDraft(i: ParsedIntent, stats: StatRef[]): Draft {
 async function draftFor(sql: Db, i: ParsedIntent, stats: StatRef[]): Promise<Draft> {
   switch (i.op) {
     case 'aggregate':
-      return i.agg === 'percentile' ? percentileAnswer(sql, i) : aggregateAnswer(sql, i)
+      return i.groupBy ? groupAnswer(sql, i) : i.agg === 'percentile' ? percentileAnswer(sql, i) : aggregateAnswer(sql, i)
     case 'compare':
       return compareAnswer(sql, i)
     case 'rank':

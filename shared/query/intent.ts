@@ -3,7 +3,7 @@
 // read with confidence comes back as op "unknown" with the reason and the
 // closest stats, and the engine answers that honestly.
 import { defaultPeriod, findPeriods, type FoundPeriod, type Span } from './periods.js'
-import { closestByName, findNamedStats, fuzzyMatch, rephrase, tokens, type Match, type StatRef } from './match.js'
+import { closestByName, findNamedStats, fuzzyMatch, isGrammarWord, rephrase, tokens, type Match, type StatRef } from './match.js'
 import type { Intent } from './schema.js'
 
 export type Op = Intent['op']
@@ -40,6 +40,13 @@ export interface ParsedIntent {
   unreadPeriod?: boolean
   /** The time zone its periods were read in, and its answer's buckets and times are shown in (UTC when absent). */
   zone?: string
+  /** The tags a filter kept ("on host web1", "for host=web1"): the stats are narrowed to the series holding them. */
+  filter?: Record<string, string>
+  /** A tag key to answer one figure per value of ("by host"). */
+  groupBy?: string
+  /** When declined over tags: the stat and its tags as `key=value`, named in the answer (quoted, not read as claims). */
+  tagValues?: string[]
+  tagStat?: string
 }
 
 const has = (re: RegExp, s: string) => re.test(s)
@@ -110,13 +117,20 @@ export function parseIntent(question: string, stats: StatRef[], now: Date, zone 
   })
 
   if (periods.some((p) => p.future))
-    return none('the question is about a period that has not happened yet; answers come only from recorded data', { unsupported: true })
+    return none(
+      periods.find((p) => p.future && p.why)?.why ??
+        'the question is about a period that has not happened yet; answers come only from recorded data',
+      { unsupported: true },
+    )
   if (has(UNSUPPORTED, rest))
     return none(
       'forecasts, causes and explanations are outside what this engine answers; it reports totals, averages, minima, maxima, latest values, comparisons, rankings and peaks',
       { unsupported: true },
     )
 
+  // Tags asked ("on host web1", "for host=web1", "by host") are read before the stat names, so their words name no stat.
+  const tagAsk = readTags(rest, stats)
+  rest = tagAsk.rest
   const { matches, leftover } = findNamedStats(rest, stats)
   const unread = unreadTime(rest, matches)
   if (unread) return none(`the period in the question ("${unread}") is not one this engine reads`, { unreadPeriod: true })
@@ -133,6 +147,12 @@ export function parseIntent(question: string, stats: StatRef[], now: Date, zone 
       candidates: found.map((m) => m.stat.name),
       unsupported: true,
     })
+  const narrowed = narrowByTags(
+    found.map((m) => m.stat),
+    tagAsk,
+    none,
+  )
+  if (!Array.isArray(narrowed)) return narrowed
   const asked: Asked = {
     // Op words are read without the stat names, so that a stat called "uptime.drops" asks nothing.
     rest: found.reduce((r, m) => r.replace(m.phrase.toLowerCase(), ' '), rest),
@@ -140,8 +160,15 @@ export function parseIntent(question: string, stats: StatRef[], now: Date, zone 
     window,
     now,
     none,
-    base: { stats: found.map((m) => m.stat), matched: found, candidates: found[0].how === 'fuzzy' ? candidates : undefined },
+    base: {
+      stats: narrowed,
+      matched: found,
+      candidates: found[0].how === 'fuzzy' ? candidates : undefined,
+      ...(tagAsk.filter ? { filter: tagAsk.filter } : {}),
+      ...(tagAsk.groupBy ? { groupBy: tagAsk.groupBy } : {}),
+    },
   }
+  if (tagAsk.groupBy) return groupIntent(asked, pctAsked, BREAKDOWN.exec(rest) ?? BREAKDOWN_OTHER.exec(rest))
   const breakdown = BREAKDOWN.exec(rest)
   const breakdownOther = BREAKDOWN_OTHER.exec(rest)
   if (pctAsked) return percentileIntent(asked, pctAsked, !!(breakdown || breakdownOther))
@@ -276,7 +303,171 @@ interface Asked {
   window: FoundPeriod | ReturnType<typeof defaultPeriod>
   now: Date
   none: Decline
-  base: { stats: StatRef[]; matched: Match[]; candidates: string[] | undefined }
+  base: {
+    stats: StatRef[]
+    matched: Match[]
+    candidates: string[] | undefined
+    filter?: Record<string, string>
+    groupBy?: string
+  }
+}
+
+// ------------------------------------------------------------------ tags (docs/decisions.md §24)
+
+interface TagAsk {
+  /** The question without the tag phrases read. */
+  rest: string
+  filter?: Record<string, string>
+  groupBy?: string
+  /** A tag key the account has, asked with a value none of its series holds. */
+  unknown?: { key: string; value: string }
+}
+
+const escapeRe = (x: string) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+const alternation = (xs: Iterable<string>) =>
+  [...xs]
+    .sort((a, b) => b.length - a.length)
+    .map(escapeRe)
+    .join('|')
+
+/**
+ * The tags a question asks of its stats, from the account's tag keys and values: a filter ("on host web1", "for
+ * host=web1", "where region is eu", "host:web1", "on web1" where only one key has that value) and a group-by ("by
+ * host", "per region", "for each host"). A key asked with a value no series holds is kept as `unknown`, to decline.
+ */
+export function readTags(rest: string, stats: StatRef[]): TagAsk {
+  const keys = new Map<string, Map<string, string>>()
+  for (const s of stats)
+    for (const t of s.tagged ?? [])
+      for (const [k, v] of Object.entries(t.tags)) {
+        let values = keys.get(k)
+        if (!values) keys.set(k, (values = new Map()))
+        values.set(v.toLowerCase(), v)
+      }
+  if (!keys.size) return { rest }
+  const out: TagAsk = { rest }
+  const cut = (m: RegExpExecArray) => {
+    out.rest = `${out.rest.slice(0, m.index)} ${out.rest.slice(m.index + m[0].length)}`
+  }
+  const keyRe = alternation(keys.keys())
+  const allValues = new Set([...keys.values()].flatMap((v) => [...v.keys()]))
+  const valueRe = alternation(allValues)
+  const keep = (k: string, lower: string): boolean => {
+    const v = keys.get(k)?.get(lower)
+    if (v === undefined) return false
+    out.filter = { ...out.filter, [k]: v }
+    return true
+  }
+  const PRE = '(?:on|for|from|in|at|where|with|only|of)'
+  const pair = new RegExp(`(?:\\b${PRE}\\s+(?:the\\s+)?)?\\b(${keyRe})(?:\\s*[=:]\\s*|\\s+(?:is\\s+|=\\s*)?)(${valueRe})(?![\\w.:/-])`)
+  for (let m = pair.exec(out.rest); m; m = pair.exec(out.rest)) {
+    if (!keep(m[1], m[2])) break
+    cut(m)
+  }
+  // A value alone, where exactly one key holds it: "orders on web1".
+  const alone = new RegExp(`\\b(?:on|from|for)\\s+(?:the\\s+)?(${valueRe})(?![\\w.:/-])`)
+  for (let m = alone.exec(out.rest); m; m = alone.exec(out.rest)) {
+    const holders = [...keys].filter(([, vs]) => vs.has(m![1]))
+    // Not a short or common word ("for us" is not region us): those need their key ("for region us").
+    if (holders.length !== 1 || m[1].length < 3 || isGrammarWord(m[1]) || !keep(holders[0][0], m[1])) break
+    cut(m)
+  }
+  const unknown = new RegExp(`\\b${PRE}\\s+(?:the\\s+)?(${keyRe})(?:\\s*[=:]\\s*|\\s+(?:is\\s+|=\\s*)?)([^\\s]+)`).exec(out.rest)
+  // Not a word of the grammar, nor of a stat's name ("the average of host load" asks the stat host.load).
+  const nameWords = new Set(stats.flatMap((s) => tokens(s.name)))
+  if (unknown && !isGrammarWord(unknown[2]) && !nameWords.has(unknown[2])) {
+    out.unknown = { key: unknown[1], value: unknown[2] }
+    cut(unknown)
+  }
+  const group = new RegExp(
+    `\\b(?:by|per|for each|for every|each|every|across|split by|broken down by|grouped by|group by)\\s+(?:the\\s+)?(${keyRe})(?:e?s)?\\b`,
+  ).exec(out.rest)
+  if (group) {
+    out.groupBy = group[1]
+    cut(group)
+  }
+  return out
+}
+
+const pairsOf = (tags: Record<string, string>) =>
+  Object.keys(tags)
+    .sort()
+    .map((k) => `${k}=${tags[k]}`)
+
+/** A stat's tags as `key=value`, the ones of `key` only when given (at most 20: an answer names them). */
+function tagList(stat: StatRef, key?: string): string[] {
+  const seen = new Set<string>()
+  for (const t of stat.tagged ?? []) for (const [k, v] of Object.entries(t.tags)) if (!key || k === key) seen.add(`${k}=${v}`)
+  return [...seen].sort().slice(0, 20)
+}
+
+/**
+ * The stats a question names, narrowed to the series its filter keeps (named `requests{host=web1}`, read as one);
+ * a decline when a stat has no such series or lacks the tag a group-by asks for, naming the tags it has.
+ */
+function narrowByTags(stats: StatRef[], ask: TagAsk, none: Decline): StatRef[] | ParsedIntent {
+  if (!ask.filter && !ask.groupBy && !ask.unknown) return stats
+  if (ask.groupBy && stats.length > 1)
+    return none('a figure per tag value is given for one stat at a time', { candidates: stats.map((s) => s.name), unsupported: true })
+  const out: StatRef[] = []
+  for (const stat of stats) {
+    const tagged = stat.tagged ?? []
+    const tagStat = stat.name
+    if (!tagged.length)
+      return none('the stat asked about has no tags: it is answered as a whole', { tagStat, unsupported: true, tagValues: [] })
+    if (ask.unknown)
+      return none('no series of the stat asked about has that tag value', {
+        tagStat,
+        unsupported: true,
+        tagValues: tagList(stat, ask.unknown.key),
+      })
+    if (ask.groupBy && !tagged.some((t) => ask.groupBy! in t.tags))
+      return none('the stat asked about has no such tag to break it down by', { tagStat, unsupported: true, tagValues: tagList(stat) })
+    if (!ask.filter) {
+      out.push(stat)
+      continue
+    }
+    const keep = tagged.filter((t) => Object.entries(ask.filter!).every(([k, v]) => t.tags[k] === v))
+    if (!keep.length)
+      return none('no series of the stat asked about carries the tags asked for', { tagStat, unsupported: true, tagValues: tagList(stat) })
+    out.push({
+      ...stat,
+      base: stat.name,
+      name: `${stat.name}{${pairsOf(ask.filter).join(',')}}`,
+      series: keep.map((t) => t.id),
+      tagged: keep,
+    })
+  }
+  return out
+}
+
+/**
+ * "requests yesterday by host": one figure per value of the tag over one period (totals, averages, minima or maxima);
+ * anything else by a tag is declined with what to ask instead.
+ */
+function groupIntent(
+  { rest, periods, window, none, base }: Asked,
+  pctAsked: string | undefined,
+  breakdown: RegExpExecArray | null,
+): ParsedIntent {
+  const candidates = base.stats.map((s) => s.base ?? s.name)
+  if (base.stats.length > 1) return none('a figure per tag value is given for one stat at a time', { candidates, unsupported: true })
+  const asksOther =
+    pctAsked ||
+    breakdown ||
+    periods.length > 1 ||
+    has(COMPARE, rest) ||
+    has(CHANGE_UP, rest) ||
+    has(CHANGE_DOWN, rest) ||
+    has(CHANGE, rest) ||
+    has(/\bwhen\b|\bwhat time\b|\bwhich (hour|day|minute)\b|\bbusiest\b|\bquietest\b|\bpeak\w*\b|\bspik\w*\b/, rest)
+  const agg = aggOf(rest)
+  if (asksOther || agg === 'last' || agg === 'count')
+    return none(
+      'a figure per tag value is given for a total, an average, a minimum or a maximum over one period; for anything else ask about one value at a time ("on", the tag and its value)',
+      { candidates, unsupported: true },
+    )
+  return { op: 'aggregate', agg, window, ...base }
 }
 
 const COMPARE = /\b(compare[ds]?|comparing|comparison|vs\.?|versus|against|compared)\b/

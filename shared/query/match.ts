@@ -9,6 +9,14 @@ export interface StatRef {
   id: string
   name: string
   kind: Kind
+  /**
+   * A stat with tagged series (docs/decisions.md §24): the ids read as the one answer (all of its series, or those a
+   * question's filter keeps), and every tagged series with its tags, for a filter or a group-by.
+   */
+  series?: string[]
+  tagged?: Array<{ id: string; tags: Record<string, string> }>
+  /** A stat narrowed by a filter or to one group: the stat's own name (`name` then says which series, `requests{host=web1}`). */
+  base?: string
 }
 
 export interface Match {
@@ -37,6 +45,9 @@ year years yesterday you your hi hey ok okay quarter quietest observations sampl
     /\s+/,
   ),
 )
+
+/** Whether a word is one of the question grammar's own (never a stat's name, nor a tag value read on its own). */
+export const isGrammarWord = (w: string) => GRAMMAR.has(w)
 
 /** Lower-case tokens of a name or question (separators: space, dot, underscore, hyphen, slash). */
 export function tokens(text: string): string[] {

@@ -30,6 +30,8 @@ export interface FoundPeriod extends Span {
   end: number
   /** A period that has not happened yet ("tomorrow", "next week"). */
   future?: boolean
+  /** Why a period that has not happened yet cannot be answered, in words (no digits: a decline repeats it). */
+  why?: string
   /** The period the phrase most naturally compares with ("this week" -> "last week"). */
   previous: () => Span
   /**
@@ -346,6 +348,46 @@ const RULES: Rule[] = [
     rolling: true,
     re: /\b(tomorrow|next (?:hour|day|week|month|quarter|year|\d+ \w+))\b/g,
     read: (m, now, tz) => ({ ...span(tz, now, new Date(now.getTime() + DAY), m[1]), future: true }),
+  },
+  {
+    // this / last / the weekend: Saturday 00:00 to Monday 00:00. "The weekend" is the latest one: this one while it
+    // runs, else the one just past; "this weekend" on a weekday has not begun (the answer says so and offers the last).
+    re: /\b(?:(?:over|on|during|at|for|in) )?(this|last|previous|past|the) weekend\b/g,
+    read: (m, now, tz) => {
+      const dow = now.getUTCDay()
+      const running = dow === 6 || dow === 0
+      const sat = addDays(dayStart(now), -(dow === 6 ? 0 : dow + 1))
+      const which = m[1] === 'this' || (m[1] === 'the' && running) ? 'this' : 'last'
+      if (which === 'this' && !running) {
+        const next = addDays(sat, 7)
+        return {
+          ...span(tz, next, addDays(next, 2), `this weekend (${days(next, addDays(next, 2))} ${tz})`),
+          future: true,
+          why: 'this weekend has not begun yet (it starts on Saturday), so nothing is recorded for it; ask for last weekend',
+        }
+      }
+      if (which === 'this') {
+        const before = addDays(sat, -7)
+        return {
+          ...span(tz, sat, now, `this weekend (since ${isoDate(sat)} ${tz}, so far)`, () => ({
+            from: before,
+            to: addDays(now, -7),
+            label: `last weekend up to the same point (${isoDate(before)} until ${isoDate(addDays(now, -7))} ${hhmm(now)} ${tz})`,
+          })),
+          sofar: {
+            whole: { from: before, to: addDays(before, 2), label: `the whole of last weekend (${days(before, addDays(before, 2))} ${tz})` },
+            stretch: `Sat 00:00 to ${SHORT_DAYS[dow]} ${hhmm(now)} ${tz} of each weekend`,
+          },
+        }
+      }
+      const from = running ? addDays(sat, -7) : sat
+      const to = addDays(from, 2)
+      return span(tz, from, to, `last weekend (${days(from, to)} ${tz})`, () => ({
+        from: addDays(from, -7),
+        to: addDays(to, -7),
+        label: `the weekend before (${days(addDays(from, -7), addDays(to, -7))} ${tz})`,
+      }))
+    },
   },
   {
     re: /\b(this|current|last|previous|past) (week|month|quarter|year)\b/g,

@@ -18,8 +18,25 @@ export interface Summary {
 
 /** The account's stats (id, name, kind), by name. */
 export async function accountStats(sql: Db, accountId: string): Promise<StatRef[]> {
-  return sql<StatRef[]>`select id, name, kind from stats where account_id = ${accountId} and parent_id is null order by name`
+  const [stats, series] = await Promise.all([
+    sql<StatRef[]>`select id, name, kind from stats where account_id = ${accountId} and parent_id is null order by name`,
+    sql<{ id: string; parent_id: string; tags: Record<string, string> }[]>`
+      select id, parent_id, tags from stats where account_id = ${accountId} and parent_id is not null order by tags::text`,
+  ])
+  // A stat with tagged series is read as a whole, all of them with its own row (docs/decisions.md §24).
+  const byId = new Map(stats.map((s) => [s.id, s]))
+  for (const r of series) {
+    const s = byId.get(r.parent_id)
+    if (!s) continue
+    s.series ??= [s.id]
+    s.series.push(r.id)
+    ;(s.tagged ??= []).push({ id: r.id, tags: r.tags })
+  }
+  return stats
 }
+
+/** The ids a stat's answer reads: its series (all, or those a filter kept), or its own id. */
+export const idsOfStat = (stat: StatRef): string[] => stat.series ?? [stat.id]
 
 /**
  * A window cut where it reaches a whole hour and a whole day, each piece read at the coarsest rollup its
@@ -137,10 +154,13 @@ export async function latest(sql: Db, stat: StatRef, span: Span | null): Promise
   const [from, to] = span
     ? [sql`${span.from}::timestamptz`, sql`${span.to}::timestamptz`]
     : [sql`'-infinity'::timestamptz`, sql`'infinity'::timestamptz`]
+  // A stat with tagged series: the newest time over all of them, then every point at it (as a read merges them).
+  const ids = idsOfStat(stat)
   const [row] = await sql<{ t: number; sum: number; avg: number; n: number }[]>`
-    with newest as (select stat_newest(${stat.id}, ${from}, ${to}) as ts)
+    with newest as (select max(stat_newest(i, ${from}, ${to})) as ts from unnest(${ids}::uuid[]) i)
     select extract(epoch from p.ts)::bigint::float8 as t, sum(p.value) as sum, avg(p.value) as avg, count(*)::int as n
-    from newest cross join lateral stat_points(${stat.id}, newest.ts, newest.ts + interval '1 microsecond') p
+    from newest cross join unnest(${ids}::uuid[]) i cross join lateral stat_points(i, newest.ts, newest.ts + interval '1 microsecond') p
+    where newest.ts is not null
     group by p.ts`
   return row ? { t: row.t, value: stat.kind === 'counter' ? row.sum : row.avg, n: row.n } : null
 }

@@ -77,6 +77,11 @@ export const Intent = z
       .optional()
       .describe('breakdown: the bucket, an hour or a day (UTC)'),
     reason: z.string().optional().describe('When declined: why'),
+    filter: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe('The tags asked for ("on host web1", "for host=web1"): only the series holding them are read'),
+    group_by: z.string().optional().describe('A tag key answered one figure per value ("by host")'),
   })
   .meta({ id: 'QueryIntent' })
 export type Intent = z.infer<typeof Intent>

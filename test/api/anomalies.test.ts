@@ -525,3 +525,73 @@ test.serial('the OpenAPI document lists the three routes with their parameters',
   t.deepEqual(doc.paths['/api/v1/anomalies'].get.parameters.map((x: any) => x.name).sort(), ['limit', 'range', 'stat', 'status'])
   t.truthy(doc.paths['/api/v1/anomalies/backtest'].get.responses['403'])
 })
+
+/** Hourly counts (mid-hour) of one tagged series through the v1 API, the last in hour `lastHour`, rolled up. */
+async function writeTagged(key: string, stat: string, tags: Record<string, string>, values: number[], lastHour = NEWEST) {
+  const first = lastHour - (values.length - 1) * HOUR
+  const res = await request(app.url, '/api/v1/points', {
+    bearer: key,
+    json: { points: values.map((v, i) => ({ stat, count: v, tags, t: first + i * HOUR + 1800 })) },
+  })
+  if (res.status !== 200) throw new Error(`write failed: ${res.status} ${res.text}`)
+  await settle(app)
+  await refreshRollups(app.sql)
+}
+
+test.serial(
+  'a stat written only with tags is swept as a whole, and its incident names the series that carry it, in the list and the summary',
+  async (t) => {
+    const { key } = await paidUser()
+    const base = (n: number, level: number) => steady(n, level).map(Math.round)
+    // Three hosts of about 40, 60 and 80 an hour for 30 hours; in the newest hour web1 sends 900.
+    await writeTagged(key, 'orders', { host: 'web1' }, [...base(30, 40), 900])
+    await writeTagged(key, 'orders', { host: 'web2' }, base(31, 60))
+    await writeTagged(key, 'orders', { host: 'web3' }, base(31, 80))
+    const [own] = await app.sql<{ n: number }[]>`
+      select count(*)::int as n from rollups_1h r join stats s on s.id = r.stat_id where s.name = 'orders' and s.parent_id is null`
+    t.is(own.n, 0, 'the stat row itself holds no points: every one is in a tagged series')
+    await sweep(app.sql, NOW, OPTS)
+
+    const list = await get(key, '/api/v1/anomalies?stat=orders')
+    t.is(list.status, 200)
+    t.is(list.body.anomalies.length, 1)
+    const a = list.body.anomalies[0]
+    t.like(a, { stat_name: 'orders', direction: 'spike', status: 'open', started_at: new Date(NEWEST * 1000).toISOString() })
+    // The whole stat's hour: the three hosts added up.
+    t.is(a.peak.observed, 900 + base(31, 60)[30] + base(31, 80)[30])
+    t.is(a.series[0].tags.host, 'web1')
+    t.true(a.series[0].share > 0.9, `web1 carries it (${a.series[0].share})`)
+    t.regex(a.summary, /^Usually [\d.]+ to [\d.]+ lately; it was \d+, since .*; mostly host:web1 \(\d+ %\)$/)
+
+    // The chart's band is of the whole stat too, and flags the same hour.
+    const bt = await get(key, '/api/v1/anomalies/backtest?stat=orders&range=7d')
+    t.is(bt.status, 200)
+    t.like(bt.body.buckets.at(-1), { t: NEWEST, observed: a.peak.observed, anomalous: true })
+    const d = await get(key, '/api/v1/anomalies/diagnostics?stat=orders')
+    t.like(d.body.stats[0], { stat_name: 'orders', state: 'evaluated', reason: null, can_fire: true })
+    t.like(d.body.stats[0].rollup, { present: true })
+
+    // A burst on web2 written later into an hour already scored: the refresh marks the stat (not the series), the next
+    // sweep replays it and lists the burst, carried by web2.
+    const past = NEWEST - 10 * HOUR
+    await writeTagged(key, 'orders', { host: 'web2' }, [1500], past)
+    await sweep(app.sql, NOW, OPTS)
+    const again = (await get(key, '/api/v1/anomalies?stat=orders&status=all')).body.anomalies
+    const replayed = again.find((x: any) => x.started_at === new Date(past * 1000).toISOString())
+    t.truthy(replayed, 'the backfilled burst is listed')
+    t.is(replayed.series[0].tags.host, 'web2')
+    t.regex(replayed.summary, /; mostly host:web2 \(\d+ %\)$/)
+    const [rescore] = await app.sql<{ n: number }[]>`
+      select count(*)::int as n from anomaly_rescore r join stats s on s.id = r.stat_id where s.parent_id is not null`
+    t.is(rescore.n, 0, 'no series is marked on its own')
+  },
+)
+
+test.serial('a stat without tags lists its incidents with no series, and its summary names none', async (t) => {
+  const { key } = await paidUser()
+  await write(key, 'plain.latency', 'value', [...steady(30, 120), 2400])
+  await sweep(app.sql, NOW, OPTS)
+  const [a] = (await get(key, '/api/v1/anomalies?stat=plain.latency')).body.anomalies
+  t.deepEqual(a.series, [])
+  t.notRegex(a.summary, /mostly/)
+})

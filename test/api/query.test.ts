@@ -255,3 +255,61 @@ test.serial('model: declines are never sent to the model', async (t) => {
   t.like(res.body, { source: 'template', llm_used: false })
   t.is(chat.requests.length, before)
 })
+
+test('tags: "by host" answers one figure per host and the whole; "on host web1" and "for host=web2" read those series alone; a stat only written with tags answers as a whole', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  // requests only ever written with a host tag: web1 10 + 5, web2 7, web3 1 yesterday; web1 100 the day before.
+  const points = [
+    { stat: 'requests', count: 10, tags: { host: 'web1' }, t: yesterday + 9 * HOUR },
+    { stat: 'requests', count: 5, tags: { host: 'web1' }, t: yesterday + 15 * HOUR },
+    { stat: 'requests', count: 7, tags: { host: 'web2' }, t: yesterday + 11 * HOUR },
+    { stat: 'requests', count: 1, tags: { host: 'web3' }, t: yesterday + 12 * HOUR },
+    { stat: 'requests', count: 100, tags: { host: 'web1' }, t: yesterday - DAY + 12 * HOUR },
+  ]
+  t.is((await request(app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(app)
+  const q = (query: string) => ask({ query }, app.url, key)
+
+  const whole = await q('how many requests yesterday')
+  t.like(whole.body.data[0], { stat: 'requests', agg: 'sum', value: 23 })
+
+  const by = await q('requests yesterday by host')
+  t.is(by.status, 200)
+  t.like(by.body.intent, { op: 'aggregate', stats: ['requests'], group_by: 'host' })
+  t.deepEqual(
+    by.body.data.map((d: any) => [d.stat, d.value]),
+    [
+      ['requests{host=web1}', 15],
+      ['requests{host=web2}', 7],
+      ['requests{host=web3}', 1],
+      ['requests', 23],
+    ],
+  )
+  t.regex(
+    by.body.answer,
+    /^Total of requests yesterday \([^)]*\), by host: host=web1 15, host=web2 7, host=web3 1\. All of requests together: 23\.$/,
+  )
+  t.regex(by.body.verifier, /^passed/)
+
+  const on = await q('requests on host web1 yesterday')
+  t.like(on.body.intent, { op: 'aggregate', stats: ['requests'], filter: { host: 'web1' } })
+  t.like(on.body.data[0], { stat: 'requests{host=web1}', value: 15 })
+  t.regex(on.body.answer, /^requests\{host=web1\} totalled 15 yesterday/)
+  t.like((await q('total requests for host=web2 yesterday')).body.data[0], { stat: 'requests{host=web2}', value: 7 })
+  const cmp = await q('compare requests on host web1 yesterday with the day before yesterday')
+  t.like(cmp.body.intent, { op: 'compare', filter: { host: 'web1' } })
+  t.deepEqual(
+    cmp.body.data.slice(0, 2).map((d: any) => d.value),
+    [15, 100],
+  )
+
+  const unknown = await q('requests on host web9 yesterday')
+  t.like(unknown.body.intent, { op: 'unknown', reason: 'no series of the stat asked about has that tag value' })
+  t.is(
+    unknown.body.answer,
+    "I can't answer that: no series of the stat asked about has that tag value. The series of requests are tagged host=web1, host=web2, host=web3.",
+  )
+  t.deepEqual(unknown.body.data, [])
+  t.regex(unknown.body.verifier, /^passed/)
+})

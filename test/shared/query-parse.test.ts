@@ -115,7 +115,7 @@ test('13 intents: default aggregation by kind, operations, declines', (t) => {
   t.like(i('how many people signed up yesterday'), { op: 'unknown' }, '"signed up" is not read as "up"')
   // "per day" is a breakdown by day, not an unread period.
   t.like(i('page views per day this week'), { op: 'breakdown', bucket: 86_400 })
-  for (const q of ['total signups in 2025', 'errors this weekend', 'signups last night', 'orders on 11/20']) {
+  for (const q of ['total signups in 2025', 'errors on weekends', 'signups last night', 'orders on 11/20']) {
     t.like(i(q), { op: 'unknown', unreadPeriod: true }, `${q}: a period it cannot read is declined, not replaced by the default`)
   }
   t.like(i('which day had the most orders last month'), { op: 'peak' })
@@ -177,4 +177,83 @@ test('10 settings: no model unless QUERY_LLM_BASE_URL is set; a base URL needs a
   })
   const err = t.throws(() => loadConfig({ QUERY_LLM_BASE_URL: 'http://127.0.0.1:8000/v1' }), { instanceOf: ConfigError })
   t.regex(err!.message, /QUERY_LLM_MODEL: required when QUERY_LLM_BASE_URL is set/)
+})
+
+// A stat written only with tags (docs/decisions.md §24): three hosts, two regions.
+const TAGGED: StatRef[] = [
+  ...STATS,
+  {
+    id: 'r',
+    name: 'requests',
+    kind: 'counter',
+    series: ['r', 'r1', 'r2', 'r3'],
+    tagged: [
+      { id: 'r1', tags: { host: 'web1', region: 'eu' } },
+      { id: 'r2', tags: { host: 'web2', region: 'eu' } },
+      { id: 'r3', tags: { host: 'web3', region: 'us' } },
+    ],
+  },
+]
+
+test('tags: "on host web1", "for host=web1", "where region is eu" and "on web1" narrow the stat to those series; "by host" groups', (t) => {
+  for (const [q, ids, name] of [
+    ['requests on host web1 yesterday', ['r1'], 'requests{host=web1}'],
+    ['total requests for host=web2 last week', ['r2'], 'requests{host=web2}'],
+    ['requests where region is eu today', ['r1', 'r2'], 'requests{region=eu}'],
+    ['requests on web3 today', ['r3'], 'requests{host=web3}'],
+    ['requests host:web1 region:eu yesterday', ['r1'], 'requests{host=web1,region=eu}'],
+  ] as const) {
+    const i = parseIntent(q, TAGGED, NOW)
+    t.is(i.op, 'aggregate', q)
+    t.deepEqual(i.stats[0].series, [...ids], q)
+    t.is(i.stats[0].name, name, q)
+    t.is(i.stats[0].base, 'requests', q)
+  }
+  const g = parseIntent('requests yesterday by host', TAGGED, NOW)
+  t.like(g, { op: 'aggregate', groupBy: 'host' })
+  t.is(g.stats[0].name, 'requests')
+  t.is(parseIntent('average requests per region this week', TAGGED, NOW).groupBy, 'region')
+  const both = parseIntent('requests by host for region eu yesterday', TAGGED, NOW)
+  t.like(both, { groupBy: 'host', filter: { region: 'eu' } })
+  t.deepEqual(both.stats[0].series, ['r1', 'r2'])
+  // "for us" is not the region us: a short or common value needs its key.
+  t.is(parseIntent('orders for us yesterday', TAGGED, NOW).filter, undefined)
+})
+
+test('tags: what cannot be answered by tag is declined saying why, and names the tags the stat has', (t) => {
+  const cases: Array<[string, RegExp]> = [
+    ['requests on host web9 yesterday', /no series of the stat asked about has that tag value/],
+    ['orders by host yesterday', /has no tags: it is answered as a whole/],
+    ['requests by host yesterday vs the day before yesterday', /a figure per tag value is given for a total/],
+    ['when did requests peak yesterday by host', /a figure per tag value is given for a total/],
+    ['requests by host and orders yesterday', /one stat at a time/],
+  ]
+  for (const [q, reason] of cases) {
+    const i = parseIntent(q, TAGGED, NOW)
+    t.is(i.op, 'unknown', q)
+    t.regex(i.reason ?? '', reason, q)
+  }
+  t.deepEqual(parseIntent('requests on host web9 yesterday', TAGGED, NOW).tagValues, ['host=web1', 'host=web2', 'host=web3'])
+})
+
+test('weekends: last weekend is Saturday and Sunday just past; this weekend on a weekday has not begun (said why); on a Sunday it runs', (t) => {
+  t.deepEqual(period('orders last weekend'), [
+    '2026-11-21T00:00:00.000Z',
+    '2026-11-23T00:00:00.000Z',
+    'last weekend (2026-11-21 to 2026-11-22 UTC)',
+  ])
+  t.deepEqual(period('orders over the weekend'), period('orders last weekend'))
+  const i = parseIntent('orders this weekend', STATS, NOW)
+  t.is(i.op, 'unknown')
+  t.regex(i.reason!, /^this weekend has not begun yet \(it starts on Saturday\)/)
+  const sunday = new Date('2026-11-29T10:30:00Z')
+  const [p] = findPeriods('orders this weekend', sunday)
+  t.deepEqual([p.from.toISOString(), p.to.toISOString()], ['2026-11-28T00:00:00.000Z', sunday.toISOString()])
+  t.deepEqual(
+    [p.sofar!.whole.from.toISOString(), p.sofar!.whole.to.toISOString()],
+    ['2026-11-21T00:00:00.000Z', '2026-11-23T00:00:00.000Z'],
+  )
+  const [last] = findPeriods('orders last weekend', sunday)
+  t.is(last.from.toISOString(), '2026-11-21T00:00:00.000Z')
+  t.like(parseIntent('orders this weekend', STATS, sunday), { op: 'aggregate' })
 })

@@ -190,3 +190,39 @@ test.serial("anomalies: the explanations state their hours on the account's cloc
   t.regex(shown, /GMT\+5:30/)
   t.deepEqual(problems, [])
 })
+
+test.serial(
+  "anomalies: an incident on a tagged stat names the series that carry it, linking to the stat's chart of that series",
+  async (t) => {
+    const user = await signUp(web.app.url)
+    await web.app.sql`update accounts set plan = 'pro' where id = ${user.accountId}`
+    const { key } = await createKey(web.app.url, user)
+    const now = new Date()
+    const newest = newestCompleteHour(now)
+    // Two hosts of about 40 and 60 requests an hour for two days; in the newest hour web2 sends 700.
+    const points = ['web1', 'web2'].flatMap((host, k) =>
+      Array.from({ length: 48 }, (_, i) => ({
+        stat: 'requests',
+        count: host === 'web2' && i === 47 ? 700 : Math.round((40 + 20 * k) * (1 + 0.05 * Math.sin(i * 1.7))),
+        tags: { host },
+        t: newest - (47 - i) * 3600 + 1800,
+      })),
+    )
+    t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+    await settle(web.app)
+    await refreshRollups(web.app.sql)
+    await sweep(web.app.sql, now, { staleAfterSeconds: 900 })
+
+    const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+    await page.goto(`${web.app.url}/anomalies`)
+    const row = page.getByTestId('incidents').locator('tbody tr').first()
+    await row.waitFor()
+    t.regex((await row.getByTestId('summary').textContent())!, /; mostly host:web2 \(\d+ %\)$/)
+    t.regex((await row.getByTestId('carriers').textContent())!, /^Carried by host:web2 \(\d+ %\)$/)
+    await screenshot(page, 'incidents-tagged')
+    await row.getByTestId('carriers').getByRole('link', { name: 'host:web2' }).click()
+    await page.waitForURL(/\/stats\/requests\?range=7d&filter=host%3Aweb2$/)
+    await page.locator('.chart[data-drawn]').waitFor()
+    t.deepEqual(problems, [])
+  },
+)

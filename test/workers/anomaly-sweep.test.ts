@@ -317,3 +317,31 @@ test.serial('history written during a downgrade is scored when the plan detects 
   await sweep(app.sql, NOW, OPTS)
   t.true((await incidents(id)).some((i) => i.started_at.getTime() === spikeHour * 1000))
 })
+
+test.serial('a sweep past its replay budget leaves the other replays, marks kept, to the next sweeps, which score them all', async (t) => {
+  const acc = await account('pro')
+  const ids: string[] = []
+  for (const name of ['budget.a', 'budget.b', 'budget.c']) {
+    const id = await stat(acc, name, 'gauge')
+    await backfill(id, [...steady(30, 100), 2000])
+    ids.push(id)
+  }
+  // One stat a page and no budget: each sweep replays one page, then leaves every other marked stat for later.
+  const opts = { staleAfterSeconds: 900, pageSize: 1, replayBudgetMs: 0 }
+  const listed = async () => (await Promise.all(ids.map(incidents))).filter((x) => x.length > 0).length
+  const marked = async () =>
+    (await app.sql<{ n: number }[]>`select count(*)::int as n from anomaly_rescore where stat_id = any(${ids}::uuid[])`)[0].n
+  const first = await sweep(app.sql, NOW, opts)
+  t.true(first.deferred >= 2, `deferred ${first.deferred}`)
+  t.true((await listed()) <= 1)
+  t.true((await marked()) >= 2, 'the stats left keep their marks')
+  let sweeps = 1
+  while ((await listed()) < 3 && sweeps < 10) {
+    await sweep(app.sql, NOW, opts)
+    sweeps++
+  }
+  t.is(await listed(), 3, 'every stat is replayed within a few sweeps')
+  t.is(await marked(), 0)
+  // The same replays with the default budget happen in one sweep.
+  t.is((await sweep(app.sql, NOW, OPTS)).deferred, 0)
+})

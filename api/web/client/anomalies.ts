@@ -36,6 +36,23 @@ function chartLink(a: Anomaly): string {
   return `/stats/${encodeURIComponent(a.stat_name)}?range=${range}`
 }
 
+/** A series by its tags as the filter of a read writes them (host:web1,region:eu). */
+const filterOf = (tags: Record<string, string>) =>
+  Object.keys(tags)
+    .sort()
+    .map((k) => `${k}:${tags[k]}`)
+    .join(',')
+
+/** The series that carry an incident (a stat with tagged series), each linking to the stat's chart of that series alone. */
+function Carriers({ a }: { a: Anomaly }) {
+  const tagged = a.series.filter((c) => c.tags !== null)
+  if (!tagged.length) return null
+  return html`<div class="small" data-testid="carriers">Carried by ${tagged.map(
+    (c, i) =>
+      html`${i ? ', ' : ''}<a href=${`${chartLink(a)}&filter=${encodeURIComponent(filterOf(c.tags!))}`}>${filterOf(c.tags!)}</a> (${Math.round(c.share * 100)} %)`,
+  )}</div>`
+}
+
 function Incidents({ anomalies, status, range }: { anomalies: Anomaly[]; status: string; range: string }) {
   if (!anomalies.length) {
     return html`<${Empty}><p>${status === 'open' ? 'No open incidents: every checked stat is within its normal range.' : `No incidents in the last ${range}.`}</p><//>`
@@ -45,7 +62,7 @@ function Incidents({ anomalies, status, range }: { anomalies: Anomaly[]; status:
       (
         a,
       ) => html`<tr key=${a.id} data-status=${a.status}><td data-label="Stat" class="row-title"><a href=${chartLink(a)}>${a.stat_name}</a></td>
-      <td data-label="What">${a.level_shift ? `Level shift (${a.direction === 'spike' ? 'up' : 'down'})` : a.direction === 'spike' ? 'Spike' : 'Dip'}<div class="small" data-testid="summary">${explanationInZone(a.summary, ZONE)}</div><details><summary class="small">Details</summary><p class="small muted" data-testid="explanation">${explanationInZone(a.explanation, ZONE)}</p></details></td>
+      <td data-label="What">${a.level_shift ? `Level shift (${a.direction === 'spike' ? 'up' : 'down'})` : a.direction === 'spike' ? 'Spike' : 'Dip'}<div class="small" data-testid="summary">${explanationInZone(a.summary, ZONE)}</div><${Carriers} a=${a} /><details><summary class="small">Details</summary><p class="small muted" data-testid="explanation">${explanationInZone(a.explanation, ZONE)}</p></details></td>
       <td data-label="When" class="small">${when(a.started_at)}<br />${a.ended_at ? html`to ${when(a.ended_at)}` : html`<span class="badge firing">Ongoing</span>`}</td>
       <td data-label="Observed" class="num">${v(a.peak.observed)}</td><td data-label="Expected" class="num">${v(a.peak.expected)}</td>
       <td data-label="Normal range" class="num">${v(a.peak.lower)} – ${v(a.peak.upper)}</td></tr>`,

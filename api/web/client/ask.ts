@@ -32,6 +32,8 @@ interface Answer {
     candidates?: string[]
     suggestions?: Array<{ stat: string; query: string }>
     reason?: string
+    filter?: Record<string, string>
+    group_by?: string
   }
 }
 interface StatItem {
@@ -159,7 +161,13 @@ function Ask() {
       }
       <details><summary>The data this answer rests on (${result.data.length} ${result.data.length === 1 ? 'value' : 'values'})</summary>
         <${DataTable} data=${result.data} />
-        <p class="small muted">Read as: ${result.intent.op}${result.intent.stats.length ? ` of ${result.intent.stats.join(', ')}` : ''}${result.intent.window ? `, ${result.intent.window.label}` : ''}${result.intent.compare_to ? ` vs ${result.intent.compare_to.label}` : ''}${result.intent.context ? `; context: ${result.intent.context.label}` : ''}.</p>
+        <p class="small muted">Read as: ${result.intent.op}${result.intent.stats.length ? ` of ${result.intent.stats.join(', ')}` : ''}${
+          result.intent.filter
+            ? ` on ${Object.entries(result.intent.filter)
+                .map(([k, v]) => `${k}=${v}`)
+                .join(', ')}`
+            : ''
+        }${result.intent.group_by ? ` by ${result.intent.group_by}` : ''}${result.intent.window ? `, ${result.intent.window.label}` : ''}${result.intent.compare_to ? ` vs ${result.intent.compare_to.label}` : ''}${result.intent.context ? `; context: ${result.intent.context.label}` : ''}.</p>
       </details>
       <p class="small verifier" data-testid="verifier"><strong>Verifier:</strong> ${result.verifier}</p>
       <p class="small muted">Answered by the ${result.source} engine${result.llm_used ? ', worded by a model' : ', no model used'}.</p>
