@@ -64,12 +64,21 @@ export interface CompactionResult {
 
 /** Bytes a (stat_id, ts) entry of the hot table's B-tree takes with its share of the page (bench:storage: 73). */
 const INDEX_BYTES_PER_ROW = 73
-/** The index is rebuilt when it holds this many times what its live rows need... */
+/** The heap is shrunk when it holds this many times what its live rows need... */
 const INDEX_BLOAT_FACTOR = 4
 /**
- * ...and at least this many bytes: below it, the pages it would give back are not worth a rebuild. 16 MB, not the
- * 64 it was when two days stayed hot: with an hour's window a week of 40 gauges leaves 25 MB of emptied index
- * after its first pass, 10 bytes for each of its 2.4 million points (bench:hotwindow).
+ * ...and the index when it holds this many times what its live rows take when inserted one by one (73 bytes each,
+ * about twice a rebuilt index's 40). With an hour's window the index does not stay at that: each series' newest
+ * entries go in at the end of its key range, which is not the index's end, so the pages there split in halves, and
+ * the emptied ones at the start of each range come back slowly; bench:hotwindow's index stood at 5.9 MB, 5.3 of
+ * them free, for 16,600 live rows after a day of passes.
+ */
+const INDEX_REBUILD_FACTOR = 2
+/** An index smaller than this is left as it is: a rebuild would give back less than a few hundred pages. */
+export const INDEX_SHRINK_MIN_BYTES = 2 * 1024 * 1024
+/**
+ * ...and at least this many bytes: below it, the pages the heap would give back are not worth moving its rows
+ * (the pass's VACUUM keeps a steady heap at the window's size; this is for a first pass over a long history).
  */
 export const INDEX_REBUILD_MIN_BYTES = 16 * 1024 * 1024
 
@@ -77,19 +86,19 @@ export const INDEX_REBUILD_MIN_BYTES = 16 * 1024 * 1024
  * Gives back the disk of the hot table's index once a pass has emptied much of the table. VACUUM makes an
  * emptied heap's pages free and trims its end, but a B-tree keeps its pages: after a backfill burst or a
  * first compaction of old history, the (stat_id, ts) index stays at the size of its peak (870 MB for 12
- * million points moved to 23 MB of blocks, bench:storage). In steady state the table holds about two days
- * and a pass moves one of them, so the index never reaches the bloat factor and is left alone.
+ * million points moved to 23 MB of blocks, bench:storage), and in steady state it grows past what its rows need
+ * (INDEX_REBUILD_FACTOR): rebuilt then, a few times a day at an hour's window.
  *
  * REINDEX CONCURRENTLY: writes and reads go on while it builds. One at a time per database (a session
  * advisory lock on a reserved connection); one that fails leaves an invalid copy, which is dropped.
  * Live rows are estimated from a 1 % sample of the heap's pages: the statistics collector lags the deletes.
  */
-export async function shrinkHotIndex(sql: Sql, minBytes = INDEX_REBUILD_MIN_BYTES): Promise<{ before: number; after: number } | null> {
+export async function shrinkHotIndex(sql: Sql, minBytes = INDEX_SHRINK_MIN_BYTES): Promise<{ before: number; after: number } | null> {
   const size = async () => Number((await sql<{ n: string }[]>`select pg_relation_size('points_stat_ts_idx')::text as n`)[0].n)
   const before = await size()
   if (before < minBytes) return null
   const [{ rows }] = await sql<{ rows: number }[]>`select (count(*) * 100)::float8 as rows from points tablesample system (1)`
-  if (before < INDEX_BLOAT_FACTOR * INDEX_BYTES_PER_ROW * rows) return null
+  if (before < INDEX_REBUILD_FACTOR * INDEX_BYTES_PER_ROW * rows) return null
   const conn = await sql.reserve()
   try {
     const [{ got }] = await conn<{ got: boolean }[]>`select pg_try_advisory_lock(27, 1) as got`
@@ -285,7 +294,7 @@ export async function compactPoints(
   if (out.points) {
     const heap = await shrinkHotHeap(sql, opts.indexMinBytes)
     if (heap) out.hotHeap = heap
-    const shrunk = await shrinkHotIndex(sql, opts.indexMinBytes)
+    const shrunk = await shrinkHotIndex(sql, opts.indexMinBytes ?? INDEX_SHRINK_MIN_BYTES)
     if (shrunk) out.hotIndex = shrunk
   }
   if (opts.vacuum !== false) await vacuumAfter(sql, out)
