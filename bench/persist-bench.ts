@@ -16,13 +16,12 @@
 import { randomUUID } from 'node:crypto'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { createSql, type Sql } from '../shared/db.js'
+import { createSql } from '../shared/db.js'
 import type { QueuedPoint } from '../shared/jobs.js'
-import { compactDay } from '../shared/points/compaction.js'
 import { applyBatches, type Batch } from '../shared/points/repo.js'
 import { createTestDatabase, prepareTemplate } from '../test/helpers/db.js'
 import { envInt, logger } from './common.js'
-import { processCpuMs } from './machine.js'
+import { compactionCost, measure, type Side } from './compaction-ref.js'
 
 const STATS = envInt('BENCH_PERSIST_STATS', 1008, 1)
 const STATEMENTS = envInt('BENCH_PERSIST_STATEMENTS', 60, 1)
@@ -31,78 +30,6 @@ const SHAPES = (process.env.BENCH_PERSIST_SHAPES ?? 'live,backfill').split(',')
 const BATCHES = 16
 const BATCH = 500
 const say = logger('bench:persist')
-
-/** CPU (ms) of every backend connected to the current database (PostgreSQL must run on this machine). */
-async function backendCpuMs(sql: Sql): Promise<number> {
-  return processCpuMs((await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database()`).map((r) => r.pid))
-}
-
-interface Side {
-  pgUsPerPoint: number
-  nodeUsPerPoint: number
-  wallUsPerPoint: number
-}
-
-async function measure(sql: Sql, points: number, run: () => Promise<void>): Promise<Side> {
-  const pg0 = await backendCpuMs(sql)
-  const cpu0 = process.cpuUsage()
-  const wall0 = performance.now()
-  await run()
-  const wall = performance.now() - wall0
-  const cpu = process.cpuUsage(cpu0)
-  const pg = (await backendCpuMs(sql)) - pg0
-  return { pgUsPerPoint: (pg * 1000) / points, nodeUsPerPoint: (cpu.user + cpu.system) / points, wallUsPerPoint: (wall * 1000) / points }
-}
-
-/**
- * What the next compaction pays for a backfill: whole days of a gauge every 10 s (8,640 points a day), stored
- * once as write blocks (jobs of 1,000 points, groups of 16, as 1,000-point requests give) and once as rows of
- * other stats, then each set's days merged into their day blocks alone. Days 22 to 27 back: apart from the
- * shapes' days.
- */
-async function compactionCost(sql: Sql, accountId: string): Promise<string> {
-  const STATS_PER_SIDE = 6
-  const DAYS = 6
-  const ids = (
-    await sql<{ id: string }[]>`
-    insert into stats (account_id, name, kind) select ${accountId}, 'persist.compaction.' || g, 'gauge' from generate_series(1, ${2 * STATS_PER_SIDE}) g returning id`
-  ).map((r) => r.id)
-  const today = Math.floor(Date.now() / 1000 / 86_400) * 86_400
-  const days = Array.from({ length: DAYS }, (_, d) => today - (22 + d) * 86_400)
-  const dayOf = (stat: string, day: number): QueuedPoint[] =>
-    Array.from({ length: 8_640 }, (_, i) => [
-      stat,
-      day + i * 10,
-      Math.round((50 + 20 * Math.sin(i / 500) + ((i * 7919) % 100) / 100) * 100) / 100,
-      null,
-    ])
-  const [asBlocks, asRows] = [ids.slice(0, STATS_PER_SIDE), ids.slice(STATS_PER_SIDE)]
-  for (const stat of asBlocks)
-    for (const day of days) {
-      const points = dayOf(stat, day)
-      const jobs: Batch[] = []
-      for (let i = 0; i < points.length; i += 1000) jobs.push({ id: randomUUID(), points: points.slice(i, i + 1000) })
-      for (let i = 0; i < jobs.length; i += BATCHES) await applyBatches(sql, jobs.slice(i, i + BATCHES))
-    }
-  for (const stat of asRows)
-    for (const day of days) {
-      const points = dayOf(stat, day)
-      await sql`insert into points (stat_id, ts, value) select ${stat}, to_timestamp(t), v from unnest(${points.map((p) => p[1])}::bigint[], ${points.map((p) => p[2])}::float8[]) as u(t, v)`
-    }
-  const points = STATS_PER_SIDE * DAYS * 8_640
-  const compact = (stats: string[]) =>
-    measure(sql, points, async () => {
-      for (const stat of stats) for (const day of days) await compactDay(sql, stat, new Date(day * 1000))
-    })
-  const blocks = await compact(asBlocks)
-  const rows = await compact(asRows)
-  const f = (x: number) => x.toFixed(2)
-  say(`compaction: write blocks ${f(blocks.pgUsPerPoint)} µs/point, rows ${f(rows.pgUsPerPoint)} µs/point (PostgreSQL)`)
-  return (
-    `bench:persist compaction of ${points.toLocaleString('en-US')} backfilled points into day blocks: PostgreSQL CPU per point, from write blocks ${f(blocks.pgUsPerPoint)} µs against ` +
-    `from rows ${f(rows.pgUsPerPoint)} µs (${f(blocks.pgUsPerPoint / rows.pgUsPerPoint)}x, one run)`
-  )
-}
 
 async function main() {
   await prepareTemplate()
@@ -183,7 +110,14 @@ async function main() {
           ` the worker's CPU per point building and sending the statement ${f(node)} µs`,
       )
     }
-    if (SHAPES.includes('backfill')) summary.push(await compactionCost(sql, account.id))
+    if (SHAPES.includes('backfill')) {
+      const c = await compactionCost(sql, account.id)
+      say(`compaction: write blocks ${f(c.blocks.pgUsPerPoint)} µs/point, rows ${f(c.rows.pgUsPerPoint)} µs/point (PostgreSQL)`)
+      summary.push(
+        `bench:persist compaction of ${c.points.toLocaleString('en-US')} backfilled points into day blocks: PostgreSQL CPU per point, from write blocks ${f(c.blocks.pgUsPerPoint)} µs against ` +
+          `from rows ${f(c.rows.pgUsPerPoint)} µs (${f(c.blocks.pgUsPerPoint / c.rows.pgUsPerPoint)}x, one run)`,
+      )
+    }
     process.stdout.write(`\n${summary.join('\n')}\n`)
   } finally {
     await sql.end()

@@ -23,6 +23,7 @@
 // that counts the rows: from the service's export stream (exportCsv, what GET /api/v1/export sends,
 // served by a bare node:http server so the figure is the export's own cost, not the API's
 // middleware), after compaction, so from blocks; and from InfluxDB 1.x (/query, chunked, CSV).
+// BENCH_STORAGE_EXPORTS=0 skips them.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -44,6 +45,10 @@ const COUNTERS = env('BENCH_STORAGE_COUNTERS', 100)
 const DAYS = env('BENCH_STORAGE_DAYS', 7)
 const STEP = 10
 const PEERS = process.env.BENCH_STORAGE_PEERS !== '0'
+/** BENCH_STORAGE_EXPORTS=0 skips the CSV exports over HTTP (bytes on disk only). */
+const EXPORTS = process.env.BENCH_STORAGE_EXPORTS !== '0'
+/** BENCH_STORAGE_SERVICE=0 measures the peers alone (the data is deterministic: the same points every run). */
+const SERVICE = process.env.BENCH_STORAGE_SERVICE !== '0'
 // The layouts measured before the blocks were built (BENCH_STORAGE_CANDIDATES=1): how the choice was made.
 const CANDIDATES = process.env.BENCH_STORAGE_CANDIDATES === '1'
 /** BENCH_STORAGE_TAGGED=1: every series is a tagged series (3 tags) of one stat per kind (docs/decisions.md §24), not a stat of its own. */
@@ -183,6 +188,7 @@ async function timeExport(
   expected: number,
   read: () => Promise<{ rows: number; seconds: number }>,
 ) {
+  if (!EXPORTS) return
   let r = await read()
   r = await read()
   if (r.rows !== expected) throw new Error(`${store} export of ${scope}: ${r.rows} rows, expected ${expected}`)
@@ -460,7 +466,7 @@ async function main() {
     `bench:storage: ${GAUGES} gauges + ${COUNTERS} counters, a point every ${STEP} s for ${DAYS} days = ${TOTAL.toLocaleString('en')} points`,
   )
   const rows: Row[] = []
-  await service(rows)
+  if (SERVICE) await service(rows)
   if (PEERS) {
     await influx(rows)
     await victoria(rows)

@@ -47,6 +47,93 @@ $$;
 
 
 --
+-- Name: point_blocks_append(uuid, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.point_blocks_append(p_stat uuid, p_day timestamp with time zone) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+declare
+  r record;
+  k integer := 0;
+  merged integer := 0;
+  small bigint[] := '{}';
+  base_seq bigint;
+  n_all integer;
+  first_at timestamptz;
+  last_at timestamptz;
+  sc float8;
+  last_scaled int8;
+  d_head int4[];
+  i_head int8[];
+  f_head float8[];
+  d_tail int4[] := '{}';
+  i_tail int8[] := '{}';
+  f_tail float8[] := '{}';
+  d int4[];
+  iv int8[];
+begin
+  for r in
+    select seq, n, first_ts, last_ts, dts, scale, ivals, fvals from point_blocks
+    where stat_id = p_stat and day = p_day order by seq <> 0, first_ts, seq
+  loop
+    k := k + 1;
+    if r.seq <> 0 then
+      small := small || r.seq;
+      merged := merged + r.n;
+    end if;
+    if k = 1 then
+      base_seq := r.seq;
+      n_all := r.n;
+      first_at := r.first_ts;
+      sc := r.scale;
+      d_head := r.dts;
+      i_head := r.ivals;
+      f_head := r.fvals;
+    else
+      if r.first_ts <= last_at or r.scale is distinct from sc then
+        return null;
+      end if;
+      n_all := n_all + r.n;
+      d := r.dts;
+      d[1] := d[1] - extract(epoch from last_at - p_day)::int4;
+      d_tail := d_tail || d;
+      if sc is null then
+        f_tail := f_tail || r.fvals;
+      else
+        -- The previous part's last scaled value: the sum of its deltas (its first is from 0).
+        if last_scaled is null then
+          select sum(x) into last_scaled from unnest(i_head) as u(x);
+        end if;
+        iv := r.ivals;
+        iv[1] := iv[1] - last_scaled;
+        i_tail := i_tail || iv;
+        select sum(x) into last_scaled from unnest(r.ivals) as u(x);
+      end if;
+    end if;
+    last_at := r.last_ts;
+  end loop;
+  if k = 0 or (k = 1 and base_seq = 0) then
+    return 0;
+  end if;
+  if k = 1 then
+    -- One small block and no block 0: it becomes block 0 as it is (its compressed arrays are kept).
+    update point_blocks set seq = 0 where stat_id = p_stat and day = p_day and seq = base_seq;
+    return merged;
+  end if;
+  delete from point_blocks where stat_id = p_stat and day = p_day and seq = any(small);
+  insert into point_blocks (stat_id, day, seq, n, first_ts, last_ts, dts, scale, ivals, fvals)
+  values (p_stat, p_day, 0, n_all, first_at, last_at, d_head || d_tail, sc,
+          case when sc is null then null else i_head || i_tail end,
+          case when sc is null then f_head || f_tail end)
+  on conflict (stat_id, day, seq) do update set n = excluded.n, first_ts = excluded.first_ts, last_ts = excluded.last_ts,
+    dts = excluded.dts, scale = excluded.scale, ivals = excluded.ivals, fvals = excluded.fvals;
+  return merged;
+end
+$$;
+
+
+--
 -- Name: stat_newest(uuid, timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -590,7 +677,11 @@ CREATE TABLE public.point_blocks (
     ivals bigint[],
     fvals double precision[],
     seq bigint DEFAULT 0 NOT NULL
-);
+)
+WITH (toast_tuple_target='128');
+ALTER TABLE ONLY public.point_blocks ALTER COLUMN dts SET STORAGE MAIN;
+ALTER TABLE ONLY public.point_blocks ALTER COLUMN ivals SET STORAGE MAIN;
+ALTER TABLE ONLY public.point_blocks ALTER COLUMN fvals SET STORAGE MAIN;
 
 
 --

@@ -1,17 +1,20 @@
 // Compaction: a stat's points older than the hot window (HOT_WINDOW_MINUTES, an hour by default) move
 // from the row-per-point `points` table into that stat's blocks (sql/0027), 133 bytes a point becoming a few.
 //
-// Complete days: each (stat, day) is one transaction that deletes the day's hot rows and writes the
-// day's block (seq 0) with them and the day's other blocks merged in. The day the hot edge falls in:
-// each pass moves the rows of every complete stretch older than the window into one new small block
-// (seq > 0, like a write block, sql/0032), one statement for up to 100 stats; the small blocks are merged into
-// the day's block once they hold as many points as it does (so a point is re-encoded about twice
-// during its day, not once per pass), and whatever is left when the day completes is merged then: a
-// day ends as one block per stat. A crash at any moment leaves either the rows or the block, never
-// both or neither, and the next pass carries on where this one stopped. A late backfill lands in
-// `points` like any write, or as a write block when it brings many points of a past day at once; the
-// next pass merges it in. Readers see all of them in the meantime (stat_points(), seriesPoints()).
-import type { Sql } from '../db.js'
+// Complete days: each (stat, day) is one transaction that deletes the day's hot rows, writes them as one block
+// and merges the day's blocks into its block (seq 0). The day the hot edge falls in: each pass moves the rows of
+// every complete stretch older than the window into one new small block (seq > 0, like a write block, sql/0032;
+// block 0 when the day has none yet), one statement for up to 100 stats; the small blocks are merged into the
+// day's block once they hold as many points as it does, or are MERGE_AT_BLOCKS, and whatever is left when the
+// day completes is merged then: a day ends as one block per stat. A merge appends blocks that follow one another
+// in time (point_blocks_append, sql/0040: the day's block is copied, not decoded and encoded again); only a late
+// point or a backfill inside the day's span makes it decode and encode the day. A crash at any moment leaves
+// either the rows or the block, never both or neither, and the next pass carries on where this one stopped. A
+// late backfill lands in `points` like any write, or as a write block when it brings many points of a past day
+// at once; the next pass merges it in. Readers see all of them in the meantime (stat_points(), seriesPoints()).
+// A pass that moved rows vacuums the hot table, and one that merged vacuums the blocks table: the space they
+// left is reused by the next pass's rows and merges instead of growing the files (docs/decisions.md §27).
+import type { Sql, TxSql } from '../db.js'
 import { usesTimescale } from './storage.js'
 
 const DAY_MS = 86_400_000
@@ -51,6 +54,8 @@ export function hotEdge(now: Date, windowMinutes: number): Date {
 export interface CompactionResult {
   blocks: number
   points: number
+  /** Days whose blocks were merged into their block 0. */
+  merges?: number
   /** Set when the pass rebuilt the hot table's index (see shrinkHotIndex): its bytes before and after. */
   hotIndex?: { before: number; after: number }
   /** Set when the pass gave back the hot table's emptied pages (see shrinkHotHeap): its heap's bytes before and after. */
@@ -59,12 +64,21 @@ export interface CompactionResult {
 
 /** Bytes a (stat_id, ts) entry of the hot table's B-tree takes with its share of the page (bench:storage: 73). */
 const INDEX_BYTES_PER_ROW = 73
-/** The index is rebuilt when it holds this many times what its live rows need... */
+/** The heap is shrunk when it holds this many times what its live rows need... */
 const INDEX_BLOAT_FACTOR = 4
 /**
- * ...and at least this many bytes: below it, the pages it would give back are not worth a rebuild. 16 MB, not the
- * 64 it was when two days stayed hot: with an hour's window a week of 40 gauges leaves 25 MB of emptied index
- * after its first pass, 10 bytes for each of its 2.4 million points (bench:hotwindow).
+ * ...and the index when it holds this many times what its live rows take when inserted one by one (73 bytes each,
+ * about twice a rebuilt index's 40). With an hour's window the index does not stay at that: each series' newest
+ * entries go in at the end of its key range, which is not the index's end, so the pages there split in halves, and
+ * the emptied ones at the start of each range come back slowly; bench:hotwindow's index stood at 5.9 MB, 5.3 of
+ * them free, for 16,600 live rows after a day of passes.
+ */
+const INDEX_REBUILD_FACTOR = 2
+/** An index smaller than this is left as it is: a rebuild would give back less than a few hundred pages. */
+export const INDEX_SHRINK_MIN_BYTES = 2 * 1024 * 1024
+/**
+ * ...and at least this many bytes: below it, the pages the heap would give back are not worth moving its rows
+ * (the pass's VACUUM keeps a steady heap at the window's size; this is for a first pass over a long history).
  */
 export const INDEX_REBUILD_MIN_BYTES = 16 * 1024 * 1024
 
@@ -72,19 +86,19 @@ export const INDEX_REBUILD_MIN_BYTES = 16 * 1024 * 1024
  * Gives back the disk of the hot table's index once a pass has emptied much of the table. VACUUM makes an
  * emptied heap's pages free and trims its end, but a B-tree keeps its pages: after a backfill burst or a
  * first compaction of old history, the (stat_id, ts) index stays at the size of its peak (870 MB for 12
- * million points moved to 23 MB of blocks, bench:storage). In steady state the table holds about two days
- * and a pass moves one of them, so the index never reaches the bloat factor and is left alone.
+ * million points moved to 23 MB of blocks, bench:storage), and in steady state it grows past what its rows need
+ * (INDEX_REBUILD_FACTOR): rebuilt then, a few times a day at an hour's window.
  *
  * REINDEX CONCURRENTLY: writes and reads go on while it builds. One at a time per database (a session
  * advisory lock on a reserved connection); one that fails leaves an invalid copy, which is dropped.
  * Live rows are estimated from a 1 % sample of the heap's pages: the statistics collector lags the deletes.
  */
-export async function shrinkHotIndex(sql: Sql, minBytes = INDEX_REBUILD_MIN_BYTES): Promise<{ before: number; after: number } | null> {
+export async function shrinkHotIndex(sql: Sql, minBytes = INDEX_SHRINK_MIN_BYTES): Promise<{ before: number; after: number } | null> {
   const size = async () => Number((await sql<{ n: string }[]>`select pg_relation_size('points_stat_ts_idx')::text as n`)[0].n)
   const before = await size()
   if (before < minBytes) return null
   const [{ rows }] = await sql<{ rows: number }[]>`select (count(*) * 100)::float8 as rows from points tablesample system (1)`
-  if (before < INDEX_BLOAT_FACTOR * INDEX_BYTES_PER_ROW * rows) return null
+  if (before < INDEX_REBUILD_FACTOR * INDEX_BYTES_PER_ROW * rows) return null
   const conn = await sql.reserve()
   try {
     const [{ got }] = await conn<{ got: boolean }[]>`select pg_try_advisory_lock(27, 1) as got`
@@ -150,7 +164,8 @@ export async function shrinkHotHeap(sql: Sql, minBytes = INDEX_REBUILD_MIN_BYTES
 /**
  * Moves one stat's hot rows of one UTC day (those before `upto` only, on the day the hot edge is in), and the
  * day's other blocks (write blocks, sql/0032, and the compaction's small blocks), into its block 0; returns how
- * many points moved (0: nothing to do).
+ * many points moved (0: nothing to do). One transaction: the rows become one block (block 0 when the day has
+ * none yet), then the day's blocks are merged (mergeDayBlocks).
  */
 export async function compactDay(sql: Sql, statId: string, day: Date, upto?: Date): Promise<number> {
   const end = new Date(Math.min(day.getTime() + DAY_MS, upto?.getTime() ?? Infinity))
@@ -159,7 +174,7 @@ export async function compactDay(sql: Sql, statId: string, day: Date, upto?: Dat
     // The stat is held FOR KEY SHARE like a persist transaction does: a concurrent delete waits for this
     // commit and then removes the block too; a stat already deleted moves nothing (its rows are going).
     // Rows off whole seconds (none of today's writers make them) stay hot: the block stores seconds.
-    const [row] = await tx<{ moved: number }[]>`
+    const [row] = await tx<{ moved: number; live: boolean }[]>`
       with live as (select id from stats where id = ${statId} for key share),
       moved as (
         delete from points
@@ -167,35 +182,66 @@ export async function compactDay(sql: Sql, statId: string, day: Date, upto?: Dat
           and ts = date_trunc('second', ts) and exists (select 1 from live)
         returning ts, value
       ),
-      writes as (
-        delete from point_blocks where stat_id = ${statId} and day = ${day} and seq > 0 and exists (select 1 from live)
-        returning n, dts, scale, ivals, fvals
-      ),
-      old as (
-        select d.ts, d.value from point_blocks b
-        cross join lateral point_block_decode(b.day, b.dts, b.scale, b.ivals, b.fvals) d
-        where b.stat_id = ${statId} and b.day = ${day} and b.seq = 0
-        union all
-        select d.ts, d.value from writes w cross join lateral point_block_decode(${day}, w.dts, w.scale, w.ivals, w.fvals) d
-      ),
-      merged as (select array_agg(ts) as ts, array_agg(value) as value from (select * from moved union all select * from old) a),
+      merged as (select array_agg(ts) as ts, array_agg(value) as value from moved),
       saved as (
         insert into point_blocks (stat_id, day, seq, n, first_ts, last_ts, dts, scale, ivals, fvals)
-        select ${statId}, ${day}, 0, e.n, e.first_ts, e.last_ts, e.dts, e.scale, e.ivals, e.fvals
+        select ${statId}, ${day},
+          case when exists (select 1 from point_blocks where stat_id = ${statId} and day = ${day}) then nextval('point_write_seq') else 0 end,
+          e.n, e.first_ts, e.last_ts, e.dts, e.scale, e.ivals, e.fvals
         from merged cross join lateral point_block_encode(${day}, merged.ts, merged.value) e
-        where exists (select 1 from moved) or exists (select 1 from writes)
-        on conflict (stat_id, day, seq) do update set n = excluded.n, first_ts = excluded.first_ts, last_ts = excluded.last_ts,
-          dts = excluded.dts, scale = excluded.scale, ivals = excluded.ivals, fvals = excluded.fvals
+        where merged.ts is not null
         returning 1
       )
-      select ((select count(*) from moved) + (select coalesce(sum(n), 0) from writes))::int as moved, (select count(*) from saved)::int as saved`
-    return row.moved
+      select (select count(*) from moved)::int as moved, exists (select 1 from live) as live, (select count(*) from saved)::int as saved`
+    if (!row.live) return 0
+    return row.moved + (await mergeDayBlocks(tx, statId, day))
   }) as Promise<number>
 }
 
 /**
+ * Merges a day's blocks into its block 0 inside the caller's transaction (which holds the block lock); returns how
+ * many points the merged small and write blocks held. Blocks that follow one another in time with one scale are
+ * appended (point_blocks_append, sql/0040: a sum over the day block's value deltas and a copy of its arrays);
+ * otherwise (a late point or a backfill inside the day's span, scales that differ) every block is decoded and the
+ * day encoded again, as point_block_encode gives the same block either way.
+ */
+async function mergeDayBlocks(tx: TxSql, statId: string, day: Date): Promise<number> {
+  const [{ merged }] = await tx<{ merged: number | null }[]>`select point_blocks_append(${statId}, ${day}) as merged`
+  return merged ?? reencodeDayBlocks(tx, statId, day)
+}
+
+/** Decodes every block of the day and encodes them as its block 0; returns how many points its other blocks held. */
+async function reencodeDayBlocks(tx: TxSql, statId: string, day: Date): Promise<number> {
+  const [row] = await tx<{ merged: number }[]>`
+    with small as (
+      delete from point_blocks where stat_id = ${statId} and day = ${day} and seq > 0
+      returning n, dts, scale, ivals, fvals
+    ),
+    old as (
+      select d.ts, d.value from point_blocks b
+      cross join lateral point_block_decode(b.day, b.dts, b.scale, b.ivals, b.fvals) d
+      where b.stat_id = ${statId} and b.day = ${day} and b.seq = 0
+      union all
+      select d.ts, d.value from small w cross join lateral point_block_decode(${day}, w.dts, w.scale, w.ivals, w.fvals) d
+    ),
+    merged as (select array_agg(ts) as ts, array_agg(value) as value from old),
+    saved as (
+      insert into point_blocks (stat_id, day, seq, n, first_ts, last_ts, dts, scale, ivals, fvals)
+      select ${statId}, ${day}, 0, e.n, e.first_ts, e.last_ts, e.dts, e.scale, e.ivals, e.fvals
+      from merged cross join lateral point_block_encode(${day}, merged.ts, merged.value) e
+      where exists (select 1 from small)
+      on conflict (stat_id, day, seq) do update set n = excluded.n, first_ts = excluded.first_ts, last_ts = excluded.last_ts,
+        dts = excluded.dts, scale = excluded.scale, ivals = excluded.ivals, fvals = excluded.fvals
+      returning 1
+    )
+    select (select coalesce(sum(n), 0) from small)::int as merged, (select count(*) from saved)::int as saved`
+  return row.merged
+}
+
+/**
  * Moves the hot rows in [day, upto) (inside one UTC day) of each of the stats into a new small block of that day per
- * stat (a seq > 0, as a write block); returns how many points and blocks. One statement, one transaction: rows or
+ * stat (a seq > 0, as a write block; block 0 when the stat has no block of that day yet); returns how many points and
+ * blocks. One statement, one transaction: rows or
  * blocks. Many stats per statement: a stretch is a few dozen points a stat, and a transaction per stat cost more
  * than the moving (bench:hotwindow). The stats' block locks are taken in one order, and the other holders
  * (compactDay, retention) take one at a time, so no two wait on each other.
@@ -214,7 +260,9 @@ export async function compactStretch(sql: Sql, statIds: string[], day: Date, upt
       merged as (select stat_id, array_agg(ts) as ts, array_agg(value) as value from moved group by stat_id),
       saved as (
         insert into point_blocks (stat_id, day, seq, n, first_ts, last_ts, dts, scale, ivals, fvals)
-        select m.stat_id, ${day}, nextval('point_write_seq'), e.n, e.first_ts, e.last_ts, e.dts, e.scale, e.ivals, e.fvals
+        select m.stat_id, ${day},
+          case when exists (select 1 from point_blocks b where b.stat_id = m.stat_id and b.day = ${day}) then nextval('point_write_seq') else 0 end,
+          e.n, e.first_ts, e.last_ts, e.dts, e.scale, e.ivals, e.fvals
         from merged m cross join lateral point_block_encode(${day}, m.ts, m.value) e
         returning 1
       )
@@ -237,7 +285,7 @@ const STRETCH_STATS = 100
 export async function compactPoints(
   sql: Sql,
   now: Date,
-  opts: { stopAfter?: number; indexMinBytes?: number; hotWindowMinutes?: number } = {},
+  opts: { stopAfter?: number; indexMinBytes?: number; hotWindowMinutes?: number; vacuum?: boolean } = {},
 ): Promise<CompactionResult> {
   const edge = hotEdge(now, opts.hotWindowMinutes ?? DEFAULT_HOT_WINDOW_MINUTES)
   const edgeDay = new Date(Math.floor(edge.getTime() / DAY_MS) * DAY_MS)
@@ -246,10 +294,24 @@ export async function compactPoints(
   if (out.points) {
     const heap = await shrinkHotHeap(sql, opts.indexMinBytes)
     if (heap) out.hotHeap = heap
-    const shrunk = await shrinkHotIndex(sql, opts.indexMinBytes)
+    const shrunk = await shrinkHotIndex(sql, opts.indexMinBytes ?? INDEX_SHRINK_MIN_BYTES)
     if (shrunk) out.hotIndex = shrunk
   }
+  if (opts.vacuum !== false) await vacuumAfter(sql, out)
   return out
+}
+
+/**
+ * What a pass leaves to VACUUM, done at once rather than at autovacuum's pace. The moved rows' space: made free,
+ * the next pass's writes fill it instead of the heap's end, so the heap holds the window and a pass's worth of
+ * rows (not when shrinkHotHeap ran: it vacuumed). The merged blocks' previous copies (a merge rewrites the day's
+ * block, a day's worth of TOAST by its end): made free for the next merge's copy, the blocks table holds about one
+ * dead copy of the current day rather than all of them. Skipped for a table another VACUUM holds (autovacuum, a
+ * pass of another worker).
+ */
+export async function vacuumAfter(sql: Sql, pass: CompactionResult): Promise<void> {
+  if (pass.points && !pass.hotHeap) await sql.unsafe('vacuum (skip_locked) points')
+  if (pass.merges) await sql.unsafe('vacuum (skip_locked) point_blocks')
 }
 
 /** Complete days before `cutoff` (the hot edge's day), each into its one block. */
@@ -271,7 +333,7 @@ async function compactDays(sql: Sql, cutoff: Date, opts: { stopAfter?: number })
     while (next && next < cutoff) {
       const day: Date = new Date(Math.floor(next.getTime() / DAY_MS) * DAY_MS)
       const moved = await compactDay(sql, stat.id, day)
-      if (moved) [out.blocks, out.points] = [out.blocks + 1, out.points + moved]
+      if (moved) [out.blocks, out.points, out.merges] = [out.blocks + 1, out.points + moved, (out.merges ?? 0) + 1]
       if (opts.stopAfter !== undefined && out.points >= opts.stopAfter) return out
       const after = new Date(day.getTime() + DAY_MS)
       const [r]: Array<{ next: Date | null }> = await sql<{ next: Date | null }[]>`
@@ -287,8 +349,8 @@ async function compactDays(sql: Sql, cutoff: Date, opts: { stopAfter?: number })
 /**
  * The day the hot edge is in: each stat's rows in [day, edge) become a small block (one index probe per stat
  * finds those that have any), then the stats whose small blocks now hold at least as many points as the day's
- * block (or are MERGE_AT_BLOCKS) have them merged in. The block so doubles at each merge: a point is encoded
- * about three times in its day (its stretch, a merge or two, the day's end) however often the pass runs.
+ * block (or are MERGE_AT_BLOCKS) have them merged in. The block so doubles at each merge until the bound takes
+ * over: a point is encoded once (its stretch) and its block copied a few times in its day by the appends.
  */
 async function compactEdgeDay(sql: Sql, day: Date, edge: Date, out: CompactionResult, opts: { stopAfter?: number }): Promise<void> {
   if (edge <= day || (await usesTimescale(sql))) return
@@ -312,5 +374,28 @@ async function compactEdgeDay(sql: Sql, day: Date, edge: Date, out: CompactionRe
              coalesce(sum(n) filter (where seq = 0), 0) as big_n
       from point_blocks b where b.stat_id = c.stat_id and b.day = ${day}) k
     where k.small >= ${MERGE_AT_BLOCKS} or k.small_n >= k.big_n`
-  for (const { id } of merge) await compactDay(sql, id, day, edge)
+  for (let i = 0; i < merge.length; i += STRETCH_STATS)
+    await mergeStats(
+      sql,
+      merge.slice(i, i + STRETCH_STATS).map((m) => m.id),
+      day,
+    )
+  if (merge.length) out.merges = (out.merges ?? 0) + merge.length
+}
+
+/**
+ * Merges the day's blocks of each of the stats into its block 0 (mergeDayBlocks), in one transaction: the stats due
+ * at a pass are due together (their blocks double alike), and a transaction each cost more than most appends. The
+ * stats are held FOR KEY SHARE as in compactDay (a deleted stat's blocks are not written again); the block locks
+ * are taken in one order, as compactStretch does.
+ */
+async function mergeStats(sql: Sql, statIds: string[], day: Date): Promise<void> {
+  const keys = statIds.map((id) => blockLock(id, day)).sort()
+  await sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(26, hashtext(k)) from unnest(${keys}::text[]) as u(k)`
+    const live = await tx<{ id: string }[]>`select id from stats where id = any(${statIds}::uuid[]) order by id for key share`
+    const appended = await tx<{ id: string; merged: number | null }[]>`
+      select u.id, point_blocks_append(u.id, ${day}) as merged from unnest(${live.map((l) => l.id)}::uuid[]) as u(id)`
+    for (const a of appended) if (a.merged === null) await reencodeDayBlocks(tx, a.id, day)
+  })
 }

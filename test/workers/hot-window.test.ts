@@ -216,3 +216,81 @@ test.serial('a pass that empties a heap whose live rows are at its end gives its
   t.deepEqual(r, { n: 150_051, hot: 51 })
   t.deepEqual(byTime((await read(id, NOW - 600, NOW)).points), byTime([...recent, { t: NOW - 30, value: 0.5 }]))
 })
+
+test.serial(
+  'appending the blocks of a day gives the very block that encoding all their points gives; overlapping or differently scaled blocks are left alone',
+  async (t) => {
+    const { user } = await account()
+    const day = new Date((dayOf(NOW) - 3 * DAY) * 1000)
+    const cols = 'n, first_ts, last_ts, dts, scale, ivals::text[] as ivals, fvals'
+    /** A new stat whose day holds one block per part (block 0 for the first part when `base`), each encoded from its points. */
+    const blocksOf = async (parts: Array<Array<[number, number]>>, base: boolean) => {
+      const [{ id }] = await app.sql<{ id: string }[]>`
+      insert into stats (account_id, name, kind) values (${user.accountId}, ${`append.${Math.random()}`}, 'gauge') returning id`
+      for (const [i, part] of parts.entries()) {
+        await app.sql`
+        insert into point_blocks (stat_id, day, seq, n, first_ts, last_ts, dts, scale, ivals, fvals)
+        select ${id}, ${day}, ${base && i === 0 ? 0 : app.sql`nextval('point_write_seq')`}, e.* from point_block_encode(${day},
+          ${part.map(([s]) => new Date(day.getTime() + s * 1000).toISOString())}::timestamptz[], ${part.map(([, v]) => v)}::float8[]) e`
+      }
+      return id
+    }
+    const expected = async (parts: Array<Array<[number, number]>>) => {
+      const all = parts.flat()
+      const [e] = await app.sql`select ${app.sql.unsafe(cols)} from point_block_encode(${day},
+      ${all.map(([s]) => new Date(day.getTime() + s * 1000).toISOString())}::timestamptz[], ${all.map(([, v]) => v)}::float8[])`
+      return e
+    }
+    const blocks = async (id: string) =>
+      app.sql`select seq, ${app.sql.unsafe(cols)} from point_blocks where stat_id = ${id} and day = ${day} order by seq`
+    const append = async (id: string) => (await app.sql<{ m: number | null }[]>`select point_blocks_append(${id}, ${day}) as m`)[0].m
+    const run = (from: number, n: number, v: (i: number) => number): Array<[number, number]> =>
+      Array.from({ length: n }, (_, i) => [from + i * 10, v(from + i)])
+
+    // Two-decimal values, negatives, scaled values past 2^53 in sum; a block 0 and three small blocks after it.
+    const scaled = [
+      run(0, 100, (i) => Math.round(Math.sin(i / 7) * 10_000) / 100),
+      run(5000, 60, (i) => -i / 100),
+      run(9000, 60, () => 90_000_000_000.25),
+      run(20_000, 3, (i) => i / 4),
+    ]
+    const a = await blocksOf(scaled, true)
+    t.is(await append(a), 123)
+    const [merged] = await blocks(a)
+    t.is(merged.seq, '0')
+    t.deepEqual({ ...merged, seq: undefined }, { ...(await expected(scaled)), seq: undefined })
+    // Raw doubles (no scale), no block 0: the first in time becomes it.
+    const raw = [run(3000, 30, (i) => i / 3), run(100, 30, (i) => i / 7), run(8000, 5, (i) => Math.PI * i)]
+    const b = await blocksOf(raw, false)
+    t.is(await append(b), 65)
+    const rb = await blocks(b)
+    t.is(rb.length, 1)
+    t.deepEqual({ ...rb[0], seq: undefined }, { ...(await expected(raw)), seq: undefined })
+    t.is(rb[0].scale, null)
+    // One small block alone becomes block 0 as it is.
+    const one = [run(50, 20, (i) => i)]
+    const c = await blocksOf(one, false)
+    t.is(await append(c), 20)
+    t.like((await blocks(c))[0], { seq: '0', n: 20 })
+    // A block overlapping the one before it in time, and blocks of different scales: null, nothing changed.
+    const overlap = [run(0, 50, (i) => i / 100), run(305, 10, (i) => i / 100)]
+    const d = await blocksOf(overlap, true)
+    const before = await blocks(d)
+    t.is(await append(d), null)
+    t.deepEqual(await blocks(d), before)
+    const scales = [run(0, 50, (i) => i / 100), run(1000, 10, (i) => i)]
+    const e = await blocksOf(scales, true)
+    t.is(await append(e), null)
+    t.is((await blocks(e)).length, 2)
+    // The compaction then decodes and encodes them: one block, every point.
+    for (const [id, parts] of [
+      [d, overlap],
+      [e, scales],
+    ] as const) {
+      t.true((await compactPoints(app.sql, new Date(), { hotWindowMinutes: 60 })).points >= 0)
+      const got = await blocks(id)
+      t.is(got.length, 1, 'merged into block 0')
+      t.deepEqual({ ...got[0], seq: undefined }, { ...(await expected(parts)), seq: undefined })
+    }
+  },
+)
