@@ -31,7 +31,8 @@ function presentedKey(ctx: Ctx, allowQuery: boolean): string | undefined {
 export async function protocolAccount(ctx: Ctx, allowQuery: boolean, use: 'write' | 'read' = 'write'): Promise<Account> {
   const key = presentedKey(ctx, allowQuery)
   if (key === undefined) throw unauthorized(MISSING)
-  const resolved = key ? await ctx.deps.keys.resolve(key) : null
+  const known = key ? ctx.deps.keys.cached(key) : null
+  const resolved = known === undefined ? await ctx.deps.keys.resolve(key!) : known
   if (!resolved) throw unauthorized('invalid API key')
   if (use === 'write') {
     // Ingest routes: write and full keys may call them, read keys not; writing takes the member role.
@@ -45,6 +46,7 @@ export async function protocolAccount(ctx: Ctx, allowQuery: boolean, use: 'write
   ctx.state.account = resolved.account
   ctx.state.apiKeyId = resolved.keyId
   ctx.state.authKind = 'bearer'
-  await enforceRate(ctx, resolved.account)
+  const wait = enforceRate(ctx, resolved.account)
+  if (wait) await wait
   return resolved.account
 }

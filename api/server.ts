@@ -22,6 +22,7 @@ import { StatDirectory } from '../shared/stats/directory.js'
 import { serveMetrics, type MetricsListener } from '../shared/metrics/listener.js'
 import { requestMetrics } from '../shared/metrics/instrument.js'
 import { createApp } from './app.js'
+import { directWrites } from './direct-writes.js'
 import { startStatsd, type RunningStatsd } from './statsd-server.js'
 import type { AppDeps } from './context.js'
 
@@ -97,13 +98,16 @@ export async function startApi(config: Config, log: Logger, deps: AppDeps = crea
   // connection (and its buffers) that long. Headers must arrive within 10 s and the whole request within
   // HTTP_REQUEST_TIMEOUT_MS, checked every second (Node's default check runs every 30 s); then 408 and close.
   const requestTimeout = config.httpRequestTimeoutMs
+  // The legacy single writes this process can decide in memory skip Koa (direct-writes.ts); not while the
+  // request counts of METRICS_PORT are kept, which are Koa's.
+  const handler = app.callback()
   const server = createServer(
     {
       requestTimeout,
       headersTimeout: Math.min(10_000, requestTimeout),
       connectionsCheckingInterval: Math.min(1_000, requestTimeout / 2),
     },
-    app.callback(),
+    counting ? handler : directWrites(deps, handler),
   )
   server.listen(config.port)
   server.keepAliveTimeout = 65_000 // longer than common load balancers' idle timeout

@@ -21,6 +21,8 @@ export interface RequestSpec {
   path: string
   headers?: Record<string, string>
   body?: string
+  /** A binary body (protobuf), base64 in the config: what is sent is the decoded bytes. */
+  bodyBase64?: string
 }
 
 export interface LoadStage {
@@ -53,7 +55,7 @@ export interface LoadResult {
   windowMs: number
   sent: number
   completed: number
-  /** Responses whose JSON body has `status: 200` (the verdict of the legacy envelope), or v1 answers HTTP 200 `status: "ok"`. */
+  /** Responses whose JSON body has `status: 200` (the verdict of the legacy envelope), v1 answers HTTP 200 `status: "ok"`, or an empty 204 or 200 (InfluxDB, OTLP). */
   accepted: number
   /** Sum of the `accepted` counts in those bodies (batch answers carry one); null when none did. */
   acceptedItems: number | null
@@ -79,7 +81,7 @@ export interface LoadResult {
 const CRLF = '\r\n'
 
 function encodeRequest(r: RequestSpec, target: Target): Buffer {
-  const body = r.body === undefined ? undefined : Buffer.from(r.body)
+  const body = r.bodyBase64 !== undefined ? Buffer.from(r.bodyBase64, 'base64') : r.body === undefined ? undefined : Buffer.from(r.body)
   let head = `${r.method} ${r.path} HTTP/1.1${CRLF}Host: ${target.host}:${target.port}${CRLF}User-Agent: metrics-bench/1${CRLF}Connection: keep-alive${CRLF}`
   for (const [k, v] of Object.entries(r.headers ?? {})) head += `${k}: ${v}${CRLF}`
   if (body) head += `Content-Length: ${body.length}${CRLF}`
@@ -175,8 +177,9 @@ class Recorder {
     let verdict = 'unparsable'
     let msg = ''
     // InfluxDB (the peer reference) says "written" with an empty 204.
-    if (status === 204 && body.length === 0) {
-      this.bodyStatus['204'] = (this.bodyStatus['204'] ?? 0) + 1
+    // OTLP says "all taken" with a 200 whose protobuf body is empty (no partial_success).
+    if ((status === 204 || status === 200) && body.length === 0) {
+      this.bodyStatus[String(status)] = (this.bodyStatus[String(status)] ?? 0) + 1
       this.accepted++
       return
     }

@@ -23,6 +23,13 @@
 // It adds, after phase V: InfluxDB taking 5,000-line requests, then phase L, the same requests of
 // line protocol on /api/v2/write (both still inside reference B's bracket), and phase S, StatsD counters
 // over UDP at BENCH_STATSD_RATE (20,000) metrics a second with the share that never got stored.
+// Then two pairs, each side on series created beforehand, measured as CPU per point end to end (the web
+// processes, the worker, and the PostgreSQL backends of the service's own connections to the bench database,
+// until the points are stored and a rollup pass has folded them): phase T, single v1 writes and 1,000-point v1
+// batches of points with 3 tags against the same without tags, over as many series (docs/decisions.md §24);
+// phase O, OTLP/HTTP protobuf requests as the OpenTelemetry exporter sends them (8 gauges of 25 attribute sets)
+// against /api/v1/points batches of the same 200 points (docs/decisions.md §25). In each pair the reference runs
+// before and after the subject, and the ratio uses the mean of the two.
 // Each reference runs right before the phase it is the bar for and again right
 // after it, so that the pair sees the same machine (another session's test run
 // comes and goes); ratios use the mean of the two.
@@ -37,7 +44,8 @@
 //
 // Env: BENCH_SECONDS (10), BENCH_CONNECTIONS (64), BENCH_ACCOUNTS (16),
 // BENCH_WEB_PROCESSES (2), BENCH_NODE_ARGS (extra node flags for the service's
-// processes, e.g. --cpu-prof), BENCH_PHASES (A,B,I,1,F,2,V,L,S,3: the parts to run; F is F1 and F2, the front end alone; L is 5,000-line
+// processes, e.g. --cpu-prof), BENCH_PHASES (A,B,I,1,F,2,V,L,S,T,O,3: the parts to run; F is F1 and F2, the front end alone; T tagged
+// against untagged points, O OTLP against v1 batches; L is 5,000-line
 // line-protocol requests, S StatsD over UDP; V is
 // 1,000-point batches on the v1 API, run after phase 2 inside the COPY reference's bracket; I is
 // InfluxDB), BENCH_INFLUX (0: skip InfluxDB),
@@ -57,9 +65,10 @@ import type { LoadResult, Target } from './load.js'
 import { addSelfReported, cpuDuring, processCpuMs, waitForQuiet, type CpuUsage } from './machine.js'
 import { runProbes } from './probe.js'
 import { Children, freePort, HOST, ROOT, waitForHttp200, type Child } from './procs.js'
-import { meanOf, renderReport, type PhaseResult, type Results } from './report.js'
+import { meanOf, renderReport, TARGETS, type PairResult, type PerPointCpu, type PhaseResult, type Results } from './report.js'
 import {
   activityDelta,
+  countPoints,
   createAccounts,
   createBenchDatabase,
   dbActivity,
@@ -70,7 +79,23 @@ import {
   type BenchEnv,
 } from './setup.js'
 import { sleep } from './stats.js'
-import { batchGroups, lineProtocolGroups, lineProtocolStatNames, runLoadProcess, singleGroups, v1BatchGroups } from './workloads.js'
+import {
+  batchGroups,
+  lineProtocolGroups,
+  lineProtocolStatNames,
+  otlpExportBody,
+  otlpGroups,
+  phaseSeries,
+  runLoadProcess,
+  singleGroups,
+  v1BatchGroups,
+  v1Points,
+  v1SeriesBatchGroups,
+  v1SingleGroups,
+} from './workloads.js'
+import { convertOtlp, decodeOtlp } from '../shared/ingest/protocols/otlp.js'
+import { createStats, type Kind } from '../shared/stats/repo.js'
+import type { RequestSpec } from './load.js'
 import { sendStatsd, udpReceiveDrops, type StatsdPhase } from './statsd-load.js'
 
 const SECONDS = int('BENCH_SECONDS', 10, 1)
@@ -82,12 +107,16 @@ const BATCH = 100
 const V1_BATCH = 1000
 const LP_LINES = 5000
 const STATSD_RATE = int('BENCH_STATSD_RATE', 20_000, 1)
+// Phase T's batches, and phase O's requests: OTLP_METRICS gauges of OTLP_SERIES attribute sets each.
+const TAGGED_BATCH = 1000
+const OTLP_METRICS = 8
+const OTLP_SERIES = 25
 const WARMUP_MS = Math.min(2000, SECONDS * 250)
 // Before each stage, wait up to this long for a second in which other processes use under 20% of the machine: 0 turns it off.
 const QUIET_WAIT_MS = int('BENCH_WAIT_QUIET', 15, 0) * 1000
 // Which parts to run (all by default): A, B, 1, 2, 3, comma-separated. Skipped parts print as "skipped".
 const PHASES = new Set(
-  (process.env.BENCH_PHASES || 'A,B,I,1,F,2,V,L,S,3')
+  (process.env.BENCH_PHASES || 'A,B,I,1,F,2,V,L,S,T,O,3')
     .toUpperCase()
     .split(',')
     .map((x) => x.trim()),
@@ -266,6 +295,7 @@ async function ioCounts(web: Child[]): Promise<{ pg: number; redis: number } | u
 }
 
 let webProcs: Child[] = []
+let workerProc: Child | undefined
 
 /**
  * Watches the CPU time of `procs` over the measured window of a load (from its end of warm-up to its last
@@ -291,6 +321,49 @@ async function persistJobs(sql: BenchEnv['sql']): Promise<{ jobs: number; points
 
 type PhaseKind = 'single' | 'batch' | 'v1batch' | 'lines'
 
+/** A phase's requests given outright (phases T and O): the measured load, its warm-up (on other series), points per request. */
+interface CustomLoad {
+  groups: RequestSpec[][]
+  warm: RequestSpec[][]
+  pointsPerRequest: number
+}
+
+/** CPU time so far of the processes a write passes through, and the points stored so far under the phase's prefix. */
+interface TierSnapshot {
+  web: number
+  worker: number
+  postgres: Map<number, number>
+  stored: number
+}
+
+/** The PostgreSQL backends serving the service's own connections to the bench database (its web and worker pools). */
+async function serviceBackends(sql: BenchEnv['sql']): Promise<number[]> {
+  const rows = await sql<{ pid: number }[]>`
+    select pid from pg_stat_activity where datname = current_database() and application_name in ('metrics-web', 'metrics-worker')`
+  return rows.map((r) => r.pid)
+}
+
+async function tierSnapshot(sql: BenchEnv['sql'], statPrefix: string): Promise<TierSnapshot> {
+  const pids = (procs: Child[]) => procs.map((p) => p.proc.pid).filter((pid): pid is number => pid !== undefined)
+  const web = processCpuMs(pids(webProcs))
+  const worker = workerProc ? processCpuMs(pids([workerProc])) : 0
+  const postgres = new Map((await serviceBackends(sql)).map((pid) => [pid, processCpuMs([pid])]))
+  return { web, worker, postgres, stored: (await countPoints(sql, statPrefix)).rows }
+}
+
+/** CPU per point by tier between two snapshots (see PerPointCpu); a backend that connected meanwhile counts whole. */
+function perPointCpu(a: TierSnapshot, b: TierSnapshot, accepted: number): PerPointCpu | undefined {
+  const stored = b.stored - a.stored
+  if (accepted <= 0 || stored <= 0) return undefined
+  let pg = 0
+  for (const [pid, ms] of b.postgres) pg += ms - (a.postgres.get(pid) ?? 0)
+  const r1 = (x: number) => Math.round(x * 10) / 10
+  const web = r1(((b.web - a.web) * 1000) / accepted)
+  const worker = r1(((b.worker - a.worker) * 1000) / stored)
+  const postgres = r1((pg * 1000) / stored)
+  return { web, worker, postgres, total: r1(web + worker + postgres), accepted, stored }
+}
+
 /**
  * `paused`: a process stopped (SIGSTOP) for the measured window and resumed (SIGCONT) right after it, before the
  * drain: the worker, for phases F1 and F2.
@@ -301,20 +374,23 @@ async function servicePhase(
   targets: Target[],
   keys: string[],
   statPrefix: string,
-  kind: PhaseKind,
+  kind: PhaseKind | CustomLoad,
   problems: string[],
   paused?: Child,
 ): Promise<PhaseResult> {
-  const groups =
-    kind === 'single'
+  const custom = typeof kind === 'object' ? kind : undefined
+  const groups = custom
+    ? custom.groups
+    : kind === 'single'
       ? singleGroups(keys, statPrefix, STATS)
       : kind === 'batch'
         ? batchGroups(keys, statPrefix, STATS, BATCH)
         : kind === 'lines'
           ? lineProtocolGroups(keys, statPrefix.replace(/\.$/, ''), STATS, LP_LINES)
           : v1BatchGroups(keys, statPrefix, STATS, V1_BATCH)
-  const warm =
-    kind === 'single'
+  const warm = custom
+    ? custom.warm
+    : kind === 'single'
       ? singleGroups(keys, 'bench.warm.', STATS)
       : kind === 'batch'
         ? batchGroups(keys, 'bench.warmb.', STATS, BATCH)
@@ -326,12 +402,13 @@ async function servicePhase(
   const jobsBefore = await persistJobs(e.sql)
   // Counted from the end of the warm-up (which creates the phase's stats: a first write's cost, not a steady one).
   let ioStart: Promise<{ pg: number; redis: number } | undefined> = Promise.resolve(undefined)
+  let tiersStart: Promise<TierSnapshot | undefined> = Promise.resolve(undefined)
   const cpu = steadyCpu(webProcs)
   let load: LoadResult
   try {
     load = await runLoadProcess(
       children,
-      `load-${label.replace(/\s+/g, '-')}`,
+      `load-${label.replace(/[^A-Za-z0-9.]+/g, '-')}`,
       {
         targets,
         connections: CONNECTIONS,
@@ -341,6 +418,7 @@ async function servicePhase(
       () => {
         paused?.proc.kill('SIGSTOP')
         cpu.start()
+        tiersStart = tierSnapshot(e.sql, statPrefix).catch(() => undefined)
         ioStart = ioCounts(webProcs)
       },
     )
@@ -355,15 +433,26 @@ async function servicePhase(
     ioBefore && ioAfter
       ? { pgPerRequest: (ioAfter.pg - ioBefore.pg) / answered, redisPerRequest: (ioAfter.redis - ioBefore.redis) / answered }
       : undefined
-  const pointsPerRequest = kind === 'single' ? 1 : kind === 'batch' ? BATCH : kind === 'lines' ? LP_LINES : V1_BATCH
+  const pointsPerRequest = custom
+    ? custom.pointsPerRequest
+    : kind === 'single'
+      ? 1
+      : kind === 'batch'
+        ? BATCH
+        : kind === 'lines'
+          ? LP_LINES
+          : V1_BATCH
   // A batch answer may say how many of its points it took; a single write takes one.
-  const expected = kind !== 'single' && load.acceptedItems !== null ? load.acceptedItems : load.accepted * pointsPerRequest
-  if (kind !== 'single' && load.acceptedItems !== null && load.acceptedItems !== load.accepted * pointsPerRequest) {
+  const expected = pointsPerRequest > 1 && load.acceptedItems !== null ? load.acceptedItems : load.accepted * pointsPerRequest
+  if (pointsPerRequest > 1 && load.acceptedItems !== null && load.acceptedItems !== load.accepted * pointsPerRequest) {
     problems.push(`${label}: accepted batch answers took ${load.acceptedItems} points, not ${load.accepted} x ${pointsPerRequest}`)
   }
   say(`${label}: ${load.accepted} accepted of ${load.completed}; waiting for ${expected} points to be stored`)
   const drain = await waitForDrain(e.sql, statPrefix, expected)
-  await sleep(1100) // PostgreSQL publishes its statistics at most once a second
+  // The rollup pass (every 2 s) folds what the points appended: part of what a point costs the worker and PostgreSQL.
+  await sleep(custom ? 2500 : 1100) // PostgreSQL publishes its statistics at most once a second
+  const tiersFrom = await tiersStart
+  const perPoint = custom && tiersFrom ? perPointCpu(tiersFrom, await tierSnapshot(e.sql, statPrefix), expected) : undefined
   const db = activityDelta(before, await dbActivity(e.sql))
   const jobsAfter = await persistJobs(e.sql)
   const storedPointsPerSec = Math.round((drain.rows / Math.max(1, drain.lastStoredAt - load.firstSendAt)) * 1000)
@@ -378,6 +467,7 @@ async function servicePhase(
     io,
     jobs: { jobs: jobsAfter.jobs - jobsBefore.jobs, points: jobsAfter.points - jobsBefore.points },
     webCpuUsPerRequest,
+    perPoint,
   }
   describeRejections(label, load, problems)
   if (result.lost > 0)
@@ -424,6 +514,36 @@ async function statsdPhase(e: BenchEnv, target: Target, port: number, keys: stri
     kernelDrops: dropsBefore === undefined || dropsAfter === undefined ? undefined : dropsAfter - dropsBefore,
     drainSeconds: Math.round((drain.lastStoredAt - send.endedAt) / 100) / 10,
   }
+}
+
+/**
+ * Creates, for every load account, the series phases T and O write (and their warm-ups'), so that no phase
+ * pays a series' first write: phase T's untagged stats and tagged series (phaseSeries), and phase O's series as
+ * the service itself reads them from the exporter's body (decodeOtlp, convertOtlp), under the OTLP metric
+ * names and under the v1 phases' names. Returns phase O's bodies and points.
+ */
+async function createPairSeries(e: BenchEnv, accounts: BenchAccount[]) {
+  const body = await otlpExportBody('bench.otlp.', OTLP_METRICS, OTLP_SERIES)
+  const warmBody = await otlpExportBody('bench.wotlp.', OTLP_METRICS, OTLP_SERIES)
+  // Gauges hold no cumulative state: convertOtlp asks Redis for nothing.
+  const converted = await convertOtlp(decodeOtlp(body, 'protobuf'), accounts[0].id, undefined as never, 'unused')
+  if (converted.refused.length || converted.points.length !== OTLP_METRICS * OTLP_SERIES)
+    throw new Error(`the exporter's body converts to ${converted.points.length} points (${converted.refused.length} refused)`)
+  const otlpPoints = converted.points
+  const v1PointsOf = (prefix: string) =>
+    otlpPoints.map((p) => ({ stat: p.name.replace('bench.otlp.', prefix), value: p.value, t: p.t, tags: p.tags }))
+  const wanted: Array<{ name: string; kind: Kind; tags?: Record<string, string> }> = []
+  const add = (prefix: string, tagged: boolean) =>
+    wanted.push(...phaseSeries(prefix, STATS, tagged).map((x) => ({ name: x.stat, kind: 'counter' as const, tags: x.tags })))
+  for (const prefix of ['bench.tu.', 'bench.tv.', 'bench.ub.', 'bench.uc.', 'bench.wu.']) add(prefix, false)
+  for (const prefix of ['bench.tt.', 'bench.tb.', 'bench.wt.']) add(prefix, true)
+  for (const prefix of ['bench.otlp.', 'bench.wotlp.', 'bench.ov.', 'bench.ow.', 'bench.wov.'])
+    wanted.push(...otlpPoints.map((p) => ({ name: p.name.replace('bench.otlp.', prefix), kind: 'gauge' as const, tags: p.tags })))
+  for (const a of accounts) {
+    const made = await createStats(e.sql, a.id, wanted, 1_000_000)
+    if (!(made instanceof Map)) throw new Error(`createStats refused: ${JSON.stringify(made)}`)
+  }
+  return { otlp: { body, warmBody, points: otlpPoints.length, v1Points: v1PointsOf } }
 }
 
 async function main(): Promise<Results> {
@@ -495,7 +615,8 @@ async function main(): Promise<Results> {
     if (!PHASES.has('A')) return void store(skipped)
     try {
       say(`${stage}: ${WEB} bare Koa process(es)`)
-      const koa = await startWeb('bench/koa-ref.ts', 'koa', () => ({ NODE_ENV: 'production' }))
+      // The service's extra node flags too (a profile, a heap setting): the bar runs as the service does.
+      const koa = await startWeb('bench/koa-ref.ts', 'koa', () => ({ NODE_ENV: 'production' }), SERVICE_NODE_ARGS)
       try {
         const cpu = steadyCpu(koa.procs)
         const r = store(
@@ -583,6 +704,7 @@ async function main(): Promise<Results> {
     )
     svc.push(...web.procs)
     webProcs = web.procs
+    workerProc = svc[0]
     targets = web.targets
     await sleep(500)
     if (svc[0].exited) throw new Error(`the worker exited (code ${svc[0].exited.code}):\n${svc[0].tail()}`)
@@ -629,7 +751,7 @@ async function main(): Promise<Results> {
     key: string,
     label: string,
     statPrefix: string,
-    kind: PhaseKind,
+    kind: PhaseKind | CustomLoad,
     paused?: Child,
   ): Promise<PhaseResult | Failed> => {
     if (!service.ready) return notReady
@@ -668,6 +790,94 @@ async function main(): Promise<Results> {
       results.phaseS = await measured('phase S', () => statsdPhase(e, targets[0], statsdPort!, keys, problems))
     } catch (err) {
       results.phaseS = { error: (err as Error).message }
+    }
+  }
+
+  results.pairs = {}
+  // A pair: `reference` before and after, `subject` between, all on series created beforehand (createPairSeries).
+  const pair = async (
+    key: string,
+    id: string,
+    label: string,
+    names: { reference: string; subject: string },
+    loads: { before: CustomLoad; subject: CustomLoad; after: CustomLoad },
+    prefixes: { before: string; subject: string; after: string },
+    target: number,
+  ) => {
+    if (!PHASES.has(key)) return
+    const before = await runPhase(key, `${id} ${names.reference}`, prefixes.before, loads.before)
+    const measured = await runPhase(key, `${id} ${names.subject}`, prefixes.subject, loads.subject)
+    const after = await runPhase(key, `${id} ${names.reference} (after)`, prefixes.after, loads.after)
+    const p: PairResult = { label, reference: names.reference, subject: names.subject, before, measured, after, target }
+    const m = isFailed(measured) ? undefined : measured.perPoint
+    const refs = [before, after].flatMap((x) => (isFailed(x) || !x.perPoint ? [] : [x.perPoint]))
+    if (m && refs.length) {
+      const mean = (f: (x: PerPointCpu) => number) => refs.reduce((a, x) => a + f(x), 0) / refs.length
+      const q = (f: (x: PerPointCpu) => number) => Math.round((f(m) / mean(f)) * 100) / 100
+      p.ratio = { web: q((x) => x.web), worker: q((x) => x.worker), postgres: q((x) => x.postgres), total: q((x) => x.total) }
+    }
+    results.pairs![id] = p
+  }
+  if (service.ready && (PHASES.has('T') || PHASES.has('O'))) {
+    const made = await createPairSeries(e, load).catch((err: Error) => err)
+    if (made instanceof Error) problems.push(`phases T and O: could not create their series: ${made.message}`)
+    else {
+      const single = (prefix: string, warm: string, tagged: boolean): CustomLoad => ({
+        groups: v1SingleGroups(keys, prefix, STATS, tagged),
+        warm: v1SingleGroups(keys, warm, STATS, tagged),
+        pointsPerRequest: 1,
+      })
+      const batch = (prefix: string, warm: string, tagged: boolean): CustomLoad => ({
+        groups: v1SeriesBatchGroups(keys, prefix, STATS, tagged, TAGGED_BATCH),
+        warm: v1SeriesBatchGroups(keys, warm, STATS, tagged, TAGGED_BATCH),
+        pointsPerRequest: TAGGED_BATCH,
+      })
+      const tagged = { reference: 'untagged', subject: 'tagged (3 tags)' }
+      await pair(
+        'T',
+        'phase T1',
+        'single v1 writes, tagged vs untagged',
+        tagged,
+        {
+          before: single('bench.tu.', 'bench.wu.', false),
+          subject: single('bench.tt.', 'bench.wt.', true),
+          after: single('bench.tv.', 'bench.wu.', false),
+        },
+        { before: 'bench.tu.', subject: 'bench.tt.', after: 'bench.tv.' },
+        TARGETS.taggedVsUntagged,
+      )
+      await pair(
+        'T',
+        'phase TB',
+        `v1 batches of ${TAGGED_BATCH}, tagged vs untagged`,
+        tagged,
+        {
+          before: batch('bench.ub.', 'bench.wu.', false),
+          subject: batch('bench.tb.', 'bench.wt.', true),
+          after: batch('bench.uc.', 'bench.wu.', false),
+        },
+        { before: 'bench.ub.', subject: 'bench.tb.', after: 'bench.uc.' },
+        TARGETS.taggedVsUntagged,
+      )
+      const o = made.otlp
+      const v1Load = (prefix: string): CustomLoad => ({
+        groups: keys.map((k) => [v1Points(k, o.v1Points(prefix))]),
+        warm: keys.map((k) => [v1Points(k, o.v1Points('bench.wov.'))]),
+        pointsPerRequest: o.points,
+      })
+      await pair(
+        'O',
+        'phase O',
+        `OTLP protobuf vs /api/v1/points, ${o.points} points a request`,
+        { reference: '/api/v1/points', subject: 'OTLP protobuf' },
+        {
+          before: v1Load('bench.ov.'),
+          subject: { groups: otlpGroups(keys, o.body), warm: otlpGroups(keys, o.warmBody), pointsPerRequest: o.points },
+          after: v1Load('bench.ow.'),
+        },
+        { before: 'bench.ov.', subject: 'bench.otlp.', after: 'bench.ow.' },
+        TARGETS.otlpVsV1,
+      )
     }
   }
 

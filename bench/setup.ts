@@ -6,7 +6,8 @@ import { createSql, withDatabase, type Sql } from '../shared/db.js'
 import { migrate } from '../shared/migrate.js'
 import { createRedis } from '../shared/redis.js'
 
-export const DB_NAME = 'metrics_bench'
+// BENCH_DB names another, so that two checkouts on one PostgreSQL server never drop each other's database.
+export const DB_NAME = process.env.BENCH_DB || 'metrics_bench'
 
 export interface BenchEnv {
   databaseUrl: string

@@ -1,4 +1,9 @@
 // The requests each phase sends, and the load generator run as a child process.
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto'
+import { resourceFromAttributes } from '@opentelemetry/resources'
+import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics'
 import type { Children } from './procs.js'
 import type { LoadConfig, LoadResult, RequestSpec } from './load.js'
 
@@ -30,15 +35,68 @@ export function batchGroups(keys: string[], statPrefix: string, stats: number, s
 export function v1BatchGroups(keys: string[], statPrefix: string, stats: number, size = 1000): RequestSpec[][] {
   return keys.map((key) => {
     const points = Array.from({ length: size }, (_, i) => ({ stat: `${statPrefix}${i % stats}`, count: 1 }))
-    return [
-      {
-        method: 'POST' as const,
-        path: '/api/v1/points',
-        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${key}` },
-        body: JSON.stringify({ points }),
-      },
-    ]
+    return [v1Points(key, points)]
   })
+}
+
+/** A `POST /api/v1/points` request of these points. */
+export function v1Points(key: string, points: unknown[]): RequestSpec {
+  return {
+    method: 'POST' as const,
+    path: '/api/v1/points',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${key}` },
+    body: JSON.stringify({ points }),
+  }
+}
+
+/**
+ * The three tags of a tagged point in the tagged phases (docs/decisions.md §24): series k of a stat is host
+ * h<k>, in one region and one service, so that a tagged phase writes as many series as its untagged twin.
+ */
+export const benchTags = (k: number) => ({ host: `h${k}`, region: 'eu-west-1', service: 'checkout' })
+
+/**
+ * The series a tagged or untagged phase writes: untagged, `stats` stats `${statPrefix}${k}`; tagged, one stat
+ * `${statPrefix}0` of `stats` series (benchTags(k)). The same number of series either way.
+ */
+export function phaseSeries(statPrefix: string, stats: number, tagged: boolean): Array<{ stat: string; tags?: Record<string, string> }> {
+  return Array.from({ length: stats }, (_, k) => (tagged ? { stat: `${statPrefix}0`, tags: benchTags(k) } : { stat: `${statPrefix}${k}` }))
+}
+
+/** Single counter points on the v1 route `/api/v1/stats/:name/count`, one request group per key cycling through the series. */
+export function v1SingleGroups(keys: string[], statPrefix: string, stats: number, tagged: boolean): RequestSpec[][] {
+  const series = phaseSeries(statPrefix, stats, tagged)
+  return keys.map((key) =>
+    series.map((s) => ({
+      method: 'POST' as const,
+      path: `/api/v1/stats/${s.stat}/count`,
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${key}` },
+      body: JSON.stringify(s.tags ? { count: 1, tags: s.tags } : { count: 1 }),
+    })),
+  )
+}
+
+/** `size`-point batches on `/api/v1/points`, point i to series i % stats of phaseSeries. */
+export function v1SeriesBatchGroups(keys: string[], statPrefix: string, stats: number, tagged: boolean, size: number): RequestSpec[][] {
+  const series = phaseSeries(statPrefix, stats, tagged)
+  const points = Array.from({ length: size }, (_, i) => {
+    const s = series[i % stats]
+    return s.tags ? { stat: s.stat, count: 1, tags: s.tags } : { stat: s.stat, count: 1 }
+  })
+  return keys.map((key) => [v1Points(key, points)])
+}
+
+/** OTLP/HTTP protobuf requests (the body as an OpenTelemetry exporter sends it), one per key. */
+export function otlpGroups(keys: string[], body: Buffer): RequestSpec[][] {
+  const bodyBase64 = body.toString('base64')
+  return keys.map((key) => [
+    {
+      method: 'POST' as const,
+      path: '/otlp/v1/metrics',
+      headers: { 'Content-Type': 'application/x-protobuf', Authorization: `Bearer ${key}` },
+      bodyBase64,
+    },
+  ])
 }
 
 /** Runs bench/load.ts in its own process and returns its result. */
@@ -82,4 +140,41 @@ export function lineProtocolGroups(keys: string[], measurement: string, stats: n
 /** The stat names lineProtocolGroups writes, per account index, for creating them before the phase. */
 export function lineProtocolStatNames(measurement: string, account: number, stats: number): string[] {
   return Array.from({ length: stats }, (_, k) => `${measurement}.account_a${account}.stat_s${k}`)
+}
+
+/**
+ * The body an OpenTelemetry SDK's protobuf exporter (`@opentelemetry/exporter-metrics-otlp-proto`) sends for
+ * `metrics` gauges of `seriesPerMetric` attribute sets each (host h<j>, one region; the resource's
+ * service.name makes the third tag), every value 1: captured from the exporter itself by a listener on
+ * 127.0.0.1, so the bench sends exactly what the exporter does.
+ */
+export async function otlpExportBody(metricPrefix: string, metrics: number, seriesPerMetric: number): Promise<Buffer> {
+  let body: Buffer | undefined
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      body = Buffer.concat(chunks)
+      res.writeHead(200, { 'Content-Type': 'application/x-protobuf' })
+      res.end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  try {
+    const { port } = server.address() as AddressInfo
+    const exporter = new OTLPMetricExporter({ url: `http://127.0.0.1:${port}/v1/metrics` })
+    const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 })
+    const provider = new MeterProvider({ resource: resourceFromAttributes({ 'service.name': 'checkout' }), readers: [reader] })
+    const meter = provider.getMeter('bench')
+    for (let k = 0; k < metrics; k++) {
+      const gauge = meter.createGauge(`${metricPrefix}${k}`)
+      for (let j = 0; j < seriesPerMetric; j++) gauge.record(1, { host: `h${j}`, region: 'eu-west-1' })
+    }
+    await provider.forceFlush()
+    await provider.shutdown()
+  } finally {
+    server.close()
+  }
+  if (!body?.length) throw new Error('the OTLP exporter sent nothing')
+  return body
 }

@@ -4,7 +4,10 @@
 // alert's signing secret, a session's CSRF token) are easy to add and forget.
 import type { Ctx } from '../context.js'
 
+/** The headers themselves (api/direct-writes.ts writes them without Koa). */
+export const SECURITY_HEADERS = { 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store' } as const
+
 export function setSecurityHeaders(ctx: Ctx): void {
-  ctx.set('X-Content-Type-Options', 'nosniff')
-  ctx.set('Cache-Control', 'no-store')
+  ctx.set('X-Content-Type-Options', SECURITY_HEADERS['X-Content-Type-Options'])
+  ctx.set('Cache-Control', SECURITY_HEADERS['Cache-Control'])
 }

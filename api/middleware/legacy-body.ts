@@ -2,6 +2,8 @@
 // JSON body when the type says JSON, otherwise the body is a form whatever its
 // Content-Type (or none); on POST the query string is read too, the body
 // winning on a clash. Sets ctx.state.legacy so errors use the envelope.
+import type { IncomingMessage } from 'node:http'
+import type { Readable } from 'node:stream'
 import { invalid, tooLarge } from '../../shared/errors.js'
 import { assertStorableText } from '../../shared/ingest/text.js'
 import type { Ctx, Middleware } from '../context.js'
@@ -26,6 +28,12 @@ export function readRaw(ctx: Ctx): Promise<string> {
   } catch (err) {
     return Promise.reject(err)
   }
+  // The rest of the body is not read: the connection cannot carry another request.
+  return bodyText(req, () => ctx.set('Connection', 'close'))
+}
+
+/** A body stream's text, read from its events; past LEGACY_BODY_LIMIT reading stops, `tooLarge` is told, and it rejects with 413. */
+export function bodyText(req: Readable, onTooLarge: () => void): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
@@ -37,8 +45,7 @@ export function readRaw(ctx: Ctx): Promise<string> {
       if (size <= LEGACY_BODY_LIMIT) return void chunks.push(chunk)
       done()
       req.pause()
-      // The rest of the body is not read: the connection cannot carry another request.
-      ctx.set('Connection', 'close')
+      onTooLarge()
       reject(tooLarge())
     }
     const onEnd = () => {
@@ -59,11 +66,27 @@ export function readRaw(ctx: Ctx): Promise<string> {
 }
 
 /**
+ * A legacy request the direct write route (api/direct-writes.ts) read and handed on: its body's text (already
+ * read from the request), and the refusal to answer when it had decided the write and could not queue it.
+ */
+export interface HandedOn {
+  text: Promise<string>
+  failed?: unknown
+}
+export const HANDED_ON = Symbol('legacy request handed on')
+type HandedRequest = IncomingMessage & { [HANDED_ON]?: HandedOn }
+
+/** Marks a request as handed on by the direct route, for legacyBody() below. */
+export function handOn(req: IncomingMessage, handed: HandedOn): void {
+  ;(req as HandedRequest)[HANDED_ON] = handed
+}
+
+/**
  * What ctx.is('json') answers for a request that has a body: its media type is application/json
  * (parameters and letter case aside). Without type-is' general parsing, which every form write paid.
  * A request without a body reads as {} either way.
  */
-function declaresJson(contentType: string | undefined): boolean {
+export function declaresJson(contentType: string | undefined): boolean {
   if (!contentType) return false
   const semi = contentType.indexOf(';')
   return (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase() === 'application/json'
@@ -73,9 +96,25 @@ function declaresJson(contentType: string | undefined): boolean {
  * Form fields: `+` is a space, malformed escapes are kept as typed, a repeated key keeps its first value.
  * `data` is read only from a JSON body (the /ez batch): in a form or query string it is a stray key.
  */
-function parseForm(text: string): LegacyFields {
+export function parseForm(text: string): LegacyFields {
   const out: LegacyFields = {}
-  for (const [k, v] of new URLSearchParams(text)) if (k && k !== 'data' && !(k in out)) out[k] = v
+  if (text.includes('%') || text.includes('+')) {
+    for (const [k, v] of new URLSearchParams(text)) if (k && k !== 'data' && !(k in out)) out[k] = v
+    return out
+  }
+  // Nothing to decode (no escape, no `+`), as most forms: the pairs exactly as URLSearchParams reads them (split
+  // on `&`, empty pairs skipped, a name up to the first `=`), without its decoding pass and a pair array each.
+  for (let at = 0; at < text.length; ) {
+    let end = text.indexOf('&', at)
+    if (end === -1) end = text.length
+    if (end > at) {
+      const eq = text.indexOf('=', at)
+      const named = eq !== -1 && eq < end
+      const k = text.slice(at, named ? eq : end)
+      if (k && k !== 'data' && !(k in out)) out[k] = named ? text.slice(eq + 1, end) : ''
+    }
+    at = end + 1
+  }
   return out
 }
 
@@ -83,11 +122,13 @@ export function legacyBody(): Middleware {
   return async (ctx, next) => {
     ctx.state.legacy = { strict: ctx.get('x-service-strict') === '1' }
     ctx.set('Access-Control-Allow-Origin', '*')
+    const handed = (ctx.req as HandedRequest)[HANDED_ON]
+    if (handed?.failed) throw handed.failed
     // A POST from a client usually has no query string: nothing to parse or merge.
     const query = ctx.querystring ? parseForm(ctx.querystring) : undefined
     let fields: LegacyFields = query ?? {}
     if (ctx.method === 'POST') {
-      const raw = await readRaw(ctx)
+      const raw = await (handed ? handed.text : readRaw(ctx))
       if (declaresJson(ctx.req.headers['content-type'])) {
         let parsed: unknown
         try {

@@ -3,7 +3,7 @@
 import { z } from 'zod'
 import { invalid, unauthorized } from '../../shared/errors.js'
 import { forbiddenScope, keyRole, scopeAllows } from '../middleware/auth.js'
-import { legacyKeyField } from '../../shared/auth/key-resolver.js'
+import { legacyKeyField, type ResolvedKey } from '../../shared/auth/key-resolver.js'
 import { validatePoint, type PointRules } from '../../shared/ingest/point.js'
 import type { Account } from '../../shared/accounts/repo.js'
 import { enforceRate } from '../middleware/rate-limit.js'
@@ -16,17 +16,25 @@ const MISSING = 'missing required parameter'
 
 const nowSeconds = () => Math.floor(Date.now() / 1000)
 
-/** The account behind the key field; a missing or unknown key is the same refusal. */
-async function legacyAccount(ctx: Ctx, fields: LegacyFields, keyField: 'ezkey' | 'ukey'): Promise<Account> {
+/**
+ * The account behind the key field; a missing or unknown key is the same refusal. Decided without a promise when
+ * this process holds the key and a lease of the account's rate (a busy writer), else a promise.
+ */
+function legacyAccount(ctx: Ctx, fields: LegacyFields, keyField: 'ezkey' | 'ukey'): Account | Promise<Account> {
   const presented = legacyKeyField(fields, keyField)
   if (!presented) throw unauthorized(MISSING, 'missing_parameter')
-  const resolved = await ctx.deps.keys.resolve(presented)
+  const known = ctx.deps.keys.cached(presented)
+  if (known === undefined) return ctx.deps.keys.resolve(presented).then((resolved) => admitKey(ctx, resolved, keyField))
+  return admitKey(ctx, known, keyField)
+}
+
+function admitKey(ctx: Ctx, resolved: ResolvedKey | null, keyField: 'ezkey' | 'ukey'): Account | Promise<Account> {
   if (!resolved) throw unauthorized(`invalid ${keyField}`, 'invalid_key')
   // Every legacy route writes: a read key is refused (in the legacy envelope, like every error here).
   if (!scopeAllows(resolved.scope, 'POST', true)) throw forbiddenScope(resolved.scope)
   keyRole(resolved.role, 'member') // writing takes the member role, as on the v1 write routes
-  await enforceRate(ctx, resolved.account)
-  return resolved.account
+  const wait = enforceRate(ctx, resolved.account)
+  return wait ? wait.then(() => resolved.account) : resolved.account
 }
 
 async function writeSingle(ctx: Ctx, account: Account, fields: LegacyFields, statField: 'stat' | 'key', rules: PointRules) {
@@ -70,17 +78,20 @@ export function legacyRoutes(routes: Routes): void {
   const { router } = routes
   const ez = async (ctx: Ctx) => {
     const fields = ctx.state.input.body as LegacyFields
-    const account = await legacyAccount(ctx, fields, 'ezkey')
+    const found = legacyAccount(ctx, fields, 'ezkey')
+    const account = found instanceof Promise ? await found : found
     if (fields.data !== undefined) return writeBatch(ctx, account, fields.data)
     await writeSingle(ctx, account, fields, 'stat', { countDefaultsToOne: true })
   }
   const c = async (ctx: Ctx) => {
     const fields = ctx.state.input.body as LegacyFields
-    await writeSingle(ctx, await legacyAccount(ctx, fields, 'ukey'), fields, 'key', { kind: 'counter', countDefaultsToOne: true })
+    const found = legacyAccount(ctx, fields, 'ukey')
+    await writeSingle(ctx, found instanceof Promise ? await found : found, fields, 'key', { kind: 'counter', countDefaultsToOne: true })
   }
   const v = async (ctx: Ctx) => {
     const fields = ctx.state.input.body as LegacyFields
-    await writeSingle(ctx, await legacyAccount(ctx, fields, 'ukey'), fields, 'key', { kind: 'gauge', countDefaultsToOne: true })
+    const found = legacyAccount(ctx, fields, 'ukey')
+    await writeSingle(ctx, found instanceof Promise ? await found : found, fields, 'key', { kind: 'gauge', countDefaultsToOne: true })
   }
   const preflight = (ctx: Ctx) => {
     ctx.set('Access-Control-Allow-Origin', '*')

@@ -63,16 +63,29 @@ export class KeyResolver {
   }
 
   /** The key's account, or null for an unknown, malformed or revoked key. */
-  async resolve(presented: string): Promise<ResolvedKey | null> {
+  resolve(presented: string): Promise<ResolvedKey | null> {
     // The one-shot form: createHash().update().digest() allocated three objects on every write.
     const id = hash('sha256', presented, 'base64')
-    const hit = this.cache.get(id)
-    const now = this.now()
-    if (hit && now - hit.loadedAt < (hit.value ? MAX_AGE_MS : NEGATIVE_MS)) {
-      hit.usedAt = now
-      return hit.value
-    }
+    const known = this.fresh(id)
+    if (known !== undefined) return Promise.resolve(known)
     return this.loading.run(id, () => this.load(id, presented, Buffer.from(id, 'base64')))
+  }
+
+  /**
+   * What resolve() answers when this process holds a fresh entry for the key, without a promise (a busy writer's
+   * key, nearly always); undefined when resolve() must read it.
+   */
+  cached(presented: string): ResolvedKey | null | undefined {
+    return this.fresh(hash('sha256', presented, 'base64'))
+  }
+
+  private fresh(id: string): ResolvedKey | null | undefined {
+    const hit = this.cache.get(id)
+    if (!hit) return undefined
+    const now = this.now()
+    if (now - hit.loadedAt >= (hit.value ? MAX_AGE_MS : NEGATIVE_MS)) return undefined
+    hit.usedAt = now
+    return hit.value
   }
 
   private async load(id: string, presented: string, secretHash: Buffer): Promise<ResolvedKey | null> {

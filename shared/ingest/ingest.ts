@@ -47,6 +47,9 @@ const quota = (code: string, message: string) => new AppError('quota', code, mes
 export const dailyPointLimit = (plan: Pick<Plan, 'name' | 'pointsPerDay'>) =>
   quota('daily_point_limit', `plan limit reached: the ${plan.name} plan records at most ${plan.pointsPerDay} points per day`)
 
+/** The answer of a write with nothing to disclose (shared: callers only read it). */
+const NO_REPLAY: { replay?: Replay } = Object.freeze({})
+
 export class Ingest {
   /** Free accounts known to hold a slot: a slot, once claimed, is never given back. */
   private readonly slotHolders = new Set<string>()
@@ -54,10 +57,13 @@ export class Ingest {
   constructor(private readonly deps: IngestDeps) {}
 
   /** One point (legacy single writes and the v1 count/value routes). */
-  async writeOne(account: Account, point: ValidPoint, nowSeconds: number): Promise<{ replay?: Replay }> {
+  writeOne(account: Account, point: ValidPoint, nowSeconds: number): Promise<{ replay?: Replay }> {
     this.refuseUnsafeRedis()
-    const fast = this.writeOneInMemory(account, point, nowSeconds)
-    if (fast) return fast
+    return this.writeOneInMemory(account, point, nowSeconds) ?? this.writeOneChecked(account, point, nowSeconds)
+  }
+
+  /** One point decided the long way: kind, ikey, allowance and stat creation with Redis and PostgreSQL (accept()). */
+  private async writeOneChecked(account: Account, point: ValidPoint, nowSeconds: number): Promise<{ replay?: Replay }> {
     const known = await this.checkKinds(account, [point])
     const existing = known.get(seriesOf(point))
     // A deduplicated retry is answered before any allowance is taken: it is not billed.
@@ -79,13 +85,29 @@ export class Ingest {
    * measurable share of a write). undefined when the write must take that way.
    */
   private writeOneInMemory(account: Account, point: ValidPoint, nowSeconds: number): Promise<{ replay?: Replay }> | undefined {
+    const stat = this.inMemorySeries(account, point)
+    return stat && this.queueInMemory(account, stat, point, nowSeconds)
+  }
+
+  /**
+   * The series of a single point that writeOneInMemory can decide (see there), looked at without taking anything:
+   * undefined when the point must take the long way. The direct write route (api/direct-writes.ts) asks this
+   * before it takes a request from the rate lease, so that a point it cannot decide has taken nothing.
+   */
+  inMemorySeries(account: Account, point: ValidPoint): Stat | undefined {
     if (point.t !== undefined || point.ikey !== undefined) return undefined
+    if (this.deps.redisSettings?.writeRefusal()) return undefined
     if (account.plan === 'free' && !this.slotHolders.has(account.id)) return undefined
     const stat = this.deps.directory.cached(account.id, seriesOf(point))
     if (!stat || stat.kind !== point.kind) return undefined
-    if (!this.deps.limits.takeLeasedPoint(account.id)) return undefined
+    return this.deps.limits.hasLeasedPoint(account.id) ? stat : undefined
+  }
+
+  /** Queues a point inMemorySeries answered for, in the same turn: its allowance from the lease that answer saw. */
+  queueInMemory(account: Account, stat: Stat, point: ValidPoint, nowSeconds: number): Promise<{ replay?: Replay }> {
+    if (!this.deps.limits.takeLeasedPoint(account.id)) return Promise.reject(new Error('the leased point was taken meanwhile'))
     return this.deps.batcher.add([[stat.id, nowSeconds, point.value, null]]).then(
-      () => ({}),
+      () => NO_REPLAY,
       async (err: Error) => {
         await this.deps.limits.refundPoints(account.id, 1).catch(() => {})
         throw unavailable(`could not queue the points: ${err.message}`)

@@ -178,8 +178,25 @@ export class Limits {
     return s
   }
 
+  /**
+   * One request from this process's lease of the account's bucket, when it holds one: decided in memory, no
+   * promise. Undefined when takeRequest must decide (no lease, spent or over).
+   */
+  takeLeasedRequest(accountId: string, plan: Plan): RateDecision | undefined {
+    const s = this.accounts.get(accountId)
+    if (!s || s.tokens <= 0) return undefined
+    const now = this.now()
+    if (s.tokensUntil <= now) return undefined
+    s.lastSeen = now
+    s.requests.note(1, now)
+    s.tokens--
+    return { allowed: true, limit: plan.burst, remaining: s.bucketRemaining + s.tokens, resetSeconds: Math.ceil(s.msToFull / 1000) }
+  }
+
   /** Takes one request from the account's bucket. */
   async takeRequest(accountId: string, plan: Plan): Promise<RateDecision> {
+    const leased = this.takeLeasedRequest(accountId, plan)
+    if (leased) return leased
     const s = this.state(accountId)
     s.requests.note(1, this.now())
     const allowed = (): RateDecision => ({
@@ -193,8 +210,6 @@ export class Limits {
       s.tokens--
       return allowed()
     }
-    const leased = fromLease()
-    if (leased) return leased
     // One lease request per account in flight; requests arriving meanwhile wait for it and take from what
     // it leased. Whoever finds nothing left asks Redis for its own token, without a lease, so that a
     // short lease never makes requests queue one behind another.
@@ -288,6 +303,12 @@ export class Limits {
       )
       .finally(() => (s.pointRefill = undefined))
     return refill
+  }
+
+  /** Whether takeLeasedPoint would give a point now (nothing taken). */
+  hasLeasedPoint(accountId: string): boolean {
+    const s = this.accounts.get(accountId)
+    return !!s && s.leasedPoints > 0 && s.pointsUntil > this.now() && s.pointsKey === this.dayKey(accountId, s)
   }
 
   /**

@@ -5,7 +5,7 @@ import type { Kind } from '../stats/repo.js'
 import { parseStatName } from './names.js'
 import { isAbsent, parseNumber } from './numbers.js'
 import type { Parsed } from './parsed.js'
-import { parseTags, seriesKey, type Tags } from './tags.js'
+import { pointTags, type Tags } from './tags.js'
 import { unprintableText } from './text.js'
 import { isBlank, parseTimestamp } from './timestamps.js'
 
@@ -24,15 +24,6 @@ export interface ValidPoint {
 
 /** The key of a point's series (its stat name when untagged). */
 export const seriesOf = (p: ValidPoint): string => p.series ?? p.name
-
-/** A point with a tag set, keyed (protocol adapters and v1 writes). */
-export function withTags(p: ValidPoint, tags: Tags | undefined): ValidPoint {
-  if (tags) {
-    p.tags = tags
-    p.series = seriesKey(p.name, tags)
-  }
-  return p
-}
 
 export interface RawPoint {
   stat?: unknown
@@ -82,5 +73,11 @@ export function validatePoint(raw: RawPoint, rules: PointRules, nowSeconds: numb
   // Dedup keys on stat + t + ikey with an explicit t only: without t every attempt gets its own arrival
   // time, so a retry double-counts (docs/decisions.md §I-4.1.4), even within the same second.
   const point: ValidPoint = { name, kind, value: value === 0 ? 0 : value, t, ikey: t === undefined ? undefined : ikey }
-  return raw.tags === undefined ? point : withTags(point, unwrap(parseTags(raw.tags), prefix))
+  if (raw.tags === undefined) return point
+  const tagged = unwrap(pointTags(name, raw.tags), prefix)
+  if (tagged) {
+    point.tags = tagged.tags
+    point.series = tagged.series
+  }
+  return point
 }

@@ -9,11 +9,15 @@ export type Tags = Readonly<Record<string, string>>
 export const MAX_TAGS = 10
 export const MAX_TAG_VALUE_LENGTH = 200
 const KEY = /^[a-z][a-z0-9_.-]{0,63}$/
+// A value of 1 to 200 printable ASCII characters passes every rule below (no control, invisible or replacement
+// character, no surrogate, one code point per unit): most values are, and are decided by this one test.
+const PLAIN_VALUE = /^[\x20-\x7e]{1,200}$/
 
 /** One tag checked against §24's rules; undefined when it is fine, else why not (naming the tag). */
 function badTag(key: string, value: unknown): string | undefined {
   if (!KEY.test(key)) return `invalid tag key "${key.slice(0, 70)}": a key starts with a-z and holds at most 64 of a-z, 0-9, _, . and -`
   if (typeof value !== 'string') return `invalid tag "${key}": the value must be a string`
+  if (PLAIN_VALUE.test(value)) return undefined
   const length = [...value].length
   if (length < 1 || length > MAX_TAG_VALUE_LENGTH)
     return `invalid tag "${key}": the value must be 1 to ${MAX_TAG_VALUE_LENGTH} characters (got ${length})`
@@ -34,6 +38,51 @@ export function parseTags(raw: unknown): Parsed<Tags | undefined> {
     if (why) return reject('invalid_tags', why)
   }
   return accept(sortTags(entries as Array<[string, string]>))
+}
+
+/** A point's tag set with the key of its series (seriesKey): what pointTags answers. */
+export interface PointTags {
+  tags: Tags
+  series: string
+}
+
+/** Tag sets this process has read, with their stat, by their text as sent (pointTagsKey). */
+const knownSets = new Map<string, Parsed<PointTags | undefined>>()
+const MAX_KNOWN_SETS = 10_000
+
+/**
+ * The stat name and the tags as sent in one unambiguous text (each part prefixed by its length); undefined for
+ * what only parseTags can judge (not a plain object of strings, too many tags).
+ */
+function pointTagsKey(name: string, raw: object): string | undefined {
+  let key = `${name.length}:${name}`
+  let n = 0
+  for (const k in raw) {
+    if (!Object.hasOwn(raw, k)) return undefined
+    const v = (raw as Record<string, unknown>)[k]
+    if (typeof v !== 'string' || ++n > MAX_TAGS) return undefined
+    key += `${k.length}:${k}${v.length}:${v}`
+  }
+  return key
+}
+
+/**
+ * parseTags and the series key of stat `name` with them, as one answer kept for the next point naming the same
+ * stat and tags (a batch's points, a writer's next request): checking, sorting and keying a tag set again for
+ * every point was most of what a tag cost. Points of one series then share one key string.
+ */
+export function pointTags(name: string, raw: unknown): Parsed<PointTags | undefined> {
+  const key = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? pointTagsKey(name, raw) : undefined
+  const known = key === undefined ? undefined : knownSets.get(key)
+  if (known) return known
+  const parsed = parseTags(raw)
+  if (!parsed.ok) return parsed
+  const answer = accept(parsed.value ? { tags: parsed.value, series: seriesKey(name, parsed.value) } : undefined)
+  if (key !== undefined) {
+    if (knownSets.size >= MAX_KNOWN_SETS) knownSets.clear()
+    knownSets.set(key, answer)
+  }
+  return answer
 }
 
 /**
@@ -58,18 +107,30 @@ export function protocolTags(pairs: ReadonlyArray<readonly [string, string]>): P
   return accept(tags)
 }
 
+/** Whether the keys (or entries' keys) are in ascending order already, as most senders keep them: no sort needed. */
+function ascending(keys: ReadonlyArray<string | readonly [string, unknown]>): boolean {
+  for (let i = 1; i < keys.length; i++) {
+    const a = keys[i - 1]
+    const b = keys[i]
+    if ((typeof a === 'string' ? a : a[0]) >= (typeof b === 'string' ? b : b[0])) return false
+  }
+  return true
+}
+
 function sortTags(entries: Array<[string, string]>): Tags {
-  const sorted = entries.length === 1 ? entries : [...entries].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+  const sorted = ascending(entries) ? entries : [...entries].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
   const out: Record<string, string> = {}
   for (const [k, v] of sorted) out[k] = v
   return out
 }
 
-/** The canonical text of a tag set (keys sorted): equal sets, equal text. */
+/** The canonical text of a tag set (keys sorted): equal sets, equal text. JSON of `[[key, value], ...]`, written out directly. */
 export function tagsText(tags: Tags): string {
   const keys = Object.keys(tags)
-  if (keys.length > 1) keys.sort()
-  return JSON.stringify(keys.map((k) => [k, tags[k]]))
+  if (!ascending(keys)) keys.sort()
+  let text = '['
+  for (let i = 0; i < keys.length; i++) text += `${i ? ',' : ''}[${JSON.stringify(keys[i])},${JSON.stringify(tags[keys[i]])}]`
+  return `${text}]`
 }
 
 /** The key of a series among a request's points and in the stat directory: the stat name alone when untagged. */

@@ -54,7 +54,8 @@ const Request = root.lookupType('otlp.ExportMetricsServiceRequest')
 const Response = root.lookupType('otlp.ExportMetricsServiceResponse')
 const Status = root.lookupType('otlp.Status')
 
-type Int = string | number
+/** A 64-bit integer: a decimal string or a number in JSON, a BigInt from protobuf (decodeOtlp). */
+type Int = string | number | bigint
 interface KeyValue {
   key: string
   value?: Record<string, unknown>
@@ -102,7 +103,11 @@ export interface OtlpRequest {
 
 export type OtlpFormat = 'protobuf' | 'json'
 
-/** The request body decoded into the proto3 JSON shape (lowerCamelCase keys, 64-bit integers as strings). */
+/**
+ * The request body decoded into the proto3 JSON shape (lowerCamelCase keys; 64-bit integers as strings in JSON,
+ * as BigInts from protobuf: exact, and far cheaper to make than their decimal text, which a cumulative stream's
+ * start time alone needs, where String() gives the same text).
+ */
 export function decodeOtlp(body: Buffer, format: OtlpFormat): OtlpRequest {
   try {
     if (format === 'json') {
@@ -110,7 +115,7 @@ export function decodeOtlp(body: Buffer, format: OtlpFormat): OtlpRequest {
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object')
       return parsed as OtlpRequest
     }
-    return Request.toObject(Request.decode(body), { longs: String, bytes: String, defaults: false }) as OtlpRequest
+    return Request.toObject(Request.decode(body), { longs: BigInt, bytes: String, defaults: false }) as OtlpRequest
   } catch (e) {
     throw new AppError(
       'invalid',
@@ -181,36 +186,58 @@ export interface Converted {
 export const MAX_HISTOGRAM_OBSERVATIONS = 10_000
 const STATE_TTL_SECONDS = 7 * 86_400
 
+// The last conversion: an exporter stamps every point of an export with the same time, so most points repeat it.
+let lastNs: Int | undefined
+let lastSeconds: number | undefined
+
 const seconds = (ns: Int | undefined): number | undefined => {
-  if (ns === undefined || ns === '' || ns === '0' || ns === 0) return undefined
-  return Number(BigInt(String(ns).split('.')[0]) / 1_000_000_000n)
+  if (ns === undefined || ns === '' || ns === '0' || ns === 0 || ns === 0n) return undefined
+  if (ns === lastNs) return lastSeconds
+  const s = Number((typeof ns === 'bigint' ? ns : BigInt(String(ns).split('.')[0])) / 1_000_000_000n)
+  lastNs = ns
+  lastSeconds = s
+  return s
 }
+
+// An integer inside an array or key-value list attribute is written as its decimal text, as in OTLP's JSON.
+const decimalInts = (_key: string, x: unknown) => (typeof x === 'bigint' ? x.toString() : x)
 
 function attrValue(v: Record<string, unknown> | undefined): string {
   if (!v) return ''
   const x = v.stringValue ?? v.intValue ?? v.doubleValue ?? v.boolValue
   if (x !== undefined) return String(x)
-  return JSON.stringify(v.arrayValue ?? v.kvlistValue ?? v.bytesValue ?? '')
+  return JSON.stringify(v.arrayValue ?? v.kvlistValue ?? v.bytesValue ?? '', decimalInts)
 }
 
 /** Resource attributes that describe the exporting library, not the series: not tags. */
 const NOT_TAGS = /^telemetry\.(sdk|distro)\./
+
+/** A resource's attributes as tag pairs (those describing the exporting library left out, `service.name` as `service`). */
+function resourcePairs(resource: KeyValue[]): Array<[string, string]> {
+  const pairs: Array<[string, string]> = []
+  for (const a of resource) if (!NOT_TAGS.test(a.key)) pairs.push([a.key === 'service.name' ? 'service' : a.key, attrValue(a.value)])
+  return pairs
+}
+
+/** The series of a metric from its resource's pairs (resourcePairs) and its point's attributes. */
+function seriesOfPoint(metric: string, resource: Array<[string, string]>, point: KeyValue[]) {
+  const tags = resource.slice()
+  for (const a of point) tags.push([a.key, attrValue(a.value)])
+  return protocolSeries(metric, tags)
+}
 
 /**
  * The series of a metric and its attributes: the one place attributes become tags (docs/decisions.md §24, §25):
  * resource and point attributes alike, `service.name` as `service`; the stat is the instrument's name.
  */
 export function otlpStatName(metric: string, resource: KeyValue[], point: KeyValue[]) {
-  const tags: Array<[string, string]> = []
-  for (const a of resource) if (!NOT_TAGS.test(a.key)) tags.push([a.key === 'service.name' ? 'service' : a.key, attrValue(a.value)])
-  for (const a of point) tags.push([a.key, attrValue(a.value)])
-  return protocolSeries(metric, tags)
+  return seriesOfPoint(metric, resourcePairs(resource), point)
 }
 
 type OtlpSeries = ReturnType<typeof otlpStatName>
 
 const streamKey = (prefix: string, accountId: string, identity: unknown) =>
-  `${prefix}:otlp:${accountId}:${createHash('sha1').update(JSON.stringify(identity)).digest('base64url')}`
+  `${prefix}:otlp:${accountId}:${createHash('sha1').update(JSON.stringify(identity, decimalInts)).digest('base64url')}`
 
 /**
  * The request's points, with the points refused alone and the cumulative state to save. `prefix` names the Redis
@@ -226,8 +253,10 @@ export async function convertOtlp(req: OtlpRequest, accountId: string, redis: Re
     key?: string
   }
   const pending: Pending[] = []
+  const now = Math.floor(Date.now() / 1000)
   for (const rm of req.resourceMetrics ?? []) {
     const resource = rm.resource?.attributes ?? []
+    const pairs = resourcePairs(resource)
     for (const sm of rm.scopeMetrics ?? []) {
       for (const m of sm.metrics ?? []) {
         const metric = m.name ?? ''
@@ -236,31 +265,33 @@ export async function convertOtlp(req: OtlpRequest, accountId: string, redis: Re
           out.total++
           pending.push({
             metric,
-            statName: otlpStatName(metric, resource, p.attributes ?? []),
+            statName: seriesOfPoint(metric, pairs, p.attributes ?? []),
             run,
             key: cumulative ? streamKey(prefix, accountId, identity(p)) : undefined,
           })
         }
         if (m.gauge || (m.sum && !m.sum.isMonotonic)) {
-          for (const p of (m.gauge ?? m.sum)!.dataPoints ?? []) add(p, false, () => emit(out, pending, p, 'gauge', numberOf(p)))
+          for (const p of (m.gauge ?? m.sum)!.dataPoints ?? []) add(p, false, () => emit(out, pending, p, 'gauge', numberOf(p), now))
         } else if (m.sum) {
           const cumulative = m.sum.aggregationTemporality === 2
           for (const p of m.sum.dataPoints ?? [])
             add(p, cumulative, (prev) => {
               const v = numberOf(p)
-              if (!cumulative) return emit(out, pending, p, 'counter', v)
+              if (!cumulative) return emit(out, pending, p, 'counter', v, now)
               const start = String(p.startTimeUnixNano ?? '0')
               const key = pending[pending.length - 1].key!
               out.state.set(key, { s: start, v })
               const delta = !prev ? (start === '0' ? null : v) : prev.s !== start || v < prev.v! ? v : v - prev.v!
               // A zero difference adds nothing to a counter: not stored (an idle stream is exported every interval).
-              if (delta) emit(out, pending, p, 'counter', delta)
+              if (delta) emit(out, pending, p, 'counter', delta, now)
             })
         } else if (m.histogram || m.exponentialHistogram) {
           const h = (m.histogram ?? m.exponentialHistogram)!
           const cumulative = h.aggregationTemporality === 2
           for (const p of (h.dataPoints ?? []) as Array<HistogramPoint & ExpPoint>)
-            add(p, cumulative, (prev) => histogram(out, pending, p, !!m.exponentialHistogram, cumulative ? prev : undefined, cumulative))
+            add(p, cumulative, (prev) =>
+              histogram(out, pending, p, !!m.exponentialHistogram, cumulative ? prev : undefined, cumulative, now),
+            )
         } else if (m.summary) {
           for (const _ of m.summary.dataPoints ?? []) {
             out.total++
@@ -302,6 +333,7 @@ function emit(
   p: NumberPoint,
   kind: 'counter' | 'gauge',
   value: number,
+  now: number,
 ) {
   const current = pending[pending.length - 1]
   // NO_RECORDED_VALUE: a point that says the stream has no value now (a staleness marker); nothing to store.
@@ -310,11 +342,17 @@ function emit(
   const series = current.statName.value
   try {
     const point = validatePoint(
-      { stat: series.name, [kind === 'counter' ? 'count' : 'value']: value, t: seconds(p.timeUnixNano) },
+      kind === 'counter'
+        ? { stat: series.name, count: value, t: seconds(p.timeUnixNano) }
+        : { stat: series.name, value, t: seconds(p.timeUnixNano) },
       { countDefaultsToOne: false },
-      Math.floor(Date.now() / 1000),
+      now,
     )
-    out.points.push(series.tags ? { ...point, tags: series.tags, series: series.series } : point)
+    if (series.tags) {
+      point.tags = series.tags
+      point.series = series.series
+    }
+    out.points.push(point)
     out.metricOf.push(current.metric)
   } catch (e) {
     if (!(e instanceof AppError)) throw e
@@ -339,6 +377,7 @@ function histogram(
   exponential: boolean,
   prev: StreamState | undefined,
   cumulative: boolean,
+  now: number,
 ) {
   const current = pending[pending.length - 1]
   const { buckets, counts } = exponential ? expBuckets(p) : explicitBuckets(p)
@@ -378,7 +417,8 @@ function histogram(
   const room = obs.map((o) => (residual > 0 ? o.hi - o.mid : o.mid - o.lo))
   const total = room.reduce((a, b) => a + b, 0)
   const share = total > 0 ? Math.min(1, Math.abs(residual) / total) * Math.sign(residual) : 0
-  for (let i = 0; i < obs.length; i++) emit(out, pending, { timeUnixNano: p.timeUnixNano, flags: 0 }, 'gauge', obs[i].mid + room[i] * share)
+  for (let i = 0; i < obs.length; i++)
+    emit(out, pending, { timeUnixNano: p.timeUnixNano, flags: 0 }, 'gauge', obs[i].mid + room[i] * share, now)
 }
 
 /** Explicit buckets: bucket i is (bounds[i-1], bounds[i]], the first open below, the last open above. */

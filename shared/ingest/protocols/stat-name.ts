@@ -20,11 +20,34 @@ export interface ProtocolSeries {
   series?: string
 }
 
+/** Series this process has read, by the metric and pairs as sent (seriesCacheKey): an agent sends the same ones every interval. */
+const seen = new Map<string, Parsed<ProtocolSeries>>()
+const MAX_SEEN = 10_000
+
+/** The metric and its pairs in one unambiguous text: each part prefixed by its length, so no two inputs share one. */
+function seriesCacheKey(metric: string, pairs: ReadonlyArray<readonly [string, string]>): string {
+  let key = `${metric.length}:${metric}`
+  for (const [k, v] of pairs) key += `${k.length}:${k}${v.length}:${v}`
+  return key
+}
+
 /**
  * The series of a metric and its tags: the same tag set in any order is one series. A tag that breaks
  * docs/decisions.md §24's rules once cleaned (a value over 200 characters, more than 10 tags) refuses the metric.
+ * A pure function of its input, so each answer is kept for the next request naming the same series (the cleaning,
+ * sorting and checking were most of what a protocol point cost); callers copy what they take from it.
  */
 export function protocolSeries(metric: string, pairs: ReadonlyArray<readonly [string, string]>): Parsed<ProtocolSeries> {
+  const key = seriesCacheKey(metric, pairs)
+  const known = seen.get(key)
+  if (known) return known
+  const series = readSeries(metric, pairs)
+  if (seen.size >= MAX_SEEN) seen.clear()
+  seen.set(key, series)
+  return series
+}
+
+function readSeries(metric: string, pairs: ReadonlyArray<readonly [string, string]>): Parsed<ProtocolSeries> {
   const name = parseStatName(cleanPart(metric))
   if (!name.ok) return name
   const tags = protocolTags(pairs)

@@ -1,0 +1,159 @@
+// The common legacy single write answered without Koa (docs/decisions.md §27): a form POST to /ez, /c or /v (or
+// their /api aliases), with no query string, Content-Encoding or JSON body, whose every rule this process can
+// decide in memory: its key held and fresh, of a scope and role that may write; the point valid, without t or
+// ikey; its stat known with the point's kind; a request and a point of the account's leases (the conditions of
+// Ingest.inMemorySeries). That is nearly every write of a busy legacy client, and Koa's context, middleware
+// chain and response handling were about as much CPU as the write itself.
+//
+// Anything else, and any refusal, goes to Koa as before, with the body this route read handed on
+// (legacy-body.ts HANDED_ON): the same functions then decide and answer it, in the legacy envelope. The route
+// decides with the very functions the Koa route calls and takes nothing before it knows the write goes through:
+// the request from the rate lease is taken last, once the point's stat and its leased point are seen, and a write
+// that then cannot be queued is answered by Koa's error mapping (the point given back, as on the Koa route).
+// Not used while METRICS_PORT is set: its request counts are a Koa middleware's.
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
+import { legacyKeyField } from '../shared/auth/key-resolver.js'
+import { validatePoint, type PointRules, type ValidPoint } from '../shared/ingest/point.js'
+import { assertStorableText } from '../shared/ingest/text.js'
+import { roleAtLeast } from '../shared/members/roles.js'
+import { planOf } from '../shared/plans.js'
+import type { AppDeps } from './context.js'
+import { scopeAllows } from './middleware/auth.js'
+import { blockedAgent } from './middleware/edge.js'
+import { SECURITY_HEADERS } from './middleware/headers.js'
+import { bodyText, declaresJson, handOn, LEGACY_BODY_LIMIT, parseForm } from './middleware/legacy-body.js'
+import { requestIdOf, requestLine } from './middleware/request-log.js'
+
+interface LegacyRoute {
+  statField: 'stat' | 'key'
+  keyField: 'ezkey' | 'ukey'
+  rules: PointRules
+}
+
+// As routes/legacy.ts declares them.
+const EZ: LegacyRoute = { statField: 'stat', keyField: 'ezkey', rules: { countDefaultsToOne: true } }
+const C: LegacyRoute = { statField: 'key', keyField: 'ukey', rules: { kind: 'counter', countDefaultsToOne: true } }
+const V: LegacyRoute = { statField: 'key', keyField: 'ukey', rules: { kind: 'gauge', countDefaultsToOne: true } }
+const ROUTES = new Map<string, LegacyRoute>([
+  ['/ez', EZ],
+  ['/api/ez', EZ],
+  ['/c', C],
+  ['/api/c', C],
+  ['/v', V],
+  ['/api/v', V],
+])
+
+/** What the Koa route answers an accepted single write: `{"status": 200, "msg": "ok"}`, as JSON. */
+const OK_BODY = JSON.stringify({ status: 200, msg: 'ok' })
+const OK_LENGTH = String(Buffer.byteLength(OK_BODY))
+
+/** Writes this process answered here (tests read it to know the route was taken). */
+export const directAnswers = { count: 0 }
+
+/** Whether the request is one this route may try: everything else is Koa's without a look. */
+function eligible(req: IncomingMessage, blockedAgents: readonly string[]): boolean {
+  const h = req.headers
+  const length = h['content-length']
+  return (
+    length !== undefined &&
+    Number(length) <= LEGACY_BODY_LIMIT &&
+    h['content-encoding'] === undefined &&
+    !declaresJson(h['content-type']) &&
+    !blockedAgent(h['user-agent'], blockedAgents)
+  )
+}
+
+/** `koa` wrapped: legacy single writes this process can decide in memory are answered here, the rest by `koa`. */
+export function directWrites(deps: AppDeps, koa: RequestListener): RequestListener {
+  const blockedAgents = deps.config.edgeBlockedUserAgents
+  return (req, res) => {
+    const route = req.method === 'POST' ? ROUTES.get(req.url ?? '') : undefined
+    if (!route || !eligible(req, blockedAgents)) return koa(req, res)
+    const started = process.hrtime.bigint()
+    const text = bodyText(req, () => {})
+    const toKoa = (failed?: unknown) => {
+      handOn(req, { text, failed })
+      koa(req, res)
+    }
+    text.then(
+      (raw) => {
+        let written = false
+        try {
+          written = write(deps, route, req, res, raw, started, toKoa)
+        } catch {
+          // Nothing is taken before the last step, which cannot throw: Koa decides and answers this one.
+        }
+        if (!written) toKoa()
+      },
+      // Koa reads the same failure from the handed-on text and answers it as it always has.
+      () => toKoa(),
+    )
+  }
+}
+
+/** Decides and queues the write when every rule can be decided here; false (nothing taken) when Koa must. */
+function write(
+  deps: AppDeps,
+  route: LegacyRoute,
+  req: IncomingMessage,
+  res: ServerResponse,
+  raw: string,
+  started: bigint,
+  toKoa: (failed: unknown) => void,
+): boolean {
+  const fields = parseForm(raw)
+  try {
+    assertStorableText(fields, '')
+  } catch {
+    return false
+  }
+  const presented = legacyKeyField(fields, route.keyField)
+  if (!presented || fields[route.statField] === undefined) return false
+  const key = deps.keys.cached(presented)
+  if (!key || !scopeAllows(key.scope, 'POST', true) || !key.role || !roleAtLeast(key.role, 'member')) return false
+  const now = Math.floor(Date.now() / 1000)
+  let point: ValidPoint
+  try {
+    point = validatePoint(
+      { stat: fields[route.statField], count: fields.count, value: fields.value, t: fields.t, ikey: fields.ikey },
+      route.rules,
+      now,
+    )
+  } catch {
+    return false
+  }
+  const account = key.account
+  const stat = deps.ingest.inMemorySeries(account, point)
+  if (!stat) return false
+  const rate = deps.limits.takeLeasedRequest(account.id, planOf(account.plan))
+  if (!rate) return false
+  const rateHeaders = {
+    'RateLimit-Limit': String(rate.limit),
+    'RateLimit-Remaining': String(rate.remaining),
+    'RateLimit-Reset': String(rate.resetSeconds),
+  }
+  deps.ingest.queueInMemory(account, stat, point, now).then(
+    () => {
+      const requestId = requestIdOf(req)
+      res.writeHead(200, {
+        ...SECURITY_HEADERS,
+        'X-Request-Id': requestId,
+        'Access-Control-Allow-Origin': '*',
+        ...rateHeaders,
+        'Content-Type': 'application/json; charset=utf-8',
+        'Content-Length': OK_LENGTH,
+      })
+      res.end(OK_BODY)
+      directAnswers.count++
+      // The line the Koa route writes for it (the legacy routes name no account in it).
+      if (deps.log.isLevelEnabled('info'))
+        requestLine(deps.log, req, { requestId, url: req.url ?? '', status: 200, started, accountId: undefined })
+    },
+    (err: unknown) => {
+      // The request was taken from the rate: its headers go out with the refusal, as on the Koa route.
+      for (const [name, value] of Object.entries(rateHeaders)) res.setHeader(name, value)
+      toKoa(err)
+    },
+  )
+  return true
+}
