@@ -160,7 +160,10 @@ try {
         const socket = net.connect({ host: '127.0.0.1', port: port! })
         socket.once('error', () => resolve(false))
         socket.once('connect', () => socket.end(line, () => resolve(true)))
-        socket.setTimeout(5000, () => (socket.destroy(), resolve(false)))
+        socket.setTimeout(5000, () => {
+          socket.destroy()
+          resolve(false)
+        })
       })
       if (sent) statsdSent += batch
       await sleep(250)

@@ -135,7 +135,7 @@ test('the key as the Basic password', async (t) => {
 })
 
 test('promtool query instant and range', async (t) => {
-  const server = app.url.replace('://', `://promtool:${key}@`) + '/prometheus'
+  const server = `${app.url.replace('://', `://promtool:${key}@`)}/prometheus`
   const instant = await run('promtool', ['query', 'instant', '-o', 'json', `--time=${base + 60}`, server, 'increase(requests[1m])'])
   t.deepEqual(JSON.parse(instant.stdout), [{ metric: {}, value: [base + 60, '12'] }])
   const range = await run('promtool', [
