@@ -10,12 +10,13 @@
 // decides with the very functions the Koa route calls and takes nothing before it knows the write goes through:
 // the request from the rate lease is taken last, once the point's stat and its leased point are seen, and a write
 // that then cannot be queued is answered by Koa's error mapping (the point given back, as on the Koa route).
-// Not used while METRICS_PORT is set: its request counts are a Koa middleware's.
+// With METRICS_PORT set, it counts its requests and points in the same series the Koa middleware does.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import { legacyKeyField } from '../shared/auth/key-resolver.js'
 import { validatePoint, type PointRules, type ValidPoint } from '../shared/ingest/point.js'
 import { assertStorableText } from '../shared/ingest/text.js'
 import { roleAtLeast } from '../shared/members/roles.js'
+import type { ServiceMetrics } from '../shared/metrics/registry.js'
 import { planOf } from '../shared/plans.js'
 import type { AppDeps } from './context.js'
 import { scopeAllows } from './middleware/auth.js'
@@ -64,7 +65,7 @@ function eligible(req: IncomingMessage, blockedAgents: readonly string[]): boole
 }
 
 /** `koa` wrapped: legacy single writes this process can decide in memory are answered here, the rest by `koa`. */
-export function directWrites(deps: AppDeps, koa: RequestListener): RequestListener {
+export function directWrites(deps: AppDeps, koa: RequestListener, metrics?: ServiceMetrics): RequestListener {
   const blockedAgents = deps.config.edgeBlockedUserAgents
   return (req, res) => {
     const route = req.method === 'POST' ? ROUTES.get(req.url ?? '') : undefined
@@ -79,7 +80,7 @@ export function directWrites(deps: AppDeps, koa: RequestListener): RequestListen
       (raw) => {
         let written = false
         try {
-          written = write(deps, route, req, res, raw, started, toKoa)
+          written = write(deps, route, req, res, raw, started, toKoa, metrics)
         } catch {
           // Nothing is taken before the last step, which cannot throw: Koa decides and answers this one.
         }
@@ -100,6 +101,7 @@ function write(
   raw: string,
   started: bigint,
   toKoa: (failed: unknown) => void,
+  metrics: ServiceMetrics | undefined,
 ): boolean {
   const fields = parseForm(raw)
   try {
@@ -145,6 +147,13 @@ function write(
       })
       res.end(OK_BODY)
       directAnswers.count++
+      if (metrics) {
+        // As requestMetrics and countingIngest count the same write on the Koa route.
+        const path = req.url ?? ''
+        metrics.pointsAccepted.inc({ route: 'single' })
+        metrics.httpRequests.inc({ route: path, method: 'POST', code: '200' })
+        metrics.httpDuration.observe({ route: path }, Number(process.hrtime.bigint() - started) / 1e9)
+      }
       // The line the Koa route writes for it (the legacy routes name no account in it).
       if (deps.log.isLevelEnabled('info'))
         requestLine(deps.log, req, { requestId, url: req.url ?? '', status: 200, started, accountId: undefined })

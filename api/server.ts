@@ -98,8 +98,7 @@ export async function startApi(config: Config, log: Logger, deps: AppDeps = crea
   // connection (and its buffers) that long. Headers must arrive within 10 s and the whole request within
   // HTTP_REQUEST_TIMEOUT_MS, checked every second (Node's default check runs every 30 s); then 408 and close.
   const requestTimeout = config.httpRequestTimeoutMs
-  // The legacy single writes this process can decide in memory skip Koa (direct-writes.ts); not while the
-  // request counts of METRICS_PORT are kept, which are Koa's.
+  // The legacy single writes this process can decide in memory skip Koa (direct-writes.ts).
   const handler = app.callback()
   const server = createServer(
     {
@@ -107,7 +106,7 @@ export async function startApi(config: Config, log: Logger, deps: AppDeps = crea
       headersTimeout: Math.min(10_000, requestTimeout),
       connectionsCheckingInterval: Math.min(1_000, requestTimeout / 2),
     },
-    counting ? handler : directWrites(deps, handler),
+    directWrites(deps, handler, metrics?.metrics),
   )
   server.listen(config.port)
   server.keepAliveTimeout = 65_000 // longer than common load balancers' idle timeout

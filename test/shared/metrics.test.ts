@@ -7,6 +7,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js'
 import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
+import { directAnswers } from '../../api/direct-writes.js'
 
 let app: TestApp
 let user: User
@@ -119,6 +120,27 @@ test.serial(
     t.true(drained.get('metrics_service_jobs_completed_total{queue="ingest"}')! >= 1)
   },
 )
+
+test.serial('legacy single writes answered without Koa (api/direct-writes.ts) are counted as the Koa route counts them', async (t) => {
+  const busy = await signUp(app.url)
+  await app.sql`update accounts set plan = 'business' where id = ${busy.accountId}`
+  const busyKey = (await createKey(app.url, busy)).key
+  const { samples: before } = await scrape()
+  const requests = () => `metrics_service_http_requests_total{route="/ez",method="POST",code="200"}`
+  const direct = directAnswers.count
+  const sent = 120
+  for (let wave = 0; wave < sent / 20; wave++)
+    await Promise.all(
+      Array.from({ length: 20 }, async () =>
+        t.is((await request(app.url, '/ez', { form: `ezkey=${busyKey}&stat=m.direct&count=1` })).status, 200),
+      ),
+    )
+  t.true(directAnswers.count - direct > 0, 'some writes were answered without Koa')
+  const { samples: after } = await scrape()
+  t.is((after.get(requests()) ?? 0) - (before.get(requests()) ?? 0), sent)
+  const accepted = 'metrics_service_points_accepted_total{route="single"}'
+  t.is((after.get(accepted) ?? 0) - (before.get(accepted) ?? 0), sent)
+})
 
 test('the public port does not serve /metrics', async (t) => {
   const res = await request(app.url, '/metrics')
