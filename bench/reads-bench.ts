@@ -28,9 +28,11 @@
 //      BENCH_DENSE_REQUESTS times (5) one after another, then four at once; the worst relative error of every
 //      bucket's percentiles against exact nearest-rank (percentile_disc) of its points.
 //   6. Group-by read (docs/decisions.md §24): one counter of BENCH_GROUP_SERIES tagged series (100, tags
-//      {host: hNNN}), BENCH_GROUP_POINTS points each (2,000) over the last 30 days, rollups built;
-//      GET ?range=30d&group_by=host against GET ?range=30d (the stat as a whole), BENCH_GROUP_REQUESTS (30)
-//      each, p50/p99 and the ratio.
+//      {host: hNNN}), BENCH_GROUP_POINTS points each (2,000) over the last 30 days, rollups built, and the
+//      reference: one untagged counter holding the same points (200,000, same times and span) in one series.
+//      GET ?range=30d&group_by=host, GET ?range=30d (the stat as a whole) and the reference's GET ?range=30d,
+//      BENCH_GROUP_REQUESTS rounds (200) of the three in turn: p50/p99 of each, the CPU each request cost (the
+//      API process and its PostgreSQL backends, /proc), and the ratios grouped / whole and whole / reference.
 //
 // Own database (metrics_bench_reads, dropped at the end) and Redis prefix
 // (deleted at the end) on the local PostgreSQL and Redis; every request goes
@@ -42,7 +44,7 @@
 // BENCH_DASHBOARD_REQUESTS (20), BENCH_EXPORT_SIZES (1000000,5000000; empty
 // or 0 skips the export part), BENCH_EXPORT_FORMATS (csv,json), BENCH_HISTORY_STATS (73; 0 skips),
 // BENCH_HISTORY_REQUESTS (3), BENCH_DENSE_POINTS (4000000; 0 skips), BENCH_DENSE_REQUESTS (5),
-// BENCH_GROUP_SERIES (100; 0 skips), BENCH_GROUP_POINTS (2000), BENCH_GROUP_REQUESTS (30),
+// BENCH_GROUP_SERIES (100; 0 skips), BENCH_GROUP_POINTS (2000), BENCH_GROUP_REQUESTS (200),
 // DATABASE_URL (server only; postgres://localhost), REDIS_URL
 // (redis://127.0.0.1:6379).
 import { readFileSync } from 'node:fs'
@@ -67,6 +69,7 @@ import {
   type BenchResultsBase,
   type Failed,
 } from './common.js'
+import { processCpuMs } from './machine.js'
 import { freePort, HOST, waitForHttp200, type Child } from './procs.js'
 import { createAccount } from './setup.js'
 import { percentile, round } from './stats.js'
@@ -168,8 +171,25 @@ export interface ReadsBenchResults extends BenchResultsBase<Required<Omit<ReadsB
   dense?:
     | { points: number; minuteSketches: number; sequential: Latency; concurrent: Latency; worstRelativeError: number; buckets: number }
     | Failed
-  /** 30d read of a stat of many series grouped by host, against the same read of the stat as a whole. */
-  groupBy?: { series: number; points: number; groups: number; whole: Latency; grouped: Latency; ratioP50: number } | Failed
+  /**
+   * 30d read of a stat of many series grouped by host, the same read of the stat as a whole, and the 30d read of one
+   * untagged stat of the same points (the reference); CPU per request of the API process and its backends.
+   */
+  groupBy?:
+    | {
+        series: number
+        points: number
+        groups: number
+        whole: Latency
+        grouped: Latency
+        one: Latency
+        cpuMs: { whole: number; grouped: number; one: number }
+        ratioP50: number
+        ratioP99: number
+        wholeToOneP50: number
+        wholeToOneP99: number
+      }
+    | Failed
 }
 
 // ---------------------------------------------------------------- helpers
@@ -203,7 +223,7 @@ export function readsOptionsFromEnv(): Required<Omit<ReadsBenchOptions, 'log'>> 
     denseRequests: envInt('BENCH_DENSE_REQUESTS', 5, 1),
     groupSeries: envInt('BENCH_GROUP_SERIES', 100, 0),
     groupPointsPerSeries: envInt('BENCH_GROUP_POINTS', 2_000, 1),
-    groupRequests: envInt('BENCH_GROUP_REQUESTS', 30, 1),
+    groupRequests: envInt('BENCH_GROUP_REQUESTS', 200, 1),
   }
 }
 
@@ -485,6 +505,16 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
       : []
     for (const id of groupIds)
       jobs.push({ statId: id, n: cfg.groupPointsPerSeries, fromS: nowS - 30 * DAY + 3600, toS: nowS, kind: 'counter' })
+    // The reference: the same number of points over the same span in one untagged stat.
+    const [groupOne] = cfg.groupSeries ? await insertStats(sql, groupAcct.id, [{ name: 'bench.grouped.one', kind: 'counter' }]) : []
+    if (groupOne)
+      jobs.push({
+        statId: groupOne,
+        n: cfg.groupSeries * cfg.groupPointsPerSeries,
+        fromS: nowS - 30 * DAY + 3600,
+        toS: nowS,
+        kind: 'counter',
+      })
     const total = jobs.reduce((s, j) => s + j.n, 0)
     say(
       `inserting ${total.toLocaleString('en-US')} points (chart ${cfg.chartPoints.toLocaleString('en-US')}, dashboard ${(cfg.dashboardStats * cfg.dashboardPointsPerStat).toLocaleString('en-US')}, export ${cfg.exportSizes.map((s) => s.toLocaleString('en-US')).join(' + ') || 'none'})`,
@@ -494,7 +524,7 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
       `  inserted in ${loaded.loadSeconds.toFixed(1)} s, indexes rebuilt in ${loaded.indexSeconds.toFixed(1)} s${loaded.triggersSkipped ? '' : ' (foreign-key triggers could not be skipped: not a superuser)'}`,
     )
     const t2 = performance.now()
-    await buildRollups(sql, [chartId, ...dashIds, ...denseIds, ...groupIds])
+    await buildRollups(sql, [chartId, ...dashIds, ...denseIds, ...groupIds, ...(groupOne ? [groupOne] : [])])
     // Every third history stat's days in day blocks, as the compaction leaves days past yesterday (not the first:
     // the issue's stat of one point had no block).
     for (const { id, day, i } of histDays) if (i % 3 === 1) await compactDay(sql, id, new Date(day * 1000))
@@ -742,34 +772,71 @@ export async function runReadsBench(options: ReadsBenchOptions = {}): Promise<Re
       if (cfg.groupSeries) {
         results.groupBy = await stage('group-by read', async () => {
           const auth = { authorization: `Bearer ${groupAcct.key}` }
-          const paths = { whole: '/api/v1/stats/bench.grouped?range=30d', grouped: '/api/v1/stats/bench.grouped?range=30d&group_by=host' }
-          const samples = { whole: [] as number[], grouped: [] as number[] }
-          let groups = 0
-          let points = 0
-          for (const which of ['whole', 'grouped'] as const) {
-            for (let i = 0; i < 2; i++) await get(api.port, paths[which], auth, 60_000)
+          const paths = {
+            whole: '/api/v1/stats/bench.grouped?range=30d',
+            grouped: '/api/v1/stats/bench.grouped?range=30d&group_by=host',
+            one: '/api/v1/stats/bench.grouped.one?range=30d',
           }
-          // Alternating, so both reads see the same machine.
+          const kinds = ['whole', 'grouped', 'one'] as const
+          const samples = { whole: [] as number[], grouped: [] as number[], one: [] as number[] }
+          const cpu = { whole: 0, grouped: 0, one: 0 }
+          let groups = 0
+          const counted = { whole: 0, one: 0 }
+          for (const which of kinds) {
+            for (let i = 0; i < 3; i++) await get(api.port, paths[which], auth, 60_000)
+          }
+          // What a request cost in CPU: the API process and the PostgreSQL backends serving it (not the bench's own).
+          const pids = async () => [
+            api.child.proc.pid!,
+            ...(
+              await sql!<{ pid: number }[]>`
+              select pid from pg_stat_activity where datname = current_database() and application_name = 'metrics-web'`
+            ).map((r) => r.pid),
+          ]
+          // In turn, so that all three see the same machine.
           for (let i = 0; i < cfg.groupRequests; i++) {
-            for (const which of ['whole', 'grouped'] as const) {
+            const ps = await pids()
+            for (const which of kinds) {
+              const c0 = processCpuMs(ps)
               const r = await get(api.port, paths[which], auth, 60_000)
+              cpu[which] += processCpuMs(ps) - c0
               if (r.status !== 200)
                 throw new Error(`GET ${paths[which]} answered HTTP ${r.status}: ${r.body.toString('utf8').slice(0, 300)}`)
               samples[which].push(r.ms)
               const body = JSON.parse(r.body.toString('utf8')) as { points: Array<{ n: number }>; groups?: unknown[] }
               if (which === 'grouped') groups = body.groups?.length ?? 0
-              else points = body.points.reduce((a, b) => a + b.n, 0)
+              else counted[which] = body.points.reduce((a, b) => a + b.n, 0)
             }
           }
           const expected = cfg.groupSeries * cfg.groupPointsPerSeries
-          if (points !== expected) problems.push(`group-by: the whole read counts ${points} points, ${expected} are stored`)
-          const whole = latency(samples.whole)
-          const grouped = latency(samples.grouped)
+          if (counted.whole !== expected) problems.push(`group-by: the whole read counts ${counted.whole} points, ${expected} are stored`)
+          if (counted.one !== expected) problems.push(`group-by: the reference read counts ${counted.one} points, ${expected} are stored`)
+          const [whole, grouped, one] = kinds.map((k) => latency(samples[k]))
+          const cpuMs = {
+            whole: round(cpu.whole / cfg.groupRequests, 2),
+            grouped: round(cpu.grouped / cfg.groupRequests, 2),
+            one: round(cpu.one / cfg.groupRequests, 2),
+          }
           const ratioP50 = round(grouped.p50 / whole.p50, 2)
+          const ratioP99 = round(grouped.p99 / whole.p99, 2)
+          const wholeToOneP50 = round(whole.p50 / one.p50, 2)
+          const wholeToOneP99 = round(whole.p99 / one.p99, 2)
           say(
-            `30d read of ${cfg.groupSeries} series: whole p50 ${whole.p50} ms p99 ${whole.p99} ms; group_by=host (${groups} groups) p50 ${grouped.p50} ms p99 ${grouped.p99} ms; ratio ${ratioP50}`,
+            `30d read of ${cfg.groupSeries} series: whole p50 ${whole.p50} ms p99 ${whole.p99} ms (CPU ${cpuMs.whole} ms); group_by=host (${groups} groups) p50 ${grouped.p50} ms p99 ${grouped.p99} ms (CPU ${cpuMs.grouped} ms); one stat of the same points p50 ${one.p50} ms p99 ${one.p99} ms (CPU ${cpuMs.one} ms); grouped / whole p50 ${ratioP50}x p99 ${ratioP99}x; whole / one p50 ${wholeToOneP50}x p99 ${wholeToOneP99}x`,
           )
-          return { series: cfg.groupSeries, points, groups, whole, grouped, ratioP50 }
+          return {
+            series: cfg.groupSeries,
+            points: counted.whole,
+            groups,
+            whole,
+            grouped,
+            one,
+            cpuMs,
+            ratioP50,
+            ratioP99,
+            wholeToOneP50,
+            wholeToOneP99,
+          }
         }).catch((err: Error) => ({ error: err.message }))
       }
     } finally {
@@ -990,8 +1057,26 @@ export function renderReadsReport(r: ReadsBenchResults): string {
       '',
       '',
     ])
-    rows.push([`  group_by=host (${n(g.groups)} groups) p50 / p99 ms`, `${ms(g.grouped.p50)} / ${ms(g.grouped.p99)}`, '', ''])
-    rows.push([`  group_by / whole (p50 ratio)`, `${g.ratioP50}x`, '', ''])
+    rows.push([
+      `  group_by=host (${n(g.groups)} groups) p50 / p99 ms`,
+      `${ms(g.grouped.p50)} / ${ms(g.grouped.p99)}`,
+      'p99 < 100 ms',
+      g.grouped.p99 < 100 ? 'met' : 'NOT MET',
+    ])
+    rows.push([`  one untagged stat of the same points p50 / p99 ms`, `${ms(g.one.p50)} / ${ms(g.one.p99)}`, '', ''])
+    rows.push([
+      `  CPU per request (API + backends) whole / grouped / one ms`,
+      `${g.cpuMs.whole} / ${g.cpuMs.grouped} / ${g.cpuMs.one}`,
+      '',
+      '',
+    ])
+    rows.push([
+      `  group_by / whole (p50, p99)`,
+      `${g.ratioP50}x, ${g.ratioP99}x`,
+      '<= 2x',
+      g.ratioP50 <= 2 && g.ratioP99 <= 2 ? 'met' : 'NOT MET',
+    ])
+    rows.push([`  whole / one stat (p50, p99)`, `${g.wholeToOneP50}x, ${g.wholeToOneP99}x`, '', ''])
   } else if (r.groupBy) rows.push(['group-by read', `FAILED: ${r.groupBy.error.slice(0, 100)}`, '', ''])
   const out = ['', machineLine('reads', r.machine)]
   if (r.setup)

@@ -7,6 +7,7 @@ import { resolveWindow, windowJson } from '../../shared/stats/ranges.js'
 import { readBuckets } from '../../shared/stats/read.js'
 import { findStatById, type Stat } from '../../shared/stats/repo.js'
 import { EmbedJson, EmbedQuery } from '../../shared/stats/schema.js'
+import { seriesIdsOf } from '../../shared/stats/series.js'
 import { shareAllows } from '../../shared/stats/shares.js'
 import { EMBED_CSP, embedPage } from '../embed-page.js'
 import type { Ctx } from '../context.js'
@@ -19,7 +20,9 @@ async function sharedStat(ctx: Ctx, statId: string, query: z.infer<typeof EmbedQ
   const w = resolveWindow({ range: query.range }, new Date(), EMBED_RANGES)
   const stat = await findStatById(ctx.deps.sql, statId)
   if (!stat || !(await shareAllows(ctx.deps.sql, stat.id, query.token ?? ''))) throw notFound('shared stat', 'share_not_found')
-  return { stat, w, points: await ctx.deps.reads.run((sql) => readBuckets(sql, stat.id, stat.kind, w)) }
+  // The stat as a whole: all its series read as one (docs/decisions.md §24).
+  const points = await ctx.deps.reads.run(async (sql) => readBuckets(sql, (await seriesIdsOf(sql, [stat])).get(stat.id)!, stat.kind, w))
+  return { stat, w, points }
 }
 
 const publicStat = (s: Stat) => ({ id: s.id, name: s.name, kind: s.kind, description: s.description })

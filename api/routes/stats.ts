@@ -2,11 +2,11 @@
 import { planOf } from '../../shared/plans.js'
 import { clampToRetention, resolveWindow, windowJson } from '../../shared/stats/ranges.js'
 import { parsePercentiles, readPercentiles, withPercentiles } from '../../shared/stats/percentiles.js'
-import { readBuckets } from '../../shared/stats/read.js'
+import { readBuckets, type Bucket } from '../../shared/stats/read.js'
 import { statJson } from '../../shared/stats/json.js'
 import { listStats } from '../../shared/stats/repo.js'
 import { StatDetail, StatDetailQuery, StatList, StatTags } from '../../shared/stats/schema.js'
-import { matchingSeries, readGroups, tagSummary } from '../../shared/stats/series.js'
+import { matchingSeries, readGrouped, tagSummary } from '../../shared/stats/series.js'
 import { parseFilter } from '../../shared/ingest/tags.js'
 import { invalid } from '../../shared/errors.js'
 import type { Parsed } from '../../shared/ingest/parsed.js'
@@ -58,27 +58,27 @@ export function statRoutes(routes: Routes): void {
           // Without tag parameters: the stat as a whole, all its series read as one (docs/decisions.md §24).
           const series = await matchingSeries(sql, stat, filter)
           const ids = series.map((s) => s.id)
-          const withPs = async (ids: string[]) => {
-            const [points, values] = await Promise.all([
-              ids.length ? readBuckets(sql, ids, stat.kind, w) : [],
-              ps.length && ids.length ? readPercentiles(sql, ids, w, ps) : new Map<number, number[]>(),
-            ])
-            return ps.length ? withPercentiles(points, ps, values) : points
+          const percentiles = (ids: string[]) =>
+            ps.length && ids.length ? readPercentiles(sql, ids, w, ps) : Promise.resolve(new Map<number, number[]>())
+          const withPs = <B extends Bucket>(points: B[], values: Map<number, number[]>) =>
+            ps.length ? withPercentiles(points, ps, values) : points
+          const answer = { stat: statJson(stat), range: windowJson(w) }
+          if (query.group_by === undefined) {
+            const [points, values] = await Promise.all([ids.length ? readBuckets(sql, ids, stat.kind, w) : [], percentiles(ids)])
+            return { ...answer, points: withPs(points, values) }
           }
-          const [points, groups] = await Promise.all([
-            withPs(ids),
-            query.group_by === undefined ? undefined : readGroups(sql, stat.kind, series, query.group_by, w),
-          ])
-          const grouped =
-            groups &&
-            (await Promise.all(
-              groups.map(async (g) => ({
-                tags: g.tags,
-                ...(g.other ? { other: true } : {}),
-                points: ps.length ? await withPs(g.ids) : g.points,
-              })),
-            ))
-          return { stat: statJson(stat), range: windowJson(w), points, ...(grouped ? { groups: grouped } : {}) }
+          // The whole and its groups from one read of the series' rollups.
+          const read = await readGrouped(sql, stat.kind, series, query.group_by, w)
+          const [values, groupValues] = await Promise.all([percentiles(ids), Promise.all(read.groups.map((g) => percentiles(g.ids)))])
+          return {
+            ...answer,
+            points: withPs(read.points, values),
+            groups: read.groups.map((g, i) => ({
+              tags: g.tags,
+              ...(g.other ? { other: true } : {}),
+              points: withPs(g.points, groupValues[i]),
+            })),
+          }
         })
       },
     )

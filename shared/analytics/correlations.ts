@@ -9,6 +9,7 @@ import { quantileRankSorted, sampleCorrelation, sampleRankCorrelation } from 'si
 import type { Db } from '../db.js'
 import type { Plan } from '../plans.js'
 import { HOUR, readHourly } from '../stats/hourly.js'
+import { seriesIdsOf } from '../stats/series.js'
 import { RANGES, type RangeName } from '../stats/ranges.js'
 import { listStats, type Stat, type StatListItem } from '../stats/repo.js'
 import type { CORRELATION_METHODS, CorrelationsQuery, EXCLUSION_REASONS } from './schema.js'
@@ -242,9 +243,11 @@ export async function correlations(
   const byActivity = (a: StatListItem, b: StatListItem) =>
     (b.lastPointAt?.getTime() ?? -Infinity) - (a.lastPointAt?.getTime() ?? -Infinity) || a.name.localeCompare(b.name)
   const candidates = others.sort(byActivity).slice(0, MAX_CANDIDATES)
+  // Each stat as a whole: all its series read as one (docs/decisions.md §24).
+  const series = await seriesIdsOf(sql, [target, ...candidates])
   const hourly = await readHourly(
     sql,
-    [target, ...candidates].map((s) => ({ id: s.id, kind: s.kind, since: s.createdAt })),
+    [target, ...candidates].map((s) => ({ id: s.id, kind: s.kind, since: s.createdAt, series: series.get(s.id) })),
     new Date(w.from * 1000),
     new Date(w.to * 1000),
   )

@@ -9,6 +9,7 @@ import type { Db } from '../db.js'
 import type { Kind, Stat } from '../stats/repo.js'
 import { rollupArrays } from '../stats/hourly.js'
 import { slidingPercentiles } from '../stats/percentiles.js'
+import { seriesIdsOf } from '../stats/series.js'
 import { percentileOf, type Aggregation } from '../alerts/schema.js'
 
 export const MINUTE = 60
@@ -37,7 +38,9 @@ export async function readMinutes(sql: Db, stat: Pick<Stat, 'id' | 'kind' | 'cre
   const slots = Math.max(0, (t - f) / MINUTE)
   const values: Array<number | null> = new Array(slots).fill(null)
   // The chart read's 1 m buckets as arrays (one row, not 43,200 bucket objects for a month).
-  const [r] = slots ? await rollupArrays(sql, [stat.id], f, t, MINUTE) : []
+  // The stat as a whole: all its series read as one (docs/decisions.md §24).
+  const ids = slots ? (await seriesIdsOf(sql, [stat])).get(stat.id)! : []
+  const [r] = slots ? await rollupArrays(sql, ids, f, t, MINUTE, ids.length > 1 ? ids.map(() => stat.id) : undefined) : []
   let first = Infinity
   if (r) {
     for (let k = 0; k < r.h.length; k++) {
@@ -68,7 +71,8 @@ export async function readPercentileMinutes(
 ): Promise<MinuteSeries> {
   const f = Math.floor(from.getTime() / 1000 / MINUTE) * MINUTE
   const t = Math.floor(to.getTime() / 1000 / MINUTE) * MINUTE
-  const values = await slidingPercentiles(sql, stat.id, f, Math.max(0, (t - f) / MINUTE), windowMinutes, {
+  const ids = (await seriesIdsOf(sql, [stat])).get(stat.id)!
+  const values = await slidingPercentiles(sql, ids, f, Math.max(0, (t - f) / MINUTE), windowMinutes, {
     key: aggregation,
     q: percentileOf(aggregation),
   })

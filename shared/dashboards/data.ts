@@ -4,9 +4,9 @@
 import type { Db } from '../db.js'
 import { planOf, type PlanName } from '../plans.js'
 import { readBuckets, readBucketsMany, type Bucket } from '../stats/read.js'
-import { matchingSeries, readGroups } from '../stats/series.js'
+import { matchingSeries, readGroups, seriesIdsOf } from '../stats/series.js'
 import { clampToRetention, resolveWindow, windowJson, type Window } from '../stats/ranges.js'
-import { findStatsByName, withSeries, type Stat } from '../stats/repo.js'
+import { findStatsByName, type Stat } from '../stats/repo.js'
 import type { Dashboard } from './repo.js'
 
 export interface CardData {
@@ -30,11 +30,7 @@ export async function dashboardData(sql: Db, d: Dashboard, plan: PlanName, range
       (n) => stats.get(n) ?? [],
     )
     // A stat drawn as a whole is all its series read as one (docs/decisions.md §24).
-    const series = new Map<string, string[]>()
-    for (const s of await withSeries(sql, wanted)) {
-      const id = s.parentId ?? s.id
-      series.set(id, [...(series.get(id) ?? []), s.id])
-    }
+    const series = await seriesIdsOf(sql, wanted)
     byRange.set(
       r,
       await readBucketsMany(

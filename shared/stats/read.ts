@@ -26,6 +26,107 @@ interface Row {
   max: number
 }
 
+/** A bucket's aggregates before a kind gives them their form: what several series' buckets are merged from. */
+export interface Agg {
+  t: number
+  n: number
+  sum: number
+  min: number
+  max: number
+}
+
+/** A bucket as a stat of `kind` answers it: a counter's sum, a gauge's average with min and max. */
+export const bucketOf = (kind: Kind, a: Agg): Bucket =>
+  kind === 'counter' ? { t: a.t, value: a.sum, n: a.n } : { t: a.t, value: a.sum / a.n, min: a.min, max: a.max, n: a.n }
+
+/** Several lists of buckets merged into one, by time (a group-by's rest read as one, docs/decisions.md §24). */
+export function mergeAggs(lists: readonly (readonly Agg[])[]): Agg[] {
+  const byT = new Map<number, Agg>()
+  for (const list of lists)
+    for (const a of list) {
+      const seen = byT.get(a.t)
+      if (!seen) byT.set(a.t, { ...a })
+      else {
+        seen.n += a.n
+        seen.sum += a.sum
+        seen.min = Math.min(seen.min, a.min)
+        seen.max = Math.max(seen.max, a.max)
+      }
+    }
+  return [...byT.values()].sort((x, y) => x.t - y.t)
+}
+
+/** The rollup that serves a window's buckets, the edge past which the 1 m rollup does, and the union of both with the tail. */
+async function sources(sql: Db, ids: readonly string[], w: Window) {
+  const b = w.bucketSeconds
+  const [table, size] = b % 86_400 === 0 ? [sql`rollups_1d`, 86_400] : b % 3_600 === 0 ? [sql`rollups_1h`, 3_600] : [sql`rollups_1m`, 60]
+  const edge = new Date(Math.max(w.from.getTime(), Math.floor(w.to.getTime() / (size * 1000)) * size * 1000))
+  const tail = (await usesTimescale(sql))
+    ? sql``
+    : sql`
+      union all
+      select stat_id, bucket, count, sum, min, max from rollup_pending where stat_id = any(${ids}::uuid[]) and bucket >= ${w.from} and bucket < ${w.to}`
+  return { table, size, edge, tail }
+}
+
+/**
+ * Buckets of several sets of series over one window, each set read as one (a stat's series, a group's), and with
+ * `total` all of them together too, in one statement: every series' rollups are scanned once and added up in SQL,
+ * by set and bucket (a grouping set adds the total in the same pass). Sending every (series, bucket) row to be added
+ * up in JS, and a statement more for a group-by's whole and its `other`, cost far more (docs/benchmarks.md, group-by reads).
+ */
+export async function readSets(
+  sql: Db,
+  sets: readonly (readonly string[])[],
+  w: Window,
+  total = false,
+): Promise<{ sets: Agg[][]; total: Agg[] }> {
+  const out = { sets: sets.map((): Agg[] => []), total: [] as Agg[] }
+  const ids = sets.flat()
+  if (!ids.length) return out
+  const keys = sets.flatMap((set, k) => set.map(() => k))
+  const { table, edge, tail } = await sources(sql, ids, w)
+  const b = w.bucketSeconds
+  const one = sets.length === 1
+  // One set: no join, the set is the whole. Several: each series' set by a join on a small array.
+  const k = one ? sql`0` : sql`o.k`
+  // Each set's buckets come back as one bytea of 40 bytes a bucket (t, n, sum, min, max as float8, in the binary
+  // send format), decoded natively: a group-by's thousands of (group, bucket) rows parsed value by value were
+  // most of what the read cost the client (as for rollupArrays, shared/stats/hourly.ts).
+  const rows = await sql<{ k: number | null; b: Buffer }[]>`
+    select k, string_agg(float8send(t) || float8send(n) || float8send(sum) || float8send(min) || float8send(max), ''::bytea) as b
+    from (
+      select k, t::float8 as t, sum(count)::float8 as n, sum(sum) as sum, min(min) as min, max(max) as max
+      from (
+        select ${k} as k, floor(date_part('epoch', bucket) / ${b}) * ${b} as t, count, sum, min, max
+        from (
+          select stat_id, bucket, count, sum, min, max from ${table} where stat_id = any(${ids}::uuid[]) and bucket >= ${w.from} and bucket < ${edge}
+          union all
+          select stat_id, bucket, count, sum, min, max from rollups_1m where stat_id = any(${ids}::uuid[]) and bucket >= ${edge} and bucket < ${w.to}${tail}
+        ) x${one ? sql`` : sql` join unnest(${ids}::uuid[], ${keys}::int[]) as o(id, k) on o.id = x.stat_id`}
+      ) y
+      group by ${total && !one ? sql`grouping sets ((k, t), (t))` : sql`k, t`}
+    ) z
+    group by k`
+  for (const r of rows) {
+    const view = new DataView(r.b.buffer, r.b.byteOffset, r.b.byteLength)
+    const list: Agg[] = new Array(r.b.byteLength / 40)
+    for (let i = 0, o = 0; i < list.length; i++, o += 40)
+      list[i] = {
+        t: view.getFloat64(o),
+        n: view.getFloat64(o + 8),
+        sum: view.getFloat64(o + 16),
+        min: view.getFloat64(o + 24),
+        max: view.getFloat64(o + 32),
+      }
+    list.sort((x, y) => x.t - y.t)
+    if (r.k === null) out.total = list
+    else out.sets[r.k] = list
+  }
+  if (total && one) out.total = out.sets[0]
+  return out
+}
+
 /**
  * Buckets of several stats over one window, in one query: counters summed, gauges averaged with min and
  * max; empty buckets omitted. The coarse rollup serves only its buckets that end by `to`; the rest of the
@@ -43,16 +144,23 @@ export async function readBucketsMany(
   const ownerOf = new Map<string, string>()
   for (const s of stats) for (const id of s.series ?? [s.id]) ownerOf.set(id, s.id)
   const ids = [...ownerOf.keys()]
-  const several = ids.length > stats.length
+  // A stat of several series: all of them added up in SQL, by stat and bucket (readSets).
+  if (ids.length > stats.length) {
+    const read = await readSets(
+      sql,
+      stats.map((s) => s.series ?? [s.id]),
+      w,
+    )
+    for (const [i, s] of stats.entries())
+      out.set(
+        s.id,
+        read.sets[i].map((a) => bucketOf(s.kind, a)),
+      )
+    return out
+  }
   const kinds = new Map(stats.map((s) => [s.id, s.kind]))
   const b = w.bucketSeconds
-  const [table, size] = b % 86_400 === 0 ? [sql`rollups_1d`, 86_400] : b % 3_600 === 0 ? [sql`rollups_1h`, 3_600] : [sql`rollups_1m`, 60]
-  const edge = new Date(Math.max(w.from.getTime(), Math.floor(w.to.getTime() / (size * 1000)) * size * 1000))
-  const tail = (await usesTimescale(sql))
-    ? sql``
-    : sql`
-      union all
-      select stat_id, bucket, count, sum, min, max from rollup_pending where stat_id = any(${ids}::uuid[]) and bucket >= ${w.from} and bucket < ${w.to}`
+  const { table, size, edge, tail } = await sources(sql, ids, w)
   // Buckets of the rollup's own size (1 h from rollups_1h, 1 min from rollups_1m, ...) are already one row
   // per stat and bucket: those rows are read as they are and only the tail is grouped; the few buckets
   // that appear in both are merged below. Grouping a month of hourly rows for 500 stats in SQL cost
@@ -99,9 +207,8 @@ export async function readBucketsMany(
   for (const [id, byT] of merged) {
     const kind = kinds.get(id)
     const list = out.get(id)!
-    for (const [t, a] of byT)
-      list.push(kind === 'counter' ? { t, value: a.sum, n: a.n } : { t, value: a.sum / a.n, min: a.min, max: a.max, n: a.n })
-    if (own || several) list.sort((x, y) => x.t - y.t)
+    for (const [t, a] of byT) list.push(bucketOf(kind!, { t, ...a }))
+    if (own) list.sort((x, y) => x.t - y.t)
   }
   return out
 }

@@ -283,12 +283,16 @@ export async function findStatByRawName(sql: Db, accountId: string, raw: string)
   return name.ok ? findStat(sql, accountId, name.value) : null
 }
 
-/** How many points the stat holds and its oldest and newest (what a delete removes: backfilled history included). */
+/**
+ * How many points the stat holds and its oldest and newest (what a delete removes: backfilled history included),
+ * its tagged series' with its own (docs/decisions.md §24).
+ */
 export async function pointExtent(sql: Db, statId: string): Promise<{ points: number; oldest: Date | null; newest: Date | null }> {
+  const ids = sql`(select id from stats where id = ${statId} or parent_id = ${statId})`
   const [row] = await sql<{ points: number; oldest: Date | null; newest: Date | null }[]>`
     select h.n + b.n as points, least(h.oldest, b.oldest) as oldest, greatest(h.newest, b.newest) as newest
-    from (select count(*)::float8 as n, min(ts) as oldest, max(ts) as newest from points where stat_id = ${statId}) h,
-         (select coalesce(sum(n), 0)::float8 as n, min(first_ts) as oldest, max(last_ts) as newest from point_blocks where stat_id = ${statId}) b`
+    from (select count(*)::float8 as n, min(ts) as oldest, max(ts) as newest from points where stat_id in ${ids}) h,
+         (select coalesce(sum(n), 0)::float8 as n, min(first_ts) as oldest, max(last_ts) as newest from point_blocks where stat_id in ${ids}) b`
   return row
 }
 

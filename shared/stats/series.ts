@@ -6,7 +6,7 @@
 // readSeriesBuckets / readSeriesPoints for one series' points by its id.
 import type { Db } from '../db.js'
 import type { Tags } from '../ingest/tags.js'
-import { readBuckets, readBucketsMany, type Bucket } from './read.js'
+import { bucketOf, mergeAggs, readBuckets, readSets, type Agg, type Bucket } from './read.js'
 import type { Window } from './ranges.js'
 import type { Kind, Stat } from './repo.js'
 
@@ -60,33 +60,72 @@ export interface Group {
  * observations in the window first; past MAX_GROUPS the rest is one group marked `other`. One read for all.
  */
 export async function readGroups(sql: Db, kind: Kind, series: Series[], key: string, w: Window, max = MAX_GROUPS): Promise<Group[]> {
+  return (await grouped(sql, kind, series, key, w, max, false)).groups
+}
+
+/**
+ * The group-by read of a stat: its groups (as readGroups) and all of `series` as one (the answer's `points`, series
+ * without the key included), from one statement: every series' rollups are scanned once, added up by group and
+ * bucket and, in the same pass, by bucket alone; the rest past `max` is merged here from its groups.
+ */
+export async function readGrouped(
+  sql: Db,
+  kind: Kind,
+  series: Series[],
+  key: string,
+  w: Window,
+  max = MAX_GROUPS,
+): Promise<{ points: Bucket[]; groups: Group[] }> {
+  return grouped(sql, kind, series, key, w, max, true)
+}
+
+async function grouped(
+  sql: Db,
+  kind: Kind,
+  series: Series[],
+  key: string,
+  w: Window,
+  max: number,
+  whole: boolean,
+): Promise<{ points: Bucket[]; groups: Group[] }> {
   const byValue = new Map<string, string[]>()
+  const keyless: string[] = []
   for (const s of series) {
     const v = s.tags?.[key]
-    if (v === undefined) continue
+    if (v === undefined) {
+      keyless.push(s.id)
+      continue
+    }
     let ids = byValue.get(v)
     if (!ids) byValue.set(v, (ids = []))
     ids.push(s.id)
   }
-  if (!byValue.size) return []
+  if (!byValue.size && !(whole && keyless.length)) return { points: [], groups: [] }
   const values = [...byValue.keys()]
-  const read = await readBucketsMany(
-    sql,
-    values.map((v) => ({ id: byValue.get(v)![0], kind, series: byValue.get(v)! })),
-    w,
-  )
-  const groups = values.map((v) => {
-    const points = read.get(byValue.get(v)![0])!
-    return { value: v, points, volume: points.reduce((n, b) => n + b.n, 0), ids: byValue.get(v)! }
+  // The series without the key are read only into the whole (their set's own buckets are not a group).
+  const sets = values.map((v) => byValue.get(v)!)
+  const read = await readSets(sql, whole && keyless.length ? [...sets, keyless] : sets, w, whole)
+  const groups = values.map((v, i) => {
+    const aggs = read.sets[i]
+    return { value: v, aggs, volume: aggs.reduce((n, b) => n + b.n, 0), ids: sets[i] }
   })
   groups.sort((a, b) => b.volume - a.volume || (a.value < b.value ? -1 : 1))
-  const top: Group[] = groups.slice(0, max).map((g) => ({ tags: { [key]: g.value }, points: g.points, ids: g.ids }))
+  const asBuckets = (aggs: readonly Agg[]) => aggs.map((a) => bucketOf(kind, a))
+  const top: Group[] = groups.slice(0, max).map((g) => ({ tags: { [key]: g.value }, points: asBuckets(g.aggs), ids: g.ids }))
   const rest = groups.slice(max)
-  if (rest.length) {
-    const ids = rest.flatMap((g) => g.ids)
-    top.push({ tags: {}, other: true, points: await readBuckets(sql, ids, kind, w), ids })
-  }
-  return top
+  if (rest.length)
+    top.push({ tags: {}, other: true, points: asBuckets(mergeAggs(rest.map((g) => g.aggs))), ids: rest.flatMap((g) => g.ids) })
+  return { points: whole ? asBuckets(read.total) : [], groups: top }
+}
+
+/** Each stat's series ids, its own first (docs/decisions.md §24): what a reader of the stat as a whole reads. */
+export async function seriesIdsOf(sql: Db, stats: ReadonlyArray<Pick<Stat, 'id'>>): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>(stats.map((s) => [s.id, [s.id]]))
+  if (!stats.length) return out
+  const rows = await sql<{ id: string; parent_id: string }[]>`
+    select id, parent_id from stats where parent_id = any(${stats.map((s) => s.id)}::uuid[]) order by tags::text`
+  for (const r of rows) out.get(r.parent_id)?.push(r.id)
+  return out
 }
 
 /** A stat's tag keys, each with its values and how many series hold each (docs/decisions.md §24's /tags). */

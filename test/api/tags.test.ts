@@ -78,6 +78,7 @@ test('tagged writes of one stat: read as a whole (counters summed), by filter, g
     ],
     'one group per host, most observations first (then by value)',
   )
+  t.deepEqual(byHost.body.points, whole.body.points, "a group-by read's whole counts the series without the key too")
   const byRegionInEu = await get(key, '/api/v1/stats/requests?range=1h&group_by=region&filter=region:eu')
   t.deepEqual(
     byRegionInEu.body.groups.map((g: any) => [g.tags, g.points[0].value]),

@@ -2,7 +2,7 @@
 // mute until a chosen time, send a test that reaches a local receiver with its answer in the history, and
 // change the threshold and on_no_data (a refused value shown by its field, nothing stored).
 import test from 'ava'
-import { screenshot, signedInTab } from '../helpers/browser.js'
+import { screenshot, signedInTab, visible } from '../helpers/browser.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { startHttpReceiver, type HttpReceiver } from '../helpers/receivers.js'
@@ -188,3 +188,54 @@ test.serial(
     t.deepEqual(problems, [])
   },
 )
+
+test.serial('alert page: a change to a PagerDuty or Opsgenie alert keeps the endpoint set through the API', async (t) => {
+  const user = await signUp(web.app.url)
+  const { key } = await createKey(web.app.url, user)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  const cases = [
+    {
+      channel: 'pagerduty',
+      config: { pagerduty_routing_key: 'R0UT1NGKEY0123456789abcdef', pagerduty_url: `${hook.url}/pd/v2/enqueue` },
+      label: 'PagerDuty routing key',
+      field: 'pagerduty_routing_key',
+      newKey: 'NEWR0UT1NGKEY0123456789ab',
+    },
+    {
+      channel: 'opsgenie',
+      config: { opsgenie_api_key: 'genie-key-0123', opsgenie_url: `${hook.url}/og` },
+      label: 'Opsgenie API key',
+      field: 'opsgenie_api_key',
+      newKey: 'genie-key-4567',
+    },
+  ] as const
+  for (const c of cases) {
+    const created = await request(web.app.url, '/api/v1/alerts', {
+      json: { stat_name: `oncall.${c.channel}`, condition_type: 'above', threshold: 5, channel: c.channel, channel_config: c.config },
+      bearer: key,
+    })
+    t.is(created.status, 201, created.text)
+    const id = created.body.alert.id
+    const config = async () => (await web.app.sql`select channel_config from alerts where id = ${id}`)[0].channel_config
+    await page.goto(`${web.app.url}/alerts/${id}`)
+    const endpoint = Object.values(c.config)[1]
+    t.true(await visible(page.getByText(`Delivered to ${endpoint} (set through the API, kept on a change).`)))
+    // A change that leaves the key alone: the custom endpoint stays.
+    await page.getByLabel('Threshold').fill('9')
+    await page.getByRole('button', { name: 'Save changes' }).click()
+    await page.getByText('Saved.').waitFor()
+    t.deepEqual(await config(), c.config, `${c.channel}: threshold changed, endpoint kept`)
+    // A new key: the key changes, the endpoint stays.
+    await page.getByLabel(c.label).fill(c.newKey)
+    await page.getByRole('button', { name: 'Save changes' }).click()
+    await page.getByText('Saved.').waitFor()
+    await page
+      .getByTestId('history')
+      .getByText(/key changed/)
+      .waitFor()
+    t.deepEqual(await config(), { ...c.config, [c.field]: c.newKey }, `${c.channel}: key changed, endpoint kept`)
+    t.is((await web.app.sql`select threshold from alerts where id = ${id}`)[0].threshold, 9)
+    if (c.channel === 'pagerduty') await screenshot(page, 'alert-pagerduty-edit')
+  }
+  t.deepEqual(problems, [])
+})

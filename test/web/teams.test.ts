@@ -129,3 +129,53 @@ test.serial('the keys page makes a write-only key and shows each key’s scope a
   const [k] = await web.app.sql`select scope, created_by from api_keys where account_id = ${owner.accountId}`
   t.deepEqual({ ...k }, { scope: 'write', created_by: owner.accountId })
 })
+
+test.serial(
+  "the sole owner's row offers no Remove (the API would answer 409 last_owner); with two owners both may be removed",
+  async (t) => {
+    const alice = await signUp(web.app.url)
+    const bob = await signUp(web.app.url)
+    await web.app.sql`insert into memberships (account_id, person_id, role) values (${alice.accountId}, ${bob.accountId}, 'member')`
+    const a = await signedInTab(web.browser, web.app.url, alice, 1280, 900)
+    t.teardown(() => a.context.close())
+    await a.page.goto(`${web.app.url}/members`)
+    const row = (email: string) => a.page.getByTestId('member').filter({ hasText: email })
+    await row(bob.email)
+      .getByRole('button', { name: `Remove ${bob.email}` })
+      .waitFor()
+    t.true(await visible(row(alice.email)))
+    t.is(
+      await row(alice.email)
+        .getByRole('button', { name: /^Remove / })
+        .count(),
+      0,
+      "no Remove on the sole owner's row",
+    )
+    t.is(await a.page.getByRole('button', { name: `Remove ${alice.email}` }).count(), 0)
+    await screenshot(a.page, 'members-sole-owner')
+
+    // A second owner: either may now be removed, the page offers both.
+    await web.app.sql`update memberships set role = 'owner' where account_id = ${alice.accountId} and person_id = ${bob.accountId}`
+    await a.page.reload()
+    await row(alice.email)
+      .getByRole('button', { name: `Remove ${alice.email}` })
+      .waitFor()
+    t.true(await visible(row(bob.email).getByRole('button', { name: `Remove ${bob.email}` })))
+    // Back to one owner: the API still refuses the last one, and the page hides the button again.
+    await web.app.sql`update memberships set role = 'admin' where account_id = ${alice.accountId} and person_id = ${bob.accountId}`
+    const refused = await request(web.app.url, `/api/v1/members/${alice.accountId}`, { method: 'DELETE', session: alice.session })
+    t.is(refused.status, 409)
+    t.is(refused.body.code, 'last_owner')
+    await a.page.reload()
+    await row(bob.email)
+      .getByRole('button', { name: `Remove ${bob.email}` })
+      .waitFor()
+    t.is(
+      await row(alice.email)
+        .getByRole('button', { name: /^Remove / })
+        .count(),
+      0,
+    )
+    t.deepEqual(a.problems, [])
+  },
+)

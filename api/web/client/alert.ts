@@ -1,6 +1,7 @@
 // One alert (docs/decisions.md §18): mute it (1 hour, 1 day or until a chosen time), send a test through
 // its channel, change it, and read its history (every fire, resolve, suppression, mute and test with each
 // delivery attempt and the receiver's answer).
+import type { CHANNEL_FIELDS } from '../../../shared/alerts/schema.js'
 import { api, fieldErrors, pageData } from './lib/api.js'
 import { instantInZone, ZONE } from './lib/clock.js'
 import { age, num, when } from './lib/format.js'
@@ -52,6 +53,24 @@ const FIELD = {
   pagerduty: ['pagerduty_routing_key', 'PagerDuty routing key'],
   opsgenie: ['opsgenie_api_key', 'Opsgenie API key'],
 } as const
+/**
+ * The optional channel_config fields each channel reads besides its FIELD, kept on a change: the API's own table
+ * (CHANNEL_FIELDS) by type only, so that the page does not bundle the schema.
+ */
+const OPTIONAL: { [C in Alert['channel']]: (typeof CHANNEL_FIELDS)[C]['optional'] } = {
+  webhook: [],
+  slack: [],
+  email: [],
+  pagerduty: ['pagerduty_url'],
+  opsgenie: ['opsgenie_url'],
+}
+const keptConfig = (a: Alert) =>
+  Object.fromEntries((OPTIONAL[a.channel] as readonly string[]).flatMap((k) => (a.channel_config[k] ? [[k, a.channel_config[k]]] : [])))
+/** Where a PagerDuty or Opsgenie alert with an endpoint of its own (set through the API) delivers. */
+const endpointHint = (a: Alert) => {
+  const url = Object.values(keptConfig(a))[0]
+  return url ? `Delivered to ${url} (set through the API, kept on a change).` : undefined
+}
 const NO_DATA = { keep: 'Keep its state', resolve: 'Resolve it', alert: 'Fire' }
 const id = pageData.alert ?? ''
 const isMuted = (a: Alert) => a.muted_until !== null && Date.parse(a.muted_until) > Date.now()
@@ -168,7 +187,9 @@ function Edit({ alert, onChange }: { alert: Alert; onChange: (a: Alert) => void 
         // Sent only when shown and changed: a window given is also the on_no_data silence (else 60 minutes).
         ...(showWindow && Number(f.window_minutes) !== windowNow ? { window_minutes: Number(f.window_minutes) } : {}),
         cooldown_minutes: Number(f.cooldown_minutes),
-        channel_config: { [field]: f.target.trim() },
+        // The channel's other fields set through the API (a custom pagerduty_url or opsgenie_url) are sent back as
+        // they are: channel_config is replaced whole, and leaving them out dropped them.
+        channel_config: { ...keptConfig(alert), [field]: f.target.trim() },
       }
       onChange((await api<{ alert: Alert }>('PATCH', `/api/v1/alerts/${id}`, body)).alert)
       setSaved(true)
@@ -197,7 +218,7 @@ function Edit({ alert, onChange }: { alert: Alert; onChange: (a: Alert) => void 
       }
       <${Field} id="cooldown_minutes" label="Cooldown (minutes)" error=${errors.cooldown_minutes}>
         <input id="cooldown_minutes" inputMode="numeric" value=${f.cooldown_minutes} onInput=${set('cooldown_minutes')} aria-invalid=${inv('cooldown_minutes')} /><//>
-      <${Field} id="target" label=${label} hint=${alert.channel === 'email' ? 'A new address gets a confirmation link first; nothing is mailed to it before.' : undefined} error=${errors[`channel_config.${field}`]}>
+      <${Field} id="target" label=${label} hint=${alert.channel === 'email' ? 'A new address gets a confirmation link first; nothing is mailed to it before.' : endpointHint(alert)} error=${errors[`channel_config.${field}`]}>
         <input id="target" type=${alert.channel === 'email' ? 'email' : alert.channel === 'pagerduty' || alert.channel === 'opsgenie' ? 'text' : 'url'} value=${f.target} onInput=${set('target')} aria-invalid=${inv(`channel_config.${field}`)} /><//>
       ${
         threshold

@@ -78,6 +78,8 @@ function Members() {
     void act(() => api('POST', '/api/v1/members/invitations', { email, role }), `Invitation sent to ${email}.`)().then(() => setEmail(''))
   }
   const me = accounts.find((a) => a.active)
+  // The account must keep an owner (the API refuses with 409 last_owner): its only owner's row offers no Remove.
+  const soleOwner = (m: Member) => m.role === 'owner' && members?.filter((x) => x.role === 'owner').length === 1
   // Leaving changes the account the session acts on: the whole page reloads onto the next one.
   const leave = async (accountId: string) => {
     setError(null)
@@ -105,8 +107,12 @@ function Members() {
           ${ROLES.map((r) => html`<option value=${r}>${r}</option>`)}</select></td>
         <td data-label="Joined">${when(m.joined_at)}</td><td data-label="Last sign-in">${age(m.last_sign_in_at)}</td>
         <td data-label="">
-          <button type="button" class="secondary" aria-label=${`Remove ${m.email}`}
-            onClick=${() => confirm(`Remove ${m.email} from this account?`) && act(() => api('DELETE', `/api/v1/members/${m.id}`), `${m.email} removed.`)()}>Remove</button>
+          ${
+            soleOwner(m)
+              ? null
+              : html`<button type="button" class="secondary" aria-label=${`Remove ${m.email}`}
+            onClick=${() => confirm(`Remove ${m.email} from this account?`) && act(() => api('DELETE', `/api/v1/members/${m.id}`), `${m.email} removed.`)()}>Remove</button>`
+          }
           ${
             me?.role === 'owner' && m.role !== 'owner'
               ? html` <button type="button" class="link" aria-label=${`Make ${m.email} the owner`}
