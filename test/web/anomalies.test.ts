@@ -159,6 +159,18 @@ test.serial(
       if (shaded) await screenshot(page, 'stat-band')
       t.deepEqual(problems, [])
     }
+
+    // The band is the whole stat's: a chart narrowed to some of its series (an incident's "carried by" link) has none.
+    const { key } = await createKey(web.app.url, starter)
+    const tagged = { points: [{ stat: 'orders', count: 3, t: hour - 3600 + 60, tags: { host: 'web1' } }] }
+    t.is((await request(web.app.url, '/api/v1/points', { json: tagged, bearer: key })).status, 200)
+    await settle(web.app)
+    const { page, problems } = await signedInTab(web.browser, web.app.url, starter)
+    await page.goto(`${web.app.url}/stats/orders?range=7d&filter=host:web1`)
+    await page.locator('.chart[data-drawn]').waitFor()
+    t.is(await page.locator('.u-legend').getByText('Normal range (high)').count(), 0)
+    t.is(await page.getByText('Shaded: the normal range the anomaly detector expected for each hour.').count(), 0)
+    t.deepEqual(problems, [])
   },
 )
 

@@ -506,8 +506,9 @@ function StatPage() {
   const [tagFilter, setTagFilter] = useState(new URLSearchParams(location.search).get('filter') ?? '')
   const [groupBy, setGroupBy] = useState(new URLSearchParams(location.search).get('group_by') ?? '')
   const tagQuery = `${tagFilter ? `&filter=${encodeURIComponent(tagFilter)}` : ''}${groupBy ? `&group_by=${encodeURIComponent(groupBy)}` : ''}`
-  // The back-test is hourly: its band is drawn only where the chart's buckets are hours too, on plans with detection.
-  const showBand = range === '7d' && PLANS[pageData.plan as PlanName]?.anomalyDetection === true
+  // The back-test is hourly: its band is drawn only where the chart's buckets are hours too, on plans with detection;
+  // and it is the whole stat's, so not over a filtered or grouped chart (an incident's "carried by" link opens one).
+  const showBand = range === '7d' && !tagFilter && !groupBy && PLANS[pageData.plan as PlanName]?.anomalyDetection === true
 
   usePoll(async () => {
     const previous = (fromMs: number) =>
