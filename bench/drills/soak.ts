@@ -23,6 +23,7 @@
 // Exit code 1 when a held target fails. SOAK_REPORT=<file> also writes the whole report as JSON.
 import { readFileSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { startHttpReceiver } from '../../test/helpers/receivers.js'
@@ -62,6 +63,7 @@ const reads: Sample[] = []
 const readFailures: Array<{ at: number; what: string }> = []
 const faults: Array<{ name: string; at: number; seconds: number }> = []
 const memory: Array<{ at: number; proc: string; rssBytes: number }> = []
+const loads: Array<{ at: number; load: number }> = []
 
 function rssOf(pid: number): number | undefined {
   try {
@@ -213,6 +215,7 @@ try {
     await redis.connect().catch(() => {})
     while (running) {
       const at = since()
+      loads.push({ at, load: Math.round(loadavg()[0] * 10) / 10 })
       for (const p of [...rig.webs, ...rig.workers]) {
         const rss = rssOf(p.child.pid!)
         if (rss) memory.push({ at, proc: `${p.kind}:${p.child.pid}`, rssBytes: rss })
@@ -417,6 +420,8 @@ try {
       reads: r.length,
       readP50: pct(r, 0.5),
       readP99: pct(r, 0.99),
+      // The machine's 1-minute load average at the unit's end: latency on a shared machine follows it.
+      load: loads.find((l) => l.at >= (u + 1) * UNIT_MS)?.load ?? loads.at(-1)?.load,
     }
   })
   // The first quiet unit: past the warm-up, no fault in it.
@@ -511,10 +516,10 @@ try {
     held,
   }
   if (process.env.SOAK_REPORT) writeFileSync(process.env.SOAK_REPORT, JSON.stringify({ ...report, memory }, null, 1))
-  process.stdout.write(`\nper unit (${UNIT_MS / 1000} s): unit fault writes p50 p99 reads p50 p99 (ms)\n`)
+  process.stdout.write(`\nper unit (${UNIT_MS / 1000} s): unit fault writes p50 p99 reads p50 p99 (ms) load\n`)
   for (const u of perUnit)
     process.stdout.write(
-      `  ${u.unit}\t${u.fault ? 'F' : '-'}\t${u.writes}\t${u.writeP50}\t${u.writeP99}\t${u.reads}\t${u.readP50}\t${u.readP99}\n`,
+      `  ${u.unit}\t${u.fault ? 'F' : '-'}\t${u.writes}\t${u.writeP50}\t${u.writeP99}\t${u.reads}\t${u.readP50}\t${u.readP99}\t${u.load}\n`,
     )
   process.stdout.write(`\nmemory: ${JSON.stringify(memoryGrowth)}\n`)
   process.stdout.write(`paths: ${JSON.stringify(results)}\nstatsd: ${JSON.stringify(statsd)}\n`)
