@@ -384,6 +384,14 @@ async function service(rows: Row[]) {
   }
 }
 
+/** Stops a peer and waits (up to 10 s) for it to exit: one still writing its files makes their removal fail. */
+async function stop(proc: ChildProcess) {
+  if (proc.exitCode !== null) return
+  const exited = new Promise((r) => proc.once('exit', r))
+  proc.kill('SIGTERM')
+  await Promise.race([exited, sleep(10_000)])
+}
+
 async function influx(rows: Row[]) {
   const dir = mkdtempSync('/tmp/i26-storage-influx-')
   const [http, rpc] = [await freePort(), await freePort()]
@@ -411,6 +419,7 @@ async function influx(rows: Row[]) {
     const c0 = Date.now()
     const bytes = await settled(() => dirBytes(dir), 8000, 600_000)
     const part = (d: string) => (dirBytes(join(dir, d)) / 1e6).toFixed(1)
+    say(`influxdb: ${bytes.toLocaleString('en')} bytes on disk, ${(bytes / TOTAL).toFixed(2)} bytes per point`)
     rows.push({
       store: 'InfluxDB 1.x (TSM, after full compaction)',
       bytes,
@@ -424,9 +433,8 @@ async function influx(rows: Row[]) {
     await timeExport('InfluxDB 1.x', 'one stat', PER_STAT, () => query(`SELECT value FROM m WHERE stat = '${statName(0)}'`))
     await timeExport('InfluxDB 1.x', 'all stats', TOTAL, () => query('SELECT value, stat FROM m'))
   } finally {
-    proc.kill('SIGTERM')
-    await sleep(500)
-    rmSync(dir, { recursive: true, force: true })
+    await stop(proc)
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 })
   }
 }
 
@@ -448,6 +456,7 @@ async function victoria(rows: Row[]) {
     await fetch(`${base}/internal/force_flush`)
     await fetch(`${base}/internal/force_merge`)
     const bytes = await settled(() => dirBytes(dir), 8000, 600_000)
+    say(`victoriametrics: ${bytes.toLocaleString('en')} bytes on disk, ${(bytes / TOTAL).toFixed(2)} bytes per point`)
     rows.push({
       store: 'VictoriaMetrics (flushed, force-merged)',
       bytes,
@@ -455,9 +464,8 @@ async function victoria(rows: Row[]) {
       note: 'storage data directory',
     })
   } finally {
-    proc.kill('SIGTERM')
-    await sleep(500)
-    rmSync(dir, { recursive: true, force: true })
+    await stop(proc)
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 })
   }
 }
 
