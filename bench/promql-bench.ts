@@ -28,12 +28,10 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import protobuf from 'protobufjs'
-import { compressSync } from 'snappy'
 import { applyBatch } from '../shared/points/repo.js'
 import { refreshRollups } from '../workers/refresh-rollups.js'
 import type { QueuedPoint } from '../shared/jobs.js'
-import { instantQuery, type QueryData, rangeQuery } from '../shared/promql/engine.js'
+import { instantQuery, type QueryData, rangeQuery, upperBound } from '../shared/promql/engine.js'
 import { statsSource } from '../shared/promql/source.js'
 import { seriesKey } from '../shared/ingest/tags.js'
 import { createStats } from '../shared/stats/repo.js'
@@ -42,16 +40,7 @@ import { createAccount } from './setup.js'
 import { percentile, round } from './stats.js'
 import { cpuDuring } from './machine.js'
 import { closedPortNumber } from './promql-port.js'
-
-const WriteRequest = protobuf
-  .parse(
-    `syntax = "proto3"; package prometheus;
-message WriteRequest { repeated TimeSeries timeseries = 1; }
-message TimeSeries { repeated Label labels = 1; repeated Sample samples = 2; }
-message Label { string name = 1; string value = 2; }
-message Sample { double value = 1; int64 timestamp = 2; }`,
-  )
-  .root.lookupType('prometheus.WriteRequest')
+import { remoteWriteBody, type RemoteWriteSeries } from '../test/helpers/remote-write.js'
 
 const MIN = 60
 const STEP_SAMPLES = 15
@@ -99,8 +88,8 @@ const LONG_ROUNDS = Number(process.env.BENCH_PROMQL_ROUNDS ?? 10)
 const LONG_MAX_INC = 7
 
 /** One remote-write request to each of the URLs (Prometheus and VictoriaMetrics alike). */
-async function remoteWrite(urls: string[], timeseries: unknown[]): Promise<void> {
-  const body = new Uint8Array(compressSync(Buffer.from(WriteRequest.encode(WriteRequest.fromObject({ timeseries })).finish())))
+async function remoteWrite(urls: string[], timeseries: RemoteWriteSeries[]): Promise<void> {
+  const body = remoteWriteBody(timeseries)
   await Promise.all(
     urls.map(async (url) => {
       const res = await fetch(`${url}/api/v1/write`, {
@@ -547,7 +536,7 @@ export async function runPromqlBench(options: { log?: (l: string) => void } = {}
             Math.abs(p - q) <= (2 * LONG_MAX_INC * series) / window + 1e-12
           const rangeOf = (span: number) => (p: number, _q: number, t: number) => {
             let [lo, hi] = [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]
-            for (let i = upperBoundOf(lgTs, t - span - 1); i < lgTs.length && lgTs[i] < t; i++) {
+            for (let i = upperBound(lgTs, t - span - 1); i < lgTs.length && lgTs[i] < t; i++) {
               lo = Math.min(lo, lgVs[i])
               hi = Math.max(hi, lgVs[i])
             }
@@ -633,18 +622,6 @@ export async function runPromqlBench(options: { log?: (l: string) => void } = {}
     for (const p of peers) await p.stop()
     await bench.close()
   }
-}
-
-/** Index of the first element of sorted `a` greater than x. */
-function upperBoundOf(a: number[], x: number): number {
-  let lo = 0
-  let hi = a.length
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1
-    if (a[mid] <= x) lo = mid + 1
-    else hi = mid
-  }
-  return lo
 }
 
 const ms = (p: Pcts) => `p50 ${p.p50} p99 ${p.p99} ms`

@@ -13,14 +13,13 @@ import { spawn, spawnSync } from 'node:child_process'
 import { chownSync, cpSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import protobuf from 'protobufjs'
-import { compressSync } from 'snappy'
 import { createSql } from '../../shared/db.js'
 import { pointsOf } from '../../shared/jobs.js'
 import { Queues } from '../../shared/queues.js'
 import { createRedis } from '../../shared/redis.js'
 import { runAs, startOwnPostgres, type OwnPostgres } from '../../test/helpers/own-postgres.js'
 import { startOwnRedis, type OwnRedis } from '../../test/helpers/redis-server.js'
+import { remoteWriteBody } from '../../test/helpers/remote-write.js'
 import { DrillRig, http, steadyPaths, storedOf, type DrillResult, type Ledger, type WritePath } from './drills.js'
 
 /** Debian's PostgreSQL 15: its pg_basebackup, and a server of the same version (pg_basebackup refuses another major version's). */
@@ -71,16 +70,6 @@ export const influxPath = protocolPath('influx-lines', '/api/v2/write?precision=
   items.map((i) => `${ledger.stat} value=${i} ${ledger.t(i)}`).join('\n'),
 )
 
-const WriteRequest = protobuf
-  .parse(
-    `syntax = "proto3"; package prometheus;
-message WriteRequest { repeated TimeSeries timeseries = 1; }
-message TimeSeries { repeated Label labels = 1; repeated Sample samples = 2; }
-message Label { string name = 1; string value = 2; }
-message Sample { double value = 1; int64 timestamp = 2; }`,
-  )
-  .root.lookupType('prometheus.WriteRequest')
-
 /** Prometheus remote write 1.0 (snappy protobuf, one series `__name__` = the stat, milliseconds) on /api/v1/prom/write. */
 export const remoteWritePath = protocolPath(
   'remote-write',
@@ -90,7 +79,7 @@ export const remoteWritePath = protocolPath(
     const timeseries = [
       { labels: [{ name: '__name__', value: ledger.stat }], samples: items.map((i) => ({ value: i, timestamp: ledger.t(i) * 1000 })) },
     ]
-    return new Uint8Array(compressSync(Buffer.from(WriteRequest.encode(WriteRequest.fromObject({ timeseries })).finish())))
+    return remoteWriteBody(timeseries)
   },
 )
 

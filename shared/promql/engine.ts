@@ -221,7 +221,7 @@ async function load(
 }
 
 /** Index of the first element of sorted `a` greater than x. */
-function upperBound(a: number[], x: number): number {
+export function upperBound(a: number[], x: number): number {
   let lo = 0
   let hi = a.length
   while (lo < hi) {

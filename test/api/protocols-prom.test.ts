@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import test, { type ExecutionContext } from 'ava'
-import protobuf from 'protobufjs'
 import { compressSync } from 'snappy'
+import { WriteRequest } from '../helpers/remote-write.js'
 import { appSuite } from '../helpers/suite.js'
 import { closedPort, request, type Reply } from '../helpers/http.js'
 import { keyedAccount, readBack, snapshot } from '../helpers/protocols.js'
@@ -17,17 +17,6 @@ import { keyedAccount, readBack, snapshot } from '../helpers/protocols.js'
 const app = appSuite({ workers: true })
 
 const nowS = () => Math.floor(Date.now() / 1000)
-
-const WriteRequest = protobuf
-  .parse(
-    `syntax = "proto3"; package prometheus;
-message WriteRequest { repeated TimeSeries timeseries = 1; }
-message TimeSeries { repeated Label labels = 1; repeated Sample samples = 2; }
-message Label { string name = 1; string value = 2; }
-message Sample { double value = 1; int64 timestamp = 2; }`,
-    { keepCase: true },
-  )
-  .root.lookupType('prometheus.WriteRequest')
 
 type SeriesIn = { labels: Record<string, string>; samples: Array<[number, number]> }
 const encode = (series: SeriesIn[]) =>
