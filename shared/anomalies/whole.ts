@@ -7,6 +7,7 @@ import type { Db } from '../db.js'
 import type { Tags } from '../ingest/tags.js'
 import { HOUR, readHourly, type HourlySeries } from '../stats/hourly.js'
 import type { Kind } from '../stats/repo.js'
+import { seriesOf } from '../stats/series.js'
 import type { Cycle, Direction } from './detector.js'
 
 /** One series of a stat, hour by hour (the same slots as the whole). */
@@ -23,16 +24,6 @@ export interface WholeSeries extends HourlySeries {
   series?: SeriesHours[]
 }
 
-/** The series ids of each stat (its own first), in one statement: tagged series are child rows of `stats` (sql/0037). */
-export async function seriesIdsOf(sql: Db, ids: readonly string[]): Promise<Map<string, Array<{ id: string; tags: Tags | null }>>> {
-  const out = new Map(ids.map((id) => [id, [{ id, tags: null as Tags | null }]]))
-  if (!ids.length) return out
-  const rows = await sql<{ id: string; parent_id: string; tags: Tags }[]>`
-    select id, parent_id, tags from stats where parent_id = any(${ids as string[]}::uuid[]) order by parent_id, tags::text`
-  for (const r of rows) out.get(r.parent_id)?.push({ id: r.id, tags: r.tags })
-  return out
-}
-
 /**
  * Hourly series of several stats as wholes over [from, to) (readHourly's rules: counters count an hour without
  * points as 0 from the stat's start, gauges leave it unknown), in one read of all their series.
@@ -43,7 +34,7 @@ export async function readWholeHourly(
   from: Date,
   to: Date,
 ): Promise<Map<string, WholeSeries>> {
-  const series = await seriesIdsOf(
+  const series = await seriesOf(
     sql,
     stats.map((s) => s.id),
   )

@@ -118,14 +118,23 @@ async function grouped(
   return { points: whole ? asBuckets(read.total) : [], groups: top }
 }
 
-/** Each stat's series ids, its own first (docs/decisions.md §24): what a reader of the stat as a whole reads. */
-export async function seriesIdsOf(sql: Db, stats: ReadonlyArray<Pick<Stat, 'id'>>): Promise<Map<string, string[]>> {
-  const out = new Map<string, string[]>(stats.map((s) => [s.id, [s.id]]))
-  if (!stats.length) return out
-  const rows = await sql<{ id: string; parent_id: string }[]>`
-    select id, parent_id from stats where parent_id = any(${stats.map((s) => s.id)}::uuid[]) order by tags::text`
-  for (const r of rows) out.get(r.parent_id)?.push(r.id)
+/** The series of each stat (its own row first, then its tagged series by tags): child rows of `stats` (sql/0037), in one statement. */
+export async function seriesOf(sql: Db, ids: readonly string[]): Promise<Map<string, Array<{ id: string; tags: Tags | null }>>> {
+  const out = new Map(ids.map((id) => [id, [{ id, tags: null as Tags | null }]]))
+  if (!ids.length) return out
+  const rows = await sql<{ id: string; parent_id: string; tags: Tags }[]>`
+    select id, parent_id, tags from stats where parent_id = any(${ids as string[]}::uuid[]) order by parent_id, tags::text`
+  for (const r of rows) out.get(r.parent_id)?.push({ id: r.id, tags: r.tags })
   return out
+}
+
+/** The ids a whole read of each stat covers (seriesOf's, without their tags). */
+export async function seriesIdsOf(sql: Db, stats: ReadonlyArray<Pick<Stat, 'id'>>): Promise<Map<string, string[]>> {
+  const series = await seriesOf(
+    sql,
+    stats.map((s) => s.id),
+  )
+  return new Map([...series].map(([id, list]) => [id, list.map((x) => x.id)]))
 }
 
 /** A stat's tag keys, each with its values and how many series hold each (docs/decisions.md §24's /tags). */
