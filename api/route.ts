@@ -6,7 +6,7 @@ import { koaBody } from 'koa-body'
 import type { OpenAPIRegistry, ResponseConfig } from '@asteasolutions/zod-to-openapi'
 import { z } from 'zod'
 import { AppError, invalid } from '../shared/errors.js'
-import { assertStorableText } from '../shared/ingest/text.js'
+import { assertStorableText, jsonMayHoldUnstorable } from '../shared/ingest/text.js'
 import { auth, type Access } from './middleware/auth.js'
 import type { Role } from '../shared/members/roles.js'
 import { recordAudit, type Actor } from '../shared/audit/audit.js'
@@ -38,6 +38,8 @@ const jsonBody = koaBody({
   text: false,
   multipart: false,
   jsonLimit: BODY_LIMIT,
+  // The text as received (ctx.request.rawBody), so that a body that cannot hold unstorable text skips the walk (parseOrThrow).
+  includeUnparsed: true,
   parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
 })
 
@@ -84,8 +86,9 @@ export interface Input<B, Q> {
   params: Record<string, string>
 }
 
-function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
-  assertStorableText(value, where)
+/** `text`, when given, is the JSON `value` was decoded from: a walk of the value runs only when the text may need it. */
+function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, where: string, text?: unknown): T {
+  if (typeof text !== 'string' || jsonMayHoldUnstorable(text)) assertStorableText(value, where)
   const result = schema.safeParse(value)
   if (result.success) return result.data
   const errors = result.error.issues.map((i) => ({ path: [where, ...i.path].join('.'), message: i.message }))
@@ -160,7 +163,7 @@ export class Routes {
       const params = (ctx as unknown as { params: Record<string, string> }).params
       assertStorableText(params, 'path')
       const input = {
-        body: def.body ? parseOrThrow(def.body, ctx.request.body ?? {}, 'body') : undefined,
+        body: def.body ? parseOrThrow(def.body, ctx.request.body ?? {}, 'body', (ctx.request as { rawBody?: string }).rawBody) : undefined,
         query: def.query ? parseOrThrow(def.query, ctx.query, 'query') : undefined,
         params,
       } as Input<z.infer<B>, z.infer<Q>>

@@ -46,24 +46,45 @@ export interface PointTags {
   series: string
 }
 
-/** Tag sets this process has read, with their stat, by their text as sent (pointTagsKey). */
-const knownSets = new Map<string, Parsed<PointTags | undefined>>()
+/**
+ * Tag sets this process has read, with their stat, as a trie: stat name, then each tag's key and value in the
+ * order sent, then END holding the answer. A lookup walks the raw object with one Map lookup per name, key and
+ * value, building no string (a key text of the whole set, built and hashed for every point, cost six times as
+ * much). Only sets that parsed are stored, so a walk that ends anywhere but on an answer falls back to parseTags.
+ */
+interface Known {
+  readonly next: Map<string, Known>
+  answer?: Parsed<PointTags | undefined>
+}
+let knownSets: Map<string, Known> = new Map()
+let knownCount = 0
 const MAX_KNOWN_SETS = 10_000
 
-/**
- * The stat name and the tags as sent in one unambiguous text (each part prefixed by its length); undefined for
- * what only parseTags can judge (not a plain object of strings, too many tags).
- */
-function pointTagsKey(name: string, raw: object): string | undefined {
-  let key = `${name.length}:${name}`
-  let n = 0
+function knownAnswer(name: string, raw: object): Parsed<PointTags | undefined> | undefined {
+  let node = knownSets.get(name)
   for (const k in raw) {
-    if (!Object.hasOwn(raw, k)) return undefined
+    if (!node || !Object.hasOwn(raw, k)) return undefined
     const v = (raw as Record<string, unknown>)[k]
-    if (typeof v !== 'string' || ++n > MAX_TAGS) return undefined
-    key += `${k.length}:${k}${v.length}:${v}`
+    if (typeof v !== 'string') return undefined
+    node = node.next.get(k)?.next.get(v)
   }
-  return key
+  return node?.answer
+}
+
+function remember(name: string, tags: Tags, answer: Parsed<PointTags | undefined>, raw: object): void {
+  if (++knownCount > MAX_KNOWN_SETS) {
+    knownSets = new Map()
+    knownCount = 1
+  }
+  const child = (parent: Map<string, Known>, key: string): Known => {
+    let found = parent.get(key)
+    if (!found) parent.set(key, (found = { next: new Map() }))
+    return found
+  }
+  let node = child(knownSets, name)
+  // The raw object's own order (as sent), which is the order a lookup walks; its values are the parsed tags'.
+  for (const k in raw) if (Object.hasOwn(raw, k)) node = child(child(node.next, k).next, tags[k])
+  node.answer = answer
 }
 
 /**
@@ -72,16 +93,13 @@ function pointTagsKey(name: string, raw: object): string | undefined {
  * every point was most of what a tag cost. Points of one series then share one key string.
  */
 export function pointTags(name: string, raw: unknown): Parsed<PointTags | undefined> {
-  const key = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? pointTagsKey(name, raw) : undefined
-  const known = key === undefined ? undefined : knownSets.get(key)
+  const plain = raw !== null && typeof raw === 'object' && !Array.isArray(raw)
+  const known = plain ? knownAnswer(name, raw) : undefined
   if (known) return known
   const parsed = parseTags(raw)
   if (!parsed.ok) return parsed
   const answer = accept(parsed.value ? { tags: parsed.value, series: seriesKey(name, parsed.value) } : undefined)
-  if (key !== undefined) {
-    if (knownSets.size >= MAX_KNOWN_SETS) knownSets.clear()
-    knownSets.set(key, answer)
-  }
+  if (plain && parsed.value) remember(name, parsed.value, answer, raw)
   return answer
 }
 

@@ -33,6 +33,15 @@ export function unstorableText(text: string): string | undefined {
   return undefined
 }
 
+// In JSON text, a NUL or a surrogate can only arrive as a \u escape (a raw control character is not valid JSON,
+// and a decoded UTF-8 body holds no lone surrogate): text without one decodes to storable strings only.
+const ESCAPED_SUSPECT = /\\u(?:0000|[dD][89a-fA-F])/
+
+/** Whether the JSON `text` may decode to a string that unstorableText refuses (false: it cannot). */
+export function jsonMayHoldUnstorable(text: string): boolean {
+  return ESCAPED_SUSPECT.test(text) || SUSPECT.test(text)
+}
+
 /**
  * Walks decoded input (a JSON body, a query string, form fields, path
  * parameters) and throws a 400 `invalid_text` naming the first string, or

@@ -92,4 +92,9 @@ test('pointTags answers as parseTags and seriesKey do, the second time as the fi
   t.false(pointTags('cpu', { a: 'x\u0000b\u0001y' }).ok)
   t.false(pointTags('cpu', { a: 'x', b: 'y', c: 7 }).ok)
   t.deepEqual(pointTags('cpu', {}), { ok: true, value: undefined })
+  // Nor a part or an extension of a remembered set, nor the same tags on another stat; keys in another order are the same series.
+  t.deepEqual(pointTags('cpu', { a: 'x' }), { ok: true, value: { tags: { a: 'x' }, series: seriesKey('cpu', { a: 'x' }) } })
+  t.false(pointTags('cpu', { a: 'x', b: 'y', 'Bad key': 'z' }).ok)
+  t.is((pointTags('mem', { a: 'x', b: 'y' }) as { value: { series: string } }).value.series, seriesKey('mem', { a: 'x', b: 'y' }))
+  t.deepEqual(pointTags('cpu', { b: 'y', a: 'x' }), pointTags('cpu', { a: 'x', b: 'y' }))
 })
