@@ -55,6 +55,7 @@ test.serial('alert page: mute 1 hour, unmute, mute until a chosen time, send a t
   const chosen = await page.evaluate((v) => new Date(v).getTime(), local)
   t.is(((await row()).muted_until as Date).getTime(), chosen)
 
+  t.true(await visible(page.getByText("One signed POST to this alert's webhook URL")))
   await page.getByRole('button', { name: 'Send a test' }).click()
   await page.getByText('Test queued').waitFor()
   const [req] = await hook.waitFor(1, (r) => r.json?.event === 'test')
@@ -219,6 +220,8 @@ test.serial('alert page: a change to a PagerDuty or Opsgenie alert keeps the end
     const config = async () => (await web.app.sql`select channel_config from alerts where id = ${id}`)[0].channel_config
     await page.goto(`${web.app.url}/alerts/${id}`)
     const endpoint = Object.values(c.config)[1]
+    // "Send a test" says what it sends, in the channel's words.
+    t.true(await visible(page.getByText(c.channel === 'pagerduty' ? "One PagerDuty event to this alert's service" : "One Opsgenie alert to this alert's team")))
     t.true(await visible(page.getByText(`Delivered to ${endpoint} (set through the API, kept on a change).`)))
     // A change that leaves the key alone: the custom endpoint stays.
     await page.getByLabel('Threshold').fill('9')

@@ -48,6 +48,9 @@ for (const width of [1280, 375]) {
 
     // The owner makes them a member; the audit page shows who did what.
     await a.page.reload()
+    // The only owner's own row offers no other role (the API would refuse it with 409 last_owner).
+    t.true(await visible(a.page.getByTestId('member').filter({ hasText: owner.email }).getByTestId('sole-owner')))
+    t.is(await a.page.getByLabel(`Role of ${owner.email}`).count(), 0)
     await a.page.getByLabel(`Role of ${invitee}`).selectOption('member')
     t.true(await visible(a.page.getByText(`${invitee} is now member.`)))
     await a.page.goto(`${web.app.url}/audit`)

@@ -129,6 +129,16 @@ function Mute({ alert, onChange }: { alert: Alert; onChange: (a: Alert) => void 
   </section>`
 }
 
+
+/** What "Send a test" sends, in the words of the alert's channel (each as its receiver will see it). */
+const TEST_DELIVERY: Record<Alert['channel'], unknown> = {
+  webhook: html`One signed POST to this alert's webhook URL, like any delivery, with <code>event: "test"</code>.`,
+  slack: html`One message to this alert's Slack channel, marked as a test.`,
+  email: html`One e-mail to this alert's address, marked as a test.`,
+  pagerduty: html`One PagerDuty event to this alert's service (a trigger of severity <code>info</code>), marked as a test.`,
+  opsgenie: html`One Opsgenie alert to this alert's team (priority <code>P5</code>), marked as a test.`,
+}
+
 function SendTest({ alert, onSent }: { alert: Alert; onSent: () => void }) {
   const [error, setError] = useState<unknown>(null)
   const [sent, setSent] = useState(false)
@@ -144,7 +154,7 @@ function SendTest({ alert, onSent }: { alert: Alert; onSent: () => void }) {
     }
   }
   return html`<section class="card" aria-labelledby="test-title"><h2 id="test-title">Send a test</h2>
-    <p class="small muted">One delivery through this alert's ${alert.channel === 'email' ? 'e-mail' : alert.channel} with <code>event: "test"</code>, signed like any delivery. It is sent even while muted.</p>
+    <p class="small muted">${TEST_DELIVERY[alert.channel]} It is sent even while muted.</p>
     <div class="actions"><button type="button" onClick=${send}>Send a test</button></div>
     ${sent ? html`<p class="notice ok" role="status">Test queued: its delivery and the receiver's answer appear in the history below.</p>` : null}
     <${ErrorNotice} error=${error} />

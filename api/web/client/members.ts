@@ -78,7 +78,8 @@ function Members() {
     void act(() => api('POST', '/api/v1/members/invitations', { email, role }), `Invitation sent to ${email}.`)().then(() => setEmail(''))
   }
   const me = accounts.find((a) => a.active)
-  // The account must keep an owner (the API refuses with 409 last_owner): its only owner's row offers no Remove.
+  // The account must keep an owner (the API refuses with 409 last_owner): its only owner's row offers no Remove
+  // and no other role.
   const soleOwner = (m: Member) => m.role === 'owner' && members?.filter((x) => x.role === 'owner').length === 1
   // Leaving changes the account the session acts on: the whole page reloads onto the next one.
   const leave = async (accountId: string) => {
@@ -102,9 +103,13 @@ function Members() {
       <tbody>${members.map(
         (m) => html`<tr key=${m.id} data-testid="member">
         <td data-label="E-mail" class="row-title">${m.email}</td>
-        <td data-label="Role"><select aria-label=${`Role of ${m.email}`} value=${m.role}
+        <td data-label="Role">${
+          soleOwner(m)
+            ? html`<span data-testid="sole-owner">owner</span> <span class="small muted">(the only one: make another member the owner to change this)</span>`
+            : html`<select aria-label=${`Role of ${m.email}`} value=${m.role}
           onChange=${(e: any) => act(() => api('PATCH', `/api/v1/members/${m.id}`, { role: e.currentTarget.value }), `${m.email} is now ${e.currentTarget.value}.`)()}>
-          ${ROLES.map((r) => html`<option value=${r}>${r}</option>`)}</select></td>
+          ${ROLES.map((r) => html`<option value=${r}>${r}</option>`)}</select>`
+        }</td>
         <td data-label="Joined">${when(m.joined_at)}</td><td data-label="Last sign-in">${age(m.last_sign_in_at)}</td>
         <td data-label="">
           ${
