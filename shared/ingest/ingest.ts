@@ -146,7 +146,7 @@ export class Ingest {
    */
   private async checkKinds(account: Account, points: ValidPoint[], label?: string): Promise<Map<string, Stat>> {
     const refs = new Map<string, SeriesRef>()
-    for (const p of points) if (!refs.has(seriesOf(p))) refs.set(seriesOf(p), { name: p.name, tags: p.tags })
+    for (const p of points) if (!refs.has(seriesOf(p))) refs.set(seriesOf(p), { name: p.name, tags: p.tags, series: p.series })
     const existing = await this.deps.directory.existing(account.id, [...refs.values()])
     refuseKindConflicts(points, existing, label)
     return existing

@@ -57,7 +57,7 @@ export class StatDirectory {
     const waits: Array<Promise<void>> = []
     const misses: SeriesRef[] = []
     for (const ref of refs) {
-      const key = ref.tags ? seriesKey(ref.name, ref.tags) : ref.name
+      const key = ref.series ?? (ref.tags ? seriesKey(ref.name, ref.tags) : ref.name)
       const hit = this.cached(accountId, key)
       if (hit) out.set(key, hit)
       else {
@@ -99,11 +99,13 @@ export class StatDirectory {
       if (evictions === this.evictions) for (const s of found) this.remember(s)
       return found
     })
+    // The found series by key, built once: a look-up per ref (a search of the rows per ref cost refs x rows keys).
+    const byKey = query.then((found) => new Map(found.map((s) => [seriesKey(s.name, s.tags), s])))
     for (const ref of refs) {
-      const key = seriesKey(ref.name, ref.tags)
+      const key = ref.series ?? seriesKey(ref.name, ref.tags)
       this.loading.track(
         StatDirectory.key(accountId, key),
-        query.then((found) => found.find((s) => seriesKey(s.name, s.tags) === key)),
+        byKey.then((found) => found.get(key)),
       )
     }
     return query

@@ -74,6 +74,8 @@ export async function findStatsByName(sql: Db, accountId: string, names: string[
 export interface SeriesRef {
   name: string
   tags?: Tags
+  /** seriesKey(name, tags), when the caller holds it already (a point's): not built and hashed again per look-up. */
+  series?: string
 }
 
 /** The existing series among `refs` (docs/decisions.md §24): untagged ones are stat rows, tagged ones their children. */
