@@ -22,9 +22,12 @@ $$;
 -- before `limit 1` made it scan the points once for every k; a CASE scans them for k = 0, 1, ... and stops at the
 -- first that fits (3 scans for two-decimal gauges, 1 for counters). The time deltas through date_part's float8
 -- rather than extract's numeric (the same whole seconds), and only the one of ivals and fvals the block keeps
--- is aggregated (the other is null, as before).
-create or replace function point_block_encode(p_day timestamptz, p_ts timestamptz[], p_vals float8[],
-  out n integer, out first_ts timestamptz, out last_ts timestamptz, out dts int4[], out scale float8, out ivals int8[], out fvals float8[])
+-- is aggregated (the other is null, as before). And it returns its one row as a table: a set-returning SQL
+-- function is inlined into the statement that calls it in FROM (every caller does), where a function returning a
+-- record ran its own executor per call, once per stat of a pass's stretch (a day's encode 9.8 -> 5.0 ms in process).
+drop function point_block_encode(timestamptz, timestamptz[], float8[]);
+create function point_block_encode(p_day timestamptz, p_ts timestamptz[], p_vals float8[])
+returns table (n integer, first_ts timestamptz, last_ts timestamptz, dts int4[], scale float8, ivals int8[], fvals float8[])
 language sql immutable parallel safe as $$
   with p as (select t, v, o from unnest(p_ts, p_vals) with ordinality as u(t, v, o)),
   k as (

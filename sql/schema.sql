@@ -24,7 +24,7 @@ $$;
 -- Name: point_block_encode(timestamp with time zone, timestamp with time zone[], double precision[]); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.point_block_encode(p_day timestamp with time zone, p_ts timestamp with time zone[], p_vals double precision[], OUT n integer, OUT first_ts timestamp with time zone, OUT last_ts timestamp with time zone, OUT dts integer[], OUT scale double precision, OUT ivals bigint[], OUT fvals double precision[]) RETURNS record
+CREATE FUNCTION public.point_block_encode(p_day timestamp with time zone, p_ts timestamp with time zone[], p_vals double precision[]) RETURNS TABLE(n integer, first_ts timestamp with time zone, last_ts timestamp with time zone, dts integer[], scale double precision, ivals bigint[], fvals double precision[])
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
   with p as (select t, v, o from unnest(p_ts, p_vals) with ordinality as u(t, v, o)),
