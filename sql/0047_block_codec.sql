@@ -52,3 +52,87 @@ language sql immutable parallel safe as $$
          array_agg(v order by t, o) filter (where scale is null)
   from q
 $$;
+
+-- Appending (sql/0040): the sum of a part's value deltas, its last scaled value, in int8 rather than numeric
+-- (point_delta_sum, as decoding does); the day block's sum is taken at every merge (a merge of 24 small blocks into a
+-- block of 6,000 points 1.50 -> 1.25 ms in process). Otherwise as before.
+create or replace function point_blocks_append(p_stat uuid, p_day timestamptz) returns integer
+language plpgsql as $$
+declare
+  r record;
+  k integer := 0;
+  merged integer := 0;
+  small bigint[] := '{}';
+  base_seq bigint;
+  n_all integer;
+  first_at timestamptz;
+  last_at timestamptz;
+  sc float8;
+  last_scaled int8;
+  d_head int4[];
+  i_head int8[];
+  f_head float8[];
+  d_tail int4[] := '{}';
+  i_tail int8[] := '{}';
+  f_tail float8[] := '{}';
+  d int4[];
+  iv int8[];
+begin
+  for r in
+    select seq, n, first_ts, last_ts, dts, scale, ivals, fvals from point_blocks
+    where stat_id = p_stat and day = p_day order by seq <> 0, first_ts, seq
+  loop
+    k := k + 1;
+    if r.seq <> 0 then
+      small := small || r.seq;
+      merged := merged + r.n;
+    end if;
+    if k = 1 then
+      base_seq := r.seq;
+      n_all := r.n;
+      first_at := r.first_ts;
+      sc := r.scale;
+      d_head := r.dts;
+      i_head := r.ivals;
+      f_head := r.fvals;
+    else
+      if r.first_ts <= last_at or r.scale is distinct from sc then
+        return null;
+      end if;
+      n_all := n_all + r.n;
+      d := r.dts;
+      d[1] := d[1] - extract(epoch from last_at - p_day)::int4;
+      d_tail := d_tail || d;
+      if sc is null then
+        f_tail := f_tail || r.fvals;
+      else
+        -- The previous part's last scaled value: the sum of its deltas (its first is from 0), in int8 (point_delta_sum).
+        if last_scaled is null then
+          select point_delta_sum(x) into last_scaled from unnest(i_head) as u(x);
+        end if;
+        iv := r.ivals;
+        iv[1] := iv[1] - last_scaled;
+        i_tail := i_tail || iv;
+        select point_delta_sum(x) into last_scaled from unnest(r.ivals) as u(x);
+      end if;
+    end if;
+    last_at := r.last_ts;
+  end loop;
+  if k = 0 or (k = 1 and base_seq = 0) then
+    return 0;
+  end if;
+  if k = 1 then
+    -- One small block and no block 0: it becomes block 0 as it is (its compressed arrays are kept).
+    update point_blocks set seq = 0 where stat_id = p_stat and day = p_day and seq = base_seq;
+    return merged;
+  end if;
+  delete from point_blocks where stat_id = p_stat and day = p_day and seq = any(small);
+  insert into point_blocks (stat_id, day, seq, n, first_ts, last_ts, dts, scale, ivals, fvals)
+  values (p_stat, p_day, 0, n_all, first_at, last_at, d_head || d_tail, sc,
+          case when sc is null then null else i_head || i_tail end,
+          case when sc is null then f_head || f_tail end)
+  on conflict (stat_id, day, seq) do update set n = excluded.n, first_ts = excluded.first_ts, last_ts = excluded.last_ts,
+    dts = excluded.dts, scale = excluded.scale, ivals = excluded.ivals, fvals = excluded.fvals;
+  return merged;
+end
+$$;

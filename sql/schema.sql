@@ -107,14 +107,14 @@ begin
       if sc is null then
         f_tail := f_tail || r.fvals;
       else
-        -- The previous part's last scaled value: the sum of its deltas (its first is from 0).
+        -- The previous part's last scaled value: the sum of its deltas (its first is from 0), in int8 (point_delta_sum).
         if last_scaled is null then
-          select sum(x) into last_scaled from unnest(i_head) as u(x);
+          select point_delta_sum(x) into last_scaled from unnest(i_head) as u(x);
         end if;
         iv := r.ivals;
         iv[1] := iv[1] - last_scaled;
         i_tail := i_tail || iv;
-        select sum(x) into last_scaled from unnest(r.ivals) as u(x);
+        select point_delta_sum(x) into last_scaled from unnest(r.ivals) as u(x);
       end if;
     end if;
     last_at := r.last_ts;
