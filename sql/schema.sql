@@ -14,7 +14,7 @@ CREATE FUNCTION public.point_block_decode(p_day timestamp with time zone, p_dts 
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
   select p_day + (sum(u.dt) over w)::float8 * interval '1 second',
-         case when p_scale is null then u.fv else (sum(u.iv) over w)::float8 / p_scale end
+         case when p_scale is null then u.fv else (point_delta_sum(u.iv) over w)::float8 / p_scale end
   from unnest(p_dts, p_ivals, p_fvals) with ordinality as u(dt, iv, fv, o)
   window w as (order by u.o rows unbounded preceding)
 $$;
@@ -24,24 +24,30 @@ $$;
 -- Name: point_block_encode(timestamp with time zone, timestamp with time zone[], double precision[]); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.point_block_encode(p_day timestamp with time zone, p_ts timestamp with time zone[], p_vals double precision[], OUT n integer, OUT first_ts timestamp with time zone, OUT last_ts timestamp with time zone, OUT dts integer[], OUT scale double precision, OUT ivals bigint[], OUT fvals double precision[]) RETURNS record
+CREATE FUNCTION public.point_block_encode(p_day timestamp with time zone, p_ts timestamp with time zone[], p_vals double precision[]) RETURNS TABLE(n integer, first_ts timestamp with time zone, last_ts timestamp with time zone, dts integer[], scale double precision, ivals bigint[], fvals double precision[])
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
   with p as (select t, v, o from unnest(p_ts, p_vals) with ordinality as u(t, v, o)),
   k as (
-    select (select 10::float8 ^ k from generate_series(0, 6) as k
-            where (select bool_and(abs(v) < 1e12 and round(v * 10::float8 ^ k) / 10::float8 ^ k = v) from p)
-            order by k limit 1) as scale
+    select case
+      when (select bool_and(abs(v) < 1e12 and round(v * 10::float8 ^ 0) / 10::float8 ^ 0 = v) from p) then 10::float8 ^ 0
+      when (select bool_and(abs(v) < 1e12 and round(v * 10::float8 ^ 1) / 10::float8 ^ 1 = v) from p) then 10::float8 ^ 1
+      when (select bool_and(abs(v) < 1e12 and round(v * 10::float8 ^ 2) / 10::float8 ^ 2 = v) from p) then 10::float8 ^ 2
+      when (select bool_and(abs(v) < 1e12 and round(v * 10::float8 ^ 3) / 10::float8 ^ 3 = v) from p) then 10::float8 ^ 3
+      when (select bool_and(abs(v) < 1e12 and round(v * 10::float8 ^ 4) / 10::float8 ^ 4 = v) from p) then 10::float8 ^ 4
+      when (select bool_and(abs(v) < 1e12 and round(v * 10::float8 ^ 5) / 10::float8 ^ 5 = v) from p) then 10::float8 ^ 5
+      when (select bool_and(abs(v) < 1e12 and round(v * 10::float8 ^ 6) / 10::float8 ^ 6 = v) from p) then 10::float8 ^ 6
+    end as scale
   ),
   q as (
-    select p.t, p.v, p.o,
-           extract(epoch from p.t - coalesce(lag(p.t) over w, p_day))::int4 as dt,
+    select p.t, p.v, p.o, k.scale,
+           date_part('epoch', p.t - coalesce(lag(p.t) over w, p_day))::int4 as dt,
            round(p.v * k.scale)::int8 - coalesce(lag(round(p.v * k.scale)::int8) over w, 0) as dv
     from p, k window w as (order by p.t, p.o)
   )
   select count(*)::int, min(t), max(t), array_agg(dt order by t, o), (select scale from k),
-         case when (select scale from k) is not null then array_agg(dv order by t, o) end,
-         case when (select scale from k) is null then array_agg(v order by t, o) end
+         array_agg(dv order by t, o) filter (where scale is not null),
+         array_agg(v order by t, o) filter (where scale is null)
   from q
 $$;
 
@@ -101,14 +107,14 @@ begin
       if sc is null then
         f_tail := f_tail || r.fvals;
       else
-        -- The previous part's last scaled value: the sum of its deltas (its first is from 0).
+        -- The previous part's last scaled value: the sum of its deltas (its first is from 0), in int8 (point_delta_sum).
         if last_scaled is null then
-          select sum(x) into last_scaled from unnest(i_head) as u(x);
+          select point_delta_sum(x) into last_scaled from unnest(i_head) as u(x);
         end if;
         iv := r.ivals;
         iv[1] := iv[1] - last_scaled;
         i_tail := i_tail || iv;
-        select sum(x) into last_scaled from unnest(r.ivals) as u(x);
+        select point_delta_sum(x) into last_scaled from unnest(r.ivals) as u(x);
       end if;
     end if;
     last_at := r.last_ts;
@@ -167,6 +173,18 @@ CREATE FUNCTION public.stat_points(p_stat uuid, p_from timestamp with time zone,
   where b.stat_id = p_stat and b.day < p_to and b.day + interval '1 day' > p_from
     and b.last_ts >= p_from and b.first_ts < p_to and d.ts >= p_from and d.ts < p_to
 $$;
+
+
+--
+-- Name: point_delta_sum(bigint); Type: AGGREGATE; Schema: public; Owner: -
+--
+
+CREATE AGGREGATE public.point_delta_sum(bigint) (
+    SFUNC = int8pl,
+    STYPE = bigint,
+    INITCOND = '0',
+    PARALLEL = safe
+);
 
 
 --

@@ -278,7 +278,9 @@ const STRETCH_STATS = 100
  * One pass: every stat whose oldest hot row is before the day of the hot edge has those days compacted, oldest
  * first; then every stat's rows of that day before the edge move into a small block, and a day's small blocks
  * are merged into its block when due. Idempotent (a day with no hot rows left is skipped) and resumable (each
- * day or stretch commits alone).
+ * day or stretch commits alone). What is due is found by one statement (duePass): half the passes of a live
+ * service have nothing to move (the edge passes a stretch every other pass at the default interval), and the three
+ * statements that found it out made those passes 1.5 µs a point of the day (bench:hotwindow).
  * `stopAfter` bounds a pass's work; the rest waits for the next one. A pass that moved points ends by
  * giving back the hot index's disk where they leave it bloated (shrinkHotIndex; `indexMinBytes` for tests).
  */
@@ -287,10 +289,14 @@ export async function compactPoints(
   now: Date,
   opts: { stopAfter?: number; indexMinBytes?: number; hotWindowMinutes?: number; vacuum?: boolean } = {},
 ): Promise<CompactionResult> {
+  const out: CompactionResult = { blocks: 0, points: 0 }
+  // TimescaleDB compresses its own chunks; its points never leave the hypertable.
+  if (await usesTimescale(sql)) return out
   const edge = hotEdge(now, opts.hotWindowMinutes ?? DEFAULT_HOT_WINDOW_MINUTES)
   const edgeDay = new Date(Math.floor(edge.getTime() / DAY_MS) * DAY_MS)
-  const out = await compactDays(sql, edgeDay, opts)
-  if (opts.stopAfter === undefined || out.points < opts.stopAfter) await compactEdgeDay(sql, edgeDay, edge, out, opts)
+  const due = await duePass(sql, edgeDay, edge)
+  await compactDays(sql, edgeDay, due.days, out, opts)
+  if (opts.stopAfter === undefined || out.points < opts.stopAfter) await compactEdgeDay(sql, edgeDay, edge, due, out, opts)
   if (out.points) {
     const heap = await shrinkHotHeap(sql, opts.indexMinBytes)
     if (heap) out.hotHeap = heap
@@ -300,6 +306,51 @@ export async function compactPoints(
   if (opts.vacuum !== false) await vacuumAfter(sql, out)
   return out
 }
+
+/**
+ * What a pass as of `edge` has to do: the stats with complete days to compact (rows before the edge's day, or
+ * small and write blocks of such a day), each with its oldest such day; the stats with rows in [day, edge); and
+ * the stats whose small blocks of the edge's day are due for a merge now (MERGE_AT_BLOCKS, or as many points as
+ * the day's block). One index probe per stat for its oldest row (the others only for stats whose oldest row is
+ * before the edge), the blocks by the partial index of small blocks.
+ */
+async function duePass(
+  sql: Sql,
+  day: Date,
+  edge: Date,
+): Promise<{ days: Array<{ id: string; oldest: Date }>; stretch: string[]; merge: string[] }> {
+  const rows = await sql<{ kind: 'day' | 'stretch' | 'merge'; id: string; oldest: Date | null }[]>`
+    with hot as (
+      select s.id, o.oldest from stats s
+      cross join lateral (select min(ts) as oldest from points p where p.stat_id = s.id) o
+      where o.oldest < ${edge}
+    )
+    select 'day' as kind, id, min(oldest) as oldest from (
+      select id, oldest from hot where oldest < ${day}
+      union all
+      select stat_id, min(day) from point_blocks where seq > 0 and day < ${day} group by stat_id
+    ) d group by id
+    union all
+    select 'stretch', h.id, null from hot h
+    where exists (select 1 from points p where p.stat_id = h.id and p.ts >= ${day} and p.ts < ${edge})
+    union all
+    select 'merge', m.id, null from (${mergesDue(sql, day)}) m
+    order by 1, 3, 2`
+  return {
+    days: rows.filter((r) => r.kind === 'day').map((r) => ({ id: r.id, oldest: r.oldest as Date })),
+    stretch: rows.filter((r) => r.kind === 'stretch').map((r) => r.id),
+    merge: rows.filter((r) => r.kind === 'merge').map((r) => r.id),
+  }
+}
+
+/** The stats whose small blocks of `day` are due for a merge into its block: MERGE_AT_BLOCKS, or as many points as it holds. */
+const mergesDue = (sql: Sql, day: Date) => sql`
+  select c.stat_id as id from (select distinct stat_id from point_blocks where seq > 0 and day = ${day}) c
+  cross join lateral (
+    select count(*) filter (where seq > 0) as small, coalesce(sum(n) filter (where seq > 0), 0) as small_n,
+           coalesce(sum(n) filter (where seq = 0), 0) as big_n
+    from point_blocks b where b.stat_id = c.stat_id and b.day = ${day}) k
+  where k.small >= ${MERGE_AT_BLOCKS} or k.small_n >= k.big_n`
 
 /**
  * What a pass leaves to VACUUM, done at once rather than at autovacuum's pace. The moved rows' space: made free,
@@ -314,27 +365,21 @@ export async function vacuumAfter(sql: Sql, pass: CompactionResult): Promise<voi
   if (pass.merges) await sql.unsafe('vacuum (skip_locked) point_blocks')
 }
 
-/** Complete days before `cutoff` (the hot edge's day), each into its one block. */
-async function compactDays(sql: Sql, cutoff: Date, opts: { stopAfter?: number }): Promise<CompactionResult> {
-  const out: CompactionResult = { blocks: 0, points: 0 }
-  // TimescaleDB compresses its own chunks; its points never leave the hypertable.
-  if (await usesTimescale(sql)) return out
-  // One index probe per stat (its oldest row), not a scan of the hot table; days holding write blocks by their index.
-  const due = await sql<{ id: string; oldest: Date }[]>`
-    select id, min(oldest) as oldest from (
-      select s.id, o.oldest from stats s
-      cross join lateral (select min(ts) as oldest from points p where p.stat_id = s.id) o
-      where o.oldest < ${cutoff}
-      union all
-      select stat_id, min(day) from point_blocks where seq > 0 and day < ${cutoff} group by stat_id
-    ) d group by id order by 2`
+/** Complete days before `cutoff` (the hot edge's day) of the stats due (duePass), each day into its one block. */
+async function compactDays(
+  sql: Sql,
+  cutoff: Date,
+  due: Array<{ id: string; oldest: Date }>,
+  out: CompactionResult,
+  opts: { stopAfter?: number },
+): Promise<void> {
   for (const stat of due) {
     let next: Date | null = stat.oldest
     while (next && next < cutoff) {
       const day: Date = new Date(Math.floor(next.getTime() / DAY_MS) * DAY_MS)
       const moved = await compactDay(sql, stat.id, day)
       if (moved) [out.blocks, out.points, out.merges] = [out.blocks + 1, out.points + moved, (out.merges ?? 0) + 1]
-      if (opts.stopAfter !== undefined && out.points >= opts.stopAfter) return out
+      if (opts.stopAfter !== undefined && out.points >= opts.stopAfter) return
       const after = new Date(day.getTime() + DAY_MS)
       const [r]: Array<{ next: Date | null }> = await sql<{ next: Date | null }[]>`
         select least(
@@ -343,43 +388,31 @@ async function compactDays(sql: Sql, cutoff: Date, opts: { stopAfter?: number })
       next = r.next
     }
   }
-  return out
 }
 
 /**
- * The day the hot edge is in: each stat's rows in [day, edge) become a small block (one index probe per stat
- * finds those that have any), then the stats whose small blocks now hold at least as many points as the day's
- * block (or are MERGE_AT_BLOCKS) have them merged in. The block so doubles at each merge until the bound takes
- * over: a point is encoded once (its stretch) and its block copied a few times in its day by the appends.
+ * The day the hot edge is in: each stat's rows in [day, edge) become a small block (duePass found those that
+ * have any), then the stats whose small blocks now hold at least as many points as the day's block (or are
+ * MERGE_AT_BLOCKS) have them merged in. The block so doubles at each merge until the bound takes over: a point is
+ * encoded once (its stretch) and its block copied a few times in its day by the appends. The merges due are
+ * duePass's when no stretch moved (nothing changed the day's blocks since), else looked up again.
  */
-async function compactEdgeDay(sql: Sql, day: Date, edge: Date, out: CompactionResult, opts: { stopAfter?: number }): Promise<void> {
-  if (edge <= day || (await usesTimescale(sql))) return
-  const due = await sql<{ id: string }[]>`
-    select s.id from stats s where exists (select 1 from points p where p.stat_id = s.id and p.ts >= ${day} and p.ts < ${edge})`
-  for (let i = 0; i < due.length; i += STRETCH_STATS) {
-    const moved = await compactStretch(
-      sql,
-      due.slice(i, i + STRETCH_STATS).map((d) => d.id),
-      day,
-      edge,
-    )
+async function compactEdgeDay(
+  sql: Sql,
+  day: Date,
+  edge: Date,
+  due: { stretch: string[]; merge: string[] },
+  out: CompactionResult,
+  opts: { stopAfter?: number },
+): Promise<void> {
+  for (let i = 0; i < due.stretch.length; i += STRETCH_STATS) {
+    const moved = await compactStretch(sql, due.stretch.slice(i, i + STRETCH_STATS), day, edge)
     out.blocks += moved.blocks
     out.points += moved.points
     if (opts.stopAfter !== undefined && out.points >= opts.stopAfter) return
   }
-  const merge = await sql<{ id: string }[]>`
-    select c.stat_id as id from (select distinct stat_id from point_blocks where seq > 0 and day = ${day}) c
-    cross join lateral (
-      select count(*) filter (where seq > 0) as small, coalesce(sum(n) filter (where seq > 0), 0) as small_n,
-             coalesce(sum(n) filter (where seq = 0), 0) as big_n
-      from point_blocks b where b.stat_id = c.stat_id and b.day = ${day}) k
-    where k.small >= ${MERGE_AT_BLOCKS} or k.small_n >= k.big_n`
-  for (let i = 0; i < merge.length; i += STRETCH_STATS)
-    await mergeStats(
-      sql,
-      merge.slice(i, i + STRETCH_STATS).map((m) => m.id),
-      day,
-    )
+  const merge = due.stretch.length ? (await sql<{ id: string }[]>`${mergesDue(sql, day)}`).map((m) => m.id) : due.merge
+  for (let i = 0; i < merge.length; i += STRETCH_STATS) await mergeStats(sql, merge.slice(i, i + STRETCH_STATS), day)
   if (merge.length) out.merges = (out.merges ?? 0) + merge.length
 }
 
