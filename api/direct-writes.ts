@@ -12,17 +12,20 @@
 // that then cannot be queued is answered by Koa's error mapping (the point given back, as on the Koa route).
 // With METRICS_PORT set, it counts its requests and points in the same series the Koa middleware does.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
+import type { Account } from '../shared/accounts/repo.js'
 import { legacyKeyField } from '../shared/auth/key-resolver.js'
 import { validatePoint, type PointRules, type ValidPoint } from '../shared/ingest/point.js'
+import type { RateDecision } from '../shared/ingest/limits.js'
 import { assertStorableText } from '../shared/ingest/text.js'
 import { roleAtLeast } from '../shared/members/roles.js'
 import type { ServiceMetrics } from '../shared/metrics/registry.js'
 import { planOf } from '../shared/plans.js'
+import type { Stat } from '../shared/stats/repo.js'
 import type { AppDeps } from './context.js'
 import { scopeAllows } from './middleware/auth.js'
 import { blockedAgent } from './middleware/edge.js'
 import { SECURITY_HEADERS } from './middleware/headers.js'
-import { bodyText, declaresJson, handOn, LEGACY_BODY_LIMIT, parseForm } from './middleware/legacy-body.js'
+import { declaresJson, handOn, LEGACY_BODY_LIMIT, parseForm, readBody } from './middleware/legacy-body.js'
 import { requestIdOf, requestLine } from './middleware/request-log.js'
 
 interface LegacyRoute {
@@ -67,52 +70,72 @@ function eligible(req: IncomingMessage, blockedAgents: readonly string[]): boole
 /** `koa` wrapped: legacy single writes this process can decide in memory are answered here, the rest by `koa`. */
 export function directWrites(deps: AppDeps, koa: RequestListener, metrics?: ServiceMetrics): RequestListener {
   const blockedAgents = deps.config.edgeBlockedUserAgents
+  // Callbacks from the body to the answer, not promises: each promise and continuation was a measurable share
+  // of a write that does little else.
   return (req, res) => {
     const route = req.method === 'POST' ? ROUTES.get(req.url ?? '') : undefined
     if (!route || !eligible(req, blockedAgents)) return koa(req, res)
-    const started = process.hrtime.bigint()
-    const text = bodyText(req, () => {})
-    const toKoa = (failed?: unknown) => {
-      handOn(req, { text, failed })
-      koa(req, res)
-    }
-    text.then(
-      (raw) => {
-        let written = false
+    // Only the log line and the metrics read the start time.
+    const started = metrics || deps.log.isLevelEnabled('info') ? process.hrtime.bigint() : undefined
+    readBody(
+      req,
+      () => {},
+      (err, raw) => {
+        // Koa reads the same failure from the handed-on text and answers it as it always has.
+        if (err) return toKoa(koa, req, res, Promise.reject(err))
+        let taken: Decided | undefined
         try {
-          written = write(deps, route, req, res, raw, started, toKoa, metrics)
+          taken = decide(deps, route, raw!)
         } catch {
-          // Nothing is taken before the last step, which cannot throw: Koa decides and answers this one.
+          // Nothing is taken before its last step, which cannot throw: Koa decides and answers this one.
         }
-        if (!written) toKoa()
+        if (!taken) return toKoa(koa, req, res, Promise.resolve(raw!))
+        const { account, stat, point, now, rate } = taken
+        deps.ingest.queueInMemoryThen(account, stat, point, now, (failed) => {
+          if (failed) {
+            // The request was taken from the rate: its headers go out with the refusal, as on the Koa route.
+            res.setHeader('RateLimit-Limit', String(rate.limit))
+            res.setHeader('RateLimit-Remaining', String(rate.remaining))
+            res.setHeader('RateLimit-Reset', String(rate.resetSeconds))
+            return toKoa(koa, req, res, Promise.resolve(raw!), failed)
+          }
+          answer(deps, req, res, rate, started, metrics)
+        })
       },
-      // Koa reads the same failure from the handed-on text and answers it as it always has.
-      () => toKoa(),
     )
   }
 }
 
-/** Decides and queues the write when every rule can be decided here; false (nothing taken) when Koa must. */
-function write(
-  deps: AppDeps,
-  route: LegacyRoute,
-  req: IncomingMessage,
-  res: ServerResponse,
-  raw: string,
-  started: bigint,
-  toKoa: (failed: unknown) => void,
-  metrics: ServiceMetrics | undefined,
-): boolean {
+/** Hands the request to Koa with the body this route read (and the refusal to answer, when it had one). */
+function toKoa(koa: RequestListener, req: IncomingMessage, res: ServerResponse, text: Promise<string>, failed?: unknown): void {
+  text.catch(() => {}) // legacyBody reads (and answers) a failed read; never left unhandled should Koa not get that far
+  handOn(req, { text, failed })
+  koa(req, res)
+}
+
+interface Decided {
+  account: Account
+  stat: Stat
+  point: ValidPoint
+  now: number
+  rate: RateDecision
+}
+
+/**
+ * Decides the write when every rule can be decided here, taking the request from the rate lease last; undefined
+ * (nothing taken) when Koa must.
+ */
+function decide(deps: AppDeps, route: LegacyRoute, raw: string): Decided | undefined {
   const fields = parseForm(raw)
   try {
     assertStorableText(fields, '')
   } catch {
-    return false
+    return undefined
   }
   const presented = legacyKeyField(fields, route.keyField)
-  if (!presented || fields[route.statField] === undefined) return false
+  if (!presented || fields[route.statField] === undefined) return undefined
   const key = deps.keys.cached(presented)
-  if (!key || !scopeAllows(key.scope, 'POST', true) || !key.role || !roleAtLeast(key.role, 'member')) return false
+  if (!key || !scopeAllows(key.scope, 'POST', true) || !key.role || !roleAtLeast(key.role, 'member')) return undefined
   const now = Math.floor(Date.now() / 1000)
   let point: ValidPoint
   try {
@@ -122,47 +145,48 @@ function write(
       now,
     )
   } catch {
-    return false
+    return undefined
   }
   const account = key.account
   const stat = deps.ingest.inMemorySeries(account, point)
-  if (!stat) return false
+  if (!stat) return undefined
   const rate = deps.limits.takeLeasedRequest(account.id, planOf(account.plan))
-  if (!rate) return false
-  const rateHeaders = {
+  if (!rate) return undefined
+  return { account, stat, point, now, rate }
+}
+
+/** The Koa route's answer to an accepted single write, its headers, metrics and log line. */
+function answer(
+  deps: AppDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  rate: RateDecision,
+  started: bigint | undefined,
+  metrics: ServiceMetrics | undefined,
+): void {
+  const requestId = requestIdOf(req)
+  res.writeHead(200, {
+    'X-Content-Type-Options': SECURITY_HEADERS['X-Content-Type-Options'],
+    'Cache-Control': SECURITY_HEADERS['Cache-Control'],
+    'X-Request-Id': requestId,
+    'Access-Control-Allow-Origin': '*',
     'RateLimit-Limit': String(rate.limit),
     'RateLimit-Remaining': String(rate.remaining),
     'RateLimit-Reset': String(rate.resetSeconds),
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': OK_LENGTH,
+  })
+  res.end(OK_BODY)
+  directAnswers.count++
+  if (started === undefined) return
+  if (metrics) {
+    // As requestMetrics and countingIngest count the same write on the Koa route.
+    const path = req.url ?? ''
+    metrics.pointsAccepted.inc({ route: 'single' })
+    metrics.httpRequests.inc({ route: path, method: 'POST', code: '200' })
+    metrics.httpDuration.observe({ route: path }, Number(process.hrtime.bigint() - started) / 1e9)
   }
-  deps.ingest.queueInMemory(account, stat, point, now).then(
-    () => {
-      const requestId = requestIdOf(req)
-      res.writeHead(200, {
-        ...SECURITY_HEADERS,
-        'X-Request-Id': requestId,
-        'Access-Control-Allow-Origin': '*',
-        ...rateHeaders,
-        'Content-Type': 'application/json; charset=utf-8',
-        'Content-Length': OK_LENGTH,
-      })
-      res.end(OK_BODY)
-      directAnswers.count++
-      if (metrics) {
-        // As requestMetrics and countingIngest count the same write on the Koa route.
-        const path = req.url ?? ''
-        metrics.pointsAccepted.inc({ route: 'single' })
-        metrics.httpRequests.inc({ route: path, method: 'POST', code: '200' })
-        metrics.httpDuration.observe({ route: path }, Number(process.hrtime.bigint() - started) / 1e9)
-      }
-      // The line the Koa route writes for it (the legacy routes name no account in it).
-      if (deps.log.isLevelEnabled('info'))
-        requestLine(deps.log, req, { requestId, url: req.url ?? '', status: 200, started, accountId: undefined })
-    },
-    (err: unknown) => {
-      // The request was taken from the rate: its headers go out with the refusal, as on the Koa route.
-      for (const [name, value] of Object.entries(rateHeaders)) res.setHeader(name, value)
-      toKoa(err)
-    },
-  )
-  return true
+  // The line the Koa route writes for it (the legacy routes name no account in it).
+  if (deps.log.isLevelEnabled('info'))
+    requestLine(deps.log, req, { requestId, url: req.url ?? '', status: 200, started, accountId: undefined })
 }

@@ -22,7 +22,7 @@ import { StatDirectory } from '../shared/stats/directory.js'
 import { serveMetrics, type MetricsListener } from '../shared/metrics/listener.js'
 import { requestMetrics } from '../shared/metrics/instrument.js'
 import { createApp } from './app.js'
-import { directWrites } from './direct-writes.js'
+import { directAnswers, directWrites } from './direct-writes.js'
 import { startStatsd, type RunningStatsd } from './statsd-server.js'
 import type { AppDeps } from './context.js'
 
@@ -149,7 +149,7 @@ async function main(): Promise<void> {
   const log = createLogger(config).child({ component: 'web' })
   surviveClosedSocketWrites(log)
   const api = await startApi(config, log)
-  if (config.ioCounts) reportIoCountsOnSignal()
+  if (config.ioCounts) reportIoCountsOnSignal(() => ({ directWrites: directAnswers.count }))
   log.info(`listening on ${api.url}`)
   onShutdown(log, config.shutdownTimeoutMs, () => api.close())
 }

@@ -47,8 +47,11 @@ export interface PhaseResult {
   lost: number
   /** PostgreSQL activity in the bench database from the start of the stage (warmup included) to the end of the drain. */
   db: DbActivity
-  /** The web processes' PostgreSQL round trips and Redis commands per answered request, from the end of the warm-up. */
-  io?: { pgPerRequest: number; redisPerRequest: number }
+  /**
+   * The web processes' PostgreSQL round trips and Redis commands per answered request, from the end of the warm-up,
+   * and the share of the requests the direct route of legacy single writes answered (api/direct-writes.ts).
+   */
+  io?: { pgPerRequest: number; redisPerRequest: number; directShare?: number }
   /** Persist jobs applied during the phase (warm-up and drain included) and their points. */
   jobs?: { jobs: number; points: number }
   /** The web processes' CPU per answered request over the measured window (µs): no warm-up, no drain. */
@@ -451,7 +454,7 @@ export function renderReport(r: Results): string {
       .join(', ')
     if (p.io)
       lines.push(
-        `${name}: per answered request, the web processes sent ${p.io.pgPerRequest.toFixed(3)} PostgreSQL round trips and ${p.io.redisPerRequest.toFixed(3)} Redis commands (steady state: from the end of the warm-up; the group-committed job add is shared by the requests of its group)`,
+        `${name}: per answered request, the web processes sent ${p.io.pgPerRequest.toFixed(3)} PostgreSQL round trips and ${p.io.redisPerRequest.toFixed(3)} Redis commands (steady state: from the end of the warm-up; the group-committed job add is shared by the requests of its group)${p.io.directShare !== undefined && (p.io.directShare > 0 || p.pointsPerRequest === 1) ? `; the direct route answered ${(p.io.directShare * 100).toFixed(1)} % of them` : ''}`,
       )
     if (p.jobs?.jobs)
       lines.push(`${name}: ${n(p.jobs.jobs)} persist jobs, ${(p.jobs.points / p.jobs.jobs).toFixed(1)} points per job (warm-up included)`)

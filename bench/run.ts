@@ -273,12 +273,12 @@ function describeRejections(label: string, l: LoadResult, problems: string[]): v
  * The web processes' PostgreSQL round trips and Redis commands so far (shared/io-counts.ts: each prints
  * them on SIGUSR2), summed; undefined when one did not answer.
  */
-async function ioCounts(web: Child[]): Promise<{ pg: number; redis: number } | undefined> {
+async function ioCounts(web: Child[]): Promise<{ pg: number; redis: number; direct: number } | undefined> {
   const before = web.map((c) => c.lines.length)
   for (const c of web) c.proc.kill('SIGUSR2')
-  const total = { pg: 0, redis: 0 }
+  const total = { pg: 0, redis: 0, direct: 0 }
   for (let i = 0; i < web.length; i++) {
-    let found: { pgRoundTrips: number; redisCommands: number } | undefined
+    let found: { pgRoundTrips: number; redisCommands: number; directWrites?: number } | undefined
     for (let tries = 0; tries < 40 && !found; tries++) {
       const line = web[i].lines
         .slice(Math.max(0, before[i] - 1))
@@ -290,6 +290,7 @@ async function ioCounts(web: Child[]): Promise<{ pg: number; redis: number } | u
     if (!found) return undefined
     total.pg += found.pgRoundTrips
     total.redis += found.redisCommands
+    total.direct += found.directWrites ?? 0
   }
   return total
 }
@@ -401,7 +402,7 @@ async function servicePhase(
   const before = await dbActivity(e.sql)
   const jobsBefore = await persistJobs(e.sql)
   // Counted from the end of the warm-up (which creates the phase's stats: a first write's cost, not a steady one).
-  let ioStart: Promise<{ pg: number; redis: number } | undefined> = Promise.resolve(undefined)
+  let ioStart: Promise<{ pg: number; redis: number; direct: number } | undefined> = Promise.resolve(undefined)
   let tiersStart: Promise<TierSnapshot | undefined> = Promise.resolve(undefined)
   const cpu = steadyCpu(webProcs)
   let load: LoadResult
@@ -431,7 +432,11 @@ async function servicePhase(
   const answered = load.completed || 1
   const io =
     ioBefore && ioAfter
-      ? { pgPerRequest: (ioAfter.pg - ioBefore.pg) / answered, redisPerRequest: (ioAfter.redis - ioBefore.redis) / answered }
+      ? {
+          pgPerRequest: (ioAfter.pg - ioBefore.pg) / answered,
+          redisPerRequest: (ioAfter.redis - ioBefore.redis) / answered,
+          directShare: (ioAfter.direct - ioBefore.direct) / answered,
+        }
       : undefined
   const pointsPerRequest = custom
     ? custom.pointsPerRequest

@@ -46,7 +46,10 @@ export function countRedisCommands(redis: Redis): Redis {
   return redis
 }
 
-/** Prints the counts (one JSON line on stdout) whenever the process gets SIGUSR2. */
-export function reportIoCountsOnSignal(): void {
-  process.on('SIGUSR2', () => process.stdout.write(`${JSON.stringify({ io_counts: { ...ioCounts, at: Date.now() } })}\n`))
+/**
+ * Prints the counts (one JSON line on stdout) whenever the process gets SIGUSR2, with the process's own
+ * counters beside them (the web process: the single writes its direct route answered).
+ */
+export function reportIoCountsOnSignal(more: () => Record<string, number> = () => ({})): void {
+  process.on('SIGUSR2', () => process.stdout.write(`${JSON.stringify({ io_counts: { ...ioCounts, ...more(), at: Date.now() } })}\n`))
 }

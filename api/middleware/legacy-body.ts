@@ -34,35 +34,39 @@ export function readRaw(ctx: Ctx): Promise<string> {
 
 /** A body stream's text, read from its events; past LEGACY_BODY_LIMIT reading stops, `tooLarge` is told, and it rejects with 413. */
 export function bodyText(req: Readable, onTooLarge: () => void): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    const done = () => {
-      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose)
-    }
-    const onData = (chunk: Buffer) => {
-      size += chunk.length
-      if (size <= LEGACY_BODY_LIMIT) return void chunks.push(chunk)
-      done()
-      req.pause()
-      onTooLarge()
-      reject(tooLarge())
-    }
-    const onEnd = () => {
-      done()
-      resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'))
-    }
-    const onError = (err: Error) => {
-      done()
-      reject(err)
-    }
-    // The client went away before the body ended: nothing to answer, but the promise must not hang.
-    const onClose = () =>
-      onError(
-        Object.assign(new Error('request body ended early: the client closed the connection'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }),
-      )
-    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose)
-  })
+  return new Promise((resolve, reject) => readBody(req, onTooLarge, (err, text) => (err ? reject(err) : resolve(text!))))
+}
+
+/**
+ * bodyText() told through a callback: the direct write route (api/direct-writes.ts) reads every single write's
+ * body this way, without the promise and its continuation.
+ */
+export function readBody(req: Readable, onTooLarge: () => void, done: (err: Error | undefined, text?: string) => void): void {
+  const chunks: Buffer[] = []
+  let size = 0
+  const stop = () => {
+    req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose)
+  }
+  const onData = (chunk: Buffer) => {
+    size += chunk.length
+    if (size <= LEGACY_BODY_LIMIT) return void chunks.push(chunk)
+    stop()
+    req.pause()
+    onTooLarge()
+    done(tooLarge())
+  }
+  const onEnd = () => {
+    stop()
+    done(undefined, chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'))
+  }
+  const onError = (err: Error) => {
+    stop()
+    done(err)
+  }
+  // The client went away before the body ended: nothing to answer, but the caller must be told.
+  const onClose = () =>
+    onError(Object.assign(new Error('request body ended early: the client closed the connection'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }))
+  req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose)
 }
 
 /**

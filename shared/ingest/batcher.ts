@@ -11,14 +11,12 @@ export interface BatcherOptions {
   maxPoints: number
 }
 
-interface Waiter {
-  resolve(): void
-  reject(err: unknown): void
-}
+/** Told once a group is queued (no error) or was not (the error). */
+export type Queued = (err?: unknown) => void
 
 export class PointBatcher {
   private points: QueuedPoint[] = []
-  private waiters: Waiter[] = []
+  private waiters: Queued[] = []
   private timer: NodeJS.Timeout | undefined
   private readonly inFlight = new Set<Promise<void>>()
   /** A group job being added right now; the next group waits for it, so groups grow with load (at most one add in flight). */
@@ -33,11 +31,29 @@ export class PointBatcher {
   add(points: QueuedPoint[]): Promise<void> {
     // A large group goes alone, so that it stays one job and one outcome.
     if (points.length >= this.opts.maxPoints) return this.track(this.enqueue(points))
-    const done = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }))
-    this.points.push(...points)
+    return new Promise<void>((resolve, reject) => this.join(points, (err) => (err === undefined ? resolve() : reject(err))))
+  }
+
+  /**
+   * One point into the group, told through a callback: what add() does for a single write, without its promise
+   * (the direct write route queues every write this way).
+   */
+  addOne(point: QueuedPoint, done: Queued): void {
+    this.waiters.push(done)
+    this.points.push(point)
+    this.collected()
+  }
+
+  private join(points: QueuedPoint[], done: Queued): void {
+    this.waiters.push(done)
+    for (const p of points) this.points.push(p)
+    this.collected()
+  }
+
+  /** The group is sent when full, else when its window (from its first point) ends. */
+  private collected(): void {
     if (this.points.length >= this.opts.maxPoints) this.flush()
     else this.timer ??= setTimeout(() => this.flush(), this.opts.maxDelayMs)
-    return done
   }
 
   private flush(): void {
@@ -56,17 +72,15 @@ export class PointBatcher {
       .catch(() => {})
       .finally(() => {
         this.adding = undefined
-        if (this.points.length) this.flush()
+        // The group collected meanwhile goes now if its window is over (its timer fired during the add), else
+        // when its timer fires: an add that came back early does not cut the next group's window short, so a
+        // busy process sends fewer, larger jobs (each add costs the web process, Redis and the worker about
+        // the same whatever its size), and no point waits longer than when the batcher was idle.
+        if (this.points.length && !this.timer) this.flush()
       })
     added.then(
-      () =>
-        waiters.forEach((w) => {
-          w.resolve()
-        }),
-      (err) =>
-        waiters.forEach((w) => {
-          w.reject(err)
-        }),
+      () => tell(waiters, undefined),
+      (err) => tell(waiters, err ?? new Error('the group was not queued')),
     )
   }
 
@@ -88,6 +102,19 @@ export class PointBatcher {
     while (this.points.length || this.inFlight.size) {
       this.flush()
       await Promise.allSettled([...this.inFlight, this.adding])
+    }
+  }
+}
+
+/** Tells every waiter of a group; one that throws does not keep the others from being told (its error is thrown apart). */
+function tell(waiters: Queued[], err: unknown): void {
+  for (const done of waiters) {
+    try {
+      done(err)
+    } catch (thrown) {
+      queueMicrotask(() => {
+        throw thrown
+      })
     }
   }
 }

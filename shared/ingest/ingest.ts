@@ -105,14 +105,25 @@ export class Ingest {
 
   /** Queues a point inMemorySeries answered for, in the same turn: its allowance from the lease that answer saw. */
   queueInMemory(account: Account, stat: Stat, point: ValidPoint, nowSeconds: number): Promise<{ replay?: Replay }> {
-    if (!this.deps.limits.takeLeasedPoint(account.id)) return Promise.reject(new Error('the leased point was taken meanwhile'))
-    return this.deps.batcher.add([[stat.id, nowSeconds, point.value, null]]).then(
-      () => NO_REPLAY,
-      async (err: Error) => {
-        await this.deps.limits.refundPoints(account.id, 1).catch(() => {})
-        throw unavailable(`could not queue the points: ${err.message}`)
-      },
+    return new Promise((resolve, reject) =>
+      this.queueInMemoryThen(account, stat, point, nowSeconds, (err) => (err === undefined ? resolve(NO_REPLAY) : reject(err))),
     )
+  }
+
+  /**
+   * queueInMemory() told through a callback (the direct write route answers every write from it, without a
+   * promise): no error once the point is durably queued; the refusal when it could not be.
+   */
+  queueInMemoryThen(account: Account, stat: Stat, point: ValidPoint, nowSeconds: number, done: (err?: Error) => void): void {
+    if (!this.deps.limits.takeLeasedPoint(account.id)) return done(new Error('the leased point was taken meanwhile'))
+    this.deps.batcher.addOne([stat.id, nowSeconds, point.value, null], (err) => {
+      if (err === undefined) return done()
+      const refusal = unavailable(`could not queue the points: ${(err as Error).message}`)
+      this.deps.limits.refundPoints(account.id, 1).then(
+        () => done(refusal),
+        () => done(refusal),
+      )
+    })
   }
 
   /**

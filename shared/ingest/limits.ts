@@ -63,6 +63,8 @@ export interface RateDecision {
 // on Redis, and those waits, not the CPU, were what held single writes back under a closed-loop load.
 /** How long a lease may be spent. */
 export const LEASE_MS = 500
+/** How far ahead hasLeasedPoint looks: more than a turn of the event loop takes between its answer and the take. */
+const SAME_TURN_MS = 20
 // A lease covering 250 ms of demand was spent in about half its life, and every refill is a
 // Redis round trip a request waits for; covering the whole life of a lease halves them.
 /** A lease covers about this much of the account's recent demand on this process... */
@@ -305,10 +307,16 @@ export class Limits {
     return refill
   }
 
-  /** Whether takeLeasedPoint would give a point now (nothing taken). */
+  /**
+   * Whether takeLeasedPoint would give a point now and a moment from now (nothing taken). The caller takes it
+   * later in the same turn: a lease in its last milliseconds (or a day about to end) is answered no, so that the
+   * clock passing its end in between cannot turn a yes here into a refusal there (a write refused with a 500).
+   */
   hasLeasedPoint(accountId: string): boolean {
     const s = this.accounts.get(accountId)
-    return !!s && s.leasedPoints > 0 && s.pointsUntil > this.now() && s.pointsKey === this.dayKey(accountId, s)
+    if (!s || s.leasedPoints <= 0) return false
+    const soon = this.now() + SAME_TURN_MS
+    return s.pointsUntil > soon && s.pointsKey === this.dayKey(accountId, s) && Math.floor(soon / 86_400_000) === s.day
   }
 
   /**

@@ -20,9 +20,16 @@ const REFRESH_BATCH_MS = 250
 
 export type Resolved = { stat: Stat; created: boolean }
 
+interface Entry {
+  stat: Stat
+  until: number
+  /** Set once the entry is due for its background re-read; the re-read replaces the entry. */
+  due?: true
+}
+
 export class StatDirectory {
   /** By account, then by name: a look-up hashes the name the request already holds, not a key built per point. */
-  private readonly cache = new Map<string, Map<string, { stat: Stat; until: number }>>()
+  private readonly cache = new Map<string, Map<string, Entry>>()
   private entries = 0
   private readonly loading = new InFlight<string, Stat | undefined>()
   private readonly creating = new InFlight<string, Map<string, Resolved> | CreateRefusal>()
@@ -47,7 +54,11 @@ export class StatDirectory {
     if (!hit) return undefined
     const now = this.now()
     if (hit.until <= now) return undefined
-    if (hit.until - now < TTL_MS / 2 && !this.loading.get(StatDirectory.key(accountId, key))) this.refreshLater(accountId, key, hit.stat)
+    // Marked once: the writes that follow until the re-read lands do not each build a key and look it up again.
+    if (!hit.due && hit.until - now < TTL_MS / 2) {
+      hit.due = true
+      if (!this.loading.get(StatDirectory.key(accountId, key))) this.refreshLater(accountId, key, hit.stat)
+    }
     return hit.stat
   }
 

@@ -181,3 +181,25 @@ test('Redis away: every request and point is refused with the error, leases or n
   }
   await new Promise((r) => setTimeout(r, 50))
 })
+
+test('a leased point seen in memory can still be taken in the same turn when the lease ends in between', async (t) => {
+  let clock = Date.now()
+  const [a] = twoProcesses(() => clock)
+  const account = randomUUID()
+  const plan = PLANS.business
+  // Concurrent single points make a busy account: the process leases points ahead.
+  await Promise.all(Array.from({ length: 50 }, () => a.reservePoints(account, plan, 1, true)))
+  await Promise.all(Array.from({ length: 50 }, () => a.reservePoints(account, plan, 1, true)))
+  t.true(a.hasLeasedPoint(account), 'a lease is held')
+  // The lease's last millisecond: seen then, the point must still be there a moment later.
+  const leaseEnd = clock + LEASE_MS
+  for (clock = leaseEnd - 30; clock < leaseEnd; clock++) {
+    const seen = a.hasLeasedPoint(account)
+    clock += 1 // the clock moves on between the look and the take, as it may within one turn
+    if (seen) t.true(a.takeLeasedPoint(account), `seen at ${leaseEnd - clock + 1} ms before the end, then refused`)
+    clock -= 1
+  }
+  clock = leaseEnd
+  t.false(a.hasLeasedPoint(account))
+  t.false(a.takeLeasedPoint(account))
+})
