@@ -277,17 +277,27 @@ class Evaluator {
     private readonly resolution: Resolution,
   ) {}
 
+  /** Per expression, the labels of the last answer found free of duplicate label sets. */
+  private readonly checked = new WeakMap<Expr, Labels[]>()
+
   eval(e: Expr, t: number): Value {
     const v = this.evalNode(e, t)
     // As Prometheus: a function or operator whose answer holds two series of one label set (rate() over several
     // metrics, once it drops their names) is an error, not a silent merge.
     if (v.kind === 'vector' && (e.type === 'call' || e.type === 'binary' || e.type === 'unary') && v.items.length > 1) {
+      // The same series as the step before (the same labels objects, in the same order) were checked then.
+      const last = this.checked.get(e)
+      if (last && last.length === v.items.length && v.items.every((x, i) => x.labels === last[i])) return v
       const seen = new Set<string>()
       for (const x of v.items) {
         const k = keyOf(x.labels)
         if (seen.has(k)) throw new PromQLError('vector cannot contain metrics with the same labelset', 'execution')
         seen.add(k)
       }
+      this.checked.set(
+        e,
+        v.items.map((x) => x.labels),
+      )
     }
     return v
   }

@@ -74,17 +74,19 @@ export async function readHourly(
 
 /** A stat's rolled-up buckets, with its pending tail's (slot -1 - h) added in: the rollup's part first, as the chart read adds them. */
 function addTail(r: BucketArrays): BucketArrays {
-  const out: BucketArrays = { stat_id: r.stat_id, h: [], n: [], sum: [] }
+  const out = { stat_id: r.stat_id, h: [] as number[], n: [] as number[], sum: [] as number[] }
   const at = new Map<number, number>()
-  r.h.forEach((h, k) => {
-    if (h < 0) return
+  for (let k = 0; k < r.h.length; k++) {
+    const h = r.h[k]
+    if (h < 0) continue
     at.set(h, out.h.length)
     out.h.push(h)
     out.n.push(r.n[k])
     out.sum.push(r.sum[k])
-  })
-  r.h.forEach((code, k) => {
-    if (code >= 0) return
+  }
+  for (let k = 0; k < r.h.length; k++) {
+    const code = r.h[k]
+    if (code >= 0) continue
     const h = -1 - code
     const i = at.get(h)
     if (i === undefined) {
@@ -95,7 +97,7 @@ function addTail(r: BucketArrays): BucketArrays {
       out.n[i] += r.n[k]
       out.sum[i] += r.sum[k]
     }
-  })
+  }
   return out
 }
 
@@ -117,9 +119,9 @@ const SPLIT_FROM = 64
 /** One stat's buckets as parallel arrays: slot index from the window's start, point count, sum (any order). */
 export interface BucketArrays {
   stat_id: string
-  h: number[]
-  n: number[]
-  sum: number[]
+  h: ArrayLike<number>
+  n: ArrayLike<number>
+  sum: ArrayLike<number>
 }
 
 /**
@@ -189,7 +191,9 @@ export async function rollupArrays(
     (zones ? await withoutJit(sql, (tx) => query(tx, list)) : await query(sql, list)).map(({ stat_id, b }) => {
       const view = new DataView(b.buffer, b.byteOffset, b.byteLength)
       const m = b.byteLength / 20
-      const r: BucketArrays = { stat_id, h: new Array(m), n: new Array(m), sum: new Array(m) }
+      // Typed arrays: a month of minutes of 100 series is 4 million numbers, and boxed array slots were most of
+      // the decoding's time and garbage.
+      const r = { stat_id, h: new Int32Array(m), n: new Float64Array(m), sum: new Float64Array(m) }
       let tail = false
       for (let k = 0, o = 0; k < m; k++, o += 20) {
         r.h[k] = view.getInt32(o)
