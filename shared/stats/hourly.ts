@@ -175,7 +175,9 @@ export async function rollupArrays(
     }`
   // Each bucket as 20 bytes (slot int4, count and sum float8, in the binary send format): one bytea
   // per stat, decoded natively, instead of three text arrays parsed number by number (a million
-  // small strings for 500 stats x 720 hours). The values are the stored float8s, bit for bit.
+  // small strings for 500 stats x 720 hours). The values are the stored float8s, bit for bit. The
+  // bytea comes as base64 text: two thirds of hex's size, and decoding it cost a quarter of what hex did
+  // (10 MB, a week of minutes of 100 series: 10 against 40 ms).
   // With owners, each owner's series are added up here by slot (the tail's slots kept apart, as for one stat).
   const ownerOf = owners ? new Map(ids.map((id, i) => [id, owners[i]])) : undefined
   const source = (list: string[]) =>
@@ -183,12 +185,13 @@ export async function rollupArrays(
       ? sql`select o.owner as stat_id, h, sum(n) as n, sum(s) as s from (${buckets(list)}) x
           join unnest(${list}::uuid[], ${list.map((id) => ownerOf.get(id)!)}::uuid[]) as o(id, owner) on o.id = x.stat_id group by 1, 2`
       : buckets(list)
-  const query = (db: Db, list: string[]) => db<{ stat_id: string; b: Buffer }[]>`
-    select stat_id, string_agg(int4send(h) || float8send(n) || float8send(s), ''::bytea) as b from (${source(list)}) x group by stat_id`
+  const query = (db: Db, list: string[]) => db<{ stat_id: string; b: string }[]>`
+    select stat_id, encode(string_agg(int4send(h) || float8send(n) || float8send(s), ''::bytea), 'base64') as b from (${source(list)}) x group by stat_id`
   // A scan per zone: the planner's estimate of each (a range of parameters, 0.5 % of the table) adds up past
   // jit_above_cost, and compiling took longer than the read (90 of 130 ms for a week of hourly zones).
   const read = async (list: string[]) =>
-    (zones ? await withoutJit(sql, (tx) => query(tx, list)) : await query(sql, list)).map(({ stat_id, b }) => {
+    (zones ? await withoutJit(sql, (tx) => query(tx, list)) : await query(sql, list)).map(({ stat_id, b: text }) => {
+      const b = Buffer.from(text, 'base64')
       const view = new DataView(b.buffer, b.byteOffset, b.byteLength)
       const m = b.byteLength / 20
       // Typed arrays: a month of minutes of 100 series is 4 million numbers, and boxed array slots were most of
