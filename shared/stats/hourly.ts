@@ -155,7 +155,8 @@ export async function rollupArrays(
   // One stat by equality: with `= any(array)` the planner expects hundreds of groups and sorts a
   // month of minute rows by stat (spilling to disk at the default work_mem) before aggregating them.
   const match = (list: string[]) => (list.length === 1 ? sql`stat_id = ${list[0]}::uuid` : sql`stat_id = any(${list}::uuid[])`)
-  const slot = sql`((extract(epoch from bucket)::bigint - ${f}) / ${size})::int`
+  // date_part, a float8, not extract, a numeric since PostgreSQL 14: 15 % of a week of minutes' read went to numeric.
+  const slot = sql`((date_part('epoch', bucket)::bigint - ${f}) / ${size})::int`
   // Rows of a table in [from, to), or in each zone: a lateral scan per zone (`offset 0` keeps the planner from
   // joining the zones to a scan of the whole span, which it does otherwise and which cost 100 times more).
   const rows = (from_: postgres.Fragment, list: string[], cols: postgres.Fragment) =>
