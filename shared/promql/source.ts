@@ -219,8 +219,9 @@ async function readRollups(
     const slots = (t - f) / size
     const out = new Map<string, Samples>()
     const byId = new Map(rows.map((r) => [r.stat_id, r]))
+    const dense = grid(slots)
     for (const s of series) {
-      const { n, sum } = dense(byId.get(s.id), slots)
+      const { n, sum } = dense(byId.get(s.id))
       const samples: Samples = { t: [], v: [] }
       let total = bases.get(s.id) ?? 0
       for (let i = 0; i < slots; i++) {
@@ -252,13 +253,15 @@ async function readRollups(
   const fineById = new Map(fine.map((r) => [r.stat_id, r]))
   const hoursById = new Map(hours.map((r) => [r.stat_id, r]))
   const out = new Map<string, Samples>()
+  const dense = grid((tH - fH) / size)
+  const denseHours = grid((tH - fH) / HOUR)
+  // The running total at each hour from fH: totals[k] is every point before fH + k hours.
+  const totals = new Float64Array((tH - fH) / HOUR + 1)
   for (const s of series) {
-    const { n, sum } = dense(fineById.get(s.id), (tH - fH) / size)
-    // The running total at each hour from fH: totals[k] is every point before fH + k hours.
-    const totals = new Float64Array((tH - fH) / HOUR + 1)
+    const { n, sum } = dense(fineById.get(s.id))
     if (s.kind === 'counter') {
       totals[0] = bases.get(s.id) ?? 0
-      const hourly = dense(hoursById.get(s.id), totals.length - 1).sum
+      const hourly = denseHours(hoursById.get(s.id)).sum
       for (let k = 0; k < hourly.length; k++) totals[k + 1] = totals[k] + hourly[k]
     }
     const samples: Samples = { t: [], v: [] }
@@ -286,18 +289,26 @@ async function readRollups(
   return out
 }
 
-/** A series' buckets (rollupArrays' row) laid out a slot each: point counts and sums, 0 where there are none. */
-function dense(r: BucketArrays | undefined, slots: number): { n: Float64Array; sum: Float64Array } {
+/**
+ * A series' buckets (rollupArrays' row) laid out a slot each, point counts and sums (0 where there are none), in
+ * arrays reused from one series to the next: a month of minutes is 43,200 slots, and a pair of them for each of
+ * a thousand series would hold 700 MB at once.
+ */
+function grid(slots: number): (r: BucketArrays | undefined) => { n: Float64Array; sum: Float64Array } {
   const n = new Float64Array(slots)
   const sum = new Float64Array(slots)
-  if (r)
-    for (let k = 0; k < r.h.length; k++) {
-      const i = r.h[k]
-      if (i < 0 || i >= slots) continue
-      n[i] += r.n[k]
-      sum[i] += r.sum[k]
-    }
-  return { n, sum }
+  return (r) => {
+    n.fill(0)
+    sum.fill(0)
+    if (r)
+      for (let k = 0; k < r.h.length; k++) {
+        const i = r.h[k]
+        if (i < 0 || i >= slots) continue
+        n[i] += r.n[k]
+        sum[i] += r.sum[k]
+      }
+    return { n, sum }
+  }
 }
 
 /**
