@@ -158,11 +158,12 @@ export async function rollupArrays(
   // date_part, a float8, not extract, a numeric since PostgreSQL 14: 15 % of a week of minutes' read went to numeric.
   const slot = sql`((date_part('epoch', bucket)::bigint - ${f}) / ${size})::int`
   // Rows of a table in [from, to), or in each zone: a lateral scan per zone (`offset 0` keeps the planner from
-  // joining the zones to a scan of the whole span, which it does otherwise and which cost 100 times more).
+  // joining the zones to a scan of the whole span, which it does otherwise and which cost 100 times more). The
+  // zones' bounds go as array text: postgres.js serializes a timestamp array element by element, through a Date.
   const rows = (from_: postgres.Fragment, list: string[], cols: postgres.Fragment) =>
     zones
-      ? sql`unnest(${zones.map(([a]) => new Date(a * 1000).toISOString())}::timestamptz[], ${zones.map(([, b]) => new Date(b * 1000).toISOString())}::timestamptz[]) as z(a, b)
-        cross join lateral (select ${cols} from ${from_} where ${match(list)} and bucket >= z.a and bucket < z.b offset 0) r`
+      ? sql`unnest(${`{${zones.map(([a]) => a).join(',')}}`}::float8[], ${`{${zones.map(([, b]) => b).join(',')}}`}::float8[]) as z(a, b)
+        cross join lateral (select ${cols} from ${from_} where ${match(list)} and bucket >= to_timestamp(z.a) and bucket < to_timestamp(z.b) offset 0) r`
       : sql`(select ${cols} from ${from_} where ${match(list)} and bucket >= ${from} and bucket < ${to}) r`
   // The tail's buckets carry their slot as -1 - slot, to be told from the rollup's. A rollup of larger buckets than
   // its own is not grouped to them here either: its rows come back as they are, several of a slot.
