@@ -14,9 +14,9 @@
 //      among them: its figure is reported, not a target).
 //   3. query_range latency of the corpus on all three, and over 7 and 30 days for 1 and 100 series: 100 counters
 //      (one counter `l`, tagged i=0..99) and a gauge over BENCH_PROMQL_DAYS (30) days and one more, a sample every
-//      BENCH_PROMQL_LONG_STEP (120) s, written before the rest (Prometheus takes remote-written samples in time
-//      order), ending at a UTC midnight at
-//      least 3 hours back; start and end on multiples of the step, as Grafana aligns them; BENCH_PROMQL_ROUNDS
+//      BENCH_PROMQL_LONG_STEP (120) s (BENCH_PROMQL_DAYS=0: none, the corpus alone), written before the rest
+//      (Prometheus takes remote-written samples in time order), ending at a UTC midnight at least 3 hours back;
+//      start and end on multiples of the step, as Grafana aligns them; BENCH_PROMQL_ROUNDS
 //      (10) rounds interleaved. The service's time is its engine in process over PostgreSQL plus encoding and
 //      decoding the JSON answer; Prometheus' and VictoriaMetrics' are over HTTP on loopback, decoding
 //      included. These long answers (which the service reads from rollups) are compared with Prometheus' too,
@@ -354,7 +354,8 @@ export async function runPromqlBench(options: { log?: (l: string) => void } = {}
     // midnight at least 3 hours back (whole days, so every step below divides the range); the service folds them
     // into its rollups.
     const longEnd = Math.floor((now - 3 * 3600) / 86_400) * 86_400
-    const longStart = longEnd - (LONG_DAYS + 1) * 86_400
+    // BENCH_PROMQL_DAYS=0: no long ranges at all, the corpus' agreement alone.
+    const longStart = longEnd - (LONG_DAYS > 0 ? LONG_DAYS + 1 : 0) * 86_400
     // One counter `l` of 100 series, tagged i=0..99 (labels in PromQL), as a stat charted by tag is.
     const longStats = await createStats(
       sql,
@@ -521,12 +522,14 @@ export async function runPromqlBench(options: { log?: (l: string) => void } = {}
     await cpuDuring(
       names,
       async () => {
-        for (const [days, step] of [
-          [7, 300],
-          [7, 900],
-          [7, 3600],
-          [LONG_DAYS, 3600],
-        ] as const) {
+        for (const [days, step] of LONG_DAYS > 0
+          ? ([
+              [7, 300],
+              [7, 900],
+              [7, 3600],
+              [LONG_DAYS, 3600],
+            ] as const)
+          : []) {
           const [start, end] = [longEnd - days * 86_400, longEnd]
           // README's bounds over rollups: a counter's total exact; rate within one sample interval's increase at
           // each edge of the window (times the series summed); a gauge's value within the range of its raw values

@@ -7,7 +7,7 @@
 // compares with), counter resets included.
 import { COMPARISON, type BinaryOp, type Expr, type MatrixExpr, type SelectorExpr } from './ast.js'
 import { PromQLError, parsePromQL } from './parse.js'
-import type { Labels, Resolution, Sample, Series, SeriesSource } from './source.js'
+import type { Labels, Resolution, Series, SeriesSource } from './source.js'
 
 export const LOOKBACK_MS = 5 * 60_000
 /** Prometheus refuses range queries of more points per series than this. */
@@ -45,7 +45,7 @@ export async function instantQuery(source: SeriesSource, accountId: string, quer
   const expr = parsePromQL(query)
   const t = Math.round(time * 1000)
   const resolution = resolutionFor(expr, t, t, 0)
-  const ev = new Evaluator(await load(source, accountId, expr, t, t, resolution), resolution)
+  const ev = new Evaluator(await load(source, accountId, expr, t, t, 0, resolution), resolution)
   const v = ev.eval(expr, t)
   const ts = t / 1000
   switch (v.kind) {
@@ -89,7 +89,7 @@ export async function rangeQuery(
       `invalid expression type "${type === 'matrix' ? 'range vector' : 'string'}" for range query, must be Scalar or instant Vector`,
     )
   const resolution = resolutionFor(expr, t0, t1, dt)
-  const ev = new Evaluator(await load(source, accountId, expr, t0, t1, resolution), resolution)
+  const ev = new Evaluator(await load(source, accountId, expr, t0, t1, dt, resolution), resolution)
   const bySeries = new Map<string, { metric: Labels; values: Array<[number, string]> }>()
   for (let t = t0; t <= t1; t += dt) {
     const v = ev.eval(expr, t)
@@ -196,6 +196,8 @@ async function load(
   expr: Expr,
   t0: number,
   t1: number,
+  /** The range query's step in ms (0 for an instant query). */
+  step: number,
   resolution: Resolution,
 ): Promise<Map<SelectorExpr, Loaded>> {
   const selectors: Array<{ sel: SelectorExpr; window: number }> = []
@@ -207,12 +209,15 @@ async function load(
     selectors.map(async ({ sel, window }) => {
       const from = t0 - sel.offset * 1000 - window
       const to = t1 - sel.offset * 1000
+      // A window much shorter than the step needs only each step's window, not the span between them.
+      const stretches: Array<[number, number]> | undefined = step > 0 && window * 2 <= step ? [] : undefined
+      if (stretches) for (let t = t0 - sel.offset * 1000; t <= to; t += step) stretches.push([(t - window) / 1000, t / 1000])
       const series: Series[] = await source.selectSeries(accountId, sel.matchers, from / 1000, to / 1000)
-      const samples = await source.readSamples(series, from / 1000, to / 1000, resolution)
+      const samples = await source.readSamples(series, from / 1000, to / 1000, resolution, stretches)
       out.set(sel, {
         series: series.map((s) => {
-          const list: Sample[] = samples.get(s.id) ?? []
-          return { labels: s.labels, ts: list.map((p) => Math.round(p.t * 1000)), vs: list.map((p) => p.v) }
+          const { t, v } = samples.get(s.id) ?? { t: [], v: [] }
+          return { labels: s.labels, ts: t.map((x) => Math.round(x * 1000)), vs: v }
         }),
       })
     }),
@@ -272,17 +277,27 @@ class Evaluator {
     private readonly resolution: Resolution,
   ) {}
 
+  /** Per expression, the labels of the last answer found free of duplicate label sets. */
+  private readonly checked = new WeakMap<Expr, Labels[]>()
+
   eval(e: Expr, t: number): Value {
     const v = this.evalNode(e, t)
     // As Prometheus: a function or operator whose answer holds two series of one label set (rate() over several
     // metrics, once it drops their names) is an error, not a silent merge.
     if (v.kind === 'vector' && (e.type === 'call' || e.type === 'binary' || e.type === 'unary') && v.items.length > 1) {
+      // The same series as the step before (the same labels objects, in the same order) were checked then.
+      const last = this.checked.get(e)
+      if (last && last.length === v.items.length && v.items.every((x, i) => x.labels === last[i])) return v
       const seen = new Set<string>()
       for (const x of v.items) {
         const k = keyOf(x.labels)
         if (seen.has(k)) throw new PromQLError('vector cannot contain metrics with the same labelset', 'execution')
         seen.add(k)
       }
+      this.checked.set(
+        e,
+        v.items.map((x) => x.labels),
+      )
     }
     return v
   }
@@ -323,13 +338,13 @@ class Evaluator {
     return out
   }
 
-  /** The window (t - range, t] of each series; [t - range, t] when closedLeft (CLOSED_OVER_ROLLUPS). */
-  private range(m: MatrixExpr, t: number, closedLeft = false): RangeElem[] {
+  /** The window (t - range, t] of each series: an instant query's range-vector answer. */
+  private range(m: MatrixExpr, t: number): RangeElem[] {
     const at = t - m.selector.offset * 1000
     const out: RangeElem[] = []
     for (const s of this.data.get(m.selector)!.series) {
       const hi = upperBound(s.ts, at)
-      const lo = upperBound(s.ts, at - m.range * 1000 - (closedLeft ? 1 : 0))
+      const lo = upperBound(s.ts, at - m.range * 1000)
       if (hi > lo) out.push({ labels: s.labels, ts: s.ts.slice(lo, hi), vs: s.vs.slice(lo, hi) })
     }
     return out
@@ -384,11 +399,31 @@ class Evaluator {
     const rangeStart = t - (m.range + m.selector.offset) * 1000
     const rangeEnd = t - m.selector.offset * 1000
     const out: Elem[] = []
-    for (const s of this.range(m, t, this.resolution > 0 && CLOSED_OVER_ROLLUPS.has(e.fn))) {
-      const v = overTime(e.fn, s, rangeStart, rangeEnd, m.range, phi)
+    // Each series' window as indices into its samples (as range() takes them), not copies: a week at 5-minute steps
+    // is 200,000 windows for 100 series.
+    const left = rangeStart - (this.resolution > 0 && CLOSED_OVER_ROLLUPS.has(e.fn) ? 1 : 0)
+    for (const s of this.data.get(m.selector)!.series) {
+      const hi = upperBound(s.ts, rangeEnd)
+      const lo = upperBound(s.ts, left)
+      if (hi <= lo) continue
+      const v = overTime(e.fn, s, rangeStart, rangeEnd, m.range, phi, lo, hi)
       if (v !== null) out.push({ labels: e.fn === 'last_over_time' ? s.labels : dropName(s.labels), v })
     }
     return vec(out)
+  }
+
+  /** Per aggregation, each series' group (its labels and their key), once: a series keeps its labels object across steps. */
+  private readonly groups = new WeakMap<Expr, WeakMap<Labels, { labels: Labels; key: string }>>()
+
+  private groupOf(e: Extract<Expr, { type: 'aggregate' }>, l: Labels): { labels: Labels; key: string } {
+    let byLabels = this.groups.get(e)
+    if (!byLabels) this.groups.set(e, (byLabels = new WeakMap()))
+    let g = byLabels.get(l)
+    if (!g) {
+      const labels = !e.grouping ? {} : e.grouping.without ? omit(l, ['__name__', ...e.grouping.labels]) : pick(l, e.grouping.labels)
+      byLabels.set(l, (g = { labels, key: labelsKey(labels) }))
+    }
+    return g
   }
 
   private aggregate(e: Extract<Expr, { type: 'aggregate' }>, t: number): Elem[] {
@@ -396,12 +431,7 @@ class Evaluator {
     const items = this.vectorArg(e.expr, t)
     const groups = new Map<string, { labels: Labels; items: Elem[] }>()
     for (const x of items) {
-      const labels = !e.grouping
-        ? {}
-        : e.grouping.without
-          ? omit(x.labels, ['__name__', ...e.grouping.labels])
-          : pick(x.labels, e.grouping.labels)
-      const key = labelsKey(labels)
+      const { labels, key } = this.groupOf(e, x.labels)
       let g = groups.get(key)
       if (!g) groups.set(key, (g = { labels, items: [] }))
       g.items.push(x)
@@ -450,6 +480,9 @@ class Evaluator {
     return out
   }
 
+  /** Per binary operation, each series' matching signature, once (as groupOf). */
+  private readonly signatures = new WeakMap<Expr, WeakMap<Labels, string>>()
+
   private binary(e: Extract<Expr, { type: 'binary' }>, t: number): Value {
     const l = this.eval(e.lhs, t)
     const r = this.eval(e.rhs, t)
@@ -459,7 +492,14 @@ class Evaluator {
     if (l.kind === 'scalar' && r.kind === 'vector') return { kind: 'vector', items: this.vectorScalar(e, r.items, l.v, true) }
     if (l.kind !== 'vector' || r.kind !== 'vector')
       throw new PromQLError('binary expression must contain only scalar and instant vector types')
-    const sig = (x: Labels) => labelsKey(e.matching?.on ? pick(x, e.matching.labels) : omit(x, ['__name__', ...(e.matching?.labels ?? [])]))
+    let sigs = this.signatures.get(e)
+    if (!sigs) this.signatures.set(e, (sigs = new WeakMap()))
+    const sig = (x: Labels) => {
+      let k = sigs.get(x)
+      if (k === undefined)
+        sigs.set(x, (k = labelsKey(e.matching?.on ? pick(x, e.matching.labels) : omit(x, ['__name__', ...(e.matching?.labels ?? [])]))))
+      return k
+    }
     const right = new Map<string, Elem>()
     for (const x of r.items) {
       const k = sig(x.labels)
@@ -549,7 +589,10 @@ export function quantile(q: number, values: number[]): number {
   return sorted[lower] * (1 - weight) + sorted[upper] * weight
 }
 
-/** A range-vector function over one series' window; null when it gives no sample. Times in ms, range in s. */
+/**
+ * A range-vector function over one series' window, its samples lo to hi - 1 (all of them by default); null when it
+ * gives no sample. Times in ms, range in s.
+ */
 export function overTime(
   fn: string,
   s: { ts: number[]; vs: number[] },
@@ -557,41 +600,52 @@ export function overTime(
   rangeEnd: number,
   range: number,
   phi: number,
+  lo = 0,
+  hi = s.vs.length,
 ): number | null {
   const { ts, vs } = s
-  const n = vs.length
+  const n = hi - lo
   switch (fn) {
     case 'rate':
-      return extrapolatedRate(ts, vs, rangeStart, rangeEnd, range, true, true)
+      return extrapolatedRate(ts, vs, rangeStart, rangeEnd, range, true, true, lo, hi)
     case 'increase':
-      return extrapolatedRate(ts, vs, rangeStart, rangeEnd, range, true, false)
+      return extrapolatedRate(ts, vs, rangeStart, rangeEnd, range, true, false, lo, hi)
     case 'delta':
-      return extrapolatedRate(ts, vs, rangeStart, rangeEnd, range, false, false)
+      return extrapolatedRate(ts, vs, rangeStart, rangeEnd, range, false, false, lo, hi)
     case 'irate': {
       if (n < 2) return null
-      const last = vs[n - 1]
-      const prev = vs[n - 2]
-      const gap = ts[n - 1] - ts[n - 2]
+      const last = vs[hi - 1]
+      const prev = vs[hi - 2]
+      const gap = ts[hi - 1] - ts[hi - 2]
       if (gap === 0) return null
       return (last < prev ? last : last - prev) / (gap / 1000)
     }
-    case 'sum_over_time':
-      return vs.reduce((a, b) => a + b, 0)
+    case 'sum_over_time': {
+      let sum = 0
+      for (let i = lo; i < hi; i++) sum += vs[i]
+      return sum
+    }
     case 'count_over_time':
       return n
     case 'avg_over_time': {
       let mean = 0
-      for (let i = 0; i < n; i++) mean += vs[i] / (i + 1) - mean / (i + 1)
+      for (let i = lo; i < hi; i++) mean += vs[i] / (i - lo + 1) - mean / (i - lo + 1)
       return mean
     }
-    case 'min_over_time':
-      return vs.reduce((a, b) => (a > b || Number.isNaN(a) ? b : a))
-    case 'max_over_time':
-      return vs.reduce((a, b) => (a < b || Number.isNaN(a) ? b : a))
+    case 'min_over_time': {
+      let min = vs[lo]
+      for (let i = lo + 1; i < hi; i++) if (min > vs[i] || Number.isNaN(min)) min = vs[i]
+      return min
+    }
+    case 'max_over_time': {
+      let max = vs[lo]
+      for (let i = lo + 1; i < hi; i++) if (max < vs[i] || Number.isNaN(max)) max = vs[i]
+      return max
+    }
     case 'last_over_time':
-      return vs[n - 1]
+      return vs[hi - 1]
     case 'quantile_over_time':
-      return quantile(phi, vs)
+      return quantile(phi, vs.slice(lo, hi))
   }
   throw new PromQLError(`function ${JSON.stringify(fn)} is not supported`)
 }
@@ -599,7 +653,7 @@ export function overTime(
 /**
  * Prometheus' extrapolatedRate (promql/functions.go, 2.42): the increase between the window's first and last
  * samples (resets added back for counters), extrapolated towards the window's edges when the samples come close
- * enough to them, never below zero for a counter.
+ * enough to them, never below zero for a counter. The window is samples lo to hi - 1 (all of them by default).
  */
 export function extrapolatedRate(
   ts: number[],
@@ -609,23 +663,25 @@ export function extrapolatedRate(
   rangeSeconds: number,
   isCounter: boolean,
   isRate: boolean,
+  lo = 0,
+  hi = vs.length,
 ): number | null {
-  const n = vs.length
+  const n = hi - lo
   if (n < 2) return null
-  let result = vs[n - 1] - vs[0]
+  let result = vs[hi - 1] - vs[lo]
   if (isCounter) {
     let last = 0
-    for (const v of vs) {
-      if (v < last) result += last
-      last = v
+    for (let i = lo; i < hi; i++) {
+      if (vs[i] < last) result += last
+      last = vs[i]
     }
   }
-  let toStart = (ts[0] - rangeStart) / 1000
-  const toEnd = (rangeEnd - ts[n - 1]) / 1000
-  const sampled = (ts[n - 1] - ts[0]) / 1000
+  let toStart = (ts[lo] - rangeStart) / 1000
+  const toEnd = (rangeEnd - ts[hi - 1]) / 1000
+  const sampled = (ts[hi - 1] - ts[lo]) / 1000
   const average = sampled / (n - 1)
-  if (isCounter && result > 0 && vs[0] >= 0) {
-    const toZero = sampled * (vs[0] / result)
+  if (isCounter && result > 0 && vs[lo] >= 0) {
+    const toZero = sampled * (vs[lo] / result)
     if (toZero < toStart) toStart = toZero
   }
   const threshold = average * 1.1
@@ -643,6 +699,7 @@ export function formatValue(v: number): string {
   if (v === Number.POSITIVE_INFINITY) return '+Inf'
   if (v === Number.NEGATIVE_INFINITY) return '-Inf'
   const s = String(v)
+  if (!s.includes('e')) return s
   const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(s)
   if (!m) return s
   const [, sign, int, frac = '', expText] = m

@@ -8,13 +8,15 @@
 // points as they are.
 //
 // Resolution: the evaluator chooses it (engine.ts, resolutionFor): raw points, or buckets of `resolution` seconds (a
-// multiple of a minute) read as the charts read theirs (shared/stats/read.ts, readBucketsMany: the coarsest rollup
-// table whose size divides the bucket, grouped to the bucket in SQL, all series in one statement). A bucket is one
-// sample at its end: a gauge's mean over the bucket, a counter's running total at the bucket's end.
+// multiple of a minute) read as the charts read theirs (the coarsest rollup table whose size divides the bucket,
+// all series in one statement, each series' buckets packed in one row: shared/stats/hourly.ts, rollupArrays). A
+// bucket is one sample at its end: a gauge's mean over the bucket, a counter's running total at the bucket's end.
+// When the query needs only short stretches of the span (windows much shorter than the step), only those are read
+// (readRollups).
 import type { Db } from '../db.js'
 import { decodeBlock, mergeByTime, type BlockColumns, type Row } from '../points/blocks.js'
 import { usesTimescale } from '../points/storage.js'
-import { readBucketsMany } from '../stats/read.js'
+import { rollupArrays, type BucketArrays } from '../stats/hourly.js'
 import type { Matcher } from './ast.js'
 import { regexOf } from './parse.js'
 
@@ -29,10 +31,10 @@ export interface Series {
   help?: string | null
 }
 
-/** One sample: seconds since the epoch (fractions allowed) and the value. */
-export interface Sample {
-  t: number
-  v: number
+/** A series' samples as two columns, in time order: seconds since the epoch (fractions allowed) and the values. */
+export interface Samples {
+  t: number[]
+  v: number[]
 }
 
 /** 0 for raw points, else the size in seconds of the buckets read (a multiple of 60). */
@@ -41,8 +43,18 @@ export type Resolution = number
 export interface SeriesSource {
   /** Every series of the account whose labels satisfy all the matchers (start/end: seconds, advisory). */
   selectSeries(accountId: string, matchers: Matcher[], start?: number, end?: number): Promise<Series[]>
-  /** Each series' samples with start <= t <= end, in time order, at the resolution asked for. */
-  readSamples(series: Series[], start: number, end: number, resolution: Resolution): Promise<Map<string, Sample[]>>
+  /**
+   * Each series' samples with start <= t <= end, in time order, at the resolution asked for. With `stretches`
+   * ([from, to] pairs of seconds, in order), only the samples inside them are needed (a range query's windows when
+   * they are much shorter than its step): the others may be left out.
+   */
+  readSamples(
+    series: Series[],
+    start: number,
+    end: number,
+    resolution: Resolution,
+    stretches?: ReadonlyArray<readonly [number, number]>,
+  ): Promise<Map<string, Samples>>
 }
 
 /** True when a series' labels satisfy a matcher (a missing label is the empty string, as in Prometheus). */
@@ -100,31 +112,29 @@ export function statsSource(run: Run): SeriesSource {
       return out
     },
 
-    async readSamples(series, start, end, resolution) {
-      const out = new Map<string, Sample[]>(series.map((s) => [s.id, []]))
-      if (!series.length) return out
+    async readSamples(series, start, end, resolution, stretches) {
+      if (!series.length) return new Map()
+      if (resolution) return run((sql) => readRollups(sql, series, start, end, resolution, stretches))
       const counters = series.filter((s) => s.kind === 'counter')
-      // A rollup sample covers its whole bucket: the total before the first bucket read, not before `start`.
-      const baseAt = resolution ? Math.ceil(start / resolution) * resolution - resolution : start
       // The samples and the counters' starting totals: two statements, on two connections at once.
       const [read, bases] = await Promise.all([
-        resolution === 0
-          ? run((sql) =>
-              readRaw(
-                sql,
-                series.map((s) => s.id),
-                start,
-                end,
-              ),
-            )
-          : run((sql) => readRollups(sql, series, start, end, resolution)),
-        counters.length ? run((sql) => totalsBefore(sql, counters, baseAt)) : Promise.resolve(new Map<string, number>()),
+        run((sql) =>
+          readRaw(
+            sql,
+            series.map((s) => s.id),
+            start,
+            end,
+          ),
+        ),
+        counters.length ? run((sql) => totalsBefore(sql, counters, start)) : Promise.resolve(new Map<string, number>()),
       ])
+      const out = new Map<string, Samples>()
       for (const s of series) {
-        const samples = read.get(s.id) ?? []
+        const samples = read.get(s.id) ?? { t: [], v: [] }
         if (s.kind === 'counter') {
           let total = bases.get(s.id) ?? 0
-          for (const p of samples) p.v = total += p.v
+          const v = samples.v
+          for (let i = 0; i < v.length; i++) v[i] = total += v[i]
         }
         out.set(s.id, samples)
       }
@@ -136,7 +146,7 @@ export function statsSource(run: Run): SeriesSource {
 const at = (seconds: number) => new Date(seconds * 1000)
 
 /** Raw points with start <= t <= end from both the hot rows and the day blocks (sql/0027, 0032). */
-async function readRaw(sql: Db, ids: string[], start: number, end: number): Promise<Map<string, Sample[]>> {
+async function readRaw(sql: Db, ids: string[], start: number, end: number): Promise<Map<string, Samples>> {
   const dayStart = Math.floor(start / 86_400) * 86_400
   const [rows, blocks] = await Promise.all([
     sql<{ stat_id: string; us: string; value: number }[]>`
@@ -166,37 +176,176 @@ async function readRaw(sql: Db, ids: string[], start: number, end: number): Prom
   if (hot.length) runsOf(hotId).push(hot)
   // Blocks of one day may overlap (write blocks not yet compacted); blocks of different days do not.
   for (const b of blocks) runsOf(b.stat_id).push(decodeBlock(b, start * 1_000_000, end * 1_000_000 + 1))
-  const out = new Map<string, Sample[]>()
-  for (const [id, list] of runs)
-    out.set(
-      id,
-      mergeByTime(list).map((r) => ({ t: Number(r.us) / 1_000_000, v: r.value })),
-    )
+  const out = new Map<string, Samples>()
+  for (const [id, list] of runs) {
+    const rows = mergeByTime(list)
+    out.set(id, { t: rows.map((r) => Number(r.us) / 1_000_000), v: rows.map((r) => r.value) })
+  }
+  return out
+}
+
+const HOUR = 3_600
+
+/**
+ * Buckets of `size` seconds as samples at each bucket's end (the buckets with points): counters' running totals,
+ * gauges' means. The charts' buckets (rollupArrays, the read of readBucketsMany packed a series a row): days from
+ * rollups_1d when `size` is whole days, hours from rollups_1h when whole hours, else minutes grouped to `size`.
+ *
+ * With stretches much shorter than the span (`rate(x[5m])` at an hour's step), a counter's running total at a
+ * stretch's bucket ends comes from the hours' totals (rollups_1h) and the few minutes between each end and its
+ * nearest hour: the minutes of the span between the windows are never read. Minute buckets are then read only in
+ * those zones; the answer is the same as the whole span's.
+ */
+async function readRollups(
+  sql: Db,
+  series: Series[],
+  start: number,
+  end: number,
+  size: number,
+  stretches?: ReadonlyArray<readonly [number, number]>,
+): Promise<Map<string, Samples>> {
+  // Buckets [f, t): the first ends at or after `start`, the last at or before `end`.
+  const f = Math.ceil(start / size) * size - size
+  const t = Math.floor(end / size) * size
+  const ids = series.map((s) => s.id)
+  const counters = series.filter((s) => s.kind === 'counter')
+  const zones = stretches && size < HOUR && HOUR % size === 0 ? zonesOf(stretches, size, f, t, counters.length > 0) : null
+  if (!zones) {
+    // The whole span: each series' buckets in order, a counter's running total from its total before them.
+    const [rows, bases] = await Promise.all([
+      rollupArrays(sql, ids, f, t, size),
+      counters.length ? totalsBefore(sql, counters, f) : new Map<string, number>(),
+    ])
+    const slots = (t - f) / size
+    const out = new Map<string, Samples>()
+    const byId = new Map(rows.map((r) => [r.stat_id, r]))
+    const dense = grid(slots)
+    for (const s of series) {
+      const { n, sum } = dense(byId.get(s.id))
+      const samples: Samples = { t: [], v: [] }
+      let total = bases.get(s.id) ?? 0
+      for (let i = 0; i < slots; i++) {
+        if (s.kind === 'counter') total += sum[i]
+        if (n[i] === 0) continue
+        samples.t.push(f + (i + 1) * size)
+        samples.v.push(s.kind === 'counter' ? total : sum[i] / n[i])
+      }
+      out.set(s.id, samples)
+    }
+    return out
+  }
+  // Zones of the span: hours from fH, minutes (grouped to `size`) only inside the zones.
+  const fH = Math.floor(f / HOUR) * HOUR
+  const tH = Math.ceil(t / HOUR) * HOUR
+  const [fine, hours, bases] = await Promise.all([
+    rollupArrays(sql, ids, fH, tH, size, undefined, zones),
+    counters.length
+      ? rollupArrays(
+          sql,
+          counters.map((s) => s.id),
+          fH,
+          tH,
+          HOUR,
+        )
+      : [],
+    counters.length ? totalsBefore(sql, counters, fH) : new Map<string, number>(),
+  ])
+  const fineById = new Map(fine.map((r) => [r.stat_id, r]))
+  const hoursById = new Map(hours.map((r) => [r.stat_id, r]))
+  const out = new Map<string, Samples>()
+  const dense = grid((tH - fH) / size)
+  const denseHours = grid((tH - fH) / HOUR)
+  // The running total at each hour from fH: totals[k] is every point before fH + k hours.
+  const totals = new Float64Array((tH - fH) / HOUR + 1)
+  for (const s of series) {
+    const { n, sum } = dense(fineById.get(s.id))
+    if (s.kind === 'counter') {
+      totals[0] = bases.get(s.id) ?? 0
+      const hourly = denseHours(hoursById.get(s.id)).sum
+      for (let k = 0; k < hourly.length; k++) totals[k + 1] = totals[k] + hourly[k]
+    }
+    const samples: Samples = { t: [], v: [] }
+    let last = Number.NEGATIVE_INFINITY
+    for (const [a, b] of stretches!) {
+      for (let x = Math.max(Math.ceil(a / size) * size, last + size, f + size); x <= Math.min(b, t); x += size) {
+        last = x
+        const i = (x - fH) / size - 1
+        if (n[i] === 0) continue
+        samples.t.push(x)
+        if (s.kind === 'gauge') {
+          samples.v.push(sum[i] / n[i])
+          continue
+        }
+        // The total at x from its nearest hour's, the buckets between added or taken away.
+        const h = Math.round(x / HOUR) * HOUR
+        let total = totals[(h - fH) / HOUR]
+        for (let j = (x - fH) / size; j < (h - fH) / size; j++) total -= sum[j]
+        for (let j = (h - fH) / size; j < (x - fH) / size; j++) total += sum[j]
+        samples.v.push(total)
+      }
+    }
+    out.set(s.id, samples)
+  }
   return out
 }
 
 /**
- * Buckets of `size` seconds as samples at each bucket's end: counters' sums (made running totals by the caller),
- * gauges' means. The charts' read (readBucketsMany): hours from rollups_1h when `size` is whole hours, days from
- * rollups_1d when whole days, else minutes grouped to `size` in SQL; the newest partial hour or day from minutes.
+ * A series' buckets (rollupArrays' row) laid out a slot each, point counts and sums (0 where there are none), in
+ * arrays reused from one series to the next: a month of minutes is 43,200 slots, and a pair of them for each of
+ * a thousand series would hold 700 MB at once.
  */
-async function readRollups(sql: Db, series: Series[], start: number, end: number, size: number): Promise<Map<string, Sample[]>> {
-  const from = Math.floor(start / size) * size - size
-  const buckets = await readBucketsMany(
-    sql,
-    series.map((s) => ({ id: s.id, kind: s.kind })),
-    { requested: 'promql', from: at(from), to: at(Math.floor(end / size) * size), bucketSeconds: size },
-  )
-  const out = new Map<string, Sample[]>()
-  for (const [id, list] of buckets) {
-    const samples: Sample[] = []
-    for (const b of list) {
-      const t = b.t + size
-      if (t >= start && t <= end) samples.push({ t, v: b.value })
-    }
-    out.set(id, samples)
+function grid(slots: number): (r: BucketArrays | undefined) => { n: Float64Array; sum: Float64Array } {
+  const n = new Float64Array(slots)
+  const sum = new Float64Array(slots)
+  return (r) => {
+    n.fill(0)
+    sum.fill(0)
+    if (r)
+      for (let k = 0; k < r.h.length; k++) {
+        const i = r.h[k]
+        if (i < 0 || i >= slots) continue
+        n[i] += r.n[k]
+        sum[i] += r.sum[k]
+      }
+    return { n, sum }
   }
-  return out
+}
+
+/**
+ * The zones of minute buckets that the samples inside the stretches need, as [from, to) seconds on multiples of
+ * `size`: each sample's own bucket and, for counters, the buckets between it and its nearest hour. Null when they
+ * would cover most of the span anyway (windows as long as the step): the whole span is read then.
+ */
+function zonesOf(
+  stretches: ReadonlyArray<readonly [number, number]>,
+  size: number,
+  f: number,
+  t: number,
+  counters: boolean,
+): Array<[number, number]> | null {
+  const zones: Array<[number, number]> = []
+  let covered = 0
+  const nearestHour = (x: number) => Math.round(x / HOUR) * HOUR
+  for (const [a, b] of stretches) {
+    const first = Math.max(Math.ceil(a / size) * size, f + size)
+    const last = Math.min(Math.floor(b / size) * size, t)
+    if (first > last) continue
+    let from = first - size
+    let to = last
+    if (counters) {
+      from = Math.min(from, nearestHour(first))
+      to = Math.max(to, nearestHour(last))
+    }
+    const prev = zones[zones.length - 1]
+    if (prev && from <= prev[1]) {
+      covered += Math.max(0, to - prev[1])
+      prev[1] = Math.max(prev[1], to)
+    } else {
+      zones.push([from, to])
+      covered += to - from
+    }
+  }
+  return covered * 2 <= t - f ? zones : null
 }
 
 /**
@@ -225,7 +374,11 @@ async function totalsBefore(sql: Db, counters: Series[], start: number): Promise
   const out = new Map<string, number>(rows.map((r) => [r.stat_id, r.total]))
   if (start > minute) {
     const tail = await readRaw(sql, ids, minute, start)
-    for (const [id, samples] of tail) out.set(id, (out.get(id) ?? 0) + samples.filter((p) => p.t < start).reduce((a, p) => a + p.v, 0))
+    for (const [id, { t, v }] of tail) {
+      let sum = out.get(id) ?? 0
+      for (let i = 0; i < t.length && t[i] < start; i++) sum += v[i]
+      out.set(id, sum)
+    }
   }
   return out
 }

@@ -6,7 +6,7 @@ import test from 'ava'
 import type { Matcher } from '../../shared/promql/ast.js'
 import { extrapolatedRate, formatValue, instantQuery, type QueryData, rangeQuery } from '../../shared/promql/engine.js'
 import { PromQLError, parsePromQL } from '../../shared/promql/parse.js'
-import { matches, type Labels, type Sample, type Series, type SeriesSource } from '../../shared/promql/source.js'
+import { matches, type Labels, type Series, type SeriesSource } from '../../shared/promql/source.js'
 
 function memorySource(data: Array<{ labels: Labels; kind?: 'counter' | 'gauge'; samples: Array<[number, number]> }>): SeriesSource {
   const series: Series[] = data.map((d, i) => ({ id: String(i), labels: d.labels, kind: d.kind ?? 'gauge' }))
@@ -16,7 +16,10 @@ function memorySource(data: Array<{ labels: Labels; kind?: 'counter' | 'gauge'; 
     },
     async readSamples(list, start, end) {
       return new Map(
-        list.map((s) => [s.id, data[Number(s.id)].samples.filter(([t]) => t >= start && t <= end).map(([t, v]): Sample => ({ t, v }))]),
+        list.map((s) => {
+          const kept = data[Number(s.id)].samples.filter(([t]) => t >= start && t <= end)
+          return [s.id, { t: kept.map(([t]) => t), v: kept.map(([, v]) => v) }]
+        }),
       )
     },
   }

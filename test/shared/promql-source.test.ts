@@ -18,6 +18,7 @@ const DAY = 86_400
 // Three days, one point every 15 s (7 s past the grid): a counter of 1 each, a gauge of 5.
 const start = Math.floor(Date.now() / 1000 / DAY) * DAY - 3 * DAY
 let accountId = ''
+let sparseId = ''
 
 test.serial.before(async () => {
   const user = await signUp(app.url)
@@ -32,6 +33,8 @@ test.serial.before(async () => {
       // Two series of a tagged counter (docs/decisions.md §24): 1 and 3 a point.
       { name: 'served', kind: 'counter', tags: { host: 'a' } },
       { name: 'served', kind: 'counter', tags: { host: 'b' } },
+      // A counter like hits, whose minutes between the windows of a short-window query are taken away below.
+      { name: 'sparse', kind: 'counter' },
     ],
     100,
   )
@@ -40,9 +43,10 @@ test.serial.before(async () => {
   const level = stats.get('level')!.stat.id
   const servedA = stats.get(seriesKey('served', { host: 'a' }))!.stat.id
   const servedB = stats.get(seriesKey('served', { host: 'b' }))!.stat.id
+  sparseId = stats.get('sparse')!.stat.id
   const points: QueuedPoint[] = []
   for (let t = start + 7; t < start + 3 * DAY; t += 15)
-    points.push([hits, t, 1, null], [level, t, 5, null], [servedA, t, 1, null], [servedB, t, 3, null])
+    points.push([hits, t, 1, null], [level, t, 5, null], [servedA, t, 1, null], [servedB, t, 3, null], [sparseId, t, 1, null])
   for (let i = 0; i < points.length; i += 5000) await applyBatch(app.sql, `b${i}`, points.slice(i, i + 5000))
   while ((await refreshRollups(app.sql)).rows > 0);
 })
@@ -168,4 +172,23 @@ test("a window that is not whole buckets (Grafana's $__rate_interval) reads the 
     res.result[0].values.every(([, v]) => Math.abs(Number(v) - 1 / 15) < 1e-9),
     'the steady 4 points a minute',
   )
+})
+
+test('a window much shorter than the step reads only its stretch of each step: the totals at its edges come from the hours and the minutes next to them', async (t) => {
+  const from = start + DAY
+  const to = start + 2 * DAY
+  t.is(resolutionFor(parsePromQL('last_over_time(sparse[5m])'), from * 1000, to * 1000, 3_600_000), 300)
+  // The 1-minute rollup loses every minute from 10 to 49 past each hour (rollups_1h keeps them): a read of the whole
+  // span's minutes would miss their points in every running total.
+  await app.sql`delete from rollups_1m where stat_id = ${sparseId} and extract(epoch from bucket)::bigint % 3600 between 600 and 2940`
+  const totals = await rangeQuery(source(), accountId, 'last_over_time(sparse[5m])', from, to, 3600)
+  if (totals.resultType !== 'matrix') throw new Error('not a matrix')
+  t.is(totals.result[0].values.length, 25)
+  for (const [ts, v] of totals.result[0].values) t.is(Number(v), ((ts - start) / 60) * 4, `the total at ${ts}`)
+  const rates = await rangeQuery(source(), accountId, 'rate(sparse[5m])', from, to, 3600)
+  t.true(rates.resultType === 'matrix' && rates.result[0].values.every(([, v]) => Math.abs(Number(v) - 1 / 15) < 1e-9))
+  // Windows from 5 minutes before each hour to 5 minutes past it: the totals at their edges from the hour's, the
+  // minutes between taken away or added.
+  const off = await rangeQuery(source(), accountId, 'increase(sparse[10m] offset 55m)', from, to, 3600)
+  t.true(off.resultType === 'matrix' && off.result[0].values.every(([, v]) => Number(v) === 40), 'ten minutes of 4 points')
 })
