@@ -238,11 +238,11 @@ export interface Trailing {
 const sortedOf = (xs: readonly number[]) => Float64Array.from(xs).sort() as unknown as number[]
 const median = (xs: readonly number[]) => medianSorted(sortedOf(xs))
 
-function acf(r: readonly number[], lag: number): number {
+function acf(r: ArrayLike<number>, lag: number): number {
   const n = r.length
   if (n <= lag + 2) return 0
   let m = 0
-  for (const v of r) m += v
+  for (let i = 0; i < n; i++) m += r[i]
   m /= n
   let den = 0
   let num = 0
@@ -253,10 +253,11 @@ function acf(r: readonly number[], lag: number): number {
 }
 
 /**
- * Each hour less the mean of the 24 hours centred on it (at the edges, of those there are; null where fewer
- * than 12 have values): what is left is the shape within a day, without the trend or a level shift.
+ * Each hour less the mean of the 24 hours centred on it (at the edges, of those there are; unknown where fewer
+ * than 12 have values): what is left is the shape within a day, without the trend or a level shift. `dense` has
+ * 0 where `known` is 0 (what the autocorrelation reads): typed arrays, as a replay detrends its week every hour.
  */
-function detrended(values: ReadonlyArray<number | null>): Array<number | null> {
+function detrended(values: ReadonlyArray<number | null>): { dense: Float64Array; known: Uint8Array } {
   const n = values.length
   const sum = new Float64Array(n + 1)
   const cnt = new Int32Array(n + 1)
@@ -265,15 +266,19 @@ function detrended(values: ReadonlyArray<number | null>): Array<number | null> {
     sum[j + 1] = sum[j] + (v ?? 0)
     cnt[j + 1] = cnt[j] + (v === null || v === undefined ? 0 : 1)
   }
-  const out: Array<number | null> = new Array(n).fill(null)
+  const dense = new Float64Array(n)
+  const known = new Uint8Array(n)
   for (let j = 0; j < n; j++) {
     const a = Math.max(0, j - 12)
     const b = Math.min(n, j + 12)
     const c = cnt[b] - cnt[a]
     const v = values[j]
-    if (v !== null && v !== undefined && c >= 12) out[j] = v - (sum[b] - sum[a]) / c
+    if (v !== null && v !== undefined && c >= 12) {
+      dense[j] = v - (sum[b] - sum[a]) / c
+      known[j] = 1
+    }
   }
-  return out
+  return { dense, known }
 }
 
 /** A cycle's offset per hour of its period (24 or 168), with the spread about it, pooled over the hour and its two neighbours. */
@@ -286,30 +291,56 @@ interface Profile {
   samples: Int32Array
 }
 
-function profileOf(cycle: Profile['cycle'], period: number, from: number, residuals: ReadonlyArray<number | null>): Profile {
-  const slots: number[][] = Array.from({ length: period }, () => [])
-  residuals.forEach((r, j) => {
-    if (r !== null) slots[slotOf(from + j * HOUR, period)].push(r)
-  })
+/** `residuals[j]` is hour j's departure, where `known[j]` is 1. */
+function profileOf(cycle: Profile['cycle'], period: number, from: number, residuals: ArrayLike<number>, known: Uint8Array): Profile {
+  // Each hour of the period's values side by side in one array, in the order they came (their squares are summed in
+  // it): a replay builds a profile for every hour it steps, and an array per slot cost a tenth of its CPU.
+  const samples = new Int32Array(period)
+  const first = slotOf(from, period)
+  for (let j = 0, k = first; j < residuals.length; j++, k = k + 1 === period ? 0 : k + 1) samples[k] += known[j]
+  const start = new Int32Array(period + 1)
+  for (let k = 0; k < period; k++) start[k + 1] = start[k] + samples[k]
+  const grouped = new Float64Array(start[period])
+  const next = start.slice(0, period)
+  for (let j = 0, k = first; j < residuals.length; j++, k = k + 1 === period ? 0 : k + 1) if (known[j]) grouped[next[k]++] = residuals[j]
   const offset = new Float64Array(period)
   const spread = new Float64Array(period)
-  const samples = new Int32Array(period)
-  slots.forEach((xs, k) => {
-    if (!xs.length) return
-    offset[k] = median(xs)
-    samples[k] = xs.length
-  })
+  const squares = new Float64Array(period)
+  const sorted = new Float64Array(Math.max(0, ...samples))
+  for (let k = 0; k < period; k++) {
+    if (!samples[k]) continue
+    offset[k] = medianOfRange(grouped, start[k], start[k + 1], sorted)
+    let sq = 0
+    for (let i = start[k]; i < start[k + 1]; i++) sq += (grouped[i] - offset[k]) ** 2
+    squares[k] = sq
+  }
   // An hour's spread is pooled with its neighbours' (each about its own offset): three weeks give an hour of the
   // week only three values, too few to say how noisy it is. A standard deviation with one degree of freedom taken
   // per offset, as the window's spread is one: a median of deviations from a median of three is biased to 0.
-  const squares = slots.map((xs, k) => xs.reduce((a, x) => a + (x - offset[k]) ** 2, 0))
   for (let k = 0; k < period; k++) {
-    const around = [(k + period - 1) % period, k, (k + 1) % period]
-    const n = around.reduce((a, j) => a + samples[j], 0)
-    const used = around.filter((j) => samples[j] > 0).length
-    spread[k] = n - used >= 2 ? Math.sqrt(around.reduce((a, j) => a + squares[j], 0) / (n - used)) : 0
+    const p = k === 0 ? period - 1 : k - 1
+    const q = k + 1 === period ? 0 : k + 1
+    const n = samples[p] + samples[k] + samples[q]
+    const used = (samples[p] > 0 ? 1 : 0) + (samples[k] > 0 ? 1 : 0) + (samples[q] > 0 ? 1 : 0)
+    spread[k] = n - used >= 2 ? Math.sqrt((squares[p] + squares[k] + squares[q]) / (n - used)) : 0
   }
   return { cycle, period, offset, spread, samples }
+}
+
+/**
+ * The median of xs[from, to), as medianSorted gives it (numpy's linear rule), sorted by insertion into `scratch`:
+ * a slot holds a few values, for which a typed array's sort call costs more than the sorting.
+ */
+function medianOfRange(xs: Float64Array, from: number, to: number, scratch: Float64Array): number {
+  const n = to - from
+  for (let i = 0; i < n; i++) {
+    const x = xs[from + i]
+    let j = i - 1
+    for (; j >= 0 && scratch[j] > x; j--) scratch[j + 1] = scratch[j]
+    scratch[j + 1] = x
+  }
+  const lower = (n - 1) >> 1
+  return n % 2 ? scratch[lower] : scratch[lower] + 0.5 * (scratch[lower + 1] - scratch[lower])
 }
 
 /** The hour of the day (period 24) or of the week (168, Monday 00:00 UTC first) of hour t. */
@@ -326,11 +357,10 @@ export function slotOf(t: number, period: number): number {
  */
 export function dailyCycle(tr: Trailing): Profile | null {
   if (tr.values.length < DAILY_MIN_HOURS) return null
-  const r = detrended(tr.values)
-  const dense = r.map((v) => v ?? 0)
+  const { dense, known } = detrended(tr.values)
   const a24 = acf(dense, 24)
   if (!(a24 > CYCLE_ACF && a24 > acf(dense, 12) + 0.1)) return null
-  return profileOf('daily', 24, tr.from, r)
+  return profileOf('daily', 24, tr.from, dense, known)
 }
 
 /**
@@ -343,7 +373,7 @@ export function weeklyCycle(tr: Trailing): Profile | null {
   const recent = { values: tr.values.slice(-WEEKLY_HOURS), from: tr.from + (tr.values.length - WEEKLY_HOURS) * HOUR }
   const known = recent.values.filter((v): v is number => v !== null)
   if (known.length < WEEKLY_HOURS / 2) return null
-  const dense = detrended(recent.values).map((v) => v ?? 0)
+  const { dense } = detrended(recent.values)
   // A daily cycle repeats at 168 hours as well: a weekly one must repeat clearly better there than a day later.
   const a168 = acf(dense, 168)
   if (!(a168 > CYCLE_ACF && a168 > acf(dense, 24) + 0.1)) return null
@@ -352,7 +382,8 @@ export function weeklyCycle(tr: Trailing): Profile | null {
     'weekly',
     168,
     recent.from,
-    recent.values.map((v) => (v === null ? null : v - m)),
+    recent.values.map((v) => (v === null ? 0 : v - m)),
+    Uint8Array.from(recent.values, (v) => (v === null ? 0 : 1)),
   )
 }
 
@@ -580,14 +611,19 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, trIn: Trai
   return { state: next, hour: outside ? { ...hour, explanation } : explainedWhenRead(hour, explain), opened, closed }
 }
 
-/** An hour whose explanation is written the first time it is read (an own, enumerable property, like any other). */
+/**
+ * An hour whose explanation is written the first time it is read (an own, enumerable property, like any other). A
+ * getter in a literal: Object.defineProperty on each of a replay's hours cost a twentieth of its CPU.
+ */
 function explainedWhenRead(hour: Omit<Hour, 'explanation'>, explain: () => string): Hour {
   let text: string | undefined
-  return Object.defineProperty(hour, 'explanation', {
-    get: () => (text ??= explain()),
-    enumerable: true,
-    configurable: true,
-  }) as Hour
+  return {
+    ...hour,
+    get explanation() {
+      text ??= explain()
+      return text
+    },
+  }
 }
 
 /** How far the mean of the last LIKELIHOOD_SHORT scores (this one's included) lies from the earlier scores', in their spreads. */
