@@ -371,18 +371,22 @@ export function qualityTable(rows: GroupRow[]): string[] {
 
 function curveTable(rows: CurveRow[]): string[] {
   const nab = (t: Tally) => (nabNormalised(t) === null ? '-' : nabNormalised(t)!.toFixed(1))
+  // Under BENCH_NAB_HALF=tune there is no held-out half to show.
+  const cols = NAB_HALF ? 4 : 7
   return tableLines(
     [
-      ['setting', 'recall', 'false/1k h', 'NAB score', 'held-out recall', 'held-out false/1k h', 'held-out NAB score'],
-      ...rows.map((r) => [
-        r.setting,
-        (recall(r.all) ?? 0).toFixed(2),
-        falsePer1000(r.all).toFixed(2),
-        nab(r.all),
-        (recall(r.heldOut) ?? 0).toFixed(2),
-        falsePer1000(r.heldOut).toFixed(2),
-        nab(r.heldOut),
-      ]),
+      ['setting', 'recall', 'false/1k h', 'NAB score', 'held-out recall', 'held-out false/1k h', 'held-out NAB score'].slice(0, cols),
+      ...rows.map((r) =>
+        [
+          r.setting,
+          (recall(r.all) ?? 0).toFixed(2),
+          falsePer1000(r.all).toFixed(2),
+          nab(r.all),
+          (recall(r.heldOut) ?? 0).toFixed(2),
+          falsePer1000(r.heldOut).toFixed(2),
+          nab(r.heldOut),
+        ].slice(0, cols),
+      ),
     ],
     (c) => c >= 1,
   )
