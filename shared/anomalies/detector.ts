@@ -607,23 +607,34 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, trIn: Trai
   next.masked = maskedAfter(state.masked, t, anomalous)
   // A level shift's hours are the new level: its baselines start from them (`since`), so they are not left out.
   if (closed?.levelShift) next.masked = next.masked.filter((h) => h < closed.startedAt)
-  const hour = { ...base, expected: pick.expected, lower, upper, score, detector, anomalous }
-  return { state: next, hour: outside ? { ...hour, explanation } : explainedWhenRead(hour, explain), opened, closed }
-}
-
-/**
- * An hour whose explanation is written the first time it is read (an own, enumerable property, like any other). A
- * getter in a literal: Object.defineProperty on each of a replay's hours cost a twentieth of its CPU.
- */
-function explainedWhenRead(hour: Omit<Hour, 'explanation'>, explain: () => string): Hour {
+  if (outside)
+    return {
+      state: next,
+      hour: { ...base, expected: pick.expected, lower, upper, score, detector, anomalous, explanation },
+      opened,
+      closed,
+    }
+  // Written when read (a getter in the literal, an own enumerable property like any other): one literal rather than
+  // a copy of `base` and a property defined on it, as most of a replay's hours are this one.
   let text: string | undefined
-  return {
-    ...hour,
+  const hour: Hour = {
+    t,
+    observed: x,
+    expected: pick.expected,
+    lower,
+    upper,
+    score,
+    detector,
+    cycle,
+    anomalous,
+    window: wv,
+    streaming: base.streaming,
     get explanation() {
       text ??= explain()
       return text
     },
   }
+  return { state: next, hour, opened, closed }
 }
 
 /** How far the mean of the last LIKELIHOOD_SHORT scores (this one's included) lies from the earlier scores', in their spreads. */
@@ -863,22 +874,24 @@ function stepBeforeFirst(state: DetectorState, t: number, trailing: number): Det
 
 function emptyHour(state: DetectorState, t: number): Hour {
   // Explained when read: a first sight's replay steps hundreds of these per stat, and the words cost more than the step.
-  return explainedWhenRead(
-    {
-      t,
-      observed: null,
-      expected: null,
-      lower: null,
-      upper: null,
-      score: null,
-      detector: null,
-      cycle: 'none',
-      anomalous: false,
-      window: { verdict: 'short', samples: 0 },
-      streaming: { samples: state.streaming.n, armed: streamingArmed(state.streaming) },
+  let text: string | undefined
+  return {
+    t,
+    observed: null,
+    expected: null,
+    lower: null,
+    upper: null,
+    score: null,
+    detector: null,
+    cycle: 'none',
+    anomalous: false,
+    window: { verdict: 'short', samples: 0 },
+    streaming: { samples: state.streaming.n, armed: streamingArmed(state.streaming) },
+    get explanation() {
+      text ??= explainNoPoints(t)
+      return text
     },
-    () => explainNoPoints(t),
-  )
+  }
 }
 
 /**
