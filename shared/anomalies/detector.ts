@@ -919,7 +919,8 @@ export function replay(
       hours.push(emptyHour(st, t))
       continue
     }
-    const r = stepHour(kind, st, t, trailingOf(values, from, i), values[i], threshold)
+    // The window's hours, or three weeks where the weekly cycle is on or due a look: what the sweep reads for the stat.
+    const r = stepHour(kind, st, t, trailingOf(values, from, i, needsWeeks(st, t) ? WEEKLY_HOURS : WINDOW_HOURS - 1), values[i], threshold)
     st = r.state
     if (r.closed?.levelShift) st = reseedAfterShift(kind, st, values, from, i)
     hours.push(r.hour)
