@@ -32,8 +32,8 @@ const MAX_CATCH_UP_HOURS = WINDOW_HOURS
 /** History written behind the sweep is replayed from at most this far back (the back-test's default range). */
 export const RESCORE_HOURS = 30 * 24
 /**
- * A sweep starts no replay of history after this long (docs/decisions.md §D-W): the stats it leaves keep their mark and
- * are replayed by the next sweeps, so one sweep stays short when thousands of stats become eligible at once (an import,
+ * A sweep starts no replay of history that would end past this long, judged by its longest page of replays so far
+ * (docs/decisions.md §D-W): the stats it leaves keep their mark and are replayed by the next sweeps, so one sweep stays short when thousands of stats become eligible at once (an import,
  * an upgrade); the hours of stats already scored are stepped whatever the time. At least one replay a sweep.
  */
 export const REPLAY_BUDGET_MS = 6_000
@@ -137,10 +137,11 @@ export interface SweepOptions {
   replayBudgetMs?: number
 }
 
-/** What a sweep has left for replays: a deadline, and whether one has run (the first always does). */
+/** What a sweep has left for replays: a deadline, whether one has run (the first always does), and the longest page of them so far. */
 interface Budget {
   until: number
   replayed: number
+  pageMs: number
 }
 
 export async function sweep(sql: Sql, now: Date, opts: SweepOptions): Promise<SweepResult> {
@@ -161,7 +162,7 @@ export async function sweep(sql: Sql, now: Date, opts: SweepOptions): Promise<Sw
     insert into anomaly_rescore as r (stat_id, from_hour) select stat_id, ${rescoreFrom(now)} from added
     on conflict (stat_id) do update set from_hour = least(r.from_hour, excluded.from_hour)`
   const total: SweepResult = { reached: 0, scored: 0, hours: 0, opened: 0, closed: 0, deferred: 0 }
-  const budget: Budget = { until: performance.now() + (opts.replayBudgetMs ?? REPLAY_BUDGET_MS), replayed: 0 }
+  const budget: Budget = { until: performance.now() + (opts.replayBudgetMs ?? REPLAY_BUDGET_MS), replayed: 0, pageMs: 0 }
   let cursor = '00000000-0000-0000-0000-000000000000'
   for (;;) {
     const page = (await sql.begin((tx) => sweepPage(tx, cursor, newest, now, opts, budget))) as PageResult
@@ -198,8 +199,11 @@ async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, o
     last: rows.length === size ? rows[rows.length - 1].stat_id : null,
   }
   if (!rows.length) return result
-  // Past the replay budget, the stats marked for a replay wait (unlocked, their marks kept) for the next sweep.
-  const over = budget.replayed > 0 && performance.now() > budget.until
+  // Past the replay budget, the stats marked for a replay wait (unlocked, their marks kept) for the next sweep; and
+  // before it, when a page of replays as long as the longest so far would end past it (a page of 500 stats seen
+  // afresh takes seconds, which a sweep started at 5.9 s would add to its 6).
+  const t0 = performance.now()
+  const over = budget.replayed > 0 && t0 + budget.pageMs > budget.until
   const marks = over ? new Map<string, number>() : await lockMarks(tx, rows)
   const waiting = over ? new Set((await markedOf(tx, rows)).map((m) => m.stat_id)) : new Set<string>()
 
@@ -232,6 +236,7 @@ async function sweepPage(tx: TxSql, cursor: string, newest: number, now: Date, o
   const rescored = due.filter((r) => marks.has(r.stat_id)).map((r) => r.stat_id)
   if (rescored.length) await tx`delete from anomaly_rescore where stat_id = any(${rescored}::uuid[])`
   await saveStates(tx, updates, now)
+  if (marks.size) budget.pageMs = Math.max(budget.pageMs, performance.now() - t0)
   const accounts = [...new Set(rows.map((r) => r.account_id))]
   await tx`
     insert into anomaly_account_sweeps (account_id, swept_at) select unnest(${accounts}::uuid[]), ${now}
