@@ -11,11 +11,10 @@
 //                       expected value of an hour is the recent level plus its hour's offset, so a
 //                       trough is measured against troughs and a peak against peaks.
 //   window baseline     level: the median of the trailing 167 hours less their offsets; scale: the
-//                       standard deviation of the same (with floors below), above the level at least
-//                       the upper semi-deviation (a stat whose bursts reach further up than its drops
-//                       reach down has a band wider above). Robust centre, plain spread: measured on
-//                       NAB's real series, a MAD scale flags their heavy tails every few hours, a
-//                       standard deviation that includes past bursts does not; arms at 8 usable hours.
+//                       standard deviation of the same (with floors below). Robust centre, plain
+//                       spread: measured on NAB's real series, a MAD scale flags their heavy tails every
+//                       few hours, a standard deviation that includes past bursts does not; arms at 8
+//                       usable hours.
 //   streaming baseline  exponentially weighted mean and variance of the hours less their offsets,
 //                       persisted per stat, updated once per hour after scoring (clamped to mean +- 3
 //                       scales, skipped for hours outside the range); it speaks alone while the window
@@ -184,12 +183,8 @@ export const restoreState = (stored: Partial<DetectorState> | null): DetectorSta
 /** What one detector says about one hour. */
 export interface Opinion {
   expected: number
-  /** The spread on x's side of expected: `score` is in these. */
   scale: number
   score: number
-  /** The spreads below and above expected (the window's may differ, the streaming baseline's do not). */
-  below: number
-  above: number
 }
 
 /** The verdict on one hour, as the back-test lists it and the sweep stores it. */
@@ -439,24 +434,9 @@ export function windowOpinion(
   }
   const mean = sum / flat.length
   const sd = Math.sqrt(Math.max(0, sq / flat.length - mean * mean))
-  // Above the level, the band reaches at least as far as the week's upper semi-deviation (the squares of the hours
-  // above it over half the hours: the standard deviation again for a symmetric stat), so a stat whose bursts reach
-  // further up than its drops reach down is not flagged for bursts like its week's. Chosen on NAB's tuning half: 23
-  // false flags to 20 at the same windows found (docs/anomalies.md). Below, the plain spread: a lower side of its own
-  // (the lower semi-deviation, within it) found one window an hour earlier there and added false flags on the
-  // synthetic corpus.
-  const level = expected - offsetAt(profile, t)
-  let up = 0
-  for (const v of flat) {
-    const d = v - level
-    if (d > 0) up += d * d
-  }
   const slotSpread = profile ? SLOT_SPREAD * profile.spread[slotOf(t, profile.period)] : 0
-  const least = Math.max(slotSpread, minScale, floorScale(kind, expected, Math.max(expected, mean)))
-  const above = Math.max(sd, Math.sqrt((2 * up) / flat.length), least)
-  const below = Math.max(sd, least)
-  const scale = x >= expected ? above : below
-  return { expected, scale, score: (x - expected) / scale, below, above }
+  const scale = Math.max(sd, slotSpread, minScale, floorScale(kind, expected, Math.max(expected, mean)))
+  return { expected, scale, score: (x - expected) / scale }
 }
 
 export function streamingArmed(s: Streaming): boolean {
@@ -472,7 +452,7 @@ export function streamingOpinion(kind: Kind, s: Streaming, x: number, offset = 0
   if (!streamingArmed(s)) return null
   const scale = streamingScale(kind, s)
   const expected = s.mean + offset
-  return { expected, scale, score: (x - expected) / scale, below: scale, above: scale }
+  return { expected, scale, score: (x - expected) / scale }
 }
 
 /**
@@ -588,8 +568,6 @@ export function stepHour(kind: Kind, state: DetectorState, t: number, trIn: Trai
       detector,
       expected: pick.expected,
       scale: pick.scale,
-      below: pick.below,
-      above: pick.above,
       score,
       lower,
       upper,
@@ -665,10 +643,10 @@ function rangeOf(
   threshold: number,
 ): { k: number; lower: number; upper: number } {
   const k = samples < DAILY_MIN_HOURS ? 2 * threshold : threshold
-  const lowerRaw = pick.expected - k * pick.below
+  const lowerRaw = pick.expected - k * pick.scale
   // A range that dips below 0 reads wrong for a stat that never went there ("usually -212 to 312" for a queue depth).
   const lower = kind === 'counter' || (x >= 0 && usable.every((v) => v >= 0)) ? Math.max(0, lowerRaw) : lowerRaw
-  return { k, lower, upper: pick.expected + k * pick.above }
+  return { k, lower, upper: pick.expected + k * pick.scale }
 }
 
 /**

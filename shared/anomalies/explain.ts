@@ -65,9 +65,6 @@ export interface Scored {
   detector: DetectorName
   expected: number
   scale: number
-  /** The spreads below and above expected (equal unless the week reached further up than down). */
-  below: number
-  above: number
   score: number
   lower: number
   upper: number
@@ -92,13 +89,8 @@ export function explainScored(h: Scored): string {
       : `it was ${fmt(h.x)}, inside`
   return (
     `${hourLabel(h.t)}: ${whenLabel(h.cycle, h.t)} this stat (${unitOf(h.kind)}) is usually ${fmt(h.lower)} to ${fmt(h.upper)}; ${verdict}. ` +
-    `Expected ${fmt(h.expected)} ${describeBaseline(h.detector, h.cycle, h.windowSamples, h.streamingSamples)}; the range is ${h.k} x ${spreadWords(h.below, h.above)}${h.k > h.threshold ? ` (twice the usual ${h.threshold}: fewer than ${h.youngHours} hours are known)` : ''}`
+    `Expected ${fmt(h.expected)} ${describeBaseline(h.detector, h.cycle, h.windowSamples, h.streamingSamples)}; the range is ${h.k} x the spread ${fmt(h.scale)} either side${h.k > h.threshold ? ` (twice the usual ${h.threshold}: fewer than ${h.youngHours} hours are known)` : ''}`
   )
-}
-
-/** "the spread 4.85 either side", or each side's when the stat's week reached further up than down. */
-function spreadWords(below: number, above: number): string {
-  return fmt(below) === fmt(above) ? `the spread ${fmt(above)} either side` : `the spread ${fmt(below)} below and ${fmt(above)} above`
 }
 
 /** How a level shift is told, whichever rule found it: where the stat went past and for how long. */
