@@ -27,7 +27,8 @@ test.after.always(() => db?.drop())
 test.serial('unguarded, the driver write on the closed connection ends the process', async (t) => {
   const r = await runFixture(db.url, '--unguarded')
   t.is(r.code, 1)
-  t.regex(r.stdout, /transaction: rejected CONNECTION_CLOSED/)
+  // Whether the transaction's rejection is printed before the throw from setImmediate ends the process is a race
+  // (lost under load once in a full run): the throw, and no answer from the pool after it, are what show the defect.
   t.regex(r.stderr, /TypeError: Cannot read properties of null \(reading 'write'\)\n\s+at Immediate\.nextWrite/)
   t.notRegex(r.stdout, /pool answers/)
 })
