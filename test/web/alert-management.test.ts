@@ -221,7 +221,13 @@ test.serial('alert page: a change to a PagerDuty or Opsgenie alert keeps the end
     await page.goto(`${web.app.url}/alerts/${id}`)
     const endpoint = Object.values(c.config)[1]
     // "Send a test" says what it sends, in the channel's words.
-    t.true(await visible(page.getByText(c.channel === 'pagerduty' ? "One PagerDuty event to this alert's service" : "One Opsgenie alert to this alert's team")))
+    t.true(
+      await visible(
+        page.getByText(
+          c.channel === 'pagerduty' ? "One PagerDuty event to this alert's service" : "One Opsgenie alert to this alert's team",
+        ),
+      ),
+    )
     t.true(await visible(page.getByText(`Delivered to ${endpoint} (set through the API, kept on a change).`)))
     // A change that leaves the key alone: the custom endpoint stays.
     await page.getByLabel('Threshold').fill('9')

@@ -129,7 +129,6 @@ function Mute({ alert, onChange }: { alert: Alert; onChange: (a: Alert) => void 
   </section>`
 }
 
-
 /** What "Send a test" sends, in the words of the alert's channel (each as its receiver will see it). */
 const TEST_DELIVERY: Record<Alert['channel'], unknown> = {
   webhook: html`One signed POST to this alert's webhook URL, like any delivery, with <code>event: "test"</code>.`,
