@@ -1,9 +1,5 @@
 // The requests each phase sends, and the load generator run as a child process.
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto'
-import { resourceFromAttributes } from '@opentelemetry/resources'
-import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics'
+import { capturedExport } from '../test/helpers/otlp-export.js'
 import type { Children } from './procs.js'
 import type { LoadConfig, LoadResult, RequestSpec } from './load.js'
 
@@ -148,33 +144,12 @@ export function lineProtocolStatNames(measurement: string, account: number, stat
  * service.name makes the third tag), every value 1: captured from the exporter itself by a listener on
  * 127.0.0.1, so the bench sends exactly what the exporter does.
  */
-export async function otlpExportBody(metricPrefix: string, metrics: number, seriesPerMetric: number): Promise<Buffer> {
-  let body: Buffer | undefined
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      body = Buffer.concat(chunks)
-      res.writeHead(200, { 'Content-Type': 'application/x-protobuf' })
-      res.end()
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  try {
-    const { port } = server.address() as AddressInfo
-    const exporter = new OTLPMetricExporter({ url: `http://127.0.0.1:${port}/v1/metrics` })
-    const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 })
-    const provider = new MeterProvider({ resource: resourceFromAttributes({ 'service.name': 'checkout' }), readers: [reader] })
+export function otlpExportBody(metricPrefix: string, metrics: number, seriesPerMetric: number): Promise<Buffer> {
+  return capturedExport({ 'service.name': 'checkout' }, (provider) => {
     const meter = provider.getMeter('bench')
     for (let k = 0; k < metrics; k++) {
       const gauge = meter.createGauge(`${metricPrefix}${k}`)
       for (let j = 0; j < seriesPerMetric; j++) gauge.record(1, { host: `h${j}`, region: 'eu-west-1' })
     }
-    await provider.forceFlush()
-    await provider.shutdown()
-  } finally {
-    server.close()
-  }
-  if (!body?.length) throw new Error('the OTLP exporter sent nothing')
-  return body
+  })
 }

@@ -1,39 +1,14 @@
 // OTLP protobuf bodies as the OpenTelemetry exporter sends them (docs/decisions.md §25), decoded with 64-bit
 // integers as BigInts: integer attributes (alone and inside arrays) read as their decimal text, as in OTLP's JSON
 // and as before, timestamps to the second, and a cumulative stream keyed by that same text.
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import test from 'ava'
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto'
-import { resourceFromAttributes } from '@opentelemetry/resources'
-import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics'
+import type { MeterProvider } from '@opentelemetry/sdk-metrics'
 import { convertOtlp, decodeOtlp } from '../../shared/ingest/protocols/otlp.js'
 import { createRedis } from '../../shared/redis.js'
+import { capturedExport } from '../helpers/otlp-export.js'
 
-/** What the protobuf exporter sends for what `record` records, captured on a loopback listener. */
-async function exported(record: (provider: MeterProvider) => void): Promise<Buffer> {
-  let body: Buffer | undefined
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      body = Buffer.concat(chunks)
-      res.writeHead(200, { 'Content-Type': 'application/x-protobuf' }).end()
-    })
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  try {
-    const exporter = new OTLPMetricExporter({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/metrics` })
-    const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 })
-    const provider = new MeterProvider({ resource: resourceFromAttributes({ 'service.name': 'shop', 'shard.id': 7 }), readers: [reader] })
-    record(provider)
-    await provider.forceFlush()
-    await provider.shutdown()
-  } finally {
-    server.close()
-  }
-  return body!
-}
+/** What the protobuf exporter sends for what `record` records. */
+const exported = (record: (provider: MeterProvider) => void) => capturedExport({ 'service.name': 'shop', 'shard.id': 7 }, record)
 
 test('integer attributes, arrays of them and timestamps read from protobuf as from JSON text', async (t) => {
   const before = Math.floor(Date.now() / 1000)
