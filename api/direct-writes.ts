@@ -166,8 +166,7 @@ function answer(
 ): void {
   const requestId = requestIdOf(req)
   res.writeHead(200, {
-    'X-Content-Type-Options': SECURITY_HEADERS['X-Content-Type-Options'],
-    'Cache-Control': SECURITY_HEADERS['Cache-Control'],
+    ...SECURITY_HEADERS,
     'X-Request-Id': requestId,
     'Access-Control-Allow-Origin': '*',
     'RateLimit-Limit': String(rate.limit),
