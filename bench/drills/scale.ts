@@ -118,14 +118,19 @@ export class ScaleRig {
       }
     })()
     // One path: the reader and the alert are the point of these drills, the write paths are the fault drills'.
-    const [result] = await rig.drill(name, async () => {
-      // The breach is written as the fault starts: the alert fires while the fault is in force.
-      const breach = await http(web(), `/api/v1/stats/${alertStat}/value`, { bearer: rig.key, json: { value: 500 } })
-      if (breach.status !== 200) throw new Error(`breach not accepted: ${breach.status}`)
-      await fault()
-    }, [singleWithIkey])
-    reading = false
-    await reader
+    let result: DrillResult
+    try {
+      ;[result] = await rig.drill(name, async () => {
+        // The breach is written as the fault starts: the alert fires while the fault is in force.
+        const breach = await http(web(), `/api/v1/stats/${alertStat}/value`, { bearer: rig.key, json: { value: 500 } })
+        if (breach.status !== 200) throw new Error(`breach not accepted: ${breach.status} ${JSON.stringify(breach.body)}`)
+        await fault()
+      }, [singleWithIkey])
+    } finally {
+      // A drill that throws must not leave its reader asking a rig that is closing (it would loop on refusals).
+      reading = false
+      await reader
+    }
     const fired = await this.receiver.waitFor(1, (r) => r.json?.alert_id === alertId && r.json?.status === 'firing', 60_000)
     await sleep(3000) // a second delivery of the same transition would arrive within a couple of evaluations
     const deliveries = this.receiver.accepted().filter((r) => r.json?.alert_id === alertId && r.json?.status === 'firing')
