@@ -6,8 +6,8 @@
 // A page is a short index range scan on (stat_id, ts) whatever the
 // export's size.
 import type { Sql } from '../db.js'
-import type { Row } from '../points/blocks.js'
-import { seriesPoints } from '../points/read.js'
+import { type Points, pointsOfRows, type Row, slicePoints } from '../points/blocks.js'
+import { seriesColumns } from '../points/read.js'
 import type { ReadPool } from '../read-replica.js'
 import { tagsCell } from '../ingest/tags.js'
 import type { Stat } from '../stats/repo.js'
@@ -17,8 +17,8 @@ export const PAGE_ROWS = 10_000
 const DAY_US = 86_400_000_000n
 
 /** Whole seconds as exports always gave them (PostgreSQL's rounding of the epoch: half away from zero). */
-export function secondsOf(us: string): number {
-  const s = Number(us) / 1e6
+export function secondsOf(us: number): number {
+  const s = us / 1e6
   return s < 0 ? -Math.round(-s) : Math.round(s)
 }
 
@@ -28,9 +28,9 @@ export function secondsOf(us: string): number {
  */
 export type ExportReads = Sql | Pick<ReadPool, 'run'>
 
-/** One step of a stat's export: the rows it read, and where the next step starts. */
+/** One step of a stat's export: the points it read, and where the next step starts. */
 interface Step {
-  rows: Row[]
+  points: Points
   next: bigint
 }
 
@@ -49,17 +49,24 @@ interface Step {
  *: a step's rows are sent only once it has read them all and the next starts after its last
  * row, so a replica lost mid-export costs the client nothing, and every row is sent once.
  */
-export async function* pagedRows(reads: ExportReads, stat: Stat, w: ExportWindow, pageRows = PAGE_ROWS): AsyncGenerator<Row[]> {
+export async function* pagedRows(reads: ExportReads, stat: Stat, w: ExportWindow, pageRows = PAGE_ROWS): AsyncGenerator<Points> {
   const run: <T>(read: (sql: Sql) => Promise<T>) => Promise<T> =
     typeof reads === 'function' ? (read) => read(reads) : (read) => reads.run(read)
   const end = BigInt(w.to.getTime()) * 1000n + 1n // the window's end is inclusive
-  let lower = BigInt(w.from.getTime()) * 1000n
-  while (lower < end) {
-    const from = lower
-    const step = await run((sql) => readStep(sql, stat, from, end, pageRows))
+  const stepFrom = (from: bigint) => {
+    const read = run((sql) => readStep(sql, stat, from, end, pageRows))
+    // Handled here as well as where it is awaited: a client gone mid-export ends this generator with a read
+    // still under way, whose failure would otherwise be an unhandled rejection.
+    read.catch(() => {})
+    return read
+  }
+  let pending = w.from.getTime() * 1000 < end ? stepFrom(BigInt(w.from.getTime()) * 1000n) : null
+  while (pending) {
+    const step = await pending
     if (!step) return
-    for (let i = 0; i < step.rows.length; i += pageRows) yield step.rows.length <= pageRows ? step.rows : step.rows.slice(i, i + pageRows)
-    lower = step.next
+    // The next step is read while this one's pages are written out: PostgreSQL and Node work side by side.
+    pending = step.next < end ? stepFrom(step.next) : null
+    for (let i = 0; i < step.points.length; i += pageRows) yield slicePoints(step.points, i, Math.min(i + pageRows, step.points.length))
   }
 }
 
@@ -86,19 +93,16 @@ async function readStep(sql: Sql, stat: Stat, lower: bigint, end: bigint, pageRo
   // missed: a day with blocks is read whole by seriesPoints, from both sides in one snapshot.
   const hasBlocks = sql`exists (select 1 from point_blocks
     where stat_id = ${stat.id} and day = ${at(dayOf(lower))} and last_ts >= ${at(lower)} and first_ts < ${at(upper)})`
-  // A plain array: slicing postgres.js' result (an Array subclass) goes through its own constructor.
-  const rows = Array.from(
-    await sql<Row[]>`
+  const rows = await sql<Row[]>`
     select ${usOf} as us, value from points where stat_id = ${stat.id} and ts >= ${at(lower)} and ts < ${at(upper)} and not ${hasBlocks}
-    order by ts limit ${pageRows}`,
-  )
-  if (!rows.length) return { rows: await seriesPoints(sql, stat.id, lower, upper), next: upper }
-  if (rows.length < pageRows) return { rows, next: upper }
+    order by ts limit ${pageRows}`
+  if (!rows.length) return { points: await seriesColumns(sql, stat.id, lower, upper), next: upper }
+  if (rows.length < pageRows) return { points: pointsOfRows(rows), next: upper }
   const last = rows[rows.length - 1].us
   let cut = rows.length - 1
   while (cut > 0 && rows[cut - 1].us === last) cut--
-  if (cut > 0) return { rows: rows.slice(0, cut), next: BigInt(last) }
-  return { rows: await seriesPoints(sql, stat.id, BigInt(last), BigInt(last) + 1n), next: BigInt(last) + 1n }
+  if (cut > 0) return { points: pointsOfRows(rows.slice(0, cut)), next: BigInt(last) }
+  return { points: await seriesColumns(sql, stat.id, BigInt(last), BigInt(last) + 1n), next: BigInt(last) + 1n }
 }
 
 const TWO = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'))
@@ -139,11 +143,11 @@ export async function* exportCsv(reads: ExportReads, stats: Stat[], w: ExportWin
   for (const stat of stats) {
     const prefix = `${csvField(stat.name)},${stat.kind},`
     const suffix = stat.tags ? `,${csvField(tagsCell(stat.tags))}\n` : ',\n'
-    for await (const rows of pagedRows(reads, stat, w, pageRows)) {
+    for await (const page of pagedRows(reads, stat, w, pageRows)) {
       let chunk = ''
-      for (const r of rows) {
-        const t = secondsOf(r.us)
-        chunk += `${prefix}${t},${iso(t)},${r.value}${suffix}`
+      for (let i = 0; i < page.length; i++) {
+        const t = secondsOf(page.us[i])
+        chunk += `${prefix}${t},${iso(t)},${page.values[i]}${suffix}`
       }
       yield chunk
     }
@@ -173,10 +177,10 @@ export async function* exportJson(reads: ExportReads, stats: Stat[], w: ExportWi
       first = true
     }
     const tags = stat.tags ? `,"tags":${JSON.stringify(stat.tags)}` : ''
-    for await (const rows of pagedRows(reads, stat, w, pageRows)) {
+    for await (const page of pagedRows(reads, stat, w, pageRows)) {
       let chunk = ''
-      for (const r of rows) {
-        chunk += `${first ? '' : ','}{"t":${secondsOf(r.us)},"value":${r.value}${tags}}`
+      for (let i = 0; i < page.length; i++) {
+        chunk += `${first ? '' : ','}{"t":${secondsOf(page.us[i])},"value":${page.values[i]}${tags}}`
         first = false
       }
       yield chunk

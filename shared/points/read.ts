@@ -5,7 +5,7 @@
 // every point once, whichever side of the hot edge it is on and whether or not a compaction runs meanwhile:
 // a compaction's rows-to-block move is one transaction, and a read of both sides is one snapshot.
 import type { Db } from '../db.js'
-import { type BlockColumns, decodeBlock, mergeByTime, type Row } from './blocks.js'
+import { type BlockColumns, decodeBlockPoints, mergePoints, type Points, pointsOfRows, type Row, rowsOfPoints } from './blocks.js'
 
 const DAY_US = 86_400_000_000n
 
@@ -15,7 +15,12 @@ const DAY_US = 86_400_000_000n
  * between two reads would otherwise show its points twice (rows read first) or not at all (blocks read first).
  */
 export async function seriesPoints(sql: Db, statId: string, fromUs: bigint, toUs: bigint): Promise<Row[]> {
-  if (toUs <= fromUs) return []
+  return rowsOfPoints(await seriesColumns(sql, statId, fromUs, toUs))
+}
+
+/** seriesPoints as columns, for readers of many points (the export). */
+export async function seriesColumns(sql: Db, statId: string, fromUs: bigint, toUs: bigint): Promise<Points> {
+  if (toUs <= fromUs) return pointsOfRows([])
   const at = (us: bigint) => sql`'epoch'::timestamptz + ${us.toString()}::int8 * interval '1 microsecond'`
   // A block's points all lie in its day: the first day that can hold `fromUs` starts at or before it.
   const fromDay = fromUs - (((fromUs % DAY_US) + DAY_US) % DAY_US)
@@ -29,17 +34,17 @@ export async function seriesPoints(sql: Db, statId: string, fromUs: bigint, toUs
     ) a order by day nulls last, seq, us`
   const k = all.findIndex((r) => r.day === null)
   const blocks = k < 0 ? all : all.slice(0, k)
-  const hot: Row[] = k < 0 ? [] : all.slice(k).map((r) => ({ us: r.us!, value: r.value! }))
+  const hot = pointsOfRows(k < 0 ? [] : (all.slice(k) as Row[]))
   if (!blocks.length) return hot
   // Blocks of one day overlap in time (a day's block and its small or write blocks); blocks of different days do
   // not, so each day's are merged among themselves and the days laid end to end before the one merge with the rows.
-  const days: Row[][] = []
+  const days: Points[] = []
   let i = 0
   while (i < blocks.length) {
     let j = i
     while (j < blocks.length && blocks[j].day.getTime() === blocks[i].day.getTime()) j++
-    days.push(mergeByTime(blocks.slice(i, j).map((b) => decodeBlock(b, Number(fromUs), Number(toUs)))))
+    days.push(mergePoints(blocks.slice(i, j).map((b) => decodeBlockPoints(b, Number(fromUs), Number(toUs)))))
     i = j
   }
-  return mergeByTime([days.flat(), hot])
+  return mergePoints([mergePoints(days), hot])
 }

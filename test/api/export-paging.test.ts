@@ -127,5 +127,5 @@ test('whole seconds are those PostgreSQL gave before: the epoch rounded half awa
     select (extract(epoch from x) * 1000000)::int8 as us, extract(epoch from x)::bigint::text as s
     from unnest(${times}::numeric[]) e, lateral (select 'epoch'::timestamptz + e * interval '1 second' as x) y`
   t.is(pg.length, times.length)
-  for (const r of pg) t.is(String(secondsOf(r.us)), r.s, r.us)
+  for (const r of pg) t.is(String(secondsOf(Number(r.us))), r.s, r.us)
 })
