@@ -105,24 +105,52 @@ async function readStep(sql: Sql, stat: Stat, lower: bigint, end: bigint, pageRo
   return { points: await seriesColumns(sql, stat.id, BigInt(last), BigInt(last) + 1n), next: BigInt(last) + 1n }
 }
 
-const TWO = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'))
+/**
+ * Writes ASCII text into `buf` at `at`; returns where the next byte goes. A loop here: Buffer's write and copy
+ * cross into C++ on every call, which for the few bytes of a CSV field cost more than the bytes themselves.
+ */
+function put(buf: Buffer, at: number, text: string): number {
+  for (let i = 0; i < text.length; i++) buf[at + i] = text.charCodeAt(i)
+  return at + text.length
+}
+
+/** put() for bytes (text already in UTF-8). */
+function putBytes(buf: Buffer, at: number, bytes: Buffer): number {
+  for (let i = 0; i < bytes.length; i++) buf[at + i] = bytes[i]
+  return at + bytes.length
+}
+
+/** '00' to '99' as ASCII bytes, two a number. */
+const TWO_DIGITS = Buffer.from(Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0')).join(''), 'latin1')
+
+/** Writes k (0 to 99) as two digits and the byte `then`; returns where the next byte goes. */
+function twoDigits(buf: Buffer, at: number, k: number, then: number): number {
+  buf[at] = TWO_DIGITS[2 * k]
+  buf[at + 1] = TWO_DIGITS[2 * k + 1]
+  buf[at + 2] = then
+  return at + 3
+}
 
 /**
- * `new Date(t * 1000).toISOString()` for whole seconds, with the date part kept from the previous call
- * while the day is the same: exported rows come in time order, and the Date per row was a fifth of the
- * CSV export's time.
+ * Writes `new Date(t * 1000).toISOString()` for whole seconds into `buf` at `at`; returns where the next byte goes.
+ * The date part is kept from the previous call while the day is the same: exported rows come in time order, and
+ * the Date per row was a fifth of the CSV export's time.
  */
-function isoSeconds(): (t: number) => string {
-  let dayStart = NaN
-  let datePart = ''
-  return (t) => {
+function isoSecondsWriter(): (t: number, buf: Buffer, at: number) => number {
+  let dayStart = Number.NaN
+  let datePart = Buffer.alloc(0)
+  return (t, buf, at) => {
     if (!(t - dayStart >= 0 && t - dayStart < 86_400)) {
       dayStart = Math.floor(t / 86_400) * 86_400
       const day = new Date(dayStart * 1000).toISOString()
-      datePart = day.slice(0, day.indexOf('T') + 1)
+      datePart = Buffer.from(day.slice(0, day.indexOf('T') + 1), 'latin1')
     }
     const s = t - dayStart
-    return `${datePart}${TWO[Math.floor(s / 3600)]}:${TWO[Math.floor(s / 60) % 60]}:${TWO[s % 60]}.000Z`
+    let o = putBytes(buf, at, datePart)
+    o = twoDigits(buf, o, Math.floor(s / 3600), 58) // ':'
+    o = twoDigits(buf, o, Math.floor(s / 60) % 60, 58)
+    o = twoDigits(buf, o, s % 60, 46) // '.'
+    return put(buf, o, '000Z')
   }
 }
 
@@ -137,22 +165,33 @@ export const CSV_HEADER = 'stat,kind,timestamp,iso_time,value,tags\n'
  * CSV: header, one row per observation, then `# requested_range=… applied_from=… applied_to=…`. `stats` holds
  * series (docs/decisions.md §24): a stat, then its tagged series; the tags column is the tag set as `k=v;k=v`.
  */
-export async function* exportCsv(reads: ExportReads, stats: Stat[], w: ExportWindow, pageRows = PAGE_ROWS): AsyncGenerator<string> {
-  yield CSV_HEADER
-  const iso = isoSeconds()
+export async function* exportCsv(reads: ExportReads, stats: Stat[], w: ExportWindow, pageRows = PAGE_ROWS): AsyncGenerator<Buffer> {
+  yield Buffer.from(CSV_HEADER)
+  const iso = isoSecondsWriter()
   for (const stat of stats) {
-    const prefix = `${csvField(stat.name)},${stat.kind},`
-    const suffix = stat.tags ? `,${csvField(tagsCell(stat.tags))}\n` : ',\n'
+    const prefix = Buffer.from(`${csvField(stat.name)},${stat.kind},`)
+    const suffix = Buffer.from(stat.tags ? `,${csvField(tagsCell(stat.tags))}\n` : ',\n')
+    // Each page is written into one buffer: its rows built as strings and joined were, with their garbage, most of
+    // a large export's CPU. A row is at most the stat's fields and 14 + 27 + 24 bytes of time, ISO time (years past
+    // 9999 included) and value, with their two commas.
+    const rowBytes = prefix.length + suffix.length + 67
     for await (const page of pagedRows(reads, stat, w, pageRows)) {
-      let chunk = ''
+      const buf = Buffer.allocUnsafe(page.length * rowBytes)
+      let o = 0
       for (let i = 0; i < page.length; i++) {
         const t = secondsOf(page.us[i])
-        chunk += `${prefix}${t},${iso(t)},${page.values[i]}${suffix}`
+        o = putBytes(buf, o, prefix)
+        o = put(buf, o, String(t))
+        buf[o++] = 44 // ','
+        o = iso(t, buf, o)
+        buf[o++] = 44
+        o = put(buf, o, String(page.values[i]))
+        o = putBytes(buf, o, suffix)
       }
-      yield chunk
+      yield buf.subarray(0, o)
     }
   }
-  yield `# requested_range=${w.requested} applied_from=${w.from.toISOString()} applied_to=${w.to.toISOString()}\n`
+  yield Buffer.from(`# requested_range=${w.requested} applied_from=${w.from.toISOString()} applied_to=${w.to.toISOString()}\n`)
 }
 
 /**

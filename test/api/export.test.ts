@@ -169,3 +169,23 @@ test('CSV quoting: fields with commas, quotes or line breaks are quoted (RFC 418
   t.is(csvField('say "hi"'), '"say ""hi"""')
   t.is(csvField('two\nlines'), '"two\nlines"')
 })
+
+test('CSV rows carry names and tags in UTF-8, quoted where they must be, and values of every form as JSON writes them', async (t) => {
+  // The CSV is written byte by byte into one buffer a page: names and tags outside ASCII, fields that need quoting,
+  // and values whose text is long or unusual must come out as the string form of the row would.
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  const n = now() - 600
+  const values = [-999_999_999_999_999.9, 5e-324, 1e-7, 0.1 + 0.2, 123456789012.25, -42]
+  const points = values.map((value, i) => ({ stat: 'café 日本 load', value, t: n + i, tags: { host: 'wéb "1",a' } }))
+  const res = await request(app.url, '/api/v1/points', { bearer: key, json: { points } })
+  t.is(res.status, 200, res.text)
+  await settle(app)
+  const csv = await request(app.url, '/api/v1/export?format=csv&range=1h', { bearer: key })
+  t.is(csv.status, 200)
+  const rows = csv.text.split('\n').filter((l) => l.startsWith('café'))
+  t.deepEqual(
+    rows,
+    values.map((v, i) => `café 日本 load,gauge,${n + i},${new Date((n + i) * 1000).toISOString()},${v},"host=wéb ""1"",a"`),
+  )
+})

@@ -220,7 +220,11 @@ test.serial(
       const got: string[] = []
       let pages = 0
       for await (const chunk of exportCsv(reads, [stat], w, 100)) {
-        got.push(...chunk.split('\n').filter((l) => l.startsWith('replica.export,')))
+        got.push(
+          ...String(chunk)
+            .split('\n')
+            .filter((l) => l.startsWith('replica.export,')),
+        )
         if (++pages === 2) await pg.stopReplica() // the header, then the first page: the replica stops here
       }
       t.true(
