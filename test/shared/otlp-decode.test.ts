@@ -1,6 +1,7 @@
-// OTLP protobuf bodies as the OpenTelemetry exporter sends them (docs/decisions.md §25), decoded with 64-bit
-// integers as BigInts: integer attributes (alone and inside arrays) read as their decimal text, as in OTLP's JSON
-// and as before, timestamps to the second, and a cumulative stream keyed by that same text.
+// OTLP protobuf bodies as the OpenTelemetry exporter sends them (docs/decisions.md §25), read as decoded (64-bit
+// integers as Longs): integer attributes (alone and inside arrays) read as their decimal text, as in OTLP's JSON
+// and as before, timestamps to the second, and a cumulative stream keyed by that same text; and bodies no exporter
+// sends, encoded here, read as their JSON is.
 import test from 'ava'
 import type { MeterProvider } from '@opentelemetry/sdk-metrics'
 import { convertOtlp, decodeOtlp, ExportMetricsServiceRequest } from '../../shared/ingest/protocols/otlp.js'
