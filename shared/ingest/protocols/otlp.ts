@@ -11,19 +11,25 @@
 // difference against the same state: OTLP exporters send one stream from one process, serially.
 import { createHash } from 'node:crypto'
 import type { Redis } from 'ioredis'
-import protobuf from 'protobufjs'
+import protobuf, { type Long } from 'protobufjs'
 import { AppError } from '../../errors.js'
 import { validatePoint, type ValidPoint } from '../point.js'
 import { protocolSeries } from './stat-name.js'
 
 // The messages of opentelemetry-proto v1.x this adapter reads (field numbers as in metrics.proto, common.proto,
 // resource.proto and metrics_service.proto; enums read as their integers). Unknown fields are skipped.
+// AnyValue's value and NumberDataPoint's value are declared as proto3 `optional` fields, not as their oneofs:
+// the same bytes on the wire and the field sent still the message's own property, without protobufjs' oneof
+// setter, which deletes every other member of the oneof for each value read (a third of decoding an export).
+// A value sent twice over (two members, which no exporter sends) is read in attrValue's and numberOf's order
+// rather than the last one sent.
 const PROTO = `syntax = "proto3"; package otlp;
 message ExportMetricsServiceRequest { repeated ResourceMetrics resource_metrics = 1; }
 message ExportMetricsServiceResponse { ExportMetricsPartialSuccess partial_success = 1; }
 message ExportMetricsPartialSuccess { int64 rejected_data_points = 1; string error_message = 2; }
 message Status { int32 code = 1; string message = 2; }
-message AnyValue { oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3; double double_value = 4; ArrayValue array_value = 5; KeyValueList kvlist_value = 6; bytes bytes_value = 7; } }
+message AnyValue { optional string string_value = 1; optional bool bool_value = 2; optional int64 int_value = 3;
+  optional double double_value = 4; ArrayValue array_value = 5; KeyValueList kvlist_value = 6; optional bytes bytes_value = 7; }
 message ArrayValue { repeated AnyValue values = 1; }
 message KeyValueList { repeated KeyValue values = 1; }
 message KeyValue { string key = 1; AnyValue value = 2; }
@@ -39,7 +45,7 @@ message Histogram { repeated HistogramDataPoint data_points = 1; int32 aggregati
 message ExponentialHistogram { repeated ExponentialHistogramDataPoint data_points = 1; int32 aggregation_temporality = 2; }
 message Summary { repeated SummaryDataPoint data_points = 1; }
 message NumberDataPoint { repeated KeyValue attributes = 7; fixed64 start_time_unix_nano = 2; fixed64 time_unix_nano = 3;
-  oneof value { double as_double = 4; sfixed64 as_int = 6; } uint32 flags = 8; }
+  optional double as_double = 4; optional sfixed64 as_int = 6; uint32 flags = 8; }
 message HistogramDataPoint { repeated KeyValue attributes = 9; fixed64 start_time_unix_nano = 2; fixed64 time_unix_nano = 3;
   fixed64 count = 4; optional double sum = 5; repeated fixed64 bucket_counts = 6; repeated double explicit_bounds = 7; uint32 flags = 10;
   optional double min = 11; optional double max = 12; }
@@ -51,11 +57,16 @@ message SummaryDataPoint { repeated KeyValue attributes = 7; fixed64 start_time_
 
 const root = protobuf.parse(PROTO).root
 const Request = root.lookupType('otlp.ExportMetricsServiceRequest')
+/** The request's message type, for tests that encode bodies no exporter sends (64-bit extremes, every attribute type). */
+export const ExportMetricsServiceRequest = Request
 const Response = root.lookupType('otlp.ExportMetricsServiceResponse')
 const Status = root.lookupType('otlp.Status')
 
-/** A 64-bit integer: a decimal string or a number in JSON, a BigInt from protobuf (decodeOtlp). */
-type Int = string | number | bigint
+/**
+ * A 64-bit integer: a decimal string or a number in JSON; from protobuf, a Long (protobufjs with the `long`
+ * package, its dependency: fixed64 and uint64 unsigned, int64 and sfixed64 signed), or a number without it.
+ */
+type Int = string | number | Long
 interface KeyValue {
   key: string
   value?: Record<string, unknown>
@@ -73,18 +84,19 @@ interface HistogramPoint {
   startTimeUnixNano?: Int
   timeUnixNano?: Int
   count?: Int
-  sum?: number
+  /** sum, min and max: proto3 `optional`, null on a decoded message without them. */
+  sum?: number | null
   bucketCounts?: Int[]
   explicitBounds?: number[]
   flags?: number
-  min?: number
-  max?: number
+  min?: number | null
+  max?: number | null
 }
 interface ExpPoint extends Omit<HistogramPoint, 'bucketCounts' | 'explicitBounds'> {
   scale?: number
   zeroCount?: Int
-  positive?: { offset?: number; bucketCounts?: Int[] }
-  negative?: { offset?: number; bucketCounts?: Int[] }
+  positive?: { offset?: number; bucketCounts?: Int[] } | null
+  negative?: { offset?: number; bucketCounts?: Int[] } | null
 }
 interface Metric {
   name?: string
@@ -104,9 +116,11 @@ export interface OtlpRequest {
 export type OtlpFormat = 'protobuf' | 'json'
 
 /**
- * The request body decoded into the proto3 JSON shape (lowerCamelCase keys; 64-bit integers as strings in JSON,
- * as BigInts from protobuf: exact, and far cheaper to make than their decimal text, which a cumulative stream's
- * start time alone needs, where String() gives the same text).
+ * The request body decoded: JSON as parsed (the proto3 JSON shape: lowerCamelCase keys, 64-bit integers as
+ * strings), protobuf as the decoded message itself, whose fields have the same names. The message is read as it
+ * is, not copied into plain objects (toObject, with every 64-bit integer made a BigInt, doubled the cost of a
+ * point); how its fields differ from JSON's (absent fields inherited from its prototype, 64-bit integers as
+ * Longs) is the business of the few readers below: own(), toNumber(), seconds(), attrValue(), plain().
  */
 export function decodeOtlp(body: Buffer, format: OtlpFormat): OtlpRequest {
   try {
@@ -115,7 +129,7 @@ export function decodeOtlp(body: Buffer, format: OtlpFormat): OtlpRequest {
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object')
       return parsed as OtlpRequest
     }
-    return Request.toObject(Request.decode(body), { longs: BigInt, bytes: String, defaults: false }) as OtlpRequest
+    return Request.decode(body) as unknown as OtlpRequest
   } catch (e) {
     throw new AppError(
       'invalid',
@@ -186,24 +200,90 @@ export interface Converted {
 export const MAX_HISTOGRAM_OBSERVATIONS = 10_000
 const STATE_TTL_SECONDS = 7 * 86_400
 
-// The last conversion: an exporter stamps every point of an export with the same time, so most points repeat it.
-let lastNs: Int | undefined
+const LongClass = protobuf.util.Long as unknown as (new (...args: never[]) => Long) | undefined
+const isLong = (x: unknown): x is Long => LongClass !== undefined && x instanceof LongClass
+
+/**
+ * Whether a field was sent: a decoded message inherits every field it lacks from its prototype (a string's '',
+ * a number's 0), so an `optional` field, which may be sent as 0 or '', is known by being the message's own
+ * property; in parsed JSON a field is own exactly when it was sent.
+ */
+const own = (o: object, field: string) => Object.hasOwn(o, field)
+
+/** A 64-bit integer as a number: Number() for JSON's text and numbers; a Long rounded the same way (one rounding). */
+function toNumber(x: Int | null | undefined): number {
+  if (!isLong(x)) return Number(x)
+  return (x.unsigned ? x.high >>> 0 : x.high) * 4_294_967_296 + (x.low >>> 0)
+}
+
+/**
+ * Whole seconds of an unsigned 64-bit count of nanoseconds, high and low halves, exactly: long division by 1e9 in
+ * 16-bit digits (every step under 2^53). The nearest double of a time in nanoseconds is off by up to 128 ns,
+ * enough to cross a second.
+ */
+function nanosToSeconds(high: number, low: number): number {
+  let q = 0
+  let r = 0
+  for (const digit of [high >>> 16, high & 0xffff, low >>> 16, low & 0xffff]) {
+    const x = r * 65_536 + digit
+    const d = Math.floor(x / 1e9)
+    r = x - d * 1e9
+    q = q * 65_536 + d
+  }
+  return q
+}
+
+// The last conversions: an exporter stamps every point of an export with the same time, so most points repeat it.
+let lastHigh = 0
+let lastLow = 0
+let lastLongSeconds = 0
+let lastNs: string | number | undefined
 let lastSeconds: number | undefined
 
-const seconds = (ns: Int | undefined): number | undefined => {
-  if (ns === undefined || ns === '' || ns === '0' || ns === 0 || ns === 0n) return undefined
+/** A time in nanoseconds (OTLP's, unsigned) as whole seconds, rounded down; undefined when absent or zero. */
+const seconds = (ns: Int | null | undefined): number | undefined => {
+  if (isLong(ns)) {
+    if (ns.high === 0 && ns.low === 0) return undefined
+    if (ns.high !== lastHigh || ns.low !== lastLow) {
+      lastLongSeconds = nanosToSeconds(ns.high >>> 0, ns.low >>> 0)
+      lastHigh = ns.high
+      lastLow = ns.low
+    }
+    return lastLongSeconds
+  }
+  if (ns == null || ns === '' || ns === '0' || ns === 0) return undefined
   if (ns === lastNs) return lastSeconds
-  const s = Number((typeof ns === 'bigint' ? ns : BigInt(String(ns).split('.')[0])) / 1_000_000_000n)
+  const s = Number(BigInt(String(ns).split('.')[0]) / 1_000_000_000n)
   lastNs = ns
   lastSeconds = s
   return s
 }
 
+const TO_OBJECT = { longs: BigInt, bytes: String, defaults: false }
+const AnyValue = root.lookupType('otlp.AnyValue')
+const KeyValueType = root.lookupType('otlp.KeyValue')
+
+/**
+ * Attributes in the proto3 JSON shape, as a stream's identity holds them: JSON's as sent; a decoded message's
+ * copied into it (64-bit integers as BigInts, written as decimalInts writes them, bytes as base64), the text
+ * they were always keyed by.
+ */
+const plain = (attributes: KeyValue[]): unknown[] =>
+  attributes.map((a) => (a instanceof protobuf.Message ? KeyValueType.toObject(a, TO_OBJECT) : a))
+
 // An integer inside an array or key-value list attribute is written as its decimal text, as in OTLP's JSON.
 const decimalInts = (_key: string, x: unknown) => (typeof x === 'bigint' ? x.toString() : x)
 
-function attrValue(v: Record<string, unknown> | undefined): string {
+function attrValue(v: Record<string, unknown> | null | undefined): string {
   if (!v) return ''
+  if (v instanceof protobuf.Message) {
+    // A message holds the value sent as its own property (every other field is its prototype's default).
+    if (own(v, 'stringValue')) return v.stringValue as string
+    if (own(v, 'intValue')) return String(v.intValue) // a Long's decimal text
+    if (own(v, 'doubleValue')) return String(v.doubleValue)
+    if (own(v, 'boolValue')) return String(v.boolValue)
+    v = AnyValue.toObject(v, TO_OBJECT)
+  }
   const x = v.stringValue ?? v.intValue ?? v.doubleValue ?? v.boolValue
   if (x !== undefined) return String(x)
   return JSON.stringify(v.arrayValue ?? v.kvlistValue ?? v.bytesValue ?? '', decimalInts)
@@ -257,10 +337,16 @@ export async function convertOtlp(req: OtlpRequest, accountId: string, redis: Re
   for (const rm of req.resourceMetrics ?? []) {
     const resource = rm.resource?.attributes ?? []
     const pairs = resourcePairs(resource)
+    let resourceIdentity: unknown[] | undefined
     for (const sm of rm.scopeMetrics ?? []) {
       for (const m of sm.metrics ?? []) {
         const metric = m.name ?? ''
-        const identity = (p: { attributes?: KeyValue[] }) => [resource, sm.scope?.name ?? '', metric, p.attributes ?? []]
+        const identity = (p: { attributes?: KeyValue[] }) => [
+          (resourceIdentity ??= plain(resource)),
+          sm.scope?.name ?? '',
+          metric,
+          plain(p.attributes ?? []),
+        ]
         const add = (p: { attributes?: KeyValue[] }, cumulative: boolean, run: Pending['run']) => {
           out.total++
           pending.push({
@@ -321,8 +407,8 @@ export async function convertOtlp(req: OtlpRequest, accountId: string, redis: Re
 }
 
 function numberOf(p: NumberPoint): number {
-  if (p.asDouble !== undefined) return Number(p.asDouble)
-  if (p.asInt !== undefined) return Number(p.asInt)
+  if (own(p, 'asDouble')) return Number(p.asDouble)
+  if (own(p, 'asInt')) return toNumber(p.asInt)
   return 0
 }
 
@@ -381,10 +467,10 @@ function histogram(
 ) {
   const current = pending[pending.length - 1]
   const { buckets, counts } = exponential ? expBuckets(p) : explicitBuckets(p)
-  let sum = p.sum === undefined ? undefined : Number(p.sum)
+  let sum = p.sum == null ? undefined : Number(p.sum)
   const start = String(p.startTimeUnixNano ?? '0')
   if (cumulative) {
-    out.state.set(current.key!, { s: start, c: Number(p.count ?? 0), sum, b: [...counts] })
+    out.state.set(current.key!, { s: start, c: toNumber(p.count ?? 0), sum, b: [...counts] })
     if (!prev && start === '0') return
     const reset = !prev || prev.s !== start || prev.b?.length !== counts.length || counts.some((c, i) => c < prev.b![i])
     if (!reset) {
@@ -424,7 +510,7 @@ function histogram(
 /** Explicit buckets: bucket i is (bounds[i-1], bounds[i]], the first open below, the last open above. */
 function explicitBuckets(p: HistogramPoint): { buckets: Bucket[]; counts: number[] } {
   const bounds = (p.explicitBounds ?? []).map(Number)
-  const counts = (p.bucketCounts ?? []).map(Number)
+  const counts = (p.bucketCounts ?? []).map((c) => toNumber(c))
   return {
     buckets: counts.map((_, i) => ({ lower: i === 0 ? undefined : bounds[i - 1], upper: i < bounds.length ? bounds[i] : undefined })),
     counts,
@@ -440,11 +526,11 @@ function expBuckets(p: ExpPoint): { buckets: Bucket[]; counts: number[] } {
     (b?.bucketCounts ?? []).forEach((c, i) => {
       const off = (b?.offset ?? 0) + i
       buckets.push(sign > 0 ? { lower: base ** off, upper: base ** (off + 1) } : { lower: -(base ** (off + 1)), upper: -(base ** off) })
-      counts.push(Number(c))
+      counts.push(toNumber(c))
     })
   side(p.negative, -1)
   buckets.push({ lower: 0, upper: 0 })
-  counts.push(Number(p.zeroCount ?? 0))
+  counts.push(toNumber(p.zeroCount ?? 0))
   side(p.positive, 1)
   return { buckets, counts }
 }
