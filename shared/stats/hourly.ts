@@ -125,18 +125,19 @@ export interface BucketArrays {
 }
 
 /**
- * The same buckets as the chart read (readBucketsMany at `size` seconds: the coarsest rollup whose buckets divide
- * `size`, days, hours or minutes, plus the per-minute tail not yet folded in on plain PostgreSQL), one row per stat
- * with its buckets as arrays: thousands of stats x a week of hours (or one stat x a month of minutes) come back as a
- * few rows instead of hundreds of thousands, which is most of what a read of that size costs the client. The rollup
- * has one row per stat and bucket already, so only the (small) tail is grouped; both are read in one statement (one
- * snapshot: a refresh folding the tail meanwhile cannot count it twice or not at all), and a bucket found in both is
- * added up here (addTail). The buckets are aggregated without `order by`: each carries its slot, and sorting every
- * stat's rows again cost more than the scan itself. `f` and `t` are multiples of `size`. When `size` is larger than
- * the rollup's buckets (5 minutes from rollups_1m), a slot comes back once for each of its rollup rows, for the
- * caller to add up: grouping them in SQL cost more than sending them (hashing a month of minutes of 100 series).
- * With `zones` ([from, to) pairs of seconds, in order, not overlapping), only the buckets inside them are read: a
- * few stretches of a long span (PromQL's short windows at a long step) without scanning the rest.
+ * The same buckets as the chart read (readBucketsMany at `size` seconds), from the coarsest rollup whose buckets
+ * divide `size` (days, hours, five minutes on plain PostgreSQL (sql/0048), or minutes) plus the per-minute tail not
+ * yet folded in on plain PostgreSQL, one row per stat with its buckets as arrays: thousands of stats x a week of
+ * hours (or one stat x a month of minutes) come back as a few rows instead of hundreds of thousands, which is most
+ * of what a read of that size costs the client. The rollup has one row per stat and bucket already, so only the
+ * (small) tail is grouped; both are read in one statement (one snapshot: a refresh folding the tail meanwhile cannot
+ * count it twice or not at all), and a bucket found in both is added up here (addTail). The buckets are aggregated
+ * without `order by`: each carries its slot, and sorting every stat's rows again cost more than the scan itself.
+ * `f` and `t` are multiples of `size`. When `size` is larger than the rollup's buckets (15 minutes from rollups_5m),
+ * a slot comes back once for each of its rollup rows, for the caller to add up: grouping them in SQL cost more than
+ * sending them (hashing a month of minutes of 100 series). With `zones` ([from, to) pairs of seconds, in order, not
+ * overlapping), only the buckets inside them are read: a few stretches of a long span (PromQL's short windows at a
+ * long step) without scanning the rest.
  */
 export async function rollupArrays(
   sql: Db,
@@ -150,8 +151,16 @@ export async function rollupArrays(
 ): Promise<BucketArrays[]> {
   const from = new Date(f * 1000)
   const to = new Date(t * 1000)
-  const table = size % 86_400 === 0 ? sql`rollups_1d` : size % 3_600 === 0 ? sql`rollups_1h` : sql`rollups_1m`
   const timescale = await usesTimescale(sql)
+  // Five minutes only on plain PostgreSQL (sql/0048): TimescaleDB's 5-minute buckets group rollups_1m.
+  const table =
+    size % 86_400 === 0
+      ? sql`rollups_1d`
+      : size % 3_600 === 0
+        ? sql`rollups_1h`
+        : size % 300 === 0 && !timescale
+          ? sql`rollups_5m`
+          : sql`rollups_1m`
   // One stat by equality: with `= any(array)` the planner expects hundreds of groups and sorts a
   // month of minute rows by stat (spilling to disk at the default work_mem) before aggregating them.
   const match = (list: string[]) => (list.length === 1 ? sql`stat_id = ${list[0]}::uuid` : sql`stat_id = any(${list}::uuid[])`)
