@@ -140,6 +140,43 @@ $$;
 
 
 --
+-- Name: rollups_5m_add(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rollups_5m_add() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  insert into rollups_5m as r (stat_id, bucket, count, sum, min, max)
+  select stat_id, date_bin('5 minutes', bucket, timestamptz '2000-01-01 00:00:00+00'), sum(count), sum(sum), min(min), max(max)
+  from added group by 1, 2 order by 1, 2
+  on conflict (stat_id, bucket) do update set count = r.count + excluded.count, sum = r.sum + excluded.sum,
+    min = least(r.min, excluded.min), max = greatest(r.max, excluded.max);
+  return null;
+end
+$$;
+
+
+--
+-- Name: rollups_5m_merge(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rollups_5m_merge() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  insert into rollups_5m as r (stat_id, bucket, count, sum, min, max)
+  select n.stat_id, date_bin('5 minutes', n.bucket, timestamptz '2000-01-01 00:00:00+00'), sum(n.count - o.count), sum(n.sum - o.sum),
+    min(n.min), max(n.max)
+  from merged n join unmerged o using (stat_id, bucket) group by 1, 2 order by 1, 2
+  on conflict (stat_id, bucket) do update set count = r.count + excluded.count, sum = r.sum + excluded.sum,
+    min = least(r.min, excluded.min), max = greatest(r.max, excluded.max);
+  return null;
+end
+$$;
+
+
+--
 -- Name: stat_newest(uuid, timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -816,6 +853,20 @@ CREATE TABLE public.rollups_1m (
 
 
 --
+-- Name: rollups_5m; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.rollups_5m (
+    stat_id uuid NOT NULL,
+    bucket timestamp with time zone NOT NULL,
+    count bigint NOT NULL,
+    sum double precision NOT NULL,
+    min double precision NOT NULL,
+    max double precision NOT NULL
+);
+
+
+--
 -- Name: schema_migrations; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1241,6 +1292,14 @@ ALTER TABLE ONLY public.rollups_1m
 
 
 --
+-- Name: rollups_5m rollups_5m_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.rollups_5m
+    ADD CONSTRAINT rollups_5m_pkey PRIMARY KEY (stat_id, bucket);
+
+
+--
 -- Name: schema_migrations schema_migrations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1532,6 +1591,20 @@ CREATE INDEX stats_series_name_idx ON public.stats USING btree (account_id, name
 
 
 --
+-- Name: rollups_1m rollups_5m_add; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER rollups_5m_add AFTER INSERT ON public.rollups_1m REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION public.rollups_5m_add();
+
+
+--
+-- Name: rollups_1m rollups_5m_merge; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER rollups_5m_merge AFTER UPDATE ON public.rollups_1m REFERENCING OLD TABLE AS unmerged NEW TABLE AS merged FOR EACH STATEMENT EXECUTE FUNCTION public.rollups_5m_merge();
+
+
+--
 -- Name: alert_deliveries alert_deliveries_alert_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1769,6 +1842,14 @@ ALTER TABLE ONLY public.rollups_1h
 
 ALTER TABLE ONLY public.rollups_1m
     ADD CONSTRAINT rollups_1m_stat_id_fkey FOREIGN KEY (stat_id) REFERENCES public.stats(id) ON DELETE CASCADE;
+
+
+--
+-- Name: rollups_5m rollups_5m_stat_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.rollups_5m
+    ADD CONSTRAINT rollups_5m_stat_id_fkey FOREIGN KEY (stat_id) REFERENCES public.stats(id) ON DELETE CASCADE;
 
 
 --

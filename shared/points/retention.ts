@@ -13,6 +13,7 @@ import { usesTimescale } from './storage.js'
 const DAY_MS = 86_400_000
 const ROLLUPS = [
   ['rollups_1m', 60],
+  ['rollups_5m', 300],
   ['rollups_1h', 3_600],
   ['rollups_1d', 86_400],
 ] as const

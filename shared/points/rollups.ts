@@ -2,7 +2,8 @@
 // buckets of count, sum, min and max. Writers append per-minute aggregates to
 // rollup_pending; this refresh claims them with DELETE ... RETURNING (only
 // committed rows are seen, and SKIP LOCKED lets two refreshers split the work)
-// and folds them into the three rollup tables in one statement.
+// and folds them into the three rollup tables in one statement. The 5 minute
+// rollup (plain path only, sql/0048) follows rollups_1m by its triggers.
 //
 // TimescaleDB (sql/0003_timescale.timescale.sql): rollups_* are real-time
 // continuous aggregates. The refresh materializes every range TimescaleDB

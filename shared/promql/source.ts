@@ -189,11 +189,12 @@ const HOUR = 3_600
 /**
  * Buckets of `size` seconds as samples at each bucket's end (the buckets with points): counters' running totals,
  * gauges' means. The charts' buckets (rollupArrays, the read of readBucketsMany packed a series a row): days from
- * rollups_1d when `size` is whole days, hours from rollups_1h when whole hours, else minutes grouped to `size`.
+ * rollups_1d when `size` is whole days, hours from rollups_1h when whole hours, else five minutes from rollups_5m
+ * (plain PostgreSQL) when whole 5 minutes, else minutes, grouped to `size`.
  *
  * With stretches much shorter than the span (`rate(x[5m])` at an hour's step), a counter's running total at a
  * stretch's bucket ends comes from the hours' totals (rollups_1h) and the few minutes between each end and its
- * nearest hour: the minutes of the span between the windows are never read. Minute buckets are then read only in
+ * nearest hour: the minutes of the span between the windows are never read. The small buckets are then read only in
  * those zones; the answer is the same as the whole span's.
  */
 async function readRollups(
@@ -312,7 +313,7 @@ function grid(slots: number): (r: BucketArrays | undefined) => { n: Float64Array
 }
 
 /**
- * The zones of minute buckets that the samples inside the stretches need, as [from, to) seconds on multiples of
+ * The zones of buckets that the samples inside the stretches need, as [from, to) seconds on multiples of
  * `size`: each sample's own bucket and, for counters, the buckets between it and its nearest hour. Null when they
  * would cover most of the span anyway (windows as long as the step): the whole span is read then.
  */

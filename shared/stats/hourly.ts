@@ -125,18 +125,19 @@ export interface BucketArrays {
 }
 
 /**
- * The same buckets as the chart read (readBucketsMany at `size` seconds: the coarsest rollup whose buckets divide
- * `size`, days, hours or minutes, plus the per-minute tail not yet folded in on plain PostgreSQL), one row per stat
- * with its buckets as arrays: thousands of stats x a week of hours (or one stat x a month of minutes) come back as a
- * few rows instead of hundreds of thousands, which is most of what a read of that size costs the client. The rollup
- * has one row per stat and bucket already, so only the (small) tail is grouped; both are read in one statement (one
- * snapshot: a refresh folding the tail meanwhile cannot count it twice or not at all), and a bucket found in both is
- * added up here (addTail). The buckets are aggregated without `order by`: each carries its slot, and sorting every
- * stat's rows again cost more than the scan itself. `f` and `t` are multiples of `size`. When `size` is larger than
- * the rollup's buckets (5 minutes from rollups_1m), a slot comes back once for each of its rollup rows, for the
- * caller to add up: grouping them in SQL cost more than sending them (hashing a month of minutes of 100 series).
- * With `zones` ([from, to) pairs of seconds, in order, not overlapping), only the buckets inside them are read: a
- * few stretches of a long span (PromQL's short windows at a long step) without scanning the rest.
+ * The same buckets as the chart read (readBucketsMany at `size` seconds), from the coarsest rollup whose buckets
+ * divide `size` (days, hours, five minutes on plain PostgreSQL (sql/0048), or minutes) plus the per-minute tail not
+ * yet folded in on plain PostgreSQL, one row per stat with its buckets as arrays: thousands of stats x a week of
+ * hours (or one stat x a month of minutes) come back as a few rows instead of hundreds of thousands, which is most
+ * of what a read of that size costs the client. The rollup has one row per stat and bucket already, so only the
+ * (small) tail is grouped; both are read in one statement (one snapshot: a refresh folding the tail meanwhile cannot
+ * count it twice or not at all), and a bucket found in both is added up here (addTail). The buckets are aggregated
+ * without `order by`: each carries its slot, and sorting every stat's rows again cost more than the scan itself.
+ * `f` and `t` are multiples of `size`. When `size` is larger than the rollup's buckets (15 minutes from rollups_5m),
+ * a slot comes back once for each of its rollup rows, for the caller to add up: grouping them in SQL cost more than
+ * sending them (hashing a month of minutes of 100 series). With `zones` ([from, to) pairs of seconds, in order, not
+ * overlapping), only the buckets inside them are read: a few stretches of a long span (PromQL's short windows at a
+ * long step) without scanning the rest.
  */
 export async function rollupArrays(
   sql: Db,
@@ -150,29 +151,52 @@ export async function rollupArrays(
 ): Promise<BucketArrays[]> {
   const from = new Date(f * 1000)
   const to = new Date(t * 1000)
-  const table = size % 86_400 === 0 ? sql`rollups_1d` : size % 3_600 === 0 ? sql`rollups_1h` : sql`rollups_1m`
   const timescale = await usesTimescale(sql)
+  // Five minutes only on plain PostgreSQL (sql/0048): TimescaleDB's 5-minute buckets group rollups_1m.
+  const table =
+    size % 86_400 === 0
+      ? sql`rollups_1d`
+      : size % 3_600 === 0
+        ? sql`rollups_1h`
+        : size % 300 === 0 && !timescale
+          ? sql`rollups_5m`
+          : sql`rollups_1m`
   // One stat by equality: with `= any(array)` the planner expects hundreds of groups and sorts a
   // month of minute rows by stat (spilling to disk at the default work_mem) before aggregating them.
   const match = (list: string[]) => (list.length === 1 ? sql`stat_id = ${list[0]}::uuid` : sql`stat_id = any(${list}::uuid[])`)
   // Rows of a table in [from, to), or in each zone: a lateral scan per zone (`offset 0` keeps the planner from
   // joining the zones to a scan of the whole span, which it does otherwise and which cost 100 times more). The
   // zones' bounds go as array text: postgres.js serializes a timestamp array element by element, through a Date.
-  const rows = (from_: postgres.Fragment, list: string[], cols: postgres.Fragment) =>
-    zones
+  const rows = (from_: postgres.Fragment, list: string[], cols: postgres.Fragment, zoned = zones !== undefined) =>
+    zoned && zones
       ? sql`unnest(${`{${zones.map(([a]) => a).join(',')}}`}::float8[], ${`{${zones.map(([, b]) => b).join(',')}}`}::float8[]) as z(a, b)
         cross join lateral (select ${cols} from ${from_} where ${match(list)} and bucket >= to_timestamp(z.a) and bucket < to_timestamp(z.b) offset 0) r`
       : sql`(select ${cols} from ${from_} where ${match(list)} and bucket >= ${from} and bucket < ${to}) r`
   // The tail's rows carry their count negated, to be told from the rollup's. A rollup of larger buckets than its
-  // own is not grouped to them here either: its rows come back as they are, several of a slot.
+  // own is not grouped to them here either: its rows come back as they are, several of a slot. The tail (the last
+  // seconds' minutes, not folded yet) is read over the whole span in one scan and its rows outside the zones left
+  // out below: a scan per zone of it cost a fifth of a month of hourly zones' read, descending its index for
+  // every zone and stat to find nothing.
   const buckets = (list: string[]) => sql`
     select stat_id, bucket, count as n, sum as s from ${rows(table, list, sql`stat_id, bucket, count, sum`)}${
       timescale
         ? sql``
         : sql`
     union all
-    select stat_id, bucket, (-sum(count))::int8, sum(sum) from ${rows(sql`rollup_pending`, list, sql`stat_id, bucket, count, sum`)} group by 1, 2`
+    select stat_id, bucket, (-sum(count))::int8, sum(sum) from ${rows(sql`rollup_pending`, list, sql`stat_id, bucket, count, sum`, false)} group by 1, 2`
     }`
+  /** Whether a tail bucket starting at `seconds` is inside a zone (zones are in order). */
+  const inZones = (seconds: number) => {
+    if (!zones) return true
+    let lo = 0
+    let hi = zones.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (zones[mid][1] <= seconds) lo = mid + 1
+      else hi = mid
+    }
+    return lo < zones.length && zones[lo][0] <= seconds
+  }
   // Each bucket as 24 bytes (its time, count and sum in the binary send format: timestamptz, int8, float8): one
   // bytea per stat, decoded natively, instead of three text arrays parsed number by number (a million small
   // strings for 500 stats x 720 hours). The values are the stored float8s, bit for bit; the slot is worked out
@@ -200,17 +224,21 @@ export async function rollupArrays(
       // the decoding's time and garbage.
       const r = { stat_id, h: new Int32Array(m), n: new Float64Array(m), sum: new Float64Array(m) }
       let tail = false
-      for (let k = 0, o = 0; k < m; k++, o += 24) {
+      let k = 0
+      for (let o = 0; o < b.byteLength; o += 24) {
         // Microseconds since 2000-01-01 and the count, int8s read as two halves (both well inside 2^53).
         const seconds = (view.getInt32(o) * 4_294_967_296 + view.getUint32(o + 4)) / 1_000_000 + 946_684_800
         const n = view.getInt32(o + 8) * 4_294_967_296 + view.getUint32(o + 12)
+        if (n < 0 && !inZones(seconds)) continue
         const slot = Math.floor((seconds - f) / size)
         r.h[k] = n < 0 ? -1 - slot : slot
         r.n[k] = Math.abs(n)
         r.sum[k] = view.getFloat64(o + 16)
         if (n < 0) tail = true
+        k++
       }
-      return tail ? addTail(r) : r
+      const kept = k === m ? r : { stat_id, h: r.h.subarray(0, k), n: r.n.subarray(0, k), sum: r.sum.subarray(0, k) }
+      return tail ? addTail(kept) : kept
     })
   // Many stats are read in two halves at once, on two connections of the pool: one query runs in
   // one backend, scanning and aggregating row by row, and the halves overlap each other and the

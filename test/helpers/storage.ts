@@ -42,6 +42,7 @@ export async function rollupsBesidePoints(
   const out = []
   for (const [table, step] of [
     ['rollups_1m', 60],
+    ['rollups_5m', 300],
     ['rollups_1h', 3600],
     ['rollups_1d', 86_400],
   ] as const) {

@@ -91,7 +91,7 @@ test('decision 5: points queued for a stat deleted since die with it', async (t)
 
 // Serial: a refresh claims every stat's pending rows, so one running in another test of this file could
 // hold this test's rows (SKIP LOCKED) and commit them only after this test has read the rollups.
-test.serial('rollups: a refresh folds pending minutes into 1m, 1h and 1d buckets equal to the raw aggregation', async (t) => {
+test.serial('rollups: a refresh folds pending minutes into 1m, 5m, 1h and 1d buckets equal to the raw aggregation', async (t) => {
   const stat = await newStat('gauge')
   const base = 1_700_000_000 - (1_700_000_000 % 86_400) // a UTC midnight
   const values: QueuedPoint[] = []
@@ -108,6 +108,25 @@ test.serial('rollups: a refresh folds pending minutes into 1m, 1h and 1d buckets
   t.truthy(state.refreshed_at, 'refresh time recorded per stat')
 })
 
+test.serial('rollups: a minute folded again by a later refresh is added once more to its 5-minute bucket, not twice', async (t) => {
+  const stat = await newStat('gauge')
+  const base = 1_700_000_100 // a 5-minute boundary
+  // Minutes 0 and 1 of the bucket, then more of minute 1 (a merged minute row) and minute 3 (a new one).
+  await applyBatch(app.sql, randomUUID(), [
+    [stat, base + 5, 2.5, null],
+    [stat, base + 65, -1, null],
+  ])
+  await refreshRollups(app.sql)
+  await applyBatch(app.sql, randomUUID(), [
+    [stat, base + 70, 8, null],
+    [stat, base + 190, -4.5, null],
+  ])
+  await refreshRollups(app.sql)
+  for (const { table, rolled, raw } of await rollupsBesidePoints(app.sql, stat)) t.deepEqual(rolled, raw, table)
+  const [five] = await app.sql`select count::int, sum, min, max from rollups_5m where stat_id = ${stat}`
+  t.deepEqual({ ...five }, { count: 4, sum: 5, min: -4.5, max: 8 })
+})
+
 test.serial('rollups: two refreshers running at once fold every pending row exactly once', async (t) => {
   const stat = await newStat()
   for (let b = 0; b < 20; b++) {
@@ -121,9 +140,11 @@ test.serial('rollups: two refreshers running at once fold every pending row exac
   while ((await refreshRollups(app.sql)).rows > 0) {
     /* drain what is left */
   }
-  const [r] = await app.sql`select sum(count)::int as n, sum(sum) as s from rollups_1m where stat_id = ${stat}`
-  t.is(r.n, 1000)
-  t.is(r.s, 1000)
+  for (const table of ['rollups_1m', 'rollups_5m']) {
+    const [r] = await app.sql`select sum(count)::int as n, sum(sum) as s from ${app.sql(table)} where stat_id = ${stat}`
+    t.is(r.n, 1000, table)
+    t.is(r.s, 1000, table)
+  }
 })
 
 test.serial(

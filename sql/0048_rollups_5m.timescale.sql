@@ -1,0 +1,3 @@
+-- TimescaleDB: nothing to do. Version 0048 is the plain path's five-minute rollup table
+-- (0048_rollups_5m.plain.sql); on TimescaleDB the readers of 5-minute buckets keep grouping rollups_1m (a
+-- continuous aggregate), and this file only records the same version.
