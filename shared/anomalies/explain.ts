@@ -71,8 +71,8 @@ export interface Scored {
   /** Spreads either side: `threshold`, or twice it for a young stat. */
   k: number
   threshold: number
-  /** Known hours below which the range is doubled. */
-  youngHours: number
+  /** Why the range is doubled (a young stat, or a young cycle), when it is. */
+  young: string | null
   outside: boolean
   /** The streaming baseline's expected value where it disagreed with the window's flag. */
   overruledBy: number | null
@@ -89,7 +89,7 @@ export function explainScored(h: Scored): string {
       : `it was ${fmt(h.x)}, inside`
   return (
     `${hourLabel(h.t)}: ${whenLabel(h.cycle, h.t)} this stat (${unitOf(h.kind)}) is usually ${fmt(h.lower)} to ${fmt(h.upper)}; ${verdict}. ` +
-    `Expected ${fmt(h.expected)} ${describeBaseline(h.detector, h.cycle, h.windowSamples, h.streamingSamples)}; the range is ${h.k} x the spread ${fmt(h.scale)} either side${h.k > h.threshold ? ` (twice the usual ${h.threshold}: fewer than ${h.youngHours} hours are known)` : ''}`
+    `Expected ${fmt(h.expected)} ${describeBaseline(h.detector, h.cycle, h.windowSamples, h.streamingSamples)}; the range is ${h.k} x the spread ${fmt(h.scale)} either side${h.young ? ` (twice the usual ${h.threshold}: ${h.young})` : ''}`
   )
 }
 

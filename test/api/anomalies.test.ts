@@ -198,17 +198,17 @@ test.serial(
     const without = (await get(key, '/api/v1/anomalies/backtest?stat=orders.control&range=7d')).body
     const at = (time: number) => bt.buckets.find((b: any) => b.t === time)
     t.like(at(spikeAt), { anomalous: true })
-    // Each of the 24 hours after it: a band the spike did not move (within a tenth of its width). The hour right
-    // after the spike is held to less: a band no wider than without the spike (it comes out narrower, by up to a
-    // quarter of its width, at some hours of the day).
+    // Each of the 24 hours after it, the hour right after it included: a band the spike did not move (within a
+    // tenth of its width: the baselines after it know one hour fewer than without it). Where the hours fall in the
+    // day depends on when the suite runs; test/shared/anomaly-detector.test.ts holds the detector to the same rule
+    // with the series at each of the 24 hours of the day.
     const moved: string[] = []
     for (let h = 1; h <= 24; h++) {
       const after = at(spikeAt + h * HOUR)
       const unspiked = without.buckets.find((b: any) => b.t === spikeAt + h * HOUR)
       const tol = 0.1 * (unspiked.upper - unspiked.lower)
       const same = Math.abs(after.lower - unspiked.lower) <= tol && Math.abs(after.upper - unspiked.upper) <= tol
-      const notWider = after.lower >= unspiked.lower - tol && after.upper <= unspiked.upper + tol
-      if (h === 1 ? !notWider : !same)
+      if (!same)
         moved.push(
           `hour +${h}: ${after.lower.toFixed(1)}-${after.upper.toFixed(1)} after the spike, ${unspiked.lower.toFixed(1)}-${unspiked.upper.toFixed(1)} without it`,
         )

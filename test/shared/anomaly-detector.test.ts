@@ -1,5 +1,5 @@
 import test from 'ava'
-import { replaySeries } from '../../shared/anomalies/backtest.js'
+import { LEAD_IN_HOURS, replaySeries } from '../../shared/anomalies/backtest.js'
 import {
   ABSORBED_SHIFT_HOURS,
   ALPHA,
@@ -156,6 +156,13 @@ test('a daily cycle is learned: its peaks and troughs are not flagged, and the b
   t.is(dailyCycle(trail(noisy(167, 100))), null, 'noise has no cycle')
   const r = replaySeries('gauge', values, T0, 48)
   t.deepEqual(r.incidents, [], 'a clean daily cycle is never listed')
+  // From hour 48, each hour of the day is known from two days until hour 72: its range is doubled until then (with
+  // the usual range, hour 63 of this series was a dip).
+  t.regex(
+    r.hours[63 - 48].explanation,
+    /the range is 8 x the spread [\d.]+ either side \(twice the usual 4: this hour of its daily cycle is known from fewer than 3 days\)$/,
+  )
+  t.regex(r.hours[72 - 48].explanation, /the range is 4 x the spread [\d.]+ either side$/)
   const at = (hourOfDay: number) => r.hours.filter((h) => (h.t / HOUR) % 24 === hourOfDay).at(-1)!
   t.is(at(4).cycle, 'daily')
   t.true(at(4).expected! > 90 && at(4).expected! < 110, `04:00 expects about 100, not the day's median (${at(4).expected})`)
@@ -175,6 +182,39 @@ test("a contextual anomaly: the usual peak level at the trough hour is flagged, 
     inc.explanation,
     /04:00-05:00 UTC: at 04:00 UTC this stat \(gauge mean\) is usually [\d.]+ to 1\d\d(\.\d+)?; it was 300, [\d.]+ times the usual spread above\. Expected (9\d|1[01]\d)(\.\d+)? from the 167 trailing hours, following its daily cycle/,
   )
+})
+
+test('after one 5x spike in a daily-cycle counter, each of the 24 hours after it gets the band it has without the spike, at every hour of the day', (t) => {
+  // The series of the API test (test/api/anomalies.test.ts), whose hours fall where the clock puts them: two weeks of
+  // a counter between about 40 and 165 (noise within 3 counts), the spike 4 days before the newest hour, replayed as
+  // the back-test of the last 7 days does; here with the newest hour at each hour of the day.
+  const moved: string[] = []
+  for (let hourOfDay = 0; hourOfDay < 24; hourOfDay++) {
+    const newest = T0 - (T0 % 86_400) + 30 * 86_400 + hourOfDay * HOUR
+    const hours = 14 * 24
+    const first = newest - (hours - 1) * HOUR
+    const usual = (i: number) => Math.round(102 - 62 * Math.cos((2 * Math.PI * (first / HOUR + i)) / 24) + 3 * Math.sin(i * 1.7))
+    const control = Array.from({ length: hours }, (_, i) => usual(i))
+    const s = hours - 1 - 4 * 24
+    const values = control.map((v, i) => (i === s ? 5 * v + 400 : v))
+    const from = newest - 7 * 24 * HOUR - LEAD_IN_HOURS * HOUR
+    const dense = (xs: number[]) => [...new Array<null>((first - from) / HOUR).fill(null), ...xs]
+    const spiked = replaySeries('counter', dense(values), from, LEAD_IN_HOURS).hours
+    const without = replaySeries('counter', dense(control), from, LEAD_IN_HOURS).hours
+    const at = (hs: typeof spiked, time: number) => hs.find((h) => h.t === time)!
+    const spikeAt = first + s * HOUR
+    t.true(at(spiked, spikeAt).anomalous, `${hourOfDay}:00: the spike is flagged`)
+    for (let h = 1; h <= 24; h++) {
+      const a = at(spiked, spikeAt + h * HOUR)
+      const b = at(without, spikeAt + h * HOUR)
+      const tol = 0.1 * (b.upper! - b.lower!)
+      if (Math.abs(a.lower! - b.lower!) > tol || Math.abs(a.upper! - b.upper!) > tol)
+        moved.push(
+          `newest at ${hourOfDay}:00, hour +${h}: ${a.lower!.toFixed(1)}-${a.upper!.toFixed(1)} after the spike, ${b.lower!.toFixed(1)}-${b.upper!.toFixed(1)} without it`,
+        )
+    }
+  }
+  t.deepEqual(moved, [])
 })
 
 test('a weekly cycle is learned once three weeks are there: a quiet weekend is not a dip, a weekend hour at weekday level is a spike', (t) => {
