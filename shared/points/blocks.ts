@@ -102,46 +102,11 @@ export function decodeBlock(b: BlockColumns, fromUs = -Infinity, toUs = Infinity
 }
 
 /**
- * Runs of rows, each in time order, as one (equal times keep the order of the runs). Runs that follow one another
+ * Runs of points, each in time order, as one (equal times keep the order of the runs). Runs that follow one another
  * (each starting at or after the end of the one before: a backfill's write blocks, days laid end to end) are
  * joined as they are; others are merged in pairs, level by level, so k runs cost n log k rather than n k (a day of
  * 28 write blocks merged into one growing run was half of a 180-day export's CPU).
  */
-export function mergeByTime(runs: Row[][]): Row[] {
-  let level = runs.filter((r) => r.length)
-  if (level.length <= 1) return level[0] ?? []
-  const inOrder = level.every((r, i) => i === 0 || Number(level[i - 1][level[i - 1].length - 1].us) <= Number(r[0].us))
-  if (inOrder) return level.flat()
-  while (level.length > 1) {
-    const next: Row[][] = []
-    for (let i = 0; i < level.length; i += 2) next.push(i + 1 < level.length ? mergeTwo(level[i], level[i + 1]) : level[i])
-    level = next
-  }
-  return level[0]
-}
-
-/** Two runs in time order as one; on equal times `a`'s rows come first. */
-function mergeTwo(a: Row[], b: Row[]): Row[] {
-  const out: Row[] = []
-  let i = 0
-  let j = 0
-  let x = Number(a[0].us)
-  let y = Number(b[0].us)
-  while (i < a.length && j < b.length) {
-    if (x <= y) {
-      out.push(a[i++])
-      if (i < a.length) x = Number(a[i].us)
-    } else {
-      out.push(b[j++])
-      if (j < b.length) y = Number(b[j].us)
-    }
-  }
-  while (i < a.length) out.push(a[i++])
-  while (j < b.length) out.push(b[j++])
-  return out
-}
-
-/** mergeByTime for columns: runs that follow one another are joined, others merged in pairs, level by level. */
 export function mergePoints(runs: Points[]): Points {
   let level = runs.filter((r) => r.length)
   if (level.length <= 1) return level[0] ?? points(0)

@@ -14,7 +14,7 @@
 // When the query needs only short stretches of the span (windows much shorter than the step), only those are read
 // (readRollups).
 import type { Db } from '../db.js'
-import { decodeBlock, mergeByTime, type BlockColumns, type Row } from '../points/blocks.js'
+import { type BlockColumns, decodeBlockPoints, mergePoints, type Points, pointsOfRows, type Row } from '../points/blocks.js'
 import { usesTimescale } from '../points/storage.js'
 import { rollupArrays, type BucketArrays } from '../stats/hourly.js'
 import type { Matcher } from './ast.js'
@@ -157,7 +157,7 @@ async function readRaw(sql: Db, ids: string[], start: number, end: number): Prom
       where stat_id = any(${ids}::uuid[]) and day >= ${at(dayStart)} and day <= ${at(end)} and last_ts >= ${at(start)} and first_ts <= ${at(end)}
       order by stat_id, day, seq`,
   ])
-  const runs = new Map<string, Row[][]>()
+  const runs = new Map<string, Points[]>()
   const runsOf = (id: string) => {
     let r = runs.get(id)
     if (!r) runs.set(id, (r = []))
@@ -167,19 +167,19 @@ async function readRaw(sql: Db, ids: string[], start: number, end: number): Prom
   let hotId = ''
   for (const r of rows) {
     if (r.stat_id !== hotId) {
-      if (hot.length) runsOf(hotId).push(hot)
+      if (hot.length) runsOf(hotId).push(pointsOfRows(hot))
       hot = []
       hotId = r.stat_id
     }
-    hot.push({ us: r.us, value: r.value })
+    hot.push(r)
   }
-  if (hot.length) runsOf(hotId).push(hot)
+  if (hot.length) runsOf(hotId).push(pointsOfRows(hot))
   // Blocks of one day may overlap (write blocks not yet compacted); blocks of different days do not.
-  for (const b of blocks) runsOf(b.stat_id).push(decodeBlock(b, start * 1_000_000, end * 1_000_000 + 1))
+  for (const b of blocks) runsOf(b.stat_id).push(decodeBlockPoints(b, start * 1_000_000, end * 1_000_000 + 1))
   const out = new Map<string, Samples>()
   for (const [id, list] of runs) {
-    const rows = mergeByTime(list)
-    out.set(id, { t: rows.map((r) => Number(r.us) / 1_000_000), v: rows.map((r) => r.value) })
+    const p = mergePoints(list)
+    out.set(id, { t: Array.from(p.us, (us) => us / 1_000_000), v: Array.from(p.values) })
   }
   return out
 }

@@ -3,7 +3,7 @@
 // points, byte for byte, or the two readers of blocks could disagree. Real PostgreSQL.
 import test from 'ava'
 import fc from 'fast-check'
-import { decodeBlock, encodeBlock, mergeByTime } from '../../shared/points/blocks.js'
+import { decodeBlock, encodeBlock, mergePoints, pointsOfRows, rowsOfPoints } from '../../shared/points/blocks.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 
 let app: TestApp
@@ -87,7 +87,7 @@ test('encodeBlock writes what point_block_encode writes, for points in any order
   t.true(big > 0, 'some cases were scaled past 2^52 (the BigInt path)')
 })
 
-test('mergeByTime gives the runs in time order, equal times in the order of their runs, whether the runs overlap or follow one another', (t) => {
+test('mergePoints gives the runs in time order, equal times in the order of their runs, whether the runs overlap or follow one another', (t) => {
   // Rows tagged with their run so that the order among equal times is visible; a stable sort of the runs laid end
   // to end is the answer. Runs drawn from a narrow range of times overlap and share times; runs drawn apart follow
   // one another (the joined-as-they-are path), sometimes touching at one time.
@@ -101,7 +101,7 @@ test('mergeByTime gives the runs in time order, equal times in the order of thei
   fc.assert(
     fc.property(fc.oneof(runs(0), runs(30), runs(31)), (rs) => {
       const expected = rs.flat().sort((a, b) => Number(a.us) - Number(b.us))
-      t.deepEqual(mergeByTime(rs), expected)
+      t.deepEqual(rowsOfPoints(mergePoints(rs.map(pointsOfRows))), expected)
     }),
     { numRuns: 500 },
   )
