@@ -173,9 +173,9 @@ const MAX_SCALED_MAGNITUDE = 1e12
 /**
  * point_block_encode in the worker: the points (any order, whole seconds inside the day starting at `day`)
  * sorted by time, keeping the given order among equal times, as the SQL's `order by t, o` does. The scale is
- * the smallest 10^k (k up to 6) through which every value round-trips exactly; SQL's round() breaks ties to
- * even and Math.round upwards, but a value on a tie never round-trips, so the two choose the same scale and
- * the same integers.
+ * the smallest 10^k (k up to 6) through which every value round-trips exactly, rounded as SQL's round() of a
+ * double rounds (ties to even): a product on a tie can round-trip, 4434608397.43 * 10^6 = 4434608397430000.5 to
+ * ...000 but not to Math.round's ...001, and the two encoders then chose different scales.
  */
 export function encodeBlock(day: number, ts: number[], values: number[]): EncodedBlock {
   const order = ts.map((_, i) => i).sort((a, b) => ts[a] - ts[b] || a - b)
@@ -191,7 +191,7 @@ export function encodeBlock(day: number, ts: number[], values: number[]): Encode
   const scale = scaleOf(sorted)
   let ivals: Array<number | bigint> | null = null
   if (scale !== null) {
-    const scaled = sorted.map((v) => Math.round(v * scale))
+    const scaled = sorted.map((v) => roundHalfEven(v * scale))
     const safe = scaled.every((x) => Math.abs(x) <= 2 ** 52)
     ivals = safe
       ? scaled.map((x, i) => x - (i ? scaled[i - 1] : 0) || 0)
@@ -200,11 +200,18 @@ export function encodeBlock(day: number, ts: number[], values: number[]): Encode
   return { day, n, first: ts[order[0]], last: ts[order[n - 1]], dts, scale, ivals, fvals: scale === null ? sorted : null }
 }
 
+/** PostgreSQL's round() of a float8: to the nearest integer, ties to the even one. */
+export function roundHalfEven(x: number): number {
+  const f = Math.floor(x)
+  const d = x - f
+  return d > 0.5 || (d === 0.5 && f % 2 !== 0) ? f + 1 : f
+}
+
 function scaleOf(values: number[]): number | null {
   if (!values.every((v) => Math.abs(v) < MAX_SCALED_MAGNITUDE)) return null
   for (let k = 0; k <= MAX_SCALE_EXPONENT; k++) {
     const s = 10 ** k
-    if (values.every((v) => Math.round(v * s) / s === v)) return s
+    if (values.every((v) => roundHalfEven(v * s) / s === v)) return s
   }
   return null
 }

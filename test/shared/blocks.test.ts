@@ -3,7 +3,7 @@
 // points, byte for byte, or the two readers of blocks could disagree. Real PostgreSQL.
 import test from 'ava'
 import fc from 'fast-check'
-import { decodeBlock, encodeBlock, mergePoints, pointsOfRows, rowsOfPoints } from '../../shared/points/blocks.js'
+import { decodeBlock, encodeBlock, mergePoints, pointsOfRows, roundHalfEven, rowsOfPoints } from '../../shared/points/blocks.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 
 let app: TestApp
@@ -105,4 +105,26 @@ test('mergePoints gives the runs in time order, equal times in the order of thei
     }),
     { numRuns: 500 },
   )
+})
+
+test('encodeBlock scales a value whose scaled product is a tie as PostgreSQL does (ties to even)', async (t) => {
+  // 4434608397.43 * 10^6 is 4434608397430000.5: PostgreSQL rounds it to ...000, which gives the value back, so it
+  // scales by 10^6; rounding the tie upwards gave ...001 and raw doubles, a different block for the same points.
+  const points: Array<[number, number]> = [
+    [20, 515695.038006],
+    [40, 4434608397.43],
+    [60, -2.5],
+  ]
+  const [row] = await app.sql<{ scale: number | null; ivals: string[] | null }[]>`
+    select scale, ivals from point_block_encode(${new Date(day * 1000)},
+      array(select to_timestamp(x) from unnest(${points.map(([s]) => day + s)}::float8[]) with ordinality u(x, o) order by o),
+      ${points.map(([, v]) => v)}::float8[])`
+  const mine = encodeBlock(
+    day,
+    points.map(([s]) => day + s),
+    points.map(([, v]) => v),
+  )
+  t.is(row.scale, 1e6)
+  t.deepEqual({ scale: mine.scale, ivals: mine.ivals?.map(String) ?? null }, { scale: row.scale, ivals: row.ivals?.map(String) ?? null })
+  t.deepEqual([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.2, -3.7].map(roundHalfEven), [-2, -2, 0, 0, 2, 2, 3, -4])
 })
