@@ -57,6 +57,8 @@ const STATSD_LINES_PER_SECOND = 40
 interface Sample {
   at: number
   ms: number
+  /** Which read (chart, export, dashboard): a breach's slowest reads say what was slow. */
+  kind?: string
 }
 const writes: Sample[] = []
 const reads: Sample[] = []
@@ -195,7 +197,7 @@ try {
       ][i % 3]
       const t0 = performance.now()
       const res = await http(web(i), path, { bearer: rig.key, timeoutMs: 10_000 }).catch((err: Error) => ({ status: 0, body: err.message }))
-      reads.push({ at: since(), ms: performance.now() - t0 })
+      reads.push({ at: since(), ms: performance.now() - t0, kind: ['chart', 'export', 'dashboard'][i % 3] })
       // A stat not written yet answers 404 in the first seconds; anything else not 200 is a failure.
       if (res.status !== 200 && !(res.status === 404 && since() < 10_000))
         readFailures.push({ at: since(), what: `${Math.round(since() / 1000)} s ${path.split('?')[0]}: ${res.status}` })
@@ -437,6 +439,15 @@ try {
       u.unit * UNIT_MS >= WARMUP_MS &&
       ((u.writeP99 ?? 0) > 2 * (quiet.writeP99 ?? Infinity) || (u.readP99 ?? 0) > 2 * (quiet.readP99 ?? Infinity)),
   )
+  // A minute's p99 of about 120 reads is its second slowest: name the slowest of each breach.
+  const slowestReads = latencyBreaches.map((u) => ({
+    unit: u.unit,
+    reads: reads
+      .filter((s) => Math.floor(s.at / UNIT_MS) === u.unit)
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 3)
+      .map((s) => ({ kind: s.kind, atS: Math.round(s.at / 100) / 10, ms: Math.round(s.ms * 10) / 10 })),
+  }))
   const procs = [...new Set(memory.map((m) => m.proc))]
   const memoryGrowth = procs.map((proc) => {
     const xs = memory.filter((m) => m.proc === proc)
@@ -509,6 +520,7 @@ try {
     quietUnit: quiet.unit,
     perUnit,
     latencyBreaches: latencyBreaches.map((u) => u.unit),
+    slowestReads,
     memoryGrowth,
     readsFailedInFaults,
     readsFailedOutside: readsFailedOutside.slice(0, 20),
@@ -521,6 +533,7 @@ try {
     process.stdout.write(
       `  ${u.unit}\t${u.fault ? 'F' : '-'}\t${u.writes}\t${u.writeP50}\t${u.writeP99}\t${u.reads}\t${u.readP50}\t${u.readP99}\t${u.load}\n`,
     )
+  if (slowestReads.length) process.stdout.write(`slowest reads of the units over 2x: ${JSON.stringify(slowestReads)}\n`)
   process.stdout.write(`\nmemory: ${JSON.stringify(memoryGrowth)}\n`)
   process.stdout.write(`paths: ${JSON.stringify(results)}\nstatsd: ${JSON.stringify(statsd)}\n`)
   process.stdout.write(
