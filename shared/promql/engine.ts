@@ -1,6 +1,8 @@
 // The PromQL evaluator (docs/decisions.md §25): the supported set, with Prometheus' own semantics, over a
 // SeriesSource. Each query reads its selectors' samples once for the whole query (every step's windows), then
-// evaluates step by step in memory, as Prometheus' engine does. Times are milliseconds inside, as in Prometheus.
+// evaluates step by step in memory, as Prometheus' engine does; a range query of the common shapes (a selector, a
+// range-vector function of one, and sum/avg/min/max/count of either) a series at a time across all its steps
+// instead, to the same answer (Evaluator.columns). Times are milliseconds inside, as in Prometheus.
 //
 // Windows follow Prometheus 3: a range selector and the 5-minute lookback of an instant selector are left-open,
 // (t - d, t]. rate/increase/delta follow extrapolatedRate of Prometheus 2.42 (Debian's, the oracle bench:promql
