@@ -240,6 +240,13 @@ test('rate summed over series at 5 and 15 minutes (buckets of 5-minute rollups) 
     }
     t.true(varies.size > 1, `${query}: the windows' increases differ`)
   }
+  // Evaluated a series at a time, as these are, the answers are the step-by-step ones: `(q) != NaN` keeps every
+  // sample and label of q, and is evaluated step by step (a binary operation).
+  for (const query of ['sum(rate(varied[5m15s]))', 'rate(varied[5m15s])', 'varied', 'avg by (host) (increase(varied[1h]))'])
+    for (const step of [300, 900, 3600]) {
+      const columns = await rangeQuery(source(), accountId, query, from, to, step)
+      t.deepEqual(await rangeQuery(source(), accountId, `(${query}) != NaN`, from, to, step), columns, `${query} step ${step}`)
+    }
   // Points not folded into the rollups yet (rollup_pending, unless a scheduled refresh has taken them meanwhile:
   // the answer is the same): one inside the minutes read before an hour, one between two hours' windows.
   const h = from + 6 * 3600
