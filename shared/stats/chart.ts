@@ -1,7 +1,7 @@
 // A stat's chart as GET /api/v1/stats/:name answers it without tag parameters: the stat by name, its series and their
-// buckets in one statement. They were three statements one after another, and each round trip cost the web process
-// about as much CPU as everything else it did for a 24-hour chart (docs/benchmarks.md, the read head-to-head).
-// One statement also reads the three from one snapshot.
+// buckets in one statement. They were three statements one after another, and the two round trips saved cost the web
+// process about as much CPU as everything else it does for a 24-hour chart (docs/benchmarks.md, the read
+// head-to-head). One statement also reads the three from one snapshot.
 import type { Db } from '../db.js'
 import { parseStatName } from '../ingest/names.js'
 import { addRows, bucketRows, idsParam, readBuckets, type Bucket, type BucketRow } from './read.js'
