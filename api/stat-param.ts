@@ -5,6 +5,9 @@ import { accountOf, type Ctx } from './context.js'
 
 export async function statFromParam(ctx: Ctx, raw: string): Promise<Stat> {
   const stat = await findStatByRawName(ctx.deps.sql, accountOf(ctx).id, raw)
-  if (!stat) throw notFound('stat', 'stat_not_found')
+  if (!stat) throw noSuchStat()
   return stat
 }
+
+/** The 404 of a stat the caller does not have. */
+export const noSuchStat = () => notFound('stat', 'stat_not_found')

@@ -1,7 +1,8 @@
 // Reading stats back (docs/decisions.md §I-4.3, §6).
 import { planOf } from '../../shared/plans.js'
-import { clampToRetention, resolveWindow, windowJson } from '../../shared/stats/ranges.js'
+import { clampToRetention, resolveWindow, windowJson, type Window } from '../../shared/stats/ranges.js'
 import { parsePercentiles, readPercentiles, withPercentiles } from '../../shared/stats/percentiles.js'
+import { readStatChart } from '../../shared/stats/chart.js'
 import { readBuckets, type Bucket } from '../../shared/stats/read.js'
 import { statJson } from '../../shared/stats/json.js'
 import { listStats } from '../../shared/stats/repo.js'
@@ -12,7 +13,7 @@ import { invalid } from '../../shared/errors.js'
 import type { Parsed } from '../../shared/ingest/parsed.js'
 import { accountOf } from '../context.js'
 import type { Routes } from '../route.js'
-import { statFromParam } from '../stat-param.js'
+import { noSuchStat, statFromParam } from '../stat-param.js'
 
 function unwrapParsed<T>(p: Parsed<T>): T {
   if (p.ok) return p.value
@@ -49,12 +50,26 @@ export function statRoutes(routes: Routes): void {
         errors: [404, 429],
       },
       async (ctx, { params, query }) => {
-        const stat = await statFromParam(ctx, params.name)
         const now = new Date()
-        const w = clampToRetention(resolveWindow(query, now), planOf(accountOf(ctx).plan).retentionDays, now)
-        const ps = query.percentiles === undefined ? [] : parsePercentiles(query.percentiles, stat.kind)
-        const filter = unwrapParsed(parseFilter(query.filter))
+        let w: Window
+        try {
+          w = clampToRetention(resolveWindow(query, now), planOf(accountOf(ctx).plan).retentionDays, now)
+        } catch (err) {
+          await statFromParam(ctx, params.name) // an unknown stat is a 404 whatever else is wrong
+          throw err
+        }
+        const whole = query.percentiles === undefined && query.filter === undefined && query.group_by === undefined
         ctx.body = await ctx.deps.reads.run(async (sql) => {
+          // The stat, its series and their buckets in one statement, where the read is on the primary; on a replica,
+          // which may be behind (a stat deleted, described), the stat is looked up on the primary first.
+          if (whole && sql === ctx.deps.sql) {
+            const chart = await readStatChart(sql, accountOf(ctx).id, params.name, w)
+            if (!chart) throw noSuchStat()
+            return { stat: statJson(chart.stat), range: windowJson(w), points: chart.points }
+          }
+          const stat = await statFromParam(ctx, params.name)
+          const ps = query.percentiles === undefined ? [] : parsePercentiles(query.percentiles, stat.kind)
+          const filter = unwrapParsed(parseFilter(query.filter))
           // Without tag parameters: the stat as a whole, all its series read as one (docs/decisions.md §24).
           const series = await matchingSeries(sql, stat, filter)
           const ids = series.map((s) => s.id)

@@ -3,6 +3,7 @@
 // persisted. Plain PostgreSQL: the tail is the per-minute aggregates not yet
 // folded in (rollup_pending). TimescaleDB: rollups_* are real-time continuous
 // aggregates that already include the tail, so the union is left out.
+import type postgres from 'postgres'
 import type { Db } from '../db.js'
 import { usesTimescale } from '../points/storage.js'
 import type { Kind } from './repo.js'
@@ -18,9 +19,11 @@ export type Bucket = { t: number; value: number; n: number } | { t: number; valu
 export type SeriesIds = string | readonly string[]
 export const idsOf = (ids: SeriesIds): string[] => (typeof ids === 'string' ? [ids] : [...ids])
 
-interface Row {
-  t: string
-  n: string
+/** A row of bucketRows: one series' aggregates of one bucket (t and n: bigints as text, or numbers once unpacked). */
+export interface BucketRow {
+  stat_id: string
+  t: string | number
+  n: string | number
   sum: number
   min: number
   max: number
@@ -56,8 +59,11 @@ export function mergeAggs(lists: readonly (readonly Agg[])[]): Agg[] {
   return [...byT.values()].sort((x, y) => x.t - y.t)
 }
 
+/** The ids a read covers as SQL: a uuid[] parameter, or an expression of a statement that embeds the read (stats/chart.ts). */
+export const idsParam = (sql: Db, ids: readonly string[]): postgres.Fragment => sql`${ids as string[]}::uuid[]`
+
 /** The rollup that serves a window's buckets, the edge past which the 1 m rollup does, and the union of both with the tail. */
-async function sources(sql: Db, ids: readonly string[], w: Window) {
+async function sources(sql: Db, ids: postgres.Fragment, w: Window) {
   const b = w.bucketSeconds
   const timescale = await usesTimescale(sql)
   // Five minutes only on plain PostgreSQL (sql/0048): a 24-hour chart's 15-minute buckets read 288 rows, not 1,440.
@@ -74,7 +80,7 @@ async function sources(sql: Db, ids: readonly string[], w: Window) {
     ? sql``
     : sql`
       union all
-      select stat_id, bucket, count, sum, min, max from rollup_pending where stat_id = any(${ids}::uuid[]) and bucket >= ${w.from} and bucket < ${w.to}`
+      select stat_id, bucket, count, sum, min, max from rollup_pending where stat_id = any(${ids}) and bucket >= ${w.from} and bucket < ${w.to}`
   return { table, size, edge, tail }
 }
 
@@ -94,7 +100,8 @@ export async function readSets(
   const ids = sets.flat()
   if (!ids.length) return out
   const keys = sets.flatMap((set, k) => set.map(() => k))
-  const { table, edge, tail } = await sources(sql, ids, w)
+  const idsSql = idsParam(sql, ids)
+  const { table, edge, tail } = await sources(sql, idsSql, w)
   const b = w.bucketSeconds
   const one = sets.length === 1
   // One set: no join, the set is the whole. Several: each series' set by a join on a small array.
@@ -109,9 +116,9 @@ export async function readSets(
       from (
         select ${k} as k, floor(date_part('epoch', bucket) / ${b}) * ${b} as t, count, sum, min, max
         from (
-          select stat_id, bucket, count, sum, min, max from ${table} where stat_id = any(${ids}::uuid[]) and bucket >= ${w.from} and bucket < ${edge}
+          select stat_id, bucket, count, sum, min, max from ${table} where stat_id = any(${idsSql}) and bucket >= ${w.from} and bucket < ${edge}
           union all
-          select stat_id, bucket, count, sum, min, max from rollups_1m where stat_id = any(${ids}::uuid[]) and bucket >= ${edge} and bucket < ${w.to}${tail}
+          select stat_id, bucket, count, sum, min, max from rollups_1m where stat_id = any(${idsSql}) and bucket >= ${edge} and bucket < ${w.to}${tail}
         ) x${one ? sql`` : sql` join unnest(${ids}::uuid[], ${keys}::int[]) as o(id, k) on o.id = x.stat_id`}
       ) y
       group by ${total && !one ? sql`grouping sets ((k, t), (t))` : sql`k, t`}
@@ -168,6 +175,22 @@ export async function readBucketsMany(
     return out
   }
   const kinds = new Map(stats.map((s) => [s.id, s.kind]))
+  const { own, query } = await bucketRows(sql, idsParam(sql, ids), w)
+  addRows(
+    await sql<BucketRow[]>`${query}`,
+    (id) => ownerOf.get(id)!,
+    (id) => kinds.get(id)!,
+    own,
+    out,
+  )
+  return out
+}
+
+/**
+ * The statement of readBucketsMany's rows, (stat_id, t, n, sum, min, max) by series and bucket, over the series `ids`
+ * names (SQL: idsParam, or a column of an embedding statement); `own` as addRows needs it.
+ */
+export async function bucketRows(sql: Db, ids: postgres.Fragment, w: Window): Promise<{ own: boolean; query: postgres.Fragment }> {
   const b = w.bucketSeconds
   const { table, size, edge, tail } = await sources(sql, ids, w)
   // Buckets of the rollup's own size (1 h from rollups_1h, 1 min from rollups_1m, ...) are already one row
@@ -176,29 +199,38 @@ export async function readBucketsMany(
   // several times the read itself.
   const own = b === size
   const bucketT = sql`(floor(date_part('epoch', bucket) / ${b}) * ${b})::bigint`
-  const rows = await sql<(Row & { stat_id: string })[]>`${
-    own
-      ? sql`
+  const query = own
+    ? sql`
     select stat_id, date_part('epoch', bucket)::bigint as t, count as n, sum, min, max
-    from ${table} where stat_id = any(${ids}::uuid[]) and bucket >= ${w.from} and bucket < ${edge}
+    from ${table} where stat_id = any(${ids}) and bucket >= ${w.from} and bucket < ${edge}
     union all
     select stat_id, ${bucketT} as t, sum(count)::bigint as n, sum(sum) as sum, min(min) as min, max(max) as max
     from (
-      select stat_id, bucket, count, sum, min, max from rollups_1m where stat_id = any(${ids}::uuid[]) and bucket >= ${edge} and bucket < ${w.to}${tail}
+      select stat_id, bucket, count, sum, min, max from rollups_1m where stat_id = any(${ids}) and bucket >= ${edge} and bucket < ${w.to}${tail}
     ) x
     group by 1, 2`
-      : sql`
+    : sql`
     select stat_id, ${bucketT} as t, sum(count)::bigint as n, sum(sum) as sum, min(min) as min, max(max) as max
     from (
-      select stat_id, bucket, count, sum, min, max from ${table} where stat_id = any(${ids}::uuid[]) and bucket >= ${w.from} and bucket < ${edge}
+      select stat_id, bucket, count, sum, min, max from ${table} where stat_id = any(${ids}) and bucket >= ${w.from} and bucket < ${edge}
       union all
-      select stat_id, bucket, count, sum, min, max from rollups_1m where stat_id = any(${ids}::uuid[]) and bucket >= ${edge} and bucket < ${w.to}${tail}
+      select stat_id, bucket, count, sum, min, max from rollups_1m where stat_id = any(${ids}) and bucket >= ${edge} and bucket < ${w.to}${tail}
     ) x
     group by 1, 2 order by 1, 2`
-  }`
+  return { own, query }
+}
+
+/** bucketRows' rows, in the order read, into their owners' buckets in `out`: a bucket read from both a rollup and the tail is merged. */
+export function addRows(
+  rows: Iterable<BucketRow>,
+  ownerOf: (statId: string) => string,
+  kindOf: (owner: string) => Kind,
+  own: boolean,
+  out: Map<string, Bucket[]>,
+): void {
   const merged = new Map<string, Map<number, { n: number; sum: number; min: number; max: number }>>()
   for (const r of rows) {
-    const owner = ownerOf.get(r.stat_id)!
+    const owner = ownerOf(r.stat_id)
     let byT = merged.get(owner)
     if (!byT) merged.set(owner, (byT = new Map()))
     const t = Number(r.t)
@@ -214,12 +246,11 @@ export async function readBucketsMany(
     }
   }
   for (const [id, byT] of merged) {
-    const kind = kinds.get(id)
+    const kind = kindOf(id)
     const list = out.get(id)!
-    for (const [t, a] of byT) list.push(bucketOf(kind!, { t, ...a }))
+    for (const [t, a] of byT) list.push(bucketOf(kind, { t, ...a }))
     if (own) list.sort((x, y) => x.t - y.t)
   }
-  return out
 }
 
 /** Buckets of one series, or of several read as one, over a window (see readBucketsMany). */

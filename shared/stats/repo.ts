@@ -27,7 +27,7 @@ export interface Stat {
 export const HIGHER_IS = ['better', 'worse', 'neither'] as const
 export type HigherIs = (typeof HIGHER_IS)[number]
 
-interface StatRow {
+export interface StatRow {
   id: string
   account_id: string
   name: string
@@ -40,7 +40,7 @@ interface StatRow {
   tags: Tags | null
 }
 
-const toStat = (r: StatRow): Stat => ({
+export const toStat = (r: StatRow): Stat => ({
   id: r.id,
   accountId: r.account_id,
   name: r.name,
@@ -53,20 +53,21 @@ const toStat = (r: StatRow): Stat => ({
   tags: r.tags,
 })
 
-const COLUMNS = 'id, account_id, name, kind, description, unit, higher_is, created_at, parent_id, tags'
+/** A stat row's columns, as toStat reads them. */
+export const STAT_COLUMNS = 'id, account_id, name, kind, description, unit, higher_is, created_at, parent_id, tags'
 
 /** A stat by name (the stat itself, not one of its tagged series). */
 export async function findStat(sql: Db, accountId: string, name: string): Promise<Stat | null> {
   const [row] = await sql<
     StatRow[]
-  >`select ${sql.unsafe(COLUMNS)} from stats where account_id = ${accountId} and name = ${name} and parent_id is null`
+  >`select ${sql.unsafe(STAT_COLUMNS)} from stats where account_id = ${accountId} and name = ${name} and parent_id is null`
   return row ? toStat(row) : null
 }
 
 export async function findStatsByName(sql: Db, accountId: string, names: string[]): Promise<Stat[]> {
   if (!names.length) return []
   const rows = await sql<StatRow[]>`
-    select ${sql.unsafe(COLUMNS)} from stats where account_id = ${accountId} and name = any(${names}) and parent_id is null`
+    select ${sql.unsafe(STAT_COLUMNS)} from stats where account_id = ${accountId} and name = any(${names}) and parent_id is null`
   return rows.map(toStat)
 }
 
@@ -86,7 +87,7 @@ export async function findSeriesRows(sql: Db, accountId: string, refs: SeriesRef
     findStatsByName(sql, accountId, plain),
     tagged.length
       ? sql<StatRow[]>`
-      select ${sql.unsafe(COLUMNS.replace(/(\w+)/g, 's.$1'))} from stats s
+      select ${sql.unsafe(STAT_COLUMNS.replace(/(\w+)/g, 's.$1'))} from stats s
       join unnest(${tagged.map((r) => r.name)}::text[], ${tagged.map((r) => JSON.stringify(r.tags))}::text[]) as u(name, tags)
         on s.name = u.name and s.tags = u.tags::jsonb
       where s.account_id = ${accountId} and s.parent_id is not null`.then((rows) => rows.map(toStat))
@@ -141,7 +142,7 @@ export async function createStats(
         const rows = await tx<StatRow[]>`
           insert into stats (account_id, name, kind)
           select ${accountId}, name, kind from unnest(${missingParents.map((m) => m.name)}::text[], ${missingParents.map((m) => m.kind)}::text[]) as u(name, kind)
-          returning ${tx.unsafe(COLUMNS)}`
+          returning ${tx.unsafe(STAT_COLUMNS)}`
         for (const r of rows) {
           const stat = toStat(r)
           parents.set(stat.name, stat)
@@ -159,7 +160,7 @@ export async function createStats(
           from unnest(${missingSeries.map((m) => m.name)}::text[], ${missingSeries.map((m) => JSON.stringify(m.tags))}::text[]) as u(name, tags)
           join stats p on p.account_id = ${accountId} and p.name = u.name and p.parent_id is null
           on conflict do nothing
-          returning ${tx.unsafe(COLUMNS)}`
+          returning ${tx.unsafe(STAT_COLUMNS)}`
         for (const r of rows) out.set(seriesKey(r.name, r.tags), { stat: toStat(r), created: true })
         made += rows.length
         // Each stat's series, counted with those just added.
@@ -224,7 +225,7 @@ export async function listStats(sql: Db, accountId: string): Promise<StatListIte
 export async function withSeries(sql: Db, stats: Stat[]): Promise<Stat[]> {
   if (!stats.length) return stats
   const rows = await sql<StatRow[]>`
-    select ${sql.unsafe(COLUMNS)} from stats where parent_id = any(${stats.map((s) => s.id)}::uuid[]) order by tags::text`
+    select ${sql.unsafe(STAT_COLUMNS)} from stats where parent_id = any(${stats.map((s) => s.id)}::uuid[]) order by tags::text`
   if (!rows.length) return stats
   const byParent = new Map<string, Stat[]>()
   for (const r of rows) {
@@ -269,7 +270,7 @@ export async function deleteStatRows(tx: TxSql, accountId: string, name: string)
   // The stat and its tagged series (docs/decisions.md §24), which share its name.
   const rows = await tx<StatRow[]>`
     delete from stats where account_id = ${accountId} and name = ${name}
-    returning ${tx.unsafe(COLUMNS)}`
+    returning ${tx.unsafe(STAT_COLUMNS)}`
   const row = rows.find((r) => r.parent_id === null)
   if (!row) return null
   const ids = rows.map((r) => r.id)

@@ -70,6 +70,7 @@ const replicaState = async (a: TestApp) => (await request(a.url, '/api/v1/health
 
 test.serial('reads go to the replica while it is fit: a held-back replica answers the export without the newest point', async (t) => {
   await write('replica.routing', 1)
+  await write('replica.deleted', 1)
   await until(
     'replica in use',
     () => replicaState(app),
@@ -77,11 +78,11 @@ test.serial('reads go to the replica while it is fit: a held-back replica answer
   )
   t.deepEqual(
     await until(
-      'the replica has the first point',
-      () => exported(app.url, 'replica.routing'),
-      (v) => v.length === 1,
+      'the replica has the first points',
+      async () => [...(await exported(app.url, 'replica.routing')), ...(await exported(app.url, 'replica.deleted'))],
+      (v) => v.length === 2,
     ),
-    [1],
+    [1, 1],
   )
   await pg.pauseReplay()
   try {
@@ -95,6 +96,15 @@ test.serial('reads go to the replica while it is fit: a held-back replica answer
       [1],
       'the export was read on the replica, which has not replayed the second point',
     )
+    const chart = await request(app.url, '/api/v1/stats/replica.routing?range=1h', { bearer: key })
+    t.deepEqual(
+      chart.body.points.map((p: { value: number }) => p.value),
+      [1],
+      'the chart was read on the replica too',
+    )
+    // The stat itself is looked up on the primary: one deleted there is gone from its chart, though the replica holds it.
+    t.is((await request(app.url, '/api/v1/stats/replica.deleted', { bearer: key, method: 'DELETE' })).status, 204)
+    t.is((await request(app.url, '/api/v1/stats/replica.deleted?range=1h', { bearer: key })).status, 404)
     // A read that must see the caller's own latest write goes to the primary: the stat record and its kind.
     const stat = await request(app.url, '/api/v1/stats', { bearer: key })
     t.true(stat.body.stats.some((s: { name: string }) => s.name === 'replica.routing'))
