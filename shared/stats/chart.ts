@@ -4,7 +4,7 @@
 // head-to-head). One statement also reads the three from one snapshot.
 import type { Db } from '../db.js'
 import { parseStatName } from '../ingest/names.js'
-import { addRows, bucketRows, idsParam, readBuckets, type Bucket, type BucketRow } from './read.js'
+import { addRows, bucketRows, readBuckets, type Bucket, type BucketRow } from './read.js'
 import type { Window } from './ranges.js'
 import { STAT_COLUMNS, toStat, type Stat, type StatRow } from './repo.js'
 
@@ -28,7 +28,7 @@ export async function readStatChart(sql: Db, accountId: string, raw: string, w: 
   if (!name.ok) return null
   const key = `${accountId}\n${name.value}`
   const guess = single.get(key)
-  const rows = guess === undefined ? undefined : await bucketRows(sql, idsParam(sql, [guess]), w)
+  const rows = guess === undefined ? undefined : await bucketRows(sql, [guess], w)
   // The rows come back as one bytea of 40 bytes a row (t, n, sum, min, max as float8; t and n are whole numbers
   // well below 2^53, so exact), in the order read, rather than a row each (as readSets does).
   const [row] = await sql<(StatRow & { series: string[]; b: Buffer | null })[]>`

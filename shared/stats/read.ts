@@ -59,11 +59,8 @@ export function mergeAggs(lists: readonly (readonly Agg[])[]): Agg[] {
   return [...byT.values()].sort((x, y) => x.t - y.t)
 }
 
-/** The ids a read covers as SQL: a uuid[] parameter, or an expression of a statement that embeds the read (stats/chart.ts). */
-export const idsParam = (sql: Db, ids: readonly string[]): postgres.Fragment => sql`${ids as string[]}::uuid[]`
-
 /** The rollup that serves a window's buckets, the edge past which the 1 m rollup does, and the union of both with the tail. */
-async function sources(sql: Db, ids: postgres.Fragment, w: Window) {
+async function sources(sql: Db, ids: readonly string[], w: Window) {
   const b = w.bucketSeconds
   const timescale = await usesTimescale(sql)
   // Five minutes only on plain PostgreSQL (sql/0048): a 24-hour chart's 15-minute buckets read 288 rows, not 1,440.
@@ -80,7 +77,7 @@ async function sources(sql: Db, ids: postgres.Fragment, w: Window) {
     ? sql``
     : sql`
       union all
-      select stat_id, bucket, count, sum, min, max from rollup_pending where stat_id = any(${ids}) and bucket >= ${w.from} and bucket < ${w.to}`
+      select stat_id, bucket, count, sum, min, max from rollup_pending where stat_id = any(${ids}::uuid[]) and bucket >= ${w.from} and bucket < ${w.to}`
   return { table, size, edge, tail }
 }
 
@@ -100,8 +97,7 @@ export async function readSets(
   const ids = sets.flat()
   if (!ids.length) return out
   const keys = sets.flatMap((set, k) => set.map(() => k))
-  const idsSql = idsParam(sql, ids)
-  const { table, edge, tail } = await sources(sql, idsSql, w)
+  const { table, edge, tail } = await sources(sql, ids, w)
   const b = w.bucketSeconds
   const one = sets.length === 1
   // One set: no join, the set is the whole. Several: each series' set by a join on a small array.
@@ -116,9 +112,9 @@ export async function readSets(
       from (
         select ${k} as k, floor(date_part('epoch', bucket) / ${b}) * ${b} as t, count, sum, min, max
         from (
-          select stat_id, bucket, count, sum, min, max from ${table} where stat_id = any(${idsSql}) and bucket >= ${w.from} and bucket < ${edge}
+          select stat_id, bucket, count, sum, min, max from ${table} where stat_id = any(${ids}::uuid[]) and bucket >= ${w.from} and bucket < ${edge}
           union all
-          select stat_id, bucket, count, sum, min, max from rollups_1m where stat_id = any(${idsSql}) and bucket >= ${edge} and bucket < ${w.to}${tail}
+          select stat_id, bucket, count, sum, min, max from rollups_1m where stat_id = any(${ids}::uuid[]) and bucket >= ${edge} and bucket < ${w.to}${tail}
         ) x${one ? sql`` : sql` join unnest(${ids}::uuid[], ${keys}::int[]) as o(id, k) on o.id = x.stat_id`}
       ) y
       group by ${total && !one ? sql`grouping sets ((k, t), (t))` : sql`k, t`}
@@ -175,7 +171,7 @@ export async function readBucketsMany(
     return out
   }
   const kinds = new Map(stats.map((s) => [s.id, s.kind]))
-  const { own, query } = await bucketRows(sql, idsParam(sql, ids), w)
+  const { own, query } = await bucketRows(sql, ids, w)
   addRows(
     await sql<BucketRow[]>`${query}`,
     (id) => ownerOf.get(id)!,
@@ -188,9 +184,9 @@ export async function readBucketsMany(
 
 /**
  * The statement of readBucketsMany's rows, (stat_id, t, n, sum, min, max) by series and bucket, over the series `ids`
- * names (SQL: idsParam, or a column of an embedding statement); `own` as addRows needs it.
+ * (stats/chart.ts embeds it in its look-up); `own` as addRows needs it.
  */
-export async function bucketRows(sql: Db, ids: postgres.Fragment, w: Window): Promise<{ own: boolean; query: postgres.Fragment }> {
+export async function bucketRows(sql: Db, ids: readonly string[], w: Window): Promise<{ own: boolean; query: postgres.Fragment }> {
   const b = w.bucketSeconds
   const { table, size, edge, tail } = await sources(sql, ids, w)
   // Buckets of the rollup's own size (1 h from rollups_1h, 1 min from rollups_1m, ...) are already one row
@@ -202,19 +198,19 @@ export async function bucketRows(sql: Db, ids: postgres.Fragment, w: Window): Pr
   const query = own
     ? sql`
     select stat_id, date_part('epoch', bucket)::bigint as t, count as n, sum, min, max
-    from ${table} where stat_id = any(${ids}) and bucket >= ${w.from} and bucket < ${edge}
+    from ${table} where stat_id = any(${ids}::uuid[]) and bucket >= ${w.from} and bucket < ${edge}
     union all
     select stat_id, ${bucketT} as t, sum(count)::bigint as n, sum(sum) as sum, min(min) as min, max(max) as max
     from (
-      select stat_id, bucket, count, sum, min, max from rollups_1m where stat_id = any(${ids}) and bucket >= ${edge} and bucket < ${w.to}${tail}
+      select stat_id, bucket, count, sum, min, max from rollups_1m where stat_id = any(${ids}::uuid[]) and bucket >= ${edge} and bucket < ${w.to}${tail}
     ) x
     group by 1, 2`
     : sql`
     select stat_id, ${bucketT} as t, sum(count)::bigint as n, sum(sum) as sum, min(min) as min, max(max) as max
     from (
-      select stat_id, bucket, count, sum, min, max from ${table} where stat_id = any(${ids}) and bucket >= ${w.from} and bucket < ${edge}
+      select stat_id, bucket, count, sum, min, max from ${table} where stat_id = any(${ids}::uuid[]) and bucket >= ${w.from} and bucket < ${edge}
       union all
-      select stat_id, bucket, count, sum, min, max from rollups_1m where stat_id = any(${ids}) and bucket >= ${edge} and bucket < ${w.to}${tail}
+      select stat_id, bucket, count, sum, min, max from rollups_1m where stat_id = any(${ids}::uuid[]) and bucket >= ${edge} and bucket < ${w.to}${tail}
     ) x
     group by 1, 2 order by 1, 2`
   return { own, query }
