@@ -41,7 +41,7 @@ const thisWeek = Array.from({ length: 7 }, (_, d): [number, number] => [monday +
 const stretchBefore = lastWeek.filter(([t]) => t < lastMonday + elapsed)
 // errors: 2 an hour over the last 3 days, with 9 more in the hour 30 hours ago.
 const spikeHour = Math.floor(NOW / HOUR) * HOUR - 30 * HOUR
-const errors = Array.from({ length: 72 }, (_, h): [number, number] => [Math.floor(NOW / HOUR) * HOUR - (72 - h) * HOUR + 600, 2]).concat([
+const errors = Array.from({ length: 72 }, (_, h): [number, number] => [Math.floor(NOW / HOUR) * HOUR - (71 - h) * HOUR, 2]).concat([
   [spikeHour + 900, 9],
 ])
 

@@ -54,10 +54,12 @@ test.serial('ask: a "Did you mean" hint is a link that asks again; example quest
   const { page, problems } = await signedInTab(web.browser, web.app.url, user)
   await page.goto(`${web.app.url}/ask`)
   // Examples: "How many" of the counter, an average of the gauge, never "How many latency_ms".
-  // Both were written at noon yesterday: the examples' span reaches back to them.
-  await page.getByRole('button', { name: 'How many orders in the last 7 days?' }).waitFor()
+  // Both were written at noon yesterday: the examples' span reaches back to them (24 hours while that is under 20
+  // hours ago, before 08:00 UTC; 7 days after).
+  const span = Date.now() / 1000 - noonYesterday < 20 * 3600 ? 'in the last 24 hours' : 'in the last 7 days'
+  await page.getByRole('button', { name: `How many orders ${span}?` }).waitFor()
   t.is(await page.getByRole('button', { name: /How many latency_ms/ }).count(), 0)
-  t.is(await page.getByRole('button', { name: 'Average latency_ms in the last 7 days' }).count(), 1)
+  t.is(await page.getByRole('button', { name: `Average latency_ms ${span}` }).count(), 1)
 
   // A percentile of a gauge is answered: three readings, 100, 200 and 300, so its p95 is the largest.
   await page.getByLabel('Your question').fill('p95 latency yesterday')
