@@ -140,9 +140,12 @@ test.serial('a day compacted pass by pass keeps every point once and few blocks,
   await compactPoints(app.sql, new Date((day + DAY + 70 * 60) * 1000), { hotWindowMinutes: 60 })
   t.deepEqual(await where(id, day), { hot: 0, blocks: 1, small: 0, packed: 1440 })
   t.deepEqual((await read(id, day, day + DAY)).points, points)
-  // Another pass changes nothing.
-  const again = await compactPoints(app.sql, new Date((day + DAY + 80 * 60) * 1000), { hotWindowMinutes: 60 })
-  t.is(again.points, 0)
+  // Another pass leaves the day's block as it is: the same row version. (The pass may move other tests' points:
+  // before 01:20 UTC the real now's rows fall inside its window, so its count is not this stat's.)
+  const version = () => app.sql`select xmin::text as v from point_blocks where stat_id = ${id} and day = ${new Date(day * 1000)}`
+  const before = await version()
+  await compactPoints(app.sql, new Date((day + DAY + 80 * 60) * 1000), { hotWindowMinutes: 60 })
+  t.deepEqual(await version(), before)
   t.deepEqual(await where(id, day), { hot: 0, blocks: 1, small: 0, packed: 1440 })
 })
 
