@@ -55,6 +55,29 @@ function procStat(pid: number): { comm: string; ticks: number } | null {
   return { comm: s.slice(s.indexOf('(') + 1, close), ticks: Number(rest[11]) + Number(rest[12]) }
 }
 
+/**
+ * A process's CPU time so far by thread name (ms), from each thread's /proc/<pid>/task/<tid>/schedstat: the
+ * scheduler's own count in nanoseconds, where /proc/<pid>/stat rounds to 10 ms ticks. Threads gone count 0.
+ */
+export function threadCpuMs(pid: number): Map<string, number> {
+  const out = new Map<string, number>()
+  let tids: string[] = []
+  try {
+    tids = readdirSync(`/proc/${pid}/task`)
+  } catch {
+    return out
+  }
+  for (const tid of tids) {
+    const run = read(`/proc/${pid}/task/${tid}/schedstat`)
+    const comm = read(`/proc/${pid}/task/${tid}/comm`)?.trim()
+    if (!run || !comm) continue
+    // Numbered pools (V8's workers, libuv's) are one name.
+    const name = tid === String(pid) ? 'main' : comm.replace(/\d+$/, '')
+    out.set(name, (out.get(name) ?? 0) + Number(run.split(' ')[0]) / 1e6)
+  }
+  return out
+}
+
 /** CPU time (ms, user + system) the processes have used so far; processes already gone count 0. */
 export function processCpuMs(pids: number[]): number {
   return (pids.reduce((sum, pid) => sum + (procStat(pid)?.ticks ?? 0), 0) * 1000) / TICKS_PER_SEC

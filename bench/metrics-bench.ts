@@ -4,15 +4,16 @@
 // every counter and queue has values; the schedules that would run during the bench are set an hour apart).
 // Per process:
 // - uncached: BENCH_METRICS_SPACED pairs of 2.1 s windows, one idle, one ending in a scrape (which reads the
-//   queue and the database afresh, as a Prometheus scraping every 15 s does): the scraping windows' CPU (from
-//   /proc) less the idle ones', per scrape; pairs alternate so that background work falls on both sides alike;
+//   queue and the database afresh, as a Prometheus scraping every 15 s does): the scraping windows' CPU (every
+//   thread's, by the scheduler's count in ns) less the idle ones', per scrape and by thread; pairs alternate so
+//   that background work falls on both sides alike;
 // - back to back: BENCH_METRICS_SCRAPES scrapes in a row (the queue and database reads are shared within 2 s),
 //   less the idle windows' rate over its wall time, per scrape.
 import { randomBytes } from 'node:crypto'
 import { createSql } from '../shared/db.js'
 import { createTestDatabase } from '../test/helpers/db.js'
 import { envInt, logger } from './common.js'
-import { processCpuMs } from './machine.js'
+import { threadCpuMs } from './machine.js'
 import { Children, freePort, HOST, waitForHttp200, type Child } from './procs.js'
 import { deleteRedisPrefix } from './setup.js'
 import { round, sleep } from './stats.js'
@@ -96,13 +97,19 @@ try {
     let idleMs = 0
     let idleWall = 0
     let scrapingMs = 0
+    // Per thread: the scraping windows' CPU less the idle ones' (where off the main thread the cost falls).
+    const threads = new Map<string, number>()
+    const cpuNow = () => threadCpuMs(pid)
+    const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0)
     for (let i = 0; i < SPACED; i++) {
       for (const scraping of i % 2 ? [true, false] : [false, true]) {
-        const cpu0 = processCpuMs([pid])
+        const before = cpuNow()
         const t0 = performance.now()
         await sleep(2100)
         if (scraping) await scrape()
-        const cpu = processCpuMs([pid]) - cpu0
+        const after = cpuNow()
+        for (const [name, ms] of after) threads.set(name, (threads.get(name) ?? 0) + (scraping ? 1 : -1) * (ms - (before.get(name) ?? 0)))
+        const cpu = total(after) - total(before)
         if (scraping) scrapingMs += cpu
         else {
           idleMs += cpu
@@ -113,16 +120,17 @@ try {
     const uncached = round((scrapingMs - idleMs) / SPACED, 2)
     const self1 = selfReported()
     const uncachedSelfReported = round(((self1.s - self0.s) * 1000) / (self1.n - self0.n), 2)
-    const cpu0 = processCpuMs([pid])
+    const cpu0 = total(cpuNow())
     const t0 = performance.now()
     for (let i = 0; i < SCRAPES; i++) await scrape()
-    const backToBack = round((processCpuMs([pid]) - cpu0 - (idleMs / idleWall) * (performance.now() - t0)) / SCRAPES, 2)
+    const backToBack = round((total(cpuNow()) - cpu0 - (idleMs / idleWall) * (performance.now() - t0)) / SCRAPES, 2)
     const idlePerMs = idleMs / idleWall
     return {
       bytes,
       idleCpuPct: round(idlePerMs * 100, 2),
       uncachedMsPerScrape: uncached,
       uncachedSelfReportedMs: uncachedSelfReported,
+      uncachedByThreadMs: Object.fromEntries([...threads].map(([name, ms]) => [name, round(ms / SPACED, 2)])),
       backToBackMsPerScrape: backToBack,
     }
   }
