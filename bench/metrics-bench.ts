@@ -2,13 +2,12 @@
 // 5 ms). A web process and a worker run as processes of their own, each with METRICS_PORT, on a database of
 // the bench's own and a Redis prefix of its own, after a few thousand points through the write routes (so that
 // every counter and queue has values; the schedules that would run during the bench are set an hour apart).
-// Per process:
-// - uncached: BENCH_METRICS_SPACED pairs of 2.1 s windows, one idle, one ending in a scrape (which reads the
-//   queue and the database afresh, as a Prometheus scraping every 15 s does): the scraping windows' CPU (every
-//   thread's, by the scheduler's count in ns) less the idle ones', per scrape and by thread; pairs alternate so
-//   that background work falls on both sides alike;
+// Per process, CPU by the scheduler's count in ns for every thread:
+// - uncached: BENCH_METRICS_SPACED pairs of windows (see measure()), one from just before a scrape (which reads the
+//   queue and the database afresh, as a Prometheus scraping every 15 s does) to 100 ms past its answer, one idle and
+//   as long: the mean difference per scrape, its standard error and median, and by thread;
 // - back to back: BENCH_METRICS_SCRAPES scrapes in a row (the queue and database reads are shared within 2 s),
-//   less the idle windows' rate over its wall time, per scrape.
+//   less the idle rate of the 10 s before, per scrape.
 import { randomBytes } from 'node:crypto'
 import { createSql } from '../shared/db.js'
 import { createTestDatabase } from '../test/helpers/db.js'
@@ -16,10 +15,11 @@ import { envInt, logger } from './common.js'
 import { threadCpuMs } from './machine.js'
 import { Children, freePort, HOST, waitForHttp200, type Child } from './procs.js'
 import { deleteRedisPrefix } from './setup.js'
-import { round, sleep } from './stats.js'
+import { percentile, round, sleep } from './stats.js'
 
 const SCRAPES = envInt('BENCH_METRICS_SCRAPES', 300, 1)
-const SPACED = envInt('BENCH_METRICS_SPACED', 20, 1)
+const SPACED = envInt('BENCH_METRICS_SPACED', 40, 1)
+const AFTER_MS = 100
 const say = logger('bench:metrics')
 const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379'
 
@@ -94,41 +94,54 @@ try {
     })
     const bytes = await scrape()
     const self0 = selfReported()
-    let idleMs = 0
-    let idleWall = 0
-    let scrapingMs = 0
     // Per thread: the scraping windows' CPU less the idle ones' (where off the main thread the cost falls).
     const threads = new Map<string, number>()
     const cpuNow = () => threadCpuMs(pid)
     const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0)
+    // Each pair: a window from just before a scrape to AFTER_MS past its answer (what the scrape set off on other
+    // threads, a collection or a compilation, included), and an idle window as long, in alternating order, each
+    // after 2.1 s unmeasured (so every scrape reads the queue and the database afresh). Windows this short leave out
+    // nearly all of the process's own periodic work (BullMQ's checks, a collection the process was due anyway),
+    // which in whole 2.1 s windows made the standard error as large as the target.
+    const diffs: number[] = []
+    let lastScrapeMs = 20
     for (let i = 0; i < SPACED; i++) {
+      let diff = 0
       for (const scraping of i % 2 ? [true, false] : [false, true]) {
+        await sleep(2100)
         const before = cpuNow()
         const t0 = performance.now()
-        await sleep(2100)
-        if (scraping) await scrape()
+        if (scraping) {
+          await scrape()
+          lastScrapeMs = performance.now() - t0
+        } else await sleep(lastScrapeMs)
+        await sleep(AFTER_MS)
         const after = cpuNow()
         for (const [name, ms] of after) threads.set(name, (threads.get(name) ?? 0) + (scraping ? 1 : -1) * (ms - (before.get(name) ?? 0)))
-        const cpu = total(after) - total(before)
-        if (scraping) scrapingMs += cpu
-        else {
-          idleMs += cpu
-          idleWall += performance.now() - t0
-        }
+        diff += (scraping ? 1 : -1) * (total(after) - total(before))
       }
+      diffs.push(diff)
     }
-    const uncached = round((scrapingMs - idleMs) / SPACED, 2)
+    const uncached = diffs.reduce((a, b) => a + b, 0) / SPACED
+    const sd = Math.sqrt(diffs.reduce((a, d) => a + (d - uncached) ** 2, 0) / Math.max(1, SPACED - 1))
+    const sorted = [...diffs].sort((a, b) => a - b)
     const self1 = selfReported()
     const uncachedSelfReported = round(((self1.s - self0.s) * 1000) / (self1.n - self0.n), 2)
+    // Back to back, less the idle rate of a 10 s window just before.
+    const idle0 = total(cpuNow())
+    const idleT0 = performance.now()
+    await sleep(10_000)
+    const idlePerMs = (total(cpuNow()) - idle0) / (performance.now() - idleT0)
     const cpu0 = total(cpuNow())
     const t0 = performance.now()
     for (let i = 0; i < SCRAPES; i++) await scrape()
-    const backToBack = round((total(cpuNow()) - cpu0 - (idleMs / idleWall) * (performance.now() - t0)) / SCRAPES, 2)
-    const idlePerMs = idleMs / idleWall
+    const backToBack = round((total(cpuNow()) - cpu0 - idlePerMs * (performance.now() - t0)) / SCRAPES, 2)
     return {
       bytes,
       idleCpuPct: round(idlePerMs * 100, 2),
-      uncachedMsPerScrape: uncached,
+      uncachedMsPerScrape: round(uncached, 2),
+      uncachedStdErrMs: round(sd / Math.sqrt(SPACED), 2),
+      uncachedMedianMs: round(percentile(sorted, 0.5), 2),
       uncachedSelfReportedMs: uncachedSelfReported,
       uncachedByThreadMs: Object.fromEntries([...threads].map(([name, ms]) => [name, round(ms / SPACED, 2)])),
       backToBackMsPerScrape: backToBack,

@@ -35,63 +35,69 @@ function within<T>(p: Promise<T>): Promise<T> {
 }
 
 /**
- * Every queue's counts, oldest waiting job, longest-running active job and first delayed job, in two pipelined
- * round trips on one connection (health's queueProgress and BullMQ's getJobCounts, a round trip or a script per
- * queue, cost 3.3 ms of CPU a scrape together).
+ * One queue's gauges, read by a script inside Redis: the counts, and the enqueue time of the oldest waiting job, the
+ * start of the longest-running active one (of the 100 started first) and the enqueue time of the first delayed one
+ * (false when there is none). Jobs enter `wait` on the left and leave on the right, so its rightmost is the oldest;
+ * `active` is filled the same way; `delayed` is ordered by due time. A queue's keys, its jobs' hashes included,
+ * share one hash tag, so the script runs on one node of a Redis Cluster too.
+ */
+const QUEUE_GAUGES_LUA = `
+local function at(id, field)
+  if not id then return false end
+  return tonumber(redis.call('HGET', ARGV[1] .. id, field)) or false
+end
+local started = false
+for _, id in ipairs(redis.call('LRANGE', KEYS[3], -100, -1)) do
+  local t = at(id, 'processedOn')
+  if t and (not started or t < started) then started = t end
+end
+return {
+  redis.call('LLEN', KEYS[1]) + redis.call('ZCARD', KEYS[2]),
+  redis.call('LLEN', KEYS[3]),
+  redis.call('ZCARD', KEYS[4]),
+  redis.call('ZCARD', KEYS[5]),
+  at(redis.call('LINDEX', KEYS[1], -1), 'timestamp'),
+  started,
+  at(redis.call('ZRANGE', KEYS[4], 0, 0)[1], 'timestamp'),
+}`
+
+type QueueGaugesReply = [
+  waiting: number,
+  active: number,
+  delayed: number,
+  failed: number,
+  oldest: number | null,
+  started: number | null,
+  firstDelayed: number | null,
+]
+type WithQueueGauges = Redis & { queueGauges(...args: string[]): Promise<QueueGaugesReply> }
+
+/**
+ * Every queue's gauges, a script call per queue, all sent at once (BullMQ's getJobCounts and a look-up of each
+ * job's times cost a round trip or a script per queue and several ms of CPU a scrape; a pipeline across queues is
+ * refused by a Redis Cluster, where the queues' keys are on different nodes).
  */
 async function readQueues(m: ServiceMetrics, queues: Queues): Promise<void> {
   const keys = Object.keys(QUEUES) as QueueKey[]
   const qs = keys.map((k) => queues.get(k))
-  const client = (await qs[0].client) as unknown as Redis
-  const pipe = client.pipeline()
-  for (const q of qs) {
-    // Jobs enter `wait` on the left and leave on the right: the rightmost is the oldest. `delayed` is ordered by due time.
-    pipe
-      .llen(q.keys.wait)
-      .zcard(q.keys.prioritized)
-      .lrange(q.keys.active, 0, 99)
-      .zcard(q.keys.delayed)
-      .zcard(q.keys.failed)
-      .lindex(q.keys.wait, -1)
-      .zrange(q.keys.delayed, 0, 0)
-  }
-  const replies = ((await pipe.exec()) ?? []).map(([err, v]) => {
-    if (err) throw err
-    return v
-  })
+  const client = (await qs[0].client) as unknown as WithQueueGauges
+  if (!client.queueGauges) client.defineCommand('queueGauges', { numberOfKeys: 5, lua: QUEUE_GAUGES_LUA })
+  const replies = await Promise.all(
+    qs.map((q) => client.queueGauges(q.keys.wait, q.keys.prioritized, q.keys.active, q.keys.delayed, q.keys.failed, q.toKey(''))),
+  )
   const now = Date.now()
-  const times = client.pipeline()
-  const per = qs.map((q, i) => {
-    const [waiting, prioritized, active, delayed, failed, oldest, firstDelayed] = replies.slice(i * 7, i * 7 + 7) as [
-      number,
-      number,
-      string[],
-      number,
-      number,
-      string | null,
-      string[],
-    ]
-    if (oldest) times.hget(q.toKey(oldest), 'timestamp')
-    for (const id of active) times.hget(q.toKey(id), 'processedOn')
-    if (firstDelayed[0]) times.hget(q.toKey(firstDelayed[0]), 'timestamp')
-    return { waiting: waiting + prioritized, active, delayed, failed, oldest: !!oldest, firstDelayed: !!firstDelayed[0] }
-  })
-  const stamps = ((await times.exec()) ?? []).map(([, v]) => Number(v ?? now))
-  const age = (at: number) => Math.max(0, (now - at) / 1000)
+  const age = (at: number | null) => (at === null ? 0 : Math.max(0, (now - at) / 1000))
   m.queueJobs.reset()
-  per.forEach((p, i) => {
+  replies.forEach(([waiting, active, delayed, failed, oldest, started, firstDelayed], i) => {
     const queue = keys[i]
-    const oldestAt = p.oldest ? stamps.shift()! : now
-    const started = stamps.splice(0, p.active.length)
-    const delayedAt = p.firstDelayed ? stamps.shift()! : now
-    m.queueJobs.set({ queue, state: 'waiting' }, p.waiting)
-    m.queueJobs.set({ queue, state: 'active' }, p.active.length)
-    m.queueJobs.set({ queue, state: 'delayed' }, p.delayed)
-    m.queueJobs.set({ queue, state: 'failed' }, p.failed)
-    m.queueOldest.set({ queue }, age(oldestAt))
-    m.queueLongestActive.set({ queue }, age(Math.min(now, ...started)))
+    m.queueJobs.set({ queue, state: 'waiting' }, waiting)
+    m.queueJobs.set({ queue, state: 'active' }, active)
+    m.queueJobs.set({ queue, state: 'delayed' }, delayed)
+    m.queueJobs.set({ queue, state: 'failed' }, failed)
+    m.queueOldest.set({ queue }, age(oldest))
+    m.queueLongestActive.set({ queue }, age(started))
     // Accepted points not yet stored: waiting, being stored, or waiting out a retry after an outage.
-    if (queue === 'ingest') m.persistLag.set(Math.max(age(oldestAt), age(Math.min(now, ...started)), age(delayedAt)))
+    if (queue === 'ingest') m.persistLag.set(Math.max(age(oldest), age(started), age(firstDelayed)))
   })
 }
 

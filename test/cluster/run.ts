@@ -15,6 +15,7 @@ export const CLUSTER_FILES = [
   'test/api/health.test.ts',
   'test/api/stat-admin.test.ts',
   'test/shared/limits.test.ts',
+  'test/shared/metrics.test.ts',
   'test/workers/persist-points.test.ts',
   'test/workers/parked-points.test.ts',
   'test/workers/alert-delivery.test.ts',

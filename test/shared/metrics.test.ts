@@ -8,6 +8,7 @@ import { createKey, signUp, type User } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
 import { directAnswers } from '../../api/direct-writes.js'
+import { QUEUES, type QueueKey } from '../../shared/jobs.js'
 
 let app: TestApp
 let user: User
@@ -118,6 +119,38 @@ test.serial(
     t.is(drained.get('metrics_service_points_stored_total'), inDb)
     t.is(drained.get('metrics_service_persist_lag_seconds'), 0)
     t.true(drained.get('metrics_service_jobs_completed_total{queue="ingest"}')! >= 1)
+  },
+)
+
+test.serial(
+  "every queue's gauges by state are what BullMQ counts in it (the schedules' delayed jobs, a job delayed an hour)",
+  async (t) => {
+    const queues = app.api.deps.queues
+    await queues.get('maintenance').add('purge-sessions', {}, { delay: 3_600_000 })
+    const states = ['waiting', 'active', 'delayed', 'failed'] as const
+    const counted = async () => {
+      const out: Record<string, number> = {}
+      for (const key of Object.keys(QUEUES) as QueueKey[]) {
+        const c = await queues.get(key).getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed')
+        out[`${key} waiting`] = c.waiting + c.prioritized
+        for (const state of states.slice(1)) out[`${key} ${state}`] = c[state]
+      }
+      return out
+    }
+    // Jobs start and end between a scrape and the count: until the two agree.
+    const samples = await until(async (s) => {
+      const c = await counted()
+      const off = Object.entries(c).filter(([k, n]) => {
+        const [queue, state] = k.split(' ')
+        return s.get(`metrics_service_queue_jobs{queue="${queue}",state="${state}"}`) !== n
+      })
+      return off.length ? `gauges differ from BullMQ's counts: ${JSON.stringify(off)}` : undefined
+    })
+    t.true(samples.get('metrics_service_queue_jobs{queue="maintenance",state="delayed"}')! >= 1)
+    // A queue with no job running reports 0 for its longest-running one.
+    for (const key of Object.keys(QUEUES))
+      if (samples.get(`metrics_service_queue_jobs{queue="${key}",state="active"}`) === 0)
+        t.is(samples.get(`metrics_service_queue_longest_active_job_seconds{queue="${key}"}`), 0)
   },
 )
 
