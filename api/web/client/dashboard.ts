@@ -235,7 +235,7 @@ function DashboardPage() {
       d.cards.length === 0
         ? html`<${Empty}>No cards yet. Add a stat below, or from a stat's page (“Add to a dashboard”).<//>`
         : html`<div class="dash-grid">${d.cards.map((c, i) => html`<${CardView} key=${c.id} card=${c} data=${byId.get(c.id)} index=${i} count=${d.cards.length} stats=${stats} save=${save} />`)}</div>
-        <p class="small muted">Move over one chart: every card shows the same moment. Click a stat in a card's legend to show it alone, again to show all. Counters are summed per bucket, gauges averaged; a card with both reads gauges on the right axis. Updated ${age(data.cards[0]?.range.to ?? null)}.</p>`
+        <p class="small muted">Move over one chart: every card shows the same moment. Click a stat in a card's legend to show it alone, again to show all. Counters are summed per bucket, gauges averaged; stats of different units, or counters beside gauges, read on two axes, the legend saying which (left, right). Updated ${age(data.cards[0]?.range.to ?? null)}.</p>`
     }
     <form class="actions" onSubmit=${(e: Event) => {
       e.preventDefault()
