@@ -17,7 +17,9 @@ export interface ClusterSource {
 
 interface Open {
   sql: Sql
+  /** For the queues' key names; its connection is `redis`. */
   queues: Queues
+  redis: WithQueueGauges
 }
 
 const DEADLINE_MS = 2000
@@ -77,13 +79,11 @@ type WithQueueGauges = Redis & { queueGauges(...args: string[]): Promise<QueueGa
  * job's times cost a round trip or a script per queue and several ms of CPU a scrape; a pipeline across queues is
  * refused by a Redis Cluster, where the queues' keys are on different nodes).
  */
-async function readQueues(m: ServiceMetrics, queues: Queues): Promise<void> {
+async function readQueues(m: ServiceMetrics, { queues, redis }: Open): Promise<void> {
   const keys = Object.keys(QUEUES) as QueueKey[]
   const qs = keys.map((k) => queues.get(k))
-  const client = (await qs[0].client) as unknown as WithQueueGauges
-  if (!client.queueGauges) client.defineCommand('queueGauges', { numberOfKeys: 5, lua: QUEUE_GAUGES_LUA })
   const replies = await Promise.all(
-    qs.map((q) => client.queueGauges(q.keys.wait, q.keys.prioritized, q.keys.active, q.keys.delayed, q.keys.failed, q.toKey(''))),
+    qs.map((q) => redis.queueGauges(q.keys.wait, q.keys.prioritized, q.keys.active, q.keys.delayed, q.keys.failed, q.toKey(''))),
   )
   const now = Date.now()
   const age = (at: number | null) => (at === null ? 0 : Math.max(0, (now - at) / 1000))
@@ -134,15 +134,13 @@ export class ClusterGauges {
   constructor(private readonly m: ServiceMetrics) {}
 
   /**
-   * The queues are read on a connection of their own without auto-pipelining (as the API's queues are, see
-   * api/server.ts): on one with it, each of BullMQ's commands cost about 250 µs of CPU, 10 ms per scrape.
-   * Returns what stops using the source.
+   * The queues are read on a connection of their own, with the gauges' script defined on it once, and without
+   * auto-pipelining (as the API's queues are, see api/server.ts). Returns what stops using the source.
    */
   add(source: ClusterSource): () => Promise<void> {
-    const open = {
-      sql: source.sql,
-      queues: new Queues(source.config, createRedis(source.config, { enableAutoPipelining: false }), () => {}, { ownsConnection: true }),
-    }
+    const redis = createRedis(source.config, { enableAutoPipelining: false }) as WithQueueGauges
+    redis.defineCommand('queueGauges', { numberOfKeys: 5, lua: QUEUE_GAUGES_LUA })
+    const open: Open = { sql: source.sql, redis, queues: new Queues(source.config, redis, () => {}, { ownsConnection: true }) }
     this.sources.push(open)
     return async () => {
       this.sources.splice(this.sources.indexOf(open), 1)
@@ -163,7 +161,7 @@ export class ClusterGauges {
     const source = this.sources.at(-1)
     if (!source) return
     const { m } = this
-    const [redis, postgres] = await Promise.allSettled([within(readQueues(m, source.queues)), within(readDatabase(m, source.sql))])
+    const [redis, postgres] = await Promise.allSettled([within(readQueues(m, source)), within(readDatabase(m, source.sql))])
     m.clusterUp.set({ dependency: 'redis' }, redis.status === 'fulfilled' ? 1 : 0)
     m.clusterUp.set({ dependency: 'postgres' }, postgres.status === 'fulfilled' ? 1 : 0)
     // A dependency that did not answer leaves no stale value behind: its gauges are absent until it answers.
