@@ -3,14 +3,15 @@
 // the bench's own and a Redis prefix of its own, after a few thousand points through the write routes (so that
 // every counter and queue has values; the schedules that would run during the bench are set an hour apart).
 // Per process, CPU by the scheduler's count in ns for every thread:
-// - uncached: BENCH_METRICS_SPACED pairs of windows (see measure()), one from just before a scrape (which reads the
-//   queue and the database afresh, as a Prometheus scraping every 15 s does) to 100 ms past its answer, one idle and
-//   as long: the mean difference per scrape, its standard error and median, and by thread;
+// - uncached: BENCH_METRICS_SPACED rounds of three windows (see measure()), one from just before a scrape (which
+//   reads the queue and the database afresh, as a Prometheus scraping every 15 s does) to 100 ms past its answer,
+//   one idle and as long, one for a 404 from the same listener (the floor): the mean difference per scrape, its
+//   standard error and median, by thread, and the floor's;
 // - back to back: BENCH_METRICS_SCRAPES scrapes in a row (the queue and database reads are shared within 2 s),
 //   less the idle rate of the 10 s before, per scrape.
 import { randomBytes } from 'node:crypto'
 import { createSql } from '../shared/db.js'
-import { createTestDatabase } from '../test/helpers/db.js'
+import { createTestDatabase, prepareTemplate } from '../test/helpers/db.js'
 import { envInt, logger } from './common.js'
 import { threadCpuMs } from './machine.js'
 import { Children, freePort, HOST, waitForHttp200, type Child } from './procs.js'
@@ -18,11 +19,12 @@ import { deleteRedisPrefix } from './setup.js'
 import { percentile, round, sleep } from './stats.js'
 
 const SCRAPES = envInt('BENCH_METRICS_SCRAPES', 300, 1)
-const SPACED = envInt('BENCH_METRICS_SPACED', 40, 1)
+const SPACED = envInt('BENCH_METRICS_SPACED', 30, 1)
 const AFTER_MS = 100
 const say = logger('bench:metrics')
 const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379'
 
+await prepareTemplate()
 const db = await createTestDatabase()
 const prefix = `bm${randomBytes(4).toString('hex')}`
 const children = new Children()
@@ -98,33 +100,51 @@ try {
     const threads = new Map<string, number>()
     const cpuNow = () => threadCpuMs(pid)
     const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0)
-    // Each pair: a window from just before a scrape to AFTER_MS past its answer (what the scrape set off on other
-    // threads, a collection or a compilation, included), and an idle window as long, in alternating order, each
+    // Each round: a window from just before a scrape to AFTER_MS past its answer (what the scrape set off on other
+    // threads, a collection or a compilation, included), an idle window as long and one for a 404 from the same
+    // listener (the floor: the HTTP and the wake-up, no metrics work), in rotating order, each
     // after 2.1 s unmeasured (so every scrape reads the queue and the database afresh). Windows this short leave out
     // nearly all of the process's own periodic work (BullMQ's checks, a collection the process was due anyway),
     // which in whole 2.1 s windows made the standard error as large as the target.
     const diffs: number[] = []
+    const floors: number[] = []
     let lastScrapeMs = 20
+    const orders: ('idle' | 'scrape' | 'floor')[][] = [
+      ['idle', 'scrape', 'floor'],
+      ['scrape', 'floor', 'idle'],
+      ['floor', 'idle', 'scrape'],
+    ]
     for (let i = 0; i < SPACED; i++) {
-      let diff = 0
-      for (const scraping of i % 2 ? [true, false] : [false, true]) {
+      const used = { idle: 0, scrape: 0, floor: 0 }
+      const byThread = new Map<string, number>()
+      for (const kind of orders[i % orders.length]) {
         await sleep(2100)
         const before = cpuNow()
         const t0 = performance.now()
-        if (scraping) {
+        if (kind === 'scrape') {
           await scrape()
           lastScrapeMs = performance.now() - t0
+        } else if (kind === 'floor') {
+          const res = await fetch(url.replace(/\/metrics$/, '/floor'))
+          if (res.status !== 404) throw new Error(`floor: ${res.status}`)
+          await res.text()
+          await sleep(Math.max(0, lastScrapeMs - (performance.now() - t0)))
         } else await sleep(lastScrapeMs)
         await sleep(AFTER_MS)
         const after = cpuNow()
-        for (const [name, ms] of after) threads.set(name, (threads.get(name) ?? 0) + (scraping ? 1 : -1) * (ms - (before.get(name) ?? 0)))
-        diff += (scraping ? 1 : -1) * (total(after) - total(before))
+        used[kind] = total(after) - total(before)
+        const sign = kind === 'scrape' ? 1 : kind === 'idle' ? -1 : 0
+        for (const [name, ms] of after) byThread.set(name, (byThread.get(name) ?? 0) + sign * (ms - (before.get(name) ?? 0)))
       }
-      diffs.push(diff)
+      for (const [name, ms] of byThread) threads.set(name, (threads.get(name) ?? 0) + ms)
+      diffs.push(used.scrape - used.idle)
+      floors.push(used.floor - used.idle)
     }
     const uncached = diffs.reduce((a, b) => a + b, 0) / SPACED
     const sd = Math.sqrt(diffs.reduce((a, d) => a + (d - uncached) ** 2, 0) / Math.max(1, SPACED - 1))
     const sorted = [...diffs].sort((a, b) => a - b)
+    const floor = floors.reduce((a, b) => a + b, 0) / SPACED
+    const floorSd = Math.sqrt(floors.reduce((a, d) => a + (d - floor) ** 2, 0) / Math.max(1, SPACED - 1))
     const self1 = selfReported()
     const uncachedSelfReported = round(((self1.s - self0.s) * 1000) / (self1.n - self0.n), 2)
     // Back to back, less the idle rate of a 10 s window just before.
@@ -142,6 +162,9 @@ try {
       uncachedMsPerScrape: round(uncached, 2),
       uncachedStdErrMs: round(sd / Math.sqrt(SPACED), 2),
       uncachedMedianMs: round(percentile(sorted, 0.5), 2),
+      floorMsPerRequest: round(floor, 2),
+      floorStdErrMs: round(floorSd / Math.sqrt(SPACED), 2),
+      uncachedToFloor: round(uncached / floor, 2),
       uncachedSelfReportedMs: uncachedSelfReported,
       uncachedByThreadMs: Object.fromEntries([...threads].map(([name, ms]) => [name, round(ms / SPACED, 2)])),
       backToBackMsPerScrape: backToBack,

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net'
 import type { Config } from '../config.js'
 import type { Logger } from '../log.js'
 import { ClusterGauges, type ClusterSource } from './cluster.js'
+import { exposition } from './exposition.js'
 import { serviceMetrics, type ServiceMetrics } from './registry.js'
 
 export interface MetricsListener {
@@ -72,7 +73,7 @@ async function listen(host: string, port: number, metrics: ServiceMetrics, clust
         const used = process.cpuUsage(cpu)
         metrics.scrapes.inc()
         metrics.scrapeCpu.inc((used.user + used.system) / 1e6)
-        return metrics.registry.metrics()
+        return exposition(metrics.registry)
       })
       .then((text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(req.method === 'HEAD' ? undefined : text))
       .catch((err: Error) => {

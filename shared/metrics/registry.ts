@@ -1,8 +1,9 @@
 // The service's own metrics (decisions.md 26), in one prom-client registry per process: a process running both
 // the API and the workers (`npm run dev`) serves them on one listener. Names follow Prometheus' conventions:
 // the `metrics_service_` prefix, base units (seconds, bytes), `_total` on counters. Process memory, CPU,
-// event-loop lag and GC come from prom-client's default collectors (`process_*`, `nodejs_*`).
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+// event-loop lag and GC are under prom-client's default names (`process_*`, `nodejs_*`; process.ts).
+import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { registerProcessMetrics } from './process.js'
 
 export const PREFIX = 'metrics_service_'
 
@@ -12,7 +13,7 @@ export type PointRoute = 'single' | 'batch' | 'ez' | 'protocol' | 'statsd'
 function build() {
   const registry = new Registry()
   const r = [registry]
-  collectDefaultMetrics({ register: registry })
+  registerProcessMetrics(registry)
   return {
     registry,
     pointsAccepted: new Counter({

@@ -85,7 +85,7 @@ test.serial(
     t.is(samples.get('metrics_service_points_refused_total{route="batch"}'), 2)
     t.is(samples.get('metrics_service_http_requests_total{route="/api/v1/points",method="POST",code="400"}'), 1)
     t.is(samples.get('metrics_service_http_requests_total{route="/ez",method="POST",code="200"}'), 1)
-    // Process metrics from prom-client's default collectors.
+    // Process metrics (shared/metrics/process.ts, under prom-client's default names).
     t.true(samples.get('process_resident_memory_bytes')! > 0)
     t.true(samples.has('nodejs_eventloop_lag_seconds'))
     const [{ n: refusedStored }] = await app.sql<

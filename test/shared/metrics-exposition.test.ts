@@ -1,0 +1,84 @@
+// /metrics' text (shared/metrics/exposition.ts) and the process metrics (shared/metrics/process.ts): the text is
+// line for line what prom-client writes, and each process figure moves with what it measures.
+import test from 'ava'
+import { openSync, closeSync } from 'node:fs'
+import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { exposition } from '../../shared/metrics/exposition.js'
+import { registerProcessMetrics } from '../../shared/metrics/process.js'
+
+const lines = (text: string) => text.split('\n').filter((l) => l !== '')
+
+function sample(text: string, series: string): number {
+  const line = lines(text).find((l) => l.startsWith(`${series} `))
+  if (!line) throw new Error(`no sample ${series} in:\n${text}`)
+  return Number(line.slice(series.length + 1))
+}
+
+test('the text is line for line what prom-client writes: escapes, histograms, special values, metrics without samples', async (t) => {
+  const registry = new Registry()
+  const registers = [registry]
+  const counter = new Counter({
+    name: 'x_requests_total',
+    help: 'Requests.\nBy "route" \\ code.',
+    labelNames: ['route', 'code'],
+    registers,
+  })
+  counter.inc({ route: '/a"b\\c\nd', code: '200' }, 3)
+  counter.inc({ route: '/plain', code: '500' })
+  const histogram = new Histogram({ name: 'x_seconds', help: 'Time.', labelNames: ['queue'], buckets: [0.001, 0.5, 10], registers })
+  histogram.observe({ queue: 'ingest' }, 0.2)
+  histogram.observe({ queue: 'ingest' }, 20)
+  histogram.observe({ queue: 'alerts' }, 0.0001)
+  const gauge = new Gauge({ name: 'x_value', help: 'Values.', labelNames: ['v'], registers })
+  gauge.set({ v: 'nan' }, Number.NaN)
+  gauge.set({ v: 'inf' }, Number.POSITIVE_INFINITY)
+  gauge.set({ v: 'ninf' }, Number.NEGATIVE_INFINITY)
+  gauge.set({ v: 'small' }, 1e-9)
+  new Gauge({ name: 'x_unset', help: 'Never set.', labelNames: ['a'], registers })
+  new Gauge({ name: 'x_plain', help: 'No labels.', registers }).set(42)
+
+  const ours = await exposition(registry)
+  // prom-client writes NaN as "Nan"; the format's spelling is "NaN" (Prometheus reads either).
+  t.deepEqual(lines(ours), lines((await registry.metrics()).replace(/ Nan$/m, ' NaN')))
+  t.true(ours.includes('x_requests_total{route="/a\\"b\\\\c\\nd",code="200"} 3\n'))
+  t.true(ours.includes('x_seconds_bucket{le="+Inf",queue="ingest"} 2\n'))
+  t.true(ours.includes('x_value{v="inf"} +Inf\n'))
+  t.true(ours.endsWith('x_plain 42\n'))
+})
+
+test('the process metrics move with what they measure: CPU, memory, descriptors, loop delay, collections', async (t) => {
+  const registry = new Registry()
+  registerProcessMetrics(registry)
+  // The loop's monitor counts delays from its first tick on.
+  await new Promise((resolve) => setTimeout(resolve, 30))
+  const before = await exposition(registry)
+  // ...and again after each scrape's reset (as prom-client's, which resets it the same way).
+  await new Promise((resolve) => setTimeout(resolve, 30))
+
+  // CPU: 50 ms of work.
+  const until = performance.now() + 50
+  while (performance.now() < until);
+  // Descriptors: two more open.
+  const fds = [openSync('/dev/null', 'r'), openSync('/dev/null', 'r')]
+  // Collections: short-lived garbage.
+  for (let i = 0; i < 200; i++) new Array(10_000).fill(i)
+  // Loop delay: the loop blocked for 80 ms, then let it run so the monitor sees it.
+  const blocked = performance.now() + 80
+  while (performance.now() < blocked);
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  const after = await exposition(registry)
+  fds.forEach(closeSync)
+
+  t.true(sample(after, 'process_cpu_seconds_total') - sample(before, 'process_cpu_seconds_total') >= 0.1)
+  const rss = sample(after, 'process_resident_memory_bytes')
+  t.true(rss > 0.5 * process.memoryUsage.rss() && rss < 2 * process.memoryUsage.rss(), `${rss}`)
+  t.is(sample(after, 'process_open_fds') - sample(before, 'process_open_fds'), 2)
+  t.true(sample(after, 'nodejs_eventloop_lag_max_seconds') >= 0.07)
+  t.true(sample(after, 'nodejs_heap_size_used_bytes') > 0)
+  t.true(sample(after, 'nodejs_heap_size_used_bytes') <= sample(after, 'nodejs_heap_size_total_bytes'))
+  t.true(sample(after, 'nodejs_gc_duration_seconds_count{kind="minor"}') >= 1)
+  t.true(Math.abs(sample(after, 'process_start_time_seconds') - (Date.now() / 1000 - process.uptime())) <= 1)
+  t.is(sample(after, `nodejs_version_info{version="${process.version}"}`), 1)
+  // What a callback waited at the scrape before: a loop that runs freely answers within a few ms.
+  t.true(sample(after, 'nodejs_eventloop_lag_seconds') < 0.05)
+})
