@@ -59,20 +59,22 @@ export function registerProcessMetrics(registry: Registry): void {
   // The loop's delay since the last scrape, sampled every 10 ms (prom-client's default resolution).
   const delay = monitorEventLoopDelay({ resolution: 10 })
   delay.enable()
-  const lagP99 = new Gauge({
+  // Read and reset by the first of the two to be collected (registration order: the p99), so both show this
+  // scrape's delays.
+  new Gauge({
     name: 'nodejs_eventloop_lag_p99_seconds',
     help: 'The 99th percentile of the event loop delay since the last scrape, in seconds.',
     registers,
+    collect() {
+      this.set(delay.percentile(99) / 1e9)
+      lagMax.set(delay.max / 1e9)
+      delay.reset()
+    },
   })
-  new Gauge({
+  const lagMax = new Gauge({
     name: 'nodejs_eventloop_lag_max_seconds',
     help: 'The largest event loop delay since the last scrape, in seconds.',
     registers,
-    collect() {
-      this.set(delay.max / 1e9)
-      lagP99.set(delay.percentile(99) / 1e9)
-      delay.reset()
-    },
   })
   // What a callback queued now waits (prom-client's nodejs_eventloop_lag_seconds: the value is measured at the
   // scrape and shown at the next one).

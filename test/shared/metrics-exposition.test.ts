@@ -74,6 +74,8 @@ test('the process metrics move with what they measure: CPU, memory, descriptors,
   t.true(rss > 0.5 * process.memoryUsage.rss() && rss < 2 * process.memoryUsage.rss(), `${rss}`)
   t.is(sample(after, 'process_open_fds') - sample(before, 'process_open_fds'), 2)
   t.true(sample(after, 'nodejs_eventloop_lag_max_seconds') >= 0.07)
+  // This scrape's, not the one before's (a handful of 10 ms samples: the block is their 99th percentile).
+  t.true(sample(after, 'nodejs_eventloop_lag_p99_seconds') >= 0.07)
   t.true(sample(after, 'nodejs_heap_size_used_bytes') > 0)
   t.true(sample(after, 'nodejs_heap_size_used_bytes') <= sample(after, 'nodejs_heap_size_total_bytes'))
   t.true(sample(after, 'nodejs_gc_duration_seconds_count{kind="minor"}') >= 1)
