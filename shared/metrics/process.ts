@@ -44,17 +44,18 @@ export function registerProcessMetrics(registry: Registry): void {
       } catch {}
     },
   })
-  const heapUsed = new Gauge({ name: 'nodejs_heap_size_used_bytes', help: 'Process heap size used from Node.js in bytes.', registers })
+  // Both read by the first collected (registration order), so both show this scrape's.
   new Gauge({
-    name: 'nodejs_heap_size_total_bytes',
-    help: 'Process heap size from Node.js in bytes.',
+    name: 'nodejs_heap_size_used_bytes',
+    help: 'Process heap size used from Node.js in bytes.',
     registers,
     collect() {
       const heap = getHeapStatistics()
-      this.set(heap.total_heap_size)
-      heapUsed.set(heap.used_heap_size)
+      this.set(heap.used_heap_size)
+      heapTotal.set(heap.total_heap_size)
     },
   })
+  const heapTotal = new Gauge({ name: 'nodejs_heap_size_total_bytes', help: 'Process heap size from Node.js in bytes.', registers })
 
   // The loop's delay since the last scrape, sampled every 10 ms (prom-client's default resolution).
   const delay = monitorEventLoopDelay({ resolution: 10 })
