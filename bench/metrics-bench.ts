@@ -10,6 +10,7 @@
 // - back to back: BENCH_METRICS_SCRAPES scrapes in a row (the queue and database reads are shared within 2 s),
 //   less the idle rate of the 10 s before, per scrape.
 import { randomBytes } from 'node:crypto'
+import { mean, sampleStandardDeviation } from 'simple-statistics'
 import { createSql } from '../shared/db.js'
 import { createTestDatabase, prepareTemplate } from '../test/helpers/db.js'
 import { envInt, logger } from './common.js'
@@ -140,11 +141,9 @@ try {
       diffs.push(used.scrape - used.idle)
       floors.push(used.floor - used.idle)
     }
-    const uncached = diffs.reduce((a, b) => a + b, 0) / SPACED
-    const sd = Math.sqrt(diffs.reduce((a, d) => a + (d - uncached) ** 2, 0) / Math.max(1, SPACED - 1))
-    const sorted = [...diffs].sort((a, b) => a - b)
-    const floor = floors.reduce((a, b) => a + b, 0) / SPACED
-    const floorSd = Math.sqrt(floors.reduce((a, d) => a + (d - floor) ** 2, 0) / Math.max(1, SPACED - 1))
+    const uncached = mean(diffs)
+    const floor = mean(floors)
+    const stdErr = (xs: number[]) => (xs.length > 1 ? sampleStandardDeviation(xs) / Math.sqrt(xs.length) : 0)
     const self1 = selfReported()
     const uncachedSelfReported = round(((self1.s - self0.s) * 1000) / (self1.n - self0.n), 2)
     // Back to back, less the idle rate of a 10 s window just before.
@@ -160,10 +159,16 @@ try {
       bytes,
       idleCpuPct: round(idlePerMs * 100, 2),
       uncachedMsPerScrape: round(uncached, 2),
-      uncachedStdErrMs: round(sd / Math.sqrt(SPACED), 2),
-      uncachedMedianMs: round(percentile(sorted, 0.5), 2),
+      uncachedStdErrMs: round(stdErr(diffs), 2),
+      uncachedMedianMs: round(
+        percentile(
+          [...diffs].sort((a, b) => a - b),
+          0.5,
+        ),
+        2,
+      ),
       floorMsPerRequest: round(floor, 2),
-      floorStdErrMs: round(floorSd / Math.sqrt(SPACED), 2),
+      floorStdErrMs: round(stdErr(floors), 2),
       uncachedToFloor: round(uncached / floor, 2),
       uncachedSelfReportedMs: uncachedSelfReported,
       uncachedByThreadMs: Object.fromEntries([...threads].map(([name, ms]) => [name, round(ms / SPACED, 2)])),
