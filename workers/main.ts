@@ -26,6 +26,12 @@ import { enforceRetentionJob } from './enforce-retention.js'
 import { refreshRollupsJob } from './refresh-rollups.js'
 import { syncBillingJob } from './sync-billing.js'
 
+// BullMQ's answer when a job is no longer where this worker left it: the reply to its completion was lost when Redis
+// went away, and the command, resent on reconnect, found the job already finished; or its lock expired and another
+// worker took it over (stalled-job recovery). The job ran, or runs elsewhere, and a second run finds the first one's
+// work done (a batch's record, a delivery's status): a warning, not an error.
+const JOB_MOVED = /^(Missing (key|lock) for job |Lock mismatch for job |Job \S+ is not in the \w+ state)/
+
 type Handler<N extends JobName> = (deps: WorkerDeps, data: JobData<N>, now: Date, attempt: Attempt) => Promise<unknown>
 
 /** Every job of the registry has exactly one handler; the compiler checks it. */
@@ -137,7 +143,14 @@ export async function startWorkers(config: Config, log: Logger): Promise<Running
         (again(job) && outages.report(err)) ||
         log.warn('job failed', { queue: key, job: job?.name, job_id: job?.id, attempts: job?.attemptsMade, error: err.message }),
     )
-    worker.on('error', (err) => outages.report(err) ?? log.error('worker error', { queue: key, error: err.message }))
+    worker.on(
+      'error',
+      (err) =>
+        outages.report(err) ??
+        (JOB_MOVED.test(err.message)
+          ? log.warn('job moved under the worker', { queue: key, error: err.message })
+          : log.error('worker error', { queue: key, error: err.message })),
+    )
     if (metrics) observeWorker(key, worker, metrics.metrics)
     return worker
   })
