@@ -1,5 +1,6 @@
 // bench:metrics (issue 44): what a /metrics scrape costs the scraped process, in ms of its CPU (target: under
-// 5 ms). A web process and a worker run as processes of their own, each with METRICS_PORT, on a database of
+// 5 ms). A web process and a worker run as production runs them (dist/, NODE_ENV=production; BENCH_FROM_SOURCE=1
+// for the sources through tsx, BENCH_NODE_ARGS for node's flags), each with METRICS_PORT, on a database of
 // the bench's own and a Redis prefix of its own, after a few thousand points through the write routes (so that
 // every counter and queue has values; the schedules that would run during the bench are set an hour apart).
 // Per process, CPU by the scheduler's count in ns for every thread:
@@ -15,13 +16,15 @@ import { createSql } from '../shared/db.js'
 import { createTestDatabase, prepareTemplate } from '../test/helpers/db.js'
 import { envInt, logger } from './common.js'
 import { threadCpuMs } from './machine.js'
-import { Children, freePort, HOST, waitForHttp200, type Child } from './procs.js'
-import { deleteRedisPrefix } from './setup.js'
+import { buildDist, Children, freePort, HOST, waitForHttp200, type Child } from './procs.js'
+import { createAccount, deleteRedisPrefix } from './setup.js'
 import { percentile, round, sleep } from './stats.js'
 
 const SCRAPES = envInt('BENCH_METRICS_SCRAPES', 300, 1)
 const SPACED = envInt('BENCH_METRICS_SPACED', 30, 1)
 const AFTER_MS = 100
+const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1'
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)
 const say = logger('bench:metrics')
 const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379'
 
@@ -33,7 +36,8 @@ process.on('exit', () => children.killAllNow())
 try {
   const [webPort, webMetrics, workerMetrics] = [await freePort(), await freePort(), await freePort()]
   const env = (metricsPort: number, port = 0) => ({
-    NODE_ENV: 'development',
+    NODE_ENV: FROM_SOURCE ? 'development' : 'production',
+    PUBLIC_URL: 'http://127.0.0.1',
     DATABASE_URL: db.url,
     REDIS_URL: redisUrl,
     REDIS_PREFIX: prefix,
@@ -44,13 +48,16 @@ try {
     ALERT_EVAL_INTERVAL_SECONDS: '3600',
     ANOMALY_SWEEP_INTERVAL_SECONDS: '3600',
   })
-  const web = children.start('metrics-web', 'api/server.ts', env(webMetrics, webPort))
-  const worker = children.start('metrics-worker', 'workers/main.ts', env(workerMetrics))
+  // As production runs them (the Procfile's dist/, NODE_ENV=production), unless BENCH_FROM_SOURCE=1 (tsx's loader).
+  if (!FROM_SOURCE) buildDist()
+  const script = (path: string) => (FROM_SOURCE ? path : `dist/${path.replace(/\.ts$/, '.js')}`)
+  const web = children.start('metrics-web', script('api/server.ts'), env(webMetrics, webPort), undefined, NODE_ARGS)
+  const worker = children.start('metrics-worker', script('workers/main.ts'), env(workerMetrics), undefined, NODE_ARGS)
   const base = `http://${HOST}:${webPort}`
   await waitForHttp200(`${base}/api/v1/health`, web, 60_000)
   await waitForHttp200(`http://${HOST}:${workerMetrics}/metrics`, worker, 60_000)
 
-  // An account, a key, and points on every write route.
+  // A business-plan account, a key, and points on every write route.
   const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
     const res = await fetch(base + path, {
       method: 'POST',
@@ -60,19 +67,8 @@ try {
     if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`)
     return res
   }
-  const signup = await post('/api/v1/auth/signup', { email: 'bench@example.com', password: 'correct horse battery' })
-  const account = (await signup.json()) as { account: { id: string }; csrf_token: string }
-  const cookie = signup.headers
-    .getSetCookie()
-    .find((c) => c.startsWith('service_session='))!
-    .split(';')[0]
   const sql = createSql(db.url, { max: 1 })
-  await sql`update accounts set plan = 'business' where id = ${account.account.id}`
-  const key = (
-    (await (await post('/api/v1/auth/api-keys', { label: 'bench' }, { cookie, 'x-service-csrf': account.csrf_token })).json()) as {
-      key: string
-    }
-  ).key
+  const { key } = await createAccount(sql, 'bench-metrics')
   const auth = { authorization: `Bearer ${key}` }
   for (let s = 0; s < 20; s++) {
     await post('/api/v1/points', { points: Array.from({ length: 100 }, (_, i) => ({ stat: `bench.m${s}`, value: i })) }, auth)
@@ -95,8 +91,11 @@ try {
       n: Number(/^metrics_service_scrapes_total (\S+)$/m.exec(text)![1]),
       s: Number(/^metrics_service_scrape_cpu_seconds_total (\S+)$/m.exec(text)![1]),
     })
+    // Young-generation collections the process counted (its own nodejs_gc_duration_seconds).
+    const minorGcs = () => Number(/^nodejs_gc_duration_seconds_count\{kind="minor"\} (\S+)$/m.exec(text)?.[1] ?? 0)
     const bytes = await scrape()
     const self0 = selfReported()
+    const gc0 = minorGcs()
     // Per thread: the scraping windows' CPU less the idle ones' (where off the main thread the cost falls).
     const threads = new Map<string, number>()
     const cpuNow = () => threadCpuMs(pid)
@@ -145,6 +144,7 @@ try {
     const floor = mean(floors)
     const stdErr = (xs: number[]) => (xs.length > 1 ? sampleStandardDeviation(xs) / Math.sqrt(xs.length) : 0)
     const self1 = selfReported()
+    const gc1 = minorGcs()
     const uncachedSelfReported = round(((self1.s - self0.s) * 1000) / (self1.n - self0.n), 2)
     // Back to back, less the idle rate of a 10 s window just before.
     const idle0 = total(cpuNow())
@@ -171,6 +171,7 @@ try {
       floorStdErrMs: round(stdErr(floors), 2),
       uncachedToFloor: round(uncached / floor, 2),
       uncachedSelfReportedMs: uncachedSelfReported,
+      minorGcsPerRound: round((gc1 - gc0) / SPACED, 2),
       uncachedByThreadMs: Object.fromEntries([...threads].map(([name, ms]) => [name, round(ms / SPACED, 2)])),
       backToBackMsPerScrape: backToBack,
     }

@@ -2,7 +2,7 @@
 // so that the pid we hold is the process we mean to stop, their output kept
 // in a log file and a short ring buffer, and every one of them stopped on the
 // way out whatever happened.
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs'
 import net from 'node:net'
 import { dirname, join } from 'node:path'
@@ -117,6 +117,14 @@ export class Children {
 }
 
 /** A port that was free a moment ago on 127.0.0.1. */
+/** Compiles `root`'s service as production runs it (`npm run build`, the Procfile's `dist/`). */
+export function buildDist(root = ROOT): void {
+  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
+    cwd: root,
+    stdio: 'inherit',
+  })
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer()

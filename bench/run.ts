@@ -52,7 +52,6 @@
 // BENCH_WAIT_QUIET (15: seconds to wait, before each stage, for the machine to
 // be mostly idle; 0 = don't), DATABASE_URL (server only; postgres://localhost),
 // REDIS_URL (redis://127.0.0.1:6379).
-import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
@@ -64,7 +63,7 @@ import type { CopyResult } from './copy-ref.js'
 import type { LoadResult, Target } from './load.js'
 import { addSelfReported, cpuDuring, processCpuMs, waitForQuiet, type CpuUsage } from './machine.js'
 import { runProbes } from './probe.js'
-import { Children, freePort, HOST, ROOT, waitForHttp200, type Child } from './procs.js'
+import { buildDist, Children, freePort, HOST, ROOT, waitForHttp200, type Child } from './procs.js'
 import { meanOf, renderReport, TARGETS, type PairResult, type PerPointCpu, type PhaseResult, type Results } from './report.js'
 import {
   activityDelta,
@@ -684,10 +683,7 @@ async function main(): Promise<Results> {
   try {
     if (!FROM_SOURCE) {
       say('service: compiling it as production runs it (npm run build)')
-      execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
-        cwd: ROOT,
-        stdio: 'inherit',
-      })
+      buildDist()
     }
     say(`service: ${WEB} web process(es) + 1 worker${FROM_SOURCE ? ', from the TypeScript sources (BENCH_FROM_SOURCE=1)' : ', from dist/'}`)
     svc.push(

@@ -11,7 +11,6 @@
 //
 // Env: BENCH_ROUNDS (5), BENCH_SECONDS (3, per subject and round), BENCH_CONNECTIONS (32, one web process's
 // share of bench:writes' 64), BENCH_ACCOUNTS (16), BENCH_DB (metrics_bench_single).
-import { execFileSync } from 'node:child_process'
 import { createServer, type RequestListener, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join, resolve } from 'node:path'
@@ -19,7 +18,7 @@ import { pathToFileURL } from 'node:url'
 import { envInt, logger, onStopSignals, openBench } from './common.js'
 import { koaRef } from './koa-ref.js'
 import type { LoadConfig } from './load.js'
-import { ROOT } from './procs.js'
+import { buildDist, ROOT } from './procs.js'
 import { createAccounts } from './setup.js'
 import { runLoadProcess, singleGroups } from './workloads.js'
 
@@ -59,7 +58,7 @@ async function main(): Promise<void> {
     const subjects: Subject[] = []
     for (const [i, root] of roots.entries()) {
       say(`${root}: compiling (npm run build)`)
-      execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: root })
+      buildDist(root)
       const load = (path: string) => import(pathToFileURL(join(root, 'dist', path)).href)
       const { loadConfig } = await load('shared/config.js')
       const { createLogger } = await load('shared/log.js')
