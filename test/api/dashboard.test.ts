@@ -10,6 +10,10 @@ async function account() {
   const user = await signUp(app.url)
   const { key } = await createKey(app.url, user)
   const n = Math.floor(Date.now() / 1000)
+  // The last two latency points in one 5-minute bucket whatever the time: the later one 20 s ago (or a second
+  // past the bucket's start), the earlier 10 s before it or at the start.
+  const start = Math.floor((n - 20) / 300) * 300
+  const last = Math.max(n - 20, start + 1)
   const res = await request(app.url, '/ez', {
     json: {
       ezkey: key,
@@ -17,8 +21,8 @@ async function account() {
         { stat: 'orders', count: 2, t: n - 600 },
         { stat: 'orders', count: 5, t: n - 30 },
         { stat: 'latency', value: 10, t: n - 600 },
-        { stat: 'latency', value: 30, t: n - 30 },
-        { stat: 'latency', value: 20, t: n - 20 },
+        { stat: 'latency', value: 30, t: Math.max(last - 10, start) },
+        { stat: 'latency', value: 20, t: last },
         { stat: 'old', count: 1, t: n - 3 * 86_400 },
       ],
     },
