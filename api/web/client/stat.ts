@@ -510,7 +510,7 @@ function StatPage() {
   // and it is the whole stat's, so not over a filtered or grouped chart (an incident's "carried by" link opens one).
   const showBand = range === '7d' && !tagFilter && !groupBy && PLANS[pageData.plan as PlanName]?.anomalyDetection === true
 
-  usePoll(async () => {
+  usePoll(async (stale) => {
     const previous = (fromMs: number) =>
       api<Detail>(
         'GET',
@@ -534,13 +534,14 @@ function StatPage() {
       kindRef.current = d.stat.kind
       const from = Date.parse(d.range.from)
       const p = from === guess ? p0 : await previous(from)
+      if (stale()) return
       setDetail(d)
       setPrev(p.points)
       setBand(b)
       setStat((s) => s ?? d.stat)
       setError(null)
     } catch (err) {
-      setError(err)
+      if (!stale()) setError(err)
     }
   }, [range, withPct, tagFilter, groupBy])
 

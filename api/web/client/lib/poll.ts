@@ -24,8 +24,13 @@ export function pollDelay(): number {
   return Date.now() - lastActivity < IDLE_AFTER_MS ? ACTIVE_MS : IDLE_MS
 }
 
-/** Calls `tick` now and then again and again at the adaptive delay; `deps` restart it. */
-export function usePoll(tick: () => Promise<unknown>, deps: unknown[]): void {
+/**
+ * Calls `tick` now and then again and again at the adaptive delay; `deps` restart it. A tick still in flight when
+ * they do was asked for what the page showed before (the range, the filter before the one just applied): its
+ * argument then answers true, and it must not show what it read, which would otherwise replace the newer answer
+ * until the next tick.
+ */
+export function usePoll(tick: (stale: () => boolean) => Promise<unknown>, deps: unknown[]): void {
   const latest = useRef(tick)
   latest.current = tick
   useEffect(() => {
@@ -37,7 +42,7 @@ export function usePoll(tick: () => Promise<unknown>, deps: unknown[]): void {
       running = true
       clearTimeout(timer)
       try {
-        await latest.current()
+        await latest.current(() => stopped)
       } finally {
         running = false
         if (!stopped) timer = setTimeout(run, pollDelay())
