@@ -510,40 +510,43 @@ function StatPage() {
   // and it is the whole stat's, so not over a filtered or grouped chart (an incident's "carried by" link opens one).
   const showBand = range === '7d' && !tagFilter && !groupBy && PLANS[pageData.plan as PlanName]?.anomalyDetection === true
 
-  usePoll(async (stale) => {
-    const previous = (fromMs: number) =>
-      api<Detail>(
-        'GET',
-        `${statPath(name)}?from=${new Date(fromMs - SECONDS(range) * 1000).toISOString()}&to=${new Date(fromMs).toISOString()}${tagFilter ? `&filter=${encodeURIComponent(tagFilter)}` : ''}`,
-      )
-    try {
-      // Both periods at once: the window's start is where the server will put it (aligned down to its bucket);
-      // should the clocks disagree across a bucket edge, the previous period is asked again for the server's start.
-      const fromServer = !ticked && range === initialRange && pageData.windowFrom ? Number(pageData.windowFrom) : NaN
-      ticked = true
-      const guess = fromServer || Math.floor((Date.now() / 1000 - SECONDS(range)) / BUCKET(range)) * BUCKET(range) * 1000
-      const backtest = showBand ? hourlyBand() : Promise.resolve([] as Band[])
-      // Percentiles are asked only of a gauge: on a first read of unknown kind, asked again once it is known.
-      const read = (kind: string | undefined) =>
+  usePoll(
+    async (stale) => {
+      const previous = (fromMs: number) =>
         api<Detail>(
           'GET',
-          `${statPath(name)}?range=${range}${tagQuery}${withPct && kind === 'gauge' ? `&percentiles=${PERCENTILE_KEYS.map((k) => k.slice(1)).join(',')}` : ''}`,
+          `${statPath(name)}?from=${new Date(fromMs - SECONDS(range) * 1000).toISOString()}&to=${new Date(fromMs).toISOString()}${tagFilter ? `&filter=${encodeURIComponent(tagFilter)}` : ''}`,
         )
-      let [d, p0, b] = await Promise.all([read(kindRef.current), previous(guess), backtest])
-      if (withPct && kindRef.current === undefined && d.stat.kind === 'gauge') d = await read('gauge')
-      kindRef.current = d.stat.kind
-      const from = Date.parse(d.range.from)
-      const p = from === guess ? p0 : await previous(from)
-      if (stale()) return
-      setDetail(d)
-      setPrev(p.points)
-      setBand(b)
-      setStat((s) => s ?? d.stat)
-      setError(null)
-    } catch (err) {
-      if (!stale()) setError(err)
-    }
-  }, [range, withPct, tagFilter, groupBy])
+      try {
+        // Both periods at once: the window's start is where the server will put it (aligned down to its bucket);
+        // should the clocks disagree across a bucket edge, the previous period is asked again for the server's start.
+        const fromServer = !ticked && range === initialRange && pageData.windowFrom ? Number(pageData.windowFrom) : NaN
+        ticked = true
+        const guess = fromServer || Math.floor((Date.now() / 1000 - SECONDS(range)) / BUCKET(range)) * BUCKET(range) * 1000
+        const backtest = showBand ? hourlyBand() : Promise.resolve([] as Band[])
+        // Percentiles are asked only of a gauge: on a first read of unknown kind, asked again once it is known.
+        const read = (kind: string | undefined) =>
+          api<Detail>(
+            'GET',
+            `${statPath(name)}?range=${range}${tagQuery}${withPct && kind === 'gauge' ? `&percentiles=${PERCENTILE_KEYS.map((k) => k.slice(1)).join(',')}` : ''}`,
+          )
+        let [d, p0, b] = await Promise.all([read(kindRef.current), previous(guess), backtest])
+        if (withPct && kindRef.current === undefined && d.stat.kind === 'gauge') d = await read('gauge')
+        kindRef.current = d.stat.kind
+        const from = Date.parse(d.range.from)
+        const p = from === guess ? p0 : await previous(from)
+        if (stale()) return
+        setDetail(d)
+        setPrev(p.points)
+        setBand(b)
+        setStat((s) => s ?? d.stat)
+        setError(null)
+      } catch (err) {
+        if (!stale()) setError(err)
+      }
+    },
+    [range, withPct, tagFilter, groupBy],
+  )
 
   const setTags = (f: string, b: string) => {
     setTagFilter(f)
