@@ -180,3 +180,27 @@ test.serial("a gauge's page draws p50, p95 and p99 beside the average when asked
   await screenshot(page, 'stat-percentiles', false)
   t.deepEqual(problems, [])
 })
+
+test.serial('the value under a mouse held still over the chart stays when the next poll draws the chart anew', async (t) => {
+  const user = await signUp(web.app.url)
+  const { key } = await createKey(web.app.url, user)
+  const now = Math.floor(Date.now() / 1000)
+  const points = Array.from({ length: 24 }, (_, i) => ({ stat: 'held', count: i + 1, t: now - 600 - i * 3_600 }))
+  t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(web.app)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/stats/held`)
+  const chart = page.locator('.chart[data-drawn-at]')
+  await chart.waitFor()
+  const box = (await chart.locator('.u-over').boundingBox())!
+  await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2)
+  const value = page.locator('.u-legend .u-series').first().locator('.u-value')
+  await page.waitForFunction(() => document.querySelector('.chart .u-legend .u-series .u-value')?.textContent !== '—')
+  const before = await value.textContent()
+  // The plot drawn now is marked; the next poll (every 2 s while the tab is in use) replaces it.
+  await page.evaluate(() => document.querySelector('.chart .uplot')!.setAttribute('data-old', ''))
+  await page.waitForFunction(() => document.querySelector('.chart .uplot:not([data-old])') !== null)
+  t.not(await value.textContent(), '—')
+  t.is(await value.textContent(), before, 'the same bucket under the same pixel')
+  t.deepEqual(problems, [])
+})

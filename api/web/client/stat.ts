@@ -95,6 +95,9 @@ function flaggedNote(detail: Detail, band: Band[]): string {
 
 function Chart({ detail, prev, band, unit }: { detail: Detail; prev: Bucket[]; band: Band[]; unit?: string | null }) {
   const ref = useRef<HTMLDivElement>(null)
+  // Where the cursor stood over the chart drawn before: each poll draws it anew (its window moves with the clock), and
+  // without this the value under a mouse held still went blank until the mouse moved.
+  const cursor = useRef<{ left: number; top: number } | null>(null)
   // Drawn as soon as the element exists, not an animation frame later.
   useLayoutEffect(() => {
     const el = ref.current!
@@ -116,8 +119,12 @@ function Chart({ detail, prev, band, unit }: { detail: Detail; prev: Bucket[]; b
       detail.stat.name,
     )
     const stop = followWidth(el, plot)
+    if (cursor.current) plot.setCursor(cursor.current)
     el.dataset.drawn = String(detail.points.length) // buckets drawn (the browser tests wait for it)
     return () => {
+      const { left, top } = plot.cursor
+      // uPlot puts the cursor at negative positions once the mouse has left the plot.
+      cursor.current = left !== undefined && top !== undefined && left >= 0 && top >= 0 ? { left, top } : null
       stop()
       plot.destroy()
     }
