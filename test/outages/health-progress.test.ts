@@ -6,6 +6,7 @@ import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
+import { deferred } from '../helpers/deferred.js'
 
 const app = appSuite({ env: { HEALTH_QUEUE_STUCK_SECONDS: '2' } })
 
@@ -44,23 +45,17 @@ test.serial('a worker stuck on a job (its statement blocked): 503 naming the run
   t.is((await request(app.url, '/api/v1/stats/held/count', { json: { count: 1 }, bearer: key })).status, 200)
   await settle(app)
   // Hold the stat's row: the next job storing a point of it waits for the lock, active, for as long as this lasts.
-  let release!: () => void
-  const released = new Promise<void>((r) => {
-    release = r
-  })
-  let locked!: () => void
-  const isLocked = new Promise<void>((r) => {
-    locked = r
-  })
+  const released = deferred()
+  const locked = deferred()
   const holder = app.sql.begin(async (tx) => {
     await tx`select id from stats where account_id = ${user.accountId} for update`
-    locked()
-    await released
+    locked.resolve()
+    await released.promise
   })
-  await isLocked
+  await locked.promise
   t.is((await request(app.url, '/api/v1/stats/held/count', { json: { count: 1 }, bearer: key })).status, 200)
   const stuck = await healthUntil(503, 6000)
-  release()
+  released.resolve()
   await holder
   t.is(stuck.status, 503)
   t.deepEqual(stuck.body.failing, ['queue'])

@@ -4,6 +4,7 @@ import { evaluateAlerts } from '../../shared/alerts/evaluate.js'
 import { insertAlert } from '../../shared/alerts/repo.js'
 import { CreateAlertBody } from '../../shared/alerts/schema.js'
 import { screenshot, signedInTab } from '../helpers/browser.js'
+import { deferred } from '../helpers/deferred.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
@@ -43,35 +44,26 @@ test('a read of the chart before the filter was applied, answered after it, does
   const { page, problems } = await signedInTab(web.browser, web.app.url, user)
   // Once the grouped chart is shown, the next unfiltered grouped read (the page polls) is held until released.
   let hold = false
-  let held!: () => void
-  const heldSeen = new Promise<void>((r) => {
-    held = r
-  })
-  let release!: () => void
-  const released = new Promise<void>((r) => {
-    release = r
-  })
-  let answeredLate!: () => void
-  const lateAnswered = new Promise<void>((r) => {
-    answeredLate = r
-  })
+  const held = deferred()
+  const released = deferred()
+  const answeredLate = deferred()
   await page.route(/\/api\/v1\/stats\/latency\?range=1h&group_by=host$/, async (route) => {
     if (!hold) return route.continue()
-    held()
-    await released
+    held.resolve()
+    await released.promise
     await route.continue()
-    answeredLate()
+    answeredLate.resolve()
   })
   await page.goto(`${web.app.url}/stats/latency?range=1h&group_by=host`)
   const legend = page.getByTestId('group-legend')
   await page.waitForFunction(() => document.querySelectorAll('[data-testid="group-legend"] li').length === 3)
   hold = true
-  await heldSeen
+  await held.promise
   await page.locator('input[name="filter"]').fill('region:eu')
   await page.getByRole('button', { name: 'Apply' }).click()
   await page.waitForFunction(() => document.querySelectorAll('[data-testid="group-legend"] li').length === 2)
-  release()
-  await lateAnswered
+  released.resolve()
+  await answeredLate.promise
   // What the late answer would have drawn is drawn within a frame or two; the filtered chart stays.
   await page.waitForTimeout(300)
   t.deepEqual(await legend.locator('li').allTextContents(), ['■ host=web1', '■ host=web2'])

@@ -4,6 +4,7 @@
 import test from 'ava'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { deferred } from '../helpers/deferred.js'
 import { appSuite } from '../helpers/suite.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
@@ -13,15 +14,12 @@ const app = appSuite({ workers: true })
 
 test('a delivery job whose key vanished while it ran: one warning, no worker error, the delivery recorded', async (t) => {
   // A webhook receiver that holds its answer until told: the job is running meanwhile.
-  let release!: () => void
-  const released = new Promise<void>((r) => {
-    release = r
-  })
+  const released = deferred()
   let received = 0
   const server = http.createServer((req, res) => {
     req.resume()
     received++
-    void released.then(() => res.writeHead(200).end('ok'))
+    void released.promise.then(() => res.writeHead(200).end('ok'))
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   t.teardown(() => new Promise<void>((r) => server.close(() => r())))
@@ -49,7 +47,7 @@ test('a delivery job whose key vanished while it ran: one warning, no worker err
   // The job's hash gone under the running job, as when its completion went through before a restart.
   const queue = app.api.deps.queues.get('deliver')
   t.is(await (await queue.client).del(queue.toKey(delivery.id)), 1)
-  release()
+  released.resolve()
 
   const parse = () => app.logs.map((l) => JSON.parse(l) as { level: string; message: string; error?: string })
   await eventually(() => parse().some((l) => l.message === 'job moved under the worker') || undefined, 'the warning', 20_000)
