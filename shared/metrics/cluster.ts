@@ -6,7 +6,7 @@ import type { Sql } from '../db.js'
 import type { Redis } from 'ioredis'
 import { QUEUES, type QueueKey } from '../jobs.js'
 import { Queues } from '../queues.js'
-import { createRedis } from '../redis.js'
+import { createRedis, isCluster } from '../redis.js'
 import type { ServiceMetrics } from './registry.js'
 
 /** What a process lends the scrape: its pool, and the settings to reach its queues. */
@@ -37,63 +37,64 @@ function within<T>(p: Promise<T>): Promise<T> {
 }
 
 /**
- * One queue's gauges, read by a script inside Redis: the counts, and the enqueue time of the oldest waiting job, the
- * start of the longest-running active one (of the 100 started first) and the enqueue time of the first delayed one
- * (false when there is none). Jobs enter `wait` on the left and leave on the right, so its rightmost is the oldest;
- * `active` is filled the same way; `delayed` is ordered by due time. A queue's keys, its jobs' hashes included,
- * share one hash tag, so the script runs on one node of a Redis Cluster too.
+ * Queues' gauges, read by a script inside Redis: for each queue (five keys, and its job hashes' prefix as an
+ * argument) the counts, and the enqueue time of the oldest waiting job, the start of the longest-running active one
+ * (of the 100 started first) and the enqueue time of the first delayed one (false when there is none). Jobs enter
+ * `wait` on the left and leave on the right, so its rightmost is the oldest; `active` is filled the same way;
+ * `delayed` is ordered by due time. A queue's keys, its jobs' hashes included, share one hash tag, so on a Redis
+ * Cluster the script is called once per queue, on that queue's node.
  */
 const QUEUE_GAUGES_LUA = `
-local function at(id, field)
-  if not id then return false end
-  return tonumber(redis.call('HGET', ARGV[1] .. id, field)) or false
+local out = {}
+for q = 0, #KEYS / 5 - 1 do
+  local k, prefix = q * 5, ARGV[q + 1]
+  local function at(id, field)
+    if not id then return false end
+    return tonumber(redis.call('HGET', prefix .. id, field)) or false
+  end
+  local started = false
+  for _, id in ipairs(redis.call('LRANGE', KEYS[k + 3], -100, -1)) do
+    local t = at(id, 'processedOn')
+    if t and (not started or t < started) then started = t end
+  end
+  local o = #out
+  out[o + 1] = redis.call('LLEN', KEYS[k + 1]) + redis.call('ZCARD', KEYS[k + 2])
+  out[o + 2] = redis.call('LLEN', KEYS[k + 3])
+  out[o + 3] = redis.call('ZCARD', KEYS[k + 4])
+  out[o + 4] = redis.call('ZCARD', KEYS[k + 5])
+  out[o + 5] = at(redis.call('LINDEX', KEYS[k + 1], -1), 'timestamp')
+  out[o + 6] = started
+  out[o + 7] = at(redis.call('ZRANGE', KEYS[k + 4], 0, 0)[1], 'timestamp')
 end
-local started = false
-for _, id in ipairs(redis.call('LRANGE', KEYS[3], -100, -1)) do
-  local t = at(id, 'processedOn')
-  if t and (not started or t < started) then started = t end
-end
-return {
-  redis.call('LLEN', KEYS[1]) + redis.call('ZCARD', KEYS[2]),
-  redis.call('LLEN', KEYS[3]),
-  redis.call('ZCARD', KEYS[4]),
-  redis.call('ZCARD', KEYS[5]),
-  at(redis.call('LINDEX', KEYS[1], -1), 'timestamp'),
-  started,
-  at(redis.call('ZRANGE', KEYS[4], 0, 0)[1], 'timestamp'),
-}`
+return out`
+const PER_QUEUE = 7
 
-type QueueGaugesReply = [
-  waiting: number,
-  active: number,
-  delayed: number,
-  failed: number,
-  oldest: number | null,
-  started: number | null,
-  firstDelayed: number | null,
-]
-type WithQueueGauges = Redis & { queueGauges(...args: string[]): Promise<QueueGaugesReply> }
+/** The script's reply, PER_QUEUE values a queue in the order asked: waiting, active, delayed, failed, oldest, started, first delayed. */
+type QueueGaugesReply = (number | null)[]
+type WithQueueGauges = Redis & { queueGauges(numberOfKeys: number, ...args: string[]): Promise<QueueGaugesReply> }
 
 /**
- * Every queue's gauges, a script call per queue, all sent at once (BullMQ's getJobCounts and a look-up of each
- * job's times cost a round trip or a script per queue and several ms of CPU a scrape; a pipeline across queues is
- * refused by a Redis Cluster, where the queues' keys are on different nodes).
+ * Every queue's gauges: one script call for them all on a single Redis (a call per queue, and its reply, cost a
+ * scrape more CPU than the script's work), and a call per queue, all sent at once, on a Redis Cluster, which
+ * refuses a script whose keys are in several hash slots.
  */
 async function readQueues(m: ServiceMetrics, { queues, redis }: Open): Promise<void> {
   const keys = Object.keys(QUEUES) as QueueKey[]
-  const qs = keys.map((k) => queues.get(k))
-  const replies = await Promise.all(
-    qs.map((q) => redis.queueGauges(q.keys.wait, q.keys.prioritized, q.keys.active, q.keys.delayed, q.keys.failed, q.toKey(''))),
-  )
+  const call = (names: QueueKey[]) => {
+    const qs = names.map((k) => queues.get(k))
+    const keyNames = qs.flatMap((q) => [q.keys.wait, q.keys.prioritized, q.keys.active, q.keys.delayed, q.keys.failed])
+    return redis.queueGauges(keyNames.length, ...keyNames, ...qs.map((q) => q.toKey('')))
+  }
+  const replies = isCluster(redis) ? (await Promise.all(keys.map((k) => call([k])))).flat() : await call(keys)
   const now = Date.now()
   const age = (at: number | null) => (at === null ? 0 : Math.max(0, (now - at) / 1000))
   m.queueJobs.reset()
-  replies.forEach(([waiting, active, delayed, failed, oldest, started, firstDelayed], i) => {
-    const queue = keys[i]
-    m.queueJobs.set({ queue, state: 'waiting' }, waiting)
-    m.queueJobs.set({ queue, state: 'active' }, active)
-    m.queueJobs.set({ queue, state: 'delayed' }, delayed)
-    m.queueJobs.set({ queue, state: 'failed' }, failed)
+  keys.forEach((queue, i) => {
+    const [waiting, active, delayed, failed, oldest, started, firstDelayed] = replies.slice(i * PER_QUEUE, (i + 1) * PER_QUEUE)
+    m.queueJobs.set({ queue, state: 'waiting' }, waiting!)
+    m.queueJobs.set({ queue, state: 'active' }, active!)
+    m.queueJobs.set({ queue, state: 'delayed' }, delayed!)
+    m.queueJobs.set({ queue, state: 'failed' }, failed!)
     m.queueOldest.set({ queue }, age(oldest))
     m.queueLongestActive.set({ queue }, age(started))
     // Accepted points not yet stored: waiting, being stored, or waiting out a retry after an outage.
@@ -101,14 +102,14 @@ async function readQueues(m: ServiceMetrics, { queues, redis }: Open): Promise<v
   })
 }
 
+/**
+ * The database's gauges, in one statement (a second one, and its round trip, cost a scrape more CPU than its work).
+ * Its time through this process's pool is the pool's probe: a pool starved of connections shows as waiting there.
+ * Each part is an index scan or a small table: rollup_pending is drained every refresh, the partial index
+ * point_blocks_writes holds only write blocks, alerts is a row per alert.
+ */
 async function readDatabase(m: ServiceMetrics, sql: Sql): Promise<void> {
   const started = performance.now()
-  await sql`select 1`
-  m.dbProbe.set({ pool: 'primary' }, (performance.now() - started) / 1000)
-  const max = (sql as unknown as { options?: { max?: number } }).options?.max
-  if (max) m.dbPoolMax.set({ pool: 'primary' }, max)
-  // Each is an index scan or a small table: rollup_pending is drained every refresh, the partial index
-  // point_blocks_writes holds only write blocks, alerts is a row per alert.
   const [row] = await sql<[{ pending: number; rollup_lag: number | null; backlog: number; alert_lag: number | null; queued: number }]>`
     select
       (select count(*)::int from rollup_pending) as pending,
@@ -117,6 +118,9 @@ async function readDatabase(m: ServiceMetrics, sql: Sql): Promise<void> {
       (select count(*)::int from point_blocks where seq > 0) as backlog,
       (select extract(epoch from now() - min(coalesce(last_evaluated_at, created_at)))::float8 from alerts) as alert_lag,
       (select count(*)::int from alert_deliveries where status = 'queued') as queued`
+  m.dbProbe.set({ pool: 'primary' }, (performance.now() - started) / 1000)
+  const max = (sql as unknown as { options?: { max?: number } }).options?.max
+  if (max) m.dbPoolMax.set({ pool: 'primary' }, max)
   m.rollupPending.set(row.pending)
   // A stat never refreshed (no rollup_state row) counts from its creation.
   m.rollupLag.set(row.rollup_lag ?? 0)
@@ -139,7 +143,7 @@ export class ClusterGauges {
    */
   add(source: ClusterSource): () => Promise<void> {
     const redis = createRedis(source.config, { enableAutoPipelining: false }) as WithQueueGauges
-    redis.defineCommand('queueGauges', { numberOfKeys: 5, lua: QUEUE_GAUGES_LUA })
+    redis.defineCommand('queueGauges', { lua: QUEUE_GAUGES_LUA })
     const open: Open = { sql: source.sql, redis, queues: new Queues(source.config, redis, () => {}, { ownsConnection: true }) }
     this.sources.push(open)
     return async () => {

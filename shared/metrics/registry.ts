@@ -129,7 +129,7 @@ function build() {
     }),
     dbProbe: new Gauge({
       name: `${PREFIX}db_pool_acquire_probe_seconds`,
-      help: "Time a `select 1` took through this process's pool at the scrape: a pool starved of connections shows as waiting here.",
+      help: "Time the scrape's statement (a few index scans) took through this process's pool: a pool starved of connections shows as waiting here.",
       labelNames: ['pool'] as const,
       registers: r,
     }),

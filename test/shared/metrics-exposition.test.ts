@@ -2,7 +2,7 @@
 // line for line what prom-client writes, and each process figure moves with what it measures.
 import test from 'ava'
 import { openSync, closeSync } from 'node:fs'
-import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client'
 import { exposition } from '../../shared/metrics/exposition.js'
 import { registerProcessMetrics } from '../../shared/metrics/process.js'
 
@@ -36,6 +36,11 @@ test('the text is line for line what prom-client writes: escapes, histograms, sp
   gauge.set({ v: 'small' }, 1e-9)
   new Gauge({ name: 'x_unset', help: 'Never set.', labelNames: ['a'], registers })
   new Gauge({ name: 'x_plain', help: 'No labels.', registers }).set(42)
+  // Read through prom-client's get() (the service has no summary; any other kind goes that way).
+  const summary = new Summary({ name: 'x_summary_seconds', help: 'A summary.', labelNames: ['q'], percentiles: [0.5, 0.9], registers })
+  summary.observe({ q: 'a' }, 1)
+  summary.observe({ q: 'a' }, 3)
+  new Histogram({ name: 'x_plain_seconds', help: 'A histogram without labels.', buckets: [1], registers }).observe(0.5)
 
   const ours = await exposition(registry)
   // prom-client writes NaN as "Nan"; the format's spelling is "NaN" (Prometheus reads either).
@@ -43,7 +48,9 @@ test('the text is line for line what prom-client writes: escapes, histograms, sp
   t.true(ours.includes('x_requests_total{route="/a\\"b\\\\c\\nd",code="200"} 3\n'))
   t.true(ours.includes('x_seconds_bucket{le="+Inf",queue="ingest"} 2\n'))
   t.true(ours.includes('x_value{v="inf"} +Inf\n'))
-  t.true(ours.endsWith('x_plain 42\n'))
+  t.true(ours.includes('x_plain 42\n'))
+  t.true(ours.includes('x_summary_seconds{quantile="0.9",q="a"} 3\n'))
+  t.true(ours.endsWith('x_plain_seconds_sum 0.5\nx_plain_seconds_count 1\n'))
 })
 
 test('the process metrics move with what they measure: CPU, memory, descriptors, loop delay, collections', async (t) => {
