@@ -4,6 +4,7 @@
 import type { Config } from '../config.js'
 import type { Sql } from '../db.js'
 import type { Redis } from 'ioredis'
+import type { Gauge, LabelValues } from 'prom-client'
 import { QUEUES, type QueueKey } from '../jobs.js'
 import { Queues } from '../queues.js'
 import { createRedis, isCluster } from '../redis.js'
@@ -78,7 +79,7 @@ type WithQueueGauges = Redis & { queueGauges(numberOfKeys: number, ...args: stri
  * scrape more CPU than the script's work), and a call per queue, all sent at once, on a Redis Cluster, which
  * refuses a script whose keys are in several hash slots.
  */
-async function readQueues(m: ServiceMetrics, { queues, redis }: Open): Promise<void> {
+async function readQueues(m: ServiceMetrics, held: Held, { queues, redis }: Open): Promise<void> {
   const keys = Object.keys(QUEUES) as QueueKey[]
   const call = (names: QueueKey[]) => {
     const qs = names.map((k) => queues.get(k))
@@ -88,17 +89,16 @@ async function readQueues(m: ServiceMetrics, { queues, redis }: Open): Promise<v
   const replies = isCluster(redis) ? (await Promise.all(keys.map((k) => call([k])))).flat() : await call(keys)
   const now = Date.now()
   const age = (at: number | null) => (at === null ? 0 : Math.max(0, (now - at) / 1000))
-  m.queueJobs.reset()
   keys.forEach((queue, i) => {
     const [waiting, active, delayed, failed, oldest, started, firstDelayed] = replies.slice(i * PER_QUEUE, (i + 1) * PER_QUEUE)
-    m.queueJobs.set({ queue, state: 'waiting' }, waiting!)
-    m.queueJobs.set({ queue, state: 'active' }, active!)
-    m.queueJobs.set({ queue, state: 'delayed' }, delayed!)
-    m.queueJobs.set({ queue, state: 'failed' }, failed!)
-    m.queueOldest.set({ queue }, age(oldest))
-    m.queueLongestActive.set({ queue }, age(started))
+    held.set(m.queueJobs, `${queue} waiting`, { queue, state: 'waiting' }, waiting!)
+    held.set(m.queueJobs, `${queue} active`, { queue, state: 'active' }, active!)
+    held.set(m.queueJobs, `${queue} delayed`, { queue, state: 'delayed' }, delayed!)
+    held.set(m.queueJobs, `${queue} failed`, { queue, state: 'failed' }, failed!)
+    held.set(m.queueOldest, queue, { queue }, age(oldest))
+    held.set(m.queueLongestActive, queue, { queue }, age(started))
     // Accepted points not yet stored: waiting, being stored, or waiting out a retry after an outage.
-    if (queue === 'ingest') m.persistLag.set(Math.max(age(oldest), age(started), age(firstDelayed)))
+    if (queue === 'ingest') held.set(m.persistLag, '', {}, Math.max(age(oldest), age(started), age(firstDelayed)))
   })
 }
 
@@ -108,7 +108,7 @@ async function readQueues(m: ServiceMetrics, { queues, redis }: Open): Promise<v
  * Each part is an index scan or a small table: rollup_pending is drained every refresh, the partial index
  * point_blocks_writes holds only write blocks, alerts is a row per alert.
  */
-async function readDatabase(m: ServiceMetrics, sql: Sql): Promise<void> {
+async function readDatabase(m: ServiceMetrics, held: Held, sql: Sql): Promise<void> {
   const started = performance.now()
   const [row] = await sql<[{ pending: number; rollup_lag: number | null; backlog: number; alert_lag: number | null; queued: number }]>`
     select
@@ -118,15 +118,40 @@ async function readDatabase(m: ServiceMetrics, sql: Sql): Promise<void> {
       (select count(*)::int from point_blocks where seq > 0) as backlog,
       (select extract(epoch from now() - min(coalesce(last_evaluated_at, created_at)))::float8 from alerts) as alert_lag,
       (select count(*)::int from alert_deliveries where status = 'queued') as queued`
-  m.dbProbe.set({ pool: 'primary' }, (performance.now() - started) / 1000)
+  const pool = { pool: 'primary' }
+  held.set(m.dbProbe, 'primary', pool, (performance.now() - started) / 1000)
   const max = (sql as unknown as { options?: { max?: number } }).options?.max
-  if (max) m.dbPoolMax.set({ pool: 'primary' }, max)
-  m.rollupPending.set(row.pending)
+  if (max) held.set(m.dbPoolMax, 'primary', pool, max)
+  held.set(m.rollupPending, '', {}, row.pending)
   // A stat never refreshed (no rollup_state row) counts from its creation.
-  m.rollupLag.set(row.rollup_lag ?? 0)
-  m.compactionBacklog.set(row.backlog)
-  m.alertLag.set(row.alert_lag ?? 0)
-  m.deliveriesQueued.set(row.queued)
+  held.set(m.rollupLag, '', {}, row.rollup_lag ?? 0)
+  held.set(m.compactionBacklog, '', {}, row.backlog)
+  held.set(m.alertLag, '', {}, row.alert_lag ?? 0)
+  held.set(m.deliveriesQueued, '', {}, row.queued)
+}
+
+/**
+ * Sets gauges' series only when their value changed: prom-client's set() hashes the labels and makes a new series
+ * object at each call (about 1 kB of garbage; some 50 calls a scrape, as much as the rest of the reads), and most
+ * of these values are the same from one scrape to the next. A gauge reset here is forgotten here too.
+ */
+class Held {
+  private readonly values = new Map<Gauge, Map<string, number>>()
+
+  set<T extends string>(gauge: Gauge<T>, key: string, labels: LabelValues<T>, value: number): void {
+    let held = this.values.get(gauge as Gauge)
+    if (!held) this.values.set(gauge as Gauge, (held = new Map()))
+    if (held.get(key) === value) return
+    held.set(key, value)
+    gauge.set(labels, value)
+  }
+
+  /** Removes every series of the gauge (prom-client's reset() leaves a gauge without labels at 0, a wrong value). */
+  reset(gauge: Gauge): void {
+    gauge.reset()
+    gauge.remove({})
+    this.values.delete(gauge)
+  }
 }
 
 /** Reads the cluster gauges through the sources of this process (the newest one that is open). */
@@ -134,6 +159,7 @@ export class ClusterGauges {
   private readonly sources: Open[] = []
   private last = 0
   private running: Promise<void> | undefined
+  private readonly held = new Held()
 
   constructor(private readonly m: ServiceMetrics) {}
 
@@ -164,13 +190,16 @@ export class ClusterGauges {
   private async read(): Promise<void> {
     const source = this.sources.at(-1)
     if (!source) return
-    const { m } = this
-    const [redis, postgres] = await Promise.allSettled([within(readQueues(m, source)), within(readDatabase(m, source.sql))])
-    m.clusterUp.set({ dependency: 'redis' }, redis.status === 'fulfilled' ? 1 : 0)
-    m.clusterUp.set({ dependency: 'postgres' }, postgres.status === 'fulfilled' ? 1 : 0)
+    const { m, held } = this
+    const [redis, postgres] = await Promise.allSettled([
+      within(readQueues(m, held, source)),
+      within(readDatabase(m, held, source.sql)),
+    ])
+    held.set(m.clusterUp, 'redis', { dependency: 'redis' }, redis.status === 'fulfilled' ? 1 : 0)
+    held.set(m.clusterUp, 'postgres', { dependency: 'postgres' }, postgres.status === 'fulfilled' ? 1 : 0)
     // A dependency that did not answer leaves no stale value behind: its gauges are absent until it answers.
-    if (redis.status === 'rejected') for (const g of [m.queueJobs, m.queueOldest, m.queueLongestActive, m.persistLag]) g.reset()
+    if (redis.status === 'rejected') for (const g of [m.queueJobs, m.queueOldest, m.queueLongestActive, m.persistLag]) held.reset(g)
     if (postgres.status === 'rejected')
-      for (const g of [m.dbProbe, m.rollupPending, m.rollupLag, m.compactionBacklog, m.alertLag, m.deliveriesQueued]) g.reset()
+      for (const g of [m.dbProbe, m.rollupPending, m.rollupLag, m.compactionBacklog, m.alertLag, m.deliveriesQueued]) held.reset(g)
   }
 }
