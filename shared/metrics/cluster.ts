@@ -191,10 +191,7 @@ export class ClusterGauges {
     const source = this.sources.at(-1)
     if (!source) return
     const { m, held } = this
-    const [redis, postgres] = await Promise.allSettled([
-      within(readQueues(m, held, source)),
-      within(readDatabase(m, held, source.sql)),
-    ])
+    const [redis, postgres] = await Promise.allSettled([within(readQueues(m, held, source)), within(readDatabase(m, held, source.sql))])
     held.set(m.clusterUp, 'redis', { dependency: 'redis' }, redis.status === 'fulfilled' ? 1 : 0)
     held.set(m.clusterUp, 'postgres', { dependency: 'postgres' }, postgres.status === 'fulfilled' ? 1 : 0)
     // A dependency that did not answer leaves no stale value behind: its gauges are absent until it answers.
