@@ -3,7 +3,8 @@
 // for the sources through tsx, BENCH_NODE_ARGS for node's flags), each with METRICS_PORT, on a database of
 // the bench's own and a Redis prefix of its own, after a few thousand points through the write routes (so that
 // every counter and queue has values; the schedules that would run during the bench are set an hour apart).
-// Per process, CPU by the scheduler's count in ns for every thread:
+// Per process, after a warm-up of scrapes until a minute passes without a full collection (BENCH_METRICS_WARM_QUIET_S;
+// at most 4 minutes), CPU by the scheduler's count in ns for every thread:
 // - uncached: BENCH_METRICS_SPACED rounds of three windows (see measure()), one from just before a scrape (which
 //   reads the queue and the database afresh, as a Prometheus scraping every 15 s does) to 100 ms past its answer,
 //   one idle and as long, one for a 404 from the same listener (the floor): the mean difference per scrape, its
@@ -23,6 +24,8 @@ import { percentile, round, sleep } from './stats.js'
 const SCRAPES = envInt('BENCH_METRICS_SCRAPES', 300, 1)
 const SPACED = envInt('BENCH_METRICS_SPACED', 30, 1)
 const AFTER_MS = 100
+const WARM_QUIET_MS = envInt('BENCH_METRICS_WARM_QUIET_S', 60, 0) * 1000
+const WARM_MAX_MS = 240_000
 const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1'
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)
 const say = logger('bench:metrics')
@@ -91,11 +94,28 @@ try {
       n: Number(/^metrics_service_scrapes_total (\S+)$/m.exec(text)![1]),
       s: Number(/^metrics_service_scrape_cpu_seconds_total (\S+)$/m.exec(text)![1]),
     })
-    // Young-generation collections the process counted (its own nodejs_gc_duration_seconds).
-    const minorGcs = () => Number(/^nodejs_gc_duration_seconds_count\{kind="minor"\} (\S+)$/m.exec(text)?.[1] ?? 0)
+    // Collections the process counted, by kind (its own nodejs_gc_duration_seconds).
+    const gcs = (kind: 'minor' | 'major') =>
+      Number(new RegExp(`^nodejs_gc_duration_seconds_count\\{kind="${kind}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0)
+    // Warm-up, unmeasured: scrapes 2.1 s apart (as a Prometheus that has been scraping the process) until
+    // WARM_QUIET_MS pass without a full collection. Some 45 s after the start and the writes, V8's memory reducer
+    // collects their garbage in two full collections, about 100 ms of main-thread CPU and as much on its own
+    // threads; that once-after-a-burst work fell into the first rounds' windows, scrape or idle as it happened,
+    // and made the standard error as large as the target.
+    const warmStart = performance.now()
+    let lastMajor = performance.now()
+    await scrape()
+    let majors = gcs('major')
+    while (performance.now() - lastMajor < WARM_QUIET_MS && performance.now() - warmStart < WARM_MAX_MS) {
+      await sleep(2100)
+      await scrape()
+      if (gcs('major') !== majors) [majors, lastMajor] = [gcs('major'), performance.now()]
+    }
+    const warmUpS = round((performance.now() - warmStart) / 1000, 0)
     const bytes = await scrape()
     const self0 = selfReported()
-    const gc0 = minorGcs()
+    const gc0 = gcs('minor')
+    const major0 = gcs('major')
     // Per thread: the scraping windows' CPU less the idle ones' (where off the main thread the cost falls).
     const threads = new Map<string, number>()
     const cpuNow = () => threadCpuMs(pid)
@@ -144,7 +164,8 @@ try {
     const floor = mean(floors)
     const stdErr = (xs: number[]) => (xs.length > 1 ? sampleStandardDeviation(xs) / Math.sqrt(xs.length) : 0)
     const self1 = selfReported()
-    const gc1 = minorGcs()
+    const gc1 = gcs('minor')
+    const major1 = gcs('major')
     const uncachedSelfReported = round(((self1.s - self0.s) * 1000) / (self1.n - self0.n), 2)
     // Back to back, less the idle rate of a 10 s window just before.
     const idle0 = total(cpuNow())
@@ -172,6 +193,8 @@ try {
       uncachedToFloor: round(uncached / floor, 2),
       uncachedSelfReportedMs: uncachedSelfReported,
       minorGcsPerRound: round((gc1 - gc0) / SPACED, 2),
+      majorGcs: major1 - major0,
+      warmUpS,
       uncachedByThreadMs: Object.fromEntries([...threads].map(([name, ms]) => [name, round(ms / SPACED, 2)])),
       backToBackMsPerScrape: backToBack,
     }
