@@ -33,33 +33,64 @@ export async function exposition(registry: Registry): Promise<string> {
   for (const metric of registry.getMetricsAsArray()) {
     const kept = metric as unknown as Kept
     const { name, type } = kept
-    out += `# HELP ${name} ${escapeHelp(kept.help)}\n# TYPE ${name} ${type}\n`
+    out += header(kept)
     if (type === 'histogram') {
       await collected(kept)
-      const bounds = kept.upperBounds!
       for (const hash in kept.hashMap) {
-        const { labels, bucketValues, sum, count } = kept.hashMap[hash] as HistogramSeries
-        const rest = labelText(labels, ',')
-        let acc = 0
-        for (const bound of bounds) {
-          acc += bucketValues[bound]
-          out += `${name}_bucket{le="${sampleValue(bound)}"${rest}} ${sampleValue(acc)}\n`
+        const series = kept.hashMap[hash] as HistogramSeries
+        const last = written.get(series)
+        // A series' count moves with every observation, so the same count and sum are the same lines.
+        if (last?.count === series.count && last.sum === series.sum) out += last.text
+        else {
+          const text = histogramLines(name, kept.upperBounds!, series)
+          written.set(series, { count: series.count, sum: series.sum, text })
+          out += text
         }
-        out += `${name}_bucket{le="+Inf"${rest}} ${sampleValue(count)}\n`
-        const own = labelText(labels, '{')
-        const close = own ? '}' : ''
-        out += `${name}_sum${own}${close} ${sampleValue(sum)}\n${name}_count${own}${close} ${sampleValue(count)}\n`
       }
     } else if (type === 'counter' || type === 'gauge') {
       await collected(kept)
       for (const hash in kept.hashMap) {
-        const { labels, value } = kept.hashMap[hash] as { labels: Labels; value: number }
-        const own = labelText(labels, '{')
-        out += `${name}${own}${own ? '}' : ''} ${sampleValue(value)}\n`
+        const series = kept.hashMap[hash] as { labels: Labels; value: number }
+        const last = written.get(series)
+        if (last?.count === series.value) out += last.text
+        else {
+          const own = labelText(series.labels, '{')
+          const text = `${name}${own}${own ? '}' : ''} ${sampleValue(series.value)}\n`
+          written.set(series, { count: series.value, sum: 0, text })
+          out += text
+        }
       }
     } else out += await fromGet(metric as unknown as { get(): Promise<unknown> })
   }
   return out
+}
+
+/**
+ * The lines last written for a series (prom-client keeps the same object for a series as long as it exists, and
+ * changes its value in place), with what they were written from: an idle process's next scrape reuses them
+ * instead of writing the same text again (most of a scrape's garbage otherwise).
+ */
+const written = new WeakMap<object, { count: number; sum: number; text: string }>()
+const headers = new WeakMap<Kept, string>()
+
+function header(kept: Kept): string {
+  let text = headers.get(kept)
+  if (text === undefined) headers.set(kept, (text = `# HELP ${kept.name} ${escapeHelp(kept.help)}\n# TYPE ${kept.name} ${kept.type}\n`))
+  return text
+}
+
+function histogramLines(name: string, bounds: number[], { labels, bucketValues, sum, count }: HistogramSeries): string {
+  const rest = labelText(labels, ',')
+  let out = ''
+  let acc = 0
+  for (const bound of bounds) {
+    acc += bucketValues[bound]
+    out += `${name}_bucket{le="${sampleValue(bound)}"${rest}} ${sampleValue(acc)}\n`
+  }
+  out += `${name}_bucket{le="+Inf"${rest}} ${sampleValue(count)}\n`
+  const own = labelText(labels, '{')
+  const close = own ? '}' : ''
+  return `${out}${name}_sum${own}${close} ${sampleValue(sum)}\n${name}_count${own}${close} ${sampleValue(count)}\n`
 }
 
 /** Runs a metric's collect, as prom-client's get() does before reading the values. */

@@ -51,6 +51,18 @@ test('the text is line for line what prom-client writes: escapes, histograms, sp
   t.true(ours.includes('x_plain 42\n'))
   t.true(ours.includes('x_summary_seconds{quantile="0.9",q="a"} 3\n'))
   t.true(ours.endsWith('x_plain_seconds_sum 0.5\nx_plain_seconds_count 1\n'))
+
+  // The next scrape reuses the lines of series that did not change and writes the others anew.
+  counter.inc({ route: '/plain', code: '500' }, 2)
+  histogram.observe({ queue: 'alerts' }, 0.3)
+  gauge.set({ v: 'small' }, 2e-9)
+  const next = await exposition(registry)
+  t.deepEqual(lines(next), lines((await registry.metrics()).replace(/ Nan$/m, ' NaN')))
+  t.true(next.includes('x_requests_total{route="/plain",code="500"} 3\n'))
+  t.true(next.includes('x_seconds_bucket{le="0.5",queue="alerts"} 2\n'))
+  t.true(next.includes('x_seconds_sum{queue="alerts"} 0.3001\n'))
+  t.true(next.includes('x_value{v="small"} 2e-9\n'))
+  t.true(next.includes('x_seconds_bucket{le="+Inf",queue="ingest"} 2\n'))
 })
 
 test('the process metrics move with what they measure: CPU, memory, descriptors, loop delay, collections', async (t) => {
