@@ -133,7 +133,7 @@ async function readDatabase(m: ServiceMetrics, held: Held, sql: Sql): Promise<vo
 /**
  * Sets gauges' series only when their value changed: prom-client's set() hashes the labels and makes a new series
  * object at each call (about 1 kB of garbage; some 50 calls a scrape, as much as the rest of the reads), and most
- * of these values are the same from one scrape to the next. A gauge reset here is forgotten here too.
+ * of these values are the same from one scrape to the next. reset() removes a gauge's series and what was held of it.
  */
 class Held {
   private readonly values = new Map<Gauge, Map<string, number>>()

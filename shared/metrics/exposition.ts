@@ -40,10 +40,10 @@ export async function exposition(registry: Registry): Promise<string> {
         const series = kept.hashMap[hash] as HistogramSeries
         const last = written.get(series)
         // A series' count moves with every observation, so the same count and sum are the same lines.
-        if (last?.count === series.count && last.sum === series.sum) out += last.text
+        if (last?.value === series.count && last.sum === series.sum) out += last.text
         else {
           const text = histogramLines(name, kept.upperBounds!, series)
-          written.set(series, { count: series.count, sum: series.sum, text })
+          written.set(series, { value: series.count, sum: series.sum, text })
           out += text
         }
       }
@@ -52,11 +52,11 @@ export async function exposition(registry: Registry): Promise<string> {
       for (const hash in kept.hashMap) {
         const series = kept.hashMap[hash] as { labels: Labels; value: number }
         const last = written.get(series)
-        if (last?.count === series.value) out += last.text
+        if (last?.value === series.value) out += last.text
         else {
           const own = labelText(series.labels, '{')
           const text = `${name}${own}${own ? '}' : ''} ${sampleValue(series.value)}\n`
-          written.set(series, { count: series.value, sum: 0, text })
+          written.set(series, { value: series.value, sum: 0, text })
           out += text
         }
       }
@@ -67,10 +67,11 @@ export async function exposition(registry: Registry): Promise<string> {
 
 /**
  * The lines last written for a series (prom-client keeps the same object for a series as long as it exists, and
- * changes its value in place), with what they were written from: an idle process's next scrape reuses them
- * instead of writing the same text again (most of a scrape's garbage otherwise).
+ * changes its value in place), with what they were written from (a counter's or gauge's value; a histogram's count
+ * and sum): an idle process's next scrape reuses them instead of writing the same text again (most of a scrape's
+ * garbage otherwise).
  */
-const written = new WeakMap<object, { count: number; sum: number; text: string }>()
+const written = new WeakMap<object, { value: number; sum: number; text: string }>()
 const headers = new WeakMap<Kept, string>()
 
 function header(kept: Kept): string {
