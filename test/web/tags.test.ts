@@ -132,3 +132,30 @@ test("the alert page lists an alert per group's groups and their states", async 
   ])
   t.deepEqual(problems, [])
 })
+
+test('the value under a mouse held still over the grouped chart stays when the next poll draws it anew', async (t) => {
+  const user = await signUp(web.app.url)
+  const { key } = await createKey(web.app.url, user)
+  const now = Math.floor(Date.now() / 1000)
+  const points = ['web1', 'web2'].flatMap((host) =>
+    Array.from({ length: 24 }, (_, i) => ({ stat: 'held', count: i + 1, t: now - 600 - i * 3_600, tags: { host } })),
+  )
+  t.is((await request(web.app.url, '/api/v1/points', { json: { points }, bearer: key })).status, 200)
+  await settle(web.app)
+  const { page, problems } = await signedInTab(web.browser, web.app.url, user)
+  await page.goto(`${web.app.url}/stats/held?group_by=host`)
+  await page.getByTestId('group-legend').waitFor()
+  const over = page.locator('.chart .u-over')
+  await over.waitFor()
+  const box = (await over.boundingBox())!
+  await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2)
+  const value = page.locator('.chart .u-legend .u-series').nth(1).locator('.u-value')
+  await page.waitForFunction(() => document.querySelectorAll('.chart .u-legend .u-series .u-value')[1]?.textContent !== '—')
+  const before = await value.textContent()
+  // The plot drawn now is marked; the next poll (every 2 s while the tab is in use) replaces it.
+  await page.evaluate(() => document.querySelector('.chart .uplot')!.setAttribute('data-old', ''))
+  await page.waitForFunction(() => document.querySelector('.chart .uplot:not([data-old])') !== null)
+  t.not(await value.textContent(), '—')
+  t.is(await value.textContent(), before, 'the same bucket of host=web1 under the same pixel')
+  t.deepEqual(problems, [])
+})

@@ -6,6 +6,7 @@ import { RANGE_NAMES, RANGES as RANGE_TABLE, type RangeName } from '../../../sha
 import { api, ApiError, fieldErrors, pageData, statPath } from './lib/api.js'
 import { drawChart, drawOverlay, followWidth, PALETTE, zoneWords, type Band, type Bucket } from './lib/chart.js'
 import { age, full, num, pct, when } from './lib/format.js'
+import type uPlot from 'uplot'
 import { usePoll } from './lib/poll.js'
 import { Badge, CopyButton, ErrorNotice, Field, html, Loading, mount, useEffect, useLayoutEffect, useRef, useState } from './lib/ui.js'
 
@@ -93,11 +94,27 @@ function flaggedNote(detail: Detail, band: Band[]): string {
   return n ? ` Red dots: ${n === 1 ? 'the hour' : `the ${n} hours`} the detector flagged as unusual (see Anomalies).` : ''
 }
 
+/**
+ * Carries the cursor of a chart's plot to the plot drawn after it: each poll draws a chart anew (its window moves with
+ * the clock), and without this the value under a mouse held still went blank until the mouse moved.
+ */
+function useCarriedCursor() {
+  const cursor = useRef<{ left: number; top: number } | null>(null)
+  return {
+    restore(plot: uPlot) {
+      if (cursor.current) plot.setCursor(cursor.current)
+    },
+    keep(plot: uPlot) {
+      const { left, top } = plot.cursor
+      // uPlot puts the cursor at negative positions once the mouse has left the plot.
+      cursor.current = left !== undefined && top !== undefined && left >= 0 && top >= 0 ? { left, top } : null
+    },
+  }
+}
+
 function Chart({ detail, prev, band, unit }: { detail: Detail; prev: Bucket[]; band: Band[]; unit?: string | null }) {
   const ref = useRef<HTMLDivElement>(null)
-  // Where the cursor stood over the chart drawn before: each poll draws it anew (its window moves with the clock), and
-  // without this the value under a mouse held still went blank until the mouse moved.
-  const cursor = useRef<{ left: number; top: number } | null>(null)
+  const cursor = useCarriedCursor()
   // Drawn as soon as the element exists, not an animation frame later.
   useLayoutEffect(() => {
     const el = ref.current!
@@ -119,12 +136,10 @@ function Chart({ detail, prev, band, unit }: { detail: Detail; prev: Bucket[]; b
       detail.stat.name,
     )
     const stop = followWidth(el, plot)
-    if (cursor.current) plot.setCursor(cursor.current)
+    cursor.restore(plot)
     el.dataset.drawn = String(detail.points.length) // buckets drawn (the browser tests wait for it)
     return () => {
-      const { left, top } = plot.cursor
-      // uPlot puts the cursor at negative positions once the mouse has left the plot.
-      cursor.current = left !== undefined && top !== undefined && left >= 0 && top >= 0 ? { left, top } : null
+      cursor.keep(plot)
       stop()
       plot.destroy()
     }
@@ -137,6 +152,7 @@ function GroupChart({ detail, by }: { detail: Detail; by: string }) {
   const ref = useRef<HTMLDivElement>(null)
   const groups = detail.groups ?? []
   const label = (g: Group) => (g.other ? 'other' : g.tags[by])
+  const cursor = useCarriedCursor()
   useLayoutEffect(() => {
     const el = ref.current
     if (!el || !groups.length) return
@@ -148,7 +164,9 @@ function GroupChart({ detail, by }: { detail: Detail; by: string }) {
       series: groups.map((g) => ({ name: `${by}=${label(g)}`, kind: detail.stat.kind, points: g.points })),
     })
     const stop = followWidth(el, p)
+    cursor.restore(p)
     return () => {
+      cursor.keep(p)
       stop()
       p.destroy()
     }
