@@ -98,3 +98,21 @@ export async function signUpInBrowser(page: Page, base: string, email: string, p
   await page.getByRole('button', { name: 'Create account' }).click()
   await page.waitForURL(/\/keys/)
 }
+
+/**
+ * Holds the mouse still over the page's chart and reads the legend's value of series `n` (0: the time) before and
+ * after the next poll draws the chart anew (the plot drawn now is marked; the next poll, every 2 s while the tab is
+ * in use, replaces it).
+ */
+export async function legendValueAcrossRedraw(page: Page, n: number): Promise<{ before: string | null; after: string | null }> {
+  const over = page.locator('.chart .u-over')
+  await over.waitFor()
+  const box = (await over.boundingBox())!
+  await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2)
+  const value = page.locator('.chart .u-legend .u-series').nth(n).locator('.u-value')
+  await page.waitForFunction((i) => document.querySelectorAll('.chart .u-legend .u-series .u-value')[i]?.textContent !== '—', n)
+  const before = await value.textContent()
+  await page.evaluate(() => document.querySelector('.chart .uplot')!.setAttribute('data-old', ''))
+  await page.waitForFunction(() => document.querySelector('.chart .uplot:not([data-old])') !== null)
+  return { before, after: await value.textContent() }
+}

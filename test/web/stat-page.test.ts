@@ -2,7 +2,7 @@
 // share and embed (preview, rotate, revoke), export for the range, delete
 // with a confirmation that names what is lost.
 import test from 'ava'
-import { screenshot, signedInTab, visible } from '../helpers/browser.js'
+import { legendValueAcrossRedraw, screenshot, signedInTab, visible } from '../helpers/browser.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
 import { settle } from '../helpers/storage.js'
@@ -190,17 +190,8 @@ test.serial('the value under a mouse held still over the chart stays when the ne
   await settle(web.app)
   const { page, problems } = await signedInTab(web.browser, web.app.url, user)
   await page.goto(`${web.app.url}/stats/held`)
-  const chart = page.locator('.chart[data-drawn-at]')
-  await chart.waitFor()
-  const box = (await chart.locator('.u-over').boundingBox())!
-  await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2)
-  const value = page.locator('.u-legend .u-series').first().locator('.u-value')
-  await page.waitForFunction(() => document.querySelector('.chart .u-legend .u-series .u-value')?.textContent !== '—')
-  const before = await value.textContent()
-  // The plot drawn now is marked; the next poll (every 2 s while the tab is in use) replaces it.
-  await page.evaluate(() => document.querySelector('.chart .uplot')!.setAttribute('data-old', ''))
-  await page.waitForFunction(() => document.querySelector('.chart .uplot:not([data-old])') !== null)
-  t.not(await value.textContent(), '—')
-  t.is(await value.textContent(), before, 'the same bucket under the same pixel')
+  const { before, after } = await legendValueAcrossRedraw(page, 0)
+  t.not(after, '—')
+  t.is(after, before, 'the same bucket under the same pixel')
   t.deepEqual(problems, [])
 })

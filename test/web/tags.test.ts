@@ -3,7 +3,7 @@ import test from 'ava'
 import { evaluateAlerts } from '../../shared/alerts/evaluate.js'
 import { insertAlert } from '../../shared/alerts/repo.js'
 import { CreateAlertBody } from '../../shared/alerts/schema.js'
-import { screenshot, signedInTab } from '../helpers/browser.js'
+import { legendValueAcrossRedraw, screenshot, signedInTab } from '../helpers/browser.js'
 import { deferred } from '../helpers/deferred.js'
 import { createKey, signUp } from '../helpers/factories.js'
 import { request } from '../helpers/http.js'
@@ -145,17 +145,8 @@ test('the value under a mouse held still over the grouped chart stays when the n
   const { page, problems } = await signedInTab(web.browser, web.app.url, user)
   await page.goto(`${web.app.url}/stats/held?group_by=host`)
   await page.getByTestId('group-legend').waitFor()
-  const over = page.locator('.chart .u-over')
-  await over.waitFor()
-  const box = (await over.boundingBox())!
-  await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2)
-  const value = page.locator('.chart .u-legend .u-series').nth(1).locator('.u-value')
-  await page.waitForFunction(() => document.querySelectorAll('.chart .u-legend .u-series .u-value')[1]?.textContent !== '—')
-  const before = await value.textContent()
-  // The plot drawn now is marked; the next poll (every 2 s while the tab is in use) replaces it.
-  await page.evaluate(() => document.querySelector('.chart .uplot')!.setAttribute('data-old', ''))
-  await page.waitForFunction(() => document.querySelector('.chart .uplot:not([data-old])') !== null)
-  t.not(await value.textContent(), '—')
-  t.is(await value.textContent(), before, 'the same bucket of host=web1 under the same pixel')
+  const { before, after } = await legendValueAcrossRedraw(page, 1)
+  t.not(after, '—')
+  t.is(after, before, 'the same bucket of host=web1 under the same pixel')
   t.deepEqual(problems, [])
 })
