@@ -56,6 +56,8 @@ interface Proc {
   port?: number
   /** The web process's StatsD port (UDP and TCP), when the rig's settings ask for StatsD (`STATSD: 'on'`). */
   statsdPort?: number
+  /** The process's /metrics port, when the rig's settings ask for metrics (`METRICS: 'on'`). */
+  metricsPort?: number
   lines: string[]
 }
 
@@ -146,6 +148,7 @@ export class DrillRig {
     port ??= kind === 'web' ? await closedPort() : undefined
     // Each web process listens for StatsD on a port of its own (two on one port would collide).
     const statsdPort = kind === 'web' && this.settings.STATSD === 'on' ? await closedPort() : undefined
+    const metricsPort = this.settings.METRICS === 'on' ? await closedPort() : undefined
     const env = {
       ...process.env,
       NODE_ENV: 'development',
@@ -157,12 +160,13 @@ export class DrillRig {
       ...this.settings,
       ...(port ? { PORT: String(port) } : {}),
       ...(statsdPort ? { STATSD_PORT: String(statsdPort) } : {}),
+      ...(metricsPort ? { METRICS_PORT: String(metricsPort) } : {}),
     }
     const child = spawn(process.execPath, serviceArgs(kind === 'web' ? 'api/server.ts' : 'workers/main.ts'), {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     })
-    const proc: Proc = { kind, child, port, statsdPort, lines: [] }
+    const proc: Proc = { kind, child, port, statsdPort, metricsPort, lines: [] }
     const collect = (chunk: Buffer) => proc.lines.push(...chunk.toString('utf8').split('\n').filter(Boolean))
     child.stdout!.on('data', collect)
     child.stderr!.on('data', collect)

@@ -16,8 +16,9 @@
 // Records each process's resident memory every 10 s (every unit when shorter), p50/p99 of writes and reads per
 // unit, and at the end the accepted, stored, lost and doubled counts per path. Targets checked:
 // - 0 lost, 0 doubled, nothing refused stored, every alert transition delivered exactly once (always held);
-// - memory growth under 10 % after warm-up per process alive that long (Redis' reported, not held: its memory is
-//   the idempotency keys it holds for their TTL), p99 per unit within 2x of the first quiet unit past the
+// - memory growth under 10 % after warm-up per process alive that long, the low side of its resident size (what
+//   it holds after a full collection) over the last 5 units against the first 5 (Redis' reported, not held: its
+//   memory is the idempotency keys it holds for their TTL), p99 per unit within 2x of the first quiet unit past the
 //   warm-up, except a fault's own units (from its start until every web process is healthy again) (held when SOAK_MINUTES >= 10: in the shorter forms a unit is a few
 //   seconds of a few hundred requests, and the figures are printed, not held).
 // Exit code 1 when a held target fails. SOAK_REPORT=<file> also writes the whole report as JSON.
@@ -65,6 +66,8 @@ const reads: Sample[] = []
 const readFailures: Array<{ at: number; what: string }> = []
 const faults: Array<{ name: string; at: number; seconds: number }> = []
 const memory: Array<{ at: number; proc: string; rssBytes: number }> = []
+/** The service processes' heap and external memory at the same times, from their /metrics: what of the resident size grew. */
+const heaps: Array<{ at: number; proc: string; usedBytes: number; totalBytes: number; externalBytes: number }> = []
 const loads: Array<{ at: number; load: number }> = []
 
 function rssOf(pid: number): number | undefined {
@@ -81,6 +84,8 @@ const settings = {
   ANOMALY_SWEEP_INTERVAL_SECONDS: String(Math.max(10, Math.round((5 * UNIT_MS) / 1000))),
   COMPACTION_INTERVAL_SECONDS: String(Math.max(10, Math.round((5 * UNIT_MS) / 1000))),
   STATSD: 'on',
+  // Every process serves /metrics on a port of its own (as in production): the soak reads their heaps there.
+  METRICS: 'on',
 }
 const rig = await DrillRig.start(settings)
 const receiver = await startHttpReceiver()
@@ -221,6 +226,17 @@ try {
       for (const p of [...rig.webs, ...rig.workers]) {
         const rss = rssOf(p.child.pid!)
         if (rss) memory.push({ at, proc: `${p.kind}:${p.child.pid}`, rssBytes: rss })
+        const text = p.metricsPort ? await http(p.metricsPort, '/metrics').catch(() => undefined) : undefined
+        if (text?.status === 200 && typeof text.body === 'string') {
+          const sample = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text.body)?.[1])
+          heaps.push({
+            at,
+            proc: `${p.kind}:${p.child.pid}`,
+            usedBytes: sample('nodejs_heap_size_used_bytes'),
+            totalBytes: sample('nodejs_heap_size_total_bytes'),
+            externalBytes: sample('nodejs_external_memory_bytes'),
+          })
+        }
       }
       const redisPid = Number(/process_id:(\d+)/.exec((await redis.info('server').catch(() => '')) ?? '')?.[1])
       if (redisPid) {
@@ -453,23 +469,41 @@ try {
     const xs = memory.filter((m) => m.proc === proc)
     const first = xs[0].at
     const after = xs.filter((m) => m.at >= Math.max(first, 0) + WARMUP_MS)
-    // Medians of the first and the last two units past the warm-up (at least 3 samples each): one sample taken just
-    // before or after a garbage collection moves a mean of three by several per cent.
-    const window = Math.max(3, Math.round((2 * UNIT_MS) / MEMORY_EVERY_MS))
+    // A Node process's resident size is a saw: V8 lets its old generation fill with what outlived two scavenges
+    // until a full collection gives it back (the soak's web processes: heap used 50 -> 110 MB over about 100 s, then
+    // 49 again, the resident size 250 -> 172 MB). A window's median so depends on where in the saw its samples fall
+    // (a +10.5 % "growth" in one run was a window at the teeth's low side). What a leak raises is the low side, what
+    // is held after a full collection: growth is the lowest sample of the last window against the first's, each
+    // window the length of a fault's turn (5 units, several teeth), at least 3 samples. The medians are reported too.
+    const window = Math.max(3, Math.round((FAULT_EVERY_UNITS * UNIT_MS) / MEMORY_EVERY_MS))
     if (after.length < 2 * window) return { proc, samples: xs.length, growthPct: null, note: 'not alive past warm-up long enough' }
-    const median = (ys: typeof xs) => {
-      const v = ys.map((m) => m.rssBytes).sort((a, b) => a - b)
-      return v[Math.floor(v.length / 2)]
-    }
-    const start = median(after.slice(0, window))
-    const end = median(after.slice(-window))
+    const [head, tail] = [after.slice(0, window), after.slice(-window)]
+    const rss = (ys: typeof xs) => ys.map((m) => m.rssBytes).sort((a, b) => a - b)
+    const median = (v: number[]) => v[Math.floor(v.length / 2)]
+    const [low0, low1] = [rss(head)[0], rss(tail)[0]]
+    const [mid0, mid1] = [median(rss(head)), median(rss(tail))]
+    const mib = (n: number | undefined) => (n === undefined ? undefined : Math.round(n / 2 ** 20))
+    // The heap over the same samples: the JS heap's lowest used (what a full collection left) and the memory
+    // outside it that V8 is told of (Buffers), its median.
+    const heapOf = (ys: typeof xs) => heaps.filter((h) => h.proc === proc && ys.some((y) => y.at === h.at))
+    const heapLow = (ys: typeof xs) => mib(Math.min(...heapOf(ys).map((h) => h.usedBytes)))
+    const external = (ys: typeof xs) =>
+      mib(
+        median(
+          heapOf(ys)
+            .map((h) => h.externalBytes)
+            .sort((a, b) => a - b),
+        ),
+      )
     return {
       proc,
       samples: xs.length,
-      startMiB: Math.round(start / 2 ** 20),
-      endMiB: Math.round(end / 2 ** 20),
-      peakMiB: Math.round(Math.max(...xs.map((m) => m.rssBytes)) / 2 ** 20),
-      growthPct: Math.round((end / start - 1) * 1000) / 10,
+      lowMiB: [mib(low0), mib(low1)],
+      medianMiB: [mib(mid0), mib(mid1)],
+      peakMiB: mib(Math.max(...xs.map((m) => m.rssBytes))),
+      growthPct: Math.round((low1 / low0 - 1) * 1000) / 10,
+      medianGrowthPct: Math.round((mid1 / mid0 - 1) * 1000) / 10,
+      ...(heapOf(after).length ? { heapUsedLowMiB: [heapLow(head), heapLow(tail)], externalMiB: [external(head), external(tail)] } : {}),
     }
   })
   const totals = results.reduce(
@@ -527,7 +561,7 @@ try {
     targets,
     held,
   }
-  if (process.env.SOAK_REPORT) writeFileSync(process.env.SOAK_REPORT, JSON.stringify({ ...report, memory }, null, 1))
+  if (process.env.SOAK_REPORT) writeFileSync(process.env.SOAK_REPORT, JSON.stringify({ ...report, memory, heaps }, null, 1))
   process.stdout.write(`\nper unit (${UNIT_MS / 1000} s): unit fault writes p50 p99 reads p50 p99 (ms) load\n`)
   for (const u of perUnit)
     process.stdout.write(

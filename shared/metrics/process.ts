@@ -44,7 +44,9 @@ export function registerProcessMetrics(registry: Registry): void {
       } catch {}
     },
   })
-  // Both read by the first collected (registration order), so both show this scrape's.
+  // All three read by the first collected (registration order), so all show this scrape's. The external memory
+  // (Buffers and other memory outside the heap that V8 is told of) says whether a resident size that grows is the
+  // heap's or not.
   new Gauge({
     name: 'nodejs_heap_size_used_bytes',
     help: 'Process heap size used from Node.js in bytes.',
@@ -53,9 +55,11 @@ export function registerProcessMetrics(registry: Registry): void {
       const heap = getHeapStatistics()
       this.set(heap.used_heap_size)
       heapTotal.set(heap.total_heap_size)
+      external.set(heap.external_memory)
     },
   })
   const heapTotal = new Gauge({ name: 'nodejs_heap_size_total_bytes', help: 'Process heap size from Node.js in bytes.', registers })
+  const external = new Gauge({ name: 'nodejs_external_memory_bytes', help: 'Node.js external memory size in bytes.', registers })
 
   // The loop's delay since the last scrape, sampled every 10 ms (prom-client's default resolution).
   const delay = monitorEventLoopDelay({ resolution: 10 })

@@ -81,6 +81,8 @@ test('the process metrics move with what they measure: CPU, memory, descriptors,
   const fds = [openSync('/dev/null', 'r'), openSync('/dev/null', 'r')]
   // Collections: short-lived garbage.
   for (let i = 0; i < 200; i++) new Array(10_000).fill(i)
+  // External memory: a 32 MB Buffer held across the scrape.
+  const held = Buffer.alloc(32 * 2 ** 20, 1)
   // Loop delay: the loop blocked for 80 ms, then let it run so the monitor sees it.
   const blocked = performance.now() + 80
   while (performance.now() < blocked);
@@ -99,6 +101,9 @@ test('the process metrics move with what they measure: CPU, memory, descriptors,
   t.true(sample(before, 'nodejs_heap_size_used_bytes') > 0)
   t.true(sample(before, 'nodejs_eventloop_lag_p99_seconds') > 0)
   t.true(sample(after, 'nodejs_heap_size_used_bytes') <= sample(after, 'nodejs_heap_size_total_bytes'))
+  // (less what other Buffers freed meanwhile: a few kB)
+  const external = sample(after, 'nodejs_external_memory_bytes') - sample(before, 'nodejs_external_memory_bytes')
+  t.true(external > held.length - 2 ** 20 && external < held.length + 2 ** 20, `${external}`)
   t.true(sample(after, 'nodejs_gc_duration_seconds_count{kind="minor"}') >= 1)
   t.true(Math.abs(sample(after, 'process_start_time_seconds') - (Date.now() / 1000 - process.uptime())) <= 1)
   t.is(sample(after, `nodejs_version_info{version="${process.version}"}`), 1)
