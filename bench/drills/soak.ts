@@ -485,7 +485,7 @@ try {
     const mib = (n: number | undefined) => (n === undefined ? undefined : Math.round(n / 2 ** 20))
     // The heap over the same samples: the JS heap's lowest used (what a full collection left) and the memory
     // outside it that V8 is told of (Buffers), its median.
-    const heapOf = (ys: typeof xs) => heaps.filter((h) => h.proc === proc && ys.some((y) => y.at === h.at))
+    const heapOf = (ys: typeof xs) => heaps.filter((h) => h.proc === proc && h.at >= ys[0].at && h.at <= ys[ys.length - 1].at)
     const heapLow = (ys: typeof xs) => mib(Math.min(...heapOf(ys).map((h) => h.usedBytes)))
     const external = (ys: typeof xs) =>
       mib(
