@@ -1,8 +1,8 @@
 // Compaction drill: the worker is killed (-9) in the middle of a compaction pass, while
 // writers backfill single points (t and ikey, retried with the same ikey) into days that are being
-// compacted, and other writers send points at the hot edge (the window is 10 minutes here: their
-// first are older than it and are moved by the passes that run every second as they arrive, the
-// later ones cross it). A history seeded beforehand (old days, and the hours of today up to the
+// compacted, and other writers send points at the hot edge (the window is 10 minutes here, the edge
+// its start rounded down to an hour: their first are older than the edge and are moved by the passes
+// that run every second as they arrive, the later ones stay rows). A history seeded beforehand (old days, and the hours of today up to the
 // edge) makes the pass long enough to be cut half-way. Afterwards every accepted point and every
 // seeded one is looked up through stat_points (hot rows and blocks alike): nothing lost, nothing
 // doubled, and the passes the restarted worker runs finish the compaction up to the edge.
@@ -76,9 +76,10 @@ export async function compactionDrill(rig: DrillRig, name: string, fault: () => 
   const outcome = new Map<number, 'accepted' | 'refused' | 'unknown'>()
   const edgeOutcome = new Map<number, 'accepted' | 'refused' | 'unknown'>()
   const base = today - 3 * DAY
-  // Point i of the edge stat at edgeBase + 2 (i mod 600), over the 20 minutes before the start: the first half older
-  // than the window when sent, the rest crossing it as the drill runs.
-  const edgeBase = Math.floor(Date.now() / 1000) - 2 * HOT_WINDOW_MINUTES * 60
+  // Point i of the edge stat at edgeBase + 2 (i mod 600), over the 20 minutes around the hot edge (the window's start
+  // rounded down to an hour's stretch): the first half older than the edge when sent, moved by the passes as it
+  // arrives, the rest younger, staying rows beside the blocks.
+  const edgeBase = hotEdge(new Date(), HOT_WINDOW_MINUTES).getTime() / 1000 - HOT_WINDOW_MINUTES * 60
   let next = 0
   let nextEdge = 0
   let writing = true
