@@ -223,6 +223,21 @@ export function renderTable(r: Results): string {
     `<= ${TARGETS.webCpuPerWriteVsKoa}x Koa`,
     webCpu === undefined || !koaCpu ? '' : verdict(webCpu / koaCpu <= TARGETS.webCpuPerWriteVsKoa),
   ])
+  // A control: the load generator does the same work for every single write whoever answers, yet in phase 1 it
+  // spends more CPU per request than against bare Koa (a lower rate batches less per wake-up; two cores shared
+  // with the worker, PostgreSQL and Redis). Divided out, what is left is the web path's own cost against Koa's.
+  const genUs = (l: LoadResult) => (l.completed + l.warmupCompleted > 0 ? (l.cpuMs * 1000) / (l.completed + l.warmupCompleted) : 0)
+  const genKoa = meanOf(r.referenceA, r.referenceAAfter, genUs)
+  const genP1 = p1 ? genUs(p1.load) : 0
+  if (webCpu !== undefined && koaCpu && genKoa && genP1)
+    rows.push([
+      "  the same over the load generator's change",
+      ratio(genP1 / genKoa),
+      `load generator ${n(genP1)} µs per request against ${n(genKoa)} beside Koa`,
+      ratio(webCpu / koaCpu / (genP1 / genKoa)),
+      '(context)',
+      '',
+    ])
   const f1Cpu = isFailed(r.phaseF1) ? undefined : r.phaseF1?.webCpuUsPerRequest
   if (f1Cpu !== undefined)
     rows.push([
