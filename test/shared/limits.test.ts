@@ -203,3 +203,35 @@ test('a leased point seen in memory can still be taken in the same turn when the
   t.false(a.hasLeasedPoint(account))
   t.false(a.takeLeasedPoint(account))
 })
+
+test('a busy account finds a lease in memory at every write: the next lease is taken before this one runs out', async (t) => {
+  const [a] = twoProcesses()
+  const account = randomUUID()
+  const plan = PLANS.business
+  // Two waves of concurrent writes make the account busy: the process leases request tokens and points.
+  for (let wave = 0; wave < 2; wave++)
+    await Promise.all(
+      Array.from({ length: 50 }, async () => {
+        await a.takeRequest(account, plan)
+        await a.reservePoints(account, plan, 1, true)
+      }),
+    )
+  // Then writes decided in memory only (as the direct write route decides them), one every 2 ms for three lease
+  // lives: without a renewal ahead each lease would run out and leave writes to the slow path.
+  const before = a.redisCalls
+  let taken = 0
+  let missed = 0
+  for (const until = Date.now() + 3 * LEASE_MS; Date.now() < until; ) {
+    const request = a.takeLeasedRequest(account, plan)
+    const point = request !== undefined && a.hasLeasedPoint(account) && a.takeLeasedPoint(account)
+    if (point) taken++
+    else missed++
+    await sleep(2)
+  }
+  t.is(missed, 0, `${missed} writes found no lease, ${taken} did`)
+  t.true(taken > 300, `${taken} writes`)
+  t.true(a.redisCalls - before < taken / 20, `${a.redisCalls - before} Redis round trips for ${taken} writes`)
+  // The renewals took points ahead; once the leases end, the day counter holds exactly the points taken.
+  await a.giveBackLeases()
+  t.is(await used(account), 100 + taken)
+})
