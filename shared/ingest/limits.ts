@@ -447,7 +447,7 @@ export class Limits {
     const now = this.now()
     for (const [id, s] of this.accounts) {
       if (s.pointsUntil <= now) this.endLease(s)
-      if (s.lastSeen < now - 60_000 && !s.tokenRefill && !s.pointRefill) this.accounts.delete(id)
+      if (s.lastSeen < now - 60_000 && !s.tokenRefill && !s.pointRefill && !s.renewingPoints) this.accounts.delete(id)
     }
     for (const [key, n] of [...this.owed]) {
       this.owed.delete(key)
