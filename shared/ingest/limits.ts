@@ -125,10 +125,10 @@ interface AccountState {
   /** Leased request tokens, spendable until tokensUntil. */
   tokens: number
   tokensUntil: number
-  /** Tokens the last lease granted, and the plan it was for: what renewAhead asks again for. */
+  /** What the last lease of tokens, and of points, left to spend when it was granted: RENEW_AT is a share of it. */
   tokensLeased: number
-  /** Points the last lease granted (leasedPoints' counterpart of tokensLeased). */
   pointsLeased: number
+  /** The plan the last point lease was granted under: its renewal asks under it. */
   plan?: Plan
   /** A renewal ahead in flight: nobody waits on it, and there is at most one of each kind per account. */
   renewingTokens: boolean
