@@ -205,7 +205,9 @@ test('a leased point seen in memory can still be taken in the same turn when the
 })
 
 test('a busy account finds a lease in memory at every write: the next lease is taken before this one runs out', async (t) => {
-  const [a] = twoProcesses()
+  // The process's clock moves 2 ms a write whatever the machine's load, so the demand it sees is steady.
+  let clock = Date.now()
+  const [a] = twoProcesses(() => clock)
   const account = randomUUID()
   const plan = PLANS.business
   // Two waves of concurrent writes make the account busy: the process leases request tokens and points.
@@ -217,20 +219,20 @@ test('a busy account finds a lease in memory at every write: the next lease is t
       }),
     )
   // Then writes decided in memory only (as the direct write route decides them), one every 2 ms for three lease
-  // lives: without a renewal ahead each lease would run out and leave writes to the slow path.
+  // lives: without a renewal ahead each lease would run out and leave every later write to the slow path.
   const before = a.redisCalls
   let taken = 0
   let missed = 0
-  for (const until = Date.now() + 3 * LEASE_MS; Date.now() < until; ) {
+  for (let i = 0; i < (3 * LEASE_MS) / 2; i++) {
+    clock += 2
     const request = a.takeLeasedRequest(account, plan)
     const point = request !== undefined && a.hasLeasedPoint(account) && a.takeLeasedPoint(account)
     if (point) taken++
     else missed++
-    await sleep(2)
+    await sleep(1) // Redis answers the renewals meanwhile
   }
-  // Without the renewal nearly every write after the first lease misses; a loaded machine may stall one renewal.
+  // A loaded machine may hold a renewal's answer past the end of the lease it renews.
   t.true(missed <= taken / 50, `${missed} writes found no lease, ${taken} did`)
-  t.true(taken > 100, `${taken} writes`)
   t.true(a.redisCalls - before < taken / 20, `${a.redisCalls - before} Redis round trips for ${taken} writes`)
   // The renewals took points ahead; once the leases end, the day counter holds exactly the points taken.
   await a.giveBackLeases()
