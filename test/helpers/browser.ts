@@ -106,8 +106,13 @@ export async function signUpInBrowser(page: Page, base: string, email: string, p
  */
 export async function legendValueAcrossRedraw(page: Page, n: number): Promise<{ before: string | null; after: string | null }> {
   const over = page.locator('.chart .u-over')
-  await over.waitFor()
-  const box = (await over.boundingBox())!
+  // A poll may replace the plot between finding it and measuring it (no box then): measure the new one.
+  let box = null
+  for (let i = 0; i < 10 && !box; i++) {
+    await over.waitFor()
+    box = await over.boundingBox()
+  }
+  if (!box) throw new Error('the chart kept being replaced while its position was read')
   await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2)
   const value = page.locator('.chart .u-legend .u-series').nth(n).locator('.u-value')
   await page.waitForFunction((i) => document.querySelectorAll('.chart .u-legend .u-series .u-value')[i]?.textContent !== '—', n)
