@@ -11,7 +11,7 @@
 // visibility map, indexes, TOAST and its index; rollups excluded), with where they go (live, dead, free).
 import { createSql, type Sql } from '../shared/db.js'
 import type { QueuedPoint } from '../shared/jobs.js'
-import { type CompactionResult, compactPoints, DEFAULT_HOT_WINDOW_MINUTES, vacuumAfter } from '../shared/points/compaction.js'
+import { type CompactionResult, compactionPasses, DEFAULT_HOT_WINDOW_MINUTES, vacuumAfter } from '../shared/points/compaction.js'
 import { seriesPoints } from '../shared/points/read.js'
 import { applyBatches } from '../shared/points/repo.js'
 import { createTestDatabase, prepareTemplate } from '../test/helpers/db.js'
@@ -92,7 +92,7 @@ async function main() {
       Math.round((50 + 20 * Math.sin((2 * Math.PI * t) / 86_400 + s) + (((t * 7919 + s * 104_729) % 1000) / 1000) * 3) * 100) / 100
     let total = 0
     let nb = 0
-    /** Points in [from, to) of every gauge, time-ordered, in batches of 100, 20 batches a statement (the worker's group commit). */
+    /** Points in [from, to) of every gauge, time-ordered, in batches of 100, 20 batches a statement (the worker's group commit), written as of `to`. */
     const write = async (from: number, to: number) => {
       let batch: QueuedPoint[] = []
       let group: Array<{ id: string; points: QueuedPoint[] }> = []
@@ -103,14 +103,14 @@ async function main() {
             group.push({ id: `b${nb++}`, points: batch })
             batch = []
             if (group.length === 20) {
-              total += (await applyBatches(writer, group)).stored
+              total += (await applyBatches(writer, group, to * 1000)).stored
               group = []
             }
           }
         }
       }
       if (batch.length) group.push({ id: `b${nb++}`, points: batch })
-      if (group.length) total += (await applyBatches(writer, group)).stored
+      if (group.length) total += (await applyBatches(writer, group, to * 1000)).stored
     }
     const t0 = Date.now()
     await write(START, NOW - 86_400)
@@ -124,14 +124,15 @@ async function main() {
       )
     say(`rows before any compaction: ${((await bytes()) / total).toFixed(2)} bytes per point`)
 
-    /** A pass as of `at`, with the CPU it cost: the compaction's backends and this process. */
+    /** A pass as of `at` (the compact-points job's: compactionPasses), with the CPU it cost: the compaction's backends and this process. */
     // Its VACUUM (vacuumAfter, which the pass runs at its end) measured apart: moving rows leaves it to do sooner or
     // later, and the whole-day reference below leaves it to autovacuum, unmeasured.
+    const jobPass = compactionPasses()
     const pass = async (at: number): Promise<{ r: CompactionResult; pgMs: number; nodeMs: number; wallMs: number; vacuumMs: number }> => {
       const pg0 = await backendCpuMs(writer, COMPACTION_APP)
       const cpu0 = process.cpuUsage()
       const w0 = performance.now()
-      const r = await compactPoints(sql, new Date(at * 1000), { hotWindowMinutes: WINDOW, vacuum: false })
+      const r = await jobPass(sql, new Date(at * 1000), { hotWindowMinutes: WINDOW, vacuum: false })
       const wallMs = performance.now() - w0
       const cpu = process.cpuUsage(cpu0)
       const pg1 = await backendCpuMs(writer, COMPACTION_APP)

@@ -574,6 +574,15 @@ CREATE TABLE public.billing_events (
 
 
 --
+-- Name: compaction_marks; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.compaction_marks (
+    at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+--
 -- Name: dashboards; Type: TABLE; Schema: public; Owner: -
 --
 

@@ -14,6 +14,7 @@
 //   4. the points whose key was new are stored, and their per-minute
 //      aggregates appended to rollup_pending (the general path's CTE).
 import type { Sql } from '../db.js'
+import { behindEdge } from '../points/compaction.js'
 import { pendingOf } from '../points/repo.js'
 
 export interface ChunkPoints {
@@ -69,7 +70,7 @@ export async function storeChunk(sql: Sql, chunkId: string, points: ChunkPoints)
       select stat_id, ts, split_part(ikey, ':', 3)::float8 from keyed
       returning stat_id, ts, value
     ),
-    ${pendingOf(sql)}
+    ${pendingOf(sql, behindEdge(t.reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY)))}
     select exists (select 1 from fresh) as applied, (select count(*) from incoming)::int as alive,
       (select count(*) from inserted)::int as stored, (select count(*) from pending)::int as buckets`
   return { applied: row.applied, stored: row.stored, duplicates: row.alive - row.stored }

@@ -14,7 +14,7 @@
 // at once; the next pass merges it in. Readers see all of them in the meantime (stat_points(), seriesPoints()).
 // A pass that moved rows vacuums the hot table, and one that merged vacuums the blocks table: the space they
 // left is reused by the next pass's rows and merges instead of growing the files (docs/decisions.md §27).
-import type { Sql, TxSql } from '../db.js'
+import type { Db, Sql, TxSql } from '../db.js'
 import { usesTimescale } from './storage.js'
 
 const DAY_MS = 86_400_000
@@ -54,6 +54,44 @@ export function hotEdge(now: Date, windowMinutes: number): Date {
   return new Date(s * 1000)
 }
 
+/** The shortest hot window HOT_WINDOW_MINUTES takes. */
+export const MIN_HOT_WINDOW_MINUTES = 10
+/** How long after a writer looks at the clock its statement may still commit and be seen only by a later pass. */
+const MARK_SLACK_MS = 5 * 60_000
+
+/**
+ * Whether a write whose oldest point is at `oldest` (seconds) must mark the compaction (markBehindEdge): whether it
+ * may be behind the edge of a pass that has already checked (compactionPasses). A pass's edge is at most the
+ * shortest window's, and a pass that checked before this write committed did so within MARK_SLACK_MS of now.
+ */
+export function behindEdge(oldest: number, now = Date.now()): boolean {
+  return oldest < hotEdge(new Date(now + MARK_SLACK_MS), MIN_HOT_WINDOW_MINUTES).getTime() / 1000
+}
+
+/** The CTE that marks a write behind the hot edge for the next pass (sql/0049), in the write's statement. */
+export const markBehindEdge = (sql: Db) => sql`marked as (insert into compaction_marks default values returning 1)`
+
+/**
+ * The passes of one process (the compact-points job's). A pass at the hot edge of this process's last complete
+ * pass has nothing to move or merge unless a write put rows or blocks behind that edge since, and every such write
+ * marks it (behindEdge): so it takes the marks and, finding none, returns, one DELETE instead of duePass's probes.
+ * The first pass of a process, and the first after the edge moves, look. A pass that fails after taking the marks
+ * leaves their rows to the next edge (within the hour) or to another process's first pass.
+ */
+export function compactionPasses(): (sql: Sql, now: Date, opts?: CompactionOptions) => Promise<CompactionResult> {
+  let checked: number | undefined
+  return async (sql, now, opts = {}) => {
+    const edge = hotEdge(now, opts.hotWindowMinutes ?? DEFAULT_HOT_WINDOW_MINUTES).getTime()
+    const [{ marks }] = await sql<{ marks: number }[]>`
+      with taken as (delete from compaction_marks returning 1) select count(*)::int as marks from taken`
+    if (edge === checked && marks === 0) return { blocks: 0, points: 0, skipped: true }
+    checked = undefined
+    const out = await compactPoints(sql, now, opts)
+    if (opts.stopAfter === undefined || out.points < opts.stopAfter) checked = edge
+    return out
+  }
+}
+
 export interface CompactionResult {
   blocks: number
   points: number
@@ -63,6 +101,15 @@ export interface CompactionResult {
   hotIndex?: { before: number; after: number }
   /** Set when the pass gave back the hot table's emptied pages (see shrinkHotHeap): its heap's bytes before and after. */
   hotHeap?: { before: number; after: number }
+  /** Set when the pass found nothing could be due without looking (compactionPasses). */
+  skipped?: boolean
+}
+
+export interface CompactionOptions {
+  stopAfter?: number
+  indexMinBytes?: number
+  hotWindowMinutes?: number
+  vacuum?: boolean
 }
 
 /** Bytes a (stat_id, ts) entry of the hot table's B-tree takes with its share of the page (bench:storage: 73). */
@@ -281,17 +328,13 @@ const STRETCH_STATS = 100
  * One pass: every stat whose oldest hot row is before the day of the hot edge has those days compacted, oldest
  * first; then every stat's rows of that day before the edge move into a small block, and a day's small blocks
  * are merged into its block when due. Idempotent (a day with no hot rows left is skipped) and resumable (each
- * day or stretch commits alone). What is due is found by one statement (duePass): half the passes of a live
- * service have nothing to move (the edge passes a stretch every other pass at the default interval), and the three
- * statements that found it out made those passes 1.5 µs a point of the day (bench:hotwindow).
+ * day or stretch commits alone). What is due is found by one statement (duePass): three statements had made the
+ * passes with nothing to move 1.5 µs a point of the day (bench:hotwindow); the job skips even that one when
+ * nothing can be due (compactionPasses).
  * `stopAfter` bounds a pass's work; the rest waits for the next one. A pass that moved points ends by
  * giving back the hot index's disk where they leave it bloated (shrinkHotIndex; `indexMinBytes` for tests).
  */
-export async function compactPoints(
-  sql: Sql,
-  now: Date,
-  opts: { stopAfter?: number; indexMinBytes?: number; hotWindowMinutes?: number; vacuum?: boolean } = {},
-): Promise<CompactionResult> {
+export async function compactPoints(sql: Sql, now: Date, opts: CompactionOptions = {}): Promise<CompactionResult> {
   const out: CompactionResult = { blocks: 0, points: 0 }
   // TimescaleDB compresses its own chunks; its points never leave the hypertable.
   if (await usesTimescale(sql)) return out

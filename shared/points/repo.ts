@@ -2,7 +2,7 @@
 import type { Db, Sql, TxSql } from '../db.js'
 import type { QueuedPoint } from '../jobs.js'
 import { encodeBlock, type EncodedBlock } from './blocks.js'
-import { compactionCutoff } from './compaction.js'
+import { behindEdge, compactionCutoff, markBehindEdge } from './compaction.js'
 import { insertParked, isDataError, type ParkedPoint } from './parked.js'
 import { usesTimescale } from './storage.js'
 
@@ -35,26 +35,30 @@ export interface Batch {
 
 type BatchesResult = { applied: string[]; stored: number; duplicates: number }
 
-/** The CTE that appends the minute aggregates of a statement's `inserted` rows to rollup_pending. */
-export const pendingOf = (sql: Db) => sql`pending as (
+/**
+ * The CTE that appends the minute aggregates of a statement's `inserted` rows to rollup_pending, and marks the
+ * compaction when they may be `behind` its hot edge (behindEdge, compactionPasses).
+ */
+export const pendingOf = (sql: Db, behind: boolean) => sql`pending as (
   insert into rollup_pending (stat_id, bucket, count, sum, min, max)
   select stat_id, date_bin('1 minute', ts, timestamptz 'epoch'), count(*), sum(value), min(value), max(value)
   from inserted group by 1, 2
   returning 1
-)`
+)${behind ? sql`, ${markBehindEdge(sql)}` : sql``}`
 
 /**
  * Several batches at once (the persist worker's group commit): the ones
  * already recorded as applied are skipped, the others are stored and recorded
- * together, all or none.
+ * together, all or none. `now` (milliseconds) is the clock the write blocks'
+ * cutoff and the compaction's marks go by (a bench replaying a day sets it).
  */
-export async function applyBatches(sql: Sql, batches: Batch[]): Promise<BatchesResult> {
+export async function applyBatches(sql: Sql, batches: Batch[], now = Date.now()): Promise<BatchesResult> {
   // The same batch twice in one call (a job re-run while its first run is still here) is one batch.
   const unique = [...new Map(batches.map((b) => [b.id, b])).values()]
-  if (unique.some((b) => b.points.some((p) => p[3] !== null))) return applyWithIkeys(sql, unique)
+  if (unique.some((b) => b.points.some((p) => p[3] !== null))) return applyWithIkeys(sql, unique, now)
   // TimescaleDB keeps every point in its hypertable (its continuous aggregates read rows, and it compresses itself).
-  const cutoff = (await usesTimescale(sql)) ? -Infinity : compactionCutoff(new Date()).getTime() / 1000
-  return applyPlain(sql, unique, splitBlocks(unique, cutoff))
+  const cutoff = (await usesTimescale(sql)) ? -Infinity : compactionCutoff(new Date(now)).getTime() / 1000
+  return applyPlain(sql, unique, splitBlocks(unique, cutoff), now)
 }
 
 /**
@@ -146,6 +150,7 @@ function incomingOf(sql: Sql, batches: Batch[], opts: { ikeys?: boolean; rows?: 
   const ts: number[] = []
   const values: number[] = []
   const ikeys: Array<string | null> = []
+  let oldest = Number.POSITIVE_INFINITY
   batches.forEach((b, i) => {
     for (const [statId, t, value, ikey] of opts.rows?.[i] ?? b.points) {
       let ix = statIx.get(statId)
@@ -153,6 +158,7 @@ function incomingOf(sql: Sql, batches: Batch[], opts: { ikeys?: boolean; rows?: 
       bix.push(i + 1)
       six.push(ix)
       ts.push(t)
+      if (t < oldest) oldest = t
       values.push(value)
       if (opts.ikeys) ikeys.push(ikey)
     }
@@ -183,7 +189,7 @@ function incomingOf(sql: Sql, batches: Batch[], opts: { ikeys?: boolean; rows?: 
       join live on live.ix = u.six
       where u.bix in (select ix from fresh_ix)
     )`
-  return { cte, statIx }
+  return { cte, statIx, oldest }
 }
 
 /**
@@ -197,15 +203,15 @@ function numbers(xs: Array<number | bigint>): string {
 }
 
 /** Batches without ikeys, the common case: record, lock, store (rows and write blocks), append the minute aggregates. */
-async function applyPlain(sql: Sql, batches: Batch[], split: ReturnType<typeof splitBlocks>): Promise<BatchesResult> {
-  const { cte, statIx } = incomingOf(sql, batches, { rows: split.rows, blocks: split.blocks })
+async function applyPlain(sql: Sql, batches: Batch[], split: ReturnType<typeof splitBlocks>, now: number): Promise<BatchesResult> {
+  const { cte, statIx, oldest } = incomingOf(sql, batches, { rows: split.rows, blocks: split.blocks })
   const [row] = await sql<{ applied: string[] | null; stored: number }[]>`
     with ${cte},
     inserted as (
       insert into points (stat_id, ts, value) select stat_id, ts, value from incoming
       returning stat_id, ts, value
     ),
-    ${pendingOf(sql)},
+    ${pendingOf(sql, split.blocks.length > 0 || behindEdge(oldest, now))},
     ${split.blocks.length ? blocksOf(sql, split.blocks, statIx) : sql`blocks as (select 0 as n where false)`}
     select (select array_agg(id) from fresh) as applied,
            ((select count(*) from inserted) + (select coalesce(sum(n), 0) from blocks))::int as stored, (select count(*) from pending)::int as buckets`
@@ -264,9 +270,10 @@ function blocksOf(sql: Sql, blocks: WriteBlock[], statIx: Map<string, number>) {
  * (stat, second, ikey) claims a new point_ikeys row (first write wins; a concurrent claim of the same key
  * waits for the other's commit and then loses). Within the statement the same key twice: its first point wins.
  */
-async function applyWithIkeys(sql: Sql, batches: Batch[]): Promise<BatchesResult> {
+async function applyWithIkeys(sql: Sql, batches: Batch[], now: number): Promise<BatchesResult> {
+  const { cte, oldest } = incomingOf(sql, batches, { ikeys: true })
   const [row] = await sql<{ applied: string[] | null; stored: number; alive: number }[]>`
-    with ${incomingOf(sql, batches, { ikeys: true }).cte},
+    with ${cte},
     firsts as (
       select distinct on (stat_id, ts, ikey) ord, stat_id, ts, ikey from incoming where ikey is not null order by stat_id, ts, ikey, ord
     ),
@@ -280,7 +287,7 @@ async function applyWithIkeys(sql: Sql, batches: Batch[]): Promise<BatchesResult
       where i.ikey is null or i.ord in (select f.ord from firsts f join claimed c using (stat_id, ts, ikey))
       returning stat_id, ts, value
     ),
-    ${pendingOf(sql)}
+    ${pendingOf(sql, behindEdge(oldest, now))}
     select (select array_agg(id) from fresh) as applied, (select count(*) from inserted)::int as stored,
            (select count(*) from incoming)::int as alive, (select count(*) from pending)::int as buckets`
   return { applied: row.applied ?? [], stored: row.stored, duplicates: row.alive - row.stored }
@@ -332,7 +339,7 @@ async function storePoints(tx: TxSql, alive: QueuedPoint[]): Promise<{ stored: n
     inserted as (
       insert into points (stat_id, ts, value) select stat_id, ts, value from incoming returning stat_id, ts, value
     ),
-    ${pendingOf(tx)}
+    ${pendingOf(tx, behindEdge(keep.reduce((a, p) => Math.min(a, p[1]), Number.POSITIVE_INFINITY)))}
     select (select count(*) from inserted)::int as stored, (select count(*) from pending)::int as buckets`
   return { stored, duplicates: alive.length - keep.length }
 }
