@@ -48,18 +48,20 @@ test.serial(
       await app.sql`insert into points (stat_id, ts, value)
       select ${id}, to_timestamp(${BASE + 9100}::float8 + i / 1e6), i from generate_series(1, 7499) i`
     })
-    const slow = createSql(app.config.databaseUrl, { max: 1, statementTimeoutSeconds: 0.3 })
+    // A timeout well above what one page's statement takes on a loaded machine (0.3 s failed a full suite's run
+    // there), and a reader slow enough that the whole export takes twice as long.
+    const slow = createSql(app.config.databaseUrl, { max: 1, statementTimeoutSeconds: 1.5 })
     try {
       // The premise: one streamed statement read by a client that takes its time is cut by this timeout.
       const cursor = async () => {
-        for await (const _ of slow`select ts, value from points where stat_id = ${stat.id} order by ts`.cursor(1000)) await sleep(25)
+        for await (const _ of slow`select ts, value from points where stat_id = ${stat.id} order by ts`.cursor(1000)) await sleep(100)
       }
       await t.throwsAsync(cursor, { message: /statement timeout/ })
 
       let csv = ''
       for await (const chunk of exportCsv(slow, [stat], window(), 1000)) {
         csv += chunk
-        await sleep(25)
+        await sleep(100)
       }
       const lines = csv.trimEnd().split('\n')
       t.is(lines[0], 'stat,kind,timestamp,iso_time,value,tags')
