@@ -131,8 +131,11 @@ interface AccountState {
   pointsLeased: number
   /** The plan the last point lease was granted under: its renewal asks under it. */
   plan?: Plan
-  /** A renewal ahead in flight: nobody waits on it, and there is at most one of each kind per account. */
-  renewingTokens: boolean
+  /**
+   * A renewal ahead in flight, at most one of each kind per account. Writes spending the lease do not wait on it; a
+   * request that finds the lease spent waits for the token renewal (takeRequest) rather than race it to the bucket.
+   */
+  tokenRenewal?: Promise<void>
   renewingPoints: boolean
   /** What Redis reported with the last grant, for the RateLimit-* headers. */
   bucketRemaining: number
@@ -184,7 +187,6 @@ export class Limits {
         tokensUntil: 0,
         tokensLeased: 0,
         pointsLeased: 0,
-        renewingTokens: false,
         renewingPoints: false,
         bucketRemaining: 0,
         msToFull: 0,
@@ -214,7 +216,7 @@ export class Limits {
     s.lastSeen = now
     s.requests.note(1, now)
     s.tokens--
-    if (!s.renewingTokens && !s.tokenRefill && (s.tokens * RENEW_AT < s.tokensLeased || (s.tokensUntil - now) * RENEW_AT < LEASE_MS))
+    if (!s.tokenRenewal && !s.tokenRefill && (s.tokens * RENEW_AT < s.tokensLeased || (s.tokensUntil - now) * RENEW_AT < LEASE_MS))
       this.renewTokens(accountId, plan, s)
     return { allowed: true, limit: plan.burst, remaining: s.bucketRemaining + s.tokens, resetSeconds: Math.ceil(s.msToFull / 1000) }
   }
@@ -235,6 +237,14 @@ export class Limits {
       if (s.tokens <= 0 || s.tokensUntil <= this.now()) return undefined
       s.tokens--
       return allowed()
+    }
+    // The lease is spent and its renewal is taking the bucket's next tokens: asking the bucket beside it would find
+    // them gone and be refused, and the renewal's tokens would then go unspent (a burst of 250 requests within a
+    // burst allowance of 100 saw 97 allowed). Take from the renewal instead.
+    if (s.tokenRenewal) {
+      await s.tokenRenewal
+      const renewed = fromLease()
+      if (renewed) return renewed
     }
     // One lease request per account in flight; requests arriving meanwhile wait for it and take from what
     // it leased. Whoever finds nothing left asks Redis for its own token, without a lease, so that a
@@ -294,9 +304,8 @@ export class Limits {
       s.tokensUntil = now + LEASE_MS
       return
     }
-    s.renewingTokens = true
     this.redisCalls++
-    this.redis
+    s.tokenRenewal = this.redis
       .tokenBucket(redisKey(this.config, 'rate', accountId), plan.requestsPerSecond, plan.burst, this.now(), want)
       .then(
         ([granted, remaining, msToFull]) => {
@@ -310,7 +319,7 @@ export class Limits {
         },
         () => {},
       )
-      .finally(() => (s.renewingTokens = false))
+      .finally(() => (s.tokenRenewal = undefined))
   }
 
   private dayKey(accountId: string, s?: AccountState): string {
@@ -457,7 +466,7 @@ export class Limits {
     const now = this.now()
     for (const [id, s] of this.accounts) {
       if (s.pointsUntil <= now) this.endLease(s)
-      if (s.lastSeen < now - 60_000 && !s.tokenRefill && !s.pointRefill && !s.renewingPoints) this.accounts.delete(id)
+      if (s.lastSeen < now - 60_000 && !s.tokenRefill && !s.tokenRenewal && !s.pointRefill && !s.renewingPoints) this.accounts.delete(id)
     }
     for (const [key, n] of [...this.owed]) {
       this.owed.delete(key)

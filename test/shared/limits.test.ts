@@ -238,3 +238,24 @@ test('a busy account finds a lease in memory at every write: the next lease is t
   await a.giveBackLeases()
   t.is(await used(account), 100 + taken)
 })
+
+test('a request that finds the lease spent while its renewal is in flight takes from the renewal: no token left unspent while requests are refused', async (t) => {
+  // A clock that stands still: the bucket gains nothing meanwhile, so every token is counted.
+  const clock = Date.now()
+  const [a] = twoProcesses(() => clock)
+  const account = randomUUID()
+  const plan = PLANS.free
+  const bucket = redisKey(config, 'rate', account)
+  // Concurrent requests make the account busy; the next one leases tokens ahead.
+  await Promise.all(Array.from({ length: 30 }, () => a.takeRequest(account, plan)))
+  t.true((await a.takeRequest(account, plan)).allowed)
+  // Five tokens left in the shared bucket; the lease spent in memory, which sends its renewal to take them.
+  await redis.hset(bucket, 't', '5', 'ts', String(clock))
+  let leased = 0
+  while (a.takeLeasedRequest(account, plan)) leased++
+  t.true(leased >= 2, `${leased} taken from the lease`)
+  // In the same turn, with the renewal still on its way: these must get the renewal's five, and no more.
+  const decisions = await Promise.all(Array.from({ length: 10 }, () => a.takeRequest(account, plan)))
+  t.is(decisions.filter((d) => d.allowed).length, 5)
+  t.is(Number(await redis.hget(bucket, 't')), 0)
+})
