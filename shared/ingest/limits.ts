@@ -9,7 +9,8 @@
 // A lease spent to its last quarter, or in the last quarter of its life, is
 // renewed in the background while still spent from: the next one joins it
 // (request tokens still held count toward it; held tokens that cover the
-// demand only have their half second start again).
+// demand only have their half second start again), and a request or point
+// that finds the lease spent meanwhile waits for the renewal and takes from it.
 // An account below that rate never gets a lease: every one of its requests is
 // decided in Redis, exactly. Leased request tokens that go unused are
 // dropped; leased points that go unused are given back to the day's counter
@@ -133,10 +134,10 @@ interface AccountState {
   plan?: Plan
   /**
    * A renewal ahead in flight, at most one of each kind per account. Writes spending the lease do not wait on it; a
-   * request that finds the lease spent waits for the token renewal (takeRequest) rather than race it to the bucket.
+   * request or point that finds the lease spent waits for it (takeRequest, reservePoints) rather than race it to Redis.
    */
   tokenRenewal?: Promise<void>
-  renewingPoints: boolean
+  pointRenewal?: Promise<void>
   /** What Redis reported with the last grant, for the RateLimit-* headers. */
   bucketRemaining: number
   msToFull: number
@@ -187,7 +188,6 @@ export class Limits {
         tokensUntil: 0,
         tokensLeased: 0,
         pointsLeased: 0,
-        renewingPoints: false,
         bucketRemaining: 0,
         msToFull: 0,
         leasedPoints: 0,
@@ -351,6 +351,11 @@ export class Limits {
       return true
     }
     if (fromLease()) return 1
+    // As for request tokens (takeRequest): the renewal may be taking what is left of the day.
+    if (s.pointRenewal) {
+      await s.pointRenewal
+      if (fromLease()) return 1
+    }
     // As for request tokens: one lease request per account in flight, taken only when the last lease is
     // spent or over (so a process never holds more than one, at most 1% of what is left of the day);
     // requests that find nothing left after it, or that show no demand worth a lease, ask for their own point.
@@ -401,22 +406,22 @@ export class Limits {
     s.lastSeen = now
     s.points.note(1, now)
     s.leasedPoints--
-    if (
-      s.plan &&
-      !s.renewingPoints &&
-      !s.pointRefill &&
-      (s.leasedPoints * RENEW_AT < s.pointsLeased || (s.pointsUntil - now) * RENEW_AT < LEASE_MS)
-    ) {
-      // As for tokens (renewTokens): the next lease of the day joins this one, nobody waits on it.
-      const extra = s.points.lease(now, s.plan.pointsPerDay / 1000)
-      if (extra > 0) {
-        s.renewingPoints = true
-        this.reserve(s.pointsKey, s.plan, 0, true, extra, s)
-          .catch(() => {})
-          .finally(() => (s.renewingPoints = false))
-      }
-    }
+    if (!s.pointRenewal && !s.pointRefill && (s.leasedPoints * RENEW_AT < s.pointsLeased || (s.pointsUntil - now) * RENEW_AT < LEASE_MS))
+      this.renewPoints(s)
     return true
+  }
+
+  /** As renewTokens does for request tokens: the next lease of the day joins this one, under the last lease's plan. */
+  private renewPoints(s: AccountState): void {
+    if (!s.plan) return
+    const extra = s.points.lease(this.now(), s.plan.pointsPerDay / 1000)
+    if (extra === 0) return
+    s.pointRenewal = this.reserve(s.pointsKey, s.plan, 0, true, extra, s)
+      .then(
+        () => {},
+        () => {},
+      )
+      .finally(() => (s.pointRenewal = undefined))
   }
 
   /** One trip to the day counter; a lease, when granted, goes to `s`. */
@@ -466,7 +471,7 @@ export class Limits {
     const now = this.now()
     for (const [id, s] of this.accounts) {
       if (s.pointsUntil <= now) this.endLease(s)
-      if (s.lastSeen < now - 60_000 && !s.tokenRefill && !s.tokenRenewal && !s.pointRefill && !s.renewingPoints) this.accounts.delete(id)
+      if (s.lastSeen < now - 60_000 && !s.tokenRefill && !s.tokenRenewal && !s.pointRefill && !s.pointRenewal) this.accounts.delete(id)
     }
     for (const [key, n] of [...this.owed]) {
       this.owed.delete(key)

@@ -259,3 +259,23 @@ test('a request that finds the lease spent while its renewal is in flight takes 
   t.is(decisions.filter((d) => d.allowed).length, 5)
   t.is(Number(await redis.hget(bucket, 't')), 0)
 })
+
+test('a point that finds the lease spent while its renewal is in flight is taken from the renewal, without a trip of its own', async (t) => {
+  const clock = Date.now()
+  const [a] = twoProcesses(() => clock)
+  const account = randomUUID()
+  const plan = PLANS.business
+  // Concurrent single points make the account busy; the next one leases points ahead.
+  await Promise.all(Array.from({ length: 30 }, () => a.reservePoints(account, plan, 1, true)))
+  t.is(await a.reservePoints(account, plan, 1, true), 1)
+  let leased = 0
+  while (a.takeLeasedPoint(account)) leased++
+  t.true(leased >= 2, `${leased} taken from the lease`)
+  // The last takes sent the renewal; these five find the lease spent in its turn.
+  const calls = a.redisCalls
+  const granted = await Promise.all(Array.from({ length: 5 }, () => a.reservePoints(account, plan, 1, true)))
+  t.deepEqual(granted, [1, 1, 1, 1, 1])
+  t.is(a.redisCalls, calls, 'no trip to Redis beside the renewal')
+  await a.giveBackLeases()
+  t.is(await used(account), 31 + leased + 5)
+})
