@@ -140,6 +140,25 @@ $$;
 
 
 --
+-- Name: rollup_days_drop(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rollup_days_drop() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+begin
+  insert into rollup_days_pending as p (stat_id, day)
+  select distinct stat_id, date_bin('1 day', bucket, timestamptz '2000-01-01 00:00:00+00') from changed order by 1, 2
+  on conflict (stat_id, day) do update set day = excluded.day where false;
+  delete from rollup_days d
+  using (select distinct stat_id, date_bin('1 day', bucket, timestamptz '2000-01-01 00:00:00+00') as day from changed) c
+  where d.stat_id = c.stat_id and d.day = c.day;
+  return null;
+end
+$$;
+
+
+--
 -- Name: rollups_5m_add(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -787,6 +806,28 @@ CREATE TABLE public.recovery_codes (
 
 
 --
+-- Name: rollup_days; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.rollup_days (
+    stat_id uuid NOT NULL,
+    day timestamp with time zone NOT NULL,
+    buckets bytea NOT NULL
+);
+ALTER TABLE ONLY public.rollup_days ALTER COLUMN buckets SET STORAGE EXTERNAL;
+
+
+--
+-- Name: rollup_days_pending; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.rollup_days_pending (
+    stat_id uuid NOT NULL,
+    day timestamp with time zone NOT NULL
+);
+
+
+--
 -- Name: rollup_pending; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1260,6 +1301,22 @@ ALTER TABLE ONLY public.recovery_codes
 
 
 --
+-- Name: rollup_days_pending rollup_days_pending_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.rollup_days_pending
+    ADD CONSTRAINT rollup_days_pending_pkey PRIMARY KEY (stat_id, day);
+
+
+--
+-- Name: rollup_days rollup_days_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.rollup_days
+    ADD CONSTRAINT rollup_days_pkey PRIMARY KEY (stat_id, day);
+
+
+--
 -- Name: rollup_state rollup_state_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1542,6 +1599,13 @@ CREATE INDEX points_stat_ts_idx ON public.points USING btree (stat_id, ts);
 
 
 --
+-- Name: rollup_days_pending_day_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX rollup_days_pending_day_idx ON public.rollup_days_pending USING btree (day);
+
+
+--
 -- Name: rollup_pending_stat_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1588,6 +1652,27 @@ CREATE UNIQUE INDEX stats_series_key ON public.stats USING btree (parent_id, tag
 --
 
 CREATE INDEX stats_series_name_idx ON public.stats USING btree (account_id, name) WHERE (parent_id IS NOT NULL);
+
+
+--
+-- Name: rollups_5m rollup_days_added; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER rollup_days_added AFTER INSERT ON public.rollups_5m REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.rollup_days_drop();
+
+
+--
+-- Name: rollups_5m rollup_days_deleted; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER rollup_days_deleted AFTER DELETE ON public.rollups_5m REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.rollup_days_drop();
+
+
+--
+-- Name: rollups_5m rollup_days_merged; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER rollup_days_merged AFTER UPDATE ON public.rollups_5m REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.rollup_days_drop();
 
 
 --
@@ -1810,6 +1895,14 @@ ALTER TABLE ONLY public.point_ikeys
 
 ALTER TABLE ONLY public.recovery_codes
     ADD CONSTRAINT recovery_codes_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+
+--
+-- Name: rollup_days rollup_days_stat_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.rollup_days
+    ADD CONSTRAINT rollup_days_stat_id_fkey FOREIGN KEY (stat_id) REFERENCES public.stats(id) ON DELETE CASCADE;
 
 
 --

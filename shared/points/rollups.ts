@@ -105,3 +105,50 @@ async function refreshAggregates(sql: Sql, limit: number, marks: postgres.Fragme
     select (select count(*) from claimed)::int as rows, (select count(*) from state)::int as stats`
   return { rows: r.rows, stats: r.stats }
 }
+
+/**
+ * Packs up to `limit` closed days of five-minute rollups into their day blobs (sql/0049, rollup_days), from the list
+ * the writes of rollups_5m keep (rollup_days_pending); returns how many listed days it took off the list (packed, or
+ * found empty). A day is packed once it ended over an hour ago and none of its points wait in rollup_pending (a
+ * blob packed before they are folded would be dropped again by their fold). Nothing on TimescaleDB (no rollups_5m).
+ *
+ * Two statements in one transaction: the first locks the listed rows (skipping those another builder, or a write of
+ * the day, holds), the second reads the rollups under a snapshot taken after those locks, packs them and takes the
+ * rows off the list. A write of one of those days waits on its listed row until this commits, then deletes the
+ * blob made here (the migration says why). Each stat is locked FOR KEY SHARE, skipping one being deleted: its blob
+ * would fail the foreign key once the delete commits.
+ */
+export async function buildRollupDays(sql: Sql, limit = 1_000): Promise<number> {
+  if (await usesTimescale(sql)) return 0
+  return sql.begin(async (tx) => {
+    const listed = await tx<{ stat_id: string; day: number }[]>`
+      select stat_id, extract(epoch from day)::float8 as day from rollup_days_pending
+      where day < now() - interval '25 hours' order by day limit ${limit} for update skip locked`
+    if (!listed.length) return 0
+    const [r] = await tx<{ done: number }[]>`
+      with listed as (
+        select l.stat_id, to_timestamp(l.day) as day
+        from unnest(${listed.map((l) => l.stat_id)}::uuid[], ${listed.map((l) => l.day)}::float8[]) as l(stat_id, day)
+        where not exists (select 1 from rollup_pending p
+          where p.stat_id = l.stat_id and p.bucket >= to_timestamp(l.day) and p.bucket < to_timestamp(l.day) + interval '24 hours')
+      ),
+      live as (select id from stats where id in (select stat_id from listed) for key share skip locked),
+      packed as (
+        insert into rollup_days (stat_id, day, buckets)
+        select l.stat_id, l.day, string_agg(timestamptz_send(r.bucket) || int8send(r.count) || float8send(r.sum), ''::bytea order by r.bucket)
+        from listed l join live on live.id = l.stat_id
+        join rollups_5m r on r.stat_id = l.stat_id and r.bucket >= l.day and r.bucket < l.day + interval '24 hours'
+        group by 1, 2
+        on conflict (stat_id, day) do nothing
+        returning 1
+      ),
+      done as (
+        delete from rollup_days_pending p using listed l
+        where p.stat_id = l.stat_id and p.day = l.day
+          and (l.stat_id in (select id from live) or not exists (select 1 from stats s where s.id = l.stat_id))
+        returning 1
+      )
+      select (select count(*) from done)::int as done, (select count(*) from packed)::int as packed`
+    return r.done
+  })
+}

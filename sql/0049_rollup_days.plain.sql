@@ -1,0 +1,58 @@
+-- Day blobs (docs/decisions.md §D-7): each closed UTC day of a stat's five-minute rollups packed in one bytea, 24
+-- bytes a bucket (timestamptz_send(bucket) || int8send(count) || float8send(sum), in bucket order, only the buckets
+-- that exist), exactly as rollupArrays (shared/stats/hourly.ts) packs the rows it reads. A read of whole days takes
+-- the day's blob instead of its 288 rows: a week of 100 series is 700 values rather than 201,600 rows, each visited
+-- and packed (bench:promql, issue 42).
+--
+-- Never stale: every write of rollups_5m deletes the blobs of the (stat, day)s it touches, in its own transaction
+-- (the triggers below), so one statement sees either a day's blob equal to its rows, or no blob and the rows. The
+-- builder (shared/points/rollups.ts, buildRollupDays) packs the days listed in rollup_days_pending once they are over.
+create table rollup_days (
+  stat_id uuid not null references stats (id) on delete cascade,
+  day timestamptz not null,
+  buckets bytea not null,
+  primary key (stat_id, day)
+);
+-- About 7 kB a day: stored out of line uncompressed, so a read copies it rather than decompressing it.
+alter table rollup_days alter column buckets set storage external;
+
+-- The (stat, day)s whose rollups_5m rows changed since their blob was built (or that never had one): the builder's
+-- list, and the row both sides lock. A write's trigger locks (or adds) the row before it deletes the blob; the
+-- builder locks its rows in one statement and reads the rollups in the next, under a later snapshot. So a write
+-- either committed before the builder read (its rows are in the blob) or waited for the builder to commit (and then
+-- deletes the blob it made). No foreign key: a stat's delete cascades to rollups_5m, whose trigger adds its days here
+-- while the stat goes; the builder drops rows whose stat is gone.
+create table rollup_days_pending (
+  stat_id uuid not null,
+  day timestamptz not null,
+  primary key (stat_id, day)
+);
+create index rollup_days_pending_day_idx on rollup_days_pending (day);
+
+-- `on conflict do update ... where false` locks an existing row without writing a new version of it (today's row
+-- is there after the first write of the day: each later refresh pass only locks it).
+create function rollup_days_drop() returns trigger language plpgsql as $$
+begin
+  insert into rollup_days_pending as p (stat_id, day)
+  select distinct stat_id, date_bin('1 day', bucket, timestamptz '2000-01-01 00:00:00+00') from changed order by 1, 2
+  on conflict (stat_id, day) do update set day = excluded.day where false;
+  delete from rollup_days d
+  using (select distinct stat_id, date_bin('1 day', bucket, timestamptz '2000-01-01 00:00:00+00') as day from changed) c
+  where d.stat_id = c.stat_id and d.day = c.day;
+  return null;
+end
+$$;
+
+-- The refresh's upsert fires the insert and the update triggers (its new buckets and its merged ones); retention and
+-- a stat's delete fire the delete trigger. No writer changes a row's stat or bucket, so an update's new rows name
+-- the days it touched.
+create trigger rollup_days_added after insert on rollups_5m referencing new table as changed
+  for each statement execute function rollup_days_drop();
+create trigger rollup_days_merged after update on rollups_5m referencing new table as changed
+  for each statement execute function rollup_days_drop();
+create trigger rollup_days_deleted after delete on rollups_5m referencing old table as changed
+  for each statement execute function rollup_days_drop();
+
+-- Existing installs: every day of rollups (one rollups_1d row per stat and day, a 288th of rollups_5m's) is listed,
+-- and the builder packs them a batch per refresh pass.
+insert into rollup_days_pending (stat_id, day) select stat_id, bucket from rollups_1d order by 1, 2;

@@ -1,0 +1,185 @@
+// Day blobs of five-minute rollups (sql/0049): closed days packed one bytea per stat and day, each equal to its rows
+// through late writes, retention, a stat's delete and builders running at once.
+import test from 'ava'
+import { randomUUID } from 'node:crypto'
+import type { QueuedPoint } from '../../shared/jobs.js'
+import { deleteStat } from '../../shared/delete-stat.js'
+import { applyBatch } from '../../shared/points/repo.js'
+import { enforceRetention } from '../../shared/points/retention.js'
+import { buildRollupDays, foldRollups } from '../../shared/points/rollups.js'
+import { type BucketArrays, rollupArrays } from '../../shared/stats/hourly.js'
+import { refreshRollups } from '../../workers/refresh-rollups.js'
+import { startTestApp, type TestApp } from '../helpers/app.js'
+
+const DAY = 86_400
+const today = Math.floor(Date.now() / 1000 / DAY) * DAY
+// Four closed days and today's first part, a point a minute (13 s past it), through 20 minutes ago.
+const first = today - 4 * DAY
+const last = Math.floor(Date.now() / 1000 / 60) * 60 - 20 * 60
+
+let app: TestApp
+let accountId = ''
+const ids: Record<'c' | 'g' | 'gone', string> = { c: '', g: '', gone: '' }
+
+test.before(async () => {
+  app = await startTestApp()
+  const [acc] = await app.sql<{ id: string }[]>`
+    insert into accounts (email, plan) values (${`${randomUUID()}@example.com`}, 'pro') returning id`
+  accountId = acc.id
+  for (const [name, kind] of [
+    ['c', 'counter'],
+    ['g', 'gauge'],
+    ['gone', 'counter'],
+  ] as const) {
+    const [s] = await app.sql<{ id: string }[]>`
+      insert into stats (account_id, name, kind) values (${accountId}, ${name}, ${kind}) returning id`
+    ids[name] = s.id
+  }
+  const points: QueuedPoint[] = []
+  // Values whose sums round in float8: a packed sum that is not the stored one bit for bit shows.
+  for (let t = first, i = 0; t <= last; t += 60, i++)
+    points.push([ids.c, t + 13, 1 + (i % 7) * 0.1, null], [ids.g, t + 13, Math.sin(i) * 3.3, null], [ids.gone, t + 13, 0.7, null])
+  for (let i = 0; i < points.length; i += 5000) await applyBatch(app.sql, randomUUID(), points.slice(i, i + 5000))
+  while ((await refreshRollups(app.sql)).rows > 0);
+  while ((await buildRollupDays(app.sql)) > 0);
+})
+test.after.always(() => app?.close())
+
+/** A read's buckets by slot (the rollup's and the tail's apart), values as they came. */
+function bySlot(rows: BucketArrays[]): Record<string, Array<[number, number, number]>> {
+  const out: Record<string, Array<[number, number, number]>> = {}
+  for (const r of rows) {
+    const list: Array<[number, number, number]> = []
+    for (let k = 0; k < r.h.length; k++) list.push([r.h[k], r.n[k], r.sum[k]])
+    out[r.stat_id] = list.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2])
+  }
+  return out
+}
+
+/** The read with day blobs, and the same buckets from rollups_5m's rows alone (one zone over the whole span). */
+async function bothReads(list: string[], f: number, t: number, size: number) {
+  const packed = bySlot(await rollupArrays(app.sql, list, f, t, size))
+  const rows = bySlot(await rollupArrays(app.sql, list, f, t, size, undefined, [[f, t]]))
+  return { packed, rows }
+}
+
+/** The (stat, day)s with a blob, and whether each equals its rows packed in bucket order. */
+async function blobs(statId: string): Promise<Array<{ day: number; equal: boolean }>> {
+  const rows = await app.sql<{ day: number; equal: boolean }[]>`
+    select extract(epoch from d.day)::float8 as day, d.buckets = (
+      select string_agg(timestamptz_send(bucket) || int8send(count) || float8send(sum), ''::bytea order by bucket)
+      from rollups_5m r where r.stat_id = d.stat_id and r.bucket >= d.day and r.bucket < d.day + interval '24 hours') as equal
+    from rollup_days d where d.stat_id = ${statId} order by d.day`
+  return rows.map((r) => ({ day: Number(r.day), equal: r.equal }))
+}
+
+// Partial days at both ends (from 3 h into the first day to today's last quarter hour), at 5 and 15 minutes.
+const f = first + 3 * 3600
+const t = Math.floor(last / 900) * 900
+
+test.serial('closed days get a blob equal to their rows; today has none', async (t_) => {
+  for (const id of [ids.c, ids.g]) {
+    const days = await blobs(id)
+    // The day before yesterday and older are always closed over an hour; yesterday too after 01:00 UTC.
+    t_.true(days.length >= 3, `${days.length} blobs`)
+    t_.true(days.every((d) => d.equal))
+    t_.deepEqual(
+      days.map((d) => d.day),
+      [first, first + DAY, first + 2 * DAY, first + 3 * DAY].slice(0, days.length),
+    )
+  }
+})
+
+test.serial("a late write drops its day's blob in its own fold; the read has the point; the builder packs the day again", async (t_) => {
+  const day = first + DAY
+  const before = bySlot(await rollupArrays(app.sql, [ids.c], f, t, 300))
+  await applyBatch(app.sql, randomUUID(), [[ids.c, day + 3600 + 31, 100.25, null]])
+  // Pending (not folded): the blob stands, the point comes from the tail.
+  t_.true((await blobs(ids.c)).some((d) => d.day === day))
+  // The fold alone (the refresh would pack the day again straight after).
+  await foldRollups(app.sql, 1000, [])
+  t_.false(
+    (await blobs(ids.c)).some((d) => d.day === day),
+    'the fold dropped the blob',
+  )
+  const { packed, rows } = await bothReads([ids.c], f, t, 300)
+  t_.deepEqual(packed, rows)
+  const slot = (day + 3600 - f) / 300
+  const at = (r: ReturnType<typeof bySlot>) => r[ids.c].find(([h]) => h === slot)!
+  t_.deepEqual([at(packed)[1], at(packed)[2]], [at(before)[1] + 1, at(before)[2] + 100.25])
+  // The builder (here run by the refresh) packs it again, with the late point.
+  await refreshRollups(app.sql)
+  const again = (await blobs(ids.c)).find((d) => d.day === day)
+  t_.true(again?.equal)
+  t_.deepEqual(bySlot(await rollupArrays(app.sql, [ids.c], f, t, 300)), packed)
+})
+
+test.serial('a day a write holds is skipped by the builder, and packed with the write once it commits', async (t_) => {
+  const day = first + 2 * DAY
+  const at = new Date((day + 7200) * 1000)
+  const reserved = await app.sql.reserve()
+  try {
+    await reserved`begin`
+    // A write of the day (as a fold or an import makes): its trigger locks the day's listed row and drops the blob.
+    await reserved`update rollups_5m set sum = sum + 1, count = count + 1 where stat_id = ${ids.c} and bucket = ${at}`
+    t_.is(await buildRollupDays(app.sql), 0, 'nothing listed but the held day')
+    t_.true(
+      (await blobs(ids.c)).some((d) => d.day === day),
+      'the old blob stands until the write commits',
+    )
+    await reserved`commit`
+  } finally {
+    reserved.release()
+  }
+  t_.false((await blobs(ids.c)).some((d) => d.day === day))
+  t_.is(await buildRollupDays(app.sql), 1)
+  t_.true((await blobs(ids.c)).find((d) => d.day === day)?.equal)
+  const { packed, rows } = await bothReads([ids.c, ids.g], f, t, 300)
+  t_.deepEqual(packed, rows)
+})
+
+test.serial('builders at once pack each day once, each blob equal to its rows', async (t_) => {
+  await app.sql`delete from rollup_days`
+  await app.sql`insert into rollup_days_pending (stat_id, day) select stat_id, bucket from rollups_1d on conflict do nothing`
+  for (;;) {
+    const done = await Promise.all([1, 2, 3].map(() => buildRollupDays(app.sql, 2)))
+    if (done.every((n) => n === 0)) break
+  }
+  for (const id of [ids.c, ids.g]) {
+    const days = await blobs(id)
+    t_.true(days.length >= 3)
+    t_.true(days.every((d) => d.equal))
+  }
+  const { packed, rows } = await bothReads([ids.c, ids.g], f, t, 900)
+  t_.deepEqual(packed, rows)
+})
+
+test.serial(
+  "retention drops the blobs of the days it cuts into; the builder packs what is left; a stat's delete takes its blobs",
+  async (t_) => {
+    // The pro plan keeps 400 days: a cutoff 6 hours into the second day.
+    const cutoff = first + DAY + 6 * 3600
+    await enforceRetention(app.sql, new Date((cutoff + 400 * DAY) * 1000))
+    const after = await blobs(ids.c)
+    t_.false(after.some((d) => d.day === first || d.day === first + DAY))
+    while ((await buildRollupDays(app.sql)) > 0);
+    const rebuilt = await blobs(ids.c)
+    t_.is(rebuilt[0].day, first + DAY, 'the day cut into is packed again, the day wholly gone is not')
+    t_.true(rebuilt.every((d) => d.equal))
+    const { packed, rows } = await bothReads([ids.c, ids.g], f, t, 300)
+    t_.deepEqual(packed, rows)
+    t_.true(packed[ids.c][0][0] >= (cutoff - f) / 300 - 1)
+
+    t_.true((await blobs(ids.gone)).length > 0)
+    await deleteStat(app.sql, accountId, 'gone')
+    t_.is((await app.sql`select 1 from rollup_days where stat_id = ${ids.gone}`).length, 0)
+    while ((await buildRollupDays(app.sql)) > 0);
+    // Its closed days are cleared from the list (today's goes once today is over).
+    t_.is(
+      (await app.sql`select 1 from rollup_days_pending where stat_id = ${ids.gone} and day < ${new Date(today * 1000)}`).length,
+      0,
+      'its listed days are cleared',
+    )
+    t_.true((await app.sql`select 1 from rollup_days_pending where stat_id = ${ids.gone}`).length > 0, 'the delete listed its days')
+  },
+)
