@@ -30,15 +30,27 @@ create table rollup_days_pending (
 create index rollup_days_pending_day_idx on rollup_days_pending (day);
 
 -- `on conflict do update ... where false` locks an existing row without writing a new version of it (today's row
--- is there after the first write of the day: each later refresh pass only locks it).
+-- is there after the first write of the day: each later refresh pass only locks it), and returns only the rows it
+-- added. A day already listed has no blob (the builder takes the day off the list in the transaction that adds its
+-- blob; a write that lists it deletes the blob in its own), so only the newly listed days' blobs are looked for:
+-- in a refresh pass, the first of each stat's day. The delete is a statement of its own, under a snapshot taken
+-- after the insert's wait on a builder, whose blob it then sees.
 create function rollup_days_drop() returns trigger language plpgsql as $$
+declare
+  listed_stats uuid[];
+  listed_days timestamptz[];
 begin
-  insert into rollup_days_pending as p (stat_id, day)
-  select distinct stat_id, date_bin('1 day', bucket, timestamptz '2000-01-01 00:00:00+00') from changed order by 1, 2
-  on conflict (stat_id, day) do update set day = excluded.day where false;
-  delete from rollup_days d
-  using (select distinct stat_id, date_bin('1 day', bucket, timestamptz '2000-01-01 00:00:00+00') as day from changed) c
-  where d.stat_id = c.stat_id and d.day = c.day;
+  with listed as (
+    insert into rollup_days_pending as p (stat_id, day)
+    select distinct stat_id, date_bin('1 day', bucket, timestamptz '2000-01-01 00:00:00+00') from changed order by 1, 2
+    on conflict (stat_id, day) do update set day = excluded.day where false
+    returning stat_id, day
+  )
+  select array_agg(stat_id), array_agg(day) into listed_stats, listed_days from listed;
+  if listed_stats is not null then
+    delete from rollup_days d using unnest(listed_stats, listed_days) as c(stat_id, day)
+    where d.stat_id = c.stat_id and d.day = c.day;
+  end if;
   return null;
 end
 $$;

@@ -146,13 +146,21 @@ $$;
 CREATE FUNCTION public.rollup_days_drop() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
+declare
+  listed_stats uuid[];
+  listed_days timestamptz[];
 begin
-  insert into rollup_days_pending as p (stat_id, day)
-  select distinct stat_id, date_bin('1 day', bucket, timestamptz '2000-01-01 00:00:00+00') from changed order by 1, 2
-  on conflict (stat_id, day) do update set day = excluded.day where false;
-  delete from rollup_days d
-  using (select distinct stat_id, date_bin('1 day', bucket, timestamptz '2000-01-01 00:00:00+00') as day from changed) c
-  where d.stat_id = c.stat_id and d.day = c.day;
+  with listed as (
+    insert into rollup_days_pending as p (stat_id, day)
+    select distinct stat_id, date_bin('1 day', bucket, timestamptz '2000-01-01 00:00:00+00') from changed order by 1, 2
+    on conflict (stat_id, day) do update set day = excluded.day where false
+    returning stat_id, day
+  )
+  select array_agg(stat_id), array_agg(day) into listed_stats, listed_days from listed;
+  if listed_stats is not null then
+    delete from rollup_days d using unnest(listed_stats, listed_days) as c(stat_id, day)
+    where d.stat_id = c.stat_id and d.day = c.day;
+  end if;
   return null;
 end
 $$;
