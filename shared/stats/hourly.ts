@@ -137,7 +137,8 @@ export interface BucketArrays {
  * a slot comes back once for each of its rollup rows, for the caller to add up: grouping them in SQL cost more than
  * sending them (hashing a month of minutes of 100 series). With `zones` ([from, to) pairs of seconds, in order, not
  * overlapping), only the buckets inside them are read: a few stretches of a long span (PromQL's short windows at a
- * long step) without scanning the rest.
+ * long step) without scanning the rest. Whole days of five-minute rows come as their day blobs where those exist
+ * (sql/0049): the rows already packed, bit for bit, in bucket order.
  */
 export async function rollupArrays(
   sql: Db,
@@ -153,13 +154,14 @@ export async function rollupArrays(
   const to = new Date(t * 1000)
   const timescale = await usesTimescale(sql)
   // Five minutes only on plain PostgreSQL (sql/0048): TimescaleDB's 5-minute buckets group rollups_1m.
+  const fiveMinutes = sql`rollups_5m`
   const table =
     size % 86_400 === 0
       ? sql`rollups_1d`
       : size % 3_600 === 0
         ? sql`rollups_1h`
         : size % 300 === 0 && !timescale
-          ? sql`rollups_5m`
+          ? fiveMinutes
           : sql`rollups_1m`
   // One stat by equality: with `= any(array)` the planner expects hundreds of groups and sorts a
   // month of minute rows by stat (spilling to disk at the default work_mem) before aggregating them.
@@ -172,13 +174,32 @@ export async function rollupArrays(
       ? sql`unnest(${`{${zones.map(([a]) => a).join(',')}}`}::float8[], ${`{${zones.map(([, b]) => b).join(',')}}`}::float8[]) as z(a, b)
         cross join lateral (select ${cols} from ${from_} where ${match(list)} and bucket >= to_timestamp(z.a) and bucket < to_timestamp(z.b) offset 0) r`
       : sql`(select ${cols} from ${from_} where ${match(list)} and bucket >= ${from} and bucket < ${to}) r`
+  // Whole UTC days of five-minute rows, one stat at a time, come packed (sql/0049, rollup_days) where their day
+  // blob exists: [d0, d1) is the span's whole days. Not with zones (they read a few buckets of each day) nor with
+  // owners (their series are added up by bucket in SQL).
+  const d0 = Math.ceil(f / 86_400) * 86_400
+  const d1 = Math.floor(t / 86_400) * 86_400
+  const days = table === fiveMinutes && !zones && !owners && d0 < d1 ? [new Date(d0 * 1000), new Date(d1 * 1000)] : null
+  // The rollup rows that no blob stands for: the partial days at the span's ends, and the whole days without a blob
+  // (today's, a day a late write touched until the builder packs it again), each an index scan of its stat and day.
+  // The blobs are read by the same statement, under the same snapshot: a day is either its blob or its rows.
+  const unpacked = (list: string[], [a, b]: Date[]) => sql`(
+    select stat_id, bucket, count, sum from rollups_5m where ${match(list)} and bucket >= ${from} and bucket < ${a}
+    union all
+    select stat_id, bucket, count, sum from rollups_5m where ${match(list)} and bucket >= ${b} and bucket < ${to}
+    union all
+    select r.stat_id, r.bucket, r.count, r.sum
+    from unnest(${list}::uuid[]) as i(id) cross join generate_series(${a}::timestamptz, ${b}::timestamptz - interval '24 hours', interval '24 hours') as g(day)
+    cross join lateral (select stat_id, bucket, count, sum from rollups_5m
+      where stat_id = i.id and bucket >= g.day and bucket < g.day + interval '24 hours' offset 0) r
+    where not exists (select 1 from rollup_days d where d.stat_id = i.id and d.day = g.day)) r`
   // The tail's rows carry their count negated, to be told from the rollup's. A rollup of larger buckets than its
   // own is not grouped to them here either: its rows come back as they are, several of a slot. The tail (the last
   // seconds' minutes, not folded yet) is read over the whole span in one scan and its rows outside the zones left
   // out below: a scan per zone of it cost a fifth of a month of hourly zones' read, descending its index for
   // every zone and stat to find nothing.
   const buckets = (list: string[]) => sql`
-    select stat_id, bucket, count as n, sum as s from ${rows(table, list, sql`stat_id, bucket, count, sum`)}${
+    select stat_id, bucket, count as n, sum as s from ${days ? unpacked(list, days) : rows(table, list, sql`stat_id, bucket, count, sum`)}${
       timescale
         ? sql``
         : sql`
@@ -210,9 +231,14 @@ export async function rollupArrays(
       ? sql`select o.owner as stat_id, bucket, sum(n)::int8 as n, sum(s) as s from (${buckets(list)}) x
           join unnest(${list}::uuid[], ${list.map((id) => ownerOf.get(id)!)}::uuid[]) as o(id, owner) on o.id = x.stat_id group by 1, 2, n < 0`
       : buckets(list)
+  const packed = (list: string[]) =>
+    days
+      ? sql`select stat_id, buckets as b from rollup_days where ${match(list)} and day >= ${days[0]} and day < ${days[1]}
+          union all
+          select stat_id, timestamptz_send(bucket) || int8send(n) || float8send(s) from (${source(list)}) x`
+      : sql`select stat_id, timestamptz_send(bucket) || int8send(n) || float8send(s) as b from (${source(list)}) x`
   const query = (db: Db, list: string[]) => db<{ stat_id: string; b: string }[]>`
-    select stat_id, encode(string_agg(timestamptz_send(bucket) || int8send(n) || float8send(s), ''::bytea), 'base64') as b
-    from (${source(list)}) x group by stat_id`
+    select stat_id, encode(string_agg(b, ''::bytea), 'base64') as b from (${packed(list)}) x group by stat_id`
   // A scan per zone: the planner's estimate of each (a range of parameters, 0.5 % of the table) adds up past
   // jit_above_cost, and compiling took longer than the read (90 of 130 ms for a week of hourly zones).
   const read = async (list: string[]) =>
