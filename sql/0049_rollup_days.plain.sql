@@ -2,7 +2,7 @@
 -- bytes a bucket (timestamptz_send(bucket) || int8send(count) || float8send(sum), in bucket order, only the buckets
 -- that exist), exactly as rollupArrays (shared/stats/hourly.ts) packs the rows it reads. A read of whole days takes
 -- the day's blob instead of its 288 rows: a week of 100 series is 700 values rather than 201,600 rows, each visited
--- and packed (bench:promql, issue 42).
+-- and packed (bench:promql's summed rates).
 --
 -- Never stale: every write of rollups_5m deletes the blobs of the (stat, day)s it touches, in its own transaction
 -- (the triggers below), so one statement sees either a day's blob equal to its rows, or no blob and the rows. The
