@@ -203,6 +203,52 @@ test.serial('a day a write holds is skipped by the builder, and packed with the 
   t_.deepEqual(packed, rows)
 })
 
+test.serial('a write that meets a build of its day waits for it, then drops the blob it made', async (t_) => {
+  const day = first + DAY
+  const D = new Date(day * 1000)
+  // The day listed (a late point folded), then packed by a builder that holds its listed row, as buildRollupDays
+  // does between its two statements.
+  await applyBatch(app.sql, randomUUID(), [[ids.c, day + 600 + 9, 2.5, null]])
+  await foldRollups(app.sql, 1000, [])
+  t_.is((await app.sql`select 1 from rollup_days_pending where stat_id = ${ids.c} and day = ${D}`).length, 1)
+  const builder = await app.sql.reserve()
+  let fold: Promise<unknown> | undefined
+  try {
+    await builder`begin`
+    await builder`select 1 from rollup_days_pending where stat_id = ${ids.c} and day = ${D} for update`
+    // Meanwhile a late point of that day is folded: its trigger waits on the listed row.
+    await applyBatch(app.sql, randomUUID(), [[ids.c, day + 1200 + 9, 4.25, null]])
+    let folded = false
+    fold = foldRollups(app.sql, 1000, []).then(() => {
+      folded = true
+    })
+    await new Promise((r) => setTimeout(r, 300))
+    t_.false(folded, 'the fold waits for the build')
+    // The builder packs what its snapshot holds (without the point being folded), and takes the day off the list.
+    await builder`insert into rollup_days (stat_id, day, buckets)
+      select stat_id, ${D}, string_agg(timestamptz_send(bucket) || int8send(count) || float8send(sum), ''::bytea order by bucket)
+      from rollups_5m where stat_id = ${ids.c} and bucket >= ${D} and bucket < ${new Date((day + DAY) * 1000)} group by stat_id`
+    await builder`delete from rollup_days_pending where stat_id = ${ids.c} and day = ${D}`
+    await builder`commit`
+  } finally {
+    builder.release()
+  }
+  await fold
+  t_.false(
+    (await blobs(ids.c)).some((d) => d.day === day),
+    "the fold dropped the build's blob",
+  )
+  t_.is((await app.sql`select 1 from rollup_days_pending where stat_id = ${ids.c} and day = ${D}`).length, 1, 'and listed the day')
+  const { packed, rows } = await bothReads([ids.c], f, t, 300)
+  t_.deepEqual(packed, rows)
+  t_.true(
+    packed[ids.c].some(([h, n]) => h === (day + 1200 - f) / 300 && n === 6),
+    'the folded point is read',
+  )
+  await buildRollupDays(app.sql)
+  t_.true((await blobs(ids.c)).find((d) => d.day === day)?.equal)
+})
+
 test.serial('builders at once pack each day once, each blob equal to its rows', async (t_) => {
   await app.sql`delete from rollup_days`
   await app.sql`insert into rollup_days_pending (stat_id, day) select stat_id, bucket from rollups_1d on conflict do nothing`
