@@ -147,19 +147,20 @@ CREATE FUNCTION public.rollup_days_drop() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 declare
+  listed_size int := tg_argv[0]::int;
   listed_stats uuid[];
   listed_days timestamptz[];
 begin
   with listed as (
-    insert into rollup_days_pending as p (stat_id, day)
-    select distinct stat_id, date_bin('1 day', bucket, timestamptz '2000-01-01 00:00:00+00') from changed order by 1, 2
-    on conflict (stat_id, day) do update set day = excluded.day where false
+    insert into rollup_days_pending as p (stat_id, size, day)
+    select distinct stat_id, listed_size, date_bin('1 day', bucket, timestamptz '2000-01-01 00:00:00+00') from changed order by 1, 3
+    on conflict (stat_id, size, day) do update set day = excluded.day where false
     returning stat_id, day
   )
   select array_agg(stat_id), array_agg(day) into listed_stats, listed_days from listed;
   if listed_stats is not null then
     delete from rollup_days d using unnest(listed_stats, listed_days) as c(stat_id, day)
-    where d.stat_id = c.stat_id and d.day = c.day;
+    where d.stat_id = c.stat_id and d.size = listed_size and d.day = c.day;
   end if;
   return null;
 end
@@ -819,6 +820,7 @@ CREATE TABLE public.recovery_codes (
 
 CREATE TABLE public.rollup_days (
     stat_id uuid NOT NULL,
+    size integer NOT NULL,
     day timestamp with time zone NOT NULL,
     buckets bytea NOT NULL
 );
@@ -831,6 +833,7 @@ ALTER TABLE ONLY public.rollup_days ALTER COLUMN buckets SET STORAGE EXTERNAL;
 
 CREATE TABLE public.rollup_days_pending (
     stat_id uuid NOT NULL,
+    size integer NOT NULL,
     day timestamp with time zone NOT NULL
 );
 
@@ -1313,7 +1316,7 @@ ALTER TABLE ONLY public.recovery_codes
 --
 
 ALTER TABLE ONLY public.rollup_days_pending
-    ADD CONSTRAINT rollup_days_pending_pkey PRIMARY KEY (stat_id, day);
+    ADD CONSTRAINT rollup_days_pending_pkey PRIMARY KEY (stat_id, size, day);
 
 
 --
@@ -1321,7 +1324,7 @@ ALTER TABLE ONLY public.rollup_days_pending
 --
 
 ALTER TABLE ONLY public.rollup_days
-    ADD CONSTRAINT rollup_days_pkey PRIMARY KEY (stat_id, day);
+    ADD CONSTRAINT rollup_days_pkey PRIMARY KEY (stat_id, size, day);
 
 
 --
@@ -1663,24 +1666,45 @@ CREATE INDEX stats_series_name_idx ON public.stats USING btree (account_id, name
 
 
 --
+-- Name: rollups_1h rollup_days_added; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER rollup_days_added AFTER INSERT ON public.rollups_1h REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.rollup_days_drop('3600');
+
+
+--
 -- Name: rollups_5m rollup_days_added; Type: TRIGGER; Schema: public; Owner: -
 --
 
-CREATE TRIGGER rollup_days_added AFTER INSERT ON public.rollups_5m REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.rollup_days_drop();
+CREATE TRIGGER rollup_days_added AFTER INSERT ON public.rollups_5m REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.rollup_days_drop('300');
+
+
+--
+-- Name: rollups_1h rollup_days_deleted; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER rollup_days_deleted AFTER DELETE ON public.rollups_1h REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.rollup_days_drop('3600');
 
 
 --
 -- Name: rollups_5m rollup_days_deleted; Type: TRIGGER; Schema: public; Owner: -
 --
 
-CREATE TRIGGER rollup_days_deleted AFTER DELETE ON public.rollups_5m REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.rollup_days_drop();
+CREATE TRIGGER rollup_days_deleted AFTER DELETE ON public.rollups_5m REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.rollup_days_drop('300');
+
+
+--
+-- Name: rollups_1h rollup_days_merged; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER rollup_days_merged AFTER UPDATE ON public.rollups_1h REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.rollup_days_drop('3600');
 
 
 --
 -- Name: rollups_5m rollup_days_merged; Type: TRIGGER; Schema: public; Owner: -
 --
 
-CREATE TRIGGER rollup_days_merged AFTER UPDATE ON public.rollups_5m REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.rollup_days_drop();
+CREATE TRIGGER rollup_days_merged AFTER UPDATE ON public.rollups_5m REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.rollup_days_drop('300');
 
 
 --

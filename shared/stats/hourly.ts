@@ -154,15 +154,16 @@ export async function rollupArrays(
   const to = new Date(t * 1000)
   const timescale = await usesTimescale(sql)
   // Five minutes only on plain PostgreSQL (sql/0048): TimescaleDB's 5-minute buckets group rollups_1m.
-  const fiveMinutes = sql`rollups_5m`
   const table =
     size % 86_400 === 0
       ? sql`rollups_1d`
       : size % 3_600 === 0
         ? sql`rollups_1h`
         : size % 300 === 0 && !timescale
-          ? fiveMinutes
+          ? sql`rollups_5m`
           : sql`rollups_1m`
+  // The rollup's bucket when its whole days are packed (sql/0049, plain PostgreSQL): five minutes and hours.
+  const packedSize = timescale || size % 86_400 === 0 ? 0 : size % 3_600 === 0 ? 3_600 : size % 300 === 0 ? 300 : 0
   // One stat by equality: with `= any(array)` the planner expects hundreds of groups and sorts a
   // month of minute rows by stat (spilling to disk at the default work_mem) before aggregating them.
   const match = (list: string[]) => (list.length === 1 ? sql`stat_id = ${list[0]}::uuid` : sql`stat_id = any(${list}::uuid[])`)
@@ -179,14 +180,14 @@ export async function rollupArrays(
       ? sql`unnest(${`{${zoned.map(([a]) => a).join(',')}}`}::float8[], ${`{${zoned.map(([, b]) => b).join(',')}}`}::float8[]) as z(a, b)
         cross join lateral (select ${cols} from ${from_} where ${match(list)} and bucket >= to_timestamp(z.a) and bucket < to_timestamp(z.b) offset 0) r`
       : sql`(select ${cols} from ${from_} where ${match(list)} and bucket >= ${from} and bucket < ${to}) r`
-  // Whole UTC days of five-minute rows, one stat at a time, come packed (sql/0049, rollup_days) where their day
-  // blob exists: [d0, d1) is the span's whole days. Not with owners (their series are added up by bucket in SQL).
+  // Whole UTC days of five-minute or hourly rows, one stat at a time, come packed (sql/0049, rollup_days) where their
+  // day blob exists: [d0, d1) is the span's whole days. Not with owners (their series are added up by bucket in SQL).
   // With zones, only the zones' parts of a whole day's blob (blobs, below): the cut pieces of a month of blobs cost
   // less than the zones' scans of rows, and sending the whole blobs cost as much (bench:promql, `sum(rate(l[5m]))`
   // at an hour's step).
   const d0 = Math.ceil(f / 86_400) * 86_400
   const d1 = Math.floor(t / 86_400) * 86_400
-  const days = table === fiveMinutes && !owners && d0 < d1 ? [new Date(d0 * 1000), new Date(d1 * 1000)] : null
+  const days = packedSize && !owners && d0 < d1 ? [new Date(d0 * 1000), new Date(d1 * 1000)] : null
   /** The zones' parts inside [a, b), seconds. */
   const clip = (a: number, b: number) =>
     (zones ?? []).filter(([za, zb]) => za < b && zb > a).map(([za, zb]): [number, number] => [Math.max(za, a), Math.min(zb, b)])
@@ -199,17 +200,17 @@ export async function rollupArrays(
   const unpacked = (list: string[], [a, b]: Date[]) => sql`(${
     zones
       ? sql`select ${cols} from ${rows(table, list, cols, [...clip(f, d0), ...clip(d1, t)])}`
-      : sql`select ${cols} from rollups_5m where ${match(list)} and bucket >= ${from} and bucket < ${a}
+      : sql`select ${cols} from ${table} where ${match(list)} and bucket >= ${from} and bucket < ${a}
     union all
-    select ${cols} from rollups_5m where ${match(list)} and bucket >= ${b} and bucket < ${to}`
+    select ${cols} from ${table} where ${match(list)} and bucket >= ${b} and bucket < ${to}`
   }
     union all
     select r.stat_id, r.bucket, r.count, r.sum
     from unnest(${list}::uuid[]) as i(id) cross join generate_series(0, ${(b.getTime() - a.getTime()) / 86_400_000 - 1}::int) as g(k)
     cross join lateral (select ${a}::timestamptz + g.k * interval '24 hours' as day) d
-    cross join lateral (select stat_id, bucket, count, sum from rollups_5m
+    cross join lateral (select stat_id, bucket, count, sum from ${table}
       where stat_id = i.id and bucket >= d.day and bucket < d.day + interval '24 hours' offset 0) r
-    where not exists (select 1 from rollup_days p where p.stat_id = i.id and p.day = d.day)) r`
+    where not exists (select 1 from rollup_days p where p.stat_id = i.id and p.size = ${packedSize} and p.day = d.day)) r`
   // The tail's rows carry their count negated, to be told from the rollup's. A rollup of larger buckets than its
   // own is not grouped to them here either: its rows come back as they are, several of a slot. The tail (the last
   // seconds' minutes, not folded yet) is read over the whole span in one scan and its rows outside the zones left
@@ -248,7 +249,7 @@ export async function rollupArrays(
       ? sql`select o.owner as stat_id, bucket, sum(n)::int8 as n, sum(s) as s from (${buckets(list)}) x
           join unnest(${list}::uuid[], ${list.map((id) => ownerOf.get(id)!)}::uuid[]) as o(id, owner) on o.id = x.stat_id group by 1, 2, n < 0`
       : buckets(list)
-  // The day blobs of [d0, d1). With zones, a full day's blob (all 288 buckets, each at its own place) comes as its
+  // The day blobs of [d0, d1). With zones, a full day's blob (all its buckets, each at its own place) comes as its
   // zones' pieces only, cut in SQL (the blob read once, `|| ''` keeping it whole in memory for its pieces); a day
   // with gaps comes whole, for the decoder to leave out its buckets outside the zones.
   const zonePieces = () => {
@@ -256,20 +257,22 @@ export async function rollupArrays(
     for (let d = d0; d < d1; d += 86_400)
       for (const [a, b] of clip(d, d + 86_400)) {
         day.push(d)
-        at.push(((a - d) / 300) * 24 + 1)
-        length.push(((b - a) / 300) * 24)
+        at.push(((a - d) / packedSize) * 24 + 1)
+        length.push(((b - a) / packedSize) * 24)
       }
     return sql`unnest(${`{${day.join(',')}}`}::float8[], ${`{${at.join(',')}}`}::int[], ${`{${length.join(',')}}`}::int[]) as z(day, at, length)`
   }
+  const full = (86_400 / (packedSize || 1)) * 24
   const blobs = (list: string[], [a, b]: Date[]) =>
     zones
       ? sql`select d.stat_id, substr(d.b, z.at, z.length) as b
           from (select stat_id, day, buckets || ''::bytea as b from rollup_days
-            where ${match(list)} and day >= ${a} and day < ${b} and length(buckets) = ${288 * 24} offset 0) d
+            where ${match(list)} and size = ${packedSize} and day >= ${a} and day < ${b} and length(buckets) = ${full} offset 0) d
           join ${zonePieces()} on d.day = to_timestamp(z.day)
           union all
-          select stat_id, buckets from rollup_days where ${match(list)} and day >= ${a} and day < ${b} and length(buckets) <> ${288 * 24}`
-      : sql`select stat_id, buckets as b from rollup_days where ${match(list)} and day >= ${a} and day < ${b}`
+          select stat_id, buckets from rollup_days
+          where ${match(list)} and size = ${packedSize} and day >= ${a} and day < ${b} and length(buckets) <> ${full}`
+      : sql`select stat_id, buckets as b from rollup_days where ${match(list)} and size = ${packedSize} and day >= ${a} and day < ${b}`
   const packed = (list: string[]) =>
     days
       ? sql`${blobs(list, days)}

@@ -77,13 +77,14 @@ async function bothReads(list: string[], f: number, t: number, size: number) {
   return { packed, rows }
 }
 
-/** The (stat, day)s with a blob, and whether each equals its rows packed in bucket order. */
-async function blobs(statId: string): Promise<Array<{ day: number; equal: boolean }>> {
+/** The (stat, day)s with a blob of five-minute (or hourly) rows, and whether each equals its rows packed in bucket order. */
+async function blobs(statId: string, size: 300 | 3600 = 300): Promise<Array<{ day: number; equal: boolean }>> {
   const rows = await app.sql<{ day: number; equal: boolean }[]>`
     select extract(epoch from d.day)::float8 as day, d.buckets = (
       select string_agg(timestamptz_send(bucket) || int8send(count) || float8send(sum), ''::bytea order by bucket)
-      from rollups_5m r where r.stat_id = d.stat_id and r.bucket >= d.day and r.bucket < d.day + interval '24 hours') as equal
-    from rollup_days d where d.stat_id = ${statId} order by d.day`
+      from ${app.sql(size === 300 ? 'rollups_5m' : 'rollups_1h')} r
+      where r.stat_id = d.stat_id and r.bucket >= d.day and r.bucket < d.day + interval '24 hours') as equal
+    from rollup_days d where d.stat_id = ${statId} and d.size = ${size} order by d.day`
   return rows.map((r) => ({ day: Number(r.day), equal: r.equal }))
 }
 
@@ -92,8 +93,13 @@ const f = first + 3 * 3600
 const t = Math.floor(last / 900) * 900
 
 test.serial('closed days get a blob equal to their rows; today has none', async (t_) => {
-  for (const id of [ids.c, ids.g]) {
-    const days = await blobs(id)
+  for (const [id, size] of [
+    [ids.c, 300],
+    [ids.g, 300],
+    [ids.c, 3600],
+    [ids.g, 3600],
+  ] as const) {
+    const days = await blobs(id, size)
     // The day before yesterday and older are always closed over an hour; yesterday too after 01:00 UTC.
     t_.true(days.length >= 3, `${days.length} blobs`)
     t_.true(days.every((d) => d.equal))
@@ -104,38 +110,41 @@ test.serial('closed days get a blob equal to their rows; today has none', async 
   }
 })
 
-test.serial('a read over blobs equals the read of the rows, bit for bit, counters and gauges, at 5 and 15 minutes', async (t_) => {
-  for (const size of [300, 900]) {
-    const { packed, rows } = await bothReads([ids.c, ids.g], f, t, size)
-    t_.deepEqual(packed, rows, `${size} s`)
-    t_.true(packed[ids.c].length > 0 && packed[ids.g].length > 0)
-  }
-  // And that read is rollups_5m's rows as they are (nothing pending here).
-  const direct = await app.sql<{ b: number; count: string; sum: number }[]>`
+test.serial(
+  'a read over blobs equals the read of the rows, bit for bit, counters and gauges, at 5 and 15 minutes, 1 and 2 hours',
+  async (t_) => {
+    for (const size of [300, 900, 3600, 7200]) {
+      const { packed, rows } = await bothReads([ids.c, ids.g], f, t, size)
+      t_.deepEqual(packed, rows, `${size} s`)
+      t_.true(packed[ids.c].length > 0 && packed[ids.g].length > 0)
+    }
+    // And that read is rollups_5m's rows as they are (nothing pending here).
+    const direct = await app.sql<{ b: number; count: string; sum: number }[]>`
     select extract(epoch from bucket)::float8 as b, count, sum from rollups_5m
     where stat_id = ${ids.g} and bucket >= ${new Date(f * 1000)} and bucket < ${new Date(t * 1000)}`
-  t_.deepEqual(
-    (await bothReads([ids.g], f, t, 300)).rows[ids.g],
-    bySlot([
-      {
-        stat_id: ids.g,
-        h: direct.map((r) => (r.b - f) / 300),
-        n: direct.map((r) => Number(r.count)),
-        sum: direct.map((r) => r.sum),
-      },
-    ])[ids.g],
-  )
-  // The read takes the blobs indeed: one changed under it (in a transaction rolled back) changes its answer.
-  const changed = await app.sql
-    .begin(async (tx) => {
-      await tx`update rollup_days set buckets = substr(buckets, 25) where stat_id = ${ids.c} and day = ${new Date((first + DAY) * 1000)}`
-      const r = bySlot(await rollupArrays(tx, [ids.c], f, t, 300))
-      throw Object.assign(new Error('rollback'), { r })
-    })
-    .catch((e: { r?: ReturnType<typeof bySlot> }) => e.r!)
-  const { rows } = await bothReads([ids.c], f, t, 300)
-  t_.is(changed[ids.c].length, rows[ids.c].length - 1)
-})
+    t_.deepEqual(
+      (await bothReads([ids.g], f, t, 300)).rows[ids.g],
+      bySlot([
+        {
+          stat_id: ids.g,
+          h: direct.map((r) => (r.b - f) / 300),
+          n: direct.map((r) => Number(r.count)),
+          sum: direct.map((r) => r.sum),
+        },
+      ])[ids.g],
+    )
+    // The read takes the blobs indeed: one changed under it (in a transaction rolled back) changes its answer.
+    const changed = await app.sql
+      .begin(async (tx) => {
+        await tx`update rollup_days set buckets = substr(buckets, 25) where stat_id = ${ids.c} and day = ${new Date((first + DAY) * 1000)}`
+        const r = bySlot(await rollupArrays(tx, [ids.c], f, t, 300))
+        throw Object.assign(new Error('rollback'), { r })
+      })
+      .catch((e: { r?: ReturnType<typeof bySlot> }) => e.r!)
+    const { rows } = await bothReads([ids.c], f, t, 300)
+    t_.is(changed[ids.c].length, rows[ids.c].length - 1)
+  },
+)
 
 test.serial("zones (a few buckets of each hour) read over blobs equal the zones' rows", async (t_) => {
   // Ten minutes before each hour through five after, as PromQL's [5m] windows at an hour's step ask (source.ts).
@@ -182,6 +191,10 @@ test.serial("a late write drops its day's blob in its own fold; the read has the
     (await blobs(ids.c)).some((d) => d.day === day),
     'the fold dropped the blob',
   )
+  t_.false(
+    (await blobs(ids.c, 3600)).some((d) => d.day === day),
+    'and the hours blob',
+  )
   const { packed, rows } = await bothReads([ids.c], f, t, 300)
   t_.deepEqual(packed, rows)
   const slot = (day + 3600 - f) / 300
@@ -191,6 +204,8 @@ test.serial("a late write drops its day's blob in its own fold; the read has the
   await refreshRollups(app.sql)
   const again = (await blobs(ids.c)).find((d) => d.day === day)
   t_.true(again?.equal)
+  t_.true((await blobs(ids.c, 3600)).find((d) => d.day === day)?.equal)
+  t_.deepEqual(bySlot(await rollupArrays(app.sql, [ids.c], f, t, 3600)), (await bothReads([ids.c], f, t, 3600)).rows)
   t_.deepEqual(bySlot(await rollupArrays(app.sql, [ids.c], f, t, 300)), packed)
 })
 
@@ -225,12 +240,12 @@ test.serial('a write that meets a build of its day waits for it, then drops the 
   // does between its two statements.
   await applyBatch(app.sql, randomUUID(), [[ids.c, day + 600 + 9, 2.5, null]])
   await foldRollups(app.sql, 1000, [])
-  t_.is((await app.sql`select 1 from rollup_days_pending where stat_id = ${ids.c} and day = ${D}`).length, 1)
+  t_.is((await app.sql`select 1 from rollup_days_pending where stat_id = ${ids.c} and size = 300 and day = ${D}`).length, 1)
   const builder = await app.sql.reserve()
   let fold: Promise<unknown> | undefined
   try {
     await builder`begin`
-    await builder`select 1 from rollup_days_pending where stat_id = ${ids.c} and day = ${D} for update`
+    await builder`select 1 from rollup_days_pending where stat_id = ${ids.c} and size = 300 and day = ${D} for update`
     // Meanwhile a late point of that day is folded: its trigger waits on the listed row.
     await applyBatch(app.sql, randomUUID(), [[ids.c, day + 1200 + 9, 4.25, null]])
     let folded = false
@@ -240,10 +255,10 @@ test.serial('a write that meets a build of its day waits for it, then drops the 
     await new Promise((r) => setTimeout(r, 300))
     t_.false(folded, 'the fold waits for the build')
     // The builder packs what its snapshot holds (without the point being folded), and takes the day off the list.
-    await builder`insert into rollup_days (stat_id, day, buckets)
-      select stat_id, ${D}, string_agg(timestamptz_send(bucket) || int8send(count) || float8send(sum), ''::bytea order by bucket)
+    await builder`insert into rollup_days (stat_id, size, day, buckets)
+      select stat_id, 300, ${D}, string_agg(timestamptz_send(bucket) || int8send(count) || float8send(sum), ''::bytea order by bucket)
       from rollups_5m where stat_id = ${ids.c} and bucket >= ${D} and bucket < ${new Date((day + DAY) * 1000)} group by stat_id`
-    await builder`delete from rollup_days_pending where stat_id = ${ids.c} and day = ${D}`
+    await builder`delete from rollup_days_pending where stat_id = ${ids.c} and size = 300 and day = ${D}`
     await builder`commit`
   } finally {
     builder.release()
@@ -253,7 +268,11 @@ test.serial('a write that meets a build of its day waits for it, then drops the 
     (await blobs(ids.c)).some((d) => d.day === day),
     "the fold dropped the build's blob",
   )
-  t_.is((await app.sql`select 1 from rollup_days_pending where stat_id = ${ids.c} and day = ${D}`).length, 1, 'and listed the day')
+  t_.is(
+    (await app.sql`select 1 from rollup_days_pending where stat_id = ${ids.c} and size = 300 and day = ${D}`).length,
+    1,
+    'and listed the day',
+  )
   const { packed, rows } = await bothReads([ids.c], f, t, 300)
   t_.deepEqual(packed, rows)
   t_.true(
@@ -266,18 +285,23 @@ test.serial('a write that meets a build of its day waits for it, then drops the 
 
 test.serial('builders at once pack each day once, each blob equal to its rows', async (t_) => {
   await app.sql`delete from rollup_days`
-  await app.sql`insert into rollup_days_pending (stat_id, day) select stat_id, bucket from rollups_1d on conflict do nothing`
+  await app.sql`insert into rollup_days_pending (stat_id, size, day)
+    select stat_id, size, bucket from rollups_1d cross join (values (300), (3600)) as s(size) on conflict do nothing`
   for (;;) {
     const done = await Promise.all([1, 2, 3].map(() => buildRollupDays(app.sql, 2)))
     if (done.every((n) => n === 0)) break
   }
-  for (const id of [ids.c, ids.g]) {
-    const days = await blobs(id)
-    t_.true(days.length >= 3)
-    t_.true(days.every((d) => d.equal))
+  for (const id of [ids.c, ids.g])
+    for (const size of [300, 3600] as const) {
+      const days = await blobs(id, size)
+      t_.true(days.length >= 3)
+      t_.true(days.every((d) => d.equal))
+    }
+  t_.is((await app.sql`select 1 from rollup_days group by stat_id, size, day having count(*) > 1`).length, 0, 'one blob a day')
+  for (const size of [900, 3600]) {
+    const { packed, rows } = await bothReads([ids.c, ids.g], f, t, size)
+    t_.deepEqual(packed, rows)
   }
-  const { packed, rows } = await bothReads([ids.c, ids.g], f, t, 900)
-  t_.deepEqual(packed, rows)
 })
 
 test.serial(
@@ -289,9 +313,13 @@ test.serial(
     const after = await blobs(ids.c)
     t_.false(after.some((d) => d.day === first || d.day === first + DAY))
     while ((await buildRollupDays(app.sql)) > 0);
-    const rebuilt = await blobs(ids.c)
-    t_.is(rebuilt[0].day, first + DAY, 'the day cut into is packed again, the day wholly gone is not')
-    t_.true(rebuilt.every((d) => d.equal))
+    for (const size of [300, 3600] as const) {
+      const rebuilt = await blobs(ids.c, size)
+      t_.is(rebuilt[0].day, first + DAY, 'the day cut into is packed again, the day wholly gone is not')
+      t_.true(rebuilt.every((d) => d.equal))
+    }
+    const hours = await bothReads([ids.c, ids.g], f, t, 3600)
+    t_.deepEqual(hours.packed, hours.rows)
     const { packed, rows } = await bothReads([ids.c, ids.g], f, t, 300)
     t_.deepEqual(packed, rows)
     t_.true(packed[ids.c][0][0] >= (cutoff - f) / 300 - 1)
