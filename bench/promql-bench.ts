@@ -20,8 +20,8 @@
 //      (10) rounds interleaved. The service's time is its engine in process over PostgreSQL plus encoding and
 //      decoding the JSON answer; Prometheus' and VictoriaMetrics' are over HTTP on loopback, decoding
 //      included. These long answers (which the service reads from rollups) are compared with Prometheus' too,
-//      within the bound README states for rollups. The closed days' five-minute rollups are packed into their day
-//      blobs (sql/0049) before any is measured: the refresh packs a batch a pass, and the bench packs the rest.
+//      within the bound README states for rollups. The closed days' five-minute and hourly rollups are packed into
+//      their day blobs (sql/0049) before any is measured: the refresh packs a batch a pass, and the bench the rest.
 //
 // Own database (metrics_bench_promql, dropped at the end) and Redis prefix. Env: PROMETHEUS_BIN (prometheus),
 // VICTORIA_BIN (victoria-metrics).
