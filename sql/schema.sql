@@ -140,6 +140,40 @@ $$;
 
 
 --
+-- Name: rollup_days_drop(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.rollup_days_drop() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+declare
+  listed_size int := tg_argv[0]::int;
+  listed_stats uuid[];
+  listed_days timestamptz[];
+begin
+  -- A stat's delete (cascaded here): its days come off the list, and none is listed again.
+  if tg_op = 'DELETE' then
+    delete from rollup_days_pending p using (select distinct stat_id from changed) c
+    where p.stat_id = c.stat_id and not exists (select 1 from stats s where s.id = c.stat_id);
+  end if;
+  with listed as (
+    insert into rollup_days_pending as p (stat_id, size, day)
+    select distinct stat_id, listed_size, date_bin('1 day', bucket, timestamptz '2000-01-01 00:00:00+00') from changed
+    where tg_op <> 'DELETE' or exists (select 1 from stats s where s.id = changed.stat_id) order by 1, 3
+    on conflict (stat_id, size, day) do update set day = excluded.day where false
+    returning stat_id, day
+  )
+  select array_agg(stat_id), array_agg(day) into listed_stats, listed_days from listed;
+  if listed_stats is not null then
+    delete from rollup_days d using unnest(listed_stats, listed_days) as c(stat_id, day)
+    where d.stat_id = c.stat_id and d.size = listed_size and d.day = c.day;
+  end if;
+  return null;
+end
+$$;
+
+
+--
 -- Name: rollups_5m_add(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -796,6 +830,30 @@ CREATE TABLE public.recovery_codes (
 
 
 --
+-- Name: rollup_days; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.rollup_days (
+    stat_id uuid NOT NULL,
+    size integer NOT NULL,
+    day timestamp with time zone NOT NULL,
+    buckets bytea NOT NULL
+);
+ALTER TABLE ONLY public.rollup_days ALTER COLUMN buckets SET STORAGE EXTERNAL;
+
+
+--
+-- Name: rollup_days_pending; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.rollup_days_pending (
+    stat_id uuid NOT NULL,
+    size integer NOT NULL,
+    day timestamp with time zone NOT NULL
+);
+
+
+--
 -- Name: rollup_pending; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1269,6 +1327,22 @@ ALTER TABLE ONLY public.recovery_codes
 
 
 --
+-- Name: rollup_days_pending rollup_days_pending_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.rollup_days_pending
+    ADD CONSTRAINT rollup_days_pending_pkey PRIMARY KEY (stat_id, size, day);
+
+
+--
+-- Name: rollup_days rollup_days_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.rollup_days
+    ADD CONSTRAINT rollup_days_pkey PRIMARY KEY (stat_id, size, day);
+
+
+--
 -- Name: rollup_state rollup_state_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1551,6 +1625,13 @@ CREATE INDEX points_stat_ts_idx ON public.points USING btree (stat_id, ts);
 
 
 --
+-- Name: rollup_days_pending_day_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX rollup_days_pending_day_idx ON public.rollup_days_pending USING btree (day);
+
+
+--
 -- Name: rollup_pending_stat_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1597,6 +1678,48 @@ CREATE UNIQUE INDEX stats_series_key ON public.stats USING btree (parent_id, tag
 --
 
 CREATE INDEX stats_series_name_idx ON public.stats USING btree (account_id, name) WHERE (parent_id IS NOT NULL);
+
+
+--
+-- Name: rollups_1h rollup_days_added; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER rollup_days_added AFTER INSERT ON public.rollups_1h REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.rollup_days_drop('3600');
+
+
+--
+-- Name: rollups_5m rollup_days_added; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER rollup_days_added AFTER INSERT ON public.rollups_5m REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.rollup_days_drop('300');
+
+
+--
+-- Name: rollups_1h rollup_days_deleted; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER rollup_days_deleted AFTER DELETE ON public.rollups_1h REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.rollup_days_drop('3600');
+
+
+--
+-- Name: rollups_5m rollup_days_deleted; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER rollup_days_deleted AFTER DELETE ON public.rollups_5m REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.rollup_days_drop('300');
+
+
+--
+-- Name: rollups_1h rollup_days_merged; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER rollup_days_merged AFTER UPDATE ON public.rollups_1h REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.rollup_days_drop('3600');
+
+
+--
+-- Name: rollups_5m rollup_days_merged; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER rollup_days_merged AFTER UPDATE ON public.rollups_5m REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION public.rollup_days_drop('300');
 
 
 --
@@ -1819,6 +1942,14 @@ ALTER TABLE ONLY public.point_ikeys
 
 ALTER TABLE ONLY public.recovery_codes
     ADD CONSTRAINT recovery_codes_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+
+--
+-- Name: rollup_days rollup_days_stat_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.rollup_days
+    ADD CONSTRAINT rollup_days_stat_id_fkey FOREIGN KEY (stat_id) REFERENCES public.stats(id) ON DELETE CASCADE;
 
 
 --

@@ -1,10 +1,11 @@
 // Folds recently persisted points into the 1 m / 1 h / 1 d rollups, and starts what follows from them: the
-// anomaly sweep's replay of history written behind it, and the quantile sketches of the hours they filled.
+// anomaly sweep's replay of history written behind it, the quantile sketches of the hours they filled, and the
+// day blobs of closed days.
 // Runs on a schedule, once per cluster; loops while a pass was full so a backlog clears in one run.
 import { markFoldedForScoring } from '../shared/anomalies/sweep.js'
 import type { Sql } from '../shared/db.js'
 import type { JobData } from '../shared/jobs.js'
-import { foldRollups } from '../shared/points/rollups.js'
+import { buildRollupDays, foldRollups } from '../shared/points/rollups.js'
 import { markDirty, refreshSketches } from '../shared/points/sketches.js'
 import type { WorkerDeps } from './deps.js'
 
@@ -19,6 +20,9 @@ export async function refreshRollups(sql: Sql, limit = 200_000): Promise<{ rows:
   const folded = await foldRollups(sql, limit, [markFoldedForScoring, markDirty])
   // 4. Rebuild the sketches of the marked hours that are complete.
   await refreshSketches(sql)
+  // 5. Pack a batch of closed days' five-minute rollups into their day blobs (sql/0050): the days writes touched,
+  //    and an existing install's history a batch a pass.
+  await buildRollupDays(sql)
   return folded
 }
 

@@ -172,6 +172,9 @@ export async function deleteAccount(
         await tx`delete from ${tx(table)} where account_id = ${account.id}`
       }
     }
+    // The rollups' deletes above listed their days for the day-blob builder (sql/0050's triggers: the stats were
+    // still there); the stats are gone now, so the list goes too.
+    if (statIds.length) await tx`delete from rollup_days_pending where stat_id = any(${statIds}::uuid[])`
     await tx`delete from accounts where id = ${account.id}`
     return { apiKeyIds: keys.map((k) => k.id), statNames: stats.map((s) => s.name), statIds }
   }) as Promise<Removed>

@@ -105,3 +105,62 @@ async function refreshAggregates(sql: Sql, limit: number, marks: postgres.Fragme
     select (select count(*) from claimed)::int as rows, (select count(*) from state)::int as stats`
   return { rows: r.rows, stats: r.stats }
 }
+
+/**
+ * Packs up to `limit` closed days of five-minute and hourly rollups into their day blobs (sql/0050, rollup_days),
+ * from the list the writes of rollups_5m and rollups_1h keep (rollup_days_pending); returns how many listed days it
+ * took off the list (packed, or found empty). A day is packed once it ended over an hour ago and none of its points
+ * wait in rollup_pending (a blob packed before they are folded would be dropped again by their fold). Nothing on
+ * TimescaleDB (no rollups_5m; its rollups_1h is a continuous aggregate).
+ *
+ * Two statements in one transaction: the first locks the listed rows (skipping those another builder, or a write of
+ * the day, holds), the second reads the rollups under a snapshot taken after those locks, packs them and takes the
+ * rows off the list. A write of one of those days waits on its listed row until this commits, then deletes the
+ * blob made here (the migration says why). Each stat is locked FOR KEY SHARE, skipping one being deleted: its blob
+ * would fail the foreign key once the delete commits. A batch of 500 (250 days of both sizes) took 250 to 400 ms
+ * in process (90 ms of it the statement's insert): so much is added to a refresh pass while days close or an
+ * existing install's history is packed.
+ */
+export async function buildRollupDays(sql: Sql, limit = 500): Promise<number> {
+  if (await usesTimescale(sql)) return 0
+  // Most passes find nothing to pack (days close once a day): one statement says so, without a transaction's.
+  const due = sql`from rollup_days_pending where day < now() - interval '25 hours'`
+  if (!(await sql`select 1 ${due} limit 1`).length) return 0
+  return sql.begin(async (tx) => {
+    const listed = await tx<{ stat_id: string; size: number; day: number }[]>`
+      select stat_id, size, extract(epoch from day)::float8 as day ${due} order by day limit ${limit} for update skip locked`
+    if (!listed.length) return 0
+    // A day's rows of the listed size's table, by an index scan of its stat and day (joined, the day's bounds were
+    // left out of the scan's condition: every day of the stat was read for each day packed).
+    const ofDay = (table: postgres.Fragment, size: number) => sql`
+      select l.stat_id, l.size, l.day, r.bucket, r.count, r.sum from listed l join live on live.id = l.stat_id
+      cross join lateral (select bucket, count, sum from ${table}
+        where stat_id = l.stat_id and bucket >= l.day and bucket < l.day + interval '24 hours' offset 0) r
+      where l.size = ${size}`
+    const [r] = await tx<{ done: number }[]>`
+      with listed as (
+        select l.stat_id, l.size, to_timestamp(l.day) as day
+        from unnest(${listed.map((l) => l.stat_id)}::uuid[], ${listed.map((l) => l.size)}::int[], ${listed.map((l) => l.day)}::float8[])
+          as l(stat_id, size, day)
+        where not exists (select 1 from rollup_pending p
+          where p.stat_id = l.stat_id and p.bucket >= to_timestamp(l.day) and p.bucket < to_timestamp(l.day) + interval '24 hours')
+      ),
+      live as (select id from stats where id in (select stat_id from listed) for key share skip locked),
+      packed as (
+        insert into rollup_days (stat_id, size, day, buckets)
+        select stat_id, size, day, string_agg(timestamptz_send(bucket) || int8send(count) || float8send(sum), ''::bytea order by bucket)
+        from (${ofDay(sql`rollups_5m`, 300)} union all ${ofDay(sql`rollups_1h`, 3600)}) r
+        group by 1, 2, 3
+        on conflict (stat_id, size, day) do nothing
+        returning 1
+      ),
+      done as (
+        delete from rollup_days_pending p using listed l
+        where p.stat_id = l.stat_id and p.size = l.size and p.day = l.day
+          and (l.stat_id in (select id from live) or not exists (select 1 from stats s where s.id = l.stat_id))
+        returning 1
+      )
+      select (select count(*) from done)::int as done, (select count(*) from packed)::int as packed`
+    return r.done
+  })
+}

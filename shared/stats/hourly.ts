@@ -137,7 +137,8 @@ export interface BucketArrays {
  * a slot comes back once for each of its rollup rows, for the caller to add up: grouping them in SQL cost more than
  * sending them (hashing a month of minutes of 100 series). With `zones` ([from, to) pairs of seconds, in order, not
  * overlapping), only the buckets inside them are read: a few stretches of a long span (PromQL's short windows at a
- * long step) without scanning the rest.
+ * long step) without scanning the rest. Whole days of five-minute and hourly rows come as their day blobs where
+ * those exist (sql/0050): the rows already packed, bit for bit, in bucket order.
  */
 export async function rollupArrays(
   sql: Db,
@@ -161,31 +162,70 @@ export async function rollupArrays(
         : size % 300 === 0 && !timescale
           ? sql`rollups_5m`
           : sql`rollups_1m`
+  // The rollup's bucket when its whole days are packed (sql/0050, plain PostgreSQL): five minutes and hours.
+  const packedSize = timescale || size % 86_400 === 0 ? 0 : size % 3_600 === 0 ? 3_600 : size % 300 === 0 ? 300 : 0
   // One stat by equality: with `= any(array)` the planner expects hundreds of groups and sorts a
   // month of minute rows by stat (spilling to disk at the default work_mem) before aggregating them.
   const match = (list: string[]) => (list.length === 1 ? sql`stat_id = ${list[0]}::uuid` : sql`stat_id = any(${list}::uuid[])`)
   // Rows of a table in [from, to), or in each zone: a lateral scan per zone (`offset 0` keeps the planner from
   // joining the zones to a scan of the whole span, which it does otherwise and which cost 100 times more). The
   // zones' bounds go as array text: postgres.js serializes a timestamp array element by element, through a Date.
-  const rows = (from_: postgres.Fragment, list: string[], cols: postgres.Fragment, zoned = zones !== undefined) =>
-    zoned && zones
-      ? sql`unnest(${`{${zones.map(([a]) => a).join(',')}}`}::float8[], ${`{${zones.map(([, b]) => b).join(',')}}`}::float8[]) as z(a, b)
+  const rows = (
+    from_: postgres.Fragment,
+    list: string[],
+    cols: postgres.Fragment,
+    zoned: ReadonlyArray<readonly [number, number]> | null = zones ?? null,
+  ) =>
+    zoned
+      ? sql`unnest(${`{${zoned.map(([a]) => a).join(',')}}`}::float8[], ${`{${zoned.map(([, b]) => b).join(',')}}`}::float8[]) as z(a, b)
         cross join lateral (select ${cols} from ${from_} where ${match(list)} and bucket >= to_timestamp(z.a) and bucket < to_timestamp(z.b) offset 0) r`
       : sql`(select ${cols} from ${from_} where ${match(list)} and bucket >= ${from} and bucket < ${to}) r`
+  // Whole UTC days of five-minute or hourly rows, one stat at a time, come packed (sql/0050, rollup_days) where their
+  // day blob exists: [d0, d1) is the span's whole days. Not with owners (their series are added up by bucket in SQL).
+  // With zones, only the zones' parts of a whole day's blob (blobs, below): the cut pieces of a month of blobs cost
+  // less than the zones' scans of rows, and sending the whole blobs cost as much (bench:promql, `sum(rate(l[5m]))`
+  // at an hour's step).
+  const d0 = Math.ceil(f / 86_400) * 86_400
+  const d1 = Math.floor(t / 86_400) * 86_400
+  const days = packedSize && !owners && d0 < d1 ? [new Date(d0 * 1000), new Date(d1 * 1000)] : null
+  /** The zones' parts inside [a, b), seconds. */
+  const clip = (a: number, b: number) =>
+    (zones ?? []).filter(([za, zb]) => za < b && zb > a).map(([za, zb]): [number, number] => [Math.max(za, a), Math.min(zb, b)])
+  // The rollup rows that no blob stands for: the partial days at the span's ends, and the whole days without a blob
+  // (today's, a day a late write touched until the builder packs it again), each an index scan of its stat and day.
+  // The blobs are read by the same statement, under the same snapshot: a day is either its blob or its rows. The
+  // days are counted by an integer series, whose size the planner knows: over a series of timestamps it expected a
+  // thousand days of every stat, and the statement's estimate passed jit_above_cost (compiling it took 206 ms of a
+  // 230 ms read).
+  const cols = sql`stat_id, bucket, count, sum`
+  const unpacked = (list: string[], [a, b]: Date[]) => sql`(${
+    zones
+      ? sql`select ${cols} from ${rows(table, list, cols, [...clip(f, d0), ...clip(d1, t)])}`
+      : sql`select ${cols} from ${table} where ${match(list)} and bucket >= ${from} and bucket < ${a}
+    union all
+    select ${cols} from ${table} where ${match(list)} and bucket >= ${b} and bucket < ${to}`
+  }
+    union all
+    select r.stat_id, r.bucket, r.count, r.sum
+    from unnest(${list}::uuid[]) as i(id) cross join generate_series(0, ${(b.getTime() - a.getTime()) / 86_400_000 - 1}::int) as g(k)
+    cross join lateral (select ${a}::timestamptz + g.k * interval '24 hours' as day) d
+    cross join lateral (select stat_id, bucket, count, sum from ${table}
+      where stat_id = i.id and bucket >= d.day and bucket < d.day + interval '24 hours' offset 0) r
+    where not exists (select 1 from rollup_days p where p.stat_id = i.id and p.size = ${packedSize} and p.day = d.day)) r`
   // The tail's rows carry their count negated, to be told from the rollup's. A rollup of larger buckets than its
   // own is not grouped to them here either: its rows come back as they are, several of a slot. The tail (the last
   // seconds' minutes, not folded yet) is read over the whole span in one scan and its rows outside the zones left
   // out below: a scan per zone of it cost a fifth of a month of hourly zones' read, descending its index for
   // every zone and stat to find nothing.
   const buckets = (list: string[]) => sql`
-    select stat_id, bucket, count as n, sum as s from ${rows(table, list, sql`stat_id, bucket, count, sum`)}${
+    select stat_id, bucket, count as n, sum as s from ${days ? unpacked(list, days) : rows(table, list, sql`stat_id, bucket, count, sum`)}${
       timescale
         ? sql``
         : sql`
     union all
-    select stat_id, bucket, (-sum(count))::int8, sum(sum) from ${rows(sql`rollup_pending`, list, sql`stat_id, bucket, count, sum`, false)} group by 1, 2`
+    select stat_id, bucket, (-sum(count))::int8, sum(sum) from ${rows(sql`rollup_pending`, list, sql`stat_id, bucket, count, sum`, null)} group by 1, 2`
     }`
-  /** Whether a tail bucket starting at `seconds` is inside a zone (zones are in order). */
+  /** Whether a bucket starting at `seconds` (of the tail, or of a day blob sent whole) is inside a zone (zones are in order). */
   const inZones = (seconds: number) => {
     if (!zones) return true
     let lo = 0
@@ -210,9 +250,38 @@ export async function rollupArrays(
       ? sql`select o.owner as stat_id, bucket, sum(n)::int8 as n, sum(s) as s from (${buckets(list)}) x
           join unnest(${list}::uuid[], ${list.map((id) => ownerOf.get(id)!)}::uuid[]) as o(id, owner) on o.id = x.stat_id group by 1, 2, n < 0`
       : buckets(list)
+  // The day blobs of [d0, d1). With zones, a full day's blob (all its buckets, each at its own place) comes as its
+  // zones' pieces only, cut in SQL (the blob read once, `|| ''` keeping it whole in memory for its pieces); a day
+  // with gaps comes whole, for the decoder to leave out its buckets outside the zones.
+  const zonePieces = () => {
+    const [day, at, length] = [[] as number[], [] as number[], [] as number[]]
+    for (let d = d0; d < d1; d += 86_400)
+      for (const [a, b] of clip(d, d + 86_400)) {
+        day.push(d)
+        at.push(((a - d) / packedSize) * 24 + 1)
+        length.push(((b - a) / packedSize) * 24)
+      }
+    return sql`unnest(${`{${day.join(',')}}`}::float8[], ${`{${at.join(',')}}`}::int[], ${`{${length.join(',')}}`}::int[]) as z(day, at, length)`
+  }
+  const full = (86_400 / (packedSize || 1)) * 24
+  const blobs = (list: string[], [a, b]: Date[]) =>
+    zones
+      ? sql`select d.stat_id, substr(d.b, z.at, z.length) as b
+          from (select stat_id, day, buckets || ''::bytea as b from rollup_days
+            where ${match(list)} and size = ${packedSize} and day >= ${a} and day < ${b} and length(buckets) = ${full} offset 0) d
+          join ${zonePieces()} on d.day = to_timestamp(z.day)
+          union all
+          select stat_id, buckets from rollup_days
+          where ${match(list)} and size = ${packedSize} and day >= ${a} and day < ${b} and length(buckets) <> ${full}`
+      : sql`select stat_id, buckets as b from rollup_days where ${match(list)} and size = ${packedSize} and day >= ${a} and day < ${b}`
+  const packed = (list: string[]) =>
+    days
+      ? sql`${blobs(list, days)}
+          union all
+          select stat_id, timestamptz_send(bucket) || int8send(n) || float8send(s) from (${source(list)}) x`
+      : sql`select stat_id, timestamptz_send(bucket) || int8send(n) || float8send(s) as b from (${source(list)}) x`
   const query = (db: Db, list: string[]) => db<{ stat_id: string; b: string }[]>`
-    select stat_id, encode(string_agg(timestamptz_send(bucket) || int8send(n) || float8send(s), ''::bytea), 'base64') as b
-    from (${source(list)}) x group by stat_id`
+    select stat_id, encode(string_agg(b, ''::bytea), 'base64') as b from (${packed(list)}) x group by stat_id`
   // A scan per zone: the planner's estimate of each (a range of parameters, 0.5 % of the table) adds up past
   // jit_above_cost, and compiling took longer than the read (90 of 130 ms for a week of hourly zones).
   const read = async (list: string[]) =>
@@ -229,7 +298,7 @@ export async function rollupArrays(
         // Microseconds since 2000-01-01 and the count, int8s read as two halves (both well inside 2^53).
         const seconds = (view.getInt32(o) * 4_294_967_296 + view.getUint32(o + 4)) / 1_000_000 + 946_684_800
         const n = view.getInt32(o + 8) * 4_294_967_296 + view.getUint32(o + 12)
-        if (n < 0 && !inZones(seconds)) continue
+        if ((n < 0 || days) && !inZones(seconds)) continue
         const slot = Math.floor((seconds - f) / size)
         r.h[k] = n < 0 ? -1 - slot : slot
         r.n[k] = Math.abs(n)

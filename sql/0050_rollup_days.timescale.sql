@@ -1,0 +1,2 @@
+-- TimescaleDB: nothing to do. Version 0050 is the plain path's day blobs of five-minute rollups
+-- (0050_rollup_days.plain.sql); TimescaleDB has no rollups_5m (sql/0048), and this file only records the same version.
