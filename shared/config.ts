@@ -7,6 +7,8 @@ import { validRedisUrl } from './redis-url.js'
 const flag = z.enum(['0', '1', 'true', 'false', '']).transform((v) => v === '1' || v === 'true')
 const int = (min: number) => z.coerce.number().int().min(min)
 
+/** The shortest hot window HOT_WINDOW_MINUTES takes (the compaction's marks are set by it: behindEdge). */
+export const MIN_HOT_WINDOW_MINUTES = 10
 /** The real scrypt cost (N = 2^15): the lowest a deployment may run with. */
 export const PASSWORD_HASH_COST = 15
 /** The highest scrypt cost accepted: 2^17 is 128 MiB per hash. */
@@ -81,11 +83,11 @@ const Env = z.object({
   ANOMALY_SWEEP_INTERVAL_SECONDS: int(1).default(300),
   ANOMALY_STALE_AFTER_SECONDS: int(1).default(900),
   // How often hot points older than the hot window are compacted into blocks. A pass with nothing to do
-  // costs one index probe per stat; at most 300 so that the hot table holds little more than the window.
+  // costs one small statement (compactionPasses); at most 300 so that the hot table holds little more than the window.
   COMPACTION_INTERVAL_SECONDS: int(1).max(300).default(300),
   // How many minutes of the newest points stay rows (docs/decisions.md §27): older ones move into blocks,
-  // a few bytes a point rather than about 130. At least 10 (one compaction stretch), at most two days.
-  HOT_WINDOW_MINUTES: int(10).max(2880).default(60),
+  // a few bytes a point rather than about 130. At least MIN_HOT_WINDOW_MINUTES, at most two days.
+  HOT_WINDOW_MINUTES: int(MIN_HOT_WINDOW_MINUTES).max(2880).default(60),
   // How long a client may take to send a whole request (headers and body): API bodies are small, so a
   // body still arriving after this is a slow client holding a connection, and is cut (408).
   HTTP_REQUEST_TIMEOUT_MS: int(500).default(20_000),

@@ -14,6 +14,7 @@
 // at once; the next pass merges it in. Readers see all of them in the meantime (stat_points(), seriesPoints()).
 // A pass that moved rows vacuums the hot table, and one that merged vacuums the blocks table: the space they
 // left is reused by the next pass's rows and merges instead of growing the files (docs/decisions.md §27).
+import { MIN_HOT_WINDOW_MINUTES } from '../config.js'
 import type { Db, Sql, TxSql } from '../db.js'
 import { usesTimescale } from './storage.js'
 
@@ -54,8 +55,6 @@ export function hotEdge(now: Date, windowMinutes: number): Date {
   return new Date(s * 1000)
 }
 
-/** The shortest hot window HOT_WINDOW_MINUTES takes. */
-export const MIN_HOT_WINDOW_MINUTES = 10
 /** How long after a writer looks at the clock its statement may still commit and be seen only by a later pass. */
 const MARK_SLACK_MS = 5 * 60_000
 

@@ -5,7 +5,8 @@
 // no scheduled pass takes the marks while a test counts them.
 import test from 'ava'
 import { storeChunk } from '../../shared/imports/store.js'
-import { behindEdge, compactionPasses, hotEdge, MIN_HOT_WINDOW_MINUTES } from '../../shared/points/compaction.js'
+import { MIN_HOT_WINDOW_MINUTES } from '../../shared/config.js'
+import { behindEdge, compactionPasses, hotEdge } from '../../shared/points/compaction.js'
 import { applyBatches, applyIsolating } from '../../shared/points/repo.js'
 import { signUp } from '../helpers/factories.js'
 import { appSuite } from '../helpers/suite.js'
