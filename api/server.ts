@@ -25,6 +25,7 @@ import { createApp } from './app.js'
 import { directAnswers, directWrites } from './direct-writes.js'
 import { startStatsd, type RunningStatsd } from './statsd-server.js'
 import type { AppDeps } from './context.js'
+import { dayCache } from '../shared/stats/day-cache.js'
 
 export interface RunningApi {
   server: Server
@@ -39,6 +40,7 @@ export interface RunningApi {
 
 /** Opens the API's connections (nothing is shared with other components). */
 export function createDeps(config: Config, log: Logger): AppDeps {
+  dayCache.resize(config.rollupCacheBytes)
   const sql = createSql(config.databaseUrl, { applicationName: 'metrics-web', countRoundTrips: config.ioCounts })
   // Benchmark instrumentation, off unless IO_COUNTS=1: wraps each command sent.
   const counted = (r: Redis) => (config.ioCounts ? countRedisCommands(r) : r)

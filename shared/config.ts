@@ -88,6 +88,9 @@ const Env = z.object({
   // How many minutes of the newest points stay rows (docs/decisions.md §27): older ones move into blocks,
   // a few bytes a point rather than about 130. At least MIN_HOT_WINDOW_MINUTES, at most two days.
   HOT_WINDOW_MINUTES: int(MIN_HOT_WINDOW_MINUTES).max(2880).default(60),
+  // Megabytes of decoded day blobs of rollups each process keeps between reads (shared/stats/day-cache.ts); 0: none.
+  // 64 holds a month of five-minute days of about 300 series.
+  ROLLUP_CACHE_MB: int(0).max(4096).default(64),
   // How long a client may take to send a whole request (headers and body): API bodies are small, so a
   // body still arriving after this is a slow client holding a connection, and is cut (408).
   HTTP_REQUEST_TIMEOUT_MS: int(500).default(20_000),
@@ -144,6 +147,8 @@ export type Config = Readonly<{
   anomalySweepIntervalSeconds: number
   compactionIntervalSeconds: number
   hotWindowMinutes: number
+  /** Bytes of decoded day blobs a process keeps (ROLLUP_CACHE_MB). */
+  rollupCacheBytes: number
   anomalyStaleAfterSeconds: number
   httpRequestTimeoutMs: number
   /** A worker's job lock; the stalled-job check runs three times as often. */
@@ -242,6 +247,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     anomalySweepIntervalSeconds: e.ANOMALY_SWEEP_INTERVAL_SECONDS,
     compactionIntervalSeconds: e.COMPACTION_INTERVAL_SECONDS,
     hotWindowMinutes: e.HOT_WINDOW_MINUTES,
+    rollupCacheBytes: e.ROLLUP_CACHE_MB * 1024 * 1024,
     anomalyStaleAfterSeconds: e.ANOMALY_STALE_AFTER_SECONDS,
     httpRequestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
     jobLockSeconds: e.JOB_LOCK_SECONDS,

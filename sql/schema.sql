@@ -837,7 +837,8 @@ CREATE TABLE public.rollup_days (
     stat_id uuid NOT NULL,
     size integer NOT NULL,
     day timestamp with time zone NOT NULL,
-    buckets bytea NOT NULL
+    buckets bytea NOT NULL,
+    version bigint NOT NULL
 );
 ALTER TABLE ONLY public.rollup_days ALTER COLUMN buckets SET STORAGE EXTERNAL;
 
@@ -850,6 +851,20 @@ CREATE TABLE public.rollup_days_pending (
     stat_id uuid NOT NULL,
     size integer NOT NULL,
     day timestamp with time zone NOT NULL
+);
+
+
+--
+-- Name: rollup_days_version_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.rollup_days ALTER COLUMN version ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.rollup_days_version_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
 );
 
 

@@ -25,6 +25,7 @@ import { compactPointsJob } from './compact-points.js'
 import { enforceRetentionJob } from './enforce-retention.js'
 import { refreshRollupsJob } from './refresh-rollups.js'
 import { syncBillingJob } from './sync-billing.js'
+import { dayCache } from '../shared/stats/day-cache.js'
 
 // BullMQ's answer when a job is no longer where this worker left it: the reply to its completion was lost when Redis
 // went away, and the command, resent on reconnect, found the job already finished; or its lock expired and another
@@ -79,6 +80,7 @@ export interface RunningWorkers {
 export async function startWorkers(config: Config, log: Logger): Promise<RunningWorkers> {
   // Rollup refreshes and alert evaluation over long ranges may take longer than a request should.
   const sql = createSql(config.databaseUrl, { applicationName: 'metrics-worker', statementTimeoutSeconds: 120 })
+  dayCache.resize(config.rollupCacheBytes)
   const producerRedis = createRedis(config)
   // While Redis or PostgreSQL is down, each of the workers' connections fails many times a second: one line per outage.
   // Persist jobs that failed meanwhile wait out an exponential backoff (up to minutes after a long outage): once the

@@ -4,6 +4,7 @@
 // and builders running at once.
 import test from 'ava'
 import { randomUUID } from 'node:crypto'
+import type { Db } from '../../shared/db.js'
 import type { QueuedPoint } from '../../shared/jobs.js'
 import { deleteStat } from '../../shared/delete-stat.js'
 import { rangeQuery } from '../../shared/promql/engine.js'
@@ -11,6 +12,7 @@ import { statsSource } from '../../shared/promql/source.js'
 import { applyBatch } from '../../shared/points/repo.js'
 import { enforceRetention } from '../../shared/points/retention.js'
 import { buildRollupDays, foldRollups } from '../../shared/points/rollups.js'
+import { DayCache, dayCache } from '../../shared/stats/day-cache.js'
 import { type BucketArrays, rollupArrays } from '../../shared/stats/hourly.js'
 import { refreshRollups } from '../../workers/refresh-rollups.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
@@ -136,7 +138,7 @@ test.serial(
     // The read takes the blobs indeed: one changed under it (in a transaction rolled back) changes its answer.
     const changed = await app.sql
       .begin(async (tx) => {
-        await tx`update rollup_days set buckets = substr(buckets, 25) where stat_id = ${ids.c} and day = ${new Date((first + DAY) * 1000)}`
+        await tx`update rollup_days set buckets = substr(buckets, 25), version = default where stat_id = ${ids.c} and day = ${new Date((first + DAY) * 1000)}`
         const r = bySlot(await rollupArrays(tx, [ids.c], f, t, 300))
         throw Object.assign(new Error('rollback'), { r })
       })
@@ -157,6 +159,60 @@ test.serial("zones (a few buckets of each hour) read over blobs equal the zones'
     // Only the zones' five-minute rows, 3 an hour (at 15 minutes too: a slot comes once for each of its rows).
     t_.is(packed[ids.c].length, zones.length * 3)
   }
+})
+
+test.serial('a day held decoded is not sent again while its version stands; a new version is sent and read', async (t_) => {
+  dayCache.clear()
+  const before = bySlot(await rollupArrays(app.sql, [ids.c], f, t, 300))
+  t_.true(dayCache.size >= 3, `${dayCache.size} days held`)
+  const day = new Date((first + DAY) * 1000)
+  // Each change below is made in a transaction rolled back, and the read made inside it.
+  const readWith = (change: (tx: Db) => Promise<unknown>) =>
+    app.sql
+      .begin(async (tx) => {
+        await change(tx)
+        throw Object.assign(new Error('rollback'), { r: bySlot(await rollupArrays(tx, [ids.c], f, t, 300)) })
+      })
+      .catch((e: { r?: ReturnType<typeof bySlot> }) => e.r!)
+  // Bytes changed under the same version (which no writer does): the read keeps the held buckets, so it did not
+  // take the blob's bytes.
+  const sameVersion = await readWith(
+    (tx) => tx`update rollup_days set buckets = substr(buckets, 25) where stat_id = ${ids.c} and day = ${day}`,
+  )
+  t_.deepEqual(sameVersion, before)
+  // A new version is sent, and read.
+  const newVersion = await readWith(
+    (tx) => tx`update rollup_days set buckets = substr(buckets, 25), version = default where stat_id = ${ids.c} and day = ${day}`,
+  )
+  t_.is(newVersion[ids.c].length, before[ids.c].length - 1)
+  // No blob (a late write deleted it): the day's rows are read, not the held buckets.
+  const rowsOnly = await readWith(async (tx) => {
+    await tx`delete from rollup_days where stat_id = ${ids.c} and day = ${day}`
+    await tx`delete from rollups_5m where stat_id = ${ids.c} and bucket = ${day}`
+  })
+  t_.is(rowsOnly[ids.c].length, before[ids.c].length - 1)
+  // And the held days answer as the rows do.
+  t_.deepEqual(before, bySlot(await withoutBlobs((tx) => rollupArrays(tx, [ids.c], f, t, 300))))
+})
+
+test('the held days stay within their budget, the least recently used going first', (t_) => {
+  const cache = new DayCache(0)
+  const day = (m: number) => ({ version: String(m), t: new Float64Array(m), n: new Float64Array(m), sum: new Float64Array(m) })
+  cache.put('a', 300, 0, day(288))
+  t_.is(cache.size, 0, 'a budget of 0 holds nothing')
+  cache.resize(3 * (288 * 24 + 200))
+  for (const d of [0, 1, 2]) cache.put('a', 300, d, day(288))
+  t_.is(cache.size, 3)
+  t_.truthy(cache.get('a', 300, 0))
+  // Past the budget, the least recently used go until a tenth of it is free: day 1, then day 2 (day 0 was read).
+  cache.put('a', 300, 3, day(288))
+  t_.deepEqual(
+    [0, 1, 2, 3].map((d) => Boolean(cache.get('a', 300, d))),
+    [true, false, false, true],
+  )
+  t_.true(cache.usedBytes <= 3 * (288 * 24 + 200))
+  cache.resize(1.5 * (288 * 24 + 200))
+  t_.is(cache.size, 1)
 })
 
 test.serial('PromQL over a week of blobs answers as over the rows', async (t_) => {

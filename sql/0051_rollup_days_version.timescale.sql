@@ -1,0 +1,2 @@
+-- TimescaleDB: nothing to do. Version 0051 is the plain path's version of a day blob
+-- (0051_rollup_days_version.plain.sql); there are no day blobs on TimescaleDB, and this file only records the same version.
