@@ -304,7 +304,7 @@ export async function rollupArrays(
   // says the held buckets are still the day's in this statement's snapshot. Each stat's days by an index scan of
   // its own, and the versions held as a hashed subplan: joined to them, the planner scanned the whole table and
   // hashed the rows it kept, blobs and all (9 ms for a month of 50 stats).
-  const blobs = (list: string[], [a, b]: Date[], known: string[]) => sql`
+  const blobs = (list: string[], [a, b]: Date[], known: string) => sql`
     select d.stat_id, extract(epoch from d.day)::float8 as day, d.version::text as version,
       case when d.version in (select unnest(${known}::int8[])) then null else encode(d.buckets, 'base64') end as b
     from unnest(${list}::uuid[]) as i(id)
@@ -315,29 +315,38 @@ export async function rollupArrays(
       select stat_id, timestamptz_send(bucket) || int8send(n) || float8send(s) as b from (${source(list)}) x
     ) x group by stat_id`
   type Row = { stat_id: string; day: number | null; version: string | null; b: string | null }
-  const query = (db: Db, list: string[], known: string[]) =>
+  const query = (db: Db, list: string[], known: string) =>
     db<Row[]>`${rest(list)}${days ? sql` union all ${blobs(list, days, known)}` : sql``}`
   /** Buckets of a stat as columns: a whole day's (from its blob, held or sent), or the rest (the tail's counts negated). */
   type Part = Pick<DayBuckets, 't' | 'n' | 'sum'>
   // A scan per zone: the planner's estimate of each (a range of parameters, 0.5 % of the table) adds up past
-  // jit_above_cost, and compiling took longer than the read (90 of 130 ms for a week of hourly zones).
+  // jit_above_cost, and compiling took longer than the read (90 of 130 ms for a week of hourly zones). With whole
+  // days read from blobs, only the partial days' zones are scanned, and the transaction's three more round trips
+  // cost more than they saved.
   const read = async (list: string[]) => {
-    // The held days of these stats in [d0, d1), kept here: another read may push them out of the cache meanwhile.
-    const held = new Map<string, DayBuckets>()
+    // The held days of these stats in [d0, d1), kept here by stat and day: another read may push them out of the
+    // cache meanwhile. Their versions go as one array's text (postgres.js would write a month of 100 series' 3,100
+    // element by element).
+    const held = new Map<string, Array<DayBuckets | undefined>>()
+    const versions: string[] = []
     if (days)
-      for (const id of list)
+      for (const id of list) {
+        const ofStat: Array<DayBuckets | undefined> = []
         for (let d = d0; d < d1; d += 86_400) {
           const hit = dayCache.get(id, packedSize, d)
-          if (hit) held.set(hit.version, hit)
+          ofStat.push(hit)
+          if (hit) versions.push(hit.version)
         }
-    const known = [...held.keys()]
-    const rows = zones ? await withoutJit(sql, (tx) => query(tx, list, known)) : await query(sql, list, known)
+        held.set(id, ofStat)
+      }
+    const known = `{${versions.join(',')}}`
+    const rows = zones && !days ? await withoutJit(sql, (tx) => query(tx, list, known)) : await query(sql, list, known)
     const parts = new Map<string, { days: Array<[number, Part]>; rest?: Part }>()
     for (const row of rows) {
       let p = parts.get(row.stat_id)
       if (!p) parts.set(row.stat_id, (p = { days: [] }))
       if (row.day === null) p.rest = unpackBuckets(row.b!)
-      else if (row.b === null) p.days.push([row.day, held.get(row.version!)!])
+      else if (row.b === null) p.days.push([row.day, held.get(row.stat_id)![(row.day - d0) / 86_400]!])
       else {
         const day = { version: row.version!, ...unpackBuckets(row.b) }
         dayCache.put(row.stat_id, packedSize, row.day, day)
