@@ -361,7 +361,7 @@ function fold(op: string, acc: Float64Array, n: Uint32Array, v: Float64Array, ha
 /**
  * rate, increase or delta of one series at each step of a range query (as fill() in seriesSteps takes them): each
  * step's window [lo, hi) sought forward from the step before's. A function of its own rather than a branch of the
- * closure made for each query, whose loop ran unoptimized: 35 ns a step against 18 here.
+ * closure made for each query, in which the loop cost 35 ns a step (the same loop here, measured alone: 18).
  */
 function rateSteps(
   s: { ts: Float64Array; vs: Float64Array },
