@@ -57,18 +57,16 @@ async function minutePercentiles(sql: Db, statId: SeriesIds, w: Window, ps: Perc
   const to = w.to.getTime()
   const firstHour = new Date(Math.floor(from / HOUR) * HOUR)
   const hourEdge = new Date(Math.floor(to / HOUR) * HOUR)
-  const [minutes, staleRows] =
+  // The sketches and the stale hours in one statement: one snapshot (staleAndSketches says why).
+  const rows =
     hourEdge > w.from
-      ? await Promise.all([
-          sql<{ bucket: Date; sketch: Uint8Array }[]>`
-        select bucket, sketch from sketches_1m where stat_id = any(${idsOf(statId)}::uuid[]) and bucket >= ${w.from} and bucket < ${hourEdge}`,
-          sql<{ h: Date }[]>`
-        select date_trunc('hour', bucket, 'UTC') as h from rollup_pending where stat_id = any(${idsOf(statId)}::uuid[]) and bucket >= ${firstHour} and bucket < ${hourEdge}
-        union
-        select hour from sketch_dirty where stat_id = any(${idsOf(statId)}::uuid[]) and hour >= ${firstHour} and hour < ${hourEdge}`,
-        ])
-      : [[], []]
-  const stale = new Set(staleRows.map((r) => r.h.getTime()))
+      ? await sql<SketchRow[]>`
+        ${staleHours(sql, statId, firstHour, hourEdge)}
+        union all
+        select 'sketch', bucket, sketch from sketches_1m where stat_id = any(${idsOf(statId)}::uuid[]) and bucket >= ${w.from} and bucket < ${hourEdge}`
+      : []
+  const minutes = rows.filter((r) => r.kind === 'sketch') as Array<SketchRow & { sketch: Uint8Array }>
+  const stale = new Set(rows.filter((r) => r.kind === 'stale').map((r) => r.bucket.getTime()))
   const hourOf = (ms: number) => Math.floor(ms / HOUR) * HOUR
   const covered = new Set(minutes.map((m) => hourOf(m.bucket.getTime())).filter((h) => !stale.has(h)))
   // The window less the covered hours, as [from, to) ranges of raw points.
@@ -192,23 +190,24 @@ async function mergedSketches(sql: Db, statId: SeriesIds, w: Window, origin: num
   // unsketched (pending a refresh, marked for a rebuild) does a second round trip read its period's hour sketches
   // and its raw points. One statement doing it all was tried: its estimates (a lateral scan per unsketched hour)
   // crossed jit_above_cost, and JIT compilation took 50-1,000 ms a read.
-  const [staleRows, periods, current, edges] = await Promise.all([
-    sql<{ h: Date }[]>`
-      select date_trunc('hour', bucket, 'UTC') as h from rollup_pending where stat_id = any(${idsOf(statId)}::uuid[]) and bucket >= ${headEdge} and bucket < ${hourEdge}
-      union
-      select hour from sketch_dirty where stat_id = any(${idsOf(statId)}::uuid[]) and hour >= ${headEdge} and hour < ${hourEdge}`,
-    tier
-      ? sql<{ bucket: Date; sketch: Uint8Array }[]>`
-          select bucket, sketch from ${sql(tier.table)} where stat_id = any(${idsOf(statId)}::uuid[]) and bucket >= ${w.from} and bucket < ${periodEdge}`
-      : [],
-    sql<{ bucket: Date; sketch: Uint8Array }[]>`
-      select bucket, sketch from sketches_1h where stat_id = any(${idsOf(statId)}::uuid[]) and bucket >= ${periodEdge} and bucket < ${hourEdge}`,
+  // The stale hours and the sketches come from one statement, under one snapshot: read on two connections, a
+  // refresh committing between them (an hour's sketch built and its mark taken off, in one transaction) could be
+  // seen by one and not the other, and an hour with points was then neither sketched nor stale: left out. The raw
+  // edges do not depend on them and are read beside.
+  const [rows, edges] = await Promise.all([
+    sql<SketchRow[]>`
+      ${staleHours(sql, statId, headEdge, hourEdge)}
+      ${tier ? sql`union all select 'period', bucket, sketch from ${sql(tier.table)} where stat_id = any(${idsOf(statId)}::uuid[]) and bucket >= ${w.from} and bucket < ${periodEdge}` : sql``}
+      union all
+      select 'sketch', bucket, sketch from sketches_1h where stat_id = any(${idsOf(statId)}::uuid[]) and bucket >= ${periodEdge} and bucket < ${hourEdge}`,
     binned([
       [from, headEdge.getTime()],
       [hourEdge.getTime(), w.to.getTime()],
     ]),
   ])
-  const stale = new Set(staleRows.map((r) => r.h.getTime()))
+  const of = (kind: SketchRow['kind']) => rows.filter((r) => r.kind === kind) as Array<SketchRow & { sketch: Uint8Array }>
+  const [periods, current] = [of('period'), of('sketch')]
+  const stale = new Set(of('stale').map((r) => r.bucket.getTime()))
   const stalePeriods = [...new Set([...stale].map((h) => Math.floor(h / P) * P))]
   const olderStale = stalePeriods.filter((p) => p < periodEdge.getTime())
   const [older, staleRaw] = stale.size
@@ -240,6 +239,23 @@ async function mergedSketches(sql: Db, statId: SeriesIds, w: Window, origin: num
     s.add(r.s, r.k, r.n)
   }
   return out
+}
+
+/** A row of a read of sketches with the stale hours beside them (staleHours): a sketch of a tier, or a stale hour (no sketch). */
+type SketchRow = { kind: 'stale' | 'period' | 'sketch'; bucket: Date; sketch: Uint8Array | null }
+
+/**
+ * The hours in [from, to) whose sketches cannot be used, as SketchRows of kind 'stale': points waiting for the
+ * refresh (rollup_pending) or marked for a rebuild (sketch_dirty). For a union with the sketch reads, so that both
+ * are one snapshot's.
+ */
+function staleHours(sql: Db, statId: SeriesIds, from: Date, to: Date) {
+  return sql`
+    select 'stale' as kind, h as bucket, null::bytea as sketch from (
+      select date_trunc('hour', bucket, 'UTC') as h from rollup_pending where stat_id = any(${idsOf(statId)}::uuid[]) and bucket >= ${from} and bucket < ${to}
+      union
+      select hour from sketch_dirty where stat_id = any(${idsOf(statId)}::uuid[]) and hour >= ${from} and hour < ${to}
+    ) s`
 }
 
 /** Sorted hour starts (ms) as [from, to) runs of consecutive hours. */
