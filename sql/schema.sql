@@ -1354,7 +1354,7 @@ ALTER TABLE ONLY public.rollup_days_pending
 --
 
 ALTER TABLE ONLY public.rollup_days
-    ADD CONSTRAINT rollup_days_pkey PRIMARY KEY (stat_id, size, day);
+    ADD CONSTRAINT rollup_days_pkey PRIMARY KEY (stat_id, size, day) INCLUDE (version);
 
 
 --

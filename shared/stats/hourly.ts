@@ -237,10 +237,10 @@ export async function rollupArrays(
     (zones ?? []).filter(([za, zb]) => za < b && zb > a).map(([za, zb]): [number, number] => [Math.max(za, a), Math.min(zb, b)])
   // The rollup rows that no blob stands for: the partial days at the span's ends, and the whole days without a blob
   // (today's, a day a late write touched until the builder packs it again), each an index scan of its stat and day.
-  // The blobs are read by the same statement, under the same snapshot: a day is either its blob or its rows. The
-  // days are counted by an integer series, whose size the planner knows: over a series of timestamps it expected a
-  // thousand days of every stat, and the statement's estimate passed jit_above_cost (compiling it took 206 ms of a
-  // 230 ms read).
+  // The blobs are read by the same statement, under the same snapshot: a day is either its blob (listed in `there`,
+  // below) or its rows. The days are counted by an integer series, whose size the planner knows: over a series of
+  // timestamps it expected a thousand days of every stat, and the statement's estimate passed jit_above_cost
+  // (compiling it took 206 ms of a 230 ms read).
   const cols = sql`stat_id, bucket, count, sum`
   const unpacked = (list: string[], [a, b]: Date[]) => sql`(${
     zones
@@ -255,7 +255,7 @@ export async function rollupArrays(
     cross join lateral (select ${a}::timestamptz + g.k * interval '24 hours' as day) d
     cross join lateral (select stat_id, bucket, count, sum from ${table}
       where stat_id = i.id and bucket >= d.day and bucket < d.day + interval '24 hours' offset 0) r
-    where not exists (select 1 from rollup_days p where p.stat_id = i.id and p.size = ${packedSize} and p.day = d.day)) r`
+    where not exists (select 1 from there p where p.stat_id = i.id and p.day = d.day)) r`
   // The tail's rows carry their count negated, to be told from the rollup's. A rollup of larger buckets than its
   // own is not grouped to them here either: its rows come back as they are, several of a slot. The tail (the last
   // seconds' minutes, not folded yet) is read over the whole span in one scan and its rows outside the zones left
@@ -299,24 +299,31 @@ export async function rollupArrays(
       ? sql`select o.owner as stat_id, bucket, sum(n)::int8 as n, sum(s) as s from (${buckets(list)}) x
           join unnest(${list}::uuid[], ${list.map((id) => ownerOf.get(id)!)}::uuid[]) as o(id, owner) on o.id = x.stat_id group by 1, 2, n < 0`
       : buckets(list)
-  // The day blobs of [d0, d1), a row each, whole (with zones, the decoder leaves out the buckets outside them). A
-  // blob whose version the process holds decoded (day-cache.ts) comes without its bytes: only its version, which
-  // says the held buckets are still the day's in this statement's snapshot. Each stat's days by an index scan of
-  // its own, and the versions held as a hashed subplan: joined to them, the planner scanned the whole table and
-  // hashed the rows it kept, blobs and all (9 ms for a month of 50 stats).
-  const blobs = (list: string[], [a, b]: Date[], known: string) => sql`
+  // The day blobs of [d0, d1), a row each, whole (with zones, the decoder leaves out the buckets outside them),
+  // except those whose version the process holds decoded (day-cache.ts): of the held versions, only those no longer
+  // there come back (a row with no stat), so a held day not named is still the day's in this statement's snapshot.
+  // A month of 50 held series is then no rows rather than 1,550. Each stat's days by an index-only scan of its own
+  // (there), a blob's bytes fetched only for the days sent, and the held versions as a hashed subplan: joined to
+  // them, the planner scanned the whole table and hashed the rows it kept, blobs and all (9 ms for a month of 50
+  // stats).
+  const blobs = (known: string) => sql`
     select d.stat_id, extract(epoch from d.day)::float8 as day, d.version::text as version,
-      case when d.version in (select unnest(${known}::int8[])) then null else encode(d.buckets, 'base64') end as b
-    from unnest(${list}::uuid[]) as i(id)
-    cross join lateral (select stat_id, day, version, buckets from rollup_days
-      where stat_id = i.id and size = ${packedSize} and day >= ${a} and day < ${b} offset 0) d`
+      (select encode(buckets, 'base64') from rollup_days r where r.stat_id = d.stat_id and r.size = ${packedSize} and r.day = d.day) as b
+    from there d where d.version not in (select unnest(${known}::int8[]))
+    union all
+    select null, null, v::text, null from (select unnest(${known}::int8[]) as v except select version from there) gone`
+  /** The days' versions, from the primary key's index alone (sql/0051), each stat's by a scan of its own. */
+  const there = (list: string[], [a, b]: Date[]) => sql`there as materialized (
+    select x.stat_id, x.day, x.version from unnest(${list}::uuid[]) as i(id)
+    cross join lateral (select stat_id, day, version from rollup_days
+      where stat_id = i.id and size = ${packedSize} and day >= ${a} and day < ${b} offset 0) x)`
   const rest = (list: string[]) => sql`
     select stat_id, null::float8 as day, null::text as version, encode(string_agg(b, ''::bytea), 'base64') as b from (
       select stat_id, timestamptz_send(bucket) || int8send(n) || float8send(s) as b from (${source(list)}) x
     ) x group by stat_id`
-  type Row = { stat_id: string; day: number | null; version: string | null; b: string | null }
+  type Row = { stat_id: string | null; day: number | null; version: string | null; b: string | null }
   const query = (db: Db, list: string[], known: string) =>
-    db<Row[]>`${rest(list)}${days ? sql` union all ${blobs(list, days, known)}` : sql``}`
+    days ? db<Row[]>`with ${there(list, days)} ${rest(list)} union all ${blobs(known)}` : db<Row[]>`${rest(list)}`
   /** Buckets of a stat as columns: a whole day's (from its blob, held or sent), or the rest (the tail's counts negated). */
   type Part = Pick<DayBuckets, 't' | 'n' | 'sum'>
   // A scan per zone: the planner's estimate of each (a range of parameters, 0.5 % of the table) adds up past
@@ -342,17 +349,26 @@ export async function rollupArrays(
     const known = `{${versions.join(',')}}`
     const rows = zones && !days ? await withoutJit(sql, (tx) => query(tx, list, known)) : await query(sql, list, known)
     const parts = new Map<string, { days: Array<[number, Part]>; rest?: Part }>()
+    const partsOf = (id: string) => {
+      let p = parts.get(id)
+      if (!p) parts.set(id, (p = { days: [] }))
+      return p
+    }
+    const gone = new Set<string>()
     for (const row of rows) {
-      let p = parts.get(row.stat_id)
-      if (!p) parts.set(row.stat_id, (p = { days: [] }))
-      if (row.day === null) p.rest = unpackBuckets(row.b!)
-      else if (row.b === null) p.days.push([row.day, held.get(row.stat_id)![(row.day - d0) / 86_400]!])
+      if (row.stat_id === null) gone.add(row.version!)
+      else if (row.day === null) partsOf(row.stat_id).rest = unpackBuckets(row.b!)
       else {
-        const day = { version: row.version!, ...unpackBuckets(row.b) }
+        const day = { version: row.version!, ...unpackBuckets(row.b!) }
         dayCache.put(row.stat_id, packedSize, row.day, day)
-        p.days.push([row.day, day])
+        partsOf(row.stat_id).days.push([row.day, day])
       }
     }
+    for (const [id, ofStat] of held)
+      for (let k = 0; k < ofStat.length; k++) {
+        const day = ofStat[k]
+        if (day && !gone.has(day.version)) partsOf(id).days.push([d0 + k * 86_400, day])
+      }
     return [...parts].map(([stat_id, p]) => {
       const list = p.days.sort((x, y) => x[0] - y[0]).map(([, d]) => d)
       if (p.rest) list.push(p.rest)
