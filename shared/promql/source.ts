@@ -229,22 +229,15 @@ async function readRollups(
       // garbage (100 series, 200,000 samples).
       let filled = 0
       for (let i = 0; i < slots; i++) if (n[i] !== 0) filled++
-      const [ts, vs] = [new Float64Array(filled), new Float64Array(filled)]
-      if (s.kind === 'counter') {
-        let total = bases.get(s.id) ?? 0
-        for (let i = 0, k = 0; i < slots; i++) {
-          total += sum[i]
-          if (n[i] === 0) continue
-          ts[k] = f + (i + 1) * size
-          vs[k++] = total
-        }
-      } else
-        for (let i = 0, k = 0; i < slots; i++) {
-          if (n[i] === 0) continue
-          ts[k] = f + (i + 1) * size
-          vs[k++] = sum[i] / n[i]
-        }
-      out.set(s.id, { t: ts, v: vs })
+      const samples = { t: new Float64Array(filled), v: new Float64Array(filled) }
+      let total = bases.get(s.id) ?? 0
+      for (let i = 0, k = 0; i < slots; i++) {
+        if (s.kind === 'counter') total += sum[i]
+        if (n[i] === 0) continue
+        samples.t[k] = f + (i + 1) * size
+        samples.v[k++] = s.kind === 'counter' ? total : sum[i] / n[i]
+      }
+      out.set(s.id, samples)
     }
     return out
   }
@@ -314,15 +307,13 @@ function grid(slots: number): (r: BucketArrays | undefined) => { n: Float64Array
   return (r) => {
     n.fill(0)
     sum.fill(0)
-    if (r) {
-      const [h, rn, rs] = [r.h, r.n, r.sum]
-      for (let k = 0; k < h.length; k++) {
-        const i = h[k]
+    if (r)
+      for (let k = 0; k < r.h.length; k++) {
+        const i = r.h[k]
         if (i < 0 || i >= slots) continue
-        n[i] += rn[k]
-        sum[i] += rs[k]
+        n[i] += r.n[k]
+        sum[i] += r.sum[k]
       }
-    }
     return { n, sum }
   }
 }

@@ -284,9 +284,8 @@ export async function rollupArrays(
   }
   /** Whether a bucket starting at `seconds` (of the tail, or of a day without a blob) is inside a zone. */
   const inZones = (seconds: number) => {
-    if (!zones) return true
     const z = zoneAfter(seconds)
-    return z < zones.length && zones[z][0] <= seconds
+    return z < zones!.length && zones![z][0] <= seconds
   }
   // Each bucket as 24 bytes (its time, count and sum in the binary send format: timestamptz, int8, float8): one
   // bytea per stat, decoded natively, instead of three text arrays parsed number by number (a million small

@@ -57,7 +57,7 @@ async function minutePercentiles(sql: Db, statId: SeriesIds, w: Window, ps: Perc
   const to = w.to.getTime()
   const firstHour = new Date(Math.floor(from / HOUR) * HOUR)
   const hourEdge = new Date(Math.floor(to / HOUR) * HOUR)
-  // The sketches and the stale hours in one statement: one snapshot (staleAndSketches says why).
+  // The sketches and the stale hours in one statement: one snapshot (staleHours says why).
   const rows =
     hourEdge > w.from
       ? await sql<SketchRow[]>`
@@ -65,8 +65,8 @@ async function minutePercentiles(sql: Db, statId: SeriesIds, w: Window, ps: Perc
         union all
         select 'sketch', bucket, sketch from sketches_1m where stat_id = any(${idsOf(statId)}::uuid[]) and bucket >= ${w.from} and bucket < ${hourEdge}`
       : []
-  const minutes = rows.filter((r) => r.kind === 'sketch') as Array<SketchRow & { sketch: Uint8Array }>
-  const stale = new Set(rows.filter((r) => r.kind === 'stale').map((r) => r.bucket.getTime()))
+  const minutes = ofKind(rows, 'sketch')
+  const stale = new Set(ofKind(rows, 'stale').map((r) => r.bucket.getTime()))
   const hourOf = (ms: number) => Math.floor(ms / HOUR) * HOUR
   const covered = new Set(minutes.map((m) => hourOf(m.bucket.getTime())).filter((h) => !stale.has(h)))
   // The window less the covered hours, as [from, to) ranges of raw points.
@@ -190,9 +190,7 @@ async function mergedSketches(sql: Db, statId: SeriesIds, w: Window, origin: num
   // unsketched (pending a refresh, marked for a rebuild) does a second round trip read its period's hour sketches
   // and its raw points. One statement doing it all was tried: its estimates (a lateral scan per unsketched hour)
   // crossed jit_above_cost, and JIT compilation took 50-1,000 ms a read.
-  // The stale hours and the sketches come from one statement, under one snapshot: read on two connections, a
-  // refresh committing between them (an hour's sketch built and its mark taken off, in one transaction) could be
-  // seen by one and not the other, and an hour with points was then neither sketched nor stale: left out. The raw
+  // The stale hours and the sketches come from one statement, under one snapshot (staleHours says why). The raw
   // edges do not depend on them and are read beside.
   const [rows, edges] = await Promise.all([
     sql<SketchRow[]>`
@@ -205,9 +203,8 @@ async function mergedSketches(sql: Db, statId: SeriesIds, w: Window, origin: num
       [hourEdge.getTime(), w.to.getTime()],
     ]),
   ])
-  const of = (kind: SketchRow['kind']) => rows.filter((r) => r.kind === kind) as Array<SketchRow & { sketch: Uint8Array }>
-  const [periods, current] = [of('period'), of('sketch')]
-  const stale = new Set(of('stale').map((r) => r.bucket.getTime()))
+  const [periods, current] = [ofKind(rows, 'period'), ofKind(rows, 'sketch')]
+  const stale = new Set(ofKind(rows, 'stale').map((r) => r.bucket.getTime()))
   const stalePeriods = [...new Set([...stale].map((h) => Math.floor(h / P) * P))]
   const olderStale = stalePeriods.filter((p) => p < periodEdge.getTime())
   const [older, staleRaw] = stale.size
@@ -244,10 +241,17 @@ async function mergedSketches(sql: Db, statId: SeriesIds, w: Window, origin: num
 /** A row of a read of sketches with the stale hours beside them (staleHours): a sketch of a tier, or a stale hour (no sketch). */
 type SketchRow = { kind: 'stale' | 'period' | 'sketch'; bucket: Date; sketch: Uint8Array | null }
 
+/** The rows of one kind (a stale hour's sketch is null; the others' are not). */
+function ofKind(rows: SketchRow[], kind: SketchRow['kind']): Array<SketchRow & { sketch: Uint8Array }> {
+  return rows.filter((r) => r.kind === kind) as Array<SketchRow & { sketch: Uint8Array }>
+}
+
 /**
  * The hours in [from, to) whose sketches cannot be used, as SketchRows of kind 'stale': points waiting for the
  * refresh (rollup_pending) or marked for a rebuild (sketch_dirty). For a union with the sketch reads, so that both
- * are one snapshot's.
+ * are one snapshot's: read on two connections, a refresh committing between them (an hour's sketch built and its
+ * mark taken off, in one transaction) could be seen by one and not the other, and an hour with points was then
+ * neither sketched nor stale, and left out.
  */
 function staleHours(sql: Db, statId: SeriesIds, from: Date, to: Date) {
   return sql`
