@@ -220,9 +220,13 @@ async function load(
       const samples = await source.readSamples(series, from / 1000, to / 1000, resolution, stretches)
       out.set(sel, {
         series: series.map((s) => {
-          const { t, v } = samples.get(s.id) ?? { t: [], v: [] }
-          const ts = new Float64Array(t.length)
-          for (let i = 0; i < t.length; i++) ts[i] = Math.round(t[i] * 1000)
+          const { t, v, unit } = samples.get(s.id) ?? { t: [], v: [] }
+          let ts: Float64Array
+          if (unit === 'ms' && t instanceof Float64Array) ts = t
+          else {
+            ts = new Float64Array(t.length)
+            for (let i = 0; i < t.length; i++) ts[i] = Math.round(t[i] * 1000)
+          }
           return { labels: s.labels, ts, vs: v instanceof Float64Array ? v : Float64Array.from(v) }
         }),
       })

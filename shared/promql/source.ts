@@ -16,7 +16,8 @@
 import type { Db } from '../db.js'
 import { type BlockColumns, decodeBlockPoints, mergePoints, type Points, pointsOfRows, type Row } from '../points/blocks.js'
 import { usesTimescale } from '../points/storage.js'
-import { rollupArrays, type BucketArrays } from '../stats/hourly.js'
+import type { DayBuckets } from '../stats/day-cache.js'
+import { rollupParts, type RolledUp } from '../stats/hourly.js'
 import type { Matcher } from './ast.js'
 import { regexOf } from './parse.js'
 
@@ -35,6 +36,8 @@ export interface Series {
 export interface Samples {
   t: ArrayLike<number>
   v: ArrayLike<number>
+  /** t's unit when not seconds: whole milliseconds, the evaluator's own (spares it a pass over a week of buckets). */
+  unit?: 'ms'
 }
 
 /** 0 for raw points, else the size in seconds of the buckets read (a multiple of 60). */
@@ -215,29 +218,29 @@ async function readRollups(
   const zones = stretches && size < HOUR && HOUR % size === 0 ? zonesOf(stretches, size, f, t, counters.length > 0) : null
   if (!zones) {
     // The whole span: each series' buckets in order, a counter's running total from its total before them.
-    const [rows, bases] = await Promise.all([
-      rollupArrays(sql, ids, f, t, size),
+    const [read, bases] = await Promise.all([
+      rollupParts(sql, ids, f, t, size),
       counters.length ? totalsBefore(sql, counters, f) : new Map<string, number>(),
     ])
     const slots = (t - f) / size
     const out = new Map<string, Samples>()
-    const byId = new Map(rows.map((r) => [r.stat_id, r]))
-    const dense = grid(slots)
+    const dense = grid(read, f, size, slots)
     for (const s of series) {
-      const { n, sum } = dense(byId.get(s.id))
+      const { n, sum } = dense(s.id, [[0, slots]])
       // Typed arrays of the buckets' size: arrays grown a push at a time were most of a week of 5-minute buckets'
-      // garbage (100 series, 200,000 samples).
-      let filled = 0
-      for (let i = 0; i < slots; i++) if (n[i] !== 0) filled++
-      const samples = { t: new Float64Array(filled), v: new Float64Array(filled) }
+      // garbage (100 series, 200,000 samples). Times in milliseconds, as the evaluator takes them.
+      const t = new Float64Array(slots)
+      const v = new Float64Array(slots)
+      let k = 0
       let total = bases.get(s.id) ?? 0
-      for (let i = 0, k = 0; i < slots; i++) {
-        if (s.kind === 'counter') total += sum[i]
+      const counter = s.kind === 'counter'
+      for (let i = 0; i < slots; i++) {
+        if (counter) total += sum[i]
         if (n[i] === 0) continue
-        samples.t[k] = f + (i + 1) * size
-        samples.v[k++] = s.kind === 'counter' ? total : sum[i] / n[i]
+        t[k] = (f + (i + 1) * size) * 1000
+        v[k++] = counter ? total : sum[i] / n[i]
       }
-      out.set(s.id, samples)
+      out.set(s.id, { t: t.subarray(0, k), v: v.subarray(0, k), unit: 'ms' })
     }
     return out
   }
@@ -245,30 +248,30 @@ async function readRollups(
   const fH = Math.floor(f / HOUR) * HOUR
   const tH = Math.ceil(t / HOUR) * HOUR
   const [fine, hours, bases] = await Promise.all([
-    rollupArrays(sql, ids, fH, tH, size, undefined, zones),
+    rollupParts(sql, ids, fH, tH, size, undefined, zones),
     counters.length
-      ? rollupArrays(
+      ? rollupParts(
           sql,
           counters.map((s) => s.id),
           fH,
           tH,
           HOUR,
         )
-      : [],
+      : null,
     counters.length ? totalsBefore(sql, counters, fH) : new Map<string, number>(),
   ])
-  const fineById = new Map(fine.map((r) => [r.stat_id, r]))
-  const hoursById = new Map(hours.map((r) => [r.stat_id, r]))
   const out = new Map<string, Samples>()
-  const dense = grid((tH - fH) / size)
-  const denseHours = grid((tH - fH) / HOUR)
+  const dense = grid(fine, fH, size, (tH - fH) / size)
+  const hourSlots = (tH - fH) / HOUR
+  const denseHours = hours ? grid(hours, fH, HOUR, hourSlots) : null
+  const zoneSlots = zones.map(([a, b]): [number, number] => [(a - fH) / size, (b - fH) / size])
   // The running total at each hour from fH: totals[k] is every point before fH + k hours.
-  const totals = new Float64Array((tH - fH) / HOUR + 1)
+  const totals = new Float64Array(hourSlots + 1)
   for (const s of series) {
-    const { n, sum } = dense(fineById.get(s.id))
+    const { n, sum } = dense(s.id, zoneSlots)
     if (s.kind === 'counter') {
       totals[0] = bases.get(s.id) ?? 0
-      const hourly = denseHours(hoursById.get(s.id)).sum
+      const hourly = denseHours!(s.id, [[0, hourSlots]]).sum
       for (let k = 0; k < hourly.length; k++) totals[k + 1] = totals[k] + hourly[k]
     }
     const samples = { t: [] as number[], v: [] as number[] }
@@ -297,24 +300,97 @@ async function readRollups(
 }
 
 /**
- * A series' buckets (rollupArrays' row) laid out a slot each, point counts and sums (0 where there are none), in
- * arrays reused from one series to the next: a month of minutes is 43,200 slots, and a pair of them for each of
- * a thousand series would hold 700 MB at once.
+ * A series' buckets laid out a slot of `size` seconds each from f, point counts and sums (0 where there are none),
+ * in arrays reused from one series to the next (a month of minutes is 43,200 slots, and a pair of them for each of a
+ * thousand series would hold 700 MB at once). Only the slot ranges asked for are set: the zones' alone of a month
+ * of five-minute slots. Whole days are copied from their blobs' slots, a stretch at a time where the slots are the
+ * blobs' own; the rest's buckets (partial days, days without a blob, the tail) are then added in, the rollup's before
+ * the tail's, as the chart read adds them.
  */
-function grid(slots: number): (r: BucketArrays | undefined) => { n: Float64Array; sum: Float64Array } {
+function grid(read: RolledUp, f: number, size: number, slots: number) {
   const n = new Float64Array(slots)
   const sum = new Float64Array(slots)
-  return (r) => {
-    n.fill(0)
-    sum.fill(0)
-    if (r)
-      for (let k = 0; k < r.h.length; k++) {
-        const i = r.h[k]
-        if (i < 0 || i >= slots) continue
-        n[i] += r.n[k]
-        sum[i] += r.sum[k]
-      }
+  const { d0, packedSize: ps, stats } = read
+  return (id: string, ranges: ReadonlyArray<readonly [number, number]>): { n: Float64Array; sum: Float64Array } => {
+    const p = stats.get(id)
+    for (const [s0, s1] of ranges) {
+      if (!p || !ps) {
+        n.fill(0, s0, s1)
+        sum.fill(0, s0, s1)
+      } else fromDays(p.days, d0, ps, f, size, s0, s1, n, sum)
+    }
+    const rest = p?.rest
+    if (rest)
+      for (const tail of [false, true])
+        for (let k = 0; k < rest.t.length; k++) {
+          if (rest.n[k] < 0 !== tail) continue
+          const i = Math.floor((rest.t[k] - f) / size)
+          if (i < 0 || i >= slots) continue
+          n[i] += Math.abs(rest.n[k])
+          sum[i] += rest.sum[k]
+        }
     return { n, sum }
+  }
+}
+
+/**
+ * Slots [s0, s1) (of `size` seconds from f) from the whole days' slots (of ps seconds, which divides size): each
+ * slot's buckets added up, 0 where no day's blob holds them. A function of its own: in the closure made per read its
+ * loops cost about twice as much.
+ */
+function fromDays(
+  days: ReadonlyArray<DayBuckets | undefined>,
+  d0: number,
+  ps: number,
+  f: number,
+  size: number,
+  s0: number,
+  s1: number,
+  n: Float64Array,
+  sum: Float64Array,
+): void {
+  const per = size / ps
+  for (let i = s0; i < s1; ) {
+    const x = f + i * size
+    const k = Math.floor((x - d0) / 86_400)
+    const day = k >= 0 && k < days.length ? days[k] : undefined
+    const start = d0 + k * 86_400
+    // The slots from i that lie inside this day: a slot across midnight is taken a bucket at a time, below.
+    const i1 = Math.min(s1, Math.floor((start + 86_400 - f) / size))
+    if (i1 > i && !day) {
+      n.fill(0, i, i1)
+      sum.fill(0, i, i1)
+    } else if (i1 - i >= 64 && per === 1) {
+      // A long stretch as one copy (a subarray is an object: for a zone's few slots the loop below costs less).
+      const j = (x - start) / ps
+      n.set(day!.n.subarray(j, j + i1 - i), i)
+      sum.set(day!.sum.subarray(j, j + i1 - i), i)
+    } else if (i1 > i)
+      for (let q = i, j = (x - start) / ps; q < i1; q++) {
+        let a = 0
+        let b = 0
+        for (let u = 0; u < per; u++, j++) {
+          a += day!.n[j]
+          b += day!.sum[j]
+        }
+        n[q] = a
+        sum[q] = b
+      }
+    else {
+      let a = 0
+      let b = 0
+      for (let u = 0; u < per; u++) {
+        const y = x + u * ps
+        const ky = Math.floor((y - d0) / 86_400)
+        const dy = ky >= 0 && ky < days.length ? days[ky] : undefined
+        if (!dy) continue
+        a += dy.n[(y - d0 - ky * 86_400) / ps]
+        b += dy.sum[(y - d0 - ky * 86_400) / ps]
+      }
+      n[i] = a
+      sum[i] = b
+    }
+    i = Math.max(i1, i + 1)
   }
 }
 

@@ -102,11 +102,18 @@ function addTail(r: BucketArrays): BucketArrays {
   return out
 }
 
+/** Buckets as columns: start in seconds since the epoch, point count (the tail's negated), sum. */
+export interface Part {
+  t: Float64Array
+  n: Float64Array
+  sum: Float64Array
+}
+
 /**
  * Buckets packed 24 bytes each (rollupArrays, sql/0050: timestamptz_send, int8send, float8send), sent as base64, as
- * columns: start in seconds since the epoch, count, sum.
+ * columns.
  */
-function unpackBuckets(text: string): Pick<DayBuckets, 't' | 'n' | 'sum'> {
+function unpackBuckets(text: string): Part {
   const b = Buffer.from(text, 'base64')
   const view = new DataView(b.buffer, b.byteOffset, b.byteLength)
   const m = b.byteLength / 24
@@ -120,30 +127,34 @@ function unpackBuckets(text: string): Pick<DayBuckets, 't' | 'n' | 'sum'> {
   return out
 }
 
-/**
- * Buckets i0 to i1 - 1 of a part (unpackBuckets' columns) into `out` from index k, each with its slot of `size`
- * seconds from f (-1 - slot for the tail's, whose counts come negated); returns the next index. A function of its
- * own, not a closure made in each read, in which the loop cost 26 ns a bucket.
- */
-function slotted(
-  part: Pick<DayBuckets, 't' | 'n' | 'sum'>,
-  i0: number,
-  i1: number,
-  f: number,
-  size: number,
-  out: { h: Int32Array; n: Float64Array; sum: Float64Array },
-  k: number,
-): number {
-  const { t, n: counts, sum } = part
-  const { h, n: outN, sum: outSum } = out
-  for (let i = i0; i < i1; i++, k++) {
-    const n = counts[i]
-    const slot = Math.floor((t[i] - f) / size)
-    h[k] = n < 0 ? -1 - slot : slot
-    outN[k] = n < 0 ? -n : n
-    outSum[k] = sum[i]
+/** A day blob's buckets by slot (DayBuckets' layout): day is its midnight, size its buckets' (seconds). */
+function unpackDay(text: string, day: number, size: number): Omit<DayBuckets, 'version'> {
+  const { t, n, sum } = unpackBuckets(text)
+  const out = { n: new Float64Array(86_400 / size), sum: new Float64Array(86_400 / size) }
+  for (let k = 0; k < t.length; k++) {
+    const i = Math.round((t[k] - day) / size)
+    out.n[i] = n[k]
+    out.sum[i] = sum[k]
   }
-  return k
+  return out
+}
+
+/** The first of the zones (in order, not overlapping) ending after `seconds`. */
+function zoneAfter(zones: ReadonlyArray<readonly [number, number]>, seconds: number): number {
+  let lo = 0
+  let hi = zones.length
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if (zones[mid][1] <= seconds) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+/** Whether a bucket starting at `seconds` (of the tail, or of a day without a blob) is inside a zone. */
+function inZones(zones: ReadonlyArray<readonly [number, number]>, seconds: number): boolean {
+  const z = zoneAfter(zones, seconds)
+  return z < zones.length && zones[z][0] <= seconds
 }
 
 /** A read with JIT compilation off: in a transaction of its own, or in the caller's (for the rest of it). */
@@ -169,23 +180,40 @@ export interface BucketArrays {
   sum: ArrayLike<number>
 }
 
+/** A stat's buckets as rollupParts reads them. */
+export interface StatParts {
+  /** Day k of the span's whole days, from its blob (held or sent); undefined where the day's buckets are in `rest`. */
+  days: Array<DayBuckets | undefined>
+  /** The buckets no blob stands for, in no particular order. */
+  rest?: Part
+}
+
+export interface RolledUp {
+  /** Midnight (seconds) of the span's first whole day: `days[k]` is the day d0 + k x 86,400. */
+  d0: number
+  /** The blobs' bucket size in seconds (0: none were read, every bucket is in `rest`). */
+  packedSize: number
+  stats: Map<string, StatParts>
+}
+
 /**
  * The same buckets as the chart read (readBucketsMany at `size` seconds), from the coarsest rollup whose buckets
  * divide `size` (days, hours, five minutes on plain PostgreSQL (sql/0048), or minutes) plus the per-minute tail not
- * yet folded in on plain PostgreSQL, one row per stat with its buckets as arrays: thousands of stats x a week of
+ * yet folded in on plain PostgreSQL, one row per stat with its buckets packed: thousands of stats x a week of
  * hours (or one stat x a month of minutes) come back as a few rows instead of hundreds of thousands, which is most
  * of what a read of that size costs the client. The rollup has one row per stat and bucket already, so only the
  * (small) tail is grouped; both are read in one statement (one snapshot: a refresh folding the tail meanwhile cannot
- * count it twice or not at all), and a bucket found in both is added up here (addTail). The buckets are aggregated
- * without `order by`: each carries its slot, and sorting every stat's rows again cost more than the scan itself.
- * `f` and `t` are multiples of `size`. When `size` is larger than the rollup's buckets (15 minutes from rollups_5m),
- * a slot comes back once for each of its rollup rows, for the caller to add up: grouping them in SQL cost more than
- * sending them (hashing a month of minutes of 100 series). With `zones` ([from, to) pairs of seconds, in order, not
- * overlapping), only the buckets inside them are read: a few stretches of a long span (PromQL's short windows at a
- * long step) without scanning the rest. Whole days of five-minute and hourly rows come as their day blobs where
- * those exist (sql/0050): the rows already packed, bit for bit, in bucket order.
+ * count it twice or not at all), and a bucket found in both is for the caller to add up (the tail's count comes
+ * negated). The buckets are aggregated without `order by`: each carries its time, and sorting every stat's rows
+ * again cost more than the scan itself. `f` and `t` are multiples of `size`. When `size` is larger than the rollup's
+ * buckets (15 minutes from rollups_5m), a slot comes back once for each of its rollup rows, for the caller to add up:
+ * grouping them in SQL cost more than sending them (hashing a month of minutes of 100 series). With `zones` ([from,
+ * to) pairs of seconds, in order, not overlapping), only the buckets inside them are read: a few stretches of a long
+ * span (PromQL's short windows at a long step) without scanning the rest. Whole days of five-minute and hourly rows
+ * come as their day blobs where those exist (sql/0050), laid out by slot (DayBuckets), whole even with zones: the
+ * caller takes the slots it needs.
  */
-export async function rollupArrays(
+export async function rollupParts(
   sql: Db,
   ids: string[],
   f: number,
@@ -194,7 +222,7 @@ export async function rollupArrays(
   /** The stat each id is read as (a stat's several series as one, docs/decisions.md §24; an owner's ids next to each other): rows come back per owner. */
   owners?: readonly string[],
   zones?: ReadonlyArray<readonly [number, number]>,
-): Promise<BucketArrays[]> {
+): Promise<RolledUp> {
   const from = new Date(f * 1000)
   const to = new Date(t * 1000)
   const timescale = await usesTimescale(sql)
@@ -271,22 +299,6 @@ export async function rollupArrays(
     union all
     select stat_id, bucket, (-sum(count))::int8, sum(sum) from ${rows(sql`rollup_pending`, list, sql`stat_id, bucket, count, sum`, null)} group by 1, 2`
     }`
-  /** The first zone ending after `seconds` (zones are in order, not overlapping). */
-  const zoneAfter = (seconds: number) => {
-    let lo = 0
-    let hi = zones!.length
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1
-      if (zones![mid][1] <= seconds) lo = mid + 1
-      else hi = mid
-    }
-    return lo
-  }
-  /** Whether a bucket starting at `seconds` (of the tail, or of a day without a blob) is inside a zone. */
-  const inZones = (seconds: number) => {
-    const z = zoneAfter(seconds)
-    return z < zones!.length && zones![z][0] <= seconds
-  }
   // Each bucket as 24 bytes (its time, count and sum in the binary send format: timestamptz, int8, float8): one
   // bytea per stat, decoded natively, instead of three text arrays parsed number by number (a million small
   // strings for 500 stats x 720 hours). The values are the stored float8s, bit for bit; the slot is worked out
@@ -325,8 +337,6 @@ export async function rollupArrays(
   type Row = { stat_id: string | null; day: number | null; version: string | null; b: string | null }
   const query = (db: Db, list: string[], known: string) =>
     days ? db<Row[]>`with ${there(list, days)} ${rest(list)} union all ${blobs(known)}` : db<Row[]>`${rest(list)}`
-  /** Buckets of a stat as columns: a whole day's (from its blob, held or sent), or the rest (the tail's counts negated). */
-  type Part = Pick<DayBuckets, 't' | 'n' | 'sum'>
   // A scan per zone: the planner's estimate of each (a range of parameters, 0.5 % of the table) adds up past
   // jit_above_cost, and compiling took longer than the read (90 of 130 ms for a week of hourly zones). With whole
   // days read from blobs, only the partial days' zones are scanned, and the transaction's three more round trips
@@ -349,7 +359,7 @@ export async function rollupArrays(
       }
     const known = `{${versions.join(',')}}`
     const rows = zones && !days ? await withoutJit(sql, (tx) => query(tx, list, known)) : await query(sql, list, known)
-    const parts = new Map<string, { days: Array<[number, Part]>; rest?: Part }>()
+    const parts = new Map<string, StatParts>()
     const partsOf = (id: string) => {
       let p = parts.get(id)
       if (!p) parts.set(id, (p = { days: [] }))
@@ -360,70 +370,81 @@ export async function rollupArrays(
       if (row.stat_id === null) gone.add(row.version!)
       else if (row.day === null) partsOf(row.stat_id).rest = unpackBuckets(row.b!)
       else {
-        const day = { version: row.version!, ...unpackBuckets(row.b!) }
+        const day = { version: row.version!, ...unpackDay(row.b!, row.day, packedSize) }
         dayCache.put(row.stat_id, packedSize, row.day, day)
-        partsOf(row.stat_id).days.push([row.day, day])
+        partsOf(row.stat_id).days[(row.day - d0) / 86_400] = day
       }
     }
     for (const [id, ofStat] of held)
       for (let k = 0; k < ofStat.length; k++) {
         const day = ofStat[k]
-        if (day && !gone.has(day.version)) partsOf(id).days.push([d0 + k * 86_400, day])
+        if (day && !gone.has(day.version)) partsOf(id).days[k] = day
       }
-    return [...parts].map(([stat_id, p]) => {
-      const list = p.days.sort((x, y) => x[0] - y[0]).map(([, d]) => d)
-      if (p.rest) list.push(p.rest)
-      // The stretches [i0, i1) of each part's buckets to keep: all of them, or those inside the zones. A day's
-      // buckets are in time order, so its zones' stretches are walked, not each bucket sought among a month of
-      // zones (a month of five-minute days is 864,000 buckets for 100 series, of which the zones keep 6,000).
-      const stretches: number[] = []
-      let m = 0
-      let j = 0
-      const keep = (i0: number, i1: number) => {
-        stretches.push(j, i0, i1)
-        m += i1 - i0
-      }
-      for (; j < list.length; j++) {
-        const dt = list[j].t
-        if (!zones) keep(0, dt.length)
-        else if (list[j] === p.rest) {
-          for (let i = 0; i < dt.length; i++) if (inZones(dt[i])) keep(i, i + 1)
-        } else if (dt.length === 86_400 / packedSize) {
-          // A whole day's every bucket: bucket i starts at dt[0] + i * packedSize.
-          const day = dt[0]
-          for (let z = zoneAfter(day); z < zones.length && zones[z][0] < day + 86_400; z++) {
-            const i0 = Math.max(0, Math.ceil((zones[z][0] - day) / packedSize))
-            const i1 = Math.min(dt.length, Math.ceil((zones[z][1] - day) / packedSize))
-            if (i1 > i0) keep(i0, i1)
-          }
-        } else
-          for (let z = zoneAfter(dt[0]), i = 0; z < zones.length && i < dt.length; z++) {
-            const [za, zb] = zones[z]
-            while (i < dt.length && dt[i] < za) i++
-            const i0 = i
-            while (i < dt.length && dt[i] < zb) i++
-            if (i > i0) keep(i0, i)
-          }
-      }
-      // Typed arrays: a month of minutes of 100 series is 4 million numbers, and boxed array slots were most of
-      // the decoding's time and garbage.
-      const r = { stat_id, h: new Int32Array(m), n: new Float64Array(m), sum: new Float64Array(m) }
-      let k = 0
-      for (let x = 0; x < stretches.length; x += 3) k = slotted(list[stretches[x]], stretches[x + 1], stretches[x + 2], f, size, r, k)
-      let tail = false
-      if (p.rest) for (let i = 0; i < m && !tail; i++) tail = r.h[i] < 0
-      return tail ? addTail(r) : r
-    })
+    return parts
   }
   // Many stats are read in two halves at once, on two connections of the pool: one query runs in
   // one backend, scanning and aggregating row by row, and the halves overlap each other and the
   // parsing of the answer (measured with 500 stats x 720 hours: 1.5x faster than one query). In a
   // transaction the two share its connection and simply run in turn.
-  if (ids.length < SPLIT_FROM) return read(ids)
+  const done = (stats: Map<string, StatParts>): RolledUp => ({ d0, packedSize: days ? packedSize : 0, stats })
+  if (ids.length < SPLIT_FROM) return done(await read(ids))
   // An owner's series stay in one half (its buckets are added up in one statement).
   let mid = Math.ceil(ids.length / 2)
   while (ownerOf && mid < ids.length && ownerOf.get(ids[mid]) === ownerOf.get(ids[mid - 1])) mid++
-  if (mid >= ids.length) return read(ids)
+  if (mid >= ids.length) return done(await read(ids))
   const [a, b] = await Promise.all([read(ids.slice(0, mid)), read(ids.slice(mid))])
-  return [...a, ...b]
+  return done(new Map([...a, ...b]))
+}
+
+/**
+ * rollupParts' buckets as a row of arrays a stat, each bucket with its slot of `size` seconds from f (the tail's as
+ * -1 - slot until addTail adds it in), in time order: whole days' buckets first, then the rest's.
+ */
+export async function rollupArrays(
+  sql: Db,
+  ids: string[],
+  f: number,
+  t: number,
+  size: number,
+  owners?: readonly string[],
+  zones?: ReadonlyArray<readonly [number, number]>,
+): Promise<BucketArrays[]> {
+  const { d0, packedSize: ps, stats } = await rollupParts(sql, ids, f, t, size, owners, zones)
+  const out: BucketArrays[] = []
+  for (const [stat_id, p] of stats) {
+    // Typed arrays, as long as every bucket could be and cut to those kept: a month of minutes of 100 series is 4
+    // million numbers, and boxed array slots were most of the decoding's time and garbage.
+    const most = (ps ? p.days.length * (86_400 / ps) : 0) + (p.rest?.t.length ?? 0)
+    const h = new Int32Array(most)
+    const n = new Float64Array(most)
+    const sum = new Float64Array(most)
+    let m = 0
+    const keep = (x: number, count: number, s: number) => {
+      const slot = Math.floor((x - f) / size)
+      h[m] = count < 0 ? -1 - slot : slot
+      n[m] = count < 0 ? -count : count
+      sum[m++] = s
+    }
+    for (let k = 0; k < p.days.length; k++) {
+      const day = p.days[k]
+      if (!day) continue
+      const start = d0 + k * 86_400
+      // A day's zones' stretches walked by index, not each bucket sought among a month of zones.
+      for (let z = zones ? zoneAfter(zones, start) : 0; zones ? z < zones.length && zones[z][0] < start + 86_400 : z < 1; z++) {
+        const i0 = zones ? Math.max(0, Math.ceil((zones[z][0] - start) / ps)) : 0
+        const i1 = zones ? Math.min(day.n.length, Math.ceil((zones[z][1] - start) / ps)) : day.n.length
+        for (let i = i0; i < i1; i++) if (day.n[i] !== 0) keep(start + i * ps, day.n[i], day.sum[i])
+      }
+    }
+    let tail = false
+    if (p.rest)
+      for (let i = 0; i < p.rest.t.length; i++) {
+        if (zones && !inZones(zones, p.rest.t[i])) continue
+        keep(p.rest.t[i], p.rest.n[i], p.rest.sum[i])
+        tail ||= p.rest.n[i] < 0
+      }
+    const r = { stat_id, h: h.subarray(0, m), n: n.subarray(0, m), sum: sum.subarray(0, m) }
+    out.push(tail ? addTail(r) : r)
+  }
+  return out
 }
