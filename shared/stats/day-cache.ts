@@ -17,6 +17,8 @@ export interface DayBuckets {
   version: string
   n: Float64Array
   sum: Float64Array
+  /** Its 24 hours' sums, worked out from the slots on first use (PromQL's counters over zones, source.ts). */
+  hours?: Float64Array
 }
 
 export class DayCache {
@@ -87,8 +89,8 @@ export class DayCache {
   }
 }
 
-/** Bytes an entry holds: its two arrays and about as much again for the key, the object and the map's slot. */
-const weight = (d: DayBuckets) => d.n.byteLength * 2 + 200
+/** Bytes an entry holds: its arrays (the hours' too, once made) and about as much again for the key, the object and the map's slot. */
+const weight = (d: DayBuckets) => d.n.byteLength * 2 + 400
 
 /** The process' cache, read by rollupArrays; the web and worker processes size it from ROLLUP_CACHE_MB at start. */
 export const dayCache = new DayCache(64 * 1024 * 1024)
