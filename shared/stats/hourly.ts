@@ -169,8 +169,12 @@ async function withoutJit<T>(sql: Db, read: (tx: Db) => Promise<T>): Promise<T> 
   })) as T
 }
 
-/** Reads of at least this many stats are split in two (see rollupArrays). */
+/**
+ * Reads of at least this many stats are split in two (see rollupParts), when about this many rows are ahead (a
+ * blob not held counted as a quarter of its buckets).
+ */
 const SPLIT_FROM = 64
+const SPLIT_ROWS = 20_000
 
 /** One stat's buckets as parallel arrays: slot index from the window's start, point count, sum (any order). */
 export interface BucketArrays {
@@ -341,22 +345,25 @@ export async function rollupParts(
   // jit_above_cost, and compiling took longer than the read (90 of 130 ms for a week of hourly zones). With whole
   // days read from blobs, only the partial days' zones are scanned, and the transaction's three more round trips
   // cost more than they saved.
-  const read = async (list: string[]) => {
-    // The held days of these stats in [d0, d1), kept here by stat and day: another read may push them out of the
-    // cache meanwhile. Their versions go as one array's text (postgres.js would write a month of 100 series' 3,100
-    // element by element).
-    const held = new Map<string, Array<DayBuckets | undefined>>()
-    const versions: string[] = []
-    if (days)
-      for (const id of list) {
-        const ofStat: Array<DayBuckets | undefined> = []
-        for (let d = d0; d < d1; d += 86_400) {
-          const hit = dayCache.get(id, packedSize, d)
-          ofStat.push(hit)
-          if (hit) versions.push(hit.version)
-        }
-        held.set(id, ofStat)
+  // The held days of the stats in [d0, d1), kept here by stat and day: another read may push them out of the cache
+  // meanwhile.
+  const held = new Map<string, Array<DayBuckets | undefined>>()
+  let heldCount = 0
+  if (days)
+    for (const id of ids) {
+      const ofStat: Array<DayBuckets | undefined> = []
+      for (let d = d0; d < d1; d += 86_400) {
+        const hit = dayCache.get(id, packedSize, d)
+        ofStat.push(hit)
+        if (hit) heldCount++
       }
+      held.set(id, ofStat)
+    }
+  const read = async (list: string[]) => {
+    // The held versions go as one array's text (postgres.js would write a month of 100 series' 3,100 element by
+    // element).
+    const versions: string[] = []
+    for (const id of list) for (const hit of held.get(id) ?? []) if (hit) versions.push(hit.version)
     const known = `{${versions.join(',')}}`
     const rows = zones && !days ? await withoutJit(sql, (tx) => query(tx, list, known)) : await query(sql, list, known)
     const parts = new Map<string, StatParts>()
@@ -375,8 +382,8 @@ export async function rollupParts(
         partsOf(row.stat_id).days[(row.day - d0) / 86_400] = day
       }
     }
-    for (const [id, ofStat] of held)
-      for (let k = 0; k < ofStat.length; k++) {
+    for (const id of list)
+      for (let k = 0, ofStat = held.get(id) ?? []; k < ofStat.length; k++) {
         const day = ofStat[k]
         if (day && !gone.has(day.version)) partsOf(id).days[k] = day
       }
@@ -385,9 +392,15 @@ export async function rollupParts(
   // Many stats are read in two halves at once, on two connections of the pool: one query runs in
   // one backend, scanning and aggregating row by row, and the halves overlap each other and the
   // parsing of the answer (measured with 500 stats x 720 hours: 1.5x faster than one query). In a
-  // transaction the two share its connection and simply run in turn.
+  // transaction the two share its connection and simply run in turn. Not when little is left to scan (the days
+  // held, the partial days short): planning the statement was then half of each half's cost, and a held week of
+  // 100 series took longer in two statements than in one (bench:promql).
   const done = (stats: Map<string, StatParts>): RolledUp => ({ d0, packedSize: days ? packedSize : 0, stats })
-  if (ids.length < SPLIT_FROM) return done(await read(ids))
+  const bucket = size % 86_400 === 0 ? 86_400 : size % 3_600 === 0 ? 3_600 : packedSize || 60
+  const rowsAhead = days
+    ? (ids.length * (d0 - f + (t - d1))) / bucket + ((ids.length * (d1 - d0)) / 86_400 - heldCount) * (86_400 / packedSize / 4)
+    : (ids.length * (t - f)) / bucket
+  if (ids.length < SPLIT_FROM || rowsAhead < SPLIT_ROWS) return done(await read(ids))
   // An owner's series stay in one half (its buckets are added up in one statement).
   let mid = Math.ceil(ids.length / 2)
   while (ownerOf && mid < ids.length && ownerOf.get(ids[mid]) === ownerOf.get(ids[mid - 1])) mid++
