@@ -282,6 +282,15 @@ async function readRollups(
   const out = new Map<string, Samples>()
   const dense = grid(fine, fH, size, (tH - fH) / size)
   const zoneSlots = zones.map(([a, b]): [number, number] => [(a - fH) / size, (b - fH) / size])
+  // The stretches' bucket ends (seconds), each once, in order: where the samples can be.
+  const ends: number[] = []
+  for (const [a, b] of stretches!)
+    for (
+      let x = Math.max(Math.ceil(a / size) * size, (ends.at(-1) ?? Number.NEGATIVE_INFINITY) + size, f + size);
+      x <= Math.min(b, t);
+      x += size
+    )
+      ends.push(x)
   // The running total at each hour from fH: totals[k] is every point before fH + k hours.
   const totals = new Float64Array(hourSlots + 1)
   const hourly = new Float64Array(hourSlots)
@@ -309,27 +318,26 @@ async function readRollups(
       totals[0] = bases.get(s.id) ?? 0
       for (let k = 0; k < hourSlots; k++) totals[k + 1] = totals[k] + hourly[k]
     }
-    const samples = { t: [] as number[], v: [] as number[] }
-    let last = Number.NEGATIVE_INFINITY
-    for (const [a, b] of stretches!) {
-      for (let x = Math.max(Math.ceil(a / size) * size, last + size, f + size); x <= Math.min(b, t); x += size) {
-        last = x
-        const i = (x - fH) / size - 1
-        if (n[i] === 0) continue
-        samples.t.push(x)
-        if (s.kind === 'gauge') {
-          samples.v.push(sum[i] / n[i])
-          continue
-        }
-        // The total at x from its nearest hour's, the buckets between added or taken away.
-        const h = Math.round(x / HOUR) * HOUR
-        let total = totals[(h - fH) / HOUR]
-        for (let j = (x - fH) / size; j < (h - fH) / size; j++) total -= sum[j]
-        for (let j = (h - fH) / size; j < (x - fH) / size; j++) total += sum[j]
-        samples.v.push(total)
+    // Typed arrays as long as the stretches' buckets, times in milliseconds (as the whole span's above).
+    const ts = new Float64Array(ends.length)
+    const vs = new Float64Array(ends.length)
+    let m = 0
+    for (const x of ends) {
+      const i = (x - fH) / size - 1
+      if (n[i] === 0) continue
+      ts[m] = x * 1000
+      if (s.kind === 'gauge') {
+        vs[m++] = sum[i] / n[i]
+        continue
       }
+      // The total at x from its nearest hour's, the buckets between added or taken away.
+      const h = Math.round(x / HOUR) * HOUR
+      let total = totals[(h - fH) / HOUR]
+      for (let j = (x - fH) / size; j < (h - fH) / size; j++) total -= sum[j]
+      for (let j = (h - fH) / size; j < (x - fH) / size; j++) total += sum[j]
+      vs[m++] = total
     }
-    out.set(s.id, samples)
+    out.set(s.id, { t: ts.subarray(0, m), v: vs.subarray(0, m), unit: 'ms' })
   }
   return out
 }
