@@ -383,7 +383,7 @@ function hoursOf(day: DayBuckets, ps: number): Float64Array {
   const per = HOUR / ps
   for (let h = 0, j = 0; h < 24; h++) {
     let sum = 0
-    for (let u = 0; u < per; u++, j++) sum += day.sum[j]
+    for (let u = 0; u < per; u++, j++) sum += day.slots[2 * j + 1]
     hours[h] = sum
   }
   day.hours = hours
@@ -417,18 +417,19 @@ function fromDays(
     if (i1 > i && !day) {
       n.fill(0, i, i1)
       sum.fill(0, i, i1)
-    } else if (i1 - i >= 64 && per === 1) {
-      // A long stretch as one copy (a subarray is an object: for a zone's few slots the loop below costs less).
-      const j = (x - start) / ps
-      n.set(day!.n.subarray(j, j + i1 - i), i)
-      sum.set(day!.sum.subarray(j, j + i1 - i), i)
+    } else if (i1 > i && per === 1) {
+      const slots = day!.slots
+      for (let q = i, j = 2 * ((x - start) / ps); q < i1; q++, j += 2) {
+        n[q] = slots[j]
+        sum[q] = slots[j + 1]
+      }
     } else if (i1 > i)
-      for (let q = i, j = (x - start) / ps; q < i1; q++) {
+      for (let q = i, j = 2 * ((x - start) / ps), slots = day!.slots; q < i1; q++) {
         let a = 0
         let b = 0
-        for (let u = 0; u < per; u++, j++) {
-          a += day!.n[j]
-          b += day!.sum[j]
+        for (let u = 0; u < per; u++, j += 2) {
+          a += slots[j]
+          b += slots[j + 1]
         }
         n[q] = a
         sum[q] = b
@@ -441,8 +442,8 @@ function fromDays(
         const ky = Math.floor((y - d0) / 86_400)
         const dy = ky >= 0 && ky < days.length ? days[ky] : undefined
         if (!dy) continue
-        a += dy.n[(y - d0 - ky * 86_400) / ps]
-        b += dy.sum[(y - d0 - ky * 86_400) / ps]
+        a += dy.slots[(2 * (y - d0 - ky * 86_400)) / ps]
+        b += dy.slots[(2 * (y - d0 - ky * 86_400)) / ps + 1]
       }
       n[i] = a
       sum[i] = b

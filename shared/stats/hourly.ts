@@ -130,13 +130,13 @@ function unpackBuckets(text: string): Part {
 /** A day blob's buckets by slot (DayBuckets' layout): day is its midnight, size its buckets' (seconds). */
 function unpackDay(text: string, day: number, size: number): Omit<DayBuckets, 'version'> {
   const { t, n, sum } = unpackBuckets(text)
-  const out = { n: new Float64Array(86_400 / size), sum: new Float64Array(86_400 / size) }
+  const slots = new Float64Array((2 * 86_400) / size)
   for (let k = 0; k < t.length; k++) {
     const i = Math.round((t[k] - day) / size)
-    out.n[i] = n[k]
-    out.sum[i] = sum[k]
+    slots[2 * i] = n[k]
+    slots[2 * i + 1] = sum[k]
   }
-  return out
+  return { slots }
 }
 
 /** The first of the zones (in order, not overlapping) ending after `seconds`. */
@@ -445,8 +445,8 @@ export async function rollupArrays(
       // A day's zones' stretches walked by index, not each bucket sought among a month of zones.
       for (let z = zones ? zoneAfter(zones, start) : 0; zones ? z < zones.length && zones[z][0] < start + 86_400 : z < 1; z++) {
         const i0 = zones ? Math.max(0, Math.ceil((zones[z][0] - start) / ps)) : 0
-        const i1 = zones ? Math.min(day.n.length, Math.ceil((zones[z][1] - start) / ps)) : day.n.length
-        for (let i = i0; i < i1; i++) if (day.n[i] !== 0) keep(start + i * ps, day.n[i], day.sum[i])
+        const i1 = zones ? Math.min(day.slots.length / 2, Math.ceil((zones[z][1] - start) / ps)) : day.slots.length / 2
+        for (let i = i0; i < i1; i++) if (day.slots[2 * i] !== 0) keep(start + i * ps, day.slots[2 * i], day.slots[2 * i + 1])
       }
     }
     let tail = false

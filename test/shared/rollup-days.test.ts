@@ -198,7 +198,7 @@ test.serial('a day held decoded is not sent again while its version stands; a ne
 
 test('the held days stay within their budget, the least recently used going first', (t_) => {
   const cache = new DayCache(0)
-  const day = (m: number) => ({ version: String(m), n: new Float64Array(m), sum: new Float64Array(m) })
+  const day = (m: number) => ({ version: String(m), slots: new Float64Array(2 * m) })
   cache.put('a', 300, 0, day(288))
   t_.is(cache.size, 0, 'a budget of 0 holds nothing')
   cache.resize(3 * (288 * 16 + 400))
