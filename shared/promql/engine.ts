@@ -194,6 +194,19 @@ function walk(e: Expr, fn: (e: Expr, parent: Expr | null) => void, parent: Expr 
   for (const k of kids) walk(k, fn, e)
 }
 
+/**
+ * Each selector's series found last, by account and matchers (LAST_SERIES of them, the oldest out first; a longer list
+ * than LAST_SERIES_LENGTH is not kept: its read costs far more than the round trip saved).
+ */
+const lastSeries = new Map<string, Series[]>()
+const LAST_SERIES = 1_000
+const LAST_SERIES_LENGTH = 2_000
+
+/** Whether reading the samples of `a` reads those of `b`: the same series, kinds and order. */
+function sameReads(a: Series[], b: Series[]): boolean {
+  return a.length === b.length && a.every((s, i) => s.id === b[i].id && s.kind === b[i].kind)
+}
+
 async function load(
   source: SeriesSource,
   accountId: string,
@@ -216,8 +229,19 @@ async function load(
       // A window much shorter than the step needs only each step's window, not the span between them.
       const stretches: Array<[number, number]> | undefined = step > 0 && window * 2 <= step ? [] : undefined
       if (stretches) for (let t = t0 - sel.offset * 1000; t <= to; t += step) stretches.push([(t - window) / 1000, t / 1000])
+      const read = (list: Series[]) => source.readSamples(list, from / 1000, to / 1000, resolution, stretches)
+      // The series and their samples in one round trip where the series are those this selector found last time
+      // (a dashboard refreshing its panels): the samples of those are read beside the look-up, and kept only if the
+      // look-up finds the same series (the read takes nothing else of them); otherwise they are read again.
+      const key = `${accountId}\u0000${JSON.stringify(sel.matchers)}`
+      const guess = lastSeries.get(key)
+      const early = guess ? read(guess) : undefined
+      early?.catch(() => {})
       const series: Series[] = await source.selectSeries(accountId, sel.matchers, from / 1000, to / 1000)
-      const samples = await source.readSamples(series, from / 1000, to / 1000, resolution, stretches)
+      lastSeries.delete(key)
+      if (series.length <= LAST_SERIES_LENGTH) lastSeries.set(key, series)
+      if (lastSeries.size > LAST_SERIES) lastSeries.delete(lastSeries.keys().next().value!)
+      const samples = early && sameReads(guess!, series) ? await early : await read(series)
       out.set(sel, {
         series: series.map((s) => {
           const { t, v, unit } = samples.get(s.id) ?? { t: [], v: [] }

@@ -379,3 +379,57 @@ test('values are written as Prometheus writes them', (t) => {
   t.is(formatValue(Number.NaN), 'NaN')
   t.is(formatValue(0.1 + 0.2), '0.30000000000000004')
 })
+
+test('a selector whose series changed since its last query reads the series found now, their labels and samples', async (t) => {
+  // The samples of the series a selector found last are read beside the look-up (engine.ts, load): kept only when
+  // the look-up finds the same series, read again otherwise.
+  const before = memorySource([
+    { labels: { __name__: 'moved', job: 'a' }, samples: [[10, 1]] },
+    { labels: { __name__: 'moved', job: 'b' }, samples: [[10, 2]] },
+  ])
+  const values = async (src: SeriesSource) => {
+    const d = await rangeQuery(src, 'acc-moved', 'moved', 10, 10, 15)
+    if (d.resultType !== 'matrix') throw new Error(d.resultType)
+    return d.result.map((r) => [r.metric.job, r.values[0][1]])
+  }
+  t.deepEqual(await values(before), [
+    ['a', '1'],
+    ['b', '2'],
+  ])
+  // A series more (ids 0 to 2): read again.
+  const more = memorySource([
+    { labels: { __name__: 'moved', job: 'a' }, samples: [[10, 1]] },
+    { labels: { __name__: 'moved', job: 'b' }, samples: [[10, 2]] },
+    { labels: { __name__: 'moved', job: 'c' }, samples: [[10, 3]] },
+  ])
+  t.deepEqual(await values(more), [
+    ['a', '1'],
+    ['b', '2'],
+    ['c', '3'],
+  ])
+  // The same ids, a series' kind changed (its samples are read by kind, as the service reads a counter's running
+  // total): read again.
+  const kinds = memorySource([
+    { labels: { __name__: 'moved', job: 'a' }, samples: [[10, 1]] },
+    { labels: { __name__: 'moved', job: 'b' }, samples: [[10, 2]] },
+    { labels: { __name__: 'moved', job: 'c' }, kind: 'counter', samples: [[10, 3]] },
+  ])
+  const byKind: SeriesSource = {
+    selectSeries: kinds.selectSeries,
+    async readSamples(list) {
+      return new Map(list.map((s) => [s.id, { t: [10], v: [s.kind === 'counter' ? 30 : Number(s.id) + 1] }]))
+    },
+  }
+  t.deepEqual((await values(byKind))[2], ['c', '30'])
+  // The same ids and kinds: the labels are the look-up's own.
+  const relabelled = memorySource([
+    { labels: { __name__: 'moved', job: 'x' }, samples: [[10, 1]] },
+    { labels: { __name__: 'moved', job: 'y' }, samples: [[10, 2]] },
+    { labels: { __name__: 'moved', job: 'z' }, kind: 'counter', samples: [[10, 30]] },
+  ])
+  t.deepEqual(await values(relabelled), [
+    ['x', '1'],
+    ['y', '2'],
+    ['z', '30'],
+  ])
+})
