@@ -291,6 +291,11 @@ async function readRollups(
       x += size
     )
       ends.push(x)
+  // For each end, worked out once for every series: its bucket's slot, and its nearest hour (as an hour from fH and
+  // as a slot), whose total the counters' samples start from.
+  const endSlot = Int32Array.from(ends, (x) => (x - fH) / size - 1)
+  const nearHour = Int32Array.from(ends, (x) => (Math.round(x / HOUR) * HOUR - fH) / HOUR)
+  const nearSlot = Int32Array.from(nearHour, (k) => (k * HOUR) / size)
   // The running total at each hour from fH: totals[k] is every point before fH + k hours.
   const totals = new Float64Array(hourSlots + 1)
   const hourly = new Float64Array(hourSlots)
@@ -322,19 +327,19 @@ async function readRollups(
     const ts = new Float64Array(ends.length)
     const vs = new Float64Array(ends.length)
     let m = 0
-    for (const x of ends) {
-      const i = (x - fH) / size - 1
+    const gauge = s.kind === 'gauge'
+    for (let e = 0; e < ends.length; e++) {
+      const i = endSlot[e]
       if (n[i] === 0) continue
-      ts[m] = x * 1000
-      if (s.kind === 'gauge') {
+      ts[m] = ends[e] * 1000
+      if (gauge) {
         vs[m++] = sum[i] / n[i]
         continue
       }
-      // The total at x from its nearest hour's, the buckets between added or taken away.
-      const h = Math.round(x / HOUR) * HOUR
-      let total = totals[(h - fH) / HOUR]
-      for (let j = (x - fH) / size; j < (h - fH) / size; j++) total -= sum[j]
-      for (let j = (h - fH) / size; j < (x - fH) / size; j++) total += sum[j]
+      // The total at the end from its nearest hour's, the buckets between added or taken away.
+      let total = totals[nearHour[e]]
+      for (let j = i + 1; j < nearSlot[e]; j++) total -= sum[j]
+      for (let j = nearSlot[e]; j < i + 1; j++) total += sum[j]
       vs[m++] = total
     }
     out.set(s.id, { t: ts.subarray(0, m), v: vs.subarray(0, m), unit: 'ms' })
@@ -356,7 +361,8 @@ function grid(read: RolledUp, f: number, size: number, slots: number) {
   const { d0, packedSize: ps, stats } = read
   return (id: string, ranges: ReadonlyArray<readonly [number, number]>): { n: Float64Array; sum: Float64Array } => {
     const p = stats.get(id)
-    for (const [s0, s1] of ranges) {
+    for (let r = 0; r < ranges.length; r++) {
+      const [s0, s1] = ranges[r]
       if (!p || !ps) {
         n.fill(0, s0, s1)
         sum.fill(0, s0, s1)
