@@ -60,7 +60,10 @@ test.serial('a pass at the edge it checked skips until a write marks it or the e
   t.is(await marks(), 1)
   const late = await pass(app.sql, at(NOW), { hotWindowMinutes: WINDOW })
   t.falsy(late.skipped)
-  t.is(late.points, 1)
+  // In the edge's own day it moves as a stretch. When the edge is a UTC midnight (from 01:00 to 02:00 with this
+  // window) it is the day before's: compacted with its day and merged into the day's block, counted as both.
+  const inEdgeDay = Math.floor((EDGE - 600) / 86_400) === Math.floor(EDGE / 86_400)
+  t.is(late.points, inEdgeDay ? 1 : 2)
   t.is(await rowsBehind(id), 0)
   t.true((await pass(app.sql, at(NOW), { hotWindowMinutes: WINDOW })).skipped)
 
