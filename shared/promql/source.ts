@@ -9,7 +9,7 @@
 //
 // Resolution: the evaluator chooses it (engine.ts, resolutionFor): raw points, or buckets of `resolution` seconds (a
 // multiple of a minute) read as the charts read theirs (the coarsest rollup table whose size divides the bucket,
-// all series in one statement, each series' buckets packed in one row: shared/stats/hourly.ts, rollupArrays). A
+// all series in one statement, each series' buckets packed in one row: shared/stats/hourly.ts, rollupParts). A
 // bucket is one sample at its end: a gauge's mean over the bucket, a counter's running total at the bucket's end.
 // When the query needs only short stretches of the span (windows much shorter than the step), only those are read
 // (readRollups).
@@ -193,7 +193,7 @@ const HOUR = 3_600
 
 /**
  * Buckets of `size` seconds as samples at each bucket's end (the buckets with points): counters' running totals,
- * gauges' means. The charts' buckets (rollupArrays, the read of readBucketsMany packed a series a row): days from
+ * gauges' means. The charts' buckets (rollupParts, the read of readBucketsMany packed a series a row): days from
  * rollups_1d when `size` is whole days, hours from rollups_1h when whole hours, else five minutes from rollups_5m
  * (plain PostgreSQL) when whole 5 minutes, else minutes, grouped to `size`.
  *

@@ -1,6 +1,6 @@
 // Decoded day blobs (sql/0050, rollup_days) kept in the process between reads. A closed day's blob never changes:
 // a late write deletes it and the builder packs a new one, with a new `version` (sql/0051). So a read names the
-// versions it holds, and the statement sends only the blobs whose version it does not name (rollupArrays): a
+// versions it holds, and the statement sends only the blobs whose version it does not name (rollupParts): a
 // dashboard or a Grafana panel asking for the same week again reads 700 small rows instead of 5 MB of buckets,
 // and decodes nothing. Every answer still comes from one statement's snapshot: a cached day is used only where
 // that statement found its blob, at that version.
@@ -89,8 +89,8 @@ export class DayCache {
   }
 }
 
-/** Bytes an entry holds: its arrays (the hours' too, once made) and about as much again for the key, the object and the map's slot. */
+/** Bytes an entry holds: its slots, and 400 for the hours once made, the key, the object and the map's slot. */
 const weight = (d: DayBuckets) => d.slots.byteLength + 400
 
-/** The process' cache, read by rollupArrays; the web and worker processes size it from ROLLUP_CACHE_MB at start. */
+/** The process' cache, read by rollupParts; the web and worker processes size it from ROLLUP_CACHE_MB at start. */
 export const dayCache = new DayCache(64 * 1024 * 1024)

@@ -110,7 +110,7 @@ export interface Part {
 }
 
 /**
- * Buckets packed 24 bytes each (rollupArrays, sql/0050: timestamptz_send, int8send, float8send), sent as base64, as
+ * Buckets packed 24 bytes each (rollupParts, sql/0050: timestamptz_send, int8send, float8send), sent as base64, as
  * columns.
  */
 function unpackBuckets(text: string): Part {
