@@ -415,16 +415,9 @@ export async function rollupParts(
  * rollupParts' buckets as a row of arrays a stat, each bucket with its slot of `size` seconds from f (the tail's as
  * -1 - slot until addTail adds it in), in time order: whole days' buckets first, then the rest's.
  */
-export async function rollupArrays(
-  sql: Db,
-  ids: string[],
-  f: number,
-  t: number,
-  size: number,
-  owners?: readonly string[],
-  zones?: ReadonlyArray<readonly [number, number]>,
-): Promise<BucketArrays[]> {
-  const { d0, packedSize: ps, stats } = await rollupParts(sql, ids, f, t, size, owners, zones)
+export async function rollupArrays(...args: Parameters<typeof rollupParts>): Promise<BucketArrays[]> {
+  const [, , f, , size, , zones] = args
+  const { d0, packedSize: ps, stats } = await rollupParts(...args)
   const out: BucketArrays[] = []
   for (const [stat_id, p] of stats) {
     // Typed arrays, as long as every bucket could be and cut to those kept: a month of minutes of 100 series is 4
