@@ -122,8 +122,25 @@ function duration(node: SyntaxNode, q: string): number {
   return d
 }
 
-/** The tree of a PromQL expression; a PromQLError when it is not valid or not supported. */
+/** Trees of the queries parsed last, by their text: a dashboard asks the same few queries at every refresh. */
+const parsed = new Map<string, Expr>()
+const PARSED_KEPT = 1_000
+
+/**
+ * The tree of a PromQL expression; a PromQLError when it is not valid or not supported. The tree of a query parsed
+ * before is the same object: the evaluator only reads trees (parsing cost a third of a millisecond a query, as
+ * much as evaluating a week's summed rate at an hour's step).
+ */
 export function parsePromQL(q: string): Expr {
+  const known = parsed.get(q)
+  if (known) return known
+  const expr = parseTree(q)
+  if (parsed.size >= PARSED_KEPT) parsed.delete(parsed.keys().next().value!)
+  parsed.set(q, expr)
+  return expr
+}
+
+function parseTree(q: string): Expr {
   if (!q.trim()) throw new PromQLError('empty query')
   const tree = parser.parse(q)
   let bad: { from: number } | null = null

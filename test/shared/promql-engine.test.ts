@@ -372,6 +372,15 @@ test('anything outside the supported set is refused by name', async (t) => {
   }
 })
 
+test('a query parsed before is the same tree; a refused one is refused every time it is asked', (t) => {
+  const q = 'sum by (host) (rate(parsed_twice[5m]))'
+  const tree = parsePromQL(q)
+  t.is(parsePromQL(q), tree)
+  t.deepEqual(parsePromQL(` ${q}`), tree, 'another text of the same query: an equal tree of its own')
+  t.not(parsePromQL(` ${q}`), tree)
+  for (let i = 0; i < 2; i++) t.throws(() => parsePromQL('rate(parsed_twice)'), { instanceOf: PromQLError, message: /expected type range vector/ })
+})
+
 test('values are written as Prometheus writes them', (t) => {
   t.is(formatValue(1e21), '1000000000000000000000')
   t.is(formatValue(1.5e-7), '0.00000015')
