@@ -378,7 +378,8 @@ test('a query parsed before is the same tree; a refused one is refused every tim
   t.is(parsePromQL(q), tree)
   t.deepEqual(parsePromQL(` ${q}`), tree, 'another text of the same query: an equal tree of its own')
   t.not(parsePromQL(` ${q}`), tree)
-  for (let i = 0; i < 2; i++) t.throws(() => parsePromQL('rate(parsed_twice)'), { instanceOf: PromQLError, message: /expected type range vector/ })
+  for (let i = 0; i < 2; i++)
+    t.throws(() => parsePromQL('rate(parsed_twice)'), { instanceOf: PromQLError, message: /expected type range vector/ })
 })
 
 test('values are written as Prometheus writes them', (t) => {
