@@ -13,7 +13,7 @@ import { applyBatch } from '../../shared/points/repo.js'
 import { enforceRetention } from '../../shared/points/retention.js'
 import { buildRollupDays, foldRollups } from '../../shared/points/rollups.js'
 import { DayCache, dayCache } from '../../shared/stats/day-cache.js'
-import { type BucketArrays, rollupArrays } from '../../shared/stats/hourly.js'
+import { type BucketArrays, heldReads, rollupArrays } from '../../shared/stats/hourly.js'
 import { refreshRollups } from '../../workers/refresh-rollups.js'
 import { startTestApp, type TestApp } from '../helpers/app.js'
 
@@ -177,21 +177,28 @@ test.serial('a day held decoded is not sent again while its version stands; a ne
       .catch((e: { r?: ReturnType<typeof bySlot> }) => e.r!)
   // Bytes changed under the same version (which no writer does): the read keeps the held buckets, so it did not
   // take the blob's bytes.
+  // Every whole day is held now, so each read checks them all at once (a count and a sum of their versions) and
+  // reads again, day by day, only when that check finds a change.
+  const counted = () => ({ ...heldReads })
+  const was = counted()
   const sameVersion = await readWith(
     (tx) => tx`update rollup_days set buckets = substr(buckets, 25) where stat_id = ${ids.c} and day = ${day}`,
   )
   t_.deepEqual(sameVersion, before)
+  t_.deepEqual(counted(), { checked: was.checked + 1, readAgain: was.readAgain }, 'the held days checked at once and kept')
   // A new version is sent, and read.
   const newVersion = await readWith(
     (tx) => tx`update rollup_days set buckets = substr(buckets, 25), version = default where stat_id = ${ids.c} and day = ${day}`,
   )
   t_.is(newVersion[ids.c].length, before[ids.c].length - 1)
+  t_.deepEqual(counted(), { checked: was.checked + 2, readAgain: was.readAgain + 1 }, 'a new version: read again')
   // No blob (a late write deleted it): the day's rows are read, not the held buckets.
   const rowsOnly = await readWith(async (tx) => {
     await tx`delete from rollup_days where stat_id = ${ids.c} and day = ${day}`
     await tx`delete from rollups_5m where stat_id = ${ids.c} and bucket = ${day}`
   })
   t_.is(rowsOnly[ids.c].length, before[ids.c].length - 1)
+  t_.deepEqual(counted(), { checked: was.checked + 3, readAgain: was.readAgain + 2 }, 'a blob gone: read again')
   // And the held days answer as the rows do.
   t_.deepEqual(before, bySlot(await withoutBlobs((tx) => rollupArrays(tx, [ids.c], f, t, 300))))
 })
