@@ -72,6 +72,24 @@ test('a counter is its running total since its first point', async (t) => {
   t.deepEqual(d.resultType === 'vector' && d.result[0].value, [start + DAY + 60, String(4 * (DAY / 60) + 4)])
 })
 
+test('the total before a window inside an hour adds up its days, hours, five minutes, minutes and seconds', async (t) => {
+  // 4 points a minute (7, 22, 37 and 52 s past it). Each instant's lookback starts inside an hour, on or off a
+  // five-minute and a minute boundary, so every tier of the total before it is read.
+  for (const [minutes, seconds, inMinute] of [
+    [47, 30, 2],
+    [5 * 60 + 25, 0, 0],
+    [23 * 60 + 5, 53, 4],
+  ] as const) {
+    const at = start + DAY + minutes * 60 + seconds
+    const d = await instantQuery(source(), accountId, 'hits', at)
+    t.deepEqual(
+      d.resultType === 'vector' && d.result[0].value,
+      [at, String(4 * (DAY / 60 + minutes) + inMinute)],
+      `${minutes} min ${seconds} s`,
+    )
+  }
+})
+
 test('a range over two days reads 1-minute rollups and answers as the raw points do', async (t) => {
   const from = start + DAY / 2
   const to = from + 2 * DAY - 3600
