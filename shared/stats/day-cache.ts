@@ -3,7 +3,8 @@
 // versions it holds, and the statement sends only the blobs whose version it does not name (rollupParts): a
 // dashboard or a Grafana panel asking for the same week again reads 700 small rows instead of 5 MB of buckets,
 // and decodes nothing. Every answer still comes from one statement's snapshot: a cached day is used only where
-// that statement found its blob, at that version.
+// that statement found its blob, at that version (when every day of a read is held, by a count of the blobs and a
+// sum of their versions: rollupParts' checked read).
 //
 // Bounded by bytes (ROLLUP_CACHE_MB, 0 turns it off), least recently used out first. Per process: each web and
 // worker process keeps its own.
