@@ -527,33 +527,25 @@ function zonesOf(
 
 /**
  * Each counter's total of every point before `start`: the running total's starting value. One statement: whole
- * days from rollups_1d, then whole hours from rollups_1h, then whole five minutes from rollups_5m (plain
- * PostgreSQL), then minutes from rollups_1m (and, on plain PostgreSQL, the minutes not folded yet, rollup_pending),
- * so a year of history is a few hundred rows a series; then the raw points of the last partial minute, when `start`
- * is inside one.
+ * days from rollups_1d, then whole hours from rollups_1h, then minutes from rollups_1m (and, on plain PostgreSQL,
+ * the minutes not folded yet, rollup_pending), so a year of history is a few hundred rows a series; then the raw
+ * points of the last partial minute, when `start` is inside one.
  */
 async function totalsBefore(sql: Db, counters: Series[], start: number): Promise<Map<string, number>> {
   const ids = counters.map((s) => s.id)
   const minute = Math.floor(start / 60) * 60
   const hour = Math.floor(minute / 3600) * 3600
   const day = Math.floor(minute / 86_400) * 86_400
-  const timescale = await usesTimescale(sql)
-  // Five-minute buckets for the hour's whole five minutes, on plain PostgreSQL (sql/0048): a 15-minute step's span
-  // starts at :15, :30 or :45, and its minutes were 45 rows a stat where 9 will do.
-  const five = timescale ? hour : Math.floor(minute / 300) * 300
-  const pending = timescale
+  const pending = (await usesTimescale(sql))
     ? sql``
     : sql`union all select stat_id, sum from rollup_pending where stat_id = any(${ids}::uuid[]) and bucket < ${at(minute)}`
   // A tier's part only when its span is not empty: a span starting on the hour (as Grafana's steps do) has no
   // minutes to add, and scanning the minutes' index for each stat to find none was a fifth of the statement.
-  const tier = (table: string, a: number, b: number) =>
-    b > a
-      ? sql`union all select stat_id, sum from ${sql(table)} where stat_id = any(${ids}::uuid[]) and bucket >= ${at(a)} and bucket < ${at(b)}`
-      : sql``
   const rows = await sql<{ stat_id: string; total: number }[]>`
     select stat_id, sum(sum) as total from (
       select stat_id, sum from rollups_1d where stat_id = any(${ids}::uuid[]) and bucket < ${at(day)}
-      ${tier('rollups_1h', day, hour)} ${tier('rollups_5m', hour, five)} ${tier('rollups_1m', five, minute)}
+      ${hour > day ? sql`union all select stat_id, sum from rollups_1h where stat_id = any(${ids}::uuid[]) and bucket >= ${at(day)} and bucket < ${at(hour)}` : sql``}
+      ${minute > hour ? sql`union all select stat_id, sum from rollups_1m where stat_id = any(${ids}::uuid[]) and bucket >= ${at(hour)} and bucket < ${at(minute)}` : sql``}
       ${pending}
     ) x group by stat_id`
   const out = new Map<string, number>(rows.map((r) => [r.stat_id, r.total]))
