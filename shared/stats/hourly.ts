@@ -169,14 +169,14 @@ async function withoutJit<T>(sql: Db, read: (tx: Db) => Promise<T>): Promise<T> 
   })) as T
 }
 
+/** Reads whose whole days were all held and checked at once, and of those, the ones read again (tests read it). */
+export const heldReads = { checked: 0, readAgain: 0 }
+
 /**
  * Reads of at least this many stats are split in two (see rollupParts), when about this many rows are ahead, a blob
  * not held counted as BLOB_ROWS (sending and decoding a month of 100 series' hourly blobs in one statement took a
  * fifth longer than in two).
  */
-/** Reads whose whole days were all held and checked at once, and of those, the ones read again (tests read it). */
-export const heldReads = { checked: 0, readAgain: 0 }
-
 const SPLIT_FROM = 64
 const SPLIT_ROWS = 20_000
 const BLOB_ROWS = 64
@@ -352,8 +352,8 @@ export async function rollupParts(
   // blobs of the stats' days in [d0, d1), counted and their versions added up. A day's blob is only ever deleted,
   // or replaced by one of a higher version (an identity), and a day holds one blob at most; so a count and a sum
   // equal to the held days' say that every held day is still its day's blob in this statement's snapshot. Sent as
-  // a row with no stat and no day. Checking each held version (\`there\`, \`blobs\`) and looking for the days without a
-  // blob was most of such a read's statement (bench:promql: a month of 100 series at an hour's step, a third of its
+  // a row with no stat and no day. Checking each held version (`there`, `blobs`) and looking for the days without a
+  // blob was most of such a read's statement (bench:promql: a month of 100 series at an hour's step, a quarter of its
   // time); a count or sum that differs (a late write touched a held day) reads again with the full statement.
   const checked = (list: string[], [a, b]: Date[]) => sql`
     select null, null, count(*) || ':' || coalesce(sum(x.version), 0), null from unnest(${list}::uuid[]) as i(id)
