@@ -58,18 +58,6 @@ export function createSql(url: string, opts: DbOptions = {}): Sql {
   }) as Sql
 }
 
-/**
- * The query sent as an unnamed statement, so that PostgreSQL plans it for its parameters every time it runs.
- * postgres.js prepares every statement by its text; after five runs PostgreSQL may keep one generic plan for it,
- * planned without the parameters' values (an array of stat ids of unknown length, days of unknown range), which for
- * some statements reads far more than the values' own plan (rollupParts' checked read: 10 ms against 1.5). The
- * statement's text is then parsed at every run. postgres.js takes this per query only through its query's options.
- */
-export function unprepared<T extends PromiseLike<unknown>>(query: T): T {
-  ;(query as unknown as { options: { prepare?: boolean } }).options.prepare = false
-  return query
-}
-
 /** Returns the URL of another database on the same server (used to create or clone databases). */
 export function withDatabase(url: string, database: string): string {
   const u = new URL(url)

@@ -4,7 +4,7 @@
 // stat has begun; a gauge's is unknown (null), since a gauge that was not
 // sampled did not read zero.
 import type postgres from 'postgres'
-import { type Db, unprepared } from '../db.js'
+import type { Db } from '../db.js'
 import type { Kind } from './repo.js'
 import { usesTimescale } from '../points/storage.js'
 import { dayCache, type DayBuckets } from './day-cache.js'
@@ -281,13 +281,17 @@ export async function rollupParts(
   // the statement's own list of them (`there`) it expected a thousand days without one, and JIT compiling a month of
   // zones took 35 of 38 ms.
   const cols = sql`stat_id, bucket, count, sum`
+  // A partial day's rows, an index scan per stat: over `= any(array)`, the plan PostgreSQL keeps for the statement
+  // after five runs (generic, the array's length unknown) gathered two parallel workers, whose start took 4 to 7 ms
+  // of a read that takes 1.5.
+  const partial = (list: string[], a: Date, b: Date) => sql`
+    select r.stat_id, r.bucket, r.count, r.sum from unnest(${list}::uuid[]) as i(id)
+    cross join lateral (select ${cols} from ${table} where stat_id = i.id and bucket >= ${a} and bucket < ${b} offset 0) r`
   const unpacked = (list: string[], [a, b]: Date[], allHeld: boolean) =>
     sql`(${
       zones
         ? sql`select ${cols} from ${rows(table, list, cols, [...clip(f, d0), ...clip(d1, t)])}`
-        : sql`select ${cols} from ${table} where ${match(list)} and bucket >= ${from} and bucket < ${a}
-    union all
-    select ${cols} from ${table} where ${match(list)} and bucket >= ${b} and bucket < ${to}`
+        : sql`${partial(list, from, a)} union all ${partial(list, b, to)}`
     }${
       allHeld
         ? sql``
@@ -394,7 +398,7 @@ export async function rollupParts(
         }
     let rows: Row[] | undefined
     if (days && versions.length === list.length * dayCount) {
-      const all = await unprepared(sql<Row[]>`${rest(list, true)} union all ${checked(list, days)}`)
+      const all = await sql<Row[]>`${rest(list, true)} union all ${checked(list, days)}`
       const check = all.find((r) => r.stat_id === null)
       heldReads.checked++
       if (check?.version === `${versions.length}:${sum}`) rows = all.filter((r) => r !== check)
