@@ -527,25 +527,40 @@ function zonesOf(
 
 /**
  * Each counter's total of every point before `start`: the running total's starting value. One statement: whole
- * days from rollups_1d, then whole hours from rollups_1h, then minutes from rollups_1m (and, on plain PostgreSQL,
- * the minutes not folded yet, rollup_pending), so a year of history is a few hundred rows a series; then the raw
- * points of the last partial minute, when `start` is inside one.
+ * days from rollups_1d up to the midnight nearest the hour nearest `start`, the hours between that midnight and
+ * that hour from rollups_1h, the minutes between that hour and `start`'s minute from rollups_1m, each added when it
+ * lies before the boundary it leads to and taken away when after; then (on plain PostgreSQL) the minutes not folded
+ * yet, rollup_pending, and the raw points of the last partial minute, when `start` is inside one. So a year of history
+ * is a few hundred rows a series, and a span starting at 23:55 (as Grafana aligns a step of five minutes) reads a
+ * day's row and five minutes' rather than 23 hours and 55 minutes (most of the statement's time).
+ *
+ * Taking away is exact only where the tiers hold the same points: plain PostgreSQL folds every tier in one statement
+ * (rollups.ts). TimescaleDB's continuous aggregates refresh a tier at a time, so there the boundaries are the ones
+ * before `start` and every tier is added.
  */
 async function totalsBefore(sql: Db, counters: Series[], start: number): Promise<Map<string, number>> {
   const ids = counters.map((s) => s.id)
   const minute = Math.floor(start / 60) * 60
-  const hour = Math.floor(minute / 3600) * 3600
-  const day = Math.floor(minute / 86_400) * 86_400
-  const pending = (await usesTimescale(sql))
+  const timescale = await usesTimescale(sql)
+  const nearest = timescale ? Math.floor : Math.round
+  const hour = nearest(minute / 3600) * 3600
+  const day = nearest(hour / 86_400) * 86_400
+  // A tier's buckets between two boundaries, added (from before to) or taken away (from after to); nothing when
+  // the boundaries meet (a span starting on the hour has no minutes to scan: scanning the minutes' index for each
+  // stat to find none was a fifth of the statement).
+  const between = (table: 'rollups_1h' | 'rollups_1m', from: number, to: number) =>
+    from === to
+      ? sql``
+      : sql`union all select stat_id, ${from < to ? sql`sum` : sql`-sum`} from ${sql(table)}
+          where stat_id = any(${ids}::uuid[]) and bucket >= ${at(Math.min(from, to))} and bucket < ${at(Math.max(from, to))}`
+  const pending = timescale
     ? sql``
     : sql`union all select stat_id, sum from rollup_pending where stat_id = any(${ids}::uuid[]) and bucket < ${at(minute)}`
-  // A tier's part only when its span is not empty: a span starting on the hour (as Grafana's steps do) has no
-  // minutes to add, and scanning the minutes' index for each stat to find none was a fifth of the statement.
   const rows = await sql<{ stat_id: string; total: number }[]>`
     select stat_id, sum(sum) as total from (
       select stat_id, sum from rollups_1d where stat_id = any(${ids}::uuid[]) and bucket < ${at(day)}
-      ${hour > day ? sql`union all select stat_id, sum from rollups_1h where stat_id = any(${ids}::uuid[]) and bucket >= ${at(day)} and bucket < ${at(hour)}` : sql``}
-      ${minute > hour ? sql`union all select stat_id, sum from rollups_1m where stat_id = any(${ids}::uuid[]) and bucket >= ${at(hour)} and bucket < ${at(minute)}` : sql``}
+      ${between('rollups_1h', day, hour)}
+      ${between('rollups_1m', hour, minute)}
       ${pending}
     ) x group by stat_id`
   const out = new Map<string, number>(rows.map((r) => [r.stat_id, r.total]))

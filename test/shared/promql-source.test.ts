@@ -74,11 +74,16 @@ test('a counter is its running total since its first point', async (t) => {
 
 test('the total before a window inside an hour adds up its days, hours, five minutes, minutes and seconds', async (t) => {
   // 4 points a minute (7, 22, 37 and 52 s past it). Each instant's lookback starts inside an hour, on or off a
-  // five-minute and a minute boundary, so every tier of the total before it is read.
+  // five-minute and a minute boundary, so every tier of the total before it is read: the hours and minutes before
+  // the nearest midnight and hour are added, those after them taken away (12:31 is nearer the next midnight's
+  // 13:00 than the day's start; 23:55 is Grafana's start for a step of five minutes).
   for (const [minutes, seconds, inMinute] of [
     [47, 30, 2],
     [5 * 60 + 25, 0, 0],
+    [12 * 60 + 31, 12, 1],
+    [18 * 60 + 40, 0, 0],
     [23 * 60 + 5, 53, 4],
+    [23 * 60 + 55, 0, 0],
   ] as const) {
     const at = start + DAY + minutes * 60 + seconds
     const d = await instantQuery(source(), accountId, 'hits', at)
