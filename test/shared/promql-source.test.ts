@@ -228,6 +228,10 @@ test('a window much shorter than the step reads only its stretch of each step: t
   // minutes between taken away or added.
   const off = await rangeQuery(source(), accountId, 'increase(sparse[10m] offset 55m)', from, to, 3600)
   t.true(off.resultType === 'matrix' && off.result[0].values.every(([, v]) => Number(v) === 40), 'ten minutes of 4 points')
+  // The first of those windows starts before the span's first midnight: its totals come from the hours before it.
+  const offTotals = await rangeQuery(source(), accountId, 'last_over_time(sparse[10m] offset 55m)', from, to, 3600)
+  if (offTotals.resultType !== 'matrix') throw new Error('not a matrix')
+  for (const [ts, v] of offTotals.result[0].values) t.is(Number(v), ((ts - 55 * 60 - start) / 60) * 4, `the total 55 minutes before ${ts}`)
 })
 
 test('rate summed over series at 5 and 15 minutes (buckets of 5-minute rollups) is the increase of the minute rows in each window', async (t) => {
