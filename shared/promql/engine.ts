@@ -9,6 +9,7 @@
 // compares with), counter resets included.
 import { COMPARISON, type BinaryOp, type Expr, type MatrixExpr, type SelectorExpr } from './ast.js'
 import { PromQLError, parsePromQL } from './parse.js'
+import { Arena } from './arena.js'
 import type { Labels, Resolution, Series, SeriesSource } from './source.js'
 
 export const LOOKBACK_MS = 5 * 60_000
@@ -47,9 +48,17 @@ export async function instantQuery(source: SeriesSource, accountId: string, quer
   const expr = parsePromQL(query)
   const t = Math.round(time * 1000)
   const resolution = resolutionFor(expr, t, t, 0)
-  const ev = new Evaluator(await load(source, accountId, expr, t, t, 0, resolution), resolution)
-  const v = ev.eval(expr, t)
-  const ts = t / 1000
+  // As rangeQuery's: the answer copies the samples it keeps (a range vector's too), then their memory goes back.
+  const arenas: Arena[] = []
+  try {
+    const ev = new Evaluator(await load(source, accountId, expr, t, t, 0, resolution, arenas), resolution)
+    return instantAnswer(ev.eval(expr, t), t / 1000)
+  } finally {
+    for (const a of arenas) a.release()
+  }
+}
+
+function instantAnswer(v: Value, ts: number): QueryData {
   switch (v.kind) {
     case 'scalar':
       return { resultType: 'scalar', result: [ts, formatValue(v.v)] }
@@ -91,21 +100,27 @@ export async function rangeQuery(
       `invalid expression type "${type === 'matrix' ? 'range vector' : 'string'}" for range query, must be Scalar or instant Vector`,
     )
   const resolution = resolutionFor(expr, t0, t1, dt)
-  const ev = new Evaluator(await load(source, accountId, expr, t0, t1, dt, resolution), resolution)
-  const columns = ev.columns(expr, t0, dt, Math.floor((t1 - t0) / dt) + 1)
-  if (columns) return { resultType: 'matrix', result: columns }
-  const bySeries = new Map<string, { metric: Labels; values: Array<[number, string]> }>()
-  for (let t = t0; t <= t1; t += dt) {
-    const v = ev.eval(expr, t)
-    const items = v.kind === 'scalar' ? [{ labels: {}, v: v.v }] : v.kind === 'vector' ? v.items : []
-    for (const e of items) {
-      const key = keyOf(e.labels)
-      let s = bySeries.get(key)
-      if (!s) bySeries.set(key, (s = { metric: e.labels, values: [] }))
-      s.values.push([t / 1000, formatValue(e.v)])
+  // The samples' memory goes back to the arenas once the answer is built: it copies every number it keeps.
+  const arenas: Arena[] = []
+  try {
+    const ev = new Evaluator(await load(source, accountId, expr, t0, t1, dt, resolution, arenas), resolution)
+    const columns = ev.columns(expr, t0, dt, Math.floor((t1 - t0) / dt) + 1)
+    if (columns) return { resultType: 'matrix', result: columns }
+    const bySeries = new Map<string, { metric: Labels; values: Array<[number, string]> }>()
+    for (let t = t0; t <= t1; t += dt) {
+      const v = ev.eval(expr, t)
+      const items = v.kind === 'scalar' ? [{ labels: {}, v: v.v }] : v.kind === 'vector' ? v.items : []
+      for (const e of items) {
+        const key = keyOf(e.labels)
+        let s = bySeries.get(key)
+        if (!s) bySeries.set(key, (s = { metric: e.labels, values: [] }))
+        s.values.push([t / 1000, formatValue(e.v)])
+      }
     }
+    return { resultType: 'matrix', result: [...bySeries.values()] }
+  } finally {
+    for (const a of arenas) a.release()
   }
-  return { resultType: 'matrix', result: [...bySeries.values()] }
 }
 
 /** Functions whose answer over rollup buckets stays within a bucket of the raw answer (README states how). */
@@ -216,6 +231,8 @@ async function load(
   /** The range query's step in ms (0 for an instant query). */
   step: number,
   resolution: Resolution,
+  /** The arenas of the samples loaded, for the caller to release once done with them. */
+  arenas: Arena[],
 ): Promise<Map<SelectorExpr, Loaded>> {
   const selectors: Array<{ sel: SelectorExpr; window: number }> = []
   walk(expr, (e, parent) => {
@@ -229,19 +246,23 @@ async function load(
       // A window much shorter than the step needs only each step's window, not the span between them.
       const stretches: Array<[number, number]> | undefined = step > 0 && window * 2 <= step ? [] : undefined
       if (stretches) for (let t = t0 - sel.offset * 1000; t <= to; t += step) stretches.push([(t - window) / 1000, t / 1000])
-      const read = (list: Series[]) => source.readSamples(list, from / 1000, to / 1000, resolution, stretches)
+      const read = (list: Series[], arena: Arena) => source.readSamples(list, from / 1000, to / 1000, resolution, stretches, arena)
       // The series and their samples in one round trip where the series are those this selector found last time
       // (a dashboard refreshing its panels): the samples of those are read beside the look-up, and kept only if the
-      // look-up finds the same series (the read takes nothing else of them); otherwise they are read again.
+      // look-up finds the same series (the read takes nothing else of them); otherwise they are read again. A read
+      // left unused may still be running: its arena is never released.
       const key = `${accountId}\u0000${JSON.stringify(sel.matchers)}`
       const guess = lastSeries.get(key)
-      const early = guess ? read(guess) : undefined
+      const earlyArena = new Arena()
+      const early = guess ? read(guess, earlyArena) : undefined
       early?.catch(() => {})
       const series: Series[] = await source.selectSeries(accountId, sel.matchers, from / 1000, to / 1000)
       lastSeries.delete(key)
       if (series.length <= LAST_SERIES_LENGTH) lastSeries.set(key, series)
       if (lastSeries.size > LAST_SERIES) lastSeries.delete(lastSeries.keys().next().value!)
-      const samples = early && sameReads(guess!, series) ? await early : await read(series)
+      const arena = early && sameReads(guess!, series) ? earlyArena : new Arena()
+      const samples = await (arena === earlyArena ? early! : read(series, arena))
+      arenas.push(arena)
       out.set(sel, {
         series: series.map((s) => {
           const { t, v, unit } = samples.get(s.id) ?? { t: [], v: [] }

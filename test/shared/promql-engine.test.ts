@@ -4,6 +4,7 @@
 // SeriesSource: the evaluator's own seam, not the service's storage (test/api/prometheus.test.ts reads that).
 import test from 'ava'
 import type { Matcher } from '../../shared/promql/ast.js'
+import { Arena } from '../../shared/promql/arena.js'
 import { extrapolatedRate, formatValue, instantQuery, type QueryData, rangeQuery } from '../../shared/promql/engine.js'
 import { PromQLError, parsePromQL } from '../../shared/promql/parse.js'
 import { matches, type Labels, type Series, type SeriesSource } from '../../shared/promql/source.js'
@@ -442,4 +443,40 @@ test('a selector whose series changed since its last query reads the series foun
     ['y', '2'],
     ['z', '30'],
   ])
+})
+
+test("the samples' arrays come from an arena whose memory the next query reuses, and no answer holds a view of it", async (t) => {
+  // As the service's source takes them (source.ts): each series' times and values are views of the query's arena.
+  const buffers: ArrayBufferLike[] = []
+  const fromArena = (value: number): SeriesSource => ({
+    selectSeries: async () => [0, 1].map((i) => ({ id: `a${i}`, labels: { __name__: 'arena', i: String(i) }, kind: 'gauge' as const })),
+    async readSamples(list, _start, _end, _resolution, _stretches, arena) {
+      return new Map(
+        list.map((s, i) => {
+          const ts = arena!.take(3)
+          const vs = arena!.take(3)
+          buffers.push(ts.buffer)
+          ts.set([10_000, 20_000, 30_000])
+          vs.set([value + i, value + i, value + i])
+          return [s.id, { t: ts, v: vs, unit: 'ms' as const }]
+        }),
+      )
+    },
+  })
+  const first = await rangeQuery(fromArena(1), 'acc-arena', 'arena', 10, 30, 10)
+  const firstRange = await instantQuery(fromArena(1), 'acc-arena', 'arena[1m]', 30)
+  const kept = JSON.stringify([first, firstRange])
+  const second = await rangeQuery(fromArena(7), 'acc-arena', 'arena', 10, 30, 10)
+  t.is(buffers.at(-1), buffers[0], "the second query's samples are in the first's memory")
+  t.is(JSON.stringify([first, firstRange]), kept, 'the first answers are as they were')
+  t.true(second.resultType === 'matrix' && second.result.every((s) => s.values.every(([, v]) => v === '7' || v === '8')))
+  // Within one arena the views do not overlap; once released, its chunk is the next arena's.
+  const a = new Arena()
+  const x = a.take(4)
+  const y = a.take(4)
+  x.fill(1)
+  y.fill(2)
+  t.deepEqual([...x], [1, 1, 1, 1])
+  a.release()
+  t.is(new Arena().take(4).buffer, x.buffer)
 })
