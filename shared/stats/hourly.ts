@@ -404,8 +404,10 @@ export async function rollupParts(
       if (check?.version === `${versions.length}:${sum}`) rows = all.filter((r) => r !== check)
       else heldReads.readAgain++
     }
-    const known = `{${versions.join(',')}}`
-    rows ??= zones && !days ? await withoutJit(sql, (tx) => query(tx, list, known)) : await query(sql, list, known)
+    if (!rows) {
+      const known = `{${versions.join(',')}}`
+      rows = zones && !days ? await withoutJit(sql, (tx) => query(tx, list, known)) : await query(sql, list, known)
+    }
     const parts = new Map<string, StatParts>()
     const partsOf = (id: string) => {
       let p = parts.get(id)
