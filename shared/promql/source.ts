@@ -18,7 +18,7 @@ import { type BlockColumns, decodeBlockPoints, mergePoints, type Points, pointsO
 import { usesTimescale } from '../points/storage.js'
 import { Arena } from './arena.js'
 import type { DayBuckets } from '../stats/day-cache.js'
-import { rollupParts, type RolledUp } from '../stats/hourly.js'
+import { type Alongside, rollupParts, type RolledUp } from '../stats/hourly.js'
 import type { Matcher } from './ast.js'
 import { regexOf } from './parse.js'
 
@@ -224,13 +224,13 @@ async function readRollups(
   const t = Math.floor(end / size) * size
   const ids = series.map((s) => s.id)
   const counters = series.filter((s) => s.kind === 'counter')
+  const timescale = await usesTimescale(sql)
   const zones = stretches && size < HOUR && HOUR % size === 0 ? zonesOf(stretches, size, f, t, counters.length > 0) : null
   if (!zones) {
     // The whole span: each series' buckets in order, a counter's running total from its total before them.
-    const [read, bases] = await Promise.all([
-      rollupParts(sql, ids, f, t, size),
-      counters.length ? totalsBefore(sql, counters, f) : new Map<string, number>(),
-    ])
+    // f is a whole bucket, so a whole minute: the totals before it come with the buckets.
+    const read = await rollupParts(sql, ids, f, t, size, undefined, undefined, totalsAlongside(sql, counters, f, timescale))
+    const bases = basesOf(read)
     const slots = (t - f) / size
     const out = new Map<string, Samples>()
     const dense = grid(read, f, size, slots)
@@ -272,11 +272,11 @@ async function readRollups(
   const firstHour = nearHour.reduce((m, k) => Math.min(m, k), hourSlots)
   const from = dayCount && fH + firstHour * HOUR >= d0 ? d0 : fH
   const edges = (dayCount ? [[from, d0] as const, [d1, tH] as const] : [[fH, tH] as const]).filter(([a, b]) => a < b)
-  const [fine, edgeHours, bases] = await Promise.all([
-    rollupParts(sql, ids, fH, tH, size, undefined, zones),
+  const [fine, edgeHours] = await Promise.all([
+    rollupParts(sql, ids, fH, tH, size, undefined, zones, totalsAlongside(sql, counters, from, timescale)),
     Promise.all(counters.length ? edges.map(([a, b]) => rollupParts(sql, counterIds, a, b, HOUR)) : []),
-    counters.length ? totalsBefore(sql, counters, from) : new Map<string, number>(),
   ])
+  const bases = basesOf(fine)
   const blobDays = (id: string) => (fine.packedSize ? fine.stats.get(id)?.days : undefined)
   let lo = dayCount
   let hi = -1
@@ -561,7 +561,21 @@ function zonesOf(
 async function totalsBefore(sql: Db, counters: Series[], start: number): Promise<Map<string, number>> {
   const ids = counters.map((s) => s.id)
   const minute = Math.floor(start / 60) * 60
-  const timescale = await usesTimescale(sql)
+  const rows = await sql<{ stat_id: string; total: number }[]>`${totalsStatement(sql, ids, minute, await usesTimescale(sql))}`
+  const out = new Map<string, number>(rows.map((r) => [r.stat_id, r.total]))
+  if (start > minute) {
+    const tail = await readRaw(sql, ids, minute, start)
+    for (const [id, { t, v }] of tail) {
+      let sum = out.get(id) ?? 0
+      for (let i = 0; i < t.length && t[i] < start; i++) sum += v[i]
+      out.set(id, sum)
+    }
+  }
+  return out
+}
+
+/** totalsBefore's statement for a start on a whole minute: (stat_id, total) a stat with points before it. */
+function totalsStatement(sql: Db, ids: string[], minute: number, timescale: boolean) {
   const nearest = timescale ? Math.floor : Math.round
   const hour = nearest(minute / 3600) * 3600
   const day = nearest(hour / 86_400) * 86_400
@@ -576,21 +590,33 @@ async function totalsBefore(sql: Db, counters: Series[], start: number): Promise
   const pending = timescale
     ? sql``
     : sql`union all select stat_id, sum from rollup_pending where stat_id = any(${ids}::uuid[]) and bucket < ${at(minute)}`
-  const rows = await sql<{ stat_id: string; total: number }[]>`
+  return sql`
     select stat_id, sum(sum) as total from (
       select stat_id, sum from rollups_1d where stat_id = any(${ids}::uuid[]) and bucket < ${at(day)}
       ${between('rollups_1h', day, hour)}
       ${between('rollups_1m', hour, minute)}
       ${pending}
     ) x group by stat_id`
-  const out = new Map<string, number>(rows.map((r) => [r.stat_id, r.total]))
-  if (start > minute) {
-    const tail = await readRaw(sql, ids, minute, start)
-    for (const [id, { t, v }] of tail) {
-      let sum = out.get(id) ?? 0
-      for (let i = 0; i < t.length && t[i] < start; i++) sum += v[i]
-      out.set(id, sum)
-    }
+}
+
+/**
+ * The counters' totals before `start` (a whole minute) as rollupParts' rows alongside its buckets: read by the same
+ * statement, they come back in StatParts.alongside, and basesOf takes them out.
+ */
+function totalsAlongside(sql: Db, counters: Series[], start: number, timescale: boolean): Alongside | undefined {
+  if (!counters.length) return undefined
+  const isCounter = new Set(counters.map((s) => s.id))
+  return (list) => {
+    const ids = list.filter((id) => isCounter.has(id))
+    return ids.length
+      ? sql`select stat_id, null::float8, 'alongside', total::text from (${totalsStatement(sql, ids, start, timescale)}) t`
+      : null
   }
+}
+
+/** Each counter's total before the span, from the rows totalsAlongside had read with the buckets. */
+function basesOf(read: RolledUp): Map<string, number> {
+  const out = new Map<string, number>()
+  for (const [id, p] of read.stats) if (p.alongside !== undefined) out.set(id, Number(p.alongside))
   return out
 }

@@ -195,7 +195,16 @@ export interface StatParts {
   days: Array<DayBuckets | undefined>
   /** The buckets no blob stands for, in no particular order. */
   rest?: Part
+  /** The stat's row of the caller's `alongside` statement, as text (see rollupParts). */
+  alongside?: string
 }
+
+/**
+ * Rows a caller of rollupParts reads in the same statement as the buckets (one round trip and one snapshot): at most
+ * one a stat of the list given, as (stat_id, null::float8, 'alongside', b::text). PromQL's counters' totals before
+ * the span: a statement of their own was a tenth of a week's rate of one series, most of it waking a backend.
+ */
+export type Alongside = (list: string[]) => postgres.Fragment | null
 
 export interface RolledUp {
   /** Midnight (seconds) of the span's first whole day: `days[k]` is the day d0 + k x 86,400. */
@@ -231,6 +240,7 @@ export async function rollupParts(
   /** The stat each id is read as (a stat's several series as one, docs/decisions.md §24; an owner's ids next to each other): rows come back per owner. */
   owners?: readonly string[],
   zones?: ReadonlyArray<readonly [number, number]>,
+  alongside?: Alongside,
 ): Promise<RolledUp> {
   const from = new Date(f * 1000)
   const to = new Date(t * 1000)
@@ -364,8 +374,14 @@ export async function rollupParts(
     cross join lateral (select version from rollup_days
       where stat_id = i.id and size = ${packedSize} and day >= ${a} and day < ${b} offset 0) x`
   type Row = { stat_id: string | null; day: number | null; version: string | null; b: string | null }
+  const along = (list: string[]) => {
+    const rows = alongside?.(list)
+    return rows ? sql` union all ${rows}` : sql``
+  }
   const query = (db: Db, list: string[], known: string) =>
-    days ? db<Row[]>`with ${there(list, days)} ${rest(list)} union all ${blobs(known)}` : db<Row[]>`${rest(list)}`
+    days
+      ? db<Row[]>`with ${there(list, days)} ${rest(list)} union all ${blobs(known)}${along(list)}`
+      : db<Row[]>`${rest(list)}${along(list)}`
   // A scan per zone: the planner's estimate of each (a range of parameters, 0.5 % of the table) adds up past
   // jit_above_cost, and compiling took longer than the read (90 of 130 ms for a week of hourly zones). With whole
   // days read from blobs, only the partial days' zones are scanned, and the transaction's three more round trips
@@ -398,7 +414,7 @@ export async function rollupParts(
         }
     let rows: Row[] | undefined
     if (days && versions.length === list.length * dayCount) {
-      const all = await sql<Row[]>`${rest(list, true)} union all ${checked(list, days)}`
+      const all = await sql<Row[]>`${rest(list, true)} union all ${checked(list, days)}${along(list)}`
       const check = all.find((r) => r.stat_id === null)
       heldReads.checked++
       if (check?.version === `${versions.length}:${sum}`) rows = all.filter((r) => r !== check)
@@ -417,6 +433,7 @@ export async function rollupParts(
     const gone = new Set<string>()
     for (const row of rows) {
       if (row.stat_id === null) gone.add(row.version!)
+      else if (row.version === 'alongside') partsOf(row.stat_id).alongside = row.b!
       else if (row.day === null) partsOf(row.stat_id).rest = unpackBuckets(row.b!)
       else {
         const day = { version: row.version!, ...unpackDay(row.b!, row.day, packedSize) }
