@@ -546,17 +546,9 @@ function zonesOf(
 }
 
 /**
- * Each counter's total of every point before `start`: the running total's starting value. One statement: whole
- * days from rollups_1d up to the midnight nearest the hour nearest `start`, the hours between that midnight and
- * that hour from rollups_1h, the minutes between that hour and `start`'s minute from rollups_1m, each added when it
- * lies before the boundary it leads to and taken away when after; then (on plain PostgreSQL) the minutes not folded
- * yet, rollup_pending, and the raw points of the last partial minute, when `start` is inside one. So a year of history
- * is a few hundred rows a series, and a span starting at 23:55 (as Grafana aligns a step of five minutes) reads a
- * day's row and five minutes' rather than 23 hours and 55 minutes (most of the statement's time).
- *
- * Taking away is exact only where the tiers hold the same points: plain PostgreSQL folds every tier in one statement
- * (rollups.ts). TimescaleDB's continuous aggregates refresh a tier at a time, so there the boundaries are the ones
- * before `start` and every tier is added.
+ * Each counter's total of every point before `start`, the running total's starting value, for raw reads: the
+ * totals before `start`'s minute (totalsStatement), then the raw points of that minute before `start`. Reads over
+ * rollups take the same statement alongside their buckets instead (totalsAlongside).
  */
 async function totalsBefore(sql: Db, counters: Series[], start: number): Promise<Map<string, number>> {
   const ids = counters.map((s) => s.id)
@@ -574,7 +566,19 @@ async function totalsBefore(sql: Db, counters: Series[], start: number): Promise
   return out
 }
 
-/** totalsBefore's statement for a start on a whole minute: (stat_id, total) a stat with points before it. */
+/**
+ * The statement of each counter's total before a whole minute, (stat_id, total) a stat with points before it: whole
+ * days from rollups_1d up to the midnight nearest the hour nearest the minute, the hours between that midnight and
+ * that hour from rollups_1h, the minutes between that hour and the minute from rollups_1m, each added when it lies
+ * before the boundary it leads to and taken away when after; then (on plain PostgreSQL) the minutes not folded yet,
+ * rollup_pending. So a year of history is a few hundred rows a series, and a span starting at 23:55 (as Grafana
+ * aligns a step of five minutes) reads a day's row and five minutes' rather than 23 hours and 55 minutes (most of the
+ * statement's time).
+ *
+ * Taking away is exact only where the tiers hold the same points: plain PostgreSQL folds every tier in one statement
+ * (rollups.ts). TimescaleDB's continuous aggregates refresh a tier at a time, so there the boundaries are the ones
+ * before the minute and every tier is added.
+ */
 function totalsStatement(sql: Db, ids: string[], minute: number, timescale: boolean) {
   const nearest = timescale ? Math.floor : Math.round
   const hour = nearest(minute / 3600) * 3600
