@@ -18,7 +18,7 @@ import { type BlockColumns, decodeBlockPoints, mergePoints, type Points, pointsO
 import { usesTimescale } from '../points/storage.js'
 import { Arena } from './arena.js'
 import type { DayBuckets } from '../stats/day-cache.js'
-import { type Alongside, rollupParts, type RolledUp } from '../stats/hourly.js'
+import { type Alongside, rollupParts, type RolledUp, type StatParts } from '../stats/hourly.js'
 import type { Matcher } from './ast.js'
 import { regexOf } from './parse.js'
 
@@ -298,7 +298,14 @@ async function readRollups(
   // The running total at each hour from `from`: totals[k] is every point before fH + k hours.
   const totals = new Float64Array(hourSlots + 1)
   const hourly = new Float64Array(hourSlots)
+  // Counters over held days, their totals starting at d0: their running sums at the ends.
+  const whole = from === d0 && fine.packedSize ? wholeDayEnds(ends, size, d0, dayCount, fine.packedSize) : null
   for (const s of series) {
+    const fromBlobs = whole && s.kind === 'counter' ? runningFromBlobs(fine.stats.get(s.id), whole, bases.get(s.id) ?? 0, arena) : null
+    if (fromBlobs) {
+      out.set(s.id, fromBlobs)
+      continue
+    }
     const { n, sum } = dense(s.id, zoneSlots)
     if (s.kind === 'counter') {
       const days = blobDays(s.id) ?? []
@@ -330,6 +337,122 @@ async function readRollups(
     out.set(s.id, zoneSamples(n, sum, ends, endSlot, s.kind === 'counter' ? { totals, nearHour, nearSlot } : null, arena))
   }
   return out
+}
+
+/**
+ * Where each bucket end lies among the span's whole days (d0 + k days, k < dayCount), worked out once for every
+ * series: its day k and the blob slot after the bucket's last. An end at or before d0 (its bucket in the day before,
+ * among the rest's buckets) is day -1. Null when an end lies after the whole days (a span ending inside a day), or
+ * when more than a few lie before them (each is worked out from the rest's buckets one by one).
+ */
+function wholeDayEnds(ends: readonly number[], size: number, d0: number, dayCount: number, ps: number) {
+  const day = new Int32Array(ends.length)
+  const pos = new Int32Array(ends.length)
+  let early = 0
+  for (let e = 0; e < ends.length; e++) {
+    const k = Math.max(-1, Math.floor((ends[e] - size - d0) / 86_400))
+    if (k >= dayCount || (k < 0 && ++early > 4)) return null
+    day[e] = k
+    pos[e] = k < 0 ? 0 : (ends[e] - d0 - k * 86_400) / ps
+  }
+  const ms = Float64Array.from(ends, (x) => x * 1000)
+  return { ends, ms, day, pos, last: day.reduce((m, k) => Math.max(m, k), -1), per: size / ps, d0, d1: d0 + dayCount * 86_400, size }
+}
+
+type WholeDayEnds = NonNullable<ReturnType<typeof wholeDayEnds>>
+
+/**
+ * A counter's samples at bucket ends straight from its held days' running sums (runningOf): its total before d0
+ * (`base`), the days' totals before the end's day, and the day's running sum at the end; an end before d0 from the
+ * rest's buckets between it and d0. Null when the series cannot be read so (a day up to the last end without a blob,
+ * or rest buckets inside the whole days: the tail's minutes not folded yet): the zones' grid answers then. The same
+ * totals as the grid's, added up in another order.
+ *
+ * Why: with the days held, laying out the zones' slots and hours to add them up was most of a read's own time (a
+ * week's `sum(rate(x[5m]))` at an hour's step over 100 series: 1.9 ms of a 6 ms query, against 1.1 here).
+ */
+function runningFromBlobs(parts: StatParts | undefined, w: WholeDayEnds, base: number, arena: Arena): Samples | null {
+  const days = parts?.days ?? []
+  const rest = parts?.rest
+  if (rest) for (let r = 0; r < rest.t.length; r++) if (rest.t[r] >= w.d0 && rest.t[r] < w.d1) return null
+  const before = new Float64Array(w.last + 1)
+  let total = base
+  for (let k = 0; k <= w.last; k++) {
+    const day = days[k]
+    if (!day) return null
+    before[k] = total
+    total += runningOf(day).total
+  }
+  // The times are the ends' own (shared by every series) until a bucket without points is left out.
+  let ts: Float64Array | null = null
+  const vs = arena.take(w.ends.length)
+  let m = 0
+  // The ends are in time order: a day's arrays are looked up once.
+  let dayOf = -1
+  let sums = EMPTY
+  let counted = NONE
+  for (let e = 0; e < w.ends.length; e++) {
+    const k = w.day[e]
+    let value: number
+    if (k < 0) {
+      // An end at or before d0: its bucket's count, and the total at d0 less the buckets from the end to d0.
+      let n = 0
+      value = base
+      for (let r = 0; rest && r < rest.t.length; r++) {
+        const t = rest.t[r]
+        if (t >= w.ends[e] - w.size && t < w.ends[e]) n += Math.abs(rest.n[r])
+        if (t >= w.ends[e] && t < w.d0) value -= rest.sum[r]
+      }
+      if (n === 0) {
+        ts ??= ownTimes(w.ms, m, arena)
+        continue
+      }
+    } else {
+      if (k !== dayOf) {
+        ;({ sums, counted } = runningOf(days[k]!))
+        dayOf = k
+      }
+      const j = w.pos[e]
+      let has = 0
+      for (let u = 1; u <= w.per; u++) has |= counted[j - u]
+      if (!has) {
+        ts ??= ownTimes(w.ms, m, arena)
+        continue
+      }
+      value = before[k] + sums[j]
+    }
+    if (ts) ts[m] = w.ms[e]
+    vs[m++] = value
+  }
+  return { t: ts ? ts.subarray(0, m) : w.ms, v: vs.subarray(0, m), unit: 'ms' }
+}
+
+const EMPTY: Float64Array = new Float64Array(0)
+const NONE: Uint8Array = new Uint8Array(0)
+
+/** A series' own times: the first m of the ends' (ms), the rest to be written as its samples are. */
+function ownTimes(ms: Float64Array, m: number, arena: Arena): Float64Array {
+  const ts = arena.take(ms.length)
+  ts.set(ms.subarray(0, m))
+  return ts
+}
+
+/**
+ * A held day's running sums by slot (sums[j]: the slots before j), which slots hold points, and its total: once, and
+ * kept with it. Apart from the slots, and small: a month of 100 series' slots are several megabytes, and reading
+ * the ends' counts and sums from them cost a cache miss an end.
+ */
+function runningOf(day: DayBuckets): NonNullable<DayBuckets['running']> {
+  if (day.running) return day.running
+  const slots = day.slots.length >> 1
+  const sums = new Float64Array(slots + 1)
+  const counted = new Uint8Array(slots)
+  for (let j = 0; j < slots; j++) {
+    sums[j + 1] = sums[j] + day.slots[2 * j + 1]
+    counted[j] = day.slots[2 * j] > 0 ? 1 : 0
+  }
+  day.running = { sums, counted, total: sums[slots] }
+  return day.running
 }
 
 /**

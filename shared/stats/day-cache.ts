@@ -20,6 +20,11 @@ export interface DayBuckets {
   slots: Float64Array
   /** Its 24 hours' sums, worked out from the slots on first use (PromQL's counters over zones, source.ts). */
   hours?: Float64Array
+  /**
+   * Its running sums by slot, which slots hold points, and its total, worked out on first use (PromQL's counters at
+   * whole days' bucket ends, source.ts).
+   */
+  running?: { sums: Float64Array; counted: Uint8Array; total: number }
 }
 
 export class DayCache {
@@ -90,8 +95,11 @@ export class DayCache {
   }
 }
 
-/** Bytes an entry holds: its slots, and 400 for the hours once made, the key, the object and the map's slot. */
-const weight = (d: DayBuckets) => d.slots.byteLength + 400
+/**
+ * Bytes an entry holds: its slots, about as much again as their half for the running sums once made, and 400 for the
+ * hours, the key, the object and the map's slot.
+ */
+const weight = (d: DayBuckets) => d.slots.byteLength * 1.5 + 400
 
 /** The process' cache, read by rollupParts; the web and worker processes size it from ROLLUP_CACHE_MB at start. */
 export const dayCache = new DayCache(64 * 1024 * 1024)

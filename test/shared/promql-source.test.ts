@@ -20,6 +20,7 @@ const start = Math.floor(Date.now() / 1000 / DAY) * DAY - 3 * DAY
 let accountId = ''
 let sparseId = ''
 let variedIds: string[] = []
+let gappyId = ''
 
 test.serial.before(async () => {
   const user = await signUp(app.url)
@@ -39,6 +40,8 @@ test.serial.before(async () => {
       // Two series of a counter whose increments vary from point to point, so each bucket's increase differs.
       { name: 'varied', kind: 'counter', tags: { host: 'a' } },
       { name: 'varied', kind: 'counter', tags: { host: 'b' } },
+      // A counter like hits with no points in the last 5 minutes of every third hour (and of the first day's last).
+      { name: 'gappy', kind: 'counter' },
     ],
     100,
   )
@@ -49,7 +52,9 @@ test.serial.before(async () => {
   const servedB = stats.get(seriesKey('served', { host: 'b' }))!.stat.id
   sparseId = stats.get('sparse')!.stat.id
   variedIds = ['a', 'b'].map((host) => stats.get(seriesKey('varied', { host }))!.stat.id)
+  gappyId = stats.get('gappy')!.stat.id
   const points: QueuedPoint[] = []
+  for (let t = start + 7; t < start + 3 * DAY; t += 15) if (!gappyGap(t)) points.push([gappyId, t, 1, null])
   for (let t = start + 7, i = 0; t < start + 3 * DAY; t += 15, i++)
     points.push(
       [hits, t, 1, null],
@@ -65,6 +70,12 @@ test.serial.before(async () => {
 })
 
 const source = () => statsSource((fn) => fn(app.sql))
+
+/** Whether a time lies in one of gappy's gaps: the last 5 minutes of every third hour, and of the first day. */
+function gappyGap(t: number): boolean {
+  const next = Math.ceil(t / 3600) * 3600
+  return next - t <= 300 && ((next / 3600) % 3 === 0 || next === start + DAY)
+}
 
 test('a counter is its running total since its first point', async (t) => {
   const d = await instantQuery(source(), accountId, 'hits', start + DAY + 60)
@@ -286,5 +297,35 @@ test('rate summed over series at 5 and 15 minutes (buckets of 5-minute rollups) 
   for (const [ts, v] of res.result[0].values) {
     const expected = (increase(ts - 300, ts) + (ts === h ? 1000 : 0)) / 300
     t.true(Math.abs(Number(v) - expected) <= 1e-12 * expected, `with the tail, at ${ts}: ${v}, the points give ${expected}`)
+  }
+})
+
+test("a counter's samples at a short window's edges over whole days: a bucket without points is no sample, and the totals run on past it", async (t) => {
+  // The span's whole day is read from its held blob at each window's edges (source.ts, runningFromBlobs); the
+  // window ending on its first midnight from the buckets of the day before.
+  const from = start + DAY
+  const to = start + 2 * DAY
+  const points = (a: number, b: number) => {
+    let n = 0
+    for (let x = start + 7; x < b; x += 15) if (x >= a && !gappyGap(x)) n++
+    return n
+  }
+  for (let round = 0; round < 2; round++) {
+    const res = await rangeQuery(source(), accountId, 'last_over_time(gappy[5m])', from, to, 3600)
+    if (res.resultType !== 'matrix') throw new Error('not a matrix')
+    const values = new Map(res.result[0].values.map(([ts, v]) => [ts, Number(v)]))
+    for (let ts = from; ts <= to; ts += 3600)
+      if (gappyGap(ts - 1)) t.false(values.has(ts), `no sample in the window ending ${ts - from} s into the day`)
+      else t.is(values.get(ts), points(start, ts), `the total at ${ts - from} s into the day (round ${round})`)
+    t.is(values.size, 25 - 9, 'every step but those whose window is a gap')
+    const increases = await rangeQuery(source(), accountId, 'increase(gappy[5m])', from, to, 3600)
+    if (increases.resultType !== 'matrix') throw new Error('not a matrix')
+    // Over rollups a window's samples are the ends of its 5-minute buckets, both edges included: where the last
+    // bucket is a gap, one sample and no increase; elsewhere the last bucket's 20 points (4 a minute).
+    t.is(increases.result[0].values.length, 25 - 9)
+    for (const [ts, v] of increases.result[0].values) {
+      t.false(gappyGap(ts - 1), `no increase at ${ts - from} s into the day`)
+      t.is(Number(v), 20, `the increase at ${ts - from} s into the day`)
+    }
   }
 })

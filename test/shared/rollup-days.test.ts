@@ -206,9 +206,11 @@ test.serial('a day held decoded is not sent again while its version stands; a ne
 test('the held days stay within their budget, the least recently used going first', (t_) => {
   const cache = new DayCache(0)
   const day = (m: number) => ({ version: String(m), slots: new Float64Array(2 * m) })
+  // A day of 288 slots: their 16 bytes each, half as much again for the running sums made on first use, and 400.
+  const entry = 288 * 16 * 1.5 + 400
   cache.put('a', 300, 0, day(288))
   t_.is(cache.size, 0, 'a budget of 0 holds nothing')
-  cache.resize(3 * (288 * 16 + 400))
+  cache.resize(3 * entry)
   for (const d of [0, 1, 2]) cache.put('a', 300, d, day(288))
   t_.is(cache.size, 3)
   t_.truthy(cache.get('a', 300, 0))
@@ -218,8 +220,8 @@ test('the held days stay within their budget, the least recently used going firs
     [0, 1, 2, 3].map((d) => Boolean(cache.get('a', 300, d))),
     [true, false, false, true],
   )
-  t_.true(cache.usedBytes <= 3 * (288 * 16 + 400))
-  cache.resize(1.5 * (288 * 16 + 400))
+  t_.true(cache.usedBytes <= 3 * entry)
+  cache.resize(1.5 * entry)
   t_.is(cache.size, 1)
 })
 
