@@ -228,9 +228,21 @@ async function readRollups(
   const zones = stretches && size < HOUR && HOUR % size === 0 ? zonesOf(stretches, size, f, t, counters.length > 0) : null
   if (!zones) {
     // The whole span: each series' buckets in order, a counter's running total from its total before them.
-    // f is a whole bucket, so a whole minute: the totals before it come with the buckets.
-    const read = await rollupParts(sql, ids, f, t, size, undefined, undefined, totalsAlongside(sql, counters, f, timescale))
+    // f is a whole bucket, so a whole minute: the totals before it come with the buckets. On plain PostgreSQL, where
+    // every tier holds the same points, they are the totals before the span's first midnight less the buckets read
+    // before it: days alone rather than days, an hour and minutes taken away (Grafana's start for an hour's window
+    // at a 15-minute step is 22:45), which was most of the statement.
+    const d0 = Math.ceil(f / 86_400) * 86_400
+    const baseAt = !timescale && d0 > f && d0 <= t ? d0 : f
+    const read = await rollupParts(sql, ids, f, t, size, undefined, undefined, totalsAlongside(sql, counters, baseAt, timescale))
     const bases = basesOf(read)
+    if (baseAt > f)
+      for (const [id, total] of bases) {
+        let base = total
+        const rest = read.stats.get(id)?.rest
+        for (let k = 0; rest && k < rest.t.length; k++) if (rest.t[k] >= f && rest.t[k] < baseAt) base -= rest.sum[k]
+        bases.set(id, base)
+      }
     const slots = (t - f) / size
     const out = new Map<string, Samples>()
     const dense = grid(read, f, size, slots)
