@@ -301,16 +301,10 @@ export async function rollupParts(
   // per stat that found nothing was a tenth of a held week's statement).
   const edgeDays = (list: string[], a: Date, b: Date) => {
     const edges = [...(from < a ? [partial(list, from, a)] : []), ...(b < to ? [partial(list, b, to)] : [])]
-    return edges.length === 2
-      ? sql`${edges[0]} union all ${edges[1]}`
-      : (edges[0] ?? sql`select ${cols} from ${table} where false`)
+    return edges.length === 2 ? sql`${edges[0]} union all ${edges[1]}` : (edges[0] ?? sql`select ${cols} from ${table} where false`)
   }
   const unpacked = (list: string[], [a, b]: Date[], allHeld: boolean) =>
-    sql`(${
-      zones
-        ? sql`select ${cols} from ${rows(table, list, cols, [...clip(f, d0), ...clip(d1, t)])}`
-        : edgeDays(list, a, b)
-    }${
+    sql`(${zones ? sql`select ${cols} from ${rows(table, list, cols, [...clip(f, d0), ...clip(d1, t)])}` : edgeDays(list, a, b)}${
       allHeld
         ? sql``
         : sql`

@@ -58,21 +58,24 @@ test.after.always(() => app?.close())
  */
 function sameAnswers(t_: ExecutionContext, a: QueryData[], b: QueryData[], what: string) {
   t_.is(a.length, b.length)
-  a.forEach((x, q) => {
-    const y = b[q]
-    if (x.resultType !== 'matrix' || y.resultType !== 'matrix') return t_.fail(`${what}: not a matrix`)
+  for (let q = 0; q < a.length; q++) {
+    const [x, y] = [a[q], b[q]]
+    if (x.resultType !== 'matrix' || y.resultType !== 'matrix') {
+      t_.fail(`${what}: not a matrix`)
+      continue
+    }
     t_.deepEqual(
       x.result.map((s) => [s.metric, s.values.map(([at]) => at)]),
       y.result.map((s) => [s.metric, s.values.map(([at]) => at)]),
       `${what}: the series and their times`,
     )
-    x.result.forEach((s, i) =>
-      s.values.forEach(([at, v], j) => {
+    for (let i = 0; i < x.result.length; i++)
+      for (let j = 0; j < x.result[i].values.length; j++) {
+        const [at, v] = x.result[i].values[j]
         const w = Number(y.result[i].values[j][1])
         t_.true(Math.abs(Number(v) - w) <= 1e-12 * Math.max(1, Math.abs(w)), `${what}: query ${q} at ${at}: ${v} against ${w}`)
-      }),
-    )
-  })
+      }
+  }
 }
 
 /** A read's buckets by slot (the rollup's and the tail's apart), values as they came. */
