@@ -96,8 +96,8 @@ export class DayCache {
 }
 
 /**
- * Bytes an entry holds: its slots, about as much again as their half for the running sums once made, and 400 for the
- * hours, the key, the object and the map's slot.
+ * Bytes an entry holds: its slots, half as much again for the running sums once made, and 400 for the hours, the
+ * key, the object and the map's slot.
  */
 const weight = (d: DayBuckets) => d.slots.byteLength * 1.5 + 400
 
