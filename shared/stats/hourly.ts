@@ -416,12 +416,12 @@ export async function rollupParts(
           versions.push(hit.version)
           sum += Number(hit.version)
         }
-    const total = Number.isSafeInteger(sum) ? String(sum) : String(versions.reduce((a, v) => a + BigInt(v), 0n))
     let rows: Row[] | undefined
     if (days && versions.length === list.length * dayCount) {
       const all = await sql<Row[]>`${rest(list, true)} union all ${checked(list, days)}${along(list)}`
       const check = all.find((r) => r.stat_id === null)
       heldReads.checked++
+      const total = Number.isSafeInteger(sum) ? String(sum) : String(versions.reduce((a, v) => a + BigInt(v), 0n))
       if (check?.version === `${versions.length}:${total}`) rows = all.filter((r) => r !== check)
       else heldReads.readAgain++
     }
