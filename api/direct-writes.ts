@@ -49,7 +49,20 @@ const ROUTES = new Map<string, LegacyRoute>([
 
 /** What the Koa route answers an accepted single write: `{"status": 200, "msg": "ok"}`, as JSON. */
 const OK_BODY = JSON.stringify({ status: 200, msg: 'ok' })
-const OK_LENGTH = String(Buffer.byteLength(OK_BODY))
+/**
+ * The answer's headers that are the same for every write, as name-value pairs. The headers go to writeHead as a
+ * flat array: an object literal of them (a spread and six more names) made V8 build a fresh hidden class and
+ * its key cache per answer, about a tenth of the web process's CPU in phase 1 of bench:writes.
+ */
+const OK_HEADERS: readonly string[] = [
+  ...Object.entries(SECURITY_HEADERS).flat(),
+  'Access-Control-Allow-Origin',
+  '*',
+  'Content-Type',
+  'application/json; charset=utf-8',
+  'Content-Length',
+  String(Buffer.byteLength(OK_BODY)),
+]
 
 /** Writes this process answered here (tests read it to know the route was taken). */
 export const directAnswers = { count: 0 }
@@ -165,16 +178,17 @@ function answer(
   metrics: ServiceMetrics | undefined,
 ): void {
   const requestId = requestIdOf(req)
-  res.writeHead(200, {
-    ...SECURITY_HEADERS,
-    'X-Request-Id': requestId,
-    'Access-Control-Allow-Origin': '*',
-    'RateLimit-Limit': String(rate.limit),
-    'RateLimit-Remaining': String(rate.remaining),
-    'RateLimit-Reset': String(rate.resetSeconds),
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': OK_LENGTH,
-  })
+  res.writeHead(200, [
+    ...OK_HEADERS,
+    'X-Request-Id',
+    requestId,
+    'RateLimit-Limit',
+    String(rate.limit),
+    'RateLimit-Remaining',
+    String(rate.remaining),
+    'RateLimit-Reset',
+    String(rate.resetSeconds),
+  ])
   res.end(OK_BODY)
   directAnswers.count++
   if (started === undefined) return
