@@ -15,6 +15,7 @@ import { KeyResolver } from '../shared/auth/key-resolver.js'
 import { onShutdown } from '../shared/shutdown.js'
 import { surviveClosedSocketWrites } from '../shared/driver-guard.js'
 import { PointBatcher } from '../shared/ingest/batcher.js'
+import { cancelBatch } from '../shared/points/repo.js'
 import { Idempotency } from '../shared/ingest/idempotency.js'
 import { Ingest } from '../shared/ingest/ingest.js'
 import { Limits } from '../shared/ingest/limits.js'
@@ -56,7 +57,7 @@ export function createDeps(config: Config, log: Logger): AppDeps {
   })
   const limits = new Limits(redis, config)
   const directory = new StatDirectory(sql)
-  const batcher = new PointBatcher(queues)
+  const batcher = new PointBatcher(queues, undefined, (batchId) => cancelBatch(sql, batchId))
   const ingest = new Ingest({
     config,
     sql,

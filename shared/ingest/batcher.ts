@@ -14,6 +14,12 @@ export interface BatcherOptions {
 /** Told once a group is queued (no error) or was not (the error). */
 export type Queued = (err?: unknown) => void
 
+/**
+ * Settles a group whose job add failed, by its batch id: true when the group will never be stored, false when it
+ * was stored after all (points/repo.ts cancelBatch).
+ */
+export type CancelGroup = (batchId: string) => Promise<boolean>
+
 export class PointBatcher {
   private points: QueuedPoint[] = []
   private waiters: Queued[] = []
@@ -25,6 +31,7 @@ export class PointBatcher {
   constructor(
     private readonly queues: Queues,
     private readonly opts: BatcherOptions = { maxDelayMs: 2, maxPoints: 500 },
+    private readonly cancel?: CancelGroup,
   ) {}
 
   /** Resolves once the points are durably queued; rejects when they were not (nothing of them was queued). */
@@ -88,7 +95,18 @@ export class PointBatcher {
   // stored behind an error answer. A lost connection fails the command (maxRetriesPerRequest: 1).
   private async enqueue(points: QueuedPoint[]): Promise<void> {
     const batchId = randomUUID()
-    await this.queues.enqueue('persist-points', { batch_id: batchId, stats: packPoints(points) }, { jobId: batchId })
+    try {
+      await this.queues.enqueue('persist-points', { batch_id: batchId, stats: packPoints(points) }, { jobId: batchId })
+    } catch (err) {
+      // A failed add may have reached Redis all the same: a connection lost after the command went out (Redis
+      // stopping, say) loses only the reply, and a Redis with persistence hands the job to a worker once it is
+      // back. The writer, told its points were not stored, sends them again, and a write without an ikey was
+      // stored twice (npm run drills redis-restart and redis-outage, one point in a few hundred). The group is
+      // settled before anyone is told: never stored, and the refusal is true; or stored already, and accepted.
+      // When PostgreSQL cannot say either, the refusal goes out as before.
+      if (this.cancel && !(await this.cancel(batchId).catch(() => true))) return
+      throw err
+    }
   }
 
   private track(p: Promise<void>): Promise<void> {

@@ -47,6 +47,17 @@ export const pendingOf = (sql: Db, behind: boolean) => sql`pending as (
 )${behind ? sql`, ${markBehindEdge(sql)}` : sql``}`
 
 /**
+ * Settles a persist job whose add failed: marks its batch applied with no points unless a worker already stored
+ * it. True when it was marked (the batch will never be stored: a worker that gets the job later finds it applied
+ * and skips its points), false when it was stored. The mark and a worker's record of the batch are the same
+ * primary key, so exactly one of the two wins.
+ */
+export async function cancelBatch(sql: Sql, batchId: string): Promise<boolean> {
+  const marked = await sql`insert into applied_batches (id, points) values (${batchId}, 0) on conflict do nothing returning id`
+  return marked.length === 1
+}
+
+/**
  * Several batches at once (the persist worker's group commit): the ones
  * already recorded as applied are skipped, the others are stored and recorded
  * together, all or none. `now` (milliseconds) is the clock the write blocks'

@@ -102,6 +102,56 @@ test.serial('the legacy /c route: a failed write is an error envelope, the resen
   t.deepEqual(await values(user.accountId, 'legacy'), [1, 4])
 })
 
+/**
+ * The next job add reaches Redis and then fails, as when the connection drops after the command went out and only
+ * the reply is lost. `delay`: the job waits that long before a worker may take it, so the failure is settled
+ * first; `afterStored`: the failure comes once a worker has stored the job.
+ */
+function loseNextReply(opts: { delay?: number; afterStored?: boolean }) {
+  const queues = app.api.deps.queues as unknown as { enqueue: (name: string, data: unknown, o?: { jobId?: string }) => Promise<unknown> }
+  const enqueue = queues.enqueue
+  queues.enqueue = async (name, data, o = {}) => {
+    queues.enqueue = enqueue
+    await enqueue.call(queues, name, data, { ...o, delay: opts.delay })
+    for (let i = 0; opts.afterStored; i++) {
+      if ((await app.sql`select 1 from applied_batches where id = ${o.jobId!} and points > 0`).length) break
+      if (i > 400) throw new Error('no worker stored the job within 20 s')
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    throw new Error('Connection is closed.')
+  }
+}
+
+test.serial(
+  'a write without an ikey whose job reached Redis though its add failed is refused and never stored; the resend is stored once',
+  async (t) => {
+    const user = await signUp(app.url)
+    const { key } = await createKey(app.url, user)
+    t.is((await request(app.url, '/api/v1/stats/plain/value', { json: { value: 1 }, bearer: key })).status, 200)
+
+    loseNextReply({ delay: 1500 })
+    const failed = await request(app.url, '/api/v1/stats/plain/value', { json: { value: 7 }, bearer: key })
+    t.deepEqual([failed.status, failed.body.code], [503, 'unavailable'])
+    // settle() waits for the delayed job too: a worker has taken it and found its batch settled.
+    t.deepEqual(await values(user.accountId, 'plain'), [1])
+
+    const resend = await request(app.url, '/api/v1/stats/plain/value', { json: { value: 7 }, bearer: key })
+    t.is(resend.status, 200)
+    t.deepEqual(await values(user.accountId, 'plain'), [1, 7])
+  },
+)
+
+test.serial('a write whose add failed after a worker had stored its job is accepted, and stored once', async (t) => {
+  const user = await signUp(app.url)
+  const { key } = await createKey(app.url, user)
+  t.is((await request(app.url, '/api/v1/stats/plain/value', { json: { value: 1 }, bearer: key })).status, 200)
+
+  loseNextReply({ afterStored: true })
+  const answered = await request(app.url, '/api/v1/stats/plain/value', { json: { value: 8 }, bearer: key })
+  t.deepEqual([answered.status, answered.body], [200, { status: 'ok' }])
+  t.deepEqual(await values(user.accountId, 'plain'), [1, 8])
+})
+
 test.serial('logs: each Redis outage is one warning and one recovery line per process, with no stacks', async (t) => {
   const parse = () => app.logs.map((l) => JSON.parse(l) as { level: string; message: string })
   // Recovery is noticed by a probe once a second: the last outage's line may still be on its way.
