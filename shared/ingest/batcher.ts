@@ -34,7 +34,7 @@ export class PointBatcher {
     private readonly cancel?: CancelGroup,
   ) {}
 
-  /** Resolves once the points are durably queued; rejects when they were not (nothing of them was queued). */
+  /** Resolves once the points are durably queued (or found stored); rejects when they were not (see enqueue). */
   add(points: QueuedPoint[]): Promise<void> {
     // A large group goes alone, so that it stays one job and one outcome.
     if (points.length >= this.opts.maxPoints) return this.track(this.enqueue(points))
@@ -101,7 +101,7 @@ export class PointBatcher {
       // A failed add may have reached Redis all the same: a connection lost after the command went out (Redis
       // stopping, say) loses only the reply, and a Redis with persistence hands the job to a worker once it is
       // back. The writer, told its points were not stored, sends them again, and a write without an ikey was
-      // stored twice (npm run drills redis-restart and redis-outage, one point in a few hundred). The group is
+      // stored twice (npm run drills redis-restart and redis-outage: one or two points a stop). The group is
       // settled before anyone is told: never stored, and the refusal is true; or stored already, and accepted.
       // When PostgreSQL cannot say either, the refusal goes out as before.
       if (this.cancel && !(await this.cancel(batchId).catch(() => true))) return
