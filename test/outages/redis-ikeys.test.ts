@@ -104,14 +104,17 @@ test.serial('the legacy /c route: a failed write is an error envelope, the resen
 
 /**
  * The next job add reaches Redis and then fails, as when the connection drops after the command went out and only
- * the reply is lost. `delay`: the job waits that long before a worker may take it, so the failure is settled
- * first; `afterStored`: the failure comes once a worker has stored the job.
+ * the reply is lost. `delay`: the job is queued delayed, so the failure is settled before a worker runs it (a
+ * worker promotes delayed persist jobs when an outage ends, so it may run before the delay is out);
+ * `afterStored`: the failure comes once a worker has stored the job. Returns the job's id once it is added.
  */
-function loseNextReply(opts: { delay?: number; afterStored?: boolean }) {
+function loseNextReply(opts: { delay?: number; afterStored?: boolean }): { jobId?: string } {
+  const lost: { jobId?: string } = {}
   const queues = app.api.deps.queues as unknown as { enqueue: (name: string, data: unknown, o?: { jobId?: string }) => Promise<unknown> }
   const enqueue = queues.enqueue
   queues.enqueue = async (name, data, o = {}) => {
     queues.enqueue = enqueue
+    lost.jobId = o.jobId
     await enqueue.call(queues, name, data, { ...o, delay: opts.delay })
     for (let i = 0; opts.afterStored; i++) {
       if ((await app.sql`select 1 from applied_batches where id = ${o.jobId!} and points > 0`).length) break
@@ -120,6 +123,7 @@ function loseNextReply(opts: { delay?: number; afterStored?: boolean }) {
     }
     throw new Error('Connection is closed.')
   }
+  return lost
 }
 
 test.serial(
@@ -129,10 +133,15 @@ test.serial(
     const { key } = await createKey(app.url, user)
     t.is((await request(app.url, '/api/v1/stats/plain/value', { json: { value: 1 }, bearer: key })).status, 200)
 
-    loseNextReply({ delay: 1500 })
+    const lost = loseNextReply({ delay: 1500 })
     const failed = await request(app.url, '/api/v1/stats/plain/value', { json: { value: 7 }, bearer: key })
     t.deepEqual([failed.status, failed.body.code], [503, 'unavailable'])
-    // settle() waits for the delayed job too: a worker has taken it and found its batch settled.
+    // The job is in Redis, waiting; once a worker has run it (and removed it, as every completed persist job is),
+    // its batch was found settled and nothing of it stored.
+    const queue = app.api.deps.queues.get('ingest')
+    t.is(await queue.getJobState(lost.jobId!), 'delayed')
+    for (let i = 0; (await queue.getJob(lost.jobId!)) && i < 200; i++) await new Promise((r) => setTimeout(r, 50))
+    t.is(await queue.getJob(lost.jobId!), undefined)
     t.deepEqual(await values(user.accountId, 'plain'), [1])
 
     const resend = await request(app.url, '/api/v1/stats/plain/value', { json: { value: 7 }, bearer: key })
