@@ -57,7 +57,7 @@ export function createDeps(config: Config, log: Logger): AppDeps {
   })
   const limits = new Limits(redis, config)
   const directory = new StatDirectory(sql)
-  const batcher = new PointBatcher(queues, undefined, (batchId) => cancelBatch(sql, batchId))
+  const batcher = new PointBatcher(queues, (batchId) => cancelBatch(sql, batchId))
   const ingest = new Ingest({
     config,
     sql,

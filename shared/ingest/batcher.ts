@@ -30,8 +30,8 @@ export class PointBatcher {
 
   constructor(
     private readonly queues: Queues,
-    private readonly opts: BatcherOptions = { maxDelayMs: 2, maxPoints: 500 },
     private readonly cancel?: CancelGroup,
+    private readonly opts: BatcherOptions = { maxDelayMs: 2, maxPoints: 500 },
   ) {}
 
   /** Resolves once the points are durably queued (or found stored); rejects when they were not (see enqueue). */
